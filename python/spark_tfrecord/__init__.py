@@ -1,0 +1,33 @@
+"""TensorFlow TFRecord files as an Apache Spark data source.
+
+Install the wheel, let :func:`configure` put the bundled jar on ``spark.jars``, then use the
+``tfrecord`` format (or the typed helpers :func:`read` and :func:`write`)::
+
+    >>> from pyspark.sql import SparkSession
+    >>> import spark_tfrecord
+    >>> spark = spark_tfrecord.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+    >>> df = spark.createDataFrame([(1, [0.5, 1.5], "a")], "id long, x array<float>, s string")
+    >>> spark_tfrecord.write(df, "/tmp/doctest-tfrecord", mode="overwrite")
+    >>> spark_tfrecord.read(spark, "/tmp/doctest-tfrecord").collect()
+    [Row(id=1, x=[0.5, 1.5], s='a')]
+
+Importing this package starts nothing: the JVM starts when the session is created.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from spark_tfrecord._io import RecordType, SaveMode, read, write
+from spark_tfrecord._jars import SUPPORTED_SPARK, configure, jar_path
+
+__all__ = [
+    "RecordType",
+    "SUPPORTED_SPARK",
+    "SaveMode",
+    "__version__",
+    "configure",
+    "jar_path",
+    "read",
+    "write",
+]

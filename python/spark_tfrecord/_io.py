@@ -1,0 +1,64 @@
+"""Typed helpers over ``spark.read.format("tfrecord")`` and ``df.write.format("tfrecord")``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Union
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+RecordType = Literal["Example", "SequenceExample", "ByteArray"]
+SaveMode = Literal["append", "overwrite", "ignore", "error", "errorifexists"]
+OptionValue = Union[str, int, float, bool]
+
+
+def _option_strings(options: dict[str, OptionValue]) -> dict[str, str]:
+    return {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
+
+
+def read(
+    spark: SparkSession,
+    path: str | list[str],
+    *,
+    record_type: RecordType = "Example",
+    schema: StructType | str | None = None,
+    **options: OptionValue,
+) -> DataFrame:
+    """Read TFRecord files (a file, a directory, a glob, or a list of them) into a DataFrame.
+
+    Without ``schema`` the schema is inferred from a sample of the records; options are those of
+    the ``tfrecord`` format (``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``, ...).
+
+    >>> df = read(spark, "/data/train", schema="label long, image binary")  # doctest: +SKIP
+    """
+    reader = spark.read.format("tfrecord").option("recordType", record_type)
+    reader = reader.options(**_option_strings(options))
+    if schema is not None:
+        reader = reader.schema(schema)
+    paths = [path] if isinstance(path, str) else list(path)
+    return reader.load(paths[0]) if len(paths) == 1 else reader.load(paths)
+
+
+def write(
+    df: DataFrame,
+    path: str,
+    *,
+    record_type: RecordType = "Example",
+    mode: SaveMode = "errorifexists",
+    partition_by: str | list[str] | None = None,
+    **options: OptionValue,
+) -> None:
+    """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
+
+    ``partition_by`` columns become ``name=value`` directories and are not written into the
+    records.
+
+    >>> write(df, "/data/train", mode="overwrite", partition_by="day")  # doctest: +SKIP
+    """
+    writer = df.write.format("tfrecord").option("recordType", record_type).mode(mode)
+    writer = writer.options(**_option_strings(options))
+    if partition_by is not None:
+        cols = [partition_by] if isinstance(partition_by, str) else list(partition_by)
+        writer = writer.partitionBy(*cols)
+    writer.save(path)

@@ -1,0 +1,90 @@
+"""The jars bundled in the wheel, and how a Spark session gets one."""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: Spark lines with a bundled jar, and the Scala version each is built for by default.
+SUPPORTED_SPARK: dict[str, str] = {"3.5": "2.12", "4": "2.13"}
+_SCALA_BUILDS: dict[str, tuple[str, ...]] = {"3.5": ("2.12", "2.13"), "4": ("2.13",)}
+
+_JAR_DIR = Path(__file__).resolve().parent / "jars"
+
+
+def _spark_line(spark_version: str) -> str:
+    match = re.match(r"(\d+)\.(\d+)", spark_version)
+    if match is None:
+        raise ValueError(f"Not a Spark version: {spark_version!r} (expected for example '3.5.1').")
+    major, minor = match.group(1), match.group(2)
+    if major == "4":
+        return "4"
+    if (major, minor) == ("3", "5"):
+        return "3.5"
+    raise ValueError(
+        f"spark-tfrecord has no jar for Spark {spark_version}: it supports Spark 3.5.x "
+        "(Scala 2.12 and 2.13) and Spark 4.x (Scala 2.13)."
+    )
+
+
+def jar_path(spark_version: str | None = None, *, scala_version: str | None = None) -> str:
+    """Return the path of the bundled jar for a Spark version.
+
+    ``spark_version`` defaults to the installed ``pyspark``'s version (read from its package
+    metadata, without importing it). ``scala_version`` defaults to the Scala version pyspark is
+    built with for that line: 2.12 for Spark 3.5, 2.13 for Spark 4.x.
+
+    >>> jar_path("3.5.2")  # doctest: +ELLIPSIS
+    '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.12-...jar'
+
+    Raises ``ValueError`` for a Spark or Scala version without a jar, and ``FileNotFoundError``
+    when the jars were not built (a source checkout: run ``ci/sbt stageJars``).
+    """
+    from spark_tfrecord import __version__
+
+    if spark_version is None:
+        try:
+            spark_version = metadata.version("pyspark")
+        except metadata.PackageNotFoundError:
+            raise ValueError(
+                "pyspark is not installed, so its version is unknown: pass spark_version, "
+                "for example jar_path('3.5.1')."
+            ) from None
+    line = _spark_line(spark_version)
+    scala = scala_version or SUPPORTED_SPARK[line]
+    if scala not in _SCALA_BUILDS[line]:
+        raise ValueError(
+            f"No jar for Spark {line} with Scala {scala}; available: "
+            + ", ".join(_SCALA_BUILDS[line])
+        )
+    jar = _JAR_DIR / f"spark-tfrecord-spark{line}_{scala}-{__version__}.jar"
+    if not jar.is_file():
+        raise FileNotFoundError(
+            f"{jar} is missing. In a source checkout, build the jars with 'ci/sbt stageJars' "
+            "(or install the wheel)."
+        )
+    return str(jar)
+
+
+def configure(
+    builder: SparkSession.Builder, *, spark_version: str | None = None
+) -> SparkSession.Builder:
+    """Add the matching jar to ``spark.jars`` of a session builder and return the builder.
+
+    Jars the builder already lists are kept. This must happen before the session starts: on an
+    already running session, ``getOrCreate()`` returns it unchanged.
+
+    >>> from pyspark.sql import SparkSession
+    >>> spark = configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    """
+    jar = jar_path(spark_version)
+    options: dict[str, str] = getattr(builder, "_options", {})
+    existing = [j for j in options.get("spark.jars", "").split(",") if j.strip()]
+    if jar not in existing:
+        existing.append(jar)
+    return builder.config("spark.jars", ",".join(existing))

@@ -1,0 +1,16 @@
+package io.github.sparktfrecord
+
+import org.apache.hadoop.conf.Configuration
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.classic
+
+/** What differs between Spark 3.5 and Spark 4.x, for the Spark 4 jar. */
+private[sparktfrecord] object SparkShims {
+  /**
+   * The Hadoop configuration of a session with the data source's options applied. File formats
+   * only ever run in a classic (non-Connect) session, which alone has a session state.
+   */
+  def hadoopConf(session: SparkSession, options: Map[String, String]): Configuration =
+    session.asInstanceOf[classic.SparkSession].sessionState.newHadoopConfWithOptions(options)
+}

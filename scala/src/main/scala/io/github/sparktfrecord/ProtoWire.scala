@@ -1,0 +1,342 @@
+package io.github.sparktfrecord
+
+import scala.annotation.switch
+
+/**
+ * The protobuf wire format, reduced to what `tf.train.Example` and `tf.train.SequenceExample` use.
+ *
+ * {{{
+ * message Example         { Features features = 1; }
+ * message SequenceExample { Features context = 1; FeatureLists feature_lists = 2; }
+ * message Features        { map<string, Feature> feature = 1; }        // entry: key = 1, value = 2
+ * message FeatureLists    { map<string, FeatureList> feature_list = 1; }
+ * message FeatureList     { repeated Feature feature = 1; }
+ * message Feature         { oneof kind { BytesList bytes_list = 1; FloatList float_list = 2;
+ *                                        Int64List int64_list = 3; } }
+ * message BytesList { repeated bytes value = 1; }
+ * message FloatList { repeated float value = 1 [packed = true]; }
+ * message Int64List { repeated int64 value = 1 [packed = true]; }
+ * }}}
+ *
+ * Everything here works on a byte array and positions in it, so that the reader and writer never
+ * build protobuf objects. Decoding methods that return two values (a varint and the position after
+ * it) leave the position in [[WireCursor]], a mutable holder reused per task.
+ */
+private[sparktfrecord] object ProtoWire {
+  final val WireVarint = 0
+  final val WireFixed64 = 1
+  final val WireLengthDelimited = 2
+  final val WireStartGroup = 3
+  final val WireEndGroup = 4
+  final val WireFixed32 = 5
+
+  /** `Feature.kind` field numbers, which are also the kinds the schema inferencer tracks. */
+  final val KindNone = 0
+  final val KindBytes = 1
+  final val KindFloat = 2
+  final val KindInt64 = 3
+
+  final val KindNames: Array[String] = Array("unset", "bytes_list", "float_list", "int64_list")
+
+  def tag(field: Int, wireType: Int): Int = (field << 3) | wireType
+
+  /** Bytes taken by `value` as an unsigned varint (1 to 10). */
+  def varintSize(value: Long): Int = {
+    // 64 - leading zeros = significant bits; seven of them per byte, at least one byte.
+    val bits = 64 - java.lang.Long.numberOfLeadingZeros(value)
+    if (bits == 0) 1 else (bits + 6) / 7
+  }
+
+  def varintSize(value: Int): Int = varintSize(value.toLong & 0xffffffffL)
+
+  /** Writes `value` as a varint at `pos`; returns the position after it. */
+  def writeVarint(buf: Array[Byte], pos: Int, value: Long): Int = {
+    var p = pos
+    var v = value
+    while ((v & ~0x7fL) != 0L) {
+      buf(p) = ((v & 0x7f) | 0x80).toByte
+      v >>>= 7
+      p += 1
+    }
+    buf(p) = v.toByte
+    p + 1
+  }
+
+  def writeFixed32(buf: Array[Byte], pos: Int, value: Int): Int = {
+    buf(pos) = value.toByte
+    buf(pos + 1) = (value >>> 8).toByte
+    buf(pos + 2) = (value >>> 16).toByte
+    buf(pos + 3) = (value >>> 24).toByte
+    pos + 4
+  }
+
+  def readFixed32(buf: Array[Byte], pos: Int): Int =
+    (buf(pos) & 0xff) | ((buf(pos + 1) & 0xff) << 8) | ((buf(pos + 2) & 0xff) << 16) |
+      ((buf(pos + 3) & 0xff) << 24)
+
+  def readFixed64(buf: Array[Byte], pos: Int): Long =
+    (readFixed32(buf, pos).toLong & 0xffffffffL) | (readFixed32(buf, pos + 4).toLong << 32)
+
+  /** The number of varints in a packed run: every byte without the continuation bit ends one. */
+  def countVarints(buf: Array[Byte], from: Int, until: Int): Int = {
+    var n = 0
+    var p = from
+    while (p < until) {
+      if (buf(p) >= 0) n += 1
+      p += 1
+    }
+    n
+  }
+}
+
+/**
+ * A position in a message being decoded, with the bounds it may not cross. One per task; every
+ * failure names the byte offset inside the record, which the caller turns into a file offset.
+ */
+private[sparktfrecord] final class WireCursor {
+  import ProtoWire._
+
+  var buf: Array[Byte] = Array.emptyByteArray
+  var pos: Int = 0
+
+  /** Reads a varint at `pos` that must end before `limit`. */
+  def readVarint(limit: Int): Long = {
+    var result = 0L
+    var shift = 0
+    while (shift < 64) {
+      if (pos >= limit) throw new WireFormatException(s"varint runs past its message", pos)
+      val b = buf(pos)
+      pos += 1
+      result |= (b & 0x7fL) << shift
+      if (b >= 0) return result
+      shift += 7
+    }
+    throw new WireFormatException("varint longer than 10 bytes", pos)
+  }
+
+  /** Reads a length prefix and returns the end of the delimited bytes, checked against `limit`. */
+  def readLengthEnd(limit: Int): Int = {
+    val start = pos
+    val len = readVarint(limit)
+    if (len < 0 || len > limit - pos) {
+      throw new WireFormatException(s"length $len runs past its message", start)
+    }
+    pos + len.toInt
+  }
+
+  /** Skips the value of a field of `wireType` whose tag was just read. */
+  def skipField(wireType: Int, limit: Int): Unit = wireType match {
+    case WireVarint => readVarint(limit)
+    case WireFixed64 => advance(8, limit)
+    case WireLengthDelimited => pos = readLengthEnd(limit)
+    case WireFixed32 => advance(4, limit)
+    case WireStartGroup => skipGroup(limit)
+    case _ => throw new WireFormatException(s"invalid wire type $wireType", pos)
+  }
+
+  private def advance(n: Int, limit: Int): Unit = {
+    if (limit - pos < n) throw new WireFormatException(s"$n-byte field runs past its message", pos)
+    pos += n
+  }
+
+  private def skipGroup(limit: Int): Unit = {
+    var depth = 1
+    while (depth > 0) {
+      val t = readVarint(limit).toInt
+      (t & 7) match {
+        case WireStartGroup => depth += 1
+        case WireEndGroup => depth -= 1
+        case w => skipField(w, limit)
+      }
+    }
+  }
+}
+
+/** Malformed protobuf bytes; `position` is the offset inside the record's data. */
+private[sparktfrecord] final class WireFormatException(message: String, val position: Int)
+  extends RuntimeException(message)
+
+/** Receives the features of an Example (or a SequenceExample's context) as they are parsed. */
+private[sparktfrecord] abstract class FeatureVisitor {
+  /**
+   * One map entry: the key is `buf[keyOff, keyOff + keyLen)`; the Feature's values of `kind` lie
+   * in `[start, end)` (read them with [[FeatureLists.scan]]); `kind` is `KindNone` when unset.
+   */
+  def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int): Unit
+}
+
+/**
+ * Walks `Example` → `Features` → map entries → `Feature` as protobuf parses them: fields in any
+ * order, unknown fields skipped, repeated `features` merged, and in a Feature the last kind wins
+ * while repeated occurrences of that kind since the last switch concatenate.
+ */
+private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
+  import ProtoWire._
+
+  /** Visits every feature of the Example in `data[0, length)`. */
+  def walkExample(data: Array[Byte], length: Int, visitor: FeatureVisitor): Unit = {
+    cursor.buf = data
+    cursor.pos = 0
+    while (cursor.pos < length) {
+      val t = cursor.readVarint(length)
+      if (t == tag(1, WireLengthDelimited)) { // Example.features
+        val end = cursor.readLengthEnd(length)
+        walkFeatures(end, visitor)
+      } else {
+        cursor.skipField(t.toInt & 7, length)
+      }
+    }
+  }
+
+  /** Features (from the cursor to `end`): repeated map entries { key = 1, value = 2 }. */
+  def walkFeatures(end: Int, visitor: FeatureVisitor): Unit = {
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) {
+        val entryEnd = cursor.readLengthEnd(end)
+        walkEntry(entryEnd, visitor)
+        cursor.pos = entryEnd
+      } else {
+        cursor.skipField(t.toInt & 7, end)
+      }
+    }
+  }
+
+  private def walkEntry(end: Int, visitor: FeatureVisitor): Unit = {
+    // Key and value may come in either order, or be missing (then "" and an unset Feature).
+    var keyStart = cursor.pos
+    var keyEnd = cursor.pos
+    var valueStart = end
+    var valueEnd = end
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) {
+        keyEnd = cursor.readLengthEnd(end)
+        keyStart = cursor.pos
+        cursor.pos = keyEnd
+      } else if (t == tag(2, WireLengthDelimited)) {
+        valueEnd = cursor.readLengthEnd(end)
+        valueStart = cursor.pos
+        cursor.pos = valueEnd
+      } else {
+        cursor.skipField(t.toInt & 7, end)
+      }
+    }
+    // Find the Feature's kind: the last of its oneof fields, and where the run of it starts.
+    cursor.pos = valueStart
+    var kind = KindNone
+    var runStart = valueEnd
+    while (cursor.pos < valueEnd) {
+      val tagPos = cursor.pos
+      val t = cursor.readVarint(valueEnd)
+      val field = t >>> 3
+      if (field >= KindBytes && field <= KindInt64) {
+        if ((t & 7) != WireLengthDelimited) {
+          throw new WireFormatException(s"Feature field $field has wire type ${t & 7}", tagPos)
+        }
+        if (field != kind) { kind = field.toInt; runStart = tagPos }
+        cursor.pos = cursor.readLengthEnd(valueEnd)
+      } else {
+        cursor.skipField(t.toInt & 7, valueEnd)
+      }
+    }
+    visitor.feature(cursor.buf, keyStart, keyEnd - keyStart, kind, runStart, valueEnd)
+  }
+}
+
+/** Receives the values of one feature list, in order. */
+private[sparktfrecord] abstract class ValueSink {
+  def int64(v: Long): Unit
+  def float(v: Float): Unit
+  def bytes(buf: Array[Byte], off: Int, len: Int): Unit
+}
+
+/**
+ * Walks the list messages of one kind inside a Feature (or a run of them), accepting packed and
+ * unpacked encodings. With a null sink it only counts, without decoding packed values.
+ */
+private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
+  import ProtoWire._
+
+  def scan(kind: Int, start: Int, end: Int, sink: ValueSink): Int = {
+    var n = 0
+    cursor.pos = start
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if ((t >>> 3) == kind) {
+        val listEnd = cursor.readLengthEnd(end)
+        while (cursor.pos < listEnd) {
+          val vt = cursor.readVarint(listEnd)
+          if ((vt >>> 3) == 1) n += values(kind, (vt & 7).toInt, listEnd, sink)
+          else cursor.skipField(vt.toInt & 7, listEnd)
+        }
+      } else {
+        cursor.skipField(t.toInt & 7, end)
+      }
+    }
+    n
+  }
+
+  /** One occurrence of the list's `value` field (a packed run or a single value). */
+  private def values(kind: Int, wireType: Int, end: Int, sink: ValueSink): Int = {
+    val buf = cursor.buf
+    val at = cursor.pos
+    ((kind << 3) | wireType: @switch) match {
+      case FeatureLists.Int64Packed =>
+        val runEnd = cursor.readLengthEnd(end)
+        if (sink == null) {
+          if (runEnd > cursor.pos && buf(runEnd - 1) < 0) {
+            throw new WireFormatException("packed int64 run ends inside a varint", runEnd - 1)
+          }
+          val n = countVarints(buf, cursor.pos, runEnd)
+          cursor.pos = runEnd
+          n
+        } else {
+          var n = 0
+          while (cursor.pos < runEnd) {
+            sink.int64(cursor.readVarint(runEnd))
+            n += 1
+          }
+          n
+        }
+      case FeatureLists.Int64Single =>
+        val v = cursor.readVarint(end)
+        if (sink != null) sink.int64(v)
+        1
+      case FeatureLists.FloatPacked =>
+        val runEnd = cursor.readLengthEnd(end)
+        val len = runEnd - cursor.pos
+        if ((len & 3) != 0) throw new WireFormatException(s"packed float run of $len bytes", at)
+        if (sink != null) {
+          var p = cursor.pos
+          while (p < runEnd) {
+            sink.float(java.lang.Float.intBitsToFloat(readFixed32(buf, p)))
+            p += 4
+          }
+        }
+        cursor.pos = runEnd
+        len >> 2
+      case FeatureLists.FloatSingle =>
+        if (end - cursor.pos < 4) throw new WireFormatException("float runs past its list", at)
+        if (sink != null) sink.float(java.lang.Float.intBitsToFloat(readFixed32(buf, cursor.pos)))
+        cursor.pos += 4
+        1
+      case FeatureLists.BytesValue =>
+        val valueEnd = cursor.readLengthEnd(end)
+        if (sink != null) sink.bytes(buf, cursor.pos, valueEnd - cursor.pos)
+        cursor.pos = valueEnd
+        1
+      case _ =>
+        throw new WireFormatException(s"${KindNames(kind)} value with wire type $wireType", at)
+    }
+  }
+}
+
+private[sparktfrecord] object FeatureLists {
+  // (kind << 3) | wire type of a list's value field, as constants so the match is a tableswitch.
+  final val Int64Packed = 26 // KindInt64, length-delimited
+  final val Int64Single = 24 // KindInt64, varint
+  final val FloatPacked = 18 // KindFloat, length-delimited
+  final val FloatSingle = 21 // KindFloat, fixed32
+  final val BytesValue = 10 // KindBytes, length-delimited
+}

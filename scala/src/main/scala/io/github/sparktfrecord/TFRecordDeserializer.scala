@@ -1,0 +1,292 @@
+package io.github.sparktfrecord
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter, UnsafeWriter}
+import org.apache.spark.sql.types._
+
+/**
+ * Decodes serialized `tf.train.Example` messages straight into one reused [[UnsafeRow]] holding
+ * the requested columns only.
+ *
+ * Everything that depends on the schema is decided here, once: the feature-name lookup (on UTF-8
+ * bytes, so no String is built per feature), and one [[FeatureDecoder]] per column. Features that
+ * were not requested are skipped at the wire level without decoding their values.
+ *
+ * The returned row is overwritten by the next call.
+ */
+private[sparktfrecord] final class TFRecordDeserializer(schema: StructType) {
+  import ProtoWire._
+
+  private val numColumns = schema.length
+  private val rowWriter = new UnsafeRowWriter(numColumns, 64)
+  private val index = new FeatureIndex(schema.fieldNames)
+  private val decoders: Array[FeatureDecoder] =
+    Array.tabulate(numColumns)(i => FeatureDecoder(schema(i), i, rowWriter))
+  /** `seen(i) == stamp` when column i was set by the current record. */
+  private val seen = new Array[Int](numColumns)
+  private var stamp = 0
+  private val cursor = new WireCursor
+  private val lists = new FeatureLists(cursor)
+
+  private val walker = new ExampleWalker(cursor)
+  private val visitor = new FeatureVisitor {
+    def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int) = {
+      val ordinal = index.find(buf, keyOff, keyLen)
+      if (ordinal >= 0) {
+        // A key repeated in one map: the last entry wins, as in protobuf.
+        seen(ordinal) = stamp
+        decode(decoders(ordinal), kind, start, end)
+      }
+    }
+  }
+
+  /** For error messages: the file and the byte offset of the record being decoded. */
+  var path: String = ""
+  var recordOffset: Long = 0L
+
+  def deserialize(data: Array[Byte], length: Int): UnsafeRow = {
+    rowWriter.reset()
+    rowWriter.zeroOutNullBytes()
+    stamp += 1
+    if (stamp == 0) { java.util.Arrays.fill(seen, -1); stamp = 1 }
+    try {
+      walker.walkExample(data, length, visitor)
+    } catch {
+      case e: WireFormatException =>
+        throw new TFRecordDataException(
+          s"Malformed tf.train.Example (${e.getMessage} at byte ${e.position} of the record)",
+          path, recordOffset, e)
+    }
+    var i = 0
+    while (i < numColumns) {
+      if (seen(i) != stamp) decoders(i).writeNull()
+      i += 1
+    }
+    rowWriter.getRow
+  }
+
+  private def decode(d: FeatureDecoder, kind: Int, start: Int, end: Int): Unit = {
+    val count = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
+    if (count > 0 && !d.accepts(kind)) {
+      throw columnError(d, s"cannot be read from a ${KindNames(kind)} feature")
+    }
+    try {
+      if (d.arrayWriter == null) {
+        if (count == 0) {
+          d.writeNull()
+        } else if (count > 1) {
+          throw columnError(d, s"is a scalar but the feature holds $count values; read it as " +
+            s"array<${d.elementType.simpleString}> to get them all")
+        } else {
+          d.target = rowWriter
+          d.slot = d.ordinal
+          lists.scan(kind, start, end, d)
+        }
+      } else {
+        val previousCursor = rowWriter.cursor()
+        d.arrayWriter.initialize(count)
+        d.target = d.arrayWriter
+        d.slot = 0
+        if (count > 0) lists.scan(kind, start, end, d)
+        rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
+      }
+    } catch {
+      case e: ValueOutOfRangeException => throw columnError(d, e.getMessage)
+    }
+  }
+
+  private def columnError(d: FeatureDecoder, what: String): TFRecordDataException =
+    new TFRecordDataException(
+      s"Column '${d.column}' (${d.dataType.simpleString}) $what", path, recordOffset, null)
+}
+
+/** A record whose framing is sound but whose content does not decode or does not fit the schema. */
+class TFRecordDataException(message: String, val path: String, val offset: Long, cause: Throwable)
+  extends RuntimeException(s"$message, in the record at byte offset $offset of $path", cause)
+
+/** A value that does not fit its column (overflow, NaN into decimal, ...); gets context above. */
+private[sparktfrecord] final class ValueOutOfRangeException(message: String)
+  extends RuntimeException(message, null, false, false)
+
+/** Open-addressing lookup from a feature name's UTF-8 bytes to its column ordinal. */
+private[sparktfrecord] final class FeatureIndex(names: Array[String]) {
+  private val keys = names.map(_.getBytes(UTF_8))
+  private val mask = Integer.highestOneBit(math.max(4, keys.length * 4)) - 1
+  private val slots: Array[Int] = {
+    val table = Array.fill(mask + 1)(-1)
+    keys.indices.foreach { i =>
+      var s = FeatureIndex.hash(keys(i), 0, keys(i).length) & mask
+      while (table(s) >= 0) s = (s + 1) & mask
+      // Spark may request the same name twice only if the schema has it twice; first one wins.
+      if (!keys.indices.take(i).exists(j => java.util.Arrays.equals(keys(j), keys(i)))) table(s) = i
+    }
+    table
+  }
+
+  /** The ordinal of the column named by `buf[off, off + len)`, or -1. */
+  def find(buf: Array[Byte], off: Int, len: Int): Int = {
+    var s = FeatureIndex.hash(buf, off, len) & mask
+    while (true) {
+      val i = slots(s)
+      if (i < 0) return -1
+      val k = keys(i)
+      if (k.length == len && java.util.Arrays.equals(k, 0, len, buf, off, off + len)) return i
+      s = (s + 1) & mask
+    }
+    -1
+  }
+}
+
+private[sparktfrecord] object FeatureIndex {
+  def hash(buf: Array[Byte], off: Int, len: Int): Int = {
+    var h = len
+    var i = off
+    val end = off + len
+    while (i < end) {
+      h = 31 * h + buf(i)
+      i += 1
+    }
+    h ^ (h >>> 16)
+  }
+}
+
+/**
+ * Writes the values of one feature into one column: a scalar into the row, a list into an array.
+ * Conversions are chosen per column when the deserializer is built: int64 to any integral type
+ * (range-checked), Boolean (0 or 1), float, double or decimal; float to float, double or decimal;
+ * bytes to string or binary. A string column also takes int64 and float values as their decimal
+ * text, which is what schema inference chooses for a feature seen with mixed kinds.
+ */
+private[sparktfrecord] abstract class FeatureDecoder(
+    val column: String,
+    val dataType: DataType,
+    val ordinal: Int,
+    rowWriter: UnsafeRowWriter) extends ValueSink {
+
+  val elementType: DataType = dataType match {
+    case ArrayType(e, _) => e
+    case t => t
+  }
+
+  /** Null for a scalar column. */
+  val arrayWriter: UnsafeArrayWriter =
+    if (dataType.isInstanceOf[ArrayType]) new UnsafeArrayWriter(rowWriter, elementSize) else null
+
+  /** Where the next value goes: the row (at the column's ordinal) or the array (at its index). */
+  var target: UnsafeWriter = rowWriter
+  var slot: Int = ordinal
+
+  def elementSize: Int
+  def accepts(kind: Int): Boolean
+
+  def writeNull(): Unit = rowWriter.setNullAt(ordinal)
+
+  def int64(v: Long): Unit = throw new IllegalStateException("int64 value for " + column)
+  def float(v: Float): Unit = throw new IllegalStateException("float value for " + column)
+  def bytes(buf: Array[Byte], off: Int, len: Int): Unit =
+    throw new IllegalStateException("bytes value for " + column)
+
+  protected final def outOfRange(v: Any): Nothing =
+    throw new ValueOutOfRangeException(s"cannot hold the value $v")
+}
+
+private[sparktfrecord] object FeatureDecoder {
+  import ProtoWire._
+
+  def apply(field: StructField, ordinal: Int, row: UnsafeRowWriter): FeatureDecoder = {
+    val element = field.dataType match {
+      case ArrayType(e, _) => e
+      case t => t
+    }
+    val (name, t) = (field.name, field.dataType)
+    element match {
+      case LongType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 8
+        def accepts(kind: Int) = kind == KindInt64
+        override def int64(v: Long): Unit = { target.write(slot, v); slot += 1 }
+      }
+      case IntegerType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 4
+        def accepts(kind: Int) = kind == KindInt64
+        override def int64(v: Long): Unit = {
+          if (v != v.toInt) outOfRange(v)
+          target.write(slot, v.toInt); slot += 1
+        }
+      }
+      case ShortType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 2
+        def accepts(kind: Int) = kind == KindInt64
+        override def int64(v: Long): Unit = {
+          if (v != v.toShort) outOfRange(v)
+          target.write(slot, v.toShort); slot += 1
+        }
+      }
+      case ByteType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 1
+        def accepts(kind: Int) = kind == KindInt64
+        override def int64(v: Long): Unit = {
+          if (v != v.toByte) outOfRange(v)
+          target.write(slot, v.toByte); slot += 1
+        }
+      }
+      case BooleanType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 1
+        def accepts(kind: Int) = kind == KindInt64
+        override def int64(v: Long): Unit = {
+          if (v != 0L && v != 1L) outOfRange(s"$v (a boolean is stored as 0 or 1)")
+          target.write(slot, v == 1L); slot += 1
+        }
+      }
+      case FloatType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 4
+        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
+        override def float(v: Float): Unit = { target.write(slot, v); slot += 1 }
+        override def int64(v: Long): Unit = { target.write(slot, v.toFloat); slot += 1 }
+      }
+      case DoubleType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 8
+        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
+        override def float(v: Float): Unit = { target.write(slot, v.toDouble); slot += 1 }
+        override def int64(v: Long): Unit = { target.write(slot, v.toDouble); slot += 1 }
+      }
+      case d: DecimalType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 8
+        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
+        override def writeNull(): Unit = row.write(this.ordinal, null: Decimal, d.precision, d.scale)
+        override def float(v: Float): Unit = {
+          if (v.isNaN || v.isInfinite) outOfRange(v)
+          // The shortest decimal that reads back as this float: what Python and TF print.
+          put(Decimal(new java.math.BigDecimal(java.lang.Float.toString(v))))
+        }
+        override def int64(v: Long): Unit = put(Decimal(v))
+        private def put(value: Decimal): Unit = {
+          if (!value.changePrecision(d.precision, d.scale)) outOfRange(value)
+          target.write(slot, value, d.precision, d.scale); slot += 1
+        }
+      }
+      case StringType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 8
+        def accepts(kind: Int) = kind != KindNone
+        override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
+          target.write(slot, buf, off, len); slot += 1
+        }
+        override def int64(v: Long): Unit = text(java.lang.Long.toString(v))
+        override def float(v: Float): Unit = text(java.lang.Float.toString(v))
+        private def text(s: String): Unit = {
+          val b = s.getBytes(UTF_8)
+          target.write(slot, b, 0, b.length); slot += 1
+        }
+      }
+      case BinaryType => new FeatureDecoder(name, t, ordinal, row) {
+        def elementSize = 8
+        def accepts(kind: Int) = kind == KindBytes
+        override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
+          target.write(slot, buf, off, len); slot += 1
+        }
+      }
+      case _ => throw TFRecordSchema.unsupported(name, t, RecordType.Example)
+    }
+  }
+}

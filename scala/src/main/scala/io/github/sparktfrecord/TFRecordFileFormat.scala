@@ -1,0 +1,123 @@
+package io.github.sparktfrecord
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.hadoop.mapreduce.Job
+
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.execution.datasources.{FileFormat, OutputWriterFactory, PartitionedFile}
+import org.apache.spark.sql.sources.{DataSourceRegister, Filter}
+import org.apache.spark.sql.types.{DataType, StructType}
+
+/**
+ * The `tfrecord` data source: TensorFlow TFRecord files of `tf.train.Example` records (or
+ * `SequenceExample`, or raw bytes), read and written as a Spark [[FileFormat]], so that column
+ * pruning, partition discovery, `partitionBy`, save modes and the commit protocol all work.
+ *
+ * {{{
+ *   spark.read.format("tfrecord").load(path)
+ *   df.write.format("tfrecord").partitionBy("day").save(path)
+ * }}}
+ * Options are listed in [[TFRecordOptions]].
+ */
+class TFRecordFileFormat extends FileFormat with DataSourceRegister with Serializable {
+
+  override def shortName(): String = "tfrecord"
+
+  override def toString: String = "TFRecord"
+
+  override def hashCode(): Int = getClass.hashCode()
+
+  override def equals(other: Any): Boolean = other.isInstanceOf[TFRecordFileFormat]
+
+  override def inferSchema(
+      sparkSession: SparkSession,
+      options: Map[String, String],
+      files: Seq[FileStatus]): Option[StructType] = {
+    val parsed = new TFRecordOptions(options)
+    val conf = SparkShims.hadoopConf(sparkSession, options)
+    Some(TFRecordSchemaInferencer.infer(files, parsed, conf))
+  }
+
+  override def supportDataType(dataType: DataType): Boolean =
+    TFRecordSchema.supportsDataType(dataType)
+
+  override def prepareWrite(
+      sparkSession: SparkSession,
+      job: Job,
+      options: Map[String, String],
+      dataSchema: StructType): OutputWriterFactory = {
+    val parsed = new TFRecordOptions(options)
+    TFRecordSchema.validate(dataSchema, parsed.recordType, writing = true)
+    new TFRecordOutputWriterFactory(parsed)
+  }
+
+  override def buildReader(
+      sparkSession: SparkSession,
+      dataSchema: StructType,
+      partitionSchema: StructType,
+      requiredSchema: StructType,
+      filters: Seq[Filter],
+      options: Map[String, String],
+      hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
+    val parsed = new TFRecordOptions(options)
+    TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false)
+    val conf = sparkSession.sparkContext.broadcast(new SerializableHadoopConf(hadoopConf))
+
+    (file: PartitionedFile) => {
+      val path = new Path(file.filePath.toUri)
+      val reader = TFRecordReader.open(path, conf.value.value, parsed)
+      Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
+      val decode = TFRecordFileFormat.decoder(requiredSchema, parsed.recordType, path.toString)
+      new Iterator[InternalRow] {
+        private var ready = false
+        private var done = false
+
+        override def hasNext: Boolean = {
+          if (!ready && !done) {
+            if (reader.next()) ready = true
+            else { done = true; reader.close() }
+          }
+          ready
+        }
+
+        override def next(): InternalRow = {
+          if (!hasNext) throw new NoSuchElementException("end of " + path)
+          ready = false
+          decode(reader)
+        }
+      }
+    }
+  }
+}
+
+private[sparktfrecord] object TFRecordFileFormat {
+  private val EmptyRow = new UnsafeRow(0)
+  EmptyRow.pointTo(new Array[Byte](8), 0)
+
+  /** Turns the reader's current record into a row of `schema`; chosen once per file. */
+  def decoder(schema: StructType, recordType: RecordType, path: String): TFRecordReader => InternalRow =
+    if (schema.isEmpty) {
+      // count() and friends: the framing is walked (and checked), the records are never parsed.
+      _ => EmptyRow
+    } else recordType match {
+      case RecordType.ByteArray =>
+        val writer = new org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter(1, 64)
+        reader => {
+          writer.reset()
+          writer.zeroOutNullBytes()
+          writer.write(0, reader.data, 0, reader.length)
+          writer.getRow
+        }
+      case _ =>
+        val deserializer = new TFRecordDeserializer(schema)
+        deserializer.path = path
+        reader => {
+          deserializer.recordOffset = reader.offset
+          deserializer.deserialize(reader.data, reader.length)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.github.sparktfrecord
+
+import java.util.Locale
+
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+
+/**
+ * Every option of the `tfrecord` data source, parsed once from the case-insensitive option map.
+ * A value that is not valid fails here, on the driver, before a job starts, naming the valid values.
+ */
+private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[String])
+  extends Serializable {
+  import TFRecordOptions._
+
+  def this(parameters: Map[String, String]) = this(CaseInsensitiveMap(parameters))
+
+  /**
+   * `recordType`: what each record holds. `Example` (default): a `tf.train.Example`, one feature
+   * per column. `SequenceExample`: a `tf.train.SequenceExample` (context features, and feature
+   * lists for `array<array<…>>` columns). `ByteArray`: the raw record bytes in one binary column.
+   * Spelled as in linkedin spark-tfrecord, matched case-insensitively.
+   */
+  val recordType: RecordType = parameters.get(RecordTypeOption) match {
+    case None => RecordType.Example
+    case Some(v) => RecordType.All.find(_.name.equalsIgnoreCase(v.trim)).getOrElse(
+      invalid(RecordTypeOption, v, RecordType.All.map(_.name)))
+  }
+
+  /**
+   * `inferSchemaMaxFiles`: how many files schema inference reads (default 32). When there are more,
+   * it takes that many spread evenly over the files sorted by path. `-1`: every file.
+   */
+  val inferSchemaMaxFiles: Int = positiveOrAll(InferSchemaMaxFilesOption, 32)
+
+  /** `inferSchemaMaxRecords`: how many records inference reads per file (default 1000); `-1`: all. */
+  val inferSchemaMaxRecords: Int = positiveOrAll(InferSchemaMaxRecordsOption, 1000)
+
+  /**
+   * `maxRecordBytes`: a record whose length field is larger is refused with an error instead of
+   * an allocation (default: the largest array the JVM allows).
+   */
+  val maxRecordBytes: Int = parameters.get(MaxRecordBytesOption) match {
+    case None => DefaultMaxRecordBytes
+    case Some(v) => parseInt(MaxRecordBytesOption, v).filter(n => n > 0 && n <= DefaultMaxRecordBytes)
+      .getOrElse(invalid(MaxRecordBytesOption, v, Seq(s"an integer from 1 to $DefaultMaxRecordBytes")))
+  }
+
+  /** `verifyChecksums`: check the data CRC of every record on read (default true). */
+  val verifyChecksums: Boolean = booleanOption(VerifyChecksumsOption, default = true)
+
+  private def positiveOrAll(name: String, default: Int): Int = parameters.get(name) match {
+    case None => default
+    case Some(v) => parseInt(name, v) match {
+      case Some(-1) => Int.MaxValue
+      case Some(n) if n > 0 => n
+      case _ => invalid(name, v, Seq("a positive integer", "-1 (no limit)"))
+    }
+  }
+
+  private def booleanOption(name: String, default: Boolean): Boolean = parameters.get(name) match {
+    case None => default
+    case Some(v) => v.trim.toLowerCase(Locale.ROOT) match {
+      case "true" => true
+      case "false" => false
+      case _ => invalid(name, v, Seq("true", "false"))
+    }
+  }
+
+  private def parseInt(name: String, v: String): Option[Int] =
+    try Some(v.trim.toInt) catch { case _: NumberFormatException => None }
+}
+
+private[sparktfrecord] object TFRecordOptions {
+  final val RecordTypeOption = "recordType"
+  final val InferSchemaMaxFilesOption = "inferSchemaMaxFiles"
+  final val InferSchemaMaxRecordsOption = "inferSchemaMaxRecords"
+  final val MaxRecordBytesOption = "maxRecordBytes"
+  final val VerifyChecksumsOption = "verifyChecksums"
+
+  /** The largest byte array the JVM reliably allocates. */
+  final val DefaultMaxRecordBytes: Int = Int.MaxValue - 64
+
+  def invalid(option: String, value: String, valid: Seq[String]): Nothing =
+    throw new IllegalArgumentException(
+      s"Invalid value '$value' for TFRecord option '$option'. Valid values: ${valid.mkString(", ")}.")
+}
+
+/** The `recordType` option's values. */
+private[sparktfrecord] sealed abstract class RecordType(val name: String) extends Serializable
+
+private[sparktfrecord] object RecordType {
+  case object Example extends RecordType("Example")
+  case object SequenceExample extends RecordType("SequenceExample")
+  case object ByteArray extends RecordType("ByteArray")
+
+  val All: Seq[RecordType] = Seq(Example, SequenceExample, ByteArray)
+}

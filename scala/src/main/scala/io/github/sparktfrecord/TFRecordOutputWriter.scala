@@ -1,0 +1,46 @@
+package io.github.sparktfrecord
+
+import java.io.{BufferedOutputStream, OutputStream}
+import java.util.zip.CRC32C
+
+import org.apache.hadoop.fs.Path
+import org.apache.hadoop.mapreduce.TaskAttemptContext
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.datasources.OutputWriter
+import org.apache.spark.sql.types.StructType
+
+/**
+ * Writes one TFRecord file of a write task. Each row is serialized into the serializer's reused
+ * buffer, framed in place, and written with one call.
+ */
+private[sparktfrecord] final class TFRecordOutputWriter(
+    val path: String,
+    schema: StructType,
+    recordType: RecordType,
+    context: TaskAttemptContext) extends OutputWriter {
+
+  private val out: OutputStream = {
+    val file = new Path(path)
+    val fs = file.getFileSystem(context.getConfiguration)
+    new BufferedOutputStream(fs.create(file, false), TFRecordOutputWriter.BufferBytes)
+  }
+  private val crc = new CRC32C
+  private val serializer: RecordSerializer = recordType match {
+    case RecordType.Example => new TFRecordSerializer(schema)
+    case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
+    case other => throw new UnsupportedOperationException(s"recordType ${other.name} on write")
+  }
+
+  override def write(row: InternalRow): Unit = {
+    val length = serializer.serialize(row)
+    val buf = serializer.buffer
+    out.write(buf, 0, TFRecordFraming.frame(crc, buf, length))
+  }
+
+  override def close(): Unit = out.close()
+}
+
+private[sparktfrecord] object TFRecordOutputWriter {
+  final val BufferBytes = 1 << 16
+}

@@ -1,0 +1,128 @@
+package io.github.sparktfrecord
+
+import java.io.{EOFException, InputStream}
+import java.util.zip.CRC32C
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/**
+ * Reads the framed records of one TFRecord stream into one reused buffer.
+ *
+ * After [[next]] returns true, the record's data is `data[0, length)` and its header started at
+ * file offset `offset`. A clean end of stream is only allowed at a record boundary: a partial
+ * header or body is a truncated record, a checksum mismatch a corrupt one, and both name the file
+ * and the byte offset of the record.
+ *
+ * @param in       the stream, positioned at file offset `start`
+ * @param path     the file, for error messages
+ * @param start    the file offset `in` starts at
+ * @param maxRecordBytes a larger length field is refused before anything is allocated
+ * @param verifyChecksums whether to check the data CRC (the length CRC is always checked: without
+ *                 it a corrupt length would be trusted)
+ */
+private[sparktfrecord] final class TFRecordReader(
+    in: InputStream,
+    path: String,
+    start: Long,
+    maxRecordBytes: Int,
+    verifyChecksums: Boolean) extends java.io.Closeable {
+  import TFRecordFraming._
+
+  private val crc = new CRC32C
+  private val buffer = new Array[Byte](TFRecordReader.BufferBytes)
+  private var bufPos = 0
+  private var bufLimit = 0
+  private var streamPos = start // file offset of buffer(bufLimit)
+
+  /** The current record's data, valid up to `length`; replaced by a larger array when needed. */
+  var data: Array[Byte] = new Array[Byte](TFRecordReader.InitialRecordBytes)
+  var length: Int = 0
+  /** File offset of the current record's header. */
+  var offset: Long = start
+
+  def position: Long = streamPos - (bufLimit - bufPos)
+
+  /** Reads the next record; false at a clean end of the stream. */
+  def next(): Boolean = {
+    offset = position
+    if (!ensure(HeaderBytes)) {
+      if (bufLimit - bufPos == 0) return false
+      throw new TFRecordCorruptException(
+        s"Truncated TFRecord: ${bufLimit - bufPos} of $HeaderBytes header bytes", path, offset)
+    }
+    val len = ProtoWire.readFixed64(buffer, bufPos)
+    val lengthCrc = ProtoWire.readFixed32(buffer, bufPos + 8)
+    if (maskedCrc(crc, buffer, bufPos, 8) != lengthCrc) {
+      throw new TFRecordCorruptException("Corrupt TFRecord: length checksum mismatch", path, offset)
+    }
+    if (len < 0 || len > maxRecordBytes) {
+      throw new TFRecordCorruptException(
+        s"TFRecord of ${java.lang.Long.toUnsignedString(len)} bytes exceeds maxRecordBytes " +
+          s"($maxRecordBytes)", path, offset)
+    }
+    bufPos += HeaderBytes
+    length = len.toInt
+    if (data.length < length) data = new Array[Byte](math.max(length, data.length * 2))
+    readData(length)
+    if (!ensure(FooterBytes)) truncated(length)
+    val dataCrc = ProtoWire.readFixed32(buffer, bufPos)
+    bufPos += FooterBytes
+    if (verifyChecksums && maskedCrc(crc, data, 0, length) != dataCrc) {
+      throw new TFRecordCorruptException("Corrupt TFRecord: data checksum mismatch", path, offset)
+    }
+    true
+  }
+
+  private def truncated(len: Int): Nothing =
+    throw new TFRecordCorruptException(
+      s"Truncated TFRecord: stream ends inside a record of $len data bytes", path, offset)
+
+  private def readData(len: Int): Unit = {
+    var copied = math.min(len, bufLimit - bufPos)
+    System.arraycopy(buffer, bufPos, data, 0, copied)
+    bufPos += copied
+    // Large bodies go straight from the stream into `data`, skipping the buffer.
+    while (len - copied >= buffer.length) {
+      val n = in.read(data, copied, len - copied)
+      if (n < 0) truncated(len)
+      copied += n
+      streamPos += n
+    }
+    if (copied < len) {
+      if (!ensure(len - copied)) truncated(len)
+      System.arraycopy(buffer, bufPos, data, copied, len - copied)
+      bufPos += len - copied
+    }
+  }
+
+  /** Makes `n` (at most the buffer size) bytes available at `bufPos`; false at end of stream. */
+  private def ensure(n: Int): Boolean = {
+    if (bufLimit - bufPos >= n) return true
+    System.arraycopy(buffer, bufPos, buffer, 0, bufLimit - bufPos)
+    bufLimit -= bufPos
+    bufPos = 0
+    while (bufLimit < n) {
+      val r = try in.read(buffer, bufLimit, buffer.length - bufLimit) catch {
+        case _: EOFException => -1
+      }
+      if (r < 0) return false
+      bufLimit += r
+      streamPos += r
+    }
+    true
+  }
+
+  override def close(): Unit = in.close()
+}
+
+private[sparktfrecord] object TFRecordReader {
+  final val BufferBytes = 1 << 16
+  final val InitialRecordBytes = 1 << 12
+
+  /** Opens a whole file for reading. */
+  def open(path: Path, conf: Configuration, options: TFRecordOptions): TFRecordReader = {
+    val in = path.getFileSystem(conf).open(path)
+    new TFRecordReader(in, path.toString, 0L, options.maxRecordBytes, options.verifyChecksums)
+  }
+}

@@ -1,0 +1,69 @@
+package io.github.sparktfrecord
+
+import org.apache.spark.sql.types._
+
+/** Which Spark types map to TFRecord features, per record type, with the errors that say so. */
+private[sparktfrecord] object TFRecordSchema {
+
+  /** The column of a `ByteArray` record type. */
+  final val ByteArrayColumn = "byteArray"
+
+  /** Types one feature value maps to: int64 (integers, Boolean), float, bytes (String, Binary). */
+  def isScalar(dataType: DataType): Boolean = dataType match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType => true
+    case FloatType | DoubleType | _: DecimalType => true
+    case StringType | BinaryType => true
+    case _ => false
+  }
+
+  /** Any type some record type can hold; the record type narrows it in [[validate]]. */
+  def supportsDataType(dataType: DataType): Boolean = dataType match {
+    case ArrayType(ArrayType(e, _), _) => isScalar(e)
+    case ArrayType(e, _) => isScalar(e)
+    case t => isScalar(t)
+  }
+
+  /**
+   * Checks a whole schema against a record type, on the driver, so that an unsupported column
+   * fails before any data is read or written.
+   */
+  def validate(schema: StructType, recordType: RecordType, writing: Boolean): Unit =
+    recordType match {
+      case RecordType.ByteArray =>
+        val ok = if (writing) schema.length == 1 && schema.head.dataType == BinaryType
+        else schema.forall(f => f.name == ByteArrayColumn && f.dataType == BinaryType)
+        if (!ok) {
+          throw new IllegalArgumentException(
+            s"recordType ByteArray ${if (writing) "writes" else "reads"} exactly one binary column " +
+              s"(named '$ByteArrayColumn' on read), but the schema is ${schema.simpleString}.")
+        }
+      case RecordType.Example =>
+        schema.fields.foreach { f =>
+          f.dataType match {
+            case t if isScalar(t) =>
+            case ArrayType(e, _) if isScalar(e) =>
+            case other => throw unsupported(f.name, other, recordType)
+          }
+        }
+      case RecordType.SequenceExample =>
+        schema.fields.foreach { f =>
+          if (!supportsDataType(f.dataType)) throw unsupported(f.name, f.dataType, recordType)
+        }
+    }
+
+  def unsupported(column: String, dataType: DataType, recordType: RecordType): Exception = {
+    val hint = dataType match {
+      case ArrayType(ArrayType(_, _), _) if recordType == RecordType.Example =>
+        " Nested arrays become feature lists with recordType SequenceExample."
+      case _: MapType | _: StructType =>
+        " Flatten it into top-level columns first (for example col(\"s.field\") or explode)."
+      case _ => ""
+    }
+    new IllegalArgumentException(
+      s"Column '$column' has type ${dataType.simpleString}, which recordType ${recordType.name} " +
+        "cannot hold. Supported: boolean, tinyint, smallint, int, bigint (int64_list); float, " +
+        "double, decimal (float_list); string, binary (bytes_list); arrays of these" +
+        (if (recordType == RecordType.SequenceExample) ", and arrays of such arrays." else ".") +
+        hint)
+  }
+}

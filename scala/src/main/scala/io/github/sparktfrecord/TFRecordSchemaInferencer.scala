@@ -1,0 +1,100 @@
+package io.github.sparktfrecord
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.collection.mutable
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.FileStatus
+
+import org.apache.spark.sql.types._
+
+/**
+ * Infers a schema from a sample of the records: up to `inferSchemaMaxFiles` files, spread evenly
+ * over the files sorted by path, and up to `inferSchemaMaxRecords` records of each.
+ *
+ * Rules, per feature name:
+ *  - kind: int64 → bigint, float → float, bytes → string; int64 and float together → float;
+ *    bytes with anything → string; a feature never seen with a kind (unset) → string.
+ *  - shape: an array when some record holds more than one value, else a scalar (empty → null).
+ *  - columns come in the order the features are first met, so the same files give the same schema.
+ */
+private[sparktfrecord] object TFRecordSchemaInferencer {
+  import ProtoWire._
+
+  def infer(files: Seq[FileStatus], options: TFRecordOptions, conf: Configuration): StructType =
+    options.recordType match {
+      case RecordType.ByteArray =>
+        StructType(Seq(StructField(TFRecordSchema.ByteArrayColumn, BinaryType, nullable = false)))
+      case _ => inferExamples(files, options, conf)
+    }
+
+  private final class Stats(var kind: Int, var maxValues: Int)
+
+  private def inferExamples(
+      files: Seq[FileStatus],
+      options: TFRecordOptions,
+      conf: Configuration): StructType = {
+    val sample = sampleFiles(files, options.inferSchemaMaxFiles)
+    val stats = mutable.LinkedHashMap.empty[String, Stats]
+    val cursor = new WireCursor
+    val walker = new ExampleWalker(cursor)
+    val lists = new FeatureLists(cursor)
+    val visitor = new FeatureVisitor {
+      def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int) = {
+        val name = new String(buf, keyOff, keyLen, UTF_8)
+        val n = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
+        val s = stats.getOrElseUpdate(name, new Stats(KindNone, 0))
+        s.kind = mergeKinds(s.kind, kind)
+        s.maxValues = math.max(s.maxValues, n)
+      }
+    }
+    var records = 0L
+    sample.foreach { file =>
+      val reader = TFRecordReader.open(file.getPath, conf, options)
+      try {
+        var n = 0
+        while (n < options.inferSchemaMaxRecords && reader.next()) {
+          try walker.walkExample(reader.data, reader.length, visitor) catch {
+            case e: WireFormatException =>
+              throw new TFRecordDataException(
+                s"Malformed tf.train.Example (${e.getMessage} at byte ${e.position} of the record)",
+                file.getPath.toString, reader.offset, e)
+          }
+          n += 1
+        }
+        records += n
+      } finally reader.close()
+    }
+    if (stats.isEmpty) {
+      val what = if (files.isEmpty) "there are no files"
+      else s"the $records records read from ${sample.size} of ${files.size} files have no features"
+      throw new IllegalArgumentException(
+        s"Cannot infer a TFRecord schema: $what. Give the schema with .schema(...), or point " +
+          "the reader at files that hold tf.train.Example records.")
+    }
+    StructType(stats.iterator.map { case (name, s) =>
+      val element = s.kind match {
+        case KindInt64 => LongType
+        case KindFloat => FloatType
+        case _ => StringType
+      }
+      val dataType = if (s.maxValues > 1) ArrayType(element, containsNull = false) else element
+      StructField(name, dataType, nullable = true)
+    }.toSeq)
+  }
+
+  /** int64 + float → float; bytes + anything → bytes; unset takes the other. */
+  def mergeKinds(a: Int, b: Int): Int =
+    if (a == KindNone) b
+    else if (b == KindNone || a == b) a
+    else if (a == KindBytes || b == KindBytes) KindBytes
+    else KindFloat
+
+  /** Up to `max` files, evenly spread over all of them sorted by path. */
+  def sampleFiles(files: Seq[FileStatus], max: Int): Seq[FileStatus] = {
+    val sorted = files.sortBy(_.getPath.toString).toIndexedSeq
+    if (sorted.size <= max) sorted
+    else (0 until max).map(i => sorted((i.toLong * sorted.size / max).toInt))
+  }
+}

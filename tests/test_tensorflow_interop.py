@@ -1,0 +1,131 @@
+"""Interop with the real TensorFlow: what we write, TensorFlow parses; what it writes, we read."""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+
+import pytest
+from conftest import tfrecord_files
+
+import spark_tfrecord
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def f32(x: float) -> float:
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+
+def bits32(x: float) -> int:
+    return int(struct.unpack("<I", struct.pack("<f", x))[0])
+
+
+def parse_all(tf, path: Path) -> list[object]:  # type: ignore[no-untyped-def]
+    examples = []
+    for f in tfrecord_files(path):
+        for raw in tf.data.TFRecordDataset(str(f)):
+            examples.append(tf.train.Example.FromString(raw.numpy()))
+    return examples
+
+
+def values(example: object, name: str) -> list[object] | None:
+    feats = example.features.feature  # type: ignore[attr-defined]
+    if name not in feats:
+        return None
+    f = feats[name]
+    kind = f.WhichOneof("kind")
+    return None if kind is None else list(getattr(f, kind).value)
+
+
+def test_tensorflow_reads_what_we_write(spark, tf, out: Path) -> None:  # type: ignore[no-untyped-def]
+    rows = [
+        (0, INT64_MIN, True, 1.5, 0.1, "héllo 🎉", b"\x00\xff\xc3\x28", [INT64_MAX, -1], [math.nan, -0.0, math.inf], ["a", ""], []),
+        (1, INT64_MAX, False, -math.inf, 1e300, "", b"", [], [], [], [b"x", b""]),
+        (2, None, None, None, None, None, None, None, None, None, None),
+    ]
+    df = spark.createDataFrame(rows, "id long, i long, b boolean, f float, d double, s string, "
+                               "bin binary, ai array<long>, af array<float>, as_ array<string>, "
+                               "abin array<binary>")
+    spark_tfrecord.write(df.coalesce(1), str(out))
+    parsed = {values(e, "id")[0]: e for e in parse_all(tf, out)}  # type: ignore[index]
+    assert sorted(parsed) == [0, 1, 2]
+
+    e0, e1, e2 = parsed[0], parsed[1], parsed[2]
+    assert values(e0, "i") == [INT64_MIN] and values(e1, "i") == [INT64_MAX]
+    assert values(e0, "b") == [1] and values(e1, "b") == [0]
+    assert values(e0, "f") == [1.5] and values(e1, "f") == [-math.inf]
+    assert values(e0, "d") == [f32(0.1)] and values(e1, "d") == [math.inf]  # float32 overflow
+    assert values(e0, "s") == ["héllo 🎉".encode()] and values(e1, "s") == [b""]
+    assert values(e0, "bin") == [b"\x00\xff\xc3\x28"]
+    assert values(e0, "ai") == [INT64_MAX, -1] and values(e1, "ai") == []
+    af = values(e0, "af")
+    assert af is not None and math.isnan(af[0]) and bits32(af[1]) == bits32(-0.0) and af[2] == math.inf
+    assert values(e1, "af") == [] and values(e1, "as_") == []
+    assert values(e0, "as_") == [b"a", b""] and values(e1, "abin") == [b"x", b""]
+    # Null columns are absent features; every other one kept its kind even when empty.
+    assert list(e2.features.feature) == ["id"]
+    assert e1.features.feature["af"].WhichOneof("kind") == "float_list"
+
+    # And tf.io.parse_example with a spec reads the same values.
+    spec = {"id": tf.io.FixedLenFeature([], tf.int64), "ai": tf.io.VarLenFeature(tf.int64)}
+    batch = next(iter(tf.data.TFRecordDataset([str(f) for f in tfrecord_files(out)]).batch(3)))
+    parsed_batch = tf.io.parse_example(batch, spec)
+    ids = parsed_batch["id"].numpy().tolist()
+    ai = tf.sparse.to_dense(parsed_batch["ai"]).numpy().tolist()
+    assert dict(zip(ids, ai))[0] == [INT64_MAX, -1]
+
+
+@pytest.fixture(scope="module")
+def tf_written(tf, tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    path = tmp_path_factory.mktemp("tf") / "data.tfrecord"
+    F = tf.train.Feature
+    records = [
+        tf.train.Example(features=tf.train.Features(feature={
+            "id": F(int64_list=tf.train.Int64List(value=[0])),
+            "extremes": F(int64_list=tf.train.Int64List(value=[INT64_MIN, INT64_MAX, 0])),
+            "floats": F(float_list=tf.train.FloatList(value=[math.nan, math.inf, -math.inf, -0.0, 1e-45])),
+            "text": F(bytes_list=tf.train.BytesList(value=["日本語 é 🎉".encode()])),
+            "raw": F(bytes_list=tf.train.BytesList(value=[b"\xff\xfe\x00", b"\xc3\x28"])),
+            "empty_ints": F(int64_list=tf.train.Int64List(value=[])),
+            "unset": F(),
+        })),
+        tf.train.Example(features=tf.train.Features(feature={
+            "id": F(int64_list=tf.train.Int64List(value=[1])),
+            "floats": F(float_list=tf.train.FloatList(value=[])),
+            "empty_ints": F(int64_list=tf.train.Int64List(value=[7, 8])),
+        })),
+        tf.train.Example(),
+    ]
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for r in records:
+            w.write(r.SerializeToString())
+    return path
+
+
+def test_we_read_what_tensorflow_writes(spark, tf_written: Path) -> None:  # type: ignore[no-untyped-def]
+    schema = ("id long, extremes array<long>, floats array<float>, text string, raw array<binary>, "
+              "empty_ints array<long>, unset array<long>")
+    rows = spark_tfrecord.read(spark, str(tf_written), schema=schema).collect()
+    assert len(rows) == 3
+    r0, r1, r2 = rows
+    assert r0.id == 0 and r0.extremes == [INT64_MIN, INT64_MAX, 0]
+    assert math.isnan(r0.floats[0]) and r0.floats[1:3] == [math.inf, -math.inf]
+    assert bits32(r0.floats[3]) == bits32(-0.0) and r0.floats[4] == f32(1e-45)
+    assert r0.text == "日本語 é 🎉"
+    assert [bytes(b) for b in r0.raw] == [b"\xff\xfe\x00", b"\xc3\x28"]  # invalid UTF-8, exact
+    assert r0.empty_ints == [] and r0.unset == []
+    assert (r1.id, r1.floats, r1.empty_ints, r1.text, r1.raw, r1.unset) == (
+        1, [], [7, 8], None, None, None)
+    assert all(v is None for v in r2)
+
+
+def test_inference_on_tensorflow_files(spark, tf_written: Path) -> None:  # type: ignore[no-untyped-def]
+    df = spark_tfrecord.read(spark, str(tf_written))
+    types = dict((f.name, f.dataType.simpleString()) for f in df.schema.fields)
+    assert types == {"id": "bigint", "extremes": "array<bigint>", "floats": "array<float>",
+                     "text": "string", "raw": "array<string>", "empty_ints": "array<bigint>",
+                     "unset": "string"}
+    got = {r.id: r for r in df.collect()}
+    assert got[1].empty_ints == [7, 8] and got[0].text == "日本語 é 🎉"
