@@ -18,8 +18,11 @@ JAR_DIR = ROOT / "python" / "spark_tfrecord" / "jars"
 
 
 def _newest_source() -> float:
-    sources = [ROOT / "build.sbt", ROOT / "project" / "build.properties",
-               ROOT / "python" / "spark_tfrecord" / "__init__.py"]
+    sources = [
+        ROOT / "build.sbt",
+        ROOT / "project" / "build.properties",
+        ROOT / "python" / "spark_tfrecord" / "__init__.py",
+    ]
     sources += [p for p in (ROOT / "scala").rglob("*") if p.is_file()]
     return max(p.stat().st_mtime for p in sources if p.exists())
 
@@ -30,10 +33,16 @@ def ensure_jars() -> None:
     if jars and (not has_sources or min(j.stat().st_mtime for j in jars) >= _newest_source()):
         return
     if not has_sources:
-        raise SystemExit("spark-tfrecord: no jars in python/spark_tfrecord/jars and no Scala "
-                         "sources to build them from")
-    subprocess.run(["bash", str(ROOT / "ci" / "sbt"), "stageJars"], cwd=ROOT, check=True,
-                   stdin=subprocess.DEVNULL)
+        raise SystemExit(
+            "spark-tfrecord: no jars in python/spark_tfrecord/jars and no Scala "
+            "sources to build them from"
+        )
+    subprocess.run(
+        ["bash", str(ROOT / "ci" / "sbt"), "stageJars"],
+        cwd=ROOT,
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 class BuildPyWithJars(build_py):

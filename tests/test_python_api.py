@@ -15,10 +15,14 @@ import spark_tfrecord
 def test_jar_path_picks_the_jar_for_each_spark_line() -> None:
     v = re.escape(spark_tfrecord.__version__)
     assert re.search(rf"spark-tfrecord-spark3\.5_2\.12-{v}\.jar$", spark_tfrecord.jar_path("3.5.1"))
-    assert re.search(rf"spark-tfrecord-spark3\.5_2\.13-{v}\.jar$",
-                     spark_tfrecord.jar_path("3.5.1", scala_version="2.13"))
+    assert re.search(
+        rf"spark-tfrecord-spark3\.5_2\.13-{v}\.jar$",
+        spark_tfrecord.jar_path("3.5.1", scala_version="2.13"),
+    )
     for version in ("4.0.0", "4.1.1", "4.3.0"):
-        assert re.search(rf"spark-tfrecord-spark4_2\.13-{v}\.jar$", spark_tfrecord.jar_path(version))
+        assert re.search(
+            rf"spark-tfrecord-spark4_2\.13-{v}\.jar$", spark_tfrecord.jar_path(version)
+        )
     assert all(Path(spark_tfrecord.jar_path(s)).is_file() for s in ("3.5.0", "4.0.0"))
 
 
@@ -28,15 +32,18 @@ def test_jar_path_defaults_to_installed_pyspark() -> None:
     assert spark_tfrecord.jar_path() == spark_tfrecord.jar_path(pyspark.__version__)
 
 
-@pytest.mark.parametrize("version,message", [
-    ("3.4.1", "no jar for Spark 3.4.1: it supports Spark 3.5.x"),
-    ("2.4.8", "no jar for Spark 2.4.8"),
-    ("five", "Not a Spark version: 'five'"),
-])
+@pytest.mark.parametrize(
+    "version,message",
+    [
+        ("3.4.1", "no jar for Spark 3.4.1: it supports Spark 3.5.x"),
+        ("2.4.8", "no jar for Spark 2.4.8"),
+        ("five", "Not a Spark version: 'five'"),
+    ],
+)
 def test_jar_path_rejects_unsupported_versions(version: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         spark_tfrecord.jar_path(version)
-    with pytest.raises(ValueError, match="No jar for Spark 4 with Scala 2.12"):
+    with pytest.raises(ValueError, match=r"No jar for Spark 4 with Scala 2\.12"):
         spark_tfrecord.jar_path("4.0.0", scala_version="2.12")
 
 
@@ -52,18 +59,26 @@ def test_configure_keeps_the_users_jars() -> None:
 
 
 def test_import_starts_nothing() -> None:
-    code = ("import sys, spark_tfrecord; "
-            "print(sorted(m for m in ('pyspark', 'py4j', 'tensorflow') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    code = (
+        "import sys, spark_tfrecord; "
+        "print(sorted(m for m in ('pyspark', 'py4j', 'tensorflow') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "[]"
 
 
-def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
     for name in ("a", "b"):
         df = spark.createDataFrame([(name, True)], "name string, flag boolean")
         spark_tfrecord.write(df, str(tmp_path / name), mode="overwrite", verifyChecksums=True)
-    both = spark_tfrecord.read(spark, [str(tmp_path / "a"), str(tmp_path / "b")],
-                               schema="name string, flag boolean", verifyChecksums=False)
+    both = spark_tfrecord.read(
+        spark,
+        [str(tmp_path / "a"), str(tmp_path / "b")],
+        schema="name string, flag boolean",
+        verifyChecksums=False,
+    )
     assert sorted((r.name, r.flag) for r in both.collect()) == [("a", True), ("b", True)]
 
 
@@ -72,12 +87,26 @@ def test_cli_converts_csv_and_back(tmp_path: Path) -> None:
     csv.write_text("id,name,score\n1,ada,0.5\n2,bob,1.25\n")
     tf_out, pq_out = tmp_path / "tf", tmp_path / "pq"
     cli = [sys.executable, "-m", "spark_tfrecord"]
-    subprocess.run([*cli, "convert", str(csv), str(tf_out), "--master", "local[1]"], check=True,
-                   capture_output=True)
-    subprocess.run([*cli, "convert", str(tf_out), str(pq_out), "--to", "parquet",
-                    "--master", "local[1]"], check=True, capture_output=True)
-    shown = subprocess.run([*cli, "inspect", str(tf_out), "--master", "local[1]"], check=True,
-                           capture_output=True, text=True).stdout
+    subprocess.run(
+        [*cli, "convert", str(csv), str(tf_out), "--master", "local[1]"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [*cli, "convert", str(tf_out), str(pq_out), "--to", "parquet", "--master", "local[1]"],
+        check=True,
+        capture_output=True,
+    )
+    shown = subprocess.run(
+        [*cli, "inspect", str(tf_out), "--master", "local[1]"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert "records: 2" in shown and "ada" in shown and "1.25" in shown and "score: float" in shown
-    assert "--partition-by" in subprocess.run([*cli, "convert", "--help"], capture_output=True,
-                                              text=True, check=True).stdout
+    assert (
+        "--partition-by"
+        in subprocess.run(
+            [*cli, "convert", "--help"], capture_output=True, text=True, check=True
+        ).stdout
+    )

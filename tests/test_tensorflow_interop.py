@@ -7,9 +7,9 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import tfrecord_files
 
 import spark_tfrecord
+from conftest import tfrecord_files
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -22,7 +22,7 @@ def bits32(x: float) -> int:
     return int(struct.unpack("<I", struct.pack("<f", x))[0])
 
 
-def parse_all(tf, path: Path) -> list[object]:  # type: ignore[no-untyped-def]
+def parse_all(tf, path: Path) -> list[object]:
     examples = []
     for f in tfrecord_files(path):
         for raw in tf.data.TFRecordDataset(str(f)):
@@ -31,7 +31,7 @@ def parse_all(tf, path: Path) -> list[object]:  # type: ignore[no-untyped-def]
 
 
 def values(example: object, name: str) -> list[object] | None:
-    feats = example.features.feature  # type: ignore[attr-defined]
+    feats = example.features.feature
     if name not in feats:
         return None
     f = feats[name]
@@ -39,17 +39,32 @@ def values(example: object, name: str) -> list[object] | None:
     return None if kind is None else list(getattr(f, kind).value)
 
 
-def test_tensorflow_reads_what_we_write(spark, tf, out: Path) -> None:  # type: ignore[no-untyped-def]
+def test_tensorflow_reads_what_we_write(spark, tf, out: Path) -> None:
     rows = [
-        (0, INT64_MIN, True, 1.5, 0.1, "héllo 🎉", b"\x00\xff\xc3\x28", [INT64_MAX, -1], [math.nan, -0.0, math.inf], ["a", ""], []),
+        (
+            0,
+            INT64_MIN,
+            True,
+            1.5,
+            0.1,
+            "héllo 🎉",
+            b"\x00\xff\xc3\x28",
+            [INT64_MAX, -1],
+            [math.nan, -0.0, math.inf],
+            ["a", ""],
+            [],
+        ),
         (1, INT64_MAX, False, -math.inf, 1e300, "", b"", [], [], [], [b"x", b""]),
         (2, None, None, None, None, None, None, None, None, None, None),
     ]
-    df = spark.createDataFrame(rows, "id long, i long, b boolean, f float, d double, s string, "
-                               "bin binary, ai array<long>, af array<float>, as_ array<string>, "
-                               "abin array<binary>")
+    df = spark.createDataFrame(
+        rows,
+        "id long, i long, b boolean, f float, d double, s string, "
+        "bin binary, ai array<long>, af array<float>, as_ array<string>, "
+        "abin array<binary>",
+    )
     spark_tfrecord.write(df.coalesce(1), str(out))
-    parsed = {values(e, "id")[0]: e for e in parse_all(tf, out)}  # type: ignore[index]
+    parsed = {values(e, "id")[0]: e for e in parse_all(tf, out)}
     assert sorted(parsed) == [0, 1, 2]
 
     e0, e1, e2 = parsed[0], parsed[1], parsed[2]
@@ -61,7 +76,9 @@ def test_tensorflow_reads_what_we_write(spark, tf, out: Path) -> None:  # type: 
     assert values(e0, "bin") == [b"\x00\xff\xc3\x28"]
     assert values(e0, "ai") == [INT64_MAX, -1] and values(e1, "ai") == []
     af = values(e0, "af")
-    assert af is not None and math.isnan(af[0]) and bits32(af[1]) == bits32(-0.0) and af[2] == math.inf
+    assert (
+        af is not None and math.isnan(af[0]) and bits32(af[1]) == bits32(-0.0) and af[2] == math.inf
+    )
     assert values(e1, "af") == [] and values(e1, "as_") == []
     assert values(e0, "as_") == [b"a", b""] and values(e1, "abin") == [b"x", b""]
     # Null columns are absent features; every other one kept its kind even when empty.
@@ -78,24 +95,36 @@ def test_tensorflow_reads_what_we_write(spark, tf, out: Path) -> None:  # type: 
 
 
 @pytest.fixture(scope="module")
-def tf_written(tf, tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+def tf_written(tf, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("tf") / "data.tfrecord"
     F = tf.train.Feature
     records = [
-        tf.train.Example(features=tf.train.Features(feature={
-            "id": F(int64_list=tf.train.Int64List(value=[0])),
-            "extremes": F(int64_list=tf.train.Int64List(value=[INT64_MIN, INT64_MAX, 0])),
-            "floats": F(float_list=tf.train.FloatList(value=[math.nan, math.inf, -math.inf, -0.0, 1e-45])),
-            "text": F(bytes_list=tf.train.BytesList(value=["日本語 é 🎉".encode()])),
-            "raw": F(bytes_list=tf.train.BytesList(value=[b"\xff\xfe\x00", b"\xc3\x28"])),
-            "empty_ints": F(int64_list=tf.train.Int64List(value=[])),
-            "unset": F(),
-        })),
-        tf.train.Example(features=tf.train.Features(feature={
-            "id": F(int64_list=tf.train.Int64List(value=[1])),
-            "floats": F(float_list=tf.train.FloatList(value=[])),
-            "empty_ints": F(int64_list=tf.train.Int64List(value=[7, 8])),
-        })),
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    "id": F(int64_list=tf.train.Int64List(value=[0])),
+                    "extremes": F(int64_list=tf.train.Int64List(value=[INT64_MIN, INT64_MAX, 0])),
+                    "floats": F(
+                        float_list=tf.train.FloatList(
+                            value=[math.nan, math.inf, -math.inf, -0.0, 1e-45]
+                        )
+                    ),
+                    "text": F(bytes_list=tf.train.BytesList(value=["日本語 é 🎉".encode()])),
+                    "raw": F(bytes_list=tf.train.BytesList(value=[b"\xff\xfe\x00", b"\xc3\x28"])),
+                    "empty_ints": F(int64_list=tf.train.Int64List(value=[])),
+                    "unset": F(),
+                }
+            )
+        ),
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    "id": F(int64_list=tf.train.Int64List(value=[1])),
+                    "floats": F(float_list=tf.train.FloatList(value=[])),
+                    "empty_ints": F(int64_list=tf.train.Int64List(value=[7, 8])),
+                }
+            )
+        ),
         tf.train.Example(),
     ]
     with tf.io.TFRecordWriter(str(path)) as w:
@@ -104,9 +133,11 @@ def tf_written(tf, tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
     return path
 
 
-def test_we_read_what_tensorflow_writes(spark, tf_written: Path) -> None:  # type: ignore[no-untyped-def]
-    schema = ("id long, extremes array<long>, floats array<float>, text string, raw array<binary>, "
-              "empty_ints array<long>, unset array<long>")
+def test_we_read_what_tensorflow_writes(spark, tf_written: Path) -> None:
+    schema = (
+        "id long, extremes array<long>, floats array<float>, text string, raw array<binary>, "
+        "empty_ints array<long>, unset array<long>"
+    )
     rows = spark_tfrecord.read(spark, str(tf_written), schema=schema).collect()
     assert len(rows) == 3
     r0, r1, r2 = rows
@@ -117,15 +148,27 @@ def test_we_read_what_tensorflow_writes(spark, tf_written: Path) -> None:  # typ
     assert [bytes(b) for b in r0.raw] == [b"\xff\xfe\x00", b"\xc3\x28"]  # invalid UTF-8, exact
     assert r0.empty_ints == [] and r0.unset == []
     assert (r1.id, r1.floats, r1.empty_ints, r1.text, r1.raw, r1.unset) == (
-        1, [], [7, 8], None, None, None)
+        1,
+        [],
+        [7, 8],
+        None,
+        None,
+        None,
+    )
     assert all(v is None for v in r2)
 
 
-def test_inference_on_tensorflow_files(spark, tf_written: Path) -> None:  # type: ignore[no-untyped-def]
+def test_inference_on_tensorflow_files(spark, tf_written: Path) -> None:
     df = spark_tfrecord.read(spark, str(tf_written))
     types = dict((f.name, f.dataType.simpleString()) for f in df.schema.fields)
-    assert types == {"id": "bigint", "extremes": "array<bigint>", "floats": "array<float>",
-                     "text": "string", "raw": "array<string>", "empty_ints": "array<bigint>",
-                     "unset": "string"}
+    assert types == {
+        "id": "bigint",
+        "extremes": "array<bigint>",
+        "floats": "array<float>",
+        "text": "string",
+        "raw": "array<string>",
+        "empty_ints": "array<bigint>",
+        "unset": "string",
+    }
     got = {r.id: r for r in df.collect()}
     assert got[1].empty_ints == [7, 8] and got[0].text == "日本語 é 🎉"

@@ -1,10 +1,11 @@
-"""Encodings TensorFlow's writer does not produce but protobuf allows: we read them as protobuf does."""
+"""Encodings TensorFlow's writer never makes but protobuf allows: we read them as protobuf does."""
 
 from __future__ import annotations
 
 import struct
 from pathlib import Path
 
+import spark_tfrecord
 from tfrecord_bytes import (
     bytes_list,
     entry,
@@ -21,38 +22,51 @@ from tfrecord_bytes import (
     write_records,
 )
 
-import spark_tfrecord
 
-
-def read(spark, path: Path, schema: str) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+def read(spark, path: Path, schema: str) -> list[tuple[object, ...]]:
     return [tuple(r) for r in spark_tfrecord.read(spark, str(path), schema=schema).collect()]
 
 
-def test_unpacked_and_packed_lists(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = write_records(tmp_path / "a.tfrecord", [
-        example(entry(b"i", feature("int64", int64_list_unpacked([1, -1, 2**63 - 1]))),
-                entry(b"f", feature("float", float_list_unpacked([0.5, -2.0])))),
-        example(entry(b"i", feature("int64", int64_list_packed([3]) + int64_list_unpacked([4]))),
-                entry(b"f", feature("float", float_list_packed([1.5]) + float_list_unpacked([2.5])))),
-    ])
+def test_unpacked_and_packed_lists(spark, tmp_path: Path) -> None:
+    path = write_records(
+        tmp_path / "a.tfrecord",
+        [
+            example(
+                entry(b"i", feature("int64", int64_list_unpacked([1, -1, 2**63 - 1]))),
+                entry(b"f", feature("float", float_list_unpacked([0.5, -2.0]))),
+            ),
+            example(
+                entry(b"i", feature("int64", int64_list_packed([3]) + int64_list_unpacked([4]))),
+                entry(
+                    b"f", feature("float", float_list_packed([1.5]) + float_list_unpacked([2.5]))
+                ),
+            ),
+        ],
+    )
     assert read(spark, path, "i array<bigint>, f array<float>") == [
-        ([1, -1, 2**63 - 1], [0.5, -2.0]), ([3, 4], [1.5, 2.5])]
+        ([1, -1, 2**63 - 1], [0.5, -2.0]),
+        ([3, 4], [1.5, 2.5]),
+    ]
 
 
-def test_protobuf_merge_rules(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_protobuf_merge_rules(spark, tmp_path: Path) -> None:
     # Two Example.features fields merge; a repeated key: the last entry wins; in a Feature the
     # last kind wins, and two list messages of that kind concatenate.
     record = example(entry(b"a", feature("int64", int64_list_packed([1])))) + example(
         entry(b"b", feature("bytes", bytes_list([b"x"]))),
-        entry(b"a", feature("int64", int64_list_packed([2]))))
-    feature_c = (feature("bytes", bytes_list([b"dropped"])) + feature("int64", int64_list_packed([5]))
-                 + feature("int64", int64_list_packed([6, 7])))
+        entry(b"a", feature("int64", int64_list_packed([2]))),
+    )
+    feature_c = (
+        feature("bytes", bytes_list([b"dropped"]))
+        + feature("int64", int64_list_packed([5]))
+        + feature("int64", int64_list_packed([6, 7]))
+    )
     record += example(entry(b"c", feature_c))
     path = write_records(tmp_path / "a.tfrecord", [record])
     assert read(spark, path, "a bigint, b string, c array<bigint>") == [(2, "x", [5, 6, 7])]
 
 
-def test_entry_fields_in_any_order_and_unknown_fields_skipped(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_entry_fields_in_any_order_and_unknown_fields_skipped(spark, tmp_path: Path) -> None:
     value = feature("int64", int64_list_packed([9]) + field(7, 0, varint(1)))
     swapped = ld(1, ld(2, value) + ld(1, b"k") + field(9, 5, b"\x00\x00\x00\x00"))
     unknown = field(15, 0, varint(300)) + ld(3, b"junk") + field(4, 1, b"\x00" * 8)
@@ -61,14 +75,16 @@ def test_entry_fields_in_any_order_and_unknown_fields_skipped(spark, tmp_path: P
     assert read(spark, path, "k long") == [(9,)]
 
 
-def test_key_without_value_and_value_without_key(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_key_without_value_and_value_without_key(spark, tmp_path: Path) -> None:
     record = example(ld(1, ld(1, b"nokind")), ld(1, ld(2, feature("bytes", bytes_list([b"v"])))))
     path = write_records(tmp_path / "a.tfrecord", [record])
     assert read(spark, path, "nokind array<string>, `` string") == [([], "v")]
 
 
-def test_written_bytes_are_canonical_protobuf(spark, out: Path) -> None:  # type: ignore[no-untyped-def]
-    df = spark.createDataFrame([(-1, [1.0, 2.0], "é", None)], "a long, b array<float>, c string, d int")
+def test_written_bytes_are_canonical_protobuf(spark, out: Path) -> None:
+    df = spark.createDataFrame(
+        [(-1, [1.0, 2.0], "é", None)], "a long, b array<float>, c string, d int"
+    )
     spark_tfrecord.write(df.coalesce(1), str(out))
     (data,) = [r for p in sorted(out.glob("part-*")) for r in read_records(p)]
     expected = example(

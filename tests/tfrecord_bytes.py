@@ -34,8 +34,9 @@ def masked_crc(data: bytes) -> int:
 
 def frame(data: bytes) -> bytes:
     header = struct.pack("<Q", len(data))
-    return (header + struct.pack("<I", masked_crc(header)) + data
-            + struct.pack("<I", masked_crc(data)))
+    return (
+        header + struct.pack("<I", masked_crc(header)) + data + struct.pack("<I", masked_crc(data))
+    )
 
 
 def write_records(path: Path, records: Iterable[bytes]) -> Path:
@@ -50,14 +51,15 @@ def read_records(path: Path) -> Iterator[bytes]:
     pos = 0
     while pos < len(raw):
         (length,) = struct.unpack_from("<Q", raw, pos)
-        assert struct.unpack_from("<I", raw, pos + 8)[0] == masked_crc(raw[pos:pos + 8])
-        data = raw[pos + 12:pos + 12 + length]
+        assert struct.unpack_from("<I", raw, pos + 8)[0] == masked_crc(raw[pos : pos + 8])
+        data = raw[pos + 12 : pos + 12 + length]
         assert struct.unpack_from("<I", raw, pos + 12 + length)[0] == masked_crc(data)
         yield data
         pos += 16 + length
 
 
 # --- protobuf wire pieces -------------------------------------------------------------------
+
 
 def varint(v: int) -> bytes:
     v &= (1 << 64) - 1

@@ -22,8 +22,8 @@ from spark_tfrecord._io import RecordType, SaveMode, read, write
 from spark_tfrecord._jars import SUPPORTED_SPARK, configure, jar_path
 
 __all__ = [
-    "RecordType",
     "SUPPORTED_SPARK",
+    "RecordType",
     "SaveMode",
     "__version__",
     "configure",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -22,8 +23,15 @@ _INPUT_FORMATS = ("tfrecord", "parquet", "csv", "json", "orc", "avro", "text")
 
 def _guess_format(path: str) -> str:
     name = path.rstrip("/").lower()
-    for ext, fmt in ((".csv", "csv"), (".json", "json"), (".jsonl", "json"), (".parquet", "parquet"),
-                     (".orc", "orc"), (".avro", "avro"), (".txt", "text")):
+    for ext, fmt in (
+        (".csv", "csv"),
+        (".json", "json"),
+        (".jsonl", "json"),
+        (".parquet", "parquet"),
+        (".orc", "orc"),
+        (".avro", "avro"),
+        (".txt", "text"),
+    ):
         if name.endswith(ext):
             return fmt
     return "tfrecord"
@@ -86,29 +94,55 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
-    common.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting, repeatable")
-    common.add_argument("--record-type", default="Example",
-                        choices=["Example", "SequenceExample", "ByteArray"],
-                        help="what each TFRecord holds (default Example)")
+    common.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, repeatable",
+    )
+    common.add_argument(
+        "--record-type",
+        default="Example",
+        choices=["Example", "SequenceExample", "ByteArray"],
+        help="what each TFRecord holds (default Example)",
+    )
 
-    convert = sub.add_parser("convert", parents=[common], help="convert SRC to DST",
-                             description="Read SRC with Spark and write it to DST.",
-                             epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    convert = sub.add_parser(
+        "convert",
+        parents=[common],
+        help="convert SRC to DST",
+        description="Read SRC with Spark and write it to DST.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     convert.add_argument("src", help="input file or directory")
     convert.add_argument("dst", help="output directory")
-    convert.add_argument("--from", dest="source_format", choices=_INPUT_FORMATS,
-                         help="input format (default: from the extension, else tfrecord)")
-    convert.add_argument("--to", default="tfrecord", choices=_INPUT_FORMATS,
-                         help="output format (default tfrecord)")
+    convert.add_argument(
+        "--from",
+        dest="source_format",
+        choices=_INPUT_FORMATS,
+        help="input format (default: from the extension, else tfrecord)",
+    )
+    convert.add_argument(
+        "--to", default="tfrecord", choices=_INPUT_FORMATS, help="output format (default tfrecord)"
+    )
     convert.add_argument("--partition-by", help="comma-separated partition columns")
-    convert.add_argument("--mode", default="errorifexists",
-                         choices=["append", "overwrite", "ignore", "errorifexists"],
-                         help="what to do when DST exists (default errorifexists)")
+    convert.add_argument(
+        "--mode",
+        default="errorifexists",
+        choices=["append", "overwrite", "ignore", "errorifexists"],
+        help="what to do when DST exists (default errorifexists)",
+    )
     convert.set_defaults(run=_convert)
 
-    inspect = sub.add_parser("inspect", parents=[common], help="schema, count and first records",
-                             epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    inspect = sub.add_parser(
+        "inspect",
+        parents=[common],
+        help="schema, count and first records",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     inspect.add_argument("path", help="TFRecord file or directory")
     inspect.add_argument("-n", type=int, default=10, help="records to show (default 10)")
     inspect.set_defaults(run=_inspect)

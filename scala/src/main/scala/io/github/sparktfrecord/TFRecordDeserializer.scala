@@ -155,7 +155,8 @@ private[sparktfrecord] object FeatureIndex {
 /**
  * Writes the values of one feature into one column: a scalar into the row, a list into an array.
  * Conversions are chosen per column when the deserializer is built: int64 to any integral type
- * (range-checked), Boolean (0 or 1), float, double or decimal; float to float, double or decimal;
+ * (range-checked), date (days), timestamp (microseconds), Boolean (0 or 1), float, double or
+ * decimal; float to float, double or decimal;
  * bytes to string or binary. A string column also takes int64 and float values as their decimal
  * text, which is what schema inference chooses for a feature seen with mixed kinds.
  */
@@ -202,12 +203,12 @@ private[sparktfrecord] object FeatureDecoder {
     }
     val (name, t) = (field.name, field.dataType)
     element match {
-      case LongType => new FeatureDecoder(name, t, ordinal, row) {
+      case LongType | TimestampType | TimestampNTZType => new FeatureDecoder(name, t, ordinal, row) {
         def elementSize = 8
         def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = { target.write(slot, v); slot += 1 }
       }
-      case IntegerType => new FeatureDecoder(name, t, ordinal, row) {
+      case IntegerType | DateType => new FeatureDecoder(name, t, ordinal, row) {
         def elementSize = 4
         def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = {

@@ -11,6 +11,7 @@ private[sparktfrecord] object TFRecordSchema {
   /** Types one feature value maps to: int64 (integers, Boolean), float, bytes (String, Binary). */
   def isScalar(dataType: DataType): Boolean = dataType match {
     case BooleanType | ByteType | ShortType | IntegerType | LongType => true
+    case DateType | TimestampType | TimestampNTZType => true
     case FloatType | DoubleType | _: DecimalType => true
     case StringType | BinaryType => true
     case _ => false
@@ -61,7 +62,8 @@ private[sparktfrecord] object TFRecordSchema {
     }
     new IllegalArgumentException(
       s"Column '$column' has type ${dataType.simpleString}, which recordType ${recordType.name} " +
-        "cannot hold. Supported: boolean, tinyint, smallint, int, bigint (int64_list); float, " +
+        "cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
+        "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); float, " +
         "double, decimal (float_list); string, binary (bytes_list); arrays of these" +
         (if (recordType == RecordType.SequenceExample) ", and arrays of such arrays." else ".") +
         hint)

@@ -152,8 +152,10 @@ private[sparktfrecord] object FeatureEncoder {
 
   /** The encoder for a column, or an error naming the column when its type has no encoding. */
   def apply(column: String, dataType: DataType): FeatureEncoder = dataType match {
-    case LongType => new Int64Scalar(column) { def value(r: InternalRow, i: Int) = r.getLong(i) }
-    case IntegerType => new Int64Scalar(column) { def value(r: InternalRow, i: Int) = r.getInt(i) }
+    case LongType | TimestampType | TimestampNTZType =>
+      new Int64Scalar(column) { def value(r: InternalRow, i: Int) = r.getLong(i) }
+    case IntegerType | DateType =>
+      new Int64Scalar(column) { def value(r: InternalRow, i: Int) = r.getInt(i) }
     case ShortType => new Int64Scalar(column) { def value(r: InternalRow, i: Int) = r.getShort(i) }
     case ByteType => new Int64Scalar(column) { def value(r: InternalRow, i: Int) = r.getByte(i) }
     case BooleanType =>
@@ -166,9 +168,9 @@ private[sparktfrecord] object FeatureEncoder {
     }
     case StringType => new StringScalar(column)
     case BinaryType => new BinaryScalar(column)
-    case ArrayType(LongType, _) =>
+    case ArrayType(LongType | TimestampType | TimestampNTZType, _) =>
       new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getLong(i) }
-    case ArrayType(IntegerType, _) =>
+    case ArrayType(IntegerType | DateType, _) =>
       new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getInt(i) }
     case ArrayType(ShortType, _) =>
       new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getShort(i) }
