@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 
 from spark_tfrecord._io import RecordType, SaveMode, read, write
 from spark_tfrecord._jars import SUPPORTED_SPARK, configure, jar_path
+from spark_tfrecord._spec import feature_spec
 
 __all__ = [
     "SUPPORTED_SPARK",
@@ -27,6 +28,7 @@ __all__ = [
     "SaveMode",
     "__version__",
     "configure",
+    "feature_spec",
     "jar_path",
     "read",
     "write",

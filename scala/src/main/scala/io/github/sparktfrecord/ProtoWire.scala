@@ -156,22 +156,33 @@ private[sparktfrecord] final class WireCursor {
 private[sparktfrecord] final class WireFormatException(message: String, val position: Int)
   extends RuntimeException(message)
 
-/** Receives the features of an Example (or a SequenceExample's context) as they are parsed. */
+/** Receives the features of an Example or SequenceExample as they are parsed. */
 private[sparktfrecord] abstract class FeatureVisitor {
   /**
-   * One map entry: the key is `buf[keyOff, keyOff + keyLen)`; the Feature's values of `kind` lie
-   * in `[start, end)` (read them with [[FeatureLists.scan]]); `kind` is `KindNone` when unset.
+   * One feature (of an Example, or of a SequenceExample's context): the key is
+   * `buf[keyOff, keyOff + keyLen)`; the values of `kind` lie in `[start, end)` (read them with
+   * [[FeatureLists.scan]]); `kind` is `KindNone` for an unset Feature.
    */
   def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int): Unit
+
+  /**
+   * One feature list of a SequenceExample: its `FeatureList` message is `[start, end)`, steps read
+   * with [[ExampleWalker.nextStep]].
+   */
+  def featureList(buf: Array[Byte], keyOff: Int, keyLen: Int, start: Int, end: Int): Unit
 }
 
 /**
- * Walks `Example` → `Features` → map entries → `Feature` as protobuf parses them: fields in any
- * order, unknown fields skipped, repeated `features` merged, and in a Feature the last kind wins
- * while repeated occurrences of that kind since the last switch concatenate.
+ * Walks `Example` → `Features` → map entries → `Feature` (and `SequenceExample` → context /
+ * `FeatureLists` → `FeatureList` → `Feature`) as protobuf parses them: fields in any order,
+ * unknown fields skipped, repeated messages merged, and in a Feature the last kind wins while
+ * repeated occurrences of that kind since the last switch concatenate.
  */
 private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
   import ProtoWire._
+
+  /** After [[featureKind]]: where the values of the winning kind start. */
+  var runStart: Int = 0
 
   /** Visits every feature of the Example in `data[0, length)`. */
   def walkExample(data: Array[Byte], length: Int, visitor: FeatureVisitor): Unit = {
@@ -181,20 +192,35 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
       val t = cursor.readVarint(length)
       if (t == tag(1, WireLengthDelimited)) { // Example.features
         val end = cursor.readLengthEnd(length)
-        walkFeatures(end, visitor)
+        walkMap(end, visitor, lists = false)
       } else {
         cursor.skipField(t.toInt & 7, length)
       }
     }
   }
 
-  /** Features (from the cursor to `end`): repeated map entries { key = 1, value = 2 }. */
-  def walkFeatures(end: Int, visitor: FeatureVisitor): Unit = {
+  /** Visits the context features and the feature lists of the SequenceExample in `data`. */
+  def walkSequenceExample(data: Array[Byte], length: Int, visitor: FeatureVisitor): Unit = {
+    cursor.buf = data
+    cursor.pos = 0
+    while (cursor.pos < length) {
+      val t = cursor.readVarint(length)
+      if (t == tag(1, WireLengthDelimited) || t == tag(2, WireLengthDelimited)) {
+        val end = cursor.readLengthEnd(length)
+        walkMap(end, visitor, lists = t == tag(2, WireLengthDelimited))
+      } else {
+        cursor.skipField(t.toInt & 7, length)
+      }
+    }
+  }
+
+  /** Features or FeatureLists, from the cursor to `end`: map entries { key = 1, value = 2 }. */
+  private def walkMap(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
       if (t == tag(1, WireLengthDelimited)) {
         val entryEnd = cursor.readLengthEnd(end)
-        walkEntry(entryEnd, visitor)
+        walkEntry(entryEnd, visitor, lists)
         cursor.pos = entryEnd
       } else {
         cursor.skipField(t.toInt & 7, end)
@@ -202,8 +228,8 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     }
   }
 
-  private def walkEntry(end: Int, visitor: FeatureVisitor): Unit = {
-    // Key and value may come in either order, or be missing (then "" and an unset Feature).
+  private def walkEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
+    // Key and value may come in either order, or be missing (then "" and an empty message).
     var keyStart = cursor.pos
     var keyEnd = cursor.pos
     var valueStart = end
@@ -222,26 +248,71 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
         cursor.skipField(t.toInt & 7, end)
       }
     }
-    // Find the Feature's kind: the last of its oneof fields, and where the run of it starts.
-    cursor.pos = valueStart
+    if (lists) {
+      visitor.featureList(cursor.buf, keyStart, keyEnd - keyStart, valueStart, valueEnd)
+    } else {
+      val kind = featureKind(valueStart, valueEnd)
+      visitor.feature(cursor.buf, keyStart, keyEnd - keyStart, kind, runStart, valueEnd)
+    }
+  }
+
+  /**
+   * The kind of the Feature message `[start, end)`: the last of its oneof fields. Sets
+   * [[runStart]] to where the run of that kind begins.
+   */
+  def featureKind(start: Int, end: Int): Int = {
+    cursor.pos = start
     var kind = KindNone
-    var runStart = valueEnd
-    while (cursor.pos < valueEnd) {
+    runStart = end
+    while (cursor.pos < end) {
       val tagPos = cursor.pos
-      val t = cursor.readVarint(valueEnd)
+      val t = cursor.readVarint(end)
       val field = t >>> 3
       if (field >= KindBytes && field <= KindInt64) {
         if ((t & 7) != WireLengthDelimited) {
           throw new WireFormatException(s"Feature field $field has wire type ${t & 7}", tagPos)
         }
         if (field != kind) { kind = field.toInt; runStart = tagPos }
-        cursor.pos = cursor.readLengthEnd(valueEnd)
+        cursor.pos = cursor.readLengthEnd(end)
       } else {
-        cursor.skipField(t.toInt & 7, valueEnd)
+        cursor.skipField(t.toInt & 7, end)
       }
     }
-    visitor.feature(cursor.buf, keyStart, keyEnd - keyStart, kind, runStart, valueEnd)
+    kind
   }
+
+  /** The number of steps (Feature messages) in the FeatureList `[start, end)`. */
+  def countSteps(start: Int, end: Int): Int = {
+    cursor.pos = start
+    var n = 0
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) n += 1
+      cursor.skipField(t.toInt & 7, end)
+    }
+    n
+  }
+
+  /**
+   * Finds the next step of a FeatureList at or after `from` and before `end`: returns the end of
+   * its Feature message and sets [[stepStart]], or returns -1 when there is none.
+   */
+  def nextStep(from: Int, end: Int): Int = {
+    cursor.pos = from
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) {
+        val stepEnd = cursor.readLengthEnd(end)
+        stepStart = cursor.pos
+        return stepEnd
+      }
+      cursor.skipField(t.toInt & 7, end)
+    }
+    -1
+  }
+
+  /** After [[nextStep]]: where the step's Feature message starts. */
+  var stepStart: Int = 0
 }
 
 /** Receives the values of one feature list, in order. */

@@ -2,24 +2,32 @@ package io.github.sparktfrecord
 
 import java.nio.charset.StandardCharsets.UTF_8
 
+import scala.annotation.switch
+
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter, UnsafeWriter}
 import org.apache.spark.sql.types._
 
 /**
- * Decodes serialized `tf.train.Example` messages straight into one reused [[UnsafeRow]] holding
- * the requested columns only.
+ * Decodes serialized `tf.train.Example` (or `SequenceExample`) messages straight into one reused
+ * [[UnsafeRow]] holding the requested columns only.
  *
  * Everything that depends on the schema is decided here, once: the feature-name lookup (on UTF-8
  * bytes, so no String is built per feature), and one [[FeatureDecoder]] per column. Features that
  * were not requested are skipped at the wire level without decoding their values.
  *
+ * In a SequenceExample, `array<array<T>>` columns are read from the feature lists (one inner
+ * array per step) and every other column from the context.
+ *
  * The returned row is overwritten by the next call.
  */
-private[sparktfrecord] final class TFRecordDeserializer(schema: StructType) {
+private[sparktfrecord] final class TFRecordDeserializer(schema: StructType, recordType: RecordType) {
+  import FeatureDecoder._
   import ProtoWire._
 
   private val numColumns = schema.length
+  private val sequence = recordType == RecordType.SequenceExample
+  private val messageName = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
   private val rowWriter = new UnsafeRowWriter(numColumns, 64)
   private val index = new FeatureIndex(schema.fieldNames)
   private val decoders: Array[FeatureDecoder] =
@@ -29,8 +37,8 @@ private[sparktfrecord] final class TFRecordDeserializer(schema: StructType) {
   private var stamp = 0
   private val cursor = new WireCursor
   private val lists = new FeatureLists(cursor)
-
   private val walker = new ExampleWalker(cursor)
+
   private val visitor = new FeatureVisitor {
     def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int) = {
       val ordinal = index.find(buf, keyOff, keyLen)
@@ -38,6 +46,14 @@ private[sparktfrecord] final class TFRecordDeserializer(schema: StructType) {
         // A key repeated in one map: the last entry wins, as in protobuf.
         seen(ordinal) = stamp
         decode(decoders(ordinal), kind, start, end)
+      }
+    }
+
+    def featureList(buf: Array[Byte], keyOff: Int, keyLen: Int, start: Int, end: Int) = {
+      val ordinal = index.find(buf, keyOff, keyLen)
+      if (ordinal >= 0) {
+        seen(ordinal) = stamp
+        decodeSteps(decoders(ordinal), start, end)
       }
     }
   }
@@ -52,11 +68,12 @@ private[sparktfrecord] final class TFRecordDeserializer(schema: StructType) {
     stamp += 1
     if (stamp == 0) { java.util.Arrays.fill(seen, -1); stamp = 1 }
     try {
-      walker.walkExample(data, length, visitor)
+      if (sequence) walker.walkSequenceExample(data, length, visitor)
+      else walker.walkExample(data, length, visitor)
     } catch {
       case e: WireFormatException =>
         throw new TFRecordDataException(
-          s"Malformed tf.train.Example (${e.getMessage} at byte ${e.position} of the record)",
+          s"Malformed $messageName (${e.getMessage} at byte ${e.position} of the record)",
           path, recordOffset, e)
     }
     var i = 0
@@ -67,34 +84,92 @@ private[sparktfrecord] final class TFRecordDeserializer(schema: StructType) {
     rowWriter.getRow
   }
 
+  /** One Feature into a scalar, array or vector column. */
   private def decode(d: FeatureDecoder, kind: Int, start: Int, end: Int): Unit = {
-    val count = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
-    if (count > 0 && !d.accepts(kind)) {
-      throw columnError(d, s"cannot be read from a ${KindNames(kind)} feature")
+    if (d.shape == ShapeNested) {
+      throw columnError(d, "is read from a SequenceExample feature list, but the record has a " +
+        "single feature of that name (context or Example feature): read it as " +
+        s"array<${d.elementType.simpleString}>")
     }
+    val count = valueCount(d, kind, start, end)
     try {
-      if (d.arrayWriter == null) {
-        if (count == 0) {
-          d.writeNull()
-        } else if (count > 1) {
-          throw columnError(d, s"is a scalar but the feature holds $count values; read it as " +
-            s"array<${d.elementType.simpleString}> to get them all")
-        } else {
-          d.target = rowWriter
-          d.slot = d.ordinal
-          lists.scan(kind, start, end, d)
-        }
-      } else {
-        val previousCursor = rowWriter.cursor()
-        d.arrayWriter.initialize(count)
-        d.target = d.arrayWriter
-        d.slot = 0
-        if (count > 0) lists.scan(kind, start, end, d)
-        rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
+      (d.shape: @switch) match {
+        case ShapeScalar =>
+          if (count == 0) {
+            d.writeNull()
+          } else if (count > 1) {
+            throw columnError(d, s"is a scalar but the feature holds $count values; read it " +
+              s"as array<${d.elementType.simpleString}> to get them all")
+          } else {
+            d.target = rowWriter
+            d.slot = d.ordinal
+            lists.scan(kind, start, end, d)
+          }
+        case ShapeArray =>
+          val previousCursor = rowWriter.cursor()
+          fillArray(d, kind, start, end, count)
+          rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
+        case ShapeVector =>
+          // VectorUDT's storage: struct<type: tinyint, size: int, indices: array<int>,
+          // values: array<double>>, here always dense (type 1, values only).
+          val previousCursor = rowWriter.cursor()
+          val struct = d.structWriter
+          struct.resetRowWriter()
+          struct.write(0, 1.toByte)
+          struct.setNullAt(1)
+          struct.setNullAt(2)
+          val valuesCursor = struct.cursor()
+          fillArray(d, kind, start, end, count)
+          struct.setOffsetAndSizeFromPreviousCursor(3, valuesCursor)
+          rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
       }
     } catch {
       case e: ValueOutOfRangeException => throw columnError(d, e.getMessage)
     }
+  }
+
+  /** A FeatureList into an `array<array<T>>` column: one inner array per step. */
+  private def decodeSteps(d: FeatureDecoder, start: Int, end: Int): Unit = {
+    if (d.shape != ShapeNested) {
+      throw columnError(d, "is read from a single feature, but the record has a feature list " +
+        s"of that name: read it as array<array<${d.elementType.simpleString}>>")
+    }
+    val steps = walker.countSteps(start, end)
+    val previousCursor = rowWriter.cursor()
+    d.outerWriter.initialize(steps)
+    var from = start
+    var i = 0
+    try {
+      while (i < steps) {
+        val stepEnd = walker.nextStep(from, end)
+        val kind = walker.featureKind(walker.stepStart, stepEnd)
+        val runStart = walker.runStart
+        val count = valueCount(d, kind, runStart, stepEnd)
+        val stepCursor = rowWriter.cursor()
+        fillArray(d, kind, runStart, stepEnd, count)
+        d.outerWriter.setOffsetAndSizeFromPreviousCursor(i, stepCursor)
+        from = stepEnd
+        i += 1
+      }
+    } catch {
+      case e: ValueOutOfRangeException => throw columnError(d, e.getMessage)
+    }
+    rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
+  }
+
+  private def valueCount(d: FeatureDecoder, kind: Int, start: Int, end: Int): Int = {
+    val count = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
+    if (count > 0 && !d.accepts(kind)) {
+      throw columnError(d, s"cannot be read from a ${KindNames(kind)} feature")
+    }
+    count
+  }
+
+  private def fillArray(d: FeatureDecoder, kind: Int, start: Int, end: Int, count: Int): Unit = {
+    d.arrayWriter.initialize(count)
+    d.target = d.arrayWriter
+    d.slot = 0
+    if (count > 0) lists.scan(kind, start, end, d)
   }
 
   private def columnError(d: FeatureDecoder, what: String): TFRecordDataException =
@@ -164,16 +239,32 @@ private[sparktfrecord] abstract class FeatureDecoder(
     val column: String,
     val dataType: DataType,
     val ordinal: Int,
+    val shape: Int,
     rowWriter: UnsafeRowWriter) extends ValueSink {
+  import FeatureDecoder._
 
+  /** The type of each value: the column's, its arrays' innermost, or double for a vector. */
   val elementType: DataType = dataType match {
+    case ArrayType(ArrayType(e, _), _) => e
     case ArrayType(e, _) => e
+    case _ if shape == ShapeVector => DoubleType
     case t => t
   }
 
-  /** Null for a scalar column. */
-  val arrayWriter: UnsafeArrayWriter =
-    if (dataType.isInstanceOf[ArrayType]) new UnsafeArrayWriter(rowWriter, elementSize) else null
+  /** The values of a vector column live in this struct (VectorUDT's storage); else null. */
+  val structWriter: UnsafeRowWriter =
+    if (shape == ShapeVector) new UnsafeRowWriter(rowWriter, 4) else null
+
+  /** Where the values go for every shape but a scalar. */
+  val arrayWriter: UnsafeArrayWriter = shape match {
+    case ShapeScalar => null
+    case ShapeVector => new UnsafeArrayWriter(structWriter, 8)
+    case _ => new UnsafeArrayWriter(rowWriter, elementSize)
+  }
+
+  /** The outer array (of steps) of an `array<array<T>>` column; else null. */
+  val outerWriter: UnsafeArrayWriter =
+    if (shape == ShapeNested) new UnsafeArrayWriter(rowWriter, 8) else null
 
   /** Where the next value goes: the row (at the column's ordinal) or the array (at its index). */
   var target: UnsafeWriter = rowWriter
@@ -196,19 +287,26 @@ private[sparktfrecord] abstract class FeatureDecoder(
 private[sparktfrecord] object FeatureDecoder {
   import ProtoWire._
 
+  final val ShapeScalar = 0
+  final val ShapeArray = 1
+  final val ShapeNested = 2
+  final val ShapeVector = 3
+
   def apply(field: StructField, ordinal: Int, row: UnsafeRowWriter): FeatureDecoder = {
-    val element = field.dataType match {
-      case ArrayType(e, _) => e
-      case t => t
+    val (shape, element) = field.dataType match {
+      case ArrayType(ArrayType(e, _), _) => (ShapeNested, e)
+      case ArrayType(e, _) => (ShapeArray, e)
+      case u: UserDefinedType[_] if TFRecordSchema.isVector(u) => (ShapeVector, DoubleType)
+      case t => (ShapeScalar, t)
     }
     val (name, t) = (field.name, field.dataType)
     element match {
-      case LongType | TimestampType | TimestampNTZType => new FeatureDecoder(name, t, ordinal, row) {
+      case LongType | TimestampType | TimestampNTZType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 8
         def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = { target.write(slot, v); slot += 1 }
       }
-      case IntegerType | DateType => new FeatureDecoder(name, t, ordinal, row) {
+      case IntegerType | DateType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 4
         def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = {
@@ -216,7 +314,7 @@ private[sparktfrecord] object FeatureDecoder {
           target.write(slot, v.toInt); slot += 1
         }
       }
-      case ShortType => new FeatureDecoder(name, t, ordinal, row) {
+      case ShortType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 2
         def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = {
@@ -224,7 +322,7 @@ private[sparktfrecord] object FeatureDecoder {
           target.write(slot, v.toShort); slot += 1
         }
       }
-      case ByteType => new FeatureDecoder(name, t, ordinal, row) {
+      case ByteType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 1
         def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = {
@@ -232,7 +330,7 @@ private[sparktfrecord] object FeatureDecoder {
           target.write(slot, v.toByte); slot += 1
         }
       }
-      case BooleanType => new FeatureDecoder(name, t, ordinal, row) {
+      case BooleanType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 1
         def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = {
@@ -240,22 +338,24 @@ private[sparktfrecord] object FeatureDecoder {
           target.write(slot, v == 1L); slot += 1
         }
       }
-      case FloatType => new FeatureDecoder(name, t, ordinal, row) {
+      case FloatType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 4
         def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
         override def float(v: Float): Unit = { target.write(slot, v); slot += 1 }
         override def int64(v: Long): Unit = { target.write(slot, v.toFloat); slot += 1 }
       }
-      case DoubleType => new FeatureDecoder(name, t, ordinal, row) {
+      case DoubleType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 8
         def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
         override def float(v: Float): Unit = { target.write(slot, v.toDouble); slot += 1 }
         override def int64(v: Long): Unit = { target.write(slot, v.toDouble); slot += 1 }
       }
-      case d: DecimalType => new FeatureDecoder(name, t, ordinal, row) {
+      case d: DecimalType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 8
         def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
-        override def writeNull(): Unit = row.write(this.ordinal, null: Decimal, d.precision, d.scale)
+        override def writeNull(): Unit =
+          if (this.shape == ShapeScalar) row.write(this.ordinal, null: Decimal, d.precision, d.scale)
+          else row.setNullAt(this.ordinal)
         override def float(v: Float): Unit = {
           if (v.isNaN || v.isInfinite) outOfRange(v)
           // The shortest decimal that reads back as this float: what Python and TF print.
@@ -267,7 +367,7 @@ private[sparktfrecord] object FeatureDecoder {
           target.write(slot, value, d.precision, d.scale); slot += 1
         }
       }
-      case StringType => new FeatureDecoder(name, t, ordinal, row) {
+      case StringType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 8
         def accepts(kind: Int) = kind != KindNone
         override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
@@ -280,14 +380,14 @@ private[sparktfrecord] object FeatureDecoder {
           target.write(slot, b, 0, b.length); slot += 1
         }
       }
-      case BinaryType => new FeatureDecoder(name, t, ordinal, row) {
+      case BinaryType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 8
         def accepts(kind: Int) = kind == KindBytes
         override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
           target.write(slot, buf, off, len); slot += 1
         }
       }
-      case _ => throw TFRecordSchema.unsupported(name, t, RecordType.Example)
+      case _ => throw TFRecordSchema.unsupported(name, t, RecordType.SequenceExample)
     }
   }
 }

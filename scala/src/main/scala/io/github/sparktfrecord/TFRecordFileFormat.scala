@@ -113,7 +113,7 @@ private[sparktfrecord] object TFRecordFileFormat {
           writer.getRow
         }
       case _ =>
-        val deserializer = new TFRecordDeserializer(schema)
+        val deserializer = new TFRecordDeserializer(schema, recordType)
         deserializer.path = path
         reader => {
           deserializer.recordOffset = reader.offset

@@ -45,6 +45,23 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
       .getOrElse(invalid(MaxRecordBytesOption, v, Seq(s"an integer from 1 to $DefaultMaxRecordBytes")))
   }
 
+  /**
+   * `allowNonTensorFlowCodec`: allow a `compression` / `codec` TensorFlow cannot read (snappy,
+   * bzip2, lz4, zstd, any Hadoop codec class), for files only Spark will read (default false).
+   */
+  val allowNonTensorFlowCodec: Boolean = booleanOption(AllowNonTensorFlowCodecOption, default = false)
+
+  /**
+   * `compression` (alias `codec`, linkedin's option, which takes a Hadoop codec class name):
+   * `none` (default), `gzip` or `deflate` (alias `zlib`), TensorFlow's GZIP and ZLIB. On write it
+   * compresses each file whole and adds `.gz` / `.deflate` after `.tfrecord`; on read a file's
+   * extension decides, and this option applies to files without one.
+   */
+  val compression: TFRecordCompression =
+    Seq(CompressionOption, CodecOption).flatMap(o => parameters.get(o).map(o -> _)).headOption
+      .map { case (o, v) => TFRecordCompression.parse(o, v, allowNonTensorFlowCodec) }
+      .getOrElse(TFRecordCompression.None)
+
   /** `verifyChecksums`: check the data CRC of every record on read (default true). */
   val verifyChecksums: Boolean = booleanOption(VerifyChecksumsOption, default = true)
 
@@ -76,6 +93,9 @@ private[sparktfrecord] object TFRecordOptions {
   final val InferSchemaMaxRecordsOption = "inferSchemaMaxRecords"
   final val MaxRecordBytesOption = "maxRecordBytes"
   final val VerifyChecksumsOption = "verifyChecksums"
+  final val CompressionOption = "compression"
+  final val CodecOption = "codec"
+  final val AllowNonTensorFlowCodecOption = "allowNonTensorFlowCodec"
 
   /** The largest byte array the JVM reliably allocates. */
   final val DefaultMaxRecordBytes: Int = Int.MaxValue - 64

@@ -17,19 +17,19 @@ import org.apache.spark.sql.types.StructType
 private[sparktfrecord] final class TFRecordOutputWriter(
     val path: String,
     schema: StructType,
-    recordType: RecordType,
+    options: TFRecordOptions,
     context: TaskAttemptContext) extends OutputWriter {
 
   private val out: OutputStream = {
     val file = new Path(path)
-    val fs = file.getFileSystem(context.getConfiguration)
-    new BufferedOutputStream(fs.create(file, false), TFRecordOutputWriter.BufferBytes)
+    val conf = context.getConfiguration
+    val raw = file.getFileSystem(conf).create(file, false)
+    new BufferedOutputStream(options.compression.compress(raw, conf), TFRecordOutputWriter.BufferBytes)
   }
   private val crc = new CRC32C
-  private val serializer: RecordSerializer = recordType match {
-    case RecordType.Example => new TFRecordSerializer(schema)
+  private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
-    case other => throw new UnsupportedOperationException(s"recordType ${other.name} on write")
+    case other => new TFRecordSerializer(schema, other)
   }
 
   override def write(row: InternalRow): Unit = {

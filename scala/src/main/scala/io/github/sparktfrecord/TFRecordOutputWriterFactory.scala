@@ -10,13 +10,13 @@ private[sparktfrecord] final class TFRecordOutputWriterFactory(options: TFRecord
   extends OutputWriterFactory {
 
   override def getFileExtension(context: TaskAttemptContext): String =
-    TFRecordOutputWriterFactory.Extension
+    TFRecordOutputWriterFactory.Extension + options.compression.extension
 
   override def newInstance(
       path: String,
       dataSchema: StructType,
       context: TaskAttemptContext): OutputWriter =
-    new TFRecordOutputWriter(path, dataSchema, options.recordType, context)
+    new TFRecordOutputWriter(path, dataSchema, options, context)
 }
 
 private[sparktfrecord] object TFRecordOutputWriterFactory {

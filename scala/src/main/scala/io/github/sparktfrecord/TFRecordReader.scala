@@ -44,7 +44,15 @@ private[sparktfrecord] final class TFRecordReader(
   def position: Long = streamPos - (bufLimit - bufPos)
 
   /** Reads the next record; false at a clean end of the stream. */
-  def next(): Boolean = {
+  def next(): Boolean =
+    try readRecord() catch {
+      case e: TFRecordCorruptException => throw e
+      case e: java.io.IOException =>
+        // A decompressor's complaint (bad gzip data, ...), or the file system's.
+        throw new TFRecordCorruptException(s"Cannot read TFRecord (${e.getMessage})", path, offset)
+    }
+
+  private def readRecord(): Boolean = {
     offset = position
     if (!ensure(HeaderBytes)) {
       if (bufLimit - bufPos == 0) return false
@@ -120,9 +128,16 @@ private[sparktfrecord] object TFRecordReader {
   final val BufferBytes = 1 << 16
   final val InitialRecordBytes = 1 << 12
 
-  /** Opens a whole file for reading. */
+  /** Opens a whole file for reading, decompressing it when its extension or the options say so. */
   def open(path: Path, conf: Configuration, options: TFRecordOptions): TFRecordReader = {
-    val in = path.getFileSystem(conf).open(path)
+    val raw = path.getFileSystem(conf).open(path)
+    val in = try {
+      TFRecordCompression.forFile(path, options.compression, conf).decompress(raw, conf)
+    } catch {
+      case e: java.io.IOException =>
+        raw.close()
+        throw new TFRecordCorruptException(s"Cannot decompress (${e.getMessage})", path.toString, 0L)
+    }
     new TFRecordReader(in, path.toString, 0L, options.maxRecordBytes, options.verifyChecksums)
   }
 }

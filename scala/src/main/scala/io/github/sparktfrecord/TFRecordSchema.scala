@@ -8,7 +8,7 @@ private[sparktfrecord] object TFRecordSchema {
   /** The column of a `ByteArray` record type. */
   final val ByteArrayColumn = "byteArray"
 
-  /** Types one feature value maps to: int64 (integers, Boolean), float, bytes (String, Binary). */
+  /** Types one feature value maps to: int64 (integers, dates, timestamps), float, bytes. */
   def isScalar(dataType: DataType): Boolean = dataType match {
     case BooleanType | ByteType | ShortType | IntegerType | LongType => true
     case DateType | TimestampType | TimestampNTZType => true
@@ -17,11 +17,23 @@ private[sparktfrecord] object TFRecordSchema {
     case _ => false
   }
 
+  /**
+   * Spark ML's `VectorUDT` (and the older mllib one), recognised by name so that the jar does not
+   * depend on spark-mllib: a vector is written as a dense `float_list`.
+   */
+  def isVector(dataType: DataType): Boolean = dataType match {
+    case u: UserDefinedType[_] =>
+      val name = u.getClass.getName
+      name == "org.apache.spark.ml.linalg.VectorUDT" ||
+        name == "org.apache.spark.mllib.linalg.VectorUDT"
+    case _ => false
+  }
+
   /** Any type some record type can hold; the record type narrows it in [[validate]]. */
   def supportsDataType(dataType: DataType): Boolean = dataType match {
     case ArrayType(ArrayType(e, _), _) => isScalar(e)
     case ArrayType(e, _) => isScalar(e)
-    case t => isScalar(t)
+    case t => isScalar(t) || isVector(t)
   }
 
   /**
@@ -41,9 +53,9 @@ private[sparktfrecord] object TFRecordSchema {
       case RecordType.Example =>
         schema.fields.foreach { f =>
           f.dataType match {
-            case t if isScalar(t) =>
-            case ArrayType(e, _) if isScalar(e) =>
-            case other => throw unsupported(f.name, other, recordType)
+            case ArrayType(ArrayType(_, _), _) => throw unsupported(f.name, f.dataType, recordType)
+            case t if !supportsDataType(t) => throw unsupported(f.name, t, recordType)
+            case _ =>
           }
         }
       case RecordType.SequenceExample =>
@@ -63,9 +75,10 @@ private[sparktfrecord] object TFRecordSchema {
     new IllegalArgumentException(
       s"Column '$column' has type ${dataType.simpleString}, which recordType ${recordType.name} " +
         "cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
-        "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); float, " +
-        "double, decimal (float_list); string, binary (bytes_list); arrays of these" +
-        (if (recordType == RecordType.SequenceExample) ", and arrays of such arrays." else ".") +
-        hint)
+        "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
+        "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays " +
+        "of these" +
+        (if (recordType == RecordType.SequenceExample) ", and arrays of such arrays (feature lists)."
+        else ".") + hint)
   }
 }

@@ -16,7 +16,8 @@ import org.apache.spark.sql.types._
  * Rules, per feature name:
  *  - kind: int64 → bigint, float → float, bytes → string; int64 and float together → float;
  *    bytes with anything → string; a feature never seen with a kind (unset) → string.
- *  - shape: an array when some record holds more than one value, else a scalar (empty → null).
+ *  - shape: an array when some record holds more than one value, else a scalar (empty → null);
+ *    a SequenceExample's feature lists are always `array<array<…>>`, after the context columns.
  *  - columns come in the order the features are first met, so the same files give the same schema.
  */
 private[sparktfrecord] object TFRecordSchemaInferencer {
@@ -26,7 +27,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     options.recordType match {
       case RecordType.ByteArray =>
         StructType(Seq(StructField(TFRecordSchema.ByteArrayColumn, BinaryType, nullable = false)))
-      case _ => inferExamples(files, options, conf)
+      case recordType => inferExamples(files, options, conf, recordType == RecordType.SequenceExample)
     }
 
   private final class Stats(var kind: Int, var maxValues: Int)
@@ -34,9 +35,11 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
   private def inferExamples(
       files: Seq[FileStatus],
       options: TFRecordOptions,
-      conf: Configuration): StructType = {
+      conf: Configuration,
+      sequence: Boolean): StructType = {
     val sample = sampleFiles(files, options.inferSchemaMaxFiles)
     val stats = mutable.LinkedHashMap.empty[String, Stats]
+    val listStats = mutable.LinkedHashMap.empty[String, Stats]
     val cursor = new WireCursor
     val walker = new ExampleWalker(cursor)
     val lists = new FeatureLists(cursor)
@@ -48,17 +51,32 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         s.kind = mergeKinds(s.kind, kind)
         s.maxValues = math.max(s.maxValues, n)
       }
+
+      def featureList(buf: Array[Byte], keyOff: Int, keyLen: Int, start: Int, end: Int) = {
+        val s = listStats.getOrElseUpdate(new String(buf, keyOff, keyLen, UTF_8), new Stats(KindNone, 0))
+        var from = start
+        var stepEnd = walker.nextStep(from, end)
+        while (stepEnd >= 0) {
+          s.kind = mergeKinds(s.kind, walker.featureKind(walker.stepStart, stepEnd))
+          from = stepEnd
+          stepEnd = walker.nextStep(from, end)
+        }
+      }
     }
+    val messageName = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
     var records = 0L
     sample.foreach { file =>
       val reader = TFRecordReader.open(file.getPath, conf, options)
       try {
         var n = 0
         while (n < options.inferSchemaMaxRecords && reader.next()) {
-          try walker.walkExample(reader.data, reader.length, visitor) catch {
+          try {
+            if (sequence) walker.walkSequenceExample(reader.data, reader.length, visitor)
+            else walker.walkExample(reader.data, reader.length, visitor)
+          } catch {
             case e: WireFormatException =>
               throw new TFRecordDataException(
-                s"Malformed tf.train.Example (${e.getMessage} at byte ${e.position} of the record)",
+                s"Malformed $messageName (${e.getMessage} at byte ${e.position} of the record)",
                 file.getPath.toString, reader.offset, e)
           }
           n += 1
@@ -66,22 +84,38 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         records += n
       } finally reader.close()
     }
-    if (stats.isEmpty) {
+    listStats.keys.find(stats.contains).foreach { name =>
+      throw new IllegalArgumentException(
+        s"Cannot infer a TFRecord schema: '$name' is both a context feature and a feature list. " +
+          "Give the schema with .schema(...): array<array<…>> reads the feature list, any other " +
+          "type the context feature.")
+    }
+    if (stats.isEmpty && listStats.isEmpty) {
       val what = if (files.isEmpty) "there are no files"
-      else s"the $records records read from ${sample.size} of ${files.size} files have no features"
+      else {
+        s"the $records records read from ${sample.size} of ${files.size} files have no features"
+      }
       throw new IllegalArgumentException(
         s"Cannot infer a TFRecord schema: $what. Give the schema with .schema(...), or point " +
           "the reader at files that hold tf.train.Example records.")
     }
-    StructType(stats.iterator.map { case (name, s) =>
-      val element = s.kind match {
-        case KindInt64 => LongType
-        case KindFloat => FloatType
-        case _ => StringType
-      }
-      val dataType = if (s.maxValues > 1) ArrayType(element, containsNull = false) else element
+    val context = stats.iterator.map { case (name, s) =>
+      val dataType =
+        if (s.maxValues > 1) ArrayType(elementType(s.kind), containsNull = false)
+        else elementType(s.kind)
       StructField(name, dataType, nullable = true)
-    }.toSeq)
+    }
+    val featureLists = listStats.iterator.map { case (name, s) =>
+      val steps = ArrayType(ArrayType(elementType(s.kind), containsNull = false), containsNull = false)
+      StructField(name, steps, nullable = true)
+    }
+    StructType((context ++ featureLists).toSeq)
+  }
+
+  private def elementType(kind: Int): DataType = kind match {
+    case KindInt64 => LongType
+    case KindFloat => FloatType
+    case _ => StringType
   }
 
   /** int64 + float → float; bytes + anything → bytes; unset takes the other. */

@@ -1,0 +1,110 @@
+"""Whole-file GZIP and ZLIB, as TensorFlow writes and reads them; other codecs refused."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+import pytest
+
+import spark_tfrecord
+from conftest import tfrecord_files
+from tfrecord_bytes import entry, example, feature, frame, int64_list_packed
+
+RECORDS = [example(entry(b"id", feature("int64", int64_list_packed([i])))) for i in range(50)]
+
+
+@pytest.mark.parametrize(
+    "option,extension,tf_type",
+    [
+        ("gzip", ".tfrecord.gz", "GZIP"),
+        ("deflate", ".tfrecord.deflate", "ZLIB"),
+        ("zlib", ".tfrecord.deflate", "ZLIB"),
+        ("none", ".tfrecord", ""),
+    ],
+)
+def test_tensorflow_reads_our_compressed_files(
+    spark, tf, out: Path, option, extension, tf_type
+) -> None:
+    df = spark.range(100).selectExpr("id", "cast(id as string) as s").repartition(2)
+    spark_tfrecord.write(df, str(out), compression=option)
+    files = tfrecord_files(out)
+    assert len(files) == 2 and all(f.name.endswith(extension) for f in files)
+    ids = sorted(
+        tf.train.Example.FromString(r.numpy()).features.feature["id"].int64_list.value[0]
+        for f in files
+        for r in tf.data.TFRecordDataset(str(f), compression_type=tf_type)
+    )
+    assert ids == list(range(100))
+    back = spark_tfrecord.read(spark, str(out))
+    assert sorted((r.id, r.s) for r in back.collect()) == [(i, str(i)) for i in range(100)]
+
+
+@pytest.mark.parametrize(
+    "tf_type,name",
+    [("GZIP", "a.tfrecord.gz"), ("ZLIB", "a.tfrecord.deflate"), ("ZLIB", "a.tfrecord.zlib")],
+)
+def test_we_read_tensorflow_compressed_files(spark, tf, tmp_path: Path, tf_type, name) -> None:
+    path = tmp_path / name
+    with tf.io.TFRecordWriter(str(path), options=tf_type) as w:
+        for r in RECORDS:
+            w.write(r)
+    got = spark_tfrecord.read(spark, str(path), schema="id long").collect()
+    assert [r.id for r in got] == list(range(50))
+
+
+def test_option_forces_codec_for_files_without_extension(spark, tmp_path: Path) -> None:
+    raw = b"".join(frame(r) for r in RECORDS)
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "data.tfrecord").write_bytes(gzip.compress(raw))
+    (tmp_path / "z").mkdir()
+    (tmp_path / "z" / "data").write_bytes(zlib.compress(raw))
+    for sub, option in (("g", "gzip"), ("z", "zlib")):
+        df = spark_tfrecord.read(spark, str(tmp_path / sub), compression=option, schema="id long")
+        assert sorted(r.id for r in df.collect()) == list(range(50))
+    # Without the option, the gzip bytes are not a TFRecord: a clear framing error.
+    with pytest.raises(Exception, match=r"Corrupt TFRecord|Truncated TFRecord"):
+        spark_tfrecord.read(spark, str(tmp_path / "g"), schema="id long").collect()
+
+
+def test_linkedin_codec_option(spark, out: Path) -> None:
+    df = spark.range(10)
+    df.write.format("tfrecord").option("codec", "org.apache.hadoop.io.compress.GzipCodec").save(
+        str(out)
+    )
+    assert all(f.name.endswith(".tfrecord.gz") for f in tfrecord_files(out))
+    assert sorted(r.id for r in spark.read.format("tfrecord").load(str(out)).collect()) == list(
+        range(10)
+    )
+
+
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("compression", "snappy"),
+        ("compression", "zstd"),
+        ("codec", "org.apache.hadoop.io.compress.BZip2Codec"),
+    ],
+)
+def test_codecs_tensorflow_cannot_read_are_refused(spark, out: Path, option, value) -> None:
+    with pytest.raises(
+        Exception, match=f"TFRecord option '{option}' is '{value}', a codec TensorFlow cannot read"
+    ):
+        spark.range(3).write.format("tfrecord").option(option, value).save(str(out))
+
+
+def test_non_tensorflow_codec_when_asked_for(spark, out: Path) -> None:
+    spark.range(20).write.format("tfrecord").option("compression", "bzip2").option(
+        "allowNonTensorFlowCodec", "true"
+    ).save(str(out))
+    assert all(f.name.endswith(".tfrecord.bz2") for f in tfrecord_files(out))
+    assert sorted(r.id for r in spark_tfrecord.read(spark, str(out)).collect()) == list(range(20))
+
+
+def test_unknown_compression_lists_valid_values(spark, out: Path) -> None:
+    with pytest.raises(
+        Exception,
+        match=r"Invalid value 'brotli' for TFRecord option 'compression'\. Valid values: none",
+    ):
+        spark.range(3).write.format("tfrecord").option("compression", "brotli").save(str(out))
