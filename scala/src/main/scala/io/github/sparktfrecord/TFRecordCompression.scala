@@ -112,6 +112,7 @@ private[sparktfrecord] object TFRecordCompression {
     if (name.endsWith(".gz")) Gzip
     else if (name.endsWith(".deflate") || name.endsWith(".zlib")) Deflate
     else if (option != None) option
+    else if (name.endsWith(".tfrecord") || name.endsWith(".tfrecords")) None
     else {
       val codec = new CompressionCodecFactory(conf).getCodec(path)
       if (codec == null) None else Hadoop(codec.getClass.getName)

@@ -45,6 +45,23 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
   override def supportDataType(dataType: DataType): Boolean =
     TFRecordSchema.supportsDataType(dataType)
 
+  /**
+   * Uncompressed files split: a split's reader starts at the first record header in it (found by
+   * its length CRC) and reads every record whose header starts in it. Compressed files stay whole.
+   */
+  override def isSplitable(
+      sparkSession: SparkSession,
+      options: Map[String, String],
+      path: Path): Boolean = {
+    val parsed = new TFRecordOptions(options)
+    // Spark asks once per file: the configuration (for Hadoop codec lookup) is made once.
+    if (codecConf == null) codecConf = SparkShims.hadoopConf(sparkSession, options)
+    parsed.splitFiles &&
+      TFRecordCompression.forFile(path, parsed.compression, codecConf) == TFRecordCompression.None
+  }
+
+  @transient private var codecConf: Configuration = _
+
   override def prepareWrite(
       sparkSession: SparkSession,
       job: Job,
@@ -54,6 +71,26 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     TFRecordSchema.validate(dataSchema, parsed.recordType, writing = true)
     new TFRecordOutputWriterFactory(parsed)
   }
+
+  /**
+   * Our rows are already `UnsafeRow`s of the required schema: without partition columns they are
+   * returned as they are, instead of being copied by the generic projection.
+   */
+  override def buildReaderWithPartitionValues(
+      sparkSession: SparkSession,
+      dataSchema: StructType,
+      partitionSchema: StructType,
+      requiredSchema: StructType,
+      filters: Seq[Filter],
+      options: Map[String, String],
+      hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] =
+    if (partitionSchema.isEmpty) {
+      buildReader(sparkSession, dataSchema, partitionSchema, requiredSchema, filters, options,
+        hadoopConf)
+    } else {
+      super.buildReaderWithPartitionValues(sparkSession, dataSchema, partitionSchema,
+        requiredSchema, filters, options, hadoopConf)
+    }
 
   override def buildReader(
       sparkSession: SparkSession,
@@ -69,7 +106,14 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
 
     (file: PartitionedFile) => {
       val path = new Path(file.filePath.toUri)
-      val reader = TFRecordReader.open(path, conf.value.value, parsed)
+      val hadoopConf = conf.value.value
+      val whole = file.start == 0 && file.length >= file.fileSize
+      val reader =
+        if (whole) TFRecordReader.open(path, hadoopConf, parsed)
+        else {
+          TFRecordReader.openSplit(
+            path, hadoopConf, parsed, file.start, file.start + file.length, file.fileSize)
+        }
       Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
       val decode = TFRecordFileFormat.decoder(requiredSchema, parsed.recordType, path.toString)
       new Iterator[InternalRow] {

@@ -62,6 +62,13 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
       .map { case (o, v) => TFRecordCompression.parse(o, v, allowNonTensorFlowCodec) }
       .getOrElse(TFRecordCompression.None)
 
+  /**
+   * `splitFiles`: let Spark split large uncompressed files between tasks (default true). A split
+   * finds its first record by its header checksum; turn this off only for records whose payload
+   * itself holds framed TFRecords and is larger than a split, which could pass for a header.
+   */
+  val splitFiles: Boolean = booleanOption(SplitFilesOption, default = true)
+
   /** `verifyChecksums`: check the data CRC of every record on read (default true). */
   val verifyChecksums: Boolean = booleanOption(VerifyChecksumsOption, default = true)
 
@@ -94,6 +101,7 @@ private[sparktfrecord] object TFRecordOptions {
   final val MaxRecordBytesOption = "maxRecordBytes"
   final val VerifyChecksumsOption = "verifyChecksums"
   final val CompressionOption = "compression"
+  final val SplitFilesOption = "splitFiles"
   final val CodecOption = "codec"
   final val AllowNonTensorFlowCodecOption = "allowNonTensorFlowCodec"
 

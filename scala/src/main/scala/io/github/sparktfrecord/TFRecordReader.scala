@@ -4,7 +4,7 @@ import java.io.{EOFException, InputStream}
 import java.util.zip.CRC32C
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FSDataInputStream, Path}
 
 /**
  * Reads the framed records of one TFRecord stream into one reused buffer.
@@ -14,9 +14,14 @@ import org.apache.hadoop.fs.Path
  * header or body is a truncated record, a checksum mismatch a corrupt one, and both name the file
  * and the byte offset of the record.
  *
+ * A reader of a split stops before the first record whose header starts at or after `end`: a
+ * record belongs to the split in which its header starts, and is read whole even when its body
+ * runs past the split.
+ *
  * @param in       the stream, positioned at file offset `start`
  * @param path     the file, for error messages
  * @param start    the file offset `in` starts at
+ * @param end      no record whose header starts at or after this offset is read
  * @param maxRecordBytes a larger length field is refused before anything is allocated
  * @param verifyChecksums whether to check the data CRC (the length CRC is always checked: without
  *                 it a corrupt length would be trusted)
@@ -25,6 +30,7 @@ private[sparktfrecord] final class TFRecordReader(
     in: InputStream,
     path: String,
     start: Long,
+    end: Long,
     maxRecordBytes: Int,
     verifyChecksums: Boolean) extends java.io.Closeable {
   import TFRecordFraming._
@@ -54,6 +60,7 @@ private[sparktfrecord] final class TFRecordReader(
 
   private def readRecord(): Boolean = {
     offset = position
+    if (offset >= end) return false
     if (!ensure(HeaderBytes)) {
       if (bufLimit - bufPos == 0) return false
       throw new TFRecordCorruptException(
@@ -138,6 +145,96 @@ private[sparktfrecord] object TFRecordReader {
         raw.close()
         throw new TFRecordCorruptException(s"Cannot decompress (${e.getMessage})", path.toString, 0L)
     }
-    new TFRecordReader(in, path.toString, 0L, options.maxRecordBytes, options.verifyChecksums)
+    new TFRecordReader(
+      in, path.toString, 0L, Long.MaxValue, options.maxRecordBytes, options.verifyChecksums)
+  }
+
+  /**
+   * Opens the split `[start, end)` of an uncompressed file of `fileLength` bytes: positioned at
+   * the first record whose header starts in the split (see [[findRecordStart]]), or an empty
+   * reader when none does.
+   */
+  def openSplit(
+      path: Path,
+      conf: Configuration,
+      options: TFRecordOptions,
+      start: Long,
+      end: Long,
+      fileLength: Long): TFRecordReader = {
+    val in = path.getFileSystem(conf).open(path)
+    try {
+      val first = if (start == 0) 0L
+      else findRecordStart(in, path.toString, start, end, fileLength, options)
+      val from = if (first < 0) end else first
+      in.seek(math.min(from, fileLength))
+      new TFRecordReader(in, path.toString, from, end, options.maxRecordBytes, options.verifyChecksums)
+    } catch {
+      case e: Throwable =>
+        in.close()
+        throw e
+    }
+  }
+
+  /**
+   * The offset of the first record header in `[start, end)`, or -1. A header is 8 length bytes
+   * whose masked CRC32C follows them, with a length that fits in the rest of the file; the odds
+   * of other bytes passing both tests are about 2^-62 per offset. The record's data CRC is then
+   * checked too: a mismatch there is reported as a corrupt record rather than skipped, since the
+   * record belongs to this split and no other reader would see it.
+   */
+  def findRecordStart(
+      in: FSDataInputStream,
+      path: String,
+      start: Long,
+      end: Long,
+      fileLength: Long,
+      options: TFRecordOptions): Long = {
+    import TFRecordFraming._
+    val crc = new CRC32C
+    val window = new Array[Byte](BufferBytes + HeaderBytes)
+    var windowStart = start
+    while (windowStart < end) {
+      in.seek(windowStart)
+      val wanted = math.min(window.length.toLong, fileLength - windowStart).toInt
+      in.readFully(window, 0, wanted)
+      var i = 0
+      val last = wanted - HeaderBytes // the last offset in the window with a whole header
+      while (i <= last && windowStart + i < end) {
+        val length = ProtoWire.readFixed64(window, i)
+        val offset = windowStart + i
+        if (length >= 0 && length <= options.maxRecordBytes &&
+            length <= fileLength - offset - OverheadBytes &&
+            maskedCrc(crc, window, i, 8) == ProtoWire.readFixed32(window, i + 8)) {
+          if (options.verifyChecksums) checkData(in, path, offset, length.toInt, crc)
+          return offset
+        }
+        i += 1
+      }
+      if (wanted < window.length) return -1 // the file ends inside this window
+      windowStart += BufferBytes
+    }
+    -1
+  }
+
+  private def checkData(in: FSDataInputStream, path: String, offset: Long, length: Int,
+      crc: CRC32C): Unit = {
+    import TFRecordFraming._
+    in.seek(offset + HeaderBytes)
+    crc.reset()
+    val chunk = new Array[Byte](math.min(length, BufferBytes))
+    var left = length
+    while (left > 0) {
+      val n = math.min(left, chunk.length)
+      in.readFully(chunk, 0, n)
+      crc.update(chunk, 0, n)
+      left -= n
+    }
+    val footer = new Array[Byte](FooterBytes)
+    in.readFully(footer, 0, FooterBytes)
+    if (mask(crc.getValue.toInt) != ProtoWire.readFixed32(footer, 0)) {
+      throw new TFRecordCorruptException(
+        "Corrupt TFRecord: data checksum mismatch (found while looking for the first record " +
+          "of a split)", path, offset)
+    }
   }
 }
