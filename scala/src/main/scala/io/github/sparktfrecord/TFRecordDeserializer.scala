@@ -20,8 +20,14 @@ import org.apache.spark.sql.types._
  * array per step) and every other column from the context.
  *
  * The returned row is overwritten by the next call.
+ *
+ * `corruptColumn`, when not -1, is the ordinal of the column that [[corruptRow]] fills with a bad
+ * record's raw bytes (mode PERMISSIVE); it is never read from a feature.
  */
-private[sparktfrecord] final class TFRecordDeserializer(schema: StructType, recordType: RecordType) {
+private[sparktfrecord] final class TFRecordDeserializer(
+    schema: StructType,
+    recordType: RecordType,
+    corruptColumn: Int = -1) {
   import FeatureDecoder._
   import ProtoWire._
 
@@ -29,7 +35,8 @@ private[sparktfrecord] final class TFRecordDeserializer(schema: StructType, reco
   private val sequence = recordType == RecordType.SequenceExample
   private val messageName = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
   private val rowWriter = new UnsafeRowWriter(numColumns, 64)
-  private val index = new FeatureIndex(schema.fieldNames)
+  private val index = new FeatureIndex(
+    schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n })
   private val decoders: Array[FeatureDecoder] =
     Array.tabulate(numColumns)(i => FeatureDecoder(schema(i), i, rowWriter))
   /** `seen(i) == stamp` when column i was set by the current record. */
@@ -79,6 +86,18 @@ private[sparktfrecord] final class TFRecordDeserializer(schema: StructType, reco
     var i = 0
     while (i < numColumns) {
       if (seen(i) != stamp) decoders(i).writeNull()
+      i += 1
+    }
+    rowWriter.getRow
+  }
+
+  /** A row of nulls but for the corrupt-record column, which holds the record's bytes. */
+  def corruptRow(data: Array[Byte], length: Int): UnsafeRow = {
+    rowWriter.reset()
+    rowWriter.zeroOutNullBytes()
+    var i = 0
+    while (i < numColumns) {
+      if (i == corruptColumn) rowWriter.write(i, data, 0, length) else decoders(i).writeNull()
       i += 1
     }
     rowWriter.getRow
@@ -185,17 +204,19 @@ class TFRecordDataException(message: String, val path: String, val offset: Long,
 private[sparktfrecord] final class ValueOutOfRangeException(message: String)
   extends RuntimeException(message, null, false, false)
 
-/** Open-addressing lookup from a feature name's UTF-8 bytes to its column ordinal. */
+/** Open-addressing lookup from a feature name's UTF-8 bytes to its column ordinal (null: none). */
 private[sparktfrecord] final class FeatureIndex(names: Array[String]) {
-  private val keys = names.map(_.getBytes(UTF_8))
+  private val keys = names.map(n => if (n == null) null else n.getBytes(UTF_8))
   private val mask = Integer.highestOneBit(math.max(4, keys.length * 4)) - 1
   private val slots: Array[Int] = {
     val table = Array.fill(mask + 1)(-1)
-    keys.indices.foreach { i =>
+    keys.indices.filter(keys(_) != null).foreach { i =>
       var s = FeatureIndex.hash(keys(i), 0, keys(i).length) & mask
       while (table(s) >= 0) s = (s + 1) & mask
       // Spark may request the same name twice only if the schema has it twice; first one wins.
-      if (!keys.indices.take(i).exists(j => java.util.Arrays.equals(keys(j), keys(i)))) table(s) = i
+      if (!keys.indices.take(i).exists(j => java.util.Arrays.equals(keys(j), keys(i)))) {
+        table(s) = i
+      }
     }
     table
   }

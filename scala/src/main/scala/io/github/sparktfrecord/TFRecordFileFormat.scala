@@ -8,9 +8,10 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.execution.datasources.{FileFormat, OutputWriterFactory, PartitionedFile}
 import org.apache.spark.sql.sources.{DataSourceRegister, Filter}
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructType}
 
 /**
  * The `tfrecord` data source: TensorFlow TFRecord files of `tf.train.Example` records (or
@@ -102,6 +103,15 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
     val parsed = new TFRecordOptions(options)
     TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false)
+    if (parsed.mode == ParseMode.Permissive) {
+      requiredSchema.find(_.name == parsed.columnNameOfCorruptRecord).foreach { f =>
+        if (f.dataType != BinaryType && f.dataType != StringType) {
+          throw new IllegalArgumentException(
+            s"The corrupt-record column '${f.name}' must be binary or string, not " +
+              f.dataType.simpleString)
+        }
+      }
+    }
     val conf = sparkSession.sparkContext.broadcast(new SerializableHadoopConf(hadoopConf))
 
     (file: PartitionedFile) => {
@@ -115,23 +125,25 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
             path, hadoopConf, parsed, file.start, file.start + file.length, file.fileSize)
         }
       Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
-      val decode = TFRecordFileFormat.decoder(requiredSchema, parsed.recordType, path.toString)
+      val decode = TFRecordFileFormat.decoder(requiredSchema, parsed, path.toString)
       new Iterator[InternalRow] {
-        private var ready = false
+        private var row: InternalRow = _
         private var done = false
 
         override def hasNext: Boolean = {
-          if (!ready && !done) {
-            if (reader.next()) ready = true
+          // DROPMALFORMED decodes a bad record to null: keep reading.
+          while (row == null && !done) {
+            if (reader.next()) row = decode(reader)
             else { done = true; reader.close() }
           }
-          ready
+          row != null
         }
 
         override def next(): InternalRow = {
           if (!hasNext) throw new NoSuchElementException("end of " + path)
-          ready = false
-          decode(reader)
+          val r = row
+          row = null
+          r
         }
       }
     }
@@ -142,26 +154,44 @@ private[sparktfrecord] object TFRecordFileFormat {
   private val EmptyRow = new UnsafeRow(0)
   EmptyRow.pointTo(new Array[Byte](8), 0)
 
-  /** Turns the reader's current record into a row of `schema`; chosen once per file. */
-  def decoder(schema: StructType, recordType: RecordType, path: String): TFRecordReader => InternalRow =
+  /**
+   * Turns the reader's current record into a row of `schema` (null: drop it); chosen once per
+   * file. Records whose payload does not decode or fit are handled by the `mode` option.
+   */
+  def decoder(schema: StructType, options: TFRecordOptions, path: String): TFRecordReader => InternalRow =
     if (schema.isEmpty) {
       // count() and friends: the framing is walked (and checked), the records are never parsed.
       _ => EmptyRow
-    } else recordType match {
+    } else options.recordType match {
       case RecordType.ByteArray =>
-        val writer = new org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter(1, 64)
+        val writer = new UnsafeRowWriter(1, 64)
         reader => {
           writer.reset()
           writer.zeroOutNullBytes()
           writer.write(0, reader.data, 0, reader.length)
           writer.getRow
         }
-      case _ =>
-        val deserializer = new TFRecordDeserializer(schema, recordType)
+      case recordType =>
+        val corruptColumn = options.mode match {
+          case ParseMode.Permissive =>
+            Some(schema.fieldNames.indexOf(options.columnNameOfCorruptRecord)).filter(_ >= 0)
+          case _ => None
+        }
+        val deserializer = new TFRecordDeserializer(schema, recordType, corruptColumn.getOrElse(-1))
         deserializer.path = path
-        reader => {
-          deserializer.recordOffset = reader.offset
-          deserializer.deserialize(reader.data, reader.length)
+        options.mode match {
+          case ParseMode.FailFast => reader => {
+            deserializer.recordOffset = reader.offset
+            deserializer.deserialize(reader.data, reader.length)
+          }
+          case mode => reader => {
+            deserializer.recordOffset = reader.offset
+            try deserializer.deserialize(reader.data, reader.length) catch {
+              case _: TFRecordDataException =>
+                if (mode == ParseMode.DropMalformed) null
+                else deserializer.corruptRow(reader.data, reader.length)
+            }
+          }
         }
     }
 }

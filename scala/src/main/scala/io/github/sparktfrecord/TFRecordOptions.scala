@@ -3,6 +3,7 @@ package io.github.sparktfrecord
 import java.util.Locale
 
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.spark.sql.internal.SQLConf
 
 /**
  * Every option of the `tfrecord` data source, parsed once from the case-insensitive option map.
@@ -69,6 +70,30 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    */
   val splitFiles: Boolean = booleanOption(SplitFilesOption, default = true)
 
+  /**
+   * `mode`: what a read does with a record whose framing is sound but whose payload does not
+   * decode or does not fit the schema. `FAILFAST` (default): fail, naming file, offset, column.
+   * `DROPMALFORMED`: skip the record. `PERMISSIVE`: a row of nulls, with the record's bytes in
+   * the `columnNameOfCorruptRecord` column when the schema has one (binary or string).
+   */
+  val mode: ParseMode = parameters.get(ModeOption) match {
+    case None => ParseMode.FailFast
+    case Some(v) => ParseMode.All.find(_.name.equalsIgnoreCase(v.trim)).getOrElse(
+      invalid(ModeOption, v, ParseMode.All.map(_.name)))
+  }
+
+  /** `columnNameOfCorruptRecord`: default `spark.sql.columnNameOfCorruptRecord` (`_corrupt_record`). */
+  val columnNameOfCorruptRecord: String = parameters.getOrElse(ColumnNameOfCorruptRecordOption,
+    SQLConf.get.columnNameOfCorruptRecord)
+
+  /** `ignoreCorruptFiles`: also honoured by schema inference (default: the SQL conf). */
+  val ignoreCorruptFiles: Boolean =
+    booleanOption(IgnoreCorruptFilesOption, default = SQLConf.get.ignoreCorruptFiles)
+
+  /** `ignoreMissingFiles`: also honoured by schema inference (default: the SQL conf). */
+  val ignoreMissingFiles: Boolean =
+    booleanOption(IgnoreMissingFilesOption, default = SQLConf.get.ignoreMissingFiles)
+
   /** `verifyChecksums`: check the data CRC of every record on read (default true). */
   val verifyChecksums: Boolean = booleanOption(VerifyChecksumsOption, default = true)
 
@@ -102,6 +127,10 @@ private[sparktfrecord] object TFRecordOptions {
   final val VerifyChecksumsOption = "verifyChecksums"
   final val CompressionOption = "compression"
   final val SplitFilesOption = "splitFiles"
+  final val ModeOption = "mode"
+  final val ColumnNameOfCorruptRecordOption = "columnNameOfCorruptRecord"
+  final val IgnoreCorruptFilesOption = "ignoreCorruptFiles"
+  final val IgnoreMissingFilesOption = "ignoreMissingFiles"
   final val CodecOption = "codec"
   final val AllowNonTensorFlowCodecOption = "allowNonTensorFlowCodec"
 
@@ -122,4 +151,15 @@ private[sparktfrecord] object RecordType {
   case object ByteArray extends RecordType("ByteArray")
 
   val All: Seq[RecordType] = Seq(Example, SequenceExample, ByteArray)
+}
+
+/** The `mode` option's values, spelled as Spark's JSON and CSV sources spell them. */
+private[sparktfrecord] sealed abstract class ParseMode(val name: String) extends Serializable
+
+private[sparktfrecord] object ParseMode {
+  case object FailFast extends ParseMode("FAILFAST")
+  case object Permissive extends ParseMode("PERMISSIVE")
+  case object DropMalformed extends ParseMode("DROPMALFORMED")
+
+  val All: Seq[ParseMode] = Seq(FailFast, Permissive, DropMalformed)
 }

@@ -66,8 +66,9 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     val messageName = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
     var records = 0L
     sample.foreach { file =>
-      val reader = TFRecordReader.open(file.getPath, conf, options)
+      var reader: TFRecordReader = null
       try {
+        reader = TFRecordReader.open(file.getPath, conf, options)
         var n = 0
         while (n < options.inferSchemaMaxRecords && reader.next()) {
           try {
@@ -80,9 +81,17 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
                 file.getPath.toString, reader.offset, e)
           }
           n += 1
+          records += 1
         }
-        records += n
-      } finally reader.close()
+      } catch {
+        // As Spark's scans do: keep what was read before the bad record, go on with the next file.
+        case e: java.io.FileNotFoundException if options.ignoreMissingFiles =>
+          logSkipped(file, e)
+        case e @ (_: java.io.IOException | _: RuntimeException) if options.ignoreCorruptFiles =>
+          logSkipped(file, e)
+      } finally {
+        if (reader != null) reader.close()
+      }
     }
     listStats.keys.find(stats.contains).foreach { name =>
       throw new IllegalArgumentException(
@@ -117,6 +126,10 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     case KindFloat => FloatType
     case _ => StringType
   }
+
+  private def logSkipped(file: FileStatus, e: Throwable): Unit =
+    org.slf4j.LoggerFactory.getLogger(getClass).warn(
+      s"Schema inference skipped the rest of ${file.getPath}: ${e.getMessage}")
 
   /** int64 + float → float; bytes + anything → bytes; unset takes the other. */
   def mergeKinds(a: Int, b: Int): Int =
