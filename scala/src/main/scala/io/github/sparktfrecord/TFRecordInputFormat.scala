@@ -1,0 +1,80 @@
+package io.github.sparktfrecord
+
+import org.apache.hadoop.fs.Path
+import org.apache.hadoop.io.{BytesWritable, NullWritable}
+import org.apache.hadoop.mapreduce.{InputSplit, JobContext, RecordReader, TaskAttemptContext}
+import org.apache.hadoop.mapreduce.lib.input.{FileInputFormat, FileSplit}
+
+/**
+ * TFRecord files for Hadoop MapReduce and Spark RDDs (`mapreduce` API): each record's data as
+ * the key, `NullWritable` as the value. Uncompressed files split exactly as the data source
+ * splits them; `.gz` / `.deflate` files are read whole. The data source's options can be given
+ * in the job configuration with the prefix `tfrecord.`, for example `tfrecord.verifyChecksums`.
+ *
+ * {{{
+ *   sc.newAPIHadoopFile(path, classOf[TFRecordInputFormat], classOf[BytesWritable],
+ *     classOf[NullWritable])
+ * }}}
+ * The key's buffer is reused from record to record: copy it (`copyBytes`) to keep it.
+ */
+class TFRecordInputFormat extends FileInputFormat[BytesWritable, NullWritable] {
+
+  override protected def isSplitable(context: JobContext, file: Path): Boolean = {
+    val options = TFRecordInputFormat.options(context.getConfiguration)
+    options.splitFiles && TFRecordCompression.forFile(
+      file, options.compression, context.getConfiguration) == TFRecordCompression.None
+  }
+
+  override def createRecordReader(
+      split: InputSplit,
+      context: TaskAttemptContext): RecordReader[BytesWritable, NullWritable] =
+    new TFRecordInputFormat.Reader
+}
+
+private[sparktfrecord] object TFRecordInputFormat {
+  final val Prefix = "tfrecord."
+
+  def options(conf: org.apache.hadoop.conf.Configuration): TFRecordOptions = {
+    val b = Map.newBuilder[String, String]
+    val it = conf.iterator()
+    while (it.hasNext) {
+      val e = it.next()
+      if (e.getKey.startsWith(Prefix)) b += e.getKey.substring(Prefix.length) -> e.getValue
+    }
+    new TFRecordOptions(b.result())
+  }
+
+  private final class Reader extends RecordReader[BytesWritable, NullWritable] {
+    private var reader: TFRecordReader = _
+    private val key = new BytesWritable()
+    private var start = 0L
+    private var length = 1L
+
+    override def initialize(split: InputSplit, context: TaskAttemptContext): Unit = {
+      val file = split.asInstanceOf[FileSplit]
+      val conf = context.getConfiguration
+      val path = file.getPath
+      val options = TFRecordInputFormat.options(conf)
+      val fileLength = path.getFileSystem(conf).getFileStatus(path).getLen
+      start = file.getStart
+      length = math.max(1L, file.getLength)
+      reader =
+        if (start == 0 && file.getLength >= fileLength) TFRecordReader.open(path, conf, options)
+        else {
+          TFRecordReader.openSplit(path, conf, options, start, start + file.getLength, fileLength)
+        }
+    }
+
+    override def nextKeyValue(): Boolean =
+      if (reader.next()) {
+        key.set(reader.data, 0, reader.length)
+        true
+      } else false
+
+    override def getCurrentKey: BytesWritable = key
+    override def getCurrentValue: NullWritable = NullWritable.get()
+    override def getProgress: Float =
+      math.min(1f, math.max(0f, (reader.position - start).toFloat / length))
+    override def close(): Unit = if (reader != null) reader.close()
+  }
+}
