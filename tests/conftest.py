@@ -1,34 +1,15 @@
-"""One local SparkSession for the whole run, with the jar from the installed wheel."""
+"""The project's own tests use the fixtures it ships to users (spark_tfrecord.testing)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    from pyspark.sql import SparkSession
-
-    import spark_tfrecord
-
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("spark-tfrecord-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "2g")
-        .config("spark.sql.session.timeZone", "UTC")
-    )
-    session = spark_tfrecord.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+pytest_plugins = ["spark_tfrecord.testing"]
 
 
 @pytest.fixture(scope="session")

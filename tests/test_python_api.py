@@ -80,33 +80,3 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
         verifyChecksums=False,
     )
     assert sorted((r.name, r.flag) for r in both.collect()) == [("a", True), ("b", True)]
-
-
-def test_cli_converts_csv_and_back(tmp_path: Path) -> None:
-    csv = tmp_path / "in.csv"
-    csv.write_text("id,name,score\n1,ada,0.5\n2,bob,1.25\n")
-    tf_out, pq_out = tmp_path / "tf", tmp_path / "pq"
-    cli = [sys.executable, "-m", "spark_tfrecord"]
-    subprocess.run(
-        [*cli, "convert", str(csv), str(tf_out), "--master", "local[1]"],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [*cli, "convert", str(tf_out), str(pq_out), "--to", "parquet", "--master", "local[1]"],
-        check=True,
-        capture_output=True,
-    )
-    shown = subprocess.run(
-        [*cli, "inspect", str(tf_out), "--master", "local[1]"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    assert "records: 2" in shown and "ada" in shown and "1.25" in shown and "score: float" in shown
-    assert (
-        "--partition-by"
-        in subprocess.run(
-            [*cli, "convert", "--help"], capture_output=True, text=True, check=True
-        ).stdout
-    )

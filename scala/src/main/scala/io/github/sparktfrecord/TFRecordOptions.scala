@@ -106,7 +106,7 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     }
   }
 
-  private def booleanOption(name: String, default: Boolean): Boolean = parameters.get(name) match {
+  private def booleanOption(name: String, default: => Boolean): Boolean = parameters.get(name) match {
     case None => default
     case Some(v) => v.trim.toLowerCase(Locale.ROOT) match {
       case "true" => true
