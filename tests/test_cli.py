@@ -44,6 +44,14 @@ def test_convert_csv_to_tfrecord_and_back(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "records: 2" in shown.stdout and "|ada " in shown.stdout
     assert "|-- day: string" in shown.stdout
+    local = run("inspect", str(tf_out))  # without Spark: partition values from the directories
+    assert local.returncode == 0, local.stderr
+    assert " |-- day: string (nullable = true)" in local.stdout
+    rows = sorted(
+        (json.loads(x) for x in local.stdout.splitlines() if x.startswith("{")),
+        key=lambda r: r["id"],
+    )
+    assert [(r["id"], r["name"], r["day"]) for r in rows] == [(1, "ada", "x"), (2, "bob", "y")]
 
 
 def test_inspect_local_files_without_spark(tmp_path: Path) -> None:

@@ -122,6 +122,13 @@ def _print_schema(schema: dict[str, Any]) -> None:
         )
 
 
+def _partition_values(root: str, file: str) -> dict[str, str]:
+    """``name=value`` directories between ``root`` and ``file``, as Spark discovers them."""
+    root_parts = Path(root.removeprefix("file:")).resolve().parts
+    dirs = Path(file.removeprefix("file:")).parent.parts[len(root_parts) :]
+    return dict(d.split("=", 1) for d in dirs if "=" in d)
+
+
 def _inspect_local(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
@@ -132,6 +139,9 @@ def _inspect_local(args: argparse.Namespace) -> int:
         raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
     options = {"recordType": args.record_type}
     schema = local.infer_schema([f.path for f in files], **options)
+    partitions = _partition_values(args.path, files[0].path)
+    for name in partitions:
+        schema["fields"].append({"name": name, "type": "string", "nullable": True, "metadata": {}})
     print(f"files: {len(files)}, {sum(f.size for f in files):,} bytes")
     total = 0
     with Progress(transient=True, disable=len(files) < 8) as progress:
@@ -141,8 +151,15 @@ def _inspect_local(args: argparse.Namespace) -> int:
             progress.advance(task)
     print(f"records: {total:,}")
     _print_schema(schema)
-    for row in local.head([f.path for f in files], schema, args.n, **options):
-        print(json.dumps(row, ensure_ascii=False))
+    data_schema = {**schema, "fields": schema["fields"][: len(schema["fields"]) - len(partitions)]}
+    shown = 0
+    for f in files:
+        if shown >= args.n:
+            break
+        for row in local.head([f.path], data_schema, args.n - shown, **options):
+            row.update(_partition_values(args.path, f.path))
+            print(json.dumps(row, ensure_ascii=False))
+            shown += 1
     return 0
 
 
