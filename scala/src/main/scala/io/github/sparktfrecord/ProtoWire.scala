@@ -320,6 +320,15 @@ private[sparktfrecord] abstract class ValueSink {
   def int64(v: Long): Unit
   def float(v: Float): Unit
   def bytes(buf: Array[Byte], off: Int, len: Int): Unit
+
+  /** `count` packed little-endian floats at `buf[off]`; a sink may copy them in one go. */
+  def floats(buf: Array[Byte], off: Int, count: Int): Unit = {
+    var i = 0
+    while (i < count) {
+      float(java.lang.Float.intBitsToFloat(ProtoWire.readFixed32(buf, off + 4 * i)))
+      i += 1
+    }
+  }
 }
 
 /**
@@ -378,13 +387,7 @@ private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
         val runEnd = cursor.readLengthEnd(end)
         val len = runEnd - cursor.pos
         if ((len & 3) != 0) throw new WireFormatException(s"packed float run of $len bytes", at)
-        if (sink != null) {
-          var p = cursor.pos
-          while (p < runEnd) {
-            sink.float(java.lang.Float.intBitsToFloat(readFixed32(buf, p)))
-            p += 4
-          }
-        }
+        if (sink != null) sink.floats(buf, cursor.pos, len >> 2)
         cursor.pos = runEnd
         len >> 2
       case FeatureLists.FloatSingle =>

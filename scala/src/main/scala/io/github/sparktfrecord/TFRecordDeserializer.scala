@@ -4,9 +4,10 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.annotation.switch
 
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.{UnsafeArrayData, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter, UnsafeWriter}
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 
 /**
  * Decodes serialized `tf.train.Example` (or `SequenceExample`) messages straight into one reused
@@ -185,6 +186,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
   }
 
   private def fillArray(d: FeatureDecoder, kind: Int, start: Int, end: Int, count: Int): Unit = {
+    d.elementsAt = d.arrayWriter.cursor() + UnsafeArrayData.calculateHeaderPortionInBytes(count)
     d.arrayWriter.initialize(count)
     d.target = d.arrayWriter
     d.slot = 0
@@ -290,6 +292,8 @@ private[sparktfrecord] abstract class FeatureDecoder(
   /** Where the next value goes: the row (at the column's ordinal) or the array (at its index). */
   var target: UnsafeWriter = rowWriter
   var slot: Int = ordinal
+  /** While filling an array: the address of its first element (the writer's cursor units). */
+  var elementsAt: Long = 0L
 
   def elementSize: Int
   def accepts(kind: Int): Boolean
@@ -307,6 +311,8 @@ private[sparktfrecord] abstract class FeatureDecoder(
 
 private[sparktfrecord] object FeatureDecoder {
   import ProtoWire._
+
+  private final val LittleEndian = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
 
   final val ShapeScalar = 0
   final val ShapeArray = 1
@@ -363,6 +369,13 @@ private[sparktfrecord] object FeatureDecoder {
         def elementSize = 4
         def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
         override def float(v: Float): Unit = { target.write(slot, v); slot += 1 }
+        override def floats(buf: Array[Byte], off: Int, count: Int): Unit =
+          if (LittleEndian && (target eq arrayWriter)) {
+            // float_list and Spark's arrays both hold little-endian IEEE floats: one copy.
+            Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET + off, arrayWriter.getBuffer,
+              elementsAt + 4L * slot, 4L * count)
+            slot += count
+          } else super.floats(buf, off, count)
         override def int64(v: Long): Unit = { target.write(slot, v.toFloat); slot += 1 }
       }
       case DoubleType => new FeatureDecoder(name, t, ordinal, shape, row) {
