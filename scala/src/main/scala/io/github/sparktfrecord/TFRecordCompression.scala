@@ -2,7 +2,8 @@ package io.github.sparktfrecord
 
 import java.io.{InputStream, OutputStream}
 import java.util.Locale
-import java.util.zip.{Deflater, DeflaterOutputStream, GZIPInputStream, GZIPOutputStream, Inflater, InflaterInputStream}
+import java.util.zip.{Deflater, DeflaterOutputStream, GZIPInputStream, GZIPOutputStream}
+import java.util.zip.{Inflater, InflaterInputStream}
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -14,7 +15,8 @@ import org.apache.hadoop.util.ReflectionUtils
  * `TFRecordDataset(..., compression_type=...)` do it. GZIP and ZLIB use the JDK's own streams;
  * other Hadoop codecs are possible on request, but TensorFlow cannot read what they write.
  */
-private[sparktfrecord] sealed abstract class TFRecordCompression(val name: String) extends Serializable {
+private[sparktfrecord] sealed abstract class TFRecordCompression(val name: String)
+  extends Serializable {
   /** Appended to `.tfrecord`. */
   def extension: String
   def compress(out: OutputStream, conf: Configuration): OutputStream

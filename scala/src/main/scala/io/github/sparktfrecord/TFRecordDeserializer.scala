@@ -5,7 +5,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import scala.annotation.switch
 
 import org.apache.spark.sql.catalyst.expressions.{UnsafeArrayData, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter, UnsafeWriter}
+import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeWriter
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 
@@ -312,7 +313,8 @@ private[sparktfrecord] abstract class FeatureDecoder(
 private[sparktfrecord] object FeatureDecoder {
   import ProtoWire._
 
-  private final val LittleEndian = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
+  private final val LittleEndian =
+    java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
 
   final val ShapeScalar = 0
   final val ShapeArray = 1
@@ -328,11 +330,12 @@ private[sparktfrecord] object FeatureDecoder {
     }
     val (name, t) = (field.name, field.dataType)
     element match {
-      case LongType | TimestampType | TimestampNTZType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = { target.write(slot, v); slot += 1 }
-      }
+      case LongType | TimestampType | TimestampNTZType =>
+        new FeatureDecoder(name, t, ordinal, shape, row) {
+          def elementSize = 8
+          def accepts(kind: Int) = kind == KindInt64
+          override def int64(v: Long): Unit = { target.write(slot, v); slot += 1 }
+        }
       case IntegerType | DateType => new FeatureDecoder(name, t, ordinal, shape, row) {
         def elementSize = 4
         def accepts(kind: Int) = kind == KindInt64
@@ -388,7 +391,9 @@ private[sparktfrecord] object FeatureDecoder {
         def elementSize = 8
         def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
         override def writeNull(): Unit =
-          if (this.shape == ShapeScalar) row.write(this.ordinal, null: Decimal, d.precision, d.scale)
+          if (this.shape == ShapeScalar) {
+            row.write(this.ordinal, null: Decimal, d.precision, d.scale)
+          }
           else row.setNullAt(this.ordinal)
         override def float(v: Float): Unit = {
           if (v.isNaN || v.isInfinite) outOfRange(v)

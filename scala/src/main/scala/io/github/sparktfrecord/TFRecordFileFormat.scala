@@ -158,7 +158,10 @@ private[sparktfrecord] object TFRecordFileFormat {
    * Turns the reader's current record into a row of `schema` (null: drop it); chosen once per
    * file. Records whose payload does not decode or fit are handled by the `mode` option.
    */
-  def decoder(schema: StructType, options: TFRecordOptions, path: String): TFRecordReader => InternalRow =
+  def decoder(
+      schema: StructType,
+      options: TFRecordOptions,
+      path: String): TFRecordReader => InternalRow =
     if (schema.isEmpty) {
       // count() and friends: the framing is walked (and checked), the records are never parsed.
       _ => EmptyRow

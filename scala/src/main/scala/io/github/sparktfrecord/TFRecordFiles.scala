@@ -159,7 +159,8 @@ private[sparktfrecord] object JsonText {
         quote(sb, java.time.Instant.EPOCH.plusNanos(Math.multiplyExact(micros, 1000L)).toString)
       case FloatType => number(sb, r.getFloat(i).toDouble, java.lang.Float.toString(r.getFloat(i)))
       case DoubleType => number(sb, r.getDouble(i), java.lang.Double.toString(r.getDouble(i)))
-      case d: DecimalType => sb.append(r.getDecimal(i, d.precision, d.scale).toJavaBigDecimal.toPlainString)
+      case d: DecimalType =>
+        sb.append(r.getDecimal(i, d.precision, d.scale).toJavaBigDecimal.toPlainString)
       case StringType => bytes(sb, r.getUTF8String(i).getBytes)
       case BinaryType => bytes(sb, r.getBinary(i))
       case ArrayType(e, _) =>

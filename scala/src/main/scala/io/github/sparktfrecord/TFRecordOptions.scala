@@ -7,7 +7,8 @@ import org.apache.spark.sql.internal.SQLConf
 
 /**
  * Every option of the `tfrecord` data source, parsed once from the case-insensitive option map.
- * A value that is not valid fails here, on the driver, before a job starts, naming the valid values.
+ * A value that is not valid fails here, on the driver, before a job starts, naming the valid
+ * values.
  */
 private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[String])
   extends Serializable {
@@ -33,7 +34,7 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    */
   val inferSchemaMaxFiles: Int = positiveOrAll(InferSchemaMaxFilesOption, 32)
 
-  /** `inferSchemaMaxRecords`: how many records inference reads per file (default 1000); `-1`: all. */
+  /** `inferSchemaMaxRecords`: records inference reads per file (default 1000); `-1`: all. */
   val inferSchemaMaxRecords: Int = positiveOrAll(InferSchemaMaxRecordsOption, 1000)
 
   /**
@@ -42,15 +43,18 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    */
   val maxRecordBytes: Int = parameters.get(MaxRecordBytesOption) match {
     case None => DefaultMaxRecordBytes
-    case Some(v) => parseInt(MaxRecordBytesOption, v).filter(n => n > 0 && n <= DefaultMaxRecordBytes)
-      .getOrElse(invalid(MaxRecordBytesOption, v, Seq(s"an integer from 1 to $DefaultMaxRecordBytes")))
+    case Some(v) =>
+      parseInt(MaxRecordBytesOption, v).filter(n => n > 0 && n <= DefaultMaxRecordBytes)
+        .getOrElse(
+          invalid(MaxRecordBytesOption, v, Seq(s"an integer from 1 to $DefaultMaxRecordBytes")))
   }
 
   /**
    * `allowNonTensorFlowCodec`: allow a `compression` / `codec` TensorFlow cannot read (snappy,
    * bzip2, lz4, zstd, any Hadoop codec class), for files only Spark will read (default false).
    */
-  val allowNonTensorFlowCodec: Boolean = booleanOption(AllowNonTensorFlowCodecOption, default = false)
+  val allowNonTensorFlowCodec: Boolean =
+    booleanOption(AllowNonTensorFlowCodecOption, default = false)
 
   /**
    * `compression` (alias `codec`, linkedin's option, which takes a Hadoop codec class name):
@@ -82,7 +86,7 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
       invalid(ModeOption, v, ParseMode.All.map(_.name)))
   }
 
-  /** `columnNameOfCorruptRecord`: default `spark.sql.columnNameOfCorruptRecord` (`_corrupt_record`). */
+  /** `columnNameOfCorruptRecord`: default `spark.sql.columnNameOfCorruptRecord`. */
   val columnNameOfCorruptRecord: String = parameters.getOrElse(ColumnNameOfCorruptRecordOption,
     SQLConf.get.columnNameOfCorruptRecord)
 
@@ -106,7 +110,8 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     }
   }
 
-  private def booleanOption(name: String, default: => Boolean): Boolean = parameters.get(name) match {
+  private def booleanOption(name: String, default: => Boolean): Boolean =
+    parameters.get(name) match {
     case None => default
     case Some(v) => v.trim.toLowerCase(Locale.ROOT) match {
       case "true" => true
@@ -139,7 +144,8 @@ private[sparktfrecord] object TFRecordOptions {
 
   def invalid(option: String, value: String, valid: Seq[String]): Nothing =
     throw new IllegalArgumentException(
-      s"Invalid value '$value' for TFRecord option '$option'. Valid values: ${valid.mkString(", ")}.")
+      s"Invalid value '$value' for TFRecord option '$option'. " +
+        s"Valid values: ${valid.mkString(", ")}.")
 }
 
 /** The `recordType` option's values. */

@@ -20,7 +20,8 @@ import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat
  */
 class TFRecordOutputFormat extends FileOutputFormat[BytesWritable, Writable] {
 
-  override def getRecordWriter(context: TaskAttemptContext): RecordWriter[BytesWritable, Writable] = {
+  override def getRecordWriter(
+      context: TaskAttemptContext): RecordWriter[BytesWritable, Writable] = {
     val conf = context.getConfiguration
     val options = TFRecordInputFormat.options(conf)
     val compression =
@@ -31,7 +32,8 @@ class TFRecordOutputFormat extends FileOutputFormat[BytesWritable, Writable] {
         TFRecordCompression.parse("mapreduce.output.fileoutputformat.compress.codec", codec,
           options.allowNonTensorFlowCodec)
       } else TFRecordCompression.None
-    val file = getDefaultWorkFile(context, TFRecordOutputWriterFactory.Extension + compression.extension)
+    val extension = TFRecordOutputWriterFactory.Extension + compression.extension
+    val file = getDefaultWorkFile(context, extension)
     val raw = file.getFileSystem(conf).create(file, false)
     val out = new BufferedOutputStream(compression.compress(raw, conf), 1 << 16)
     new RecordWriter[BytesWritable, Writable] {

@@ -24,7 +24,8 @@ private[sparktfrecord] final class TFRecordOutputWriter(
     val file = new Path(path)
     val conf = context.getConfiguration
     val raw = file.getFileSystem(conf).create(file, false)
-    new BufferedOutputStream(options.compression.compress(raw, conf), TFRecordOutputWriter.BufferBytes)
+    new BufferedOutputStream(
+      options.compression.compress(raw, conf), TFRecordOutputWriter.BufferBytes)
   }
   private val crc = new CRC32C
   private val serializer: RecordSerializer = options.recordType match {

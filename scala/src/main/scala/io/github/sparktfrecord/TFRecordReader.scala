@@ -143,7 +143,8 @@ private[sparktfrecord] object TFRecordReader {
     } catch {
       case e: java.io.IOException =>
         raw.close()
-        throw new TFRecordCorruptException(s"Cannot decompress (${e.getMessage})", path.toString, 0L)
+        throw new TFRecordCorruptException(
+          s"Cannot decompress (${e.getMessage})", path.toString, 0L)
     }
     new TFRecordReader(
       in, path.toString, 0L, Long.MaxValue, options.maxRecordBytes, options.verifyChecksums)
@@ -167,7 +168,8 @@ private[sparktfrecord] object TFRecordReader {
       else findRecordStart(in, path.toString, start, end, fileLength, options)
       val from = if (first < 0) end else first
       in.seek(math.min(from, fileLength))
-      new TFRecordReader(in, path.toString, from, end, options.maxRecordBytes, options.verifyChecksums)
+      new TFRecordReader(
+        in, path.toString, from, end, options.maxRecordBytes, options.verifyChecksums)
     } catch {
       case e: Throwable =>
         in.close()

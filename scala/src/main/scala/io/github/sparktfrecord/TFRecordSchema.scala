@@ -47,7 +47,8 @@ private[sparktfrecord] object TFRecordSchema {
         else schema.forall(f => f.name == ByteArrayColumn && f.dataType == BinaryType)
         if (!ok) {
           throw new IllegalArgumentException(
-            s"recordType ByteArray ${if (writing) "writes" else "reads"} exactly one binary column " +
+            s"recordType ByteArray ${if (writing) "writes" else "reads"} exactly one binary " +
+              "column " +
               s"(named '$ByteArrayColumn' on read), but the schema is ${schema.simpleString}.")
         }
       case RecordType.Example =>
@@ -78,7 +79,8 @@ private[sparktfrecord] object TFRecordSchema {
         "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
         "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays " +
         "of these" +
-        (if (recordType == RecordType.SequenceExample) ", and arrays of such arrays (feature lists)."
-        else ".") + hint)
+        (if (recordType == RecordType.SequenceExample) {
+          ", and arrays of such arrays (feature lists)."
+        } else ".") + hint)
   }
 }

@@ -27,7 +27,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     options.recordType match {
       case RecordType.ByteArray =>
         StructType(Seq(StructField(TFRecordSchema.ByteArrayColumn, BinaryType, nullable = false)))
-      case recordType => inferExamples(files, options, conf, recordType == RecordType.SequenceExample)
+      case recordType =>
+        inferExamples(files, options, conf, recordType == RecordType.SequenceExample)
     }
 
   private final class Stats(var kind: Int, var maxValues: Int)
@@ -53,7 +54,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       }
 
       def featureList(buf: Array[Byte], keyOff: Int, keyLen: Int, start: Int, end: Int) = {
-        val s = listStats.getOrElseUpdate(new String(buf, keyOff, keyLen, UTF_8), new Stats(KindNone, 0))
+        val name = new String(buf, keyOff, keyLen, UTF_8)
+        val s = listStats.getOrElseUpdate(name, new Stats(KindNone, 0))
         var from = start
         var stepEnd = walker.nextStep(from, end)
         while (stepEnd >= 0) {
@@ -96,7 +98,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     listStats.keys.find(stats.contains).foreach { name =>
       throw new IllegalArgumentException(
         s"Cannot infer a TFRecord schema: '$name' is both a context feature and a feature list. " +
-          "Give the schema with .schema(...): array<array<…>> reads the feature list, any other " +
+          "Give the schema with .schema(...): array<array<…>> reads the feature list, any " +
+          "other " +
           "type the context feature.")
     }
     if (stats.isEmpty && listStats.isEmpty) {
@@ -115,7 +118,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       StructField(name, dataType, nullable = true)
     }
     val featureLists = listStats.iterator.map { case (name, s) =>
-      val steps = ArrayType(ArrayType(elementType(s.kind), containsNull = false), containsNull = false)
+      val step = ArrayType(elementType(s.kind), containsNull = false)
+      val steps = ArrayType(step, containsNull = false)
       StructField(name, steps, nullable = true)
     }
     StructType((context ++ featureLists).toSeq)

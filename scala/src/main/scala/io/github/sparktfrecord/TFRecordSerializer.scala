@@ -122,7 +122,8 @@ private[sparktfrecord] abstract class RecordSerializer {
   protected final def reserve(length: Int): Array[Byte] = {
     val needed = TFRecordFraming.OverheadBytes + length
     if (buffer.length < needed) {
-      buffer = new Array[Byte](math.max(needed, math.min(buffer.length * 2L, Int.MaxValue - 8).toInt))
+      val grown = math.min(buffer.length * 2L, Int.MaxValue - 8).toInt
+      buffer = new Array[Byte](math.max(needed, grown))
     }
     buffer
   }
@@ -244,11 +245,16 @@ private[sparktfrecord] object FeatureEncoder {
       new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getLong(i) }
     case IntegerType | DateType =>
       new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getInt(i) }
-    case ShortType => new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getShort(i) }
-    case ByteType => new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getByte(i) }
+    case ShortType =>
+      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getShort(i) }
+    case ByteType =>
+      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getByte(i) }
     case BooleanType =>
-      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = if (r.getBoolean(i)) 1L else 0L }
-    case FloatType => new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getFloat(i) }
+      new Int64Scalar(column) {
+        def value(r: SpecializedGetters, i: Int) = if (r.getBoolean(i)) 1L else 0L
+      }
+    case FloatType =>
+      new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getFloat(i) }
     case DoubleType =>
       new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getDouble(i).toFloat }
     case d: DecimalType => new FloatScalar(column) {
@@ -458,7 +464,8 @@ private[sparktfrecord] object FeatureEncoder {
         i += 1
       }
       if (size > Int.MaxValue / 2) {
-        throw new IllegalArgumentException(s"Column '$column': $size bytes do not fit in one record")
+        throw new IllegalArgumentException(
+          s"Column '$column': $size bytes do not fit in one record")
       }
       remember(size.toInt)
     }
