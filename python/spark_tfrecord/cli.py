@@ -66,6 +66,7 @@ def _session(master: str, conf: list[str]) -> SparkSession:
         SparkSession.builder.appName("spark-tfrecord")
         .master(master)
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet.as_uri()}")
+        .config("spark.ui.showConsoleProgress", "true")
     )
     for item in conf:
         key, sep, value = item.partition("=")
