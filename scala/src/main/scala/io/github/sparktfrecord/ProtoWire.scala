@@ -159,17 +159,24 @@ private[sparktfrecord] final class WireFormatException(message: String, val posi
 /** Receives the features of an Example or SequenceExample as they are parsed. */
 private[sparktfrecord] abstract class FeatureVisitor {
   /**
-   * One feature (of an Example, or of a SequenceExample's context): the key is
-   * `buf[keyOff, keyOff + keyLen)`; the values of `kind` lie in `[start, end)` (read them with
-   * [[FeatureLists.scan]]); `kind` is `KindNone` for an unset Feature.
+   * Whether the feature (or feature list) with key `buf[keyOff, keyOff + keyLen)` is wanted:
+   * a number >= 0 that is handed back to [[feature]] / [[featureList]], or -1 to skip it
+   * without looking inside.
    */
-  def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int): Unit
+  def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int
 
   /**
-   * One feature list of a SequenceExample: its `FeatureList` message is `[start, end)`, steps read
-   * with [[ExampleWalker.nextStep]].
+   * One wanted feature (of an Example, or of a SequenceExample's context): `id` is what
+   * [[lookup]] returned; the values of `kind` lie in `[start, end)` (read them with
+   * [[FeatureLists.scan]]); `kind` is `KindNone` for an unset Feature.
    */
-  def featureList(buf: Array[Byte], keyOff: Int, keyLen: Int, start: Int, end: Int): Unit
+  def feature(id: Int, kind: Int, start: Int, end: Int): Unit
+
+  /**
+   * One wanted feature list of a SequenceExample: its `FeatureList` message is `[start, end)`,
+   * steps read with [[ExampleWalker.nextStep]].
+   */
+  def featureList(id: Int, start: Int, end: Int): Unit
 }
 
 /**
@@ -248,11 +255,15 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
         cursor.skipField(t.toInt & 7, end)
       }
     }
-    if (lists) {
-      visitor.featureList(cursor.buf, keyStart, keyEnd - keyStart, valueStart, valueEnd)
-    } else {
-      val kind = featureKind(valueStart, valueEnd)
-      visitor.feature(cursor.buf, keyStart, keyEnd - keyStart, kind, runStart, valueEnd)
+    // Unwanted features are skipped here, before their values are looked at.
+    val id = visitor.lookup(cursor.buf, keyStart, keyEnd - keyStart)
+    if (id >= 0) {
+      if (lists) {
+        visitor.featureList(id, valueStart, valueEnd)
+      } else {
+        val kind = featureKind(valueStart, valueEnd)
+        visitor.feature(id, kind, runStart, valueEnd)
+      }
     }
   }
 

@@ -49,21 +49,18 @@ private[sparktfrecord] final class TFRecordDeserializer(
   private val walker = new ExampleWalker(cursor)
 
   private val visitor = new FeatureVisitor {
-    def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int) = {
-      val ordinal = index.find(buf, keyOff, keyLen)
-      if (ordinal >= 0) {
-        // A key repeated in one map: the last entry wins, as in protobuf.
-        seen(ordinal) = stamp
-        decode(decoders(ordinal), kind, start, end)
-      }
+    def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
+      index.find(buf, keyOff, keyLen)
+
+    def feature(ordinal: Int, kind: Int, start: Int, end: Int): Unit = {
+      // A key repeated in one map: the last entry wins, as in protobuf.
+      seen(ordinal) = stamp
+      decode(decoders(ordinal), kind, start, end)
     }
 
-    def featureList(buf: Array[Byte], keyOff: Int, keyLen: Int, start: Int, end: Int) = {
-      val ordinal = index.find(buf, keyOff, keyLen)
-      if (ordinal >= 0) {
-        seen(ordinal) = stamp
-        decodeSteps(decoders(ordinal), start, end)
-      }
+    def featureList(ordinal: Int, start: Int, end: Int): Unit = {
+      seen(ordinal) = stamp
+      decodeSteps(decoders(ordinal), start, end)
     }
   }
 

@@ -125,6 +125,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
             path, hadoopConf, parsed, file.start, file.start + file.length, file.fileSize)
         }
       Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
+      reader.keepData = requiredSchema.nonEmpty
       val decode = TFRecordFileFormat.decoder(requiredSchema, parsed, path.toString)
       new Iterator[InternalRow] {
         private var row: InternalRow = _

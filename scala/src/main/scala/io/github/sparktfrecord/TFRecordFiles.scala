@@ -19,6 +19,7 @@ object TFRecordFiles {
   def countRecords(path: String): Long = {
     val options = new TFRecordOptions(toScala(java.util.Collections.emptyMap[String, String]()))
     val reader = TFRecordReader.open(new Path(path), new Configuration(), options)
+    reader.keepData = false
     try {
       var n = 0L
       while (reader.next()) n += 1

@@ -41,6 +41,12 @@ private[sparktfrecord] final class TFRecordReader(
   private var bufLimit = 0
   private var streamPos = start // file offset of buffer(bufLimit)
 
+  /**
+   * Whether [[next]] copies each record's data into [[data]]. Without it (`count()` and other
+   * queries that need no column) records are only checksummed where they lie in the buffer.
+   */
+  var keepData: Boolean = true
+
   /** The current record's data, valid up to `length`; replaced by a larger array when needed. */
   var data: Array[Byte] = new Array[Byte](TFRecordReader.InitialRecordBytes)
   var length: Int = 0
@@ -78,15 +84,34 @@ private[sparktfrecord] final class TFRecordReader(
     }
     bufPos += HeaderBytes
     length = len.toInt
-    if (data.length < length) data = new Array[Byte](math.max(length, data.length * 2))
-    readData(length)
+    val computedCrc = if (keepData) {
+      if (data.length < length) data = new Array[Byte](math.max(length, data.length * 2))
+      readData(length)
+      if (verifyChecksums) maskedCrc(crc, data, 0, length) else 0
+    } else {
+      skipData(length)
+    }
     if (!ensure(FooterBytes)) truncated(length)
     val dataCrc = ProtoWire.readFixed32(buffer, bufPos)
     bufPos += FooterBytes
-    if (verifyChecksums && maskedCrc(crc, data, 0, length) != dataCrc) {
+    if (verifyChecksums && computedCrc != dataCrc) {
       throw new TFRecordCorruptException("Corrupt TFRecord: data checksum mismatch", path, offset)
     }
     true
+  }
+
+  /** Passes over the data in the buffer, checksumming it there; returns the masked CRC. */
+  private def skipData(len: Int): Int = {
+    crc.reset()
+    var left = len
+    while (left > 0) {
+      if (bufPos == bufLimit && !ensure(1)) truncated(len)
+      val n = math.min(left, bufLimit - bufPos)
+      if (verifyChecksums) crc.update(buffer, bufPos, n)
+      bufPos += n
+      left -= n
+    }
+    mask(crc.getValue.toInt)
   }
 
   private def truncated(len: Int): Nothing =

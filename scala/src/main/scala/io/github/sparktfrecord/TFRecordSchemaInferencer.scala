@@ -45,16 +45,22 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     val walker = new ExampleWalker(cursor)
     val lists = new FeatureLists(cursor)
     val visitor = new FeatureVisitor {
-      def feature(buf: Array[Byte], keyOff: Int, keyLen: Int, kind: Int, start: Int, end: Int) = {
-        val name = new String(buf, keyOff, keyLen, UTF_8)
+      // Every feature is wanted: lookup keeps its name for the call that follows.
+      private var name = ""
+
+      def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
+        name = new String(buf, keyOff, keyLen, UTF_8)
+        0
+      }
+
+      def feature(id: Int, kind: Int, start: Int, end: Int): Unit = {
         val n = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
         val s = stats.getOrElseUpdate(name, new Stats(KindNone, 0))
         s.kind = mergeKinds(s.kind, kind)
         s.maxValues = math.max(s.maxValues, n)
       }
 
-      def featureList(buf: Array[Byte], keyOff: Int, keyLen: Int, start: Int, end: Int) = {
-        val name = new String(buf, keyOff, keyLen, UTF_8)
+      def featureList(id: Int, start: Int, end: Int): Unit = {
         val s = listStats.getOrElseUpdate(name, new Stats(KindNone, 0))
         var from = start
         var stepEnd = walker.nextStep(from, end)
