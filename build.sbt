@@ -12,8 +12,13 @@ ThisBuild / version := {
 ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
 
 
-/** One jar: `spark-tfrecord-spark<line>_<scala binary>`, for example `spark-tfrecord-spark3.5_2.12`. */
-def sparkJar(id: String, sparkLine: String, sparkVersion: String, scalaV: String, javaRelease: String) =
+/** One jar: `spark-tfrecord-spark<line>_<scala binary>`, e.g. `spark-tfrecord-spark3.5_2.12`. */
+def sparkJar(
+    id: String,
+    sparkLine: String,
+    sparkVersion: String,
+    scalaV: String,
+    javaRelease: String) =
   Project(id, file(s"target/projects/$id"))
     .settings(
       name := s"spark-tfrecord-spark$sparkLine",
@@ -22,7 +27,8 @@ def sparkJar(id: String, sparkLine: String, sparkVersion: String, scalaV: String
       libraryDependencies += "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
       Compile / unmanagedSourceDirectories := Seq(
         (LocalRootProject / baseDirectory).value / "scala/src/main/scala",
-        (LocalRootProject / baseDirectory).value / s"scala/src/main/scala-spark-${sparkLine.take(1)}"
+        (LocalRootProject / baseDirectory).value /
+          s"scala/src/main/scala-spark-${sparkLine.take(1)}"
       ),
       Compile / unmanagedResourceDirectories := Seq(
         (LocalRootProject / baseDirectory).value / "scala/src/main/resources"
