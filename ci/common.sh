@@ -54,5 +54,7 @@ spark_env() {
   log "environment for $(pyspark_spec "$spark") in $dir"
   "$dir/bin/python" -m pip install -q "$(pyspark_spec "$spark")" "$@" >&2
   "$dir/bin/python" -m pip install -q --force-reinstall --no-deps "$wheel" >&2
+  # Then its dependencies, as a user's pip would, keeping this entry's pyspark.
+  "$dir/bin/python" -m pip install -q "$wheel" "$(pyspark_spec "$spark")" >&2
   echo "$dir"
 }
