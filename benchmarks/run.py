@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,6 +50,10 @@ PARTITIONS = 8
 INFER_FILES = 128
 WIDE_COLUMN = "c050"
 RESULT_MARK = "BENCH-RESULT "
+# The single file is also read in this many equal splits: an even count keeps both cores busy.
+EQUAL_SPLITS = 8
+# Child sessions per core count and split layout, alternating 1 and 2 cores.
+SPLIT_ROUNDS = 2
 
 NARROW_DDL = (
     "id bigint, label bigint, f0 float, f1 float, f2 float, f3 float, "
@@ -118,6 +123,7 @@ class Report:
     sizes: dict[str, int] = field(default_factory=dict)
     throughput: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    profile: Profile | None = None
 
 
 class CheckFailed(RuntimeError):
@@ -154,7 +160,13 @@ def snapshot_jar(out: Path, given: str | None) -> str:
 
 
 def session(
-    *, ours: str, cores: int, memory: str, linkedin: str | None, linkedin_jar: str | None
+    *,
+    ours: str,
+    cores: int,
+    memory: str,
+    linkedin: str | None,
+    linkedin_jar: str | None,
+    java_options: str = "",
 ) -> SparkSession:
     """A local session with our jar and, unless ``linkedin`` is None, linkedin's."""
     from pyspark.sql import SparkSession
@@ -163,6 +175,7 @@ def session(
         SparkSession.builder.master(f"local[{cores}]")
         .appName("spark-tfrecord-benchmarks")
         .config("spark.driver.memory", memory)
+        .config("spark.driver.extraJavaOptions", java_options)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(PARTITIONS))
@@ -211,6 +224,9 @@ class Usage:
             self.driver - other.driver,
             self.gc - other.gc,
         )
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other))))
 
     @property
     def others(self) -> float:
@@ -505,15 +521,23 @@ def run_all(args: argparse.Namespace) -> Report:
     bench.log("splitting: one file, read in fresh sessions with 1 and 2 cores")
     spark.stop()
     report.facts["2-core scaling of the machine"] = machine_scaling(single)
-    split = {cores: split_in_child(single, cores, args) for cores in (1, 2)}
-    for cores, result in split.items():
-        what = f"one file with local[{cores}]: {result.rows} rows in {result.splits} splits"
-        check((result.rows, result.hash) == expected, what)
-        if result.jar != report.facts["ours jar sha256"]:
-            report.notes.append(f"local[{cores}] child loaded a different jar: {result.jar}")
-        bench.runs[("one file", f"local[{cores}]")] = result.runs
-        bench.spent[("one file", f"local[{cores}]")] = Usage(**result.spent)
-    report.facts["splits of the single file"] = str(split[2].splits)
+    equal = -(-report.sizes["single-ours"] // EQUAL_SPLITS)
+    for layout, split_bytes in (("default splits", 0), (f"{EQUAL_SPLITS} equal splits", equal)):
+        # Sessions with 1 and 2 cores take turns, so that a slow spell of the VM falls on both.
+        for _ in range(SPLIT_ROUNDS):
+            for cores in (1, 2):
+                result = split_in_child(single, cores, split_bytes, args)
+                what = f"one file with local[{cores}]: {result.rows} rows in {result.splits} splits"
+                check((result.rows, result.hash) == expected, what)
+                if result.jar != report.facts["ours jar sha256"]:
+                    report.notes.append(f"local[{cores}] child loaded another jar: {result.jar}")
+                key = (f"one file, {layout}", f"local[{cores}]")
+                bench.runs.setdefault(key, []).extend(result.runs)
+                bench.spent[key] = bench.spent.get(key, Usage(0, 0, 0, 0)) + Usage(**result.spent)
+        report.facts[f"splits of the single file, {layout}"] = str(result.splits)
+
+    bench.log("profile: the narrow full read in one thread, sampled by Java Flight Recorder")
+    report.profile = profile_in_child(out / "narrow-ours", out / "full-read.jfr", args)
 
     report.rows = table_rows(bench, use_linkedin)
     report.throughput = throughput(bench, report.sizes, args)
@@ -574,9 +598,11 @@ def table_rows(bench: Bench, linkedin: bool) -> list[Row]:
             bench.row("read 1 of 100 columns, wide", "wide", "linkedin"),
             bench.row(f"schema inference, {INFER_FILES} files", "inference", "linkedin"),
         ]
-    one, two = bench.runs[("one file", "local[1]")], bench.runs[("one file", "local[2]")]
-    name = "full read, 1 file, local[2]"
-    rows.append(Row(name, statistics.median(two), "local[1]", statistics.median(one), two, one))
+    for layout in ("default splits", f"{EQUAL_SPLITS} equal splits"):
+        one = bench.runs[(f"one file, {layout}", "local[1]")]
+        two = bench.runs[(f"one file, {layout}", "local[2]")]
+        name = f"full read, 1 file, {layout}, local[2]"
+        rows.append(Row(name, statistics.median(two), "local[1]", statistics.median(one), two, one))
     return rows
 
 
@@ -592,8 +618,14 @@ def throughput(bench: Bench, sizes: dict[str, int], args: argparse.Namespace) ->
         "countRecords, 1 thread (the floor)": rate("floor", "ours"),
         "count(), local[2]": rate("count", "ours"),
         "full read, local[2]": rate("full read", "ours"),
-        "full read, 1 file, local[1]": rate("one file", "local[1]"),
-        "full read, 1 file, local[2]": rate("one file", "local[2]"),
+        "full read, 1 file, default splits, local[1]": rate("one file, default splits", "local[1]"),
+        "full read, 1 file, default splits, local[2]": rate("one file, default splits", "local[2]"),
+        f"full read, 1 file, {EQUAL_SPLITS} equal splits, local[1]": rate(
+            f"one file, {EQUAL_SPLITS} equal splits", "local[1]"
+        ),
+        f"full read, 1 file, {EQUAL_SPLITS} equal splits, local[2]": rate(
+            f"one file, {EQUAL_SPLITS} equal splits", "local[2]"
+        ),
         "read 1 of 100 columns, wide, local[2]": rate(
             "wide", "ours", args.wide_rows, sizes["wide-ours"]
         ),
@@ -628,11 +660,13 @@ class Split:
         return statistics.median(self.runs)
 
 
-def split_in_child(path: Path, cores: int, args: argparse.Namespace) -> Split:
+def split_in_child(path: Path, cores: int, split_bytes: int, args: argparse.Namespace) -> Split:
+    """Reads the single file in a fresh ``local[cores]`` session; ``split_bytes`` (0: Spark's
+    default) is ``spark.sql.files.maxPartitionBytes``."""
     cmd = [
         sys.executable, str(Path(__file__).resolve()), "--split-child", str(path),
         "--cores", str(cores), "--repeat", str(args.repeat), "--driver-memory", args.driver_memory,
-        "--ours-jar", args.ours_jar,
+        "--ours-jar", args.ours_jar, "--split-bytes", str(split_bytes),
     ]  # fmt: skip
     print(f"  {shlex.join(cmd)}", flush=True)
     done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
@@ -650,14 +684,115 @@ def split_child(args: argparse.Namespace) -> None:
         linkedin=None,
         linkedin_jar=None,
     )
+    if args.split_bytes:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", str(args.split_bytes))
     df = spark.read.format(OURS).schema(NARROW_DDL).load(args.split_child)
     splits = df.rdd.getNumPartitions()
-    noop(df.limit(20000))  # warm-up: the first rows of each split
+    noop(df)  # warm-up, untimed
     runs, spent = timed(spark, args.repeat, lambda: noop(df))
     rows, digest = fingerprint(df)
     result = Split(runs, asdict(spent), splits, rows, digest, sha256(args.ours_jar))
     spark.stop()
     print(RESULT_MARK + json.dumps(asdict(result)), flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the time goes: Java Flight Recorder's samples of one full read
+
+
+@dataclass
+class Profile:
+    """Shares of the execution samples by the method on top of the stack (self time), one by
+    one and summed by what the method is part of."""
+
+    samples: int
+    self_top: list[tuple[str, float]]
+    areas: list[tuple[str, float]]
+
+
+# What a method on top of the stack is part of: the first prefix of its class that matches.
+PROFILE_AREAS = [
+    ("framing: reading records, checking their CRCs", ("io.github.sparktfrecord.TFRecordReader",
+        "io.github.sparktfrecord.TFRecordFraming", "java.util.zip.CRC32C")),
+    ("decoding: the wire format into the row", ("io.github.sparktfrecord.",)),
+    ("Spark's row and array writers, memory copies", (
+        "org.apache.spark.sql.catalyst.expressions.codegen.Unsafe", "org.apache.spark.unsafe.")),
+    ("file system and streams", ("org.apache.hadoop.", "java.io.", "java.nio.", "sun.nio.")),
+]  # fmt: skip
+
+
+def profile_in_child(path: Path, jfr: Path, args: argparse.Namespace) -> Profile | None:
+    tool = shutil.which("jfr") or (
+        str(Path(os.environ["JAVA_HOME"]) / "bin" / "jfr") if "JAVA_HOME" in os.environ else None
+    )
+    if tool is None or not Path(tool).exists():
+        print("  no `jfr` tool (JDK bin): no profile", flush=True)
+        return None
+    cmd = [
+        sys.executable, str(Path(__file__).resolve()), "--profile-child", str(path),
+        "--jfr", str(jfr), "--repeat", str(args.repeat), "--driver-memory", args.driver_memory,
+        "--ours-jar", args.ours_jar,
+    ]  # fmt: skip
+    print(f"  {shlex.join(cmd)}", flush=True)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    printed = subprocess.run(
+        [tool, "print", "--json", "--events", "jdk.ExecutionSample", str(jfr)],
+        check=True, stdout=subprocess.PIPE, text=True,
+    ).stdout  # fmt: skip
+    return summarize(json.loads(printed)["recording"]["events"])
+
+
+def summarize(events: list[dict[str, Any]]) -> Profile:
+    """Counts the samples of Spark's task threads by their top frame (JFR's stacks of Spark tasks
+    often stop a few frames down, so only the top frame is used)."""
+
+    def task(event: dict[str, Any]) -> bool:
+        thread = event["values"]["sampledThread"] or {}
+        return str(thread.get("javaName", "")).startswith("Executor task launch worker")
+
+    own: dict[tuple[str, str], int] = {}
+    for e in filter(task, events):
+        frames = e["values"]["stackTrace"]["frames"]
+        if frames:
+            method = frames[0]["method"]
+            key = (method["type"]["name"].replace("/", "."), method["name"])
+            own[key] = own.get(key, 0) + 1
+    n = max(1, sum(own.values()))
+    top = sorted(own.items(), key=lambda kv: -kv[1])[:15]
+    areas: dict[str, int] = {}
+    for (cls, _), count in own.items():
+        area = next((a for a, prefixes in PROFILE_AREAS if cls.startswith(prefixes)), "other")
+        areas[area] = areas.get(area, 0) + count
+    order = [a for a, _ in PROFILE_AREAS] + ["other"]
+    return Profile(
+        sum(own.values()),
+        [(f"{cls.rsplit('.', 1)[-1]}.{m}", c / n) for (cls, m), c in top],
+        [(a, areas.get(a, 0) / n) for a in order],
+    )
+
+
+def profile_child(args: argparse.Namespace) -> None:
+    spark = session(
+        ours=args.ours_jar,
+        cores=1,
+        memory=args.driver_memory,
+        linkedin=None,
+        linkedin_jar=None,
+        # Spark's stacks are deeper than the recorder's default 64 frames, which cuts the bottom.
+        java_options="-XX:FlightRecorderOptions:stackdepth=512",
+    )
+    df = spark.read.format(OURS).schema(NARROW_DDL).load(args.profile_child)
+    noop(df)  # warm-up, not recorded
+    view = jvm(spark)
+    recording = view.jdk.jfr.Recording()
+    recording.enable("jdk.ExecutionSample").withPeriod(view.java.time.Duration.ofMillis(10))
+    recording.start()
+    for _ in range(args.repeat):
+        noop(df)
+    recording.stop()
+    recording.dump(view.java.io.File(args.jfr).toPath())
+    recording.close()
+    spark.stop()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -727,24 +862,49 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def profile_section(profile: Profile | None) -> str:
+    if profile is None:
+        return "## Where the time goes\n\nNot profiled: the JDK's `jfr` tool was not found."
+    areas = "\n".join(f"| {a} | {share:.0%} |" for a, share in profile.areas)
+    top = "\n".join(f"| `{m}` | {share:.1%} |" for m, share in profile.self_top)
+    return f"""## Where the time goes
+
+Java Flight Recorder sampled the narrow full read in one thread (`local[1]`, after a warm-up
+read): {profile.samples} samples of the task thread, one every 10 ms, counted by the method on
+top of the stack.
+
+| part | samples |
+|---|---:|
+{areas}
+
+| method | samples |
+|---|---:|
+{top}
+
+The JVM's CRC32C intrinsic runs outside Java frames, where the sampler does not see it, so
+the framing share undercounts it: the floor above measures framing and both checksums alone."""
+
+
 def document(report: Report, args: argparse.Namespace, command: str, chart: str) -> str:
     mb = {k: f"{v / 1e6:,.1f} MB" for k, v in report.sizes.items()}
     size_lines = "\n".join(f"| `{k}` | {v} |" for k, v in mb.items())
     fact_lines = "\n".join(f"| {k} | {v} |" for k, v in report.facts.items())
     rate_lines = "\n".join(f"| {k} | {v} |" for k, v in report.throughput.items())
     notes = "\n".join(f"- {n}" for n in report.notes) or "- none"
-    splits = int(report.facts.get("splits of the single file", "0"))
-    waves = f"{(splits + 1) // 2} wave" + ("s" if splits > 2 else "")
+    profile = profile_section(report.profile)
+    splits = int(report.facts.get("splits of the single file, default splits", "0"))
+    waves = (splits + 1) // 2
     split_note = (
-        f"the file's {splits} splits run in {waves} on 2 cores, one core idle in the last"
-        if splits % 2
-        else f"the file's {splits} splits run in {waves} on 2 cores"
-    ) + "."
+        f"With the default 128 MB split size the file makes {splits} splits: {waves} waves on 2"
+        f" cores, {'one core idle in the last' if splits % 2 else 'none with an idle core'}."
+        f" The second line sets `spark.sql.files.maxPartitionBytes` to an eighth of the file,"
+        f" so each core reads {EQUAL_SPLITS // 2} equal splits."
+    )
     return f"""# Benchmarks
 
 Measured by `benchmarks/run.py` on {report.facts["date"]}; every time is the median of
 {args.repeat} run(s) in one local Spark session (`local[2]`) holding both TFRecord jars, each
-addressed by its class name. A ratio above 1 means we are faster (on the last line: that two
+addressed by its class name. A ratio above 1 means we are faster (on the last two lines: that two
 cores read one file faster than one core). The files are in the OS page cache: reads measure
 CPU, not disk.
 
@@ -769,9 +929,8 @@ What each line measures:
   {INFER_FILES} files, then `.schema` (our defaults: 32 files x 1000 records; linkedin reads the
   first non-empty file whole).
 - **full read, 1 file**: the narrow data as one uncompressed file (`coalesce(1)`), read in two
-  fresh sessions, `local[1]` and `local[2]`, default `spark.sql.files.maxPartitionBytes`; the
-  ratio is the 2-core speed-up. Its ceiling is the machine's own 2-core scaling (below), and
-  {split_note}
+  fresh sessions, `local[1]` and `local[2]`; the ratio is the 2-core speed-up. Its ceiling is
+  the machine's own 2-core scaling (below). {split_note}
 
 Times in brackets are the fastest and slowest of the runs: on a shared 2-core VM, expect
 differences of 20 % between sessions.
@@ -785,6 +944,8 @@ read (the narrow ones, or the wide ones for the wide lines).
 | what | time and rate |
 |---|---|
 {rate_lines}
+
+{profile}
 
 ## Data
 
@@ -894,7 +1055,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--driver-memory", default="8g", help="spark.driver.memory (8g)")
     parser.add_argument("--split-child", help=argparse.SUPPRESS)
+    parser.add_argument("--profile-child", help=argparse.SUPPRESS)
+    parser.add_argument("--jfr", help=argparse.SUPPRESS)
     parser.add_argument("--cores", type=int, default=2, help=argparse.SUPPRESS)
+    parser.add_argument("--split-bytes", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--ours-jar", help="our jar to measure (the installed wheel's)")
     parser.add_argument(
         "--note", action="append", default=[], help="a line for the notes of benchmarks.md"
@@ -912,6 +1076,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if args.split_child:
         split_child(args)
+        return 0
+    if args.profile_child:
+        profile_child(args)
         return 0
     import matplotlib  # noqa: F401  (fail now, not after twenty minutes)
 

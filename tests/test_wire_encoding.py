@@ -49,6 +49,35 @@ def test_unpacked_and_packed_lists(spark, tmp_path: Path) -> None:
     ]
 
 
+# Varints of every length from 1 to 10 bytes, the lengths the decoder reads in different ways.
+EVERY_VARINT_LENGTH = [0, 1, *(v for n in range(7, 63, 7) for v in (2**n - 1, 2**n)), 2**63 - 1]
+EVERY_VARINT_LENGTH += [-1, -(2**63)]
+
+
+def test_varints_of_every_length(spark, tmp_path: Path) -> None:
+    values = EVERY_VARINT_LENGTH
+    assert sorted({len(varint(v)) for v in values}) == list(range(1, 11))
+    records = [example(entry(b"v", feature("int64", int64_list_packed(values))))]
+    for v in values:  # each varint the last bytes of its record, or followed by another feature
+        records.append(example(entry(b"s", feature("int64", int64_list_unpacked([v])))))
+        records.append(
+            example(
+                entry(b"s", feature("int64", int64_list_packed([v]))),
+                entry(b"v", feature("int64", int64_list_packed(values[::-1]))),
+            )
+        )
+    path = write_records(tmp_path / "a.tfrecord", records)
+    expected = [(values, None)]
+    for v in values:
+        expected += [(None, v), (values[::-1], v)]
+    assert read(spark, path, "v array<bigint>, s bigint") == expected
+    # Over-long encodings are valid protobuf: 0 and 1 in two to ten bytes.
+    padded = [b"\x80" * n + b"\x00" for n in range(1, 10)] + [b"\x81" + b"\x80" * 8 + b"\x00"]
+    record = example(entry(b"v", feature("int64", ld(1, b"".join(padded)))))
+    path = write_records(tmp_path / "b.tfrecord", [record])
+    assert read(spark, path, "v array<bigint>") == [([0] * 9 + [1],)]
+
+
 def test_protobuf_merge_rules(spark, tmp_path: Path) -> None:
     # Two Example.features fields merge; a repeated key: the last entry wins; in a Feature the
     # last kind wins, and two list messages of that kind concatenate.

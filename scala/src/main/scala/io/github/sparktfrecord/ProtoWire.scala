@@ -2,6 +2,8 @@ package io.github.sparktfrecord
 
 import scala.annotation.switch
 
+import org.apache.spark.unsafe.Platform
+
 /**
  * The protobuf wire format, reduced to what `tf.train.Example` and `tf.train.SequenceExample` use.
  *
@@ -77,10 +79,33 @@ private[sparktfrecord] object ProtoWire {
   def readFixed64(buf: Array[Byte], pos: Int): Long =
     (readFixed32(buf, pos).toLong & 0xffffffffL) | (readFixed32(buf, pos + 4).toLong << 32)
 
+  /** Whether eight bytes of an array may be read as one little-endian long. */
+  val WordReads: Boolean =
+    java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN && Platform.unaligned()
+
+  /** The continuation bits of eight bytes read as one long. */
+  final val HighBits = 0x8080808080808080L
+
+  /** The low seven bits of each of eight varint bytes, first byte lowest, joined: 56 bits. */
+  def groups(word: Long): Long = {
+    var x = word & 0x7f7f7f7f7f7f7f7fL
+    x = ((x & 0x7f007f007f007f00L) >>> 1) | (x & 0x007f007f007f007fL)
+    x = ((x & 0x3fff00003fff0000L) >>> 2) | (x & 0x00003fff00003fffL)
+    ((x & 0x0fffffff00000000L) >>> 4) | (x & 0x000000000fffffffL)
+  }
+
   /** The number of varints in a packed run: every byte without the continuation bit ends one. */
   def countVarints(buf: Array[Byte], from: Int, until: Int): Int = {
     var n = 0
     var p = from
+    if (WordReads) {
+      val lastWord = math.min(until, buf.length) - 8
+      while (p <= lastWord) {
+        n += java.lang.Long.bitCount(~Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + p) &
+          HighBits)
+        p += 8
+      }
+    }
     while (p < until) {
       if (buf(p) >= 0) n += 1
       p += 1
@@ -101,6 +126,57 @@ private[sparktfrecord] final class WireCursor {
 
   /** Reads a varint at `pos` that must end before `limit`. */
   def readVarint(limit: Int): Long = {
+    // Tags, lengths and small values are one byte: that case stays small enough to inline.
+    if (pos < limit) {
+      val b = buf(pos)
+      if (b >= 0) {
+        pos += 1
+        return b
+      }
+    }
+    readLongVarint(limit)
+  }
+
+  private def readLongVarint(limit: Int): Long = {
+    // Two and three bytes (lengths, ids below 2^21) byte by byte; longer ones eight bytes at once,
+    // where the first byte without a continuation bit ends the varint.
+    if (limit - pos >= 3) {
+      val b1 = buf(pos + 1)
+      if (b1 >= 0) {
+        val v = (buf(pos) & 0x7fL) | (b1.toLong << 7)
+        pos += 2
+        return v
+      }
+      val b2 = buf(pos + 2)
+      if (b2 >= 0) {
+        val v = (buf(pos) & 0x7fL) | ((b1 & 0x7fL) << 7) | (b2.toLong << 14)
+        pos += 3
+        return v
+      }
+    }
+    if (WordReads && pos < limit && buf.length - pos >= 8) {
+      val word = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + pos)
+      val stops = ~word & HighBits
+      if (stops != 0) {
+        val bytes = (java.lang.Long.numberOfTrailingZeros(stops) >>> 3) + 1
+        if (bytes <= limit - pos) {
+          pos += bytes
+          return groups(word & (-1L >>> (64 - 8 * bytes)))
+        }
+      } else if (limit - pos >= 9) {
+        // Nine or ten bytes (every negative int64 takes ten): the 10th holds the top bit only.
+        val b8 = buf(pos + 8)
+        if (b8 >= 0) {
+          pos += 9
+          return groups(word) | (b8.toLong << 56)
+        }
+        if (limit - pos >= 10 && buf(pos + 9) >= 0) {
+          val b9 = buf(pos + 9)
+          pos += 10
+          return groups(word) | ((b8 & 0x7fL) << 56) | (b9.toLong << 63)
+        }
+      }
+    }
     var result = 0L
     var shift = 0
     while (shift < 64) {
@@ -347,10 +423,23 @@ private[sparktfrecord] abstract class ValueSink {
  * unpacked encodings. With a null sink it only counts, without decoding packed values.
  */
 private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
+  import FeatureLists._
   import ProtoWire._
 
+  /**
+   * After a [[scan]]: how many `value` fields it met. When that is one (a packed run, as
+   * TensorFlow writes, or a single value), [[emitSingle]] hands the values over without a second
+   * walk through the Feature.
+   */
+  var fields: Int = 0
+  private var lastCase = 0
+  private var lastStart = 0
+  private var lastEnd = 0
+
+  /** Counts (with a null sink) or hands over the values of `kind` in `[start, end)`. */
   def scan(kind: Int, start: Int, end: Int, sink: ValueSink): Int = {
     var n = 0
+    fields = 0
     cursor.pos = start
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
@@ -358,8 +447,12 @@ private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
         val listEnd = cursor.readLengthEnd(end)
         while (cursor.pos < listEnd) {
           val vt = cursor.readVarint(listEnd)
-          if ((vt >>> 3) == 1) n += values(kind, (vt & 7).toInt, listEnd, sink)
-          else cursor.skipField(vt.toInt & 7, listEnd)
+          if ((vt >>> 3) == 1) {
+            n += values(kind, (vt & 7).toInt, listEnd, sink)
+            fields += 1
+          } else {
+            cursor.skipField(vt.toInt & 7, listEnd)
+          }
         }
       } else {
         cursor.skipField(t.toInt & 7, end)
@@ -368,13 +461,28 @@ private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
     n
   }
 
+  /** After a counting [[scan]] that met one `value` field: its `count` values into `sink`. */
+  def emitSingle(sink: ValueSink, count: Int): Unit = {
+    val buf = cursor.buf
+    (lastCase: @switch) match {
+      case Int64Packed | Int64Single =>
+        cursor.pos = lastStart
+        while (cursor.pos < lastEnd) sink.int64(cursor.readVarint(lastEnd))
+      case FloatPacked | FloatSingle => sink.floats(buf, lastStart, count)
+      case _ => sink.bytes(buf, lastStart, lastEnd - lastStart)
+    }
+  }
+
   /** One occurrence of the list's `value` field (a packed run or a single value). */
   private def values(kind: Int, wireType: Int, end: Int, sink: ValueSink): Int = {
     val buf = cursor.buf
     val at = cursor.pos
-    ((kind << 3) | wireType: @switch) match {
-      case FeatureLists.Int64Packed =>
+    lastCase = (kind << 3) | wireType
+    (lastCase: @switch) match {
+      case Int64Packed =>
         val runEnd = cursor.readLengthEnd(end)
+        lastStart = cursor.pos
+        lastEnd = runEnd
         if (sink == null) {
           if (runEnd > cursor.pos && buf(runEnd - 1) < 0) {
             throw new WireFormatException("packed int64 run ends inside a varint", runEnd - 1)
@@ -390,24 +498,30 @@ private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
           }
           n
         }
-      case FeatureLists.Int64Single =>
+      case Int64Single =>
+        lastStart = at
         val v = cursor.readVarint(end)
+        lastEnd = cursor.pos
         if (sink != null) sink.int64(v)
         1
-      case FeatureLists.FloatPacked =>
+      case FloatPacked =>
         val runEnd = cursor.readLengthEnd(end)
         val len = runEnd - cursor.pos
         if ((len & 3) != 0) throw new WireFormatException(s"packed float run of $len bytes", at)
+        lastStart = cursor.pos
         if (sink != null) sink.floats(buf, cursor.pos, len >> 2)
         cursor.pos = runEnd
         len >> 2
-      case FeatureLists.FloatSingle =>
+      case FloatSingle =>
         if (end - cursor.pos < 4) throw new WireFormatException("float runs past its list", at)
+        lastStart = at
         if (sink != null) sink.float(java.lang.Float.intBitsToFloat(readFixed32(buf, cursor.pos)))
         cursor.pos += 4
         1
-      case FeatureLists.BytesValue =>
+      case BytesValue =>
         val valueEnd = cursor.readLengthEnd(end)
+        lastStart = cursor.pos
+        lastEnd = valueEnd
         if (sink != null) sink.bytes(buf, cursor.pos, valueEnd - cursor.pos)
         cursor.pos = valueEnd
         1

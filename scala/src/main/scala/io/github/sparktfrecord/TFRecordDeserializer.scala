@@ -35,12 +35,21 @@ private[sparktfrecord] final class TFRecordDeserializer(
 
   private val numColumns = schema.length
   private val sequence = recordType == RecordType.SequenceExample
-  private val messageName = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
   private val rowWriter = new UnsafeRowWriter(numColumns, 64)
   private val index = new FeatureIndex(
     schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n })
   private val decoders: Array[FeatureDecoder] =
     Array.tabulate(numColumns)(i => FeatureDecoder(schema(i), i, rowWriter))
+  /** Bit `kind` of `accepted(i)` is set when column i can be read from a feature of that kind. */
+  private val accepted: Array[Int] = decoders.map { d =>
+    Seq(KindBytes, KindFloat, KindInt64).filter(d.accepts).map(1 << _).sum
+  }
+  /**
+   * `hints(e)`: the column the e-th feature of the previous record went to. Records of one file
+   * usually list their features in the same order, so the hint saves hashing the name.
+   */
+  private var hints = Array.fill(numColumns)(-1)
+  private var entry = 0
   /** `seen(i) == stamp` when column i was set by the current record. */
   private val seen = new Array[Int](numColumns)
   private var stamp = 0
@@ -49,8 +58,19 @@ private[sparktfrecord] final class TFRecordDeserializer(
   private val walker = new ExampleWalker(cursor)
 
   private val visitor = new FeatureVisitor {
-    def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
-      index.find(buf, keyOff, keyLen)
+    def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
+      val e = entry
+      entry += 1
+      if (e < hints.length) {
+        val hint = hints(e)
+        if (hint >= 0 && index.is(hint, buf, keyOff, keyLen)) return hint
+      } else {
+        hints = java.util.Arrays.copyOf(hints, math.max(e + 1, hints.length * 2))
+      }
+      val found = index.find(buf, keyOff, keyLen)
+      hints(e) = found
+      found
+    }
 
     def feature(ordinal: Int, kind: Int, start: Int, end: Int): Unit = {
       // A key repeated in one map: the last entry wins, as in protobuf.
@@ -73,14 +93,13 @@ private[sparktfrecord] final class TFRecordDeserializer(
     rowWriter.zeroOutNullBytes()
     stamp += 1
     if (stamp == 0) { java.util.Arrays.fill(seen, -1); stamp = 1 }
+    entry = 0
     try {
       if (sequence) walker.walkSequenceExample(data, length, visitor)
       else walker.walkExample(data, length, visitor)
     } catch {
-      case e: WireFormatException =>
-        throw new TFRecordDataException(
-          s"Malformed $messageName (${e.getMessage} at byte ${e.position} of the record)",
-          path, recordOffset, e)
+      case e: WireFormatException => throw TFRecordDataException.malformed(e, sequence, path,
+        recordOffset)
     }
     var i = 0
     while (i < numColumns) {
@@ -121,7 +140,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
           } else {
             d.target = rowWriter
             d.slot = d.ordinal
-            lists.scan(kind, start, end, d)
+            emit(d, kind, start, end, count)
           }
         case ShapeArray =>
           val previousCursor = rowWriter.cursor()
@@ -175,9 +194,10 @@ private[sparktfrecord] final class TFRecordDeserializer(
     rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
   }
 
+  /** The number of values of `kind` in `[start, end)`, checked against the column's type. */
   private def valueCount(d: FeatureDecoder, kind: Int, start: Int, end: Int): Int = {
     val count = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
-    if (count > 0 && !d.accepts(kind)) {
+    if (count > 0 && (accepted(d.ordinal) & (1 << kind)) == 0) {
       throw columnError(d, s"cannot be read from a ${KindNames(kind)} feature")
     }
     count
@@ -188,8 +208,12 @@ private[sparktfrecord] final class TFRecordDeserializer(
     d.arrayWriter.initialize(count)
     d.target = d.arrayWriter
     d.slot = 0
-    if (count > 0) lists.scan(kind, start, end, d)
+    if (count > 0) emit(d, kind, start, end, count)
   }
+
+  /** The `count` values [[valueCount]] just counted, into `d`. */
+  private def emit(d: FeatureDecoder, kind: Int, start: Int, end: Int, count: Int): Unit =
+    if (lists.fields == 1) lists.emitSingle(d, count) else lists.scan(kind, start, end, d)
 
   private def columnError(d: FeatureDecoder, what: String): TFRecordDataException =
     new TFRecordDataException(
@@ -199,6 +223,19 @@ private[sparktfrecord] final class TFRecordDeserializer(
 /** A record whose framing is sound but whose content does not decode or does not fit the schema. */
 class TFRecordDataException(message: String, val path: String, val offset: Long, cause: Throwable)
   extends RuntimeException(s"$message, in the record at byte offset $offset of $path", cause)
+
+private[sparktfrecord] object TFRecordDataException {
+  /** The record's bytes are not a valid (Sequence)Example. */
+  def malformed(
+      e: WireFormatException,
+      sequence: Boolean,
+      path: String,
+      offset: Long): TFRecordDataException = {
+    val message = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
+    new TFRecordDataException(
+      s"Malformed $message (${e.getMessage} at byte ${e.position} of the record)", path, offset, e)
+  }
+}
 
 /** A value that does not fit its column (overflow, NaN into decimal, ...); gets context above. */
 private[sparktfrecord] final class ValueOutOfRangeException(message: String)
@@ -221,14 +258,37 @@ private[sparktfrecord] final class FeatureIndex(names: Array[String]) {
     table
   }
 
+  /** Names of up to eight bytes as little-endian longs, compared in one go (else unused). */
+  private val words: Array[Long] = keys.map { k =>
+    if (k == null || k.length > 8) 0L
+    else k.indices.map(j => (k(j) & 0xffL) << (8 * j)).foldLeft(0L)(_ | _)
+  }
+  private val wordMasks: Array[Long] =
+    keys.map(k => if (k == null || k.length > 8 || k.isEmpty) 0L else -1L >>> (64 - 8 * k.length))
+
+  /** Whether column `i` is named by `buf[off, off + len)`. */
+  def is(i: Int, buf: Array[Byte], off: Int, len: Int): Boolean = {
+    val k = keys(i)
+    if (k.length != len) return false
+    if (len <= 8 && ProtoWire.WordReads && buf.length - off >= 8) {
+      val word = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + off)
+      return ((word ^ words(i)) & wordMasks(i)) == 0L
+    }
+    var j = 0
+    while (j < len) {
+      if (k(j) != buf(off + j)) return false
+      j += 1
+    }
+    true
+  }
+
   /** The ordinal of the column named by `buf[off, off + len)`, or -1. */
   def find(buf: Array[Byte], off: Int, len: Int): Int = {
     var s = FeatureIndex.hash(buf, off, len) & mask
     while (true) {
       val i = slots(s)
       if (i < 0) return -1
-      val k = keys(i)
-      if (k.length == len && java.util.Arrays.equals(k, 0, len, buf, off, off + len)) return i
+      if (is(i, buf, off, len)) return i
       s = (s + 1) & mask
     }
     -1

@@ -117,13 +117,8 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     (file: PartitionedFile) => {
       val path = new Path(file.filePath.toUri)
       val hadoopConf = conf.value.value
-      val whole = file.start == 0 && file.length >= file.fileSize
-      val reader =
-        if (whole) TFRecordReader.open(path, hadoopConf, parsed)
-        else {
-          TFRecordReader.openSplit(
-            path, hadoopConf, parsed, file.start, file.start + file.length, file.fileSize)
-        }
+      val reader = TFRecordReader.openPart(
+        path, hadoopConf, parsed, file.start, file.length, file.fileSize)
       Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
       reader.keepData = requiredSchema.nonEmpty
       val decode = TFRecordFileFormat.decoder(requiredSchema, parsed, path.toString)

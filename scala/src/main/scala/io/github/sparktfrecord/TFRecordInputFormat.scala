@@ -58,11 +58,7 @@ private[sparktfrecord] object TFRecordInputFormat {
       val fileLength = path.getFileSystem(conf).getFileStatus(path).getLen
       start = file.getStart
       length = math.max(1L, file.getLength)
-      reader =
-        if (start == 0 && file.getLength >= fileLength) TFRecordReader.open(path, conf, options)
-        else {
-          TFRecordReader.openSplit(path, conf, options, start, start + file.getLength, fileLength)
-        }
+      reader = TFRecordReader.openPart(path, conf, options, start, file.getLength, fileLength)
     }
 
     override def nextKeyValue(): Boolean =

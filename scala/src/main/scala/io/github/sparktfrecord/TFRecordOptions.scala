@@ -22,11 +22,8 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    * lists for `array<array<…>>` columns). `ByteArray`: the raw record bytes in one binary column.
    * Spelled as in linkedin spark-tfrecord, matched case-insensitively.
    */
-  val recordType: RecordType = parameters.get(RecordTypeOption) match {
-    case None => RecordType.Example
-    case Some(v) => RecordType.All.find(_.name.equalsIgnoreCase(v.trim)).getOrElse(
-      invalid(RecordTypeOption, v, RecordType.All.map(_.name)))
-  }
+  val recordType: RecordType =
+    oneOf(RecordTypeOption, RecordType.All, RecordType.Example)(_.name)
 
   /**
    * `inferSchemaMaxFiles`: how many files schema inference reads (default 32). When there are more,
@@ -80,11 +77,7 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    * `DROPMALFORMED`: skip the record. `PERMISSIVE`: a row of nulls, with the record's bytes in
    * the `columnNameOfCorruptRecord` column when the schema has one (binary or string).
    */
-  val mode: ParseMode = parameters.get(ModeOption) match {
-    case None => ParseMode.FailFast
-    case Some(v) => ParseMode.All.find(_.name.equalsIgnoreCase(v.trim)).getOrElse(
-      invalid(ModeOption, v, ParseMode.All.map(_.name)))
-  }
+  val mode: ParseMode = oneOf(ModeOption, ParseMode.All, ParseMode.FailFast)(_.name)
 
   /** `columnNameOfCorruptRecord`: default `spark.sql.columnNameOfCorruptRecord`. */
   val columnNameOfCorruptRecord: String = parameters.getOrElse(ColumnNameOfCorruptRecordOption,
@@ -100,6 +93,14 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
 
   /** `verifyChecksums`: check the data CRC of every record on read (default true). */
   val verifyChecksums: Boolean = booleanOption(VerifyChecksumsOption, default = true)
+
+  /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
+  private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =
+    parameters.get(name) match {
+      case None => default
+      case Some(v) => values.find(valueName(_).equalsIgnoreCase(v.trim)).getOrElse(
+        invalid(name, v, values.map(valueName)))
+    }
 
   private def positiveOrAll(name: String, default: Int): Int = parameters.get(name) match {
     case None => default

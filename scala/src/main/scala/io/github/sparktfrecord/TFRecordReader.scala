@@ -176,6 +176,20 @@ private[sparktfrecord] object TFRecordReader {
   }
 
   /**
+   * Opens the part `[start, start + length)` of a file of `fileLength` bytes, as Spark or Hadoop
+   * planned it: the whole file (decompressed when need be) when the part covers it, else a split.
+   */
+  def openPart(
+      path: Path,
+      conf: Configuration,
+      options: TFRecordOptions,
+      start: Long,
+      length: Long,
+      fileLength: Long): TFRecordReader =
+    if (start == 0 && length >= fileLength) open(path, conf, options)
+    else openSplit(path, conf, options, start, start + length, fileLength)
+
+  /**
    * Opens the split `[start, end)` of an uncompressed file of `fileLength` bytes: positioned at
    * the first record whose header starts in the split (see [[findRecordStart]]), or an empty
    * reader when none does.

@@ -71,7 +71,6 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         }
       }
     }
-    val messageName = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
     var records = 0L
     sample.foreach { file =>
       var reader: TFRecordReader = null
@@ -84,9 +83,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
             else walker.walkExample(reader.data, reader.length, visitor)
           } catch {
             case e: WireFormatException =>
-              throw new TFRecordDataException(
-                s"Malformed $messageName (${e.getMessage} at byte ${e.position} of the record)",
-                file.getPath.toString, reader.offset, e)
+              throw TFRecordDataException.malformed(e, sequence, file.getPath.toString,
+                reader.offset)
           }
           n += 1
           records += 1
