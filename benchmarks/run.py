@@ -53,9 +53,9 @@ RESULT_MARK = "BENCH-RESULT "
 # The single file is also read in this many equal splits: an even count keeps both cores busy.
 EQUAL_SPLITS = 8
 # Child sessions per core count and split layout, alternating 1 and 2 cores.
-SPLIT_ROUNDS = 2
+SPLIT_ROUNDS = 3
 # Untimed reads of the single file in each child session before the timed ones.
-SPLIT_WARMUP = 4
+SPLIT_WARMUP = 6
 
 NARROW_DDL = (
     "id bigint, label bigint, f0 float, f1 float, f2 float, f3 float, "

@@ -436,6 +436,43 @@ private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
   private var lastStart = 0
   private var lastEnd = 0
 
+  /**
+   * Counts the values of `kind` in `[start, end)` when they are encoded as TensorFlow encodes
+   * them, and leaves [[emitSingle]] ready: one list message spanning the range, holding nothing
+   * or one `value` field (a packed run, or one bytes value) spanning the list. Else -1, for
+   * [[scan]] to count them (and to report what is malformed).
+   */
+  def countCanonical(kind: Int, start: Int, end: Int): Int = {
+    val buf = cursor.buf
+    if (start >= end || buf(start) != ((kind << 3) | WireLengthDelimited)) return -1
+    cursor.pos = start + 1
+    if (cursor.readLengthEnd(end) != end) return -1
+    if (cursor.pos == end) {
+      fields = 0
+      return 0
+    }
+    if (buf(cursor.pos) != ((1 << 3) | WireLengthDelimited)) return -1
+    cursor.pos += 1
+    if (cursor.readLengthEnd(end) != end) return -1
+    val len = end - cursor.pos
+    lastStart = cursor.pos
+    lastEnd = end
+    fields = 1
+    (kind: @switch) match {
+      case KindFloat =>
+        if ((len & 3) != 0) return -1
+        lastCase = FloatPacked
+        len >> 2
+      case KindInt64 =>
+        if (len > 0 && buf(end - 1) < 0) return -1
+        lastCase = Int64Packed
+        countVarints(buf, lastStart, end)
+      case _ =>
+        lastCase = BytesValue
+        1
+    }
+  }
+
   /** Counts (with a null sink) or hands over the values of `kind` in `[start, end)`. */
   def scan(kind: Int, start: Int, end: Int, sink: ValueSink): Int = {
     var n = 0

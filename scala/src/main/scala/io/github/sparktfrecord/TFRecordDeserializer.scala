@@ -196,7 +196,10 @@ private[sparktfrecord] final class TFRecordDeserializer(
 
   /** The number of values of `kind` in `[start, end)`, checked against the column's type. */
   private def valueCount(d: FeatureDecoder, kind: Int, start: Int, end: Int): Int = {
-    val count = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
+    val count = if (kind == KindNone) 0 else {
+      val canonical = lists.countCanonical(kind, start, end)
+      if (canonical >= 0) canonical else lists.scan(kind, start, end, null)
+    }
     if (count > 0 && (accepted(d.ordinal) & (1 << kind)) == 0) {
       throw columnError(d, s"cannot be read from a ${KindNames(kind)} feature")
     }
