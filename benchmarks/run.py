@@ -969,7 +969,7 @@ differences of 20 % between sessions.
 
 The floor is `TFRecordFiles.countRecords` over the narrow files, one thread, from the driver:
 the framing walked and both CRC32Cs checked, nothing parsed. Rates are over the TFRecord files
-read (the narrow ones, or the wide ones for the wide lines).
+read: the narrow ones, or the wide ones and the single file for their lines.
 
 | what | time and rate |
 |---|---|
