@@ -104,6 +104,18 @@ def test_entry_fields_in_any_order_and_unknown_fields_skipped(spark, tmp_path: P
     assert read(spark, path, "k long") == [(9,)]
 
 
+def test_unknown_fields_around_a_features_only_list(spark, tmp_path: Path) -> None:
+    # One list message, with unknown Feature fields before and after it: read from where it lies.
+    ints = field(7, 0, varint(1)) + feature("int64", int64_list_packed([2**40, -3]))
+    floats = feature("float", float_list_packed([0.5, -1.5])) + ld(9, b"junk")
+    names = feature("bytes", bytes_list([b"a"])) + field(6, 5, b"\x00\x00\x80\x3f")
+    record = example(entry(b"i", ints), entry(b"f", floats), entry(b"s", names))
+    path = write_records(tmp_path / "a.tfrecord", [record])
+    assert read(spark, path, "i array<bigint>, f array<float>, s string") == [
+        ([2**40, -3], [0.5, -1.5], "a")
+    ]
+
+
 def test_key_without_value_and_value_without_key(spark, tmp_path: Path) -> None:
     record = example(ld(1, ld(1, b"nokind")), ld(1, ld(2, feature("bytes", bytes_list([b"v"])))))
     path = write_records(tmp_path / "a.tfrecord", [record])

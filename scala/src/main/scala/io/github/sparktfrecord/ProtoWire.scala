@@ -79,9 +79,11 @@ private[sparktfrecord] object ProtoWire {
   def readFixed64(buf: Array[Byte], pos: Int): Long =
     (readFixed32(buf, pos).toLong & 0xffffffffL) | (readFixed32(buf, pos + 4).toLong << 32)
 
+  /** Whether the JVM stores numbers little end first, as the wire format does. */
+  val LittleEndian: Boolean = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
+
   /** Whether eight bytes of an array may be read as one little-endian long. */
-  val WordReads: Boolean =
-    java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN && Platform.unaligned()
+  val WordReads: Boolean = LittleEndian && Platform.unaligned()
 
   /** The continuation bits of eight bytes read as one long. */
   final val HighBits = 0x8080808080808080L
@@ -343,14 +345,21 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     }
   }
 
+  /** After [[featureKind]]: how many list messages the run holds, and the last one's content. */
+  var runLists: Int = 0
+  var listStart: Int = 0
+  var listEnd: Int = 0
+
   /**
    * The kind of the Feature message `[start, end)`: the last of its oneof fields. Sets
-   * [[runStart]] to where the run of that kind begins.
+   * [[runStart]] to where the run of that kind begins, and [[runLists]], [[listStart]],
+   * [[listEnd]].
    */
   def featureKind(start: Int, end: Int): Int = {
     cursor.pos = start
     var kind = KindNone
     runStart = end
+    runLists = 0
     while (cursor.pos < end) {
       val tagPos = cursor.pos
       val t = cursor.readVarint(end)
@@ -359,8 +368,11 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
         if ((t & 7) != WireLengthDelimited) {
           throw new WireFormatException(s"Feature field $field has wire type ${t & 7}", tagPos)
         }
-        if (field != kind) { kind = field.toInt; runStart = tagPos }
-        cursor.pos = cursor.readLengthEnd(end)
+        if (field != kind) { kind = field.toInt; runStart = tagPos; runLists = 0 }
+        listEnd = cursor.readLengthEnd(end)
+        listStart = cursor.pos
+        runLists += 1
+        cursor.pos = listEnd
       } else {
         cursor.skipField(t.toInt & 7, end)
       }
@@ -437,22 +449,17 @@ private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
   private var lastEnd = 0
 
   /**
-   * Counts the values of `kind` in `[start, end)` when they are encoded as TensorFlow encodes
-   * them, and leaves [[emitSingle]] ready: one list message spanning the range, holding nothing
-   * or one `value` field (a packed run, or one bytes value) spanning the list. Else -1, for
-   * [[scan]] to count them (and to report what is malformed).
+   * Counts the values of `kind` in the content `[start, end)` of a run's only list message when
+   * it is encoded as TensorFlow encodes it, and leaves [[emitSingle]] ready: nothing, or one
+   * `value` field (a packed run, or one bytes value) spanning the list. Else -1, for [[scan]]
+   * to count them (and to report what is malformed).
    */
-  def countCanonical(kind: Int, start: Int, end: Int): Int = {
+  def countSingleList(kind: Int, start: Int, end: Int): Int = {
+    fields = 0
+    if (start == end) return 0
     val buf = cursor.buf
-    if (start >= end || buf(start) != ((kind << 3) | WireLengthDelimited)) return -1
+    if (buf(start) != ((1 << 3) | WireLengthDelimited)) return -1
     cursor.pos = start + 1
-    if (cursor.readLengthEnd(end) != end) return -1
-    if (cursor.pos == end) {
-      fields = 0
-      return 0
-    }
-    if (buf(cursor.pos) != ((1 << 3) | WireLengthDelimited)) return -1
-    cursor.pos += 1
     if (cursor.readLengthEnd(end) != end) return -1
     val len = end - cursor.pos
     lastStart = cursor.pos

@@ -194,11 +194,17 @@ private[sparktfrecord] final class TFRecordDeserializer(
     rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
   }
 
-  /** The number of values of `kind` in `[start, end)`, checked against the column's type. */
+  /**
+   * The number of values of `kind` in `[start, end)`, checked against the column's type; called
+   * right after the walker's `featureKind` of that Feature.
+   */
   private def valueCount(d: FeatureDecoder, kind: Int, start: Int, end: Int): Int = {
     val count = if (kind == KindNone) 0 else {
-      val canonical = lists.countCanonical(kind, start, end)
-      if (canonical >= 0) canonical else lists.scan(kind, start, end, null)
+      // The walker has just read the Feature: with one list message, count it where it lies.
+      val single =
+        if (walker.runLists == 1) lists.countSingleList(kind, walker.listStart, walker.listEnd)
+        else -1
+      if (single >= 0) single else lists.scan(kind, start, end, null)
     }
     if (count > 0 && (accepted(d.ordinal) & (1 << kind)) == 0) {
       throw columnError(d, s"cannot be read from a ${KindNames(kind)} feature")
@@ -373,9 +379,6 @@ private[sparktfrecord] abstract class FeatureDecoder(
 private[sparktfrecord] object FeatureDecoder {
   import ProtoWire._
 
-  private final val LittleEndian =
-    java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
-
   final val ShapeScalar = 0
   final val ShapeArray = 1
   final val ShapeNested = 2
@@ -433,7 +436,7 @@ private[sparktfrecord] object FeatureDecoder {
         def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
         override def float(v: Float): Unit = { target.write(slot, v); slot += 1 }
         override def floats(buf: Array[Byte], off: Int, count: Int): Unit =
-          if (LittleEndian && (target eq arrayWriter)) {
+          if (ProtoWire.LittleEndian && (target eq arrayWriter)) {
             // float_list and Spark's arrays both hold little-endian IEEE floats: one copy.
             Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET + off, arrayWriter.getBuffer,
               elementsAt + 4L * slot, 4L * count)
