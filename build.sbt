@@ -49,6 +49,8 @@ lazy val spark35_213 = sparkJar("spark35_213", "3.5", "3.5.0", "2.13.8", "11")
 lazy val spark4_213 = sparkJar("spark4_213", "4", "4.0.0", "2.13.16", "17")
 
 lazy val stageJars = taskKey[Seq[File]]("Builds the jars and copies them into the Python package.")
+lazy val writeTestClasspath = taskKey[File](
+  "Writes Spark 3.5's Scala 2.13 class path to target/, for the test that runs that jar.")
 
 lazy val root = (project in file("."))
   .aggregate(spark35_212, spark35_213, spark4_213)
@@ -67,6 +69,14 @@ lazy val root = (project in file("."))
       IO.copy(staged, CopyOptions().withOverwrite(true).withPreserveLastModified(false))
       streams.value.log.info(s"staged ${staged.size} jars in $dir")
       staged.map(_._2)
+    },
+    // pyspark ships only Scala 2.12 builds of Spark 3.5: the test of the Scala 2.13 jar runs it
+    // on the Spark jars this build compiles against.
+    writeTestClasspath := {
+      val jars = (spark35_213 / Compile / dependencyClasspath).value.files
+      val out = baseDirectory.value / "target/spark3.5_2.13.classpath"
+      IO.write(out, jars.mkString(java.io.File.pathSeparator))
+      out
     },
     Compile / unmanagedSourceDirectories := Nil,
     Compile / unmanagedResourceDirectories := Nil,

@@ -34,8 +34,8 @@ venv() {
 
 # Builds the three jars (sbt, incremental) and the wheel; prints the wheel's path.
 build_wheel() {
-  log "building the jars (ci/sbt stageJars)"
-  bash "$ROOT/ci/sbt" stageJars </dev/null >&2
+  log "building the jars (ci/sbt stageJars writeTestClasspath)"
+  bash "$ROOT/ci/sbt" stageJars writeTestClasspath </dev/null >&2
   local tools
   tools="$(venv tools)"
   "$tools/bin/python" -m pip install -q build ruff mypy >&2

@@ -172,13 +172,29 @@ def test_corrupt_checksum_names_file_and_offset(spark, tmp_path: Path) -> None:
 def test_truncated_file(spark, tmp_path: Path) -> None:
     good = frame(example(entry(b"x", feature("int64", int64_list_packed([1])))))
     path = tmp_path / "short.tfrecord"
+    data_bytes = len(good) - 16
     for cut, what in (
         (5, "Truncated TFRecord: 5 of 12 header bytes"),
-        (len(good) - 2, "Truncated TFRecord: stream ends inside a record"),
+        (
+            len(good) - 2,
+            f"Truncated TFRecord: the header claims {data_bytes} data bytes, but the file ends "
+            f"{data_bytes + 2} bytes after it",
+        ),
     ):
         path.write_bytes(good + good[:cut])
-        with pytest.raises(Exception, match=f"{what}.*at byte offset {len(good)} of"):
+        with pytest.raises(Exception, match=f"{what} at byte offset {len(good)} of"):
             spark_tfrecord.read(spark, str(path), schema="x long").count()
+    # In a compressed stream the length is not known up front: the stream simply ends.
+    import gzip
+
+    packed = tmp_path / "short.tfrecord.gz"
+    packed.write_bytes(gzip.compress(good + good[:-2]))
+    with pytest.raises(
+        Exception,
+        match=f"Truncated TFRecord: stream ends inside a record of {data_bytes} data bytes at "
+        f"byte offset {len(good)} of",
+    ):
+        spark_tfrecord.read(spark, str(packed), schema="x long").collect()
 
 
 def test_huge_length_field_is_refused_without_allocating(spark, tmp_path: Path) -> None:
@@ -193,3 +209,187 @@ def test_huge_length_field_is_refused_without_allocating(spark, tmp_path: Path) 
         Exception, match="TFRecord of 1152921504606846976 bytes exceeds maxRecordBytes"
     ):
         spark_tfrecord.read(spark, str(path), schema="x long").count()
+
+
+# --- every row of docs/errors.md ---------------------------------------------------------------
+
+
+def one(i: int) -> bytes:
+    return example(entry(b"x", feature("int64", int64_list_packed([i]))))
+
+
+def test_length_checksum_mismatch_even_without_data_checksums(spark, tmp_path: Path) -> None:
+    good = frame(one(1))
+    bad = bytearray(frame(one(2)))
+    bad[9] ^= 0x04  # inside the length's CRC
+    path = tmp_path / "len.tfrecord"
+    path.write_bytes(good + bytes(bad) + good)
+    message = f"Corrupt TFRecord: length checksum mismatch at byte offset {len(good)} of"
+    for verify in (True, False):  # verifyChecksums=false skips the data CRC only
+        with pytest.raises(Exception, match=message):
+            spark_tfrecord.read(spark, str(path), schema="x long", verifyChecksums=verify).collect()
+        with pytest.raises(Exception, match=message):
+            spark_tfrecord.read(spark, str(path), schema="x long", verifyChecksums=verify).count()
+
+
+def test_lying_length_in_an_uncompressed_file_is_a_truncation(spark, tmp_path: Path) -> None:
+    from tfrecord_bytes import lying_header
+
+    good = frame(one(1))
+    path = tmp_path / "lie.tfrecord"
+    path.write_bytes(good + lying_header(1000) + b"\x00" * 50)
+    with pytest.raises(
+        Exception,
+        match="Truncated TFRecord: the header claims 1000 data bytes, but the file ends 50 "
+        f"bytes after it at byte offset {len(good)} of",
+    ):
+        spark_tfrecord.read(spark, str(path), schema="x long").collect()
+
+
+def test_low_max_record_bytes(spark, tmp_path: Path) -> None:
+    small, big = one(1), example(entry(b"x", feature("int64", int64_list_packed([2**62]))))
+    path = write_records(tmp_path / "a.tfrecord", [small, big])
+    limit = len(small)
+    assert len(big) > limit
+    df = spark_tfrecord.read(spark, str(path), schema="x long", maxRecordBytes=str(limit))
+    with pytest.raises(
+        Exception,
+        match=f"TFRecord of {len(big)} bytes exceeds maxRecordBytes \\({limit}\\) at byte offset "
+        f"{len(frame(small))} of",
+    ):
+        df.collect()
+    kept = spark_tfrecord.read(
+        spark,
+        str(path),
+        schema="x long",
+        maxRecordBytes=str(limit),
+        ignoreCorruptFiles=True,
+    )
+    assert [r.x for r in kept.collect()] == [1]
+    with pytest.raises(Exception, match="Valid values: an integer from 1 to"):
+        spark_tfrecord.read(spark, str(path), schema="x long", maxRecordBytes="0").collect()
+
+
+@pytest.mark.parametrize("compression", ["gzip", "deflate"])
+def test_damaged_compressed_streams(spark, tmp_path: Path, compression: str) -> None:
+    import gzip
+    import zlib
+
+    # Large enough that the damage lies several 64 KiB reads into the decompressed stream.
+    content = b"".join(frame(one(i)) for i in range(20000))
+    packed = gzip.compress(content) if compression == "gzip" else zlib.compress(content)
+    extension = ".gz" if compression == "gzip" else ".deflate"
+    # Not a stream of that kind at all: the decompressor refuses it when the file is opened.
+    header = tmp_path / f"header.tfrecord{extension}"
+    header.write_bytes(b"PK\x03\x04" + packed[4:])
+    with pytest.raises(Exception) as err:
+        spark_tfrecord.read(spark, str(header), schema="x long").collect()
+    assert "header.tfrecord" in str(err.value)
+    if compression == "gzip":  # GZIPInputStream reads its header when it is made
+        assert "Cannot decompress (Not in GZIP format) at byte offset 0 of" in str(err.value)
+    else:  # InflaterInputStream reads nothing until the first read
+        assert "Cannot read TFRecord (" in str(err.value)
+    # Damaged in the middle: the records before the damage are fine, then the stream fails.
+    middle = bytearray(packed)
+    for i in range(len(middle) // 2, len(middle) // 2 + 64):
+        middle[i] ^= 0x5A
+    damaged = tmp_path / f"middle.tfrecord{extension}"
+    damaged.write_bytes(bytes(middle))
+    with pytest.raises(Exception, match=r"(Cannot read TFRecord \(|Corrupt TFRecord: )"):
+        spark_tfrecord.read(spark, str(damaged), schema="x long").collect()
+    kept = spark_tfrecord.read(spark, str(damaged), schema="x long", ignoreCorruptFiles=True)
+    ids = [r.x for r in kept.collect()]
+    assert 0 < len(ids) < 20000 and ids == list(range(len(ids)))
+
+
+def test_data_checksum_met_by_a_split_searching_for_its_first_record(spark, tmp_path: Path) -> None:
+    first = frame(example(entry(b"x", feature("bytes", bytes_list([b"a" * 200])))))
+    bad = bytearray(frame(example(entry(b"x", feature("bytes", bytes_list([b"b" * 10]))))))
+    bad[-1] ^= 0x01
+    path = tmp_path / "split.tfrecord"
+    path.write_bytes(first + bytes(bad))
+    # A later split starts inside the first record's data and finds the bad one.
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "100")
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    try:
+        df = spark_tfrecord.read(spark, str(path), schema="x binary")
+        assert df.rdd.getNumPartitions() == -(-path.stat().st_size // 100)
+        assert len(first) >= 100  # the bad record is not the first split's to read
+        with pytest.raises(
+            Exception,
+            match="Corrupt TFRecord: data checksum mismatch \\(found while looking for the first "
+            f"record of a split\\) at byte offset {len(first)} of",
+        ):
+            df.collect()
+        with pytest.raises(Exception, match="found while looking for the first record"):
+            df.count()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+
+
+def test_a_split_checks_the_header_it_stops_at(spark, tmp_path: Path) -> None:
+    # The first record ends inside the second split, at a header whose length CRC is wrong: the
+    # second split's search passes over it, so the first split's reader must report it.
+    def blob(data: bytes) -> bytes:
+        return frame(example(entry(b"x", feature("bytes", bytes_list([data])))))
+
+    first, bad = blob(b"a" * 120), bytearray(blob(b"b"))
+    bad[8] ^= 0x01
+    path = tmp_path / "stop.tfrecord"
+    path.write_bytes(first + bytes(bad) + blob(b"c"))
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "100")
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    try:
+        df = spark_tfrecord.read(spark, str(path), schema="x binary")
+        assert df.rdd.getNumPartitions() == -(-path.stat().st_size // 100)
+        assert 100 <= len(first) < 200  # the first record ends inside the second split
+        with pytest.raises(
+            Exception, match=f"length checksum mismatch at byte offset {len(first)} of"
+        ):
+            df.collect()
+        with pytest.raises(Exception, match="length checksum mismatch"):
+            df.count()
+        # ignoreCorruptFiles keeps each split's records before its damage, and the later ones.
+        kept = spark_tfrecord.read(spark, str(path), schema="x binary", ignoreCorruptFiles=True)
+        assert sorted(bytes(r.x) for r in kept.collect()) == [b"a" * 120, b"c"]
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        spark.conf.unset("spark.sql.files.openCostInBytes")
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        (float("nan"), "Column 'x' (decimal(3,1)) cannot hold the value NaN"),
+        (float("inf"), "Column 'x' (decimal(3,1)) cannot hold the value Infinity"),
+        (123.45, "Column 'x' (decimal(3,1)) cannot hold the value 123.45"),
+    ],
+)
+def test_floats_that_a_decimal_cannot_hold(
+    spark, tmp_path: Path, value: float, message: str
+) -> None:
+    path = write_records(
+        tmp_path / "d.tfrecord",
+        [example(entry(b"x", feature("float", float_list_packed([value]))))],
+    )
+    with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
+        spark_tfrecord.read(spark, str(path), schema="x decimal(3,1)").collect()
+    dropped = spark_tfrecord.read(spark, str(path), schema="x decimal(3,1)", mode="DROPMALFORMED")
+    assert dropped.collect() == []
+
+
+def test_null_byte_array_value_on_write(spark, out: Path) -> None:
+    df = spark.createDataFrame([(b"a",), (None,)], "payload binary")
+    with pytest.raises(Exception, match="Column 'payload' is null in a row: recordType ByteArray"):
+        spark_tfrecord.write(df.coalesce(1), str(out), record_type="ByteArray")
+    assert not out.exists() or not list(out.rglob("part-*"))
+
+
+def test_count_counts_malformed_payloads(spark, tmp_path: Path) -> None:
+    path = write_records(tmp_path / "m.tfrecord", [one(1), b"\x0a\x05\x0a", one(2)])
+    df = spark_tfrecord.read(spark, str(path), schema="x long")
+    assert df.count() == 3  # the framing is sound: count() never parses
+    with pytest.raises(Exception, match=r"Malformed tf\.train\.Example"):
+        df.collect()
+    assert spark_tfrecord.read(spark, str(path), schema="x long", mode="DROPMALFORMED").count() == 3

@@ -1,14 +1,29 @@
-"""Thousands of mutated and random files, decoded on the driver's JVM with a fixed seed.
+"""Mutated, truncated and random files, read through `spark.read.format("tfrecord")`.
 
-Each must end in rows or in one of our two clear errors (a framing error naming file and offset,
-or a payload error naming the record), never another exception type, a hang or a crash.
+A fixed seed makes a fixed number of cases: valid files mutated anywhere (framing included),
+truncated, sound framing around mutated or hostile protobuf payloads, random bytes; written
+plain (read in splits of a few dozen bytes, so that each split's search for its first record
+meets the damage), gzip or deflate; and gzip/deflate files whose compressed bytes are damaged.
+Every case is checked against the pure-Python oracle in tfrecord_oracle.py:
+
+- all cases of a schema and mode are read in one query with `ignoreCorruptFiles`: each file
+  gives exactly the rows the oracle computes for each of its splits (the records before the
+  split's first error);
+- every fourth case is also read alone, without it: the rows equal the oracle's, or the query
+  fails with the documented exception naming the file and the offset of a record the oracle
+  finds bad (for a payload that does not parse: a "Malformed" error; for a value that does
+  not fit its column: the column's error).
 """
 
 from __future__ import annotations
 
+import gzip
 import random
-import time
+import zlib
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,14 +41,56 @@ from tfrecord_bytes import (
     ld,
     varint,
 )
+from tfrecord_oracle import (
+    Column,
+    FramingError,
+    decode,
+    expected_rows,
+    normalize,
+    read_records,
+    split_ranges,
+)
 
-SEED = 20261121
-MAX_CASES = 2000
-MAX_SECONDS = 60
-EXPECTED = {
-    "io.github.sparktfrecord.TFRecordCorruptException",
-    "io.github.sparktfrecord.TFRecordDataException",
-}
+SEED = 20261122
+CASES = 1200
+STRICT_EVERY = 4  # every 4th case is also read alone, without ignoreCorruptFiles
+MAX_SPLIT = 48  # spark.sql.files.maxPartitionBytes for every read here
+CORRUPT = "io.github.sparktfrecord.TFRecordCorruptException"
+DATA = "io.github.sparktfrecord.TFRecordDataException"
+
+
+@dataclass(frozen=True)
+class Schema:
+    ddl: str
+    options: dict[str, str]
+    columns: list[Column]
+
+    @property
+    def record_type(self) -> str:
+        return self.options["recordType"]
+
+
+EXAMPLE = Schema(
+    "a long, b array<float>, c binary, d array<binary>, e double, f int",
+    {"recordType": "Example"},
+    [
+        Column("a", "long", "scalar"),
+        Column("b", "float", "array"),
+        Column("c", "binary", "scalar"),
+        Column("d", "binary", "array"),
+        Column("e", "double", "scalar"),
+        Column("f", "int", "scalar"),
+    ],
+)
+SEQUENCE = Schema(
+    "a long, fl array<array<long>>",
+    {"recordType": "SequenceExample"},
+    [Column("a", "long", "scalar"), Column("fl", "long", "nested")],
+)
+BYTE_ARRAY = Schema("byteArray binary", {"recordType": "ByteArray"}, [])
+# (schema, mode): ByteArray records have no payload to get wrong.
+READS = [(s, m) for s in (EXAMPLE, SEQUENCE) for m in ("FAILFAST", "DROPMALFORMED", "PERMISSIVE")]
+READS.append((BYTE_ARRAY, "FAILFAST"))
 
 
 def base_records(rng: random.Random) -> list[bytes]:
@@ -52,7 +109,7 @@ def base_records(rng: random.Random) -> list[bytes]:
                 entry(b"b", feature("float", float_list_packed(floats()))),
                 entry(b"c", feature("bytes", bytes_list([rng.randbytes(rng.randint(0, 9))]))),
                 entry(b"d", feature("bytes", bytes_list([b"x", b""]))),
-                entry(b"f", feature("int64", int64_list_unpacked(ints()[:1]))),
+                entry(b"f", feature("int64", int64_list_unpacked([rng.randint(-99, 99)]))),
                 entry(b"e", feature("float", float_list_unpacked(floats()[:1]))),
             ),
             ld(1, entry(b"a", feature("int64", int64_list_packed([7]))))
@@ -69,6 +126,8 @@ def hostile_payloads(rng: random.Random) -> list[bytes]:
         ld(1, ld(1, ld(1, b"a") + ld(2, ld(3, ld(1, b"\x80" * 5))))),  # run ends mid-varint
         ld(1, ld(1, ld(1, b"b") + ld(2, ld(2, ld(1, b"\x00" * 7))))),  # 7-byte float run
         ld(1, ld(1, ld(1, b"a") + ld(2, field(3, 0, varint(1))))),  # kind with wire type 0
+        ld(1, ld(1, ld(1, b"a") + ld(2, ld(3, ld(1, b"\xff" * 11 + b"\x01"))))),  # 12-byte varint
+        ld(1, ld(1, ld(1, b"fl") + ld(2, ld(3, b"")))),  # a context feature for a list column
         rng.randbytes(rng.randint(0, 200)),
     ]
 
@@ -89,53 +148,250 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
     return bytes(b)
 
 
-def test_fuzzed_files_end_in_rows_or_clear_errors(spark, tmp_path: Path) -> None:
-    from py4j.protocol import Py4JJavaError
+@dataclass
+class Case:
+    name: str
+    content: bytes  # the TFRecord stream (decompressed)
+    compression: str  # none, gzip, deflate
+    damaged_compression: bool  # the compressed bytes themselves were mutated
+    schema: Schema
+    mode: str
 
+    @property
+    def file_name(self) -> str:
+        extension = {"none": "", "gzip": ".gz", "deflate": ".deflate"}[self.compression]
+        return f"{self.name}.tfrecord{extension}"
+
+    def file_bytes(self, rng: random.Random) -> bytes:
+        if self.compression == "none":
+            return self.content
+        packed = (
+            gzip.compress(self.content)
+            if self.compression == "gzip"
+            else (zlib.compress(self.content))
+        )
+        return mutate(rng, packed) if self.damaged_compression else packed
+
+
+def make_cases() -> list[tuple[Case, bytes]]:
     rng = random.Random(SEED)
-    files = spark._jvm.io.github.sparktfrecord.TFRecordFiles
-    schemas = [
-        (
-            "a long, b array<float>, c string, d array<binary>, e double, f int",
-            {"recordType": "Example"},
-        ),
-        ("a long, fl array<array<long>>", {"recordType": "SequenceExample"}),
-        ("byteArray binary", {"recordType": "ByteArray"}),
-        ("a long, c binary", {"recordType": "Example", "mode": "DROPMALFORMED"}),
-    ]
-    schemas_json = [(spark.createDataFrame([], ddl).schema.json(), opts) for ddl, opts in schemas]
     base = base_records(rng)
-    path = tmp_path / "case.tfrecord"
-    outcomes: dict[str, int] = {}
-    deadline = time.monotonic() + MAX_SECONDS
-    cases = 0
-    while cases < MAX_CASES and time.monotonic() < deadline:
-        kind = rng.randrange(4)
+    cases = []
+    for n in range(CASES):
+        kind = rng.randrange(5)
         if kind == 0:  # a valid file, mutated anywhere (framing included)
             content = mutate(rng, b"".join(frame(r) for r in rng.sample(base, 3)))
         elif kind == 1:  # a valid file, truncated
             whole = b"".join(frame(r) for r in rng.sample(base, 3))
             content = whole[: rng.randrange(len(whole) + 1)]
-        elif kind == 2:  # sound framing around a mutated or hostile payload
+        elif kind == 2:  # sound framing around mutated or hostile payloads
             payloads = [mutate(rng, r) for r in rng.sample(base, 2)]
             payloads += rng.sample(hostile_payloads(rng), 2)
+            rng.shuffle(payloads)
             content = b"".join(frame(p) for p in payloads)
-        else:  # random bytes
+        elif kind == 3:  # random bytes
             content = rng.randbytes(rng.randint(0, 300))
-        path.write_bytes(content)
-        schema_json, options = rng.choice(schemas_json)
+        else:  # a valid file, compressed, then its compressed bytes damaged
+            content = b"".join(frame(r) for r in rng.sample(base, 3))
+        compression = "none" if kind < 4 and rng.random() < 0.6 else rng.choice(["gzip", "deflate"])
+        schema, mode = rng.choice(READS)
+        case = Case(f"case{n:05d}", content, compression, kind == 4, schema, mode)
+        cases.append((case, case.file_bytes(rng)))
+    return cases
+
+
+# --- what the oracle expects -----------------------------------------------------------------
+
+
+def to_row(schema: Schema, mode: str, data: bytes) -> tuple[Any, ...]:
+    if schema is BYTE_ARRAY:
+        return (data,)
+    values = decode(data, schema.columns, sequence=schema is SEQUENCE)
+    row = tuple(values[c.name] for c in schema.columns)
+    return (*row, None) if mode == "PERMISSIVE" else row
+
+
+def corrupt_row(schema: Schema, data: bytes) -> tuple[Any, ...]:
+    return (None,) * len(schema.columns) + (data,)
+
+
+def all_rows(case: Case) -> list[tuple[Any, ...]]:
+    """The rows of every record of the case's (undamaged) stream."""
+    records, _ = read_records(case.content)
+    return [to_row(case.schema, case.mode, r.data) for r in records]
+
+
+@dataclass
+class Split:
+    start: int
+    rows: list[tuple[Any, ...]]
+    error: tuple[str, int, str] | None  # (exception class, offset, what) of its first error
+
+
+def expected_splits(case: Case, max_split: int) -> list[Split]:
+    """What each split of the case's file gives, as the oracle reads it."""
+    plain = case.compression == "none"
+    ranges = split_ranges(len(case.content), max_split) if plain else [(0, None)]
+    splits = []
+    for start, end in ranges:
+        records, framing = read_records(case.content, start, end, split=plain)
+        rows, payload = expected_rows(
+            records,
+            lambda d: to_row(case.schema, case.mode, d),
+            case.mode,
+            lambda d: corrupt_row(case.schema, d),
+        )
+        error: tuple[str, int, str] | None = None
+        if payload is not None:
+            offset, e = payload
+            error = (DATA, offset, "Malformed" if e.malformed else "Column '")
+        elif isinstance(framing, FramingError):
+            error = (CORRUPT, framing.offset, framing.what)
+        splits.append(Split(start, rows, error))
+    return splits
+
+
+# --- the test --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Case]]:
+    root = tmp_path_factory.mktemp("fuzz")
+    cases = []
+    for case, data in make_cases():
+        folder = root / f"{case.schema.record_type}-{case.mode}"
+        folder.mkdir(exist_ok=True)
+        (folder / case.file_name).write_bytes(data)
+        cases.append(case)
+    return root, cases
+
+
+@pytest.fixture
+def small_splits(spark: Any) -> Any:
+    confs = {
+        "spark.sql.files.maxPartitionBytes": str(MAX_SPLIT),
+        "spark.sql.files.openCostInBytes": "0",
+        "spark.sql.files.minPartitionNum": "1",
+    }
+    for key, value in confs.items():
+        spark.conf.set(key, value)
+    yield
+    for key in confs:
+        spark.conf.unset(key)
+
+
+def read(spark: Any, path: Path, schema: Schema, mode: str, **options: str) -> Any:
+    ddl = schema.ddl + (", _corrupt_record binary" if mode == "PERMISSIVE" else "")
+    return (
+        spark.read.format("tfrecord")
+        .options(**schema.options, mode=mode, **options)
+        .schema(ddl)
+        .load(str(path))
+    )
+
+
+def collected(df: Any) -> list[tuple[Any, ...]]:
+    return [normalize(tuple(r)) for r in df.collect()]
+
+
+def test_corpus_reaches_every_outcome(corpus: tuple[Path, list[Case]]) -> None:
+    _, cases = corpus
+    assert len(cases) == CASES
+    outcomes: Counter[str] = Counter()
+    for case in cases:
+        if case.damaged_compression:
+            continue
+        for split in expected_splits(case, MAX_SPLIT):
+            outcomes[split.error[2] if split.error else "rows"] += 1
+    # Rows, every kind of framing error, payloads that do not parse and that do not fit.
+    for outcome in (
+        "rows",
+        "length checksum",
+        "data checksum",
+        "data checksum (split start)",
+        "truncated header",
+        "truncated record",
+        "Malformed",
+        "Column '",
+    ):
+        assert outcomes[outcome] > 0, outcomes
+
+
+def test_ignore_corrupt_files_gives_the_oracles_rows(
+    spark: Any, corpus: tuple[Path, list[Case]], small_splits: Any
+) -> None:
+    from pyspark.sql import functions as F
+
+    root, cases = corpus
+    checked = 0
+    for schema, mode in READS:
+        group = [c for c in cases if (c.schema, c.mode) == (schema, mode)]
+        folder = root / f"{schema.record_type}-{mode}"
+        df = read(spark, folder, schema, mode, ignoreCorruptFiles="true")
+        meta = df.select(
+            "*", F.col("_metadata.file_name").alias("f"), F.col("_metadata.file_block_start")
+        )
+        got: dict[str, Counter[tuple[Any, ...]]] = {}
+        for r in meta.collect():
+            values = tuple(r)
+            got.setdefault(values[-2], Counter())[normalize(values[:-2] + values[-1:])] += 1
+        for case in group:
+            if case.damaged_compression:
+                # Damage to compressed bytes: the records before it, or all of them.
+                rows = [normalize((*r, 0)) for r in all_rows(case)]
+                kept = got.get(case.file_name, Counter())
+                prefixes = [Counter(rows[:k]) for k in range(len(rows) + 1)]
+                assert kept in prefixes, (case.name, kept, rows)
+            else:
+                expected = Counter(
+                    normalize((*row, split.start))
+                    for split in expected_splits(case, MAX_SPLIT)
+                    for row in split.rows
+                )
+                actual = got.get(case.file_name, Counter())
+                assert actual == expected, (case.name, case.compression, mode)
+            checked += 1
+    assert checked == CASES
+
+
+def test_each_case_alone_gives_rows_or_the_documented_error(
+    spark: Any, corpus: tuple[Path, list[Case]], small_splits: Any
+) -> None:
+    from py4j.protocol import Py4JJavaError
+
+    root, cases = corpus
+    errors: Counter[str] = Counter()
+    for case in cases[::STRICT_EVERY]:
+        path = root / f"{case.schema.record_type}-{case.mode}" / case.file_name
+        max_split = min(MAX_SPLIT, max(len(path.read_bytes()), 1))
+        splits = expected_splits(case, max_split)
+        possible = {s.error for s in splits if s.error is not None}
         try:
-            rows = files.decodeFile(str(path), schema_json, options)
-            outcomes["rows"] = outcomes.get("rows", 0) + 1
-            assert rows >= 0
+            rows = collected(read(spark, path, case.schema, case.mode))
         except Py4JJavaError as e:
-            name = e.java_exception.getClass().getName()
-            if name not in EXPECTED:
-                pytest.fail(f"case {cases} (seed {SEED}, {options}): {name}: {e.java_exception}")
-            message = str(e.java_exception.getMessage())
-            assert "at byte offset" in message and str(path) in message, message
-            outcomes[name] = outcomes.get(name, 0) + 1
-        cases += 1
-    assert cases >= 500, f"only {cases} cases in {MAX_SECONDS}s"
-    # The corpus reaches every outcome: rows, framing errors and payload errors.
-    assert set(outcomes) == {"rows"} | EXPECTED, outcomes
+            cause = e.java_exception  # Spark's exceptions wrap ours
+            while cause.getCause() is not None and cause.getClass().getName() not in (
+                CORRUPT,
+                DATA,
+            ):
+                cause = cause.getCause()
+            name, message = cause.getClass().getName(), str(cause.getMessage())
+            assert name in (CORRUPT, DATA), (case.name, name, message)
+            assert str(path) in message, (case.name, message)
+            if case.damaged_compression:
+                errors["damaged compression"] += 1
+                continue
+            match = [e for e in possible if e[0] == name and f"at byte offset {e[1]} of" in message]
+            assert match, (case.name, message, possible)
+            if match[0][0] == DATA:
+                assert match[0][2] in message, (case.name, message, match)
+            errors[match[0][2]] += 1
+            continue
+        if case.damaged_compression:  # damage that changed nothing (a header field, say)
+            assert Counter(rows) == Counter(normalize(r) for r in all_rows(case)), case.name
+            continue
+        assert not possible, (case.name, possible, rows)
+        expected = [normalize(r) for s in splits for r in s.rows]
+        assert Counter(rows) == Counter(expected), case.name
+        errors["rows"] += 1
+    assert errors["Malformed"] > 0 and errors["Column '"] > 0 and errors["rows"] > 0, errors

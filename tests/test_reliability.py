@@ -120,7 +120,8 @@ def test_mode_errors(spark, tmp_path: Path) -> None:
         ).collect()
 
 
-def test_failed_write_leaves_no_partial_output(spark, out: Path) -> None:
+def failing_at_700(spark, n: int = 1000, partitions: int = 2):  # type: ignore[no-untyped-def]
+    """`id` 0..n-1 over several tasks, one of which fails when it reaches id 700."""
     from pyspark.sql.functions import udf
 
     @udf("long", useArrow=False)
@@ -129,7 +130,21 @@ def test_failed_write_leaves_no_partial_output(spark, out: Path) -> None:
             raise ValueError("boom on purpose")
         return x
 
-    df = spark.range(0, 1000, numPartitions=2).select(explode_at_700("id").alias("id"))
+    return spark.range(0, n, numPartitions=partitions).select(explode_at_700("id").alias("id"))
+
+
+def data_files(path: Path) -> list[str]:
+    """Every file a reader would see (not hidden, not _SUCCESS), relative to `path`."""
+    return sorted(
+        str(p.relative_to(path))
+        for p in path.rglob("*")
+        if p.is_file()
+        and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
+    )
+
+
+def test_failed_write_leaves_no_partial_output(spark, out: Path) -> None:
+    df = failing_at_700(spark)
     with pytest.raises(Exception, match="boom on purpose"):
         spark_tfrecord.write(df, str(out))
     assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
@@ -161,3 +176,42 @@ def test_concurrent_writes_to_different_paths(spark, tmp_path: Path) -> None:
     a = sorted(r.id for r in spark_tfrecord.read(spark, str(tmp_path / "a")).collect())
     b = sorted(r.id for r in spark_tfrecord.read(spark, str(tmp_path / "b")).collect())
     assert a == list(range(2000)) and b == list(range(10000, 12000))
+
+
+def test_failed_dynamic_partition_overwrite_changes_nothing(spark, out: Path) -> None:
+    spark_tfrecord.write(
+        spark.createDataFrame([(1, "x"), (2, "y")], "id long, p string"), str(out), partition_by="p"
+    )
+    before = data_files(out)
+    # Rows for partitions y (to be replaced) and z (new), from tasks of which one fails.
+    df = failing_at_700(spark).selectExpr("id", "if(id % 2 = 0, 'y', 'z') as p")
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        with pytest.raises(Exception, match="boom on purpose"):
+            spark_tfrecord.write(df, str(out), mode="overwrite", partition_by="p")
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    assert data_files(out) == before
+    got = sorted((r.id, r.p) for r in spark_tfrecord.read(spark, str(out)).collect())
+    assert got == [(1, "x"), (2, "y")]
+
+
+def test_a_failing_writer_beside_a_good_one(spark, tmp_path: Path) -> None:
+    errors: dict[str, BaseException] = {}
+
+    def job(name: str) -> None:
+        try:
+            df = failing_at_700(spark) if name == "bad" else spark.range(0, 2000, numPartitions=3)
+            spark_tfrecord.write(df, str(tmp_path / name))
+        except BaseException as e:
+            errors[name] = e
+
+    threads = [threading.Thread(target=job, args=(n,)) for n in ("good", "bad")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(errors) == {"bad"} and "boom on purpose" in str(errors["bad"])
+    good = sorted(r.id for r in spark_tfrecord.read(spark, str(tmp_path / "good")).collect())
+    assert good == list(range(2000))
+    assert not (tmp_path / "bad").exists() or data_files(tmp_path / "bad") == []

@@ -112,3 +112,9 @@ def entry(key: bytes, feature_message: bytes) -> bytes:
 
 def example(*entries: bytes) -> bytes:
     return ld(1, b"".join(entries))
+
+
+def lying_header(length: int) -> bytes:
+    """A record header claiming ``length`` data bytes, with the length's correct masked CRC."""
+    header = struct.pack("<Q", length)
+    return header + struct.pack("<I", masked_crc(header))

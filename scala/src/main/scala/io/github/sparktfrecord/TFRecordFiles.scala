@@ -18,32 +18,11 @@ object TFRecordFiles {
    */
   def countRecords(path: String): Long = {
     val options = new TFRecordOptions(toScala(java.util.Collections.emptyMap[String, String]()))
-    val reader = TFRecordReader.open(new Path(path), new Configuration(), options)
+    val reader = openFile(path, options)
     reader.keepData = false
     try {
       var n = 0L
       while (reader.next()) n += 1
-      n
-    } finally reader.close()
-  }
-
-  /**
-   * Reads a whole file into rows of `schemaJson` (a `StructType` as JSON, `DataType.json`) with
-   * the data source's options (`recordType`, `mode`, ...) and returns how many rows it made,
-   * exactly as a Spark scan would, without a job. The first bad record fails as in a scan.
-   */
-  def decodeFile(
-      path: String,
-      schemaJson: String,
-      options: java.util.Map[String, String]): Long = {
-    val schema = DataType.fromJson(schemaJson).asInstanceOf[StructType]
-    val parsed = new TFRecordOptions(toScala(options))
-    TFRecordSchema.validate(schema, parsed.recordType, writing = false)
-    val reader = TFRecordReader.open(new Path(path), new Configuration(), parsed)
-    try {
-      val decode = TFRecordFileFormat.decoder(schema, parsed, path)
-      var n = 0L
-      while (reader.next()) if (decode(reader) != null) n += 1
       n
     } finally reader.close()
   }
@@ -93,7 +72,7 @@ object TFRecordFiles {
     val it = paths.iterator
     while (n < limit && it.hasNext) {
       val path = it.next()
-      val reader = TFRecordReader.open(new Path(path), new Configuration(), parsed)
+      val reader = openFile(path, parsed)
       try {
         val decode = TFRecordFileFormat.decoder(schema, parsed, path)
         while (n < limit && reader.next()) {
@@ -106,6 +85,13 @@ object TFRecordFiles {
       } finally reader.close()
     }
     out.result()
+  }
+
+  private def openFile(file: String, options: TFRecordOptions): TFRecordReader = {
+    val path = new Path(file)
+    val conf = new Configuration()
+    val length = path.getFileSystem(conf).getFileStatus(path).getLen
+    TFRecordReader.open(path, conf, options, length)
   }
 
   /**

@@ -16,12 +16,20 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  *
  * A reader of a split stops before the first record whose header starts at or after `end`: a
  * record belongs to the split in which its header starts, and is read whole even when its body
- * runs past the split.
+ * runs past the split. Having read a record, it checks the header it stops at too: the next
+ * split starts at the first sound header it finds, so a damaged header right there would
+ * otherwise be passed over by both.
+ *
+ * Memory is only ever allocated for bytes that exist. When the stream's length is known (an
+ * uncompressed file), a length field that runs past it is a truncated record before anything is
+ * allocated; otherwise `data` grows as the record's bytes arrive, so a lying length costs at
+ * most about twice what the stream really holds.
  *
  * @param in       the stream, positioned at file offset `start`
  * @param path     the file, for error messages
  * @param start    the file offset `in` starts at
  * @param end      no record whose header starts at or after this offset is read
+ * @param streamLength the length of the whole stream (the file's, uncompressed), or -1: unknown
  * @param maxRecordBytes a larger length field is refused before anything is allocated
  * @param verifyChecksums whether to check the data CRC (the length CRC is always checked: without
  *                 it a corrupt length would be trusted)
@@ -31,6 +39,7 @@ private[sparktfrecord] final class TFRecordReader(
     path: String,
     start: Long,
     end: Long,
+    streamLength: Long,
     maxRecordBytes: Int,
     verifyChecksums: Boolean) extends java.io.Closeable {
   import TFRecordFraming._
@@ -40,6 +49,7 @@ private[sparktfrecord] final class TFRecordReader(
   private var bufPos = 0
   private var bufLimit = 0
   private var streamPos = start // file offset of buffer(bufLimit)
+  private var records = 0L // read so far
 
   /**
    * Whether [[next]] copies each record's data into [[data]]. Without it (`count()` and other
@@ -66,9 +76,39 @@ private[sparktfrecord] final class TFRecordReader(
 
   private def readRecord(): Boolean = {
     offset = position
-    if (offset >= end) return false
+    if (offset >= end) {
+      if (records > 0) readHeader() // the split's last record must end where a record starts
+      return false
+    }
+    val len = readHeader()
+    if (len < 0) return false
+    bufPos += HeaderBytes
+    length = len.toInt
+    val computedCrc = if (keepData) {
+      readData(length)
+      if (verifyChecksums) maskedCrc(crc, data, 0, length) else 0
+    } else {
+      skipData(length)
+    }
+    if (!ensure(FooterBytes)) truncated(length)
+    val dataCrc = ProtoWire.readFixed32(buffer, bufPos)
+    bufPos += FooterBytes
+    if (verifyChecksums && computedCrc != dataCrc) {
+      throw new TFRecordCorruptException("Corrupt TFRecord: data checksum mismatch", path, offset)
+    }
+    records += 1
+    true
+  }
+
+  /**
+   * Checks the header at `offset` (left unconsumed at `bufPos`) and returns its length, or -1
+   * at a clean end of the stream: a header whose length checksum fails, whose length is above
+   * `maxRecordBytes`, or whose record would run past the end of the stream is an error here,
+   * before anything is allocated for it.
+   */
+  private def readHeader(): Long = {
     if (!ensure(HeaderBytes)) {
-      if (bufLimit - bufPos == 0) return false
+      if (bufLimit - bufPos == 0) return -1
       throw new TFRecordCorruptException(
         s"Truncated TFRecord: ${bufLimit - bufPos} of $HeaderBytes header bytes", path, offset)
     }
@@ -82,22 +122,12 @@ private[sparktfrecord] final class TFRecordReader(
         s"TFRecord of ${java.lang.Long.toUnsignedString(len)} bytes exceeds maxRecordBytes " +
           s"($maxRecordBytes)", path, offset)
     }
-    bufPos += HeaderBytes
-    length = len.toInt
-    val computedCrc = if (keepData) {
-      if (data.length < length) data = new Array[Byte](math.max(length, data.length * 2))
-      readData(length)
-      if (verifyChecksums) maskedCrc(crc, data, 0, length) else 0
-    } else {
-      skipData(length)
+    if (streamLength >= 0 && len > streamLength - offset - OverheadBytes) {
+      throw new TFRecordCorruptException(
+        s"Truncated TFRecord: the header claims $len data bytes, but the file ends " +
+          s"${math.max(0L, streamLength - offset - HeaderBytes)} bytes after it", path, offset)
     }
-    if (!ensure(FooterBytes)) truncated(length)
-    val dataCrc = ProtoWire.readFixed32(buffer, bufPos)
-    bufPos += FooterBytes
-    if (verifyChecksums && computedCrc != dataCrc) {
-      throw new TFRecordCorruptException("Corrupt TFRecord: data checksum mismatch", path, offset)
-    }
-    true
+    len
   }
 
   /** Passes over the data in the buffer, checksumming it there; returns the masked CRC. */
@@ -119,22 +149,37 @@ private[sparktfrecord] final class TFRecordReader(
       s"Truncated TFRecord: stream ends inside a record of $len data bytes", path, offset)
 
   private def readData(len: Int): Unit = {
+    // A length that fits in the known stream is allocated at once; otherwise only what arrives.
+    reserve(if (streamLength >= 0) len else math.min(len, bufLimit - bufPos), 0, len)
     var copied = math.min(len, bufLimit - bufPos)
     System.arraycopy(buffer, bufPos, data, 0, copied)
     bufPos += copied
     // Large bodies go straight from the stream into `data`, skipping the buffer.
     while (len - copied >= buffer.length) {
-      val n = in.read(data, copied, len - copied)
+      if (copied == data.length) reserve(copied + 1, copied, len)
+      val n = in.read(data, copied, math.min(len, data.length) - copied)
       if (n < 0) truncated(len)
       copied += n
       streamPos += n
     }
     if (copied < len) {
       if (!ensure(len - copied)) truncated(len)
+      reserve(len, copied, len)
       System.arraycopy(buffer, bufPos, data, copied, len - copied)
       bufPos += len - copied
     }
   }
+
+  /**
+   * Makes `data` hold at least `n` bytes, keeping its first `keep`: it at least doubles, so the
+   * copies stay linear, but never beyond the record's `len`.
+   */
+  private def reserve(n: Int, keep: Int, len: Int): Unit =
+    if (data.length < n) {
+      val grown = new Array[Byte](math.min(len.toLong, math.max(n, data.length * 2L)).toInt)
+      System.arraycopy(data, 0, grown, 0, keep)
+      data = grown
+    }
 
   /** Makes `n` (at most the buffer size) bytes available at `bufPos`; false at end of stream. */
   private def ensure(n: Int): Boolean = {
@@ -160,19 +205,26 @@ private[sparktfrecord] object TFRecordReader {
   final val BufferBytes = 1 << 16
   final val InitialRecordBytes = 1 << 12
 
-  /** Opens a whole file for reading, decompressing it when its extension or the options say so. */
-  def open(path: Path, conf: Configuration, options: TFRecordOptions): TFRecordReader = {
+  /**
+   * Opens a whole file of `fileLength` bytes for reading, decompressing it when its extension or
+   * the options say so.
+   */
+  def open(
+      path: Path,
+      conf: Configuration,
+      options: TFRecordOptions,
+      fileLength: Long): TFRecordReader = {
     val raw = path.getFileSystem(conf).open(path)
-    val in = try {
-      TFRecordCompression.forFile(path, options.compression, conf).decompress(raw, conf)
-    } catch {
+    val codec = TFRecordCompression.forFile(path, options.compression, conf)
+    val in = try codec.decompress(raw, conf) catch {
       case e: java.io.IOException =>
         raw.close()
         throw new TFRecordCorruptException(
           s"Cannot decompress (${e.getMessage})", path.toString, 0L)
     }
-    new TFRecordReader(
-      in, path.toString, 0L, Long.MaxValue, options.maxRecordBytes, options.verifyChecksums)
+    val streamLength = if (codec == TFRecordCompression.None) fileLength else -1L
+    new TFRecordReader(in, path.toString, 0L, Long.MaxValue, streamLength,
+      options.maxRecordBytes, options.verifyChecksums)
   }
 
   /**
@@ -186,7 +238,7 @@ private[sparktfrecord] object TFRecordReader {
       start: Long,
       length: Long,
       fileLength: Long): TFRecordReader =
-    if (start == 0 && length >= fileLength) open(path, conf, options)
+    if (start == 0 && length >= fileLength) open(path, conf, options, fileLength)
     else openSplit(path, conf, options, start, start + length, fileLength)
 
   /**
@@ -207,8 +259,8 @@ private[sparktfrecord] object TFRecordReader {
       else findRecordStart(in, path.toString, start, end, fileLength, options)
       val from = if (first < 0) end else first
       in.seek(math.min(from, fileLength))
-      new TFRecordReader(
-        in, path.toString, from, end, options.maxRecordBytes, options.verifyChecksums)
+      new TFRecordReader(in, path.toString, from, end, fileLength, options.maxRecordBytes,
+        options.verifyChecksums)
     } catch {
       case e: Throwable =>
         in.close()

@@ -75,7 +75,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     sample.foreach { file =>
       var reader: TFRecordReader = null
       try {
-        reader = TFRecordReader.open(file.getPath, conf, options)
+        reader = TFRecordReader.open(file.getPath, conf, options, file.getLen)
         var n = 0
         while (n < options.inferSchemaMaxRecords && reader.next()) {
           try {
