@@ -108,3 +108,22 @@ def test_unknown_compression_lists_valid_values(spark, out: Path) -> None:
         match=r"Invalid value 'brotli' for TFRecord option 'compression'\. Valid values: none",
     ):
         spark.range(3).write.format("tfrecord").option("compression", "brotli").save(str(out))
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "deflate"])
+def test_records_of_every_size_in_every_stream(spark, tmp_path: Path, compression: str) -> None:
+    # In a compressed stream the record buffer grows as bytes arrive, in steps: records from
+    # empty to several MiB, in an order that makes it grow, stay, and grow again, come back whole.
+    import random
+
+    rng = random.Random(11)
+    sizes = [0, 1, 4095, 4097, 70_000, 3, 5_000_000, 65_536, 12_000_000, 0, 131_073]
+    records = [rng.randbytes(n) for n in sizes]
+    content = b"".join(frame(r) for r in records)
+    packed = {"none": content, "gzip": gzip.compress(content), "deflate": zlib.compress(content)}
+    extension = {"none": "", "gzip": ".gz", "deflate": ".deflate"}[compression]
+    path = tmp_path / f"sizes.tfrecord{extension}"
+    path.write_bytes(packed[compression])
+    df = spark_tfrecord.read(spark, str(path), record_type="ByteArray", splitFiles=False)
+    assert [bytes(r.byteArray) for r in df.collect()] == records
+    assert df.count() == len(records)

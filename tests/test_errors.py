@@ -12,9 +12,12 @@ from tfrecord_bytes import (
     entry,
     example,
     feature,
+    field,
     float_list_packed,
     frame,
     int64_list_packed,
+    ld,
+    varint,
     write_records,
 )
 
@@ -393,3 +396,52 @@ def test_count_counts_malformed_payloads(spark, tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"Malformed tf\.train\.Example"):
         df.collect()
     assert spark_tfrecord.read(spark, str(path), schema="x long", mode="DROPMALFORMED").count() == 3
+
+
+@pytest.mark.parametrize(
+    "payload,detail",
+    [
+        (b"\xff" * 5, "varint runs past its message"),
+        (b"\xff" * 11 + b"\x01", "varint longer than 10 bytes"),
+        (b"\x0a" + b"\xff" * 9 + b"\x01", "runs past its message"),  # a length of 2^64 - 1
+        (b"\x0a\x05\x0a", "runs past its message"),
+        (b"\x0b" * 3000, "varint runs past its message"),  # groups that never end
+        (b"\x0c", "invalid wire type 4"),  # the end of a group that never began
+        (b"\x0e\x00", "invalid wire type 6"),
+        (
+            ld(1, entry(b"a", feature("int64", ld(1, b"\x80" * 5)))),
+            "packed int64 run ends inside a varint",
+        ),
+        (ld(1, entry(b"b", feature("float", ld(1, b"\x00" * 7)))), "packed float run of 7 bytes"),
+        (
+            ld(1, ld(1, ld(1, b"a") + ld(2, field(3, 0, varint(1))))),
+            "Feature field 3 has wire type 0",
+        ),
+        (
+            ld(1, entry(b"a", feature("int64", ld(1, b"\xff" * 11 + b"\x01")))),
+            "longer than 10 bytes",
+        ),
+        (
+            ld(1, entry(b"b", feature("float", field(1, 0, varint(1))))),
+            "float_list value with wire type 0",
+        ),
+    ],
+)
+def test_hostile_protobuf_is_malformed(spark, tmp_path: Path, payload: bytes, detail: str) -> None:
+    path = write_records(tmp_path / "h.tfrecord", [one(1), payload])
+    with pytest.raises(Exception) as err:
+        spark_tfrecord.read(spark, str(path), schema="a long, b array<float>").collect()
+    message = str(err.value)
+    assert "Malformed tf.train.Example (" in message and detail in message, message[:2000]
+    assert f"at byte offset {len(frame(one(1)))} of" in message and "h.tfrecord" in message
+
+
+def test_deep_groups_that_end_are_skipped(spark, tmp_path: Path) -> None:
+    # Unknown groups nested 100,000 deep: skipped without recursion (no stack overflow).
+    payload = (
+        b"\x0b" * 100_000
+        + b"\x0c" * 100_000
+        + ld(1, entry(b"a", feature("int64", ld(1, varint(5)))))
+    )
+    path = write_records(tmp_path / "g.tfrecord", [payload])
+    assert [r.a for r in spark_tfrecord.read(spark, str(path), schema="a long").collect()] == [5]

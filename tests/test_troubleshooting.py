@@ -1,0 +1,130 @@
+"""The troubleshooting table of docs/errors.md: each message, caused as a user would cause it,
+and the fix the table gives."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pyspark
+import pytest
+
+import spark_tfrecord
+from tfrecord_bytes import entry, example, feature, frame, int64_list_packed, write_records
+
+CHILD = """
+import json, sys
+from pyspark.sql import SparkSession
+jars, fmt, path = json.loads(sys.argv[1])
+builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+if jars:
+    builder = builder.config("spark.jars", ",".join(jars))
+spark = builder.getOrCreate()
+spark.sparkContext.setLogLevel("OFF")
+try:
+    rows = spark.read.format(fmt).load(path).collect()
+    print("RESULT " + json.dumps({"rows": [list(r) for r in rows]}))
+except Exception as e:
+    java, chain = getattr(e, "java_exception", None), []
+    while java is not None:
+        chain.append(f"{java.getClass().getName()}: {java.getMessage()}")
+        java = java.getCause()
+    print("RESULT " + json.dumps({"chain": chain or [str(e)]}))
+"""
+
+FAKE_SOURCE = """
+package fake;
+/** Another data source that calls itself tfrecord, as linkedin's jar does. */
+public class OtherTFRecord implements org.apache.spark.sql.sources.DataSourceRegister {
+  public String shortName() { return "tfrecord"; }
+}
+"""
+
+
+def read_in_new_session(jars: list[str], fmt: str, path: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps([jars, fmt, str(path)])],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-4000:]
+    result: dict[str, Any] = json.loads(lines[0][7:])
+    return result
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "a.tfrecord"
+    return write_records(path, [example(entry(b"x", feature("int64", int64_list_packed([7]))))])
+
+
+def test_failed_to_find_the_data_source_without_the_jar(data: Path) -> None:
+    result = read_in_new_session([], "tfrecord", data)
+    assert "Failed to find the data source: tfrecord" in result["chain"][0], result
+    assert read_in_new_session([spark_tfrecord.jar_path()], "tfrecord", data) == {"rows": [[7]]}
+
+
+def test_multiple_sources_found_and_the_class_name_fix(data: Path, tmp_path: Path) -> None:
+    source = tmp_path / "src" / "fake" / "OtherTFRecord.java"
+    source.parent.mkdir(parents=True)
+    source.write_text(FAKE_SOURCE)
+    spark_jars = Path(pyspark.__file__).resolve().parent / "jars" / "*"
+    classes = tmp_path / "classes"
+    subprocess.run(
+        ["javac", "-cp", str(spark_jars), "-d", str(classes), str(source)], check=True, timeout=300
+    )
+    other = tmp_path / "other-tfrecord.jar"
+    with zipfile.ZipFile(other, "w") as jar:
+        jar.write(classes / "fake" / "OtherTFRecord.class", "fake/OtherTFRecord.class")
+        jar.writestr(
+            "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister",
+            "fake.OtherTFRecord\n",
+        )
+    jars = [spark_tfrecord.jar_path(), str(other)]
+    result = read_in_new_session(jars, "tfrecord", data)
+    assert "Multiple sources found for tfrecord" in result["chain"][0], result
+    fixed = read_in_new_session(jars, "io.github.sparktfrecord.TFRecordFileFormat", data)
+    assert fixed == {"rows": [[7]]}
+
+
+def test_a_jar_for_another_scala_version(data: Path) -> None:
+    wrong = (
+        spark_tfrecord.jar_path("3.5.0", scala_version="2.13")
+        if pyspark.__version__.startswith("3.")
+        else spark_tfrecord.jar_path("3.5.0", scala_version="2.12")
+    )
+    result = read_in_new_session([wrong], "tfrecord", data)
+    linkage = ("AbstractMethodError", "NoSuchMethodError", "NoClassDefFoundError: scala")
+    assert any(kind in link for link in result["chain"] for kind in linkage), result
+
+
+def test_a_renamed_gzip_file_and_the_compression_fix(spark: Any, tmp_path: Path) -> None:
+    record = frame(example(entry(b"x", feature("int64", int64_list_packed([7])))))
+    path = tmp_path / "renamed.tfrecord"
+    path.write_bytes(gzip.compress(record))
+    with pytest.raises(Exception, match="Corrupt TFRecord: length checksum mismatch"):
+        spark_tfrecord.read(spark, str(path), schema="x long").collect()
+    fixed = spark_tfrecord.read(spark, str(path), schema="x long", compression="gzip")
+    assert [r.x for r in fixed.collect()] == [7]
+
+
+def test_the_spark_3_5_jars_load_on_java_8_but_need_its_crc32c() -> None:
+    # Class file major version 52 is Java 8: the classes load there and then miss CRC32C (Java 9+),
+    # hence the table's "NoClassDefFoundError: java/util/zip/CRC32C"; 61 is Java 17.
+    for spark_version, scala, major in (
+        ("3.5.0", "2.12", 52),
+        ("3.5.0", "2.13", 52),
+        ("4.0.0", "2.13", 61),
+    ):
+        with zipfile.ZipFile(spark_tfrecord.jar_path(spark_version, scala_version=scala)) as jar:
+            header = jar.read("io/github/sparktfrecord/TFRecordFileFormat.class")[:8]
+            reader = jar.read("io/github/sparktfrecord/TFRecordReader.class")
+        assert header[:4] == b"\xca\xfe\xba\xbe" and int.from_bytes(header[6:8], "big") == major
+        assert b"java/util/zip/CRC32C" in reader
