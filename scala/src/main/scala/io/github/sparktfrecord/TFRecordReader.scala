@@ -49,7 +49,7 @@ private[sparktfrecord] final class TFRecordReader(
   private var bufPos = 0
   private var bufLimit = 0
   private var streamPos = start // file offset of buffer(bufLimit)
-  private var records = 0L // read so far
+  private var readAny = false // whether a record was read
 
   /**
    * Whether [[next]] copies each record's data into [[data]]. Without it (`count()` and other
@@ -77,7 +77,7 @@ private[sparktfrecord] final class TFRecordReader(
   private def readRecord(): Boolean = {
     offset = position
     if (offset >= end) {
-      if (records > 0) readHeader() // the split's last record must end where a record starts
+      if (readAny) readHeader() // the split's last record must end where a record starts
       return false
     }
     val len = readHeader()
@@ -94,9 +94,9 @@ private[sparktfrecord] final class TFRecordReader(
     val dataCrc = ProtoWire.readFixed32(buffer, bufPos)
     bufPos += FooterBytes
     if (verifyChecksums && computedCrc != dataCrc) {
-      throw new TFRecordCorruptException("Corrupt TFRecord: data checksum mismatch", path, offset)
+      corrupt("Corrupt TFRecord: data checksum mismatch")
     }
-    records += 1
+    readAny = true
     true
   }
 
@@ -109,26 +109,33 @@ private[sparktfrecord] final class TFRecordReader(
   private def readHeader(): Long = {
     if (!ensure(HeaderBytes)) {
       if (bufLimit - bufPos == 0) return -1
-      throw new TFRecordCorruptException(
-        s"Truncated TFRecord: ${bufLimit - bufPos} of $HeaderBytes header bytes", path, offset)
+      truncatedHeader()
     }
     val len = ProtoWire.readFixed64(buffer, bufPos)
     val lengthCrc = ProtoWire.readFixed32(buffer, bufPos + 8)
     if (maskedCrc(crc, buffer, bufPos, 8) != lengthCrc) {
-      throw new TFRecordCorruptException("Corrupt TFRecord: length checksum mismatch", path, offset)
+      corrupt("Corrupt TFRecord: length checksum mismatch")
     }
-    if (len < 0 || len > maxRecordBytes) {
-      throw new TFRecordCorruptException(
-        s"TFRecord of ${java.lang.Long.toUnsignedString(len)} bytes exceeds maxRecordBytes " +
-          s"($maxRecordBytes)", path, offset)
-    }
-    if (streamLength >= 0 && len > streamLength - offset - OverheadBytes) {
-      throw new TFRecordCorruptException(
-        s"Truncated TFRecord: the header claims $len data bytes, but the file ends " +
-          s"${math.max(0L, streamLength - offset - HeaderBytes)} bytes after it", path, offset)
-    }
+    val fits = streamLength < 0 || len <= streamLength - offset - OverheadBytes
+    if (len < 0 || len > maxRecordBytes || !fits) badLength(len)
     len
   }
+
+  // Errors are built out of line, keeping the per-record methods small enough to inline.
+  private def corrupt(message: String): Nothing =
+    throw new TFRecordCorruptException(message, path, offset)
+
+  private def truncatedHeader(): Nothing =
+    corrupt(s"Truncated TFRecord: ${bufLimit - bufPos} of $HeaderBytes header bytes")
+
+  private def badLength(len: Long): Nothing =
+    if (len < 0 || len > maxRecordBytes) {
+      corrupt(s"TFRecord of ${java.lang.Long.toUnsignedString(len)} bytes exceeds " +
+        s"maxRecordBytes ($maxRecordBytes)")
+    } else {
+      corrupt(s"Truncated TFRecord: the header claims $len data bytes, but the file ends " +
+        s"${streamLength - offset - HeaderBytes} bytes after it")
+    }
 
   /** Passes over the data in the buffer, checksumming it there; returns the masked CRC. */
   private def skipData(len: Int): Int = {
@@ -145,8 +152,7 @@ private[sparktfrecord] final class TFRecordReader(
   }
 
   private def truncated(len: Int): Nothing =
-    throw new TFRecordCorruptException(
-      s"Truncated TFRecord: stream ends inside a record of $len data bytes", path, offset)
+    corrupt(s"Truncated TFRecord: stream ends inside a record of $len data bytes")
 
   private def readData(len: Int): Unit = {
     // A length that fits in the known stream is allocated at once; otherwise only what arrives.
