@@ -19,7 +19,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from spark_tfrecord._io import RecordType, SaveMode, read, write
-from spark_tfrecord._jars import SUPPORTED_SPARK, configure, jar_path
+from spark_tfrecord._jars import SUPPORTED_SPARK, add_jar, configure, jar_path
 from spark_tfrecord._spec import feature_spec
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "RecordType",
     "SaveMode",
     "__version__",
+    "add_jar",
     "configure",
     "feature_spec",
     "jar_path",

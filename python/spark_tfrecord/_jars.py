@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
 
 #: Spark lines with a bundled jar, and the Scala version each is built for by default.
 SUPPORTED_SPARK: dict[str, str] = {"3.5": "2.12", "4": "2.13"}
@@ -88,3 +89,25 @@ def configure(
     if jar not in existing:
         existing.append(jar)
     return builder.config("spark.jars", ",".join(existing))
+
+
+def add_jar(spark: SparkSession | ConnectSparkSession) -> str:
+    """Add the bundled jar to a session that is already running; return the jar's path.
+
+    For notebooks and shared sessions, where :func:`configure` comes too late. A classic session
+    gets the jar with ``ADD JAR`` (on the driver's session class loader and on every executor);
+    a Spark Connect session uploads it with ``spark.addArtifacts``, into the server's class
+    loader for that session alone. The jar is the one for the session's Spark version (the
+    server's, for Spark Connect). Adding it twice does no harm.
+
+    >>> spark = SparkSession.builder.master("local[1]").getOrCreate()  # doctest: +SKIP
+    >>> add_jar(spark)  # doctest: +SKIP
+    '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.12-0.1.0.jar'
+    >>> spark.read.format("tfrecord").load("/data/train")  # doctest: +SKIP
+    """
+    jar = jar_path(spark.version)
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        cast(Any, spark).addArtifacts(jar)  # not on pyspark 3.5's classic session type
+    else:
+        spark.sql("ADD JAR '" + jar.replace("\\", "\\\\").replace("'", "\\'") + "'")
+    return jar

@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.execution.datasources.{FileFormat, OutputWriterFactory, PartitionedFile}
 import org.apache.spark.sql.sources.{DataSourceRegister, Filter}
 import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructType}
+import org.apache.spark.util.SerializableConfiguration
 
 /**
  * The `tfrecord` data source: TensorFlow TFRecord files of `tf.train.Example` records (or
@@ -112,7 +113,9 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
         }
       }
     }
-    val conf = sparkSession.sparkContext.broadcast(new SerializableHadoopConf(hadoopConf))
+    // Spark's own wrapper: a class of ours would be deserialized by the broadcast's class loader,
+    // which differs from the task's when the jar came with `ADD JAR` or `addArtifacts`.
+    val conf = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
 
     (file: PartitionedFile) => {
       val path = new Path(file.filePath.toUri)
