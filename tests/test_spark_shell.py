@@ -47,3 +47,71 @@ def test_spark_shell_with_jars(tmp_path: Path) -> None:
         "ROW 2|ArraySeq(2.5)|b",
     ]
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["lang=a", "lang=b"]
+
+
+JOB = """
+import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.getOrCreate()
+out = sys.argv[1]
+spark.range(4).selectExpr("id", "cast(id % 2 as string) as p").write.format("tfrecord") \\
+    .partitionBy("p").save(out)
+rows = spark.read.format("tfrecord").load(out).orderBy("id").collect()
+print("ROWS " + ";".join(f"{r.id}:{r.p}" for r in rows))
+print("JARS " + spark.conf.get("spark.jars"))
+"""
+
+
+def test_spark_submit_with_packages_from_a_maven_repository(tmp_path: Path) -> None:
+    """`--packages` resolves the jar from a Maven repository, as from a company's artifact store.
+
+    The repository is laid out as `mvn deploy:deploy-file` would lay it out, with a pom without
+    dependencies (Spark and Scala are provided by the cluster), and named by an Ivy settings file
+    (`spark.jars.ivySettings`) as the only resolver: Spark's default chain would also ask
+    repos.spark-packages.org, which this machine cannot reach (a minute of timeouts).
+    """
+    home = Path(pyspark.__file__).resolve().parent
+    jar = Path(spark_tfrecord.jar_path())
+    # spark-tfrecord-spark4_2.13-0.1.0.jar -> artifact spark-tfrecord-spark4_2.13, version 0.1.0
+    artifact, version = jar.stem.rsplit("-", 1)
+    group = "io.github.sparktfrecord"
+    folder = tmp_path / "repo" / group.replace(".", "/") / artifact / version
+    folder.mkdir(parents=True)
+    (folder / jar.name).write_bytes(jar.read_bytes())
+    (folder / f"{artifact}-{version}.pom").write_text(
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+        f"<version>{version}</version><packaging>jar</packaging></project>"
+    )
+    settings = tmp_path / "ivysettings.xml"
+    settings.write_text(
+        '<ivysettings><settings defaultResolver="company"/><resolvers>'
+        f'<ibiblio name="company" m2compatible="true" root="{(tmp_path / "repo").as_uri()}"/>'
+        "</resolvers></ivysettings>"
+    )
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    result = subprocess.run(
+        [
+            str(home / "bin" / "spark-submit"),
+            "--master",
+            "local[1]",
+            "--packages",
+            f"{group}:{artifact}:{version}",
+            "--conf",
+            f"spark.jars.ivySettings={settings}",
+            "--conf",
+            f"spark.jars.ivy={tmp_path / 'ivy'}",
+            "--conf",
+            "spark.ui.enabled=false",
+            str(job),
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "SPARK_HOME": str(home)},
+    )
+    assert "ROWS 0:0;1:1;2:0;3:1" in result.stdout.splitlines(), result.stderr[-3000:]
+    jars = next(x for x in result.stdout.splitlines() if x.startswith("JARS "))
+    assert jars.endswith(f"{group}_{artifact}-{version}.jar"), jars
