@@ -12,6 +12,7 @@ here with "SerializableHadoopConf cannot be cast to SerializableHadoopConf" (two
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +29,9 @@ import spark_tfrecord
 
 kind, out, malformed = sys.argv[1:4]
 if kind == "connect":  # a local Spark Connect server, and this process its client
-    spark = SparkSession.builder.remote("local[2]").getOrCreate()
+    # On 127.0.0.1 only, and (SPARK_TESTING, set by the test) on a free port, not 15002.
+    spark = (SparkSession.builder.remote("local[2]")
+             .config("spark.connect.grpc.binding.address", "127.0.0.1").getOrCreate())
 else:
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .getOrCreate())
@@ -64,6 +67,10 @@ print("RESULT " + json.dumps(result))
 KINDS = ["classic"] + (["connect"] if int(pyspark.__version__.split(".")[0]) >= 4 else [])
 
 
+# SPARK_TESTING: pyspark's local Connect server takes a free port instead of 15002.
+CONNECT_ENV = {"SPARK_TESTING": "1", "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_add_jar_to_a_running_session(tmp_path: Path, kind: str) -> None:
     malformed = write_records(
@@ -75,6 +82,7 @@ def test_add_jar_to_a_running_session(tmp_path: Path, kind: str) -> None:
         capture_output=True,
         text=True,
         timeout=600,
+        env={**os.environ, **(CONNECT_ENV if kind == "connect" else {})},
     )
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     assert done.returncode == 0 and lines, done.stderr[-5000:]

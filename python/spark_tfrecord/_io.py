@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Literal, Union, overload
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
     from pyspark.sql.types import StructType
 
 RecordType = Literal["Example", "SequenceExample", "ByteArray"]
@@ -17,18 +19,41 @@ def _option_strings(options: dict[str, OptionValue]) -> dict[str, str]:
     return {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
 
 
+@overload
 def read(
     spark: SparkSession,
+    path: str | list[str],
+    *,
+    record_type: RecordType = ...,
+    schema: StructType | str | None = ...,
+    **options: OptionValue,
+) -> DataFrame: ...
+
+
+@overload
+def read(
+    spark: ConnectSparkSession,
+    path: str | list[str],
+    *,
+    record_type: RecordType = ...,
+    schema: StructType | str | None = ...,
+    **options: OptionValue,
+) -> ConnectDataFrame: ...
+
+
+def read(
+    spark: SparkSession | ConnectSparkSession,
     path: str | list[str],
     *,
     record_type: RecordType = "Example",
     schema: StructType | str | None = None,
     **options: OptionValue,
-) -> DataFrame:
+) -> DataFrame | ConnectDataFrame:
     """Read TFRecord files (a file, a directory, a glob, or a list of them) into a DataFrame.
 
     Without ``schema`` the schema is inferred from a sample of the records; options are those of
-    the ``tfrecord`` format (``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``, ...).
+    the ``tfrecord`` format (``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``, ...). A Spark
+    Connect session gives a Spark Connect DataFrame.
 
     >>> df = read(spark, "/data/train", schema="label long, image binary")  # doctest: +SKIP
     """
@@ -41,7 +66,7 @@ def read(
 
 
 def write(
-    df: DataFrame,
+    df: DataFrame | ConnectDataFrame,
     path: str,
     *,
     record_type: RecordType = "Example",
@@ -56,7 +81,9 @@ def write(
 
     >>> write(df, "/data/train", mode="overwrite", partition_by="day")  # doctest: +SKIP
     """
-    writer = df.write.format("tfrecord").option("recordType", record_type).mode(mode)
+    # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
+    save_mode = "error" if mode == "errorifexists" else mode
+    writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
     writer = writer.options(**_option_strings(options))
     if partition_by is not None:
         cols = [partition_by] if isinstance(partition_by, str) else list(partition_by)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+
+    Builder = TypeVar("Builder", SparkSession.Builder, ConnectSparkSession.Builder)
 
 #: Spark lines with a bundled jar, and the Scala version each is built for by default.
 SUPPORTED_SPARK: dict[str, str] = {"3.5": "2.12", "4": "2.13"}
@@ -72,23 +75,51 @@ def jar_path(spark_version: str | None = None, *, scala_version: str | None = No
     return str(jar)
 
 
-def configure(
-    builder: SparkSession.Builder, *, spark_version: str | None = None
-) -> SparkSession.Builder:
+def configure(builder: Builder, *, spark_version: str | None = None) -> Builder:
     """Add the matching jar to ``spark.jars`` of a session builder and return the builder.
 
     Jars the builder already lists are kept. This must happen before the session starts: on an
     already running session, ``getOrCreate()`` returns it unchanged.
+
+    It works wherever the builder starts the driver in this process: a classic session, and
+    Spark Connect's local server (``remote("local[2]")``, or ``spark.api.mode`` ``connect``),
+    which is started with the builder's configuration. A builder for a Spark Connect server
+    that runs elsewhere (``remote("sc://...")``, ``SPARK_REMOTE``, or Spark Connect's own
+    builder) cannot ship a jar, so this raises ``ValueError``: start that server with the jar
+    (``start-connect-server.sh --jars``), or call :func:`add_jar` on the session.
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure(SparkSession.builder.master("local[1]")).getOrCreate()
     """
     jar = jar_path(spark_version)
     options: dict[str, str] = getattr(builder, "_options", {})
+    remote = _server_elsewhere(builder, options)
+    if remote is not None:
+        raise ValueError(
+            f"configure() cannot add the tfrecord jar to the Spark Connect server at {remote}: "
+            "spark.jars of a client's builder does not reach a server that runs elsewhere. "
+            f"Start the server with the jar (start-connect-server.sh --jars {jar}, or "
+            "spark.jars in its spark-defaults.conf), or create the session without configure() "
+            "and call spark_tfrecord.add_jar(spark), which uploads the jar to that session."
+        )
     existing = [j for j in options.get("spark.jars", "").split(",") if j.strip()]
     if jar not in existing:
         existing.append(jar)
     return builder.config("spark.jars", ",".join(existing))
+
+
+def _server_elsewhere(builder: object, options: dict[str, str]) -> str | None:
+    """The Spark Connect server a builder connects to, unless the builder starts it itself.
+
+    pyspark's builder starts a Connect server in this process, from its own options, for a
+    ``local...`` URL and for ``spark.api.mode`` ``connect`` (whose master cannot be ``sc://``);
+    Spark Connect's own builder only connects.
+    """
+    connects_only = type(builder).__module__.startswith("pyspark.sql.connect")
+    url = options.get("spark.remote", os.environ.get("SPARK_REMOTE", ""))
+    if not (connects_only or url.startswith("sc://")):
+        return None
+    return url.split("/;")[0] or "the builder's channel"  # the parameters may hold a token
 
 
 def add_jar(spark: SparkSession | ConnectSparkSession) -> str:

@@ -1,0 +1,462 @@
+"""Spark Connect: a server started the way a user starts one, with the jar, and its clients.
+
+The module starts one Connect server (`sbin/start-connect-server.sh --jars <jar_path()>`, or
+the `spark-daemon.sh submit` that script runs where the pyspark wheel lacks it) on a free port
+of 127.0.0.1, and a client in a process of its own (`SparkSession.builder.remote("sc://...")`
+refuses to start beside the classic session this pytest process holds, and would turn this
+process into a Connect one) goes through reads, writes, inference, partitions, gzip,
+SequenceExample, the corrupt-record column, the typed helpers, `feature_spec` of a Connect
+schema, `add_jar` on a second session and the errors for bad options. `configure()` is tested
+on the builders that start their own server (`remote("local[2]")`) and on those that cannot
+take a jar (a server elsewhere), which it refuses with a ValueError saying what to do.
+
+pyspark 3.5's wheel has no Connect server: the test fetches `spark-connect_2.12` from Maven
+Central (a shaded jar that needs nothing else), as `--packages` would. Its gRPC port listens on
+every interface: Spark 3.5 has no `spark.connect.grpc.binding.address` (4.0 added it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from ipaddress import ip_address
+from pathlib import Path
+from typing import Any
+
+import pyspark
+import pytest
+
+import maven
+import spark_tfrecord
+from conftest import tfrecord_files
+from tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+SPARK_3 = pyspark.__version__.startswith("3.")
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+START_TIMEOUT = 300.0
+CLIENT_TIMEOUT = 600.0
+
+CLIENT = """
+import json, sys
+from pyspark.sql import SparkSession
+import spark_tfrecord
+
+url, out, malformed = sys.argv[1:4]
+spark = SparkSession.builder.remote(url).getOrCreate()
+result = {"session": f"{type(spark).__module__}.{type(spark).__name__}", "version": spark.version}
+
+schema = "id long, name string, x array<float>, raw binary, part int"
+rows = [(i, f"name-{i}", [i / 2, -1.25], bytes([i, 255 - i]), i % 3) for i in range(9)]
+df = spark.createDataFrame(rows, schema)
+result["dataframe"] = type(df).__module__
+df.write.format("tfrecord").save(out + "/plain")
+plain = spark.read.format("tfrecord").schema(schema).load(out + "/plain")
+result["plain"] = [[r.id, r.name, r.x, r.raw.hex(), r.part] for r in plain.orderBy("id").collect()]
+
+typed = df.drop("raw")
+spark_tfrecord.write(typed, out + "/typed", partition_by="part", compression="gzip")
+back = spark_tfrecord.read(spark, out + "/typed")
+result["inferred"] = back.schema.simpleString()
+result["typed"] = [[r.id, r.name, r.x, r.part] for r in back.orderBy("id").collect()]
+result["part_1"] = sorted(r.id for r in back.where("part = 1").collect())
+result["schema"] = [f"{type(back.schema).__module__}.{type(back.schema).__name__}",
+                    back.schema.json()]  # feature_spec is called on it in the test
+
+steps = spark.createDataFrame([(1, [[1, 2], [3]], "a"), (2, [[4]], "b")],
+                              "id long, steps array<array<long>>, tag string")
+spark_tfrecord.write(steps, out + "/seq", record_type="SequenceExample")
+seq = spark_tfrecord.read(spark, out + "/seq", record_type="SequenceExample")
+result["seq_schema"] = seq.schema.simpleString()
+result["seq"] = [[r.id, r.steps, r.tag] for r in seq.orderBy("id").collect()]
+result["seq_schema_json"] = seq.schema.json()
+
+bad = spark_tfrecord.read(spark, malformed, schema="x long, bad binary", mode="PERMISSIVE",
+                          columnNameOfCorruptRecord="bad")
+result["permissive"] = [[r.x, None if r.bad is None else r.bad.hex()] for r in bad.collect()]
+
+def error(action):
+    try:
+        action()
+    except Exception as e:
+        return [type(e).__name__, str(e).splitlines()[0]]
+    return None
+
+result["bad_record_type"] = error(
+    lambda: spark.read.format("tfrecord").option("recordType", "Bogus").load(out + "/plain")
+    .collect())
+result["exists"] = error(lambda: spark_tfrecord.write(typed, out + "/typed"))  # errorifexists
+result["bad_codec"] = error(lambda: spark_tfrecord.write(df, out + "/snappy", compression="snappy"))
+result["bad_mode"] = error(
+    lambda: spark_tfrecord.read(spark, out + "/plain", schema=schema, mode="SOMETIMES").collect())
+
+# A second session of the same server, given the jar again by upload.
+other = SparkSession.builder.remote(url).create()
+result["other_is_new"] = other is not spark
+result["add_jar"] = spark_tfrecord.add_jar(other)
+pairs = other.range(40).selectExpr("id", "cast(id * 2 as string) as s")
+spark_tfrecord.write(pairs, out + "/added", compression="gzip")
+result["added"] = sorted([r.id, r.s] for r in spark_tfrecord.read(other, out + "/added").collect())
+other.stop()  # without stop(), closing the two sessions' channels at exit can hang on 4.3
+spark.stop()
+print("RESULT " + json.dumps(result))
+"""
+
+# configure() on a builder that starts a local Connect server in the process, from its options.
+LOCAL_SERVER = """
+import json, sys
+from pyspark.sql import SparkSession
+import spark_tfrecord
+
+out, earlier_jars = sys.argv[1:3]
+builder = (SparkSession.builder.remote("local[2]")
+           .config("spark.connect.grpc.binding.address", "127.0.0.1")
+           .config("spark.driver.host", "127.0.0.1")
+           .config("spark.driver.bindAddress", "127.0.0.1")
+           .config("spark.ui.enabled", "false"))
+if earlier_jars:
+    builder = builder.config("spark.jars", earlier_jars)
+spark = spark_tfrecord.configure(builder).getOrCreate()
+result = {"session": type(spark).__module__, "jars": spark.conf.get("spark.jars")}
+df = spark.range(20).selectExpr("id", "array(cast(id as float), 0.5f) as x")
+spark_tfrecord.write(df, out, compression="gzip")
+result["rows"] = sorted([r.id, r.x] for r in spark_tfrecord.read(spark, out).collect())
+spark.stop()
+print("RESULT " + json.dumps(result))
+"""
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    port: int
+    pid: int
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def connect_jar_for_spark_3() -> Path:
+    """`spark-connect_2.12` of pyspark's version, else the newest earlier 3.5 release.
+
+    The Maven Central this project reaches lacks some 3.5 releases of this artifact (3.5.8 and
+    3.5.9 among them); the Connect plugin of an earlier 3.5 patch release runs on a later one.
+    """
+    group, artifact = "org.apache.spark", "spark-connect_2.12"
+    try:
+        return maven.fetch(group, artifact, pyspark.__version__)
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            raise
+    url = f"{maven.CENTRAL}/{group.replace('.', '/')}/{artifact}/maven-metadata.xml"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        text = response.read().decode()
+
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in version.split("."))
+
+    versions = [v.split("<")[0] for v in text.split("<version>")[1:]]
+    earlier = [v for v in versions if v.startswith("3.5.") and key(v) < key(pyspark.__version__)]
+    assert earlier, f"no 3.5 release of {artifact} on Maven Central: {versions}"
+    return maven.fetch(group, artifact, max(earlier, key=key))
+
+
+def log_tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-6000:] if log.is_file() else f"(no log at {log})"
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def listening(pid: int) -> set[tuple[str, int]]:
+    """The (address, port) of every TCP socket that process `pid` listens on."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and inode in inodes:  # 0A: LISTEN
+                hex_address, hex_port = local.split(":")
+                raw = bytes.fromhex(hex_address)
+                # /proc prints the address as 32-bit words in host (little-endian) order.
+                words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+                address = ip_address(words)
+                mapped = getattr(address, "ipv4_mapped", None)
+                found.add((str(mapped or address), int(hex_port, 16)))
+    return found
+
+
+def server_commands() -> tuple[list[str], list[str]]:
+    """How to start and stop the Connect server; pyspark 3.5's and 4.0's wheels lack the two
+    scripts, so run what they run."""
+    sbin = SPARK_HOME / "sbin"
+    start, stop = sbin / "start-connect-server.sh", sbin / "stop-connect-server.sh"
+    if start.is_file() and stop.is_file():
+        return [str(start)], [str(stop)]
+    daemon = str(sbin / "spark-daemon.sh")
+    return (
+        [daemon, "submit", SERVER_CLASS, "1", "--name", "Spark Connect server"],
+        [daemon, "stop", SERVER_CLASS, "1"],
+    )
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("connect-server")
+    for name in ("pid", "log", "conf", "local"):
+        (root / name).mkdir()
+    jars = [spark_tfrecord.jar_path()]
+    if SPARK_3:
+        jars.insert(0, str(connect_jar_for_spark_3()))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    env.update(
+        SPARK_HOME=str(SPARK_HOME),
+        SPARK_PID_DIR=str(root / "pid"),
+        SPARK_LOG_DIR=str(root / "log"),
+        SPARK_CONF_DIR=str(root / "conf"),
+        SPARK_IDENT_STRING="tfrecord-test",
+        SPARK_LOCAL_IP="127.0.0.1",
+    )
+    conf = {
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.local.dir": str(root / "local"),
+        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if not SPARK_3:
+        conf["spark.connect.grpc.binding.address"] = "127.0.0.1"
+    start, stop = server_commands()
+    args = ["--master", "local[2]", "--jars", ",".join(jars)]
+    for key, value in conf.items():
+        args += ["--conf", f"{key}={value}"]
+    started = subprocess.run(
+        start + args, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
+    pid_files = list((root / "pid").glob("*.pid"))
+    logs = list((root / "log").glob("*.out"))
+    log = logs[0] if logs else root / "log" / "missing.out"
+    pid = int(pid_files[0].read_text()) if pid_files else None
+    try:
+        assert started.returncode == 0 and pid is not None, (
+            f"{started.stdout}\n{started.stderr}\n{log_tail(log)}"
+        )
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            assert alive(pid), f"the Connect server exited while starting:\n{log_tail(log)}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (
+                    f"port {port} not answering after {START_TIMEOUT:.0f}s:\n{log_tail(log)}"
+                )
+                time.sleep(0.5)
+        yield Server(f"sc://127.0.0.1:{port}", port, pid)
+    finally:
+        subprocess.run(stop, env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        if pid is not None:
+            deadline = time.monotonic() + 60
+            while alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def run_child(script: str, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=CLIENT_TIMEOUT,
+        env=env,
+    )
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-6000:]
+    result: dict[str, Any] = json.loads(lines[0][7:])
+    return result
+
+
+@pytest.fixture(scope="module")
+def client(server: Server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What one Connect client did against the server, as JSON: the tests below read it."""
+    root = tmp_path_factory.mktemp("connect-client")
+    malformed = write_records(
+        root / "malformed" / "a.tfrecord",
+        [example(entry(b"x", feature("int64", int64_list_packed([5])))), b"\x0a\x05\x0a"],
+    )
+    out = root / "out"
+    result = run_child(CLIENT, [server.url, str(out), str(malformed)])
+    result["out"] = str(out)
+    return result
+
+
+def test_the_server_listens_on_loopback_only(server: Server) -> None:
+    sockets = listening(server.pid)
+    grpc = {address for address, port in sockets if port == server.port}
+    others = {address for address, port in sockets if port != server.port}
+    # Spark 3.5 binds gRPC to every interface (it has no binding.address); all else is loopback.
+    assert grpc and grpc <= ({"::", "0.0.0.0"} if SPARK_3 else {"127.0.0.1"}), sockets
+    assert others == {"127.0.0.1"}, sockets
+
+
+def test_the_client_is_a_connect_session_of_this_spark(client: dict[str, Any]) -> None:
+    assert client["session"] == "pyspark.sql.connect.session.SparkSession"
+    assert client["dataframe"] == "pyspark.sql.connect.dataframe"
+    assert client["version"] == pyspark.__version__
+
+
+def test_write_and_read_with_a_schema(client: dict[str, Any]) -> None:
+    assert client["plain"] == [
+        [i, f"name-{i}", [i / 2, -1.25], bytes([i, 255 - i]).hex(), i % 3] for i in range(9)
+    ]
+
+
+def test_typed_helpers_partitioned_gzip_inferred(client: dict[str, Any], tf: Any) -> None:
+    assert client["inferred"] == "struct<id:bigint,name:string,x:array<float>,part:int>"
+    assert client["typed"] == [[i, f"name-{i}", [i / 2, -1.25], i % 3] for i in range(9)]
+    assert client["part_1"] == [1, 4, 7]
+    files = tfrecord_files(Path(client["out"]) / "typed")
+    assert files and all(f.name.endswith(".tfrecord.gz") for f in files)
+    by_part: dict[str, list[int]] = {}
+    for f in files:
+        for record in tf.data.TFRecordDataset(str(f), compression_type="GZIP"):
+            features = tf.train.Example.FromString(record.numpy()).features.feature
+            assert "part" not in features  # a partition column is a directory, not a feature
+            by_part.setdefault(f.parent.name, []).append(features["id"].int64_list.value[0])
+    assert {k: sorted(v) for k, v in by_part.items()} == {
+        f"part={p}": list(range(p, 9, 3)) for p in range(3)
+    }
+
+
+def test_feature_spec_of_a_connect_schema(client: dict[str, Any], tf: Any) -> None:
+    from pyspark.sql.types import StructType
+
+    # A Connect DataFrame's schema is pyspark's own StructType: the test rebuilds it from its
+    # JSON here, where TensorFlow is already imported, rather than import TensorFlow again.
+    kind, schema_json = client["schema"]
+    assert kind == "pyspark.sql.types.StructType"
+    spec = spark_tfrecord.feature_spec(StructType.fromJson(json.loads(schema_json)))
+    assert spec == {
+        "id": tf.io.VarLenFeature(tf.int64),
+        "name": tf.io.VarLenFeature(tf.string),
+        "x": tf.io.RaggedFeature(tf.float32, row_splits_dtype=tf.int64),
+        "part": tf.io.VarLenFeature(tf.int64),
+    }
+
+
+def test_sequence_example(client: dict[str, Any], tf: Any) -> None:
+    from pyspark.sql.types import StructType
+
+    assert client["seq_schema"] == "struct<id:bigint,tag:string,steps:array<array<bigint>>>"
+    assert client["seq"] == [[1, [[1, 2], [3]], "a"], [2, [[4]], "b"]]
+    schema = StructType.fromJson(json.loads(client["seq_schema_json"]))
+    context, sequence = spark_tfrecord.feature_spec(schema, record_type="SequenceExample")
+    assert context == {"id": tf.io.VarLenFeature(tf.int64), "tag": tf.io.VarLenFeature(tf.string)}
+    assert sequence == {"steps": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)}
+
+
+def test_permissive_keeps_the_corrupt_record(client: dict[str, Any]) -> None:
+    assert client["permissive"] == [[5, None], [None, "0a050a"]]
+
+
+def test_write_refuses_an_existing_path_by_default(client: dict[str, Any]) -> None:
+    kind, message = client["exists"]
+    assert kind == "AnalysisException" and "already exists" in message, (kind, message)
+
+
+def test_bad_options_fail_with_a_clear_message(client: dict[str, Any]) -> None:
+    kind, message = client["bad_record_type"]
+    assert kind == "IllegalArgumentException"
+    assert "Invalid value 'Bogus' for TFRecord option 'recordType'" in message
+    assert "Example, SequenceExample, ByteArray" in message
+    kind, message = client["bad_codec"]
+    assert kind == "IllegalArgumentException"
+    assert "TFRecord option 'compression' is 'snappy', a codec TensorFlow cannot read" in message
+    kind, message = client["bad_mode"]
+    assert kind == "IllegalArgumentException"
+    assert "Invalid value 'SOMETIMES' for TFRecord option 'mode'" in message
+
+
+def test_add_jar_to_a_second_session_of_a_server_that_has_it(client: dict[str, Any]) -> None:
+    assert client["other_is_new"]
+    assert client["add_jar"] == spark_tfrecord.jar_path()
+    assert client["added"] == [[i, str(i * 2)] for i in range(40)]
+
+
+@pytest.mark.parametrize("how", ["remote", "SPARK_REMOTE", "connect builder"])
+def test_configure_refuses_a_server_that_runs_elsewhere(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyspark.sql import SparkSession
+
+    url = "sc://127.0.0.1:15002/;token=secret"
+    if how == "remote":
+        builder: Any = SparkSession.builder.remote(url)
+    elif how == "SPARK_REMOTE":
+        monkeypatch.setenv("SPARK_REMOTE", url)
+        builder = SparkSession.builder.appName("x")
+    else:
+        from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+
+        builder = ConnectSparkSession.builder.remote(url)
+    with pytest.raises(ValueError) as raised:
+        spark_tfrecord.configure(builder)
+    message = str(raised.value)
+    assert "sc://127.0.0.1:15002" in message and "secret" not in message
+    assert f"--jars {spark_tfrecord.jar_path()}" in message
+    assert "spark_tfrecord.add_jar(spark)" in message
+    assert "spark.jars" not in builder._options
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"spark.remote": "local[2]"}, {"spark.api.mode": "connect", "spark.master": "local[2]"}],
+)
+def test_configure_adds_the_jar_for_a_server_the_builder_starts(options: dict[str, str]) -> None:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.config(map={**options, "spark.jars": "/x/other.jar"})
+    assert spark_tfrecord.configure(builder) is builder
+    assert builder._options["spark.jars"] == "/x/other.jar," + spark_tfrecord.jar_path()
+
+
+def test_configure_gives_the_jar_to_a_local_connect_server(tmp_path: Path) -> None:
+    # pyspark 3.5 needs the Connect server's jar too (as --packages would give it): configure
+    # keeps it. SPARK_TESTING makes the local server take a free port (not 15002).
+    earlier = str(connect_jar_for_spark_3()) if SPARK_3 else ""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    env.update(SPARK_TESTING="1", SPARK_LOCAL_IP="127.0.0.1")
+    result = run_child(LOCAL_SERVER, [str(tmp_path / "out"), earlier], env)
+    assert result["session"] == "pyspark.sql.connect.session"
+    jars = [earlier, spark_tfrecord.jar_path()] if earlier else [spark_tfrecord.jar_path()]
+    assert result["jars"].split(",") == jars
+    assert result["rows"] == [[i, [float(i), 0.5]] for i in range(20)]
