@@ -1,0 +1,366 @@
+"""The data source on a Spark standalone cluster: executors are JVMs of their own.
+
+A master and two one-core workers run from the installed pyspark's scripts (`standalone.py`);
+the application's driver is a child process running this file (`python test_cluster.py URL`),
+whose session gets the jar only from `spark_tfrecord.configure` (`spark.jars`): the executors
+fetch it from the driver, nothing else puts it on their class path. The tests ask the driver
+for one scenario each and assert on what it returns: partitioned writes and reads of every
+record type and gzip, a big file read in splits by both executors, inference, count(),
+PERMISSIVE, and a write that survives an executor JVM killed with SIGKILL in the middle.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from standalone import (
+    JAVA_OPTIONS,
+    SPARK_HOME,
+    Cluster,
+    Driver,
+    serve,
+    standalone_cluster,
+    tail,
+    wait_for,
+)
+from tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
+
+BIG_ROWS = 50_000  # about 5 MB in one file
+SPLIT_BYTES = 256 * 1024
+KILL_PARTITIONS, KILL_ROWS = 8, 10  # rows per partition of the write that loses an executor
+BLOCKED = 0  # the partition whose first attempt waits to be killed
+PAD = 20_000  # bytes per row of that partition: enough to reach the writer through pipes
+
+# --- the driver: `python test_cluster.py MASTER_URL` runs these in the application ----------
+# Functions that run in Python workers on executors are pickled by value from here (__main__),
+# so they use only the standard library and pyspark.
+
+spark: Any = None
+
+
+def where() -> list[Any]:
+    """Where a Python worker runs: its executor's directory and the executor JVM's pid."""
+    pid = os.getpid()
+    while pid > 1:
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "java":
+            return [os.getcwd(), pid]
+    raise RuntimeError("no JVM among this Python worker's ancestors")
+
+
+def executor_ids() -> list[str]:
+    ids = spark.sparkContext._jsc.sc().getExecutorIds().mkString(",")
+    return sorted(x for x in ids.split(",") if x)
+
+
+def start() -> dict[str, Any]:
+    """Wait for both executors; say which JVMs ran the tasks of a first job."""
+    wait_for(lambda: len(executor_ids()) == 2, "two executors registered", 240, lambda: "")
+    tasks = spark.sparkContext.parallelize(range(8), 8).mapPartitions(lambda _: [where()])
+    return {
+        "app": spark.sparkContext.applicationId,
+        "jars": spark.conf.get("spark.jars"),
+        "executors": executor_ids(),
+        "where": tasks.collect(),
+    }
+
+
+def round_trips(out: str) -> dict[str, Any]:
+    """Partitioned writes and inferred reads of each record type, and gzip."""
+    rng = spark.range(0, 300, 1, 4)
+    p3, p2 = "cast(id % 3 as string) as p", "cast(id % 2 as string) as p"
+    cases: dict[str, tuple[str, dict[str, str], list[str]]] = {
+        "Example": (
+            "Example",
+            {},
+            ["id", p3, "array(cast(id / 2 as float), 0.25f) as x", "concat('s', id) as s"],
+        ),
+        "SequenceExample": (
+            "SequenceExample",
+            {},
+            ["id", p2, "array(array(id, id + 1), array(id * 2)) as steps"],
+        ),
+        "ByteArray": ("ByteArray", {}, ["cast(concat('record-', id) as binary) as payload", p2]),
+        "gzip": ("Example", {"compression": "gzip"}, ["id", p3]),
+    }
+    result = {}
+    for name, (record_type, options, columns) in cases.items():
+        path = f"{out}/{name}"
+        df = rng.selectExpr(*columns)
+        writer = df.write.format("tfrecord").option("recordType", record_type)
+        writer.options(**options).partitionBy("p").save(path)
+        back = spark.read.format("tfrecord").option("recordType", record_type).load(path)
+        rows = [
+            [x.decode() if isinstance(x, (bytes, bytearray)) else x for x in r]
+            for r in back.collect()
+        ]
+        result[name] = {"schema": back.schema.simpleString(), "rows": sorted(rows, key=str)}
+    return result
+
+
+def split_read(out: str) -> dict[str, Any]:
+    """One big file read in small splits: which executor read which split, and the rows."""
+    big = spark.range(0, BIG_ROWS, 1, 4).selectExpr(
+        "id", "concat('s', id) as s", "repeat('x', 60) as pad"
+    )
+    big.coalesce(1).write.format("tfrecord").save(out)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(SPLIT_BYTES))
+    try:
+        df = spark.read.format("tfrecord").schema("id long, s string").load(out)
+
+        def task(rows: Iterable[Any]) -> list[Any]:
+            rows = list(rows)
+            starts = sorted({r.file_block_start for r in rows})
+            return [[where()[0], starts, [[r.id, r.s] for r in rows]]]
+
+        tasks = df.select("id", "s", "_metadata.file_block_start").rdd.mapPartitions(task)
+        return {"tasks": tasks.collect(), "count": df.count()}
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
+def permissive(path: str) -> list[Any]:
+    df = (
+        spark.read.format("tfrecord")
+        .option("mode", "PERMISSIVE")
+        .schema("x long, _corrupt_record binary")
+        .load(path)
+    )
+    return [
+        [r.x, None if r._corrupt_record is None else r._corrupt_record.hex()] for r in df.collect()
+    ]
+
+
+def kill_write(out: str, markers: str, release: str) -> dict[str, Any]:
+    """A write whose partition BLOCKED waits, in its first attempt, after handing the writer its
+    rows, until the test has killed its executor (`release` ends the wait if it never does)."""
+    before = set(executor_ids())
+
+    def rows(index: int, ids: Iterable[int]) -> Iterator[Any]:
+        import time
+
+        from pyspark import TaskContext
+
+        attempt = TaskContext.get().attemptNumber()
+        executor = os.path.basename(os.getcwd())
+        for i in ids:
+            yield (i, index, attempt, executor, "x" * PAD if index == BLOCKED else "")
+        if index == BLOCKED and attempt == 0:
+            Path(markers, f"{index}-{attempt}").write_text(os.getcwd())
+            end = time.monotonic() + 300
+            while not os.path.exists(release):
+                if time.monotonic() > end:
+                    raise RuntimeError("the test did not kill this task's executor")
+                time.sleep(0.1)
+
+    data = spark.sparkContext.parallelize(
+        range(KILL_PARTITIONS * KILL_ROWS), KILL_PARTITIONS
+    ).mapPartitionsWithIndex(rows)
+    df = spark.createDataFrame(data, "id long, part int, attempt int, executor string, pad string")
+    df.write.format("tfrecord").save(out)
+    back = spark.read.format("tfrecord").schema("id long, part int, attempt int, executor string")
+    found = back.load(out).selectExpr("*", "input_file_name() as file").collect()
+    wait_for(
+        lambda: len(executor_ids()) == 2 and set(executor_ids()) != before,
+        "a replacement executor",
+        240,
+        lambda: str(executor_ids()),
+    )
+    return {"rows": sorted([list(r) for r in found]), "executors": executor_ids()}
+
+
+SCENARIOS = {f.__name__: f for f in (start, round_trips, split_read, permissive, kill_write)}
+
+
+def main(master: str) -> None:
+    global spark
+    from pyspark.sql import SparkSession
+
+    import spark_tfrecord
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("spark-tfrecord-cluster-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.executor.memory", "512m")
+        .config("spark.driver.extraJavaOptions", JAVA_OPTIONS)
+        .config("spark.executor.extraJavaOptions", JAVA_OPTIONS)
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    spark = spark_tfrecord.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    try:
+        serve(SCENARIOS)
+    finally:
+        spark.stop()
+
+
+# --- the tests ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with standalone_cluster(tmp_path_factory.mktemp("cluster")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def driver(cluster: Cluster) -> Iterator[Driver]:
+    # The executors start Python workers with the driver's interpreter (a venv's, here).
+    env = {"PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    child = Driver(Path(__file__), [cluster.url], cluster.root, env)
+    try:
+        yield child
+    finally:
+        child.stop()
+
+
+@pytest.fixture(scope="module")
+def app(driver: Driver, cluster: Cluster) -> dict[str, Any]:
+    return driver.run("start")  # type: ignore[no-any-return]
+
+
+# The tests run in this order; the last one replaces an executor.
+
+
+def test_tasks_run_in_two_executor_jvms(cluster: Cluster, app: dict[str, Any]) -> None:
+    jvms = {(Path(d), pid) for d, pid in app["where"]}
+    live = cluster.executors(app["app"])
+    assert sorted(live) == app["executors"] == ["0", "1"]
+    # Both executor JVMs (found by their command line, under this cluster's work dirs) ran
+    # tasks, and they belong to different workers.
+    assert {(d.name, pid) for d, pid in jvms} == set(live.items())
+    assert {d.parent.parent for d, _ in jvms} == set(cluster.work_dirs)
+    # The jar came from spark.jars alone: each executor fetched it from the driver.
+    jar = Path(app["jars"])
+    assert jar.name.startswith("spark-tfrecord-") and app["jars"] == str(jar)
+    for d, _ in jvms:
+        assert [p.name for p in d.rglob("*.jar")] == [jar.name]
+    # Nothing else puts it on their class path.
+    assert not list((SPARK_HOME / "jars").glob("spark-tfrecord*"))
+    for pid in live.values():
+        assert b"spark-tfrecord" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
+@pytest.mark.usefixtures("app")
+def test_partitioned_round_trips_and_inference(driver: Driver, tmp_path: Path) -> None:
+    got = driver.run("round_trips", out=str(tmp_path))
+    ids = range(300)
+    assert got["Example"]["schema"] == "struct<id:bigint,x:array<float>,s:string,p:int>"
+    assert got["Example"]["rows"] == sorted(
+        ([i, [i / 2, 0.25], f"s{i}", i % 3] for i in ids), key=str
+    )
+    assert got["SequenceExample"]["schema"] == "struct<id:bigint,steps:array<array<bigint>>,p:int>"
+    assert got["SequenceExample"]["rows"] == sorted(
+        ([i, [[i, i + 1], [i * 2]], i % 2] for i in ids), key=str
+    )
+    assert got["ByteArray"]["schema"] == "struct<byteArray:binary,p:int>"
+    assert got["ByteArray"]["rows"] == sorted(([f"record-{i}", i % 2] for i in ids), key=str)
+    assert got["gzip"]["schema"] == "struct<id:bigint,p:int>"
+    assert got["gzip"]["rows"] == sorted(([i, i % 3] for i in ids), key=str)
+    for name, parts in [("Example", 3), ("SequenceExample", 2), ("ByteArray", 2), ("gzip", 3)]:
+        dirs = sorted(p.name for p in (tmp_path / name).iterdir() if p.is_dir())
+        assert dirs == [f"p={k}" for k in range(parts)], name
+    files = sorted((tmp_path / "gzip").glob("p=*/part-*"))
+    assert files and all(f.name.endswith(".tfrecord.gz") for f in files)
+    assert all(gzip.decompress(f.read_bytes()) for f in files)
+
+
+def test_big_file_split_across_both_executors(
+    driver: Driver, cluster: Cluster, app: dict[str, Any], tmp_path: Path
+) -> None:
+    got = driver.run("split_read", out=str(tmp_path / "big"))
+    files = sorted((tmp_path / "big").glob("part-*"))
+    assert len(files) == 1 and files[0].stat().st_size > 4_000_000
+    tasks = [t for t in got["tasks"] if t[2]]
+    starts = [s for _, task_starts, _ in tasks for s in task_starts]
+    assert len(starts) == len(set(starts)) >= files[0].stat().st_size // SPLIT_BYTES
+    assert all(len(task_starts) == 1 for _, task_starts, _ in tasks)
+    # Every id exactly once, with its own value, though records straddle the split boundaries.
+    rows = sorted(row for _, _, task_rows in tasks for row in task_rows)
+    assert rows == [[i, f"s{i}"] for i in range(BIG_ROWS)]
+    assert got["count"] == BIG_ROWS
+    readers = {Path(d) for d, _, _ in tasks}
+    assert {d.parent.parent for d in readers} == set(cluster.work_dirs)
+    assert {d.parent.name for d in readers} == {app["app"]}
+
+
+@pytest.mark.usefixtures("app")
+def test_permissive_corrupt_record_column(driver: Driver, tmp_path: Path) -> None:
+    malformed = write_records(
+        tmp_path / "m" / "a.tfrecord",
+        [example(entry(b"x", feature("int64", int64_list_packed([5])))), b"\x0a\x05\x0a"],
+    )
+    assert driver.run("permissive", path=str(malformed)) == [[5, None], [None, "0a050a"]]
+
+
+def test_write_survives_a_killed_executor(
+    driver: Driver, cluster: Cluster, app: dict[str, Any], tmp_path: Path
+) -> None:
+    out, markers, release = tmp_path / "out", tmp_path / "markers", tmp_path / "release"
+    markers.mkdir()
+    driver.send("kill_write", out=str(out), markers=str(markers), release=str(release))
+    answered = False
+
+    def why() -> str:
+        return f"{tail(driver.log)}\n{cluster.log_tails()}"
+
+    try:
+        marker = markers / f"{BLOCKED}-0"
+        wait_for(marker.exists, "the blocked task started", 300, why)
+        victim = Path(marker.read_text())
+        # Mid-write: the blocked task's attempt file holds some of its rows.
+        pattern = f"_temporary/*/_temporary/attempt_*/part-{BLOCKED:05d}-*"
+        wait_for(
+            lambda: [f for f in out.glob(pattern) if f.stat().st_size > 0],
+            "the blocked task's attempt file has data",
+            120,
+            lambda: f"{sorted(out.rglob('*'))}\n{why()}",
+        )
+        pid = cluster.executors(app["app"])[victim.name]
+        os.kill(pid, signal.SIGKILL)
+        got = driver.result("kill_write", why=cluster.log_tails)
+        answered = True
+    finally:
+        release.touch()
+        if not answered:
+            with suppress(AssertionError):
+                driver.result("kill_write")
+    # Every row exactly once; the blocked partition's rows come from a later attempt, run by
+    # an executor other than the killed one, and every other partition's from its first.
+    ids = [r[0] for r in got["rows"]]
+    assert ids == list(range(KILL_PARTITIONS * KILL_ROWS))
+    by_part: dict[int, set[tuple[int, str]]] = {}
+    for _, part, attempt, executor, _ in got["rows"]:
+        by_part.setdefault(part, set()).add((attempt, executor))
+    assert len(by_part[BLOCKED]) == 1
+    ((attempt, executor),) = by_part[BLOCKED]
+    assert attempt >= 1 and executor != victim.name
+    assert all(a == 0 for part, runs in by_part.items() if part != BLOCKED for a, _ in runs)
+    # A replacement executor took the killed one's place.
+    assert victim.name not in got["executors"] and len(got["executors"]) == 2
+    # No attempt's leftovers: one committed file per partition, nothing else but _SUCCESS.
+    names = sorted(
+        p.relative_to(out).as_posix() for p in out.rglob("*") if not p.name.startswith(".")
+    )
+    assert names[0] == "_SUCCESS" and len(names) == KILL_PARTITIONS + 1
+    assert sorted(n[: len("part-00000")] for n in names[1:]) == [
+        f"part-{i:05d}" for i in range(KILL_PARTITIONS)
+    ]
+    assert {r[4].rsplit("/", 1)[-1] for r in got["rows"]} == set(names[1:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
