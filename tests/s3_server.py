@@ -1,0 +1,175 @@
+"""An S3-compatible server on 127.0.0.1 (moto's) and what Spark needs to reach it through s3a://.
+
+`moto_server` runs ``python -m moto.server`` in a child process until the block ends.
+`s3a_jars` fetches the S3A connector matching the installed pyspark's Hadoop (hadoop-aws and the
+AWS SDK bundle that Hadoop release was built with) plus Spark's cloud committer bindings, and
+`s3a_conf` is the session configuration that points s3a:// at the server.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyspark
+
+from maven import fetch, pom_property
+
+ACCESS_KEY = SECRET_KEY = "testing"  # moto accepts any static credentials
+REGION = "us-east-1"
+# Maven Central lacks spark-hadoop-cloud for some Spark releases (3.5.9, 4.0.5 and 4.3.0 among
+# them; 4.2 and 4.3 have none at all). Its few classes (PathOutputCommitProtocol, a subclass of
+# HadoopMapReduceCommitProtocol) stay compatible, so these take the nearest published release.
+HADOOP_CLOUD = {"3.5": "3.5.8", "4.0": "4.0.2", "4.3": "4.1.2"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
+
+
+@contextmanager
+def moto_server(log: Path, deadline_seconds: float = 120) -> Iterator[str]:
+    """The endpoint (``http://127.0.0.1:PORT``) of a moto server that runs until the block ends.
+
+    Raises RuntimeError with the tail of the server's log if it does not answer in time.
+    """
+    for _ in range(3):  # another process may take the free port before the server binds it
+        port = _free_port()
+        endpoint = f"http://127.0.0.1:{port}"
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        try:
+            deadline = time.monotonic() + deadline_seconds
+            while process.poll() is None and time.monotonic() < deadline:
+                if _answers(endpoint + "/moto-api/"):
+                    yield endpoint
+                    return
+                time.sleep(0.2)
+            exited = process.poll()
+        finally:
+            _stop(process)
+        if "Address already in use" not in log.read_text(errors="replace"):
+            break
+    tail = log.read_text(errors="replace")[-5000:]
+    why = f"did not answer in {deadline_seconds} s" if exited is None else f"exited with {exited}"
+    raise RuntimeError(f"moto server at {endpoint} {why}; its log ends:\n{tail}")
+
+
+def hadoop_version() -> str:
+    """The Hadoop release of the installed pyspark, from its hadoop-client-api jar."""
+    jars = Path(pyspark.__file__).parent / "jars"
+    names = [p.name for p in jars.glob("hadoop-client-api-*.jar")]
+    match = re.fullmatch(r"hadoop-client-api-(.+)\.jar", names[0]) if len(names) == 1 else None
+    if match is None:
+        raise LookupError(f"no single hadoop-client-api jar in {jars}: {names}")
+    return match.group(1)
+
+
+def scala_version() -> str:
+    """The Scala binary version of the installed pyspark, from its spark-core jar."""
+    jars = Path(pyspark.__file__).parent / "jars"
+    names = [p.name for p in jars.glob("spark-core_*.jar")]
+    match = re.fullmatch(r"spark-core_(\d+\.\d+)-.+\.jar", names[0]) if len(names) == 1 else None
+    if match is None:
+        raise LookupError(f"no single spark-core jar in {jars}: {names}")
+    return match.group(1)
+
+
+def s3a_jars(hadoop: str) -> list[Path]:
+    """hadoop-aws of this Hadoop release and the runtime dependencies its pom declares.
+
+    Hadoop 3.3 was built with the AWS SDK v1 bundle, 3.4 and later with the v2 bundle; 3.5 also
+    needs the Analytics Accelerator Library (shaded, no dependencies of its own). hadoop-aws's
+    other runtime dependency, wildfly-openssl, is needed only for fs.s3a.ssl.channel.mode=openssl.
+    """
+    jars = [fetch("org.apache.hadoop", "hadoop-aws", hadoop)]
+
+    def sdk(name: str) -> str:
+        return pom_property("org.apache.hadoop", "hadoop-project", hadoop, name)
+
+    if hadoop.startswith(("2.", "3.0", "3.1", "3.2", "3.3")):
+        jars.append(fetch("com.amazonaws", "aws-java-sdk-bundle", sdk("aws-java-sdk.version")))
+    else:
+        jars.append(fetch("software.amazon.awssdk", "bundle", sdk("aws-java-sdk-v2.version")))
+    pom = fetch("org.apache.hadoop", "hadoop-aws", hadoop, "pom").read_text()
+    if "<artifactId>analyticsaccelerator-s3</artifactId>" in pom:
+        version = sdk("amazon-s3-analyticsaccelerator-s3.version")
+        group = "software.amazon.s3.analyticsaccelerator"
+        jars.append(fetch(group, "analyticsaccelerator-s3", version))
+    return jars
+
+
+def hadoop_cloud_jar() -> Path:
+    """spark-hadoop-cloud, whose PathOutputCommitProtocol lets Spark SQL use the S3A committers."""
+    line = ".".join(pyspark.__version__.split(".")[:2])
+    version = HADOOP_CLOUD.get(line, pyspark.__version__)
+    return fetch("org.apache.spark", f"spark-hadoop-cloud_{scala_version()}", version)
+
+
+def s3a_conf(endpoint: str) -> dict[str, str]:
+    """Session settings that point s3a:// at an S3-compatible endpoint (path-style, no TLS)."""
+    hadoop = {
+        "fs.s3a.endpoint": endpoint,
+        "fs.s3a.endpoint.region": REGION,
+        "fs.s3a.path.style.access": "true",
+        "fs.s3a.connection.ssl.enabled": "false",
+        "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+        "fs.s3a.access.key": ACCESS_KEY,
+        "fs.s3a.secret.key": SECRET_KEY,
+        # Fail fast instead of retrying for minutes if the server went away.
+        "fs.s3a.attempts.maximum": "2",
+        "fs.s3a.retry.limit": "2",
+        # The S3A committers (magic needs it enabled on Hadoop 3.3; later releases default to it).
+        "fs.s3a.committer.magic.enabled": "true",
+        "mapreduce.outputcommitter.factory.scheme.s3a": (
+            "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"
+        ),
+    }
+    return {f"spark.hadoop.{k}": v for k, v in hadoop.items()}
+
+
+def s3_client(endpoint: str) -> Any:
+    """A boto3 S3 client of the server."""
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=ACCESS_KEY,
+        aws_secret_access_key=SECRET_KEY,
+        region_name=REGION,
+    )

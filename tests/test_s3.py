@@ -1,0 +1,346 @@
+"""Object stores: reads and writes through s3a:// against an S3-compatible server (moto's).
+
+One moto server on 127.0.0.1 serves the module; one child Python process runs a Spark driver
+(this process's session cannot take new jars) with the S3A connector that matches pyspark's
+Hadoop. The scenarios that commit differently run twice: with Spark's default commit protocol
+(FileOutputCommitter, which commits by renaming, i.e. copying, objects) and with the S3A magic
+committer through spark-hadoop-cloud's PathOutputCommitProtocol (what production S3 users
+should use); the read scenarios run once, on the default. Each test asserts one scenario's
+values, read back by Spark and listed with boto3.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from s3_server import hadoop_cloud_jar, hadoop_version, moto_server, s3_client, s3a_conf, s3a_jars
+from tfrecord_oracle import Column, decode, read_records
+
+pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the downloads and the run
+
+BUCKET = "tfrecord-test"
+COMMITTERS = ["file", "magic"]
+COMMITS = ["partitioned", "append", "overwrite", "failure"]  # run with every committer
+READS = ["split", "gzip", "inference"]  # run with the default one
+SPLIT_BYTES = 256 * 1024
+
+CHILD = r"""
+import json, sys, time, traceback
+from pyspark.sql import SparkSession
+import spark_tfrecord
+
+config = json.loads(sys.argv[1])
+builder = (
+    SparkSession.builder.master("local[2]")
+    .config("spark.ui.enabled", "false")
+    .config("spark.ui.showConsoleProgress", "false")
+)
+for key, value in config["conf"].items():
+    builder = builder.config(key, value)
+spark = spark_tfrecord.configure(builder).getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+
+
+def tfrecord():
+    return spark.read.format("tfrecord")
+
+
+def partitioned(root):
+    df = spark.range(3000).selectExpr("id", "cast(id % 3 as string) as p", "repeat('x', 30) as s")
+    df.write.format("tfrecord").partitionBy("p").save(root)
+    back = tfrecord().load(root)
+    return {
+        "schema": back.schema.simpleString(),
+        "p1": sorted(r.id for r in back.where("p = 1").collect()),
+        "rows": sorted([r.id, r.p, r.s] for r in back.collect()),
+    }
+
+
+def append(root):
+    spark.range(0, 100, 1, 2).write.format("tfrecord").save(root)
+    spark.range(100, 200, 1, 3).write.format("tfrecord").mode("append").save(root)
+    return {"ids": sorted(r.id for r in tfrecord().schema("id long").load(root).collect())}
+
+
+def overwrite(root):
+    spark.range(0, 100, 1, 3).write.format("tfrecord").save(root)
+    spark.range(1000, 1050, 1, 2).write.format("tfrecord").mode("overwrite").save(root)
+    return {"ids": sorted(r.id for r in tfrecord().schema("id long").load(root).collect())}
+
+
+def split(root):
+    df = spark.range(0, 30000, 1, 1).selectExpr("id", "concat('row ', id) as s")
+    df.write.format("tfrecord").save(root)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(config["split_bytes"]))
+    try:
+        back = tfrecord().schema("id long, s string").load(root)
+        rows = back.select("id", "s", "_metadata.file_block_start").collect()
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    return {
+        "block_starts": sorted({r.file_block_start for r in rows}),
+        "ids": sorted(r.id for r in rows),
+        "wrong_s": [r.id for r in rows if r.s != f"row {r.id}"],
+    }
+
+
+def gzip(root):
+    df = spark.range(0, 2000, 1, 2).selectExpr("id", "concat('row ', id) as s")
+    df.write.format("tfrecord").option("compression", "gzip").save(root)
+    return {"rows": sorted([r.id, r.s] for r in tfrecord().load(root).collect())}
+
+
+def inference(root):
+    df = spark.createDataFrame(
+        [(1, 0.5, "a", b"ab", [1, 2], ["x"]), (2, -1.5, "b", b"", [3], ["y", "z"])],
+        "id long, f double, s string, b binary, ai array<int>, as_ array<string>",
+    )
+    df.write.format("tfrecord").save(root)  # a file per row: local[2] makes two partitions
+    back = tfrecord().load(root)
+    return {"schema": back.schema.simpleString(), "rows": sorted(list(r) for r in back.collect())}
+
+
+def failure(root):
+    # Four tasks, two at a time: the last row of the last one fails, after others have committed.
+    df = spark.range(0, 4000, 1, 4).selectExpr(
+        "id", "if(id = 3999, cast(raise_error('boom at 3999') as bigint), id) as x"
+    )
+    try:
+        df.write.format("tfrecord").save(root)
+        error = None
+    except Exception as e:
+        error = str(e)
+    try:
+        back = tfrecord().schema("id long, x long").load(root)
+        after = {"rows": [list(r) for r in back.collect()]}
+    except Exception as e:
+        after = {"read_error": str(e)[:2000]}
+    return {"error": error and error[:5000], **after}
+
+
+PROTOCOLS = {
+    "file": "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol",
+    "magic": "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol",
+}
+results = {}
+for committer, scenarios in config["scenarios"].items():
+    # Both set every time: Spark 4.3 makes magic the default once spark-hadoop-cloud is loadable.
+    spark.conf.set("spark.sql.sources.commitProtocolClass", PROTOCOLS[committer])
+    spark.conf.set("fs.s3a.committer.name", committer)
+    results[committer] = {}
+    for name in scenarios:
+        root = f"s3a://{config['bucket']}/{committer}/{name}"
+        started = time.monotonic()
+        try:
+            results[committer][name] = globals()[name](root)
+        except Exception:
+            results[committer][name] = {"failed": traceback.format_exc()[-8000:]}
+        seconds = time.monotonic() - started
+        print(f"{committer} {name}: {seconds:.1f} s", file=sys.stderr, flush=True)
+spark.stop()
+print("RESULT " + json.dumps(results))
+"""
+
+
+@dataclass
+class S3:
+    endpoint: str
+    client: Any  # a boto3 S3 client
+    log: Path  # the server's log, one line per request
+
+    def objects(self, prefix: str) -> dict[str, bytes]:
+        """The objects under ``prefix/`` (keys relative to it), without directory markers."""
+        found: dict[str, bytes] = {}
+        pages = self.client.get_paginator("list_objects_v2")
+        for page in pages.paginate(Bucket=BUCKET, Prefix=prefix + "/"):
+            for item in page.get("Contents", []):
+                if not item["Key"].endswith("/"):
+                    body = self.client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+                    found[item["Key"][len(prefix) + 1 :]] = body
+        return found
+
+    def requests(self) -> list[tuple[str, str, int]]:
+        """The requests the server has logged: (method, key in the bucket, HTTP status)."""
+        text = re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text(errors="replace"))  # colours
+        found = re.findall(rf'"([A-Z]+) /{BUCKET}/([^ ?]*)\S* HTTP/[0-9.]+" (\d+)', text)
+        return [(method, key, int(status)) for method, key, status in found]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3]:
+    log = tmp_path_factory.mktemp("s3") / "moto.log"
+    with moto_server(log) as endpoint:
+        client = s3_client(endpoint)
+        client.create_bucket(Bucket=BUCKET)
+        yield S3(endpoint, client, log)
+
+
+@pytest.fixture(scope="module")
+def runs(s3: S3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Every scenario's result per committer, from one Spark driver in a child process."""
+    jars = [*s3a_jars(hadoop_version()), hadoop_cloud_jar()]
+    work = tmp_path_factory.mktemp("spark")
+    conf = {
+        "spark.jars": ",".join(str(j) for j in jars),
+        "spark.local.dir": str(work),  # Spark copies spark.jars here for its local executor
+        **s3a_conf(s3.endpoint),
+    }
+    scenarios = {"file": COMMITS + READS, "magic": COMMITS}
+    config = {"conf": conf, "bucket": BUCKET, "scenarios": scenarios, "split_bytes": SPLIT_BYTES}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    (work / "driver.log").write_text(done.stderr)
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-8000:]
+    result: dict[str, dict[str, Any]] = json.loads(lines[0][7:])
+    return result
+
+
+def outcome(runs: dict[str, dict[str, Any]], committer: str, scenario: str) -> dict[str, Any]:
+    result = runs[committer][scenario]
+    assert "failed" not in result, result.get("failed")
+    return result
+
+
+def part_files(objects: dict[str, bytes]) -> list[str]:
+    return sorted(k for k in objects if k.rsplit("/", 1)[-1].startswith("part-"))
+
+
+def by_job(parts: list[str]) -> list[list[str]]:
+    """Part files grouped by the write job that made them (its UUID is in their names)."""
+    jobs: dict[str, list[str]] = {}
+    for p in parts:
+        match = re.fullmatch(r"(?:.*/)?part-\d{5}-(.+)-c\d{3}\.tfrecord(?:\.gz)?", p)
+        assert match, p
+        jobs.setdefault(match.group(1), []).append(p)
+    return sorted(jobs.values(), key=len)
+
+
+def assert_committed_by(objects: dict[str, bytes], committer: str, job: list[str]) -> None:
+    """_SUCCESS is empty from FileOutputCommitter; the S3A committers write a JSON manifest that
+    names the committer and the files of the job that wrote it last."""
+    success = objects["_SUCCESS"]
+    if committer == "file":
+        assert success == b"", success[:300]
+    else:
+        manifest = json.loads(success)
+        assert manifest["committer"] == committer
+        names = sorted(f.rsplit("/", 1)[-1] for f in manifest["filenames"])
+        assert names == sorted(p.rsplit("/", 1)[-1] for p in job)
+
+
+@pytest.mark.parametrize("committer", COMMITTERS)
+def test_partitioned_write_and_read(s3: S3, runs: dict[str, Any], committer: str) -> None:
+    result = outcome(runs, committer, "partitioned")
+    assert result["schema"] == "struct<id:bigint,s:string,p:int>"
+    assert result["p1"] == list(range(1, 3000, 3))
+    assert result["rows"] == [[i, i % 3, "x" * 30] for i in range(3000)]
+    objects = s3.objects(f"{committer}/partitioned")
+    parts = part_files(objects)
+    assert_committed_by(objects, committer, parts)
+    assert {p.split("/")[0] for p in parts} == {"p=0", "p=1", "p=2"}
+    assert all(re.fullmatch(r"p=[012]/part-\d{5}-.+\.tfrecord", p) for p in parts), parts
+    assert sorted(objects) == sorted([*parts, "_SUCCESS"])  # nothing left behind
+
+
+@pytest.mark.parametrize("committer", COMMITTERS)
+def test_append(s3: S3, runs: dict[str, Any], committer: str) -> None:
+    assert outcome(runs, committer, "append")["ids"] == list(range(200))
+    objects = s3.objects(f"{committer}/append")
+    jobs = by_job(part_files(objects))
+    assert [len(j) for j in jobs] == [2, 3]  # both jobs' files
+    assert_committed_by(objects, committer, jobs[1])
+    assert sorted(objects) == sorted([*jobs[0], *jobs[1], "_SUCCESS"])
+
+
+@pytest.mark.parametrize("committer", COMMITTERS)
+def test_overwrite(s3: S3, runs: dict[str, Any], committer: str) -> None:
+    assert outcome(runs, committer, "overwrite")["ids"] == list(range(1000, 1050))
+    objects = s3.objects(f"{committer}/overwrite")
+    parts = part_files(objects)
+    assert [len(j) for j in by_job(parts)] == [2]  # only the second job's files
+    assert_committed_by(objects, committer, parts)
+    assert sorted(objects) == sorted([*parts, "_SUCCESS"])
+
+
+def test_big_file_read_in_ranged_splits(s3: S3, runs: dict[str, Any]) -> None:
+    result = outcome(runs, "file", "split")
+    objects = s3.objects("file/split")
+    (part,) = part_files(objects)
+    assert_committed_by(objects, "file", [part])
+    size = s3.client.head_object(Bucket=BUCKET, Key=f"file/split/{part}")["ContentLength"]
+    assert size > 4 * SPLIT_BYTES
+    # One task per SPLIT_BYTES range of the one file ...
+    assert result["block_starts"] == list(range(0, size, SPLIT_BYTES))
+    # ... reading ranges of the object (206). The classic stream opens at least one per split;
+    # Hadoop 3.5's default, the analytics stream, fetches a small object once and caches it.
+    ranged = [r for r in s3.requests() if r == ("GET", f"file/split/{part}", 206)]
+    classic = tuple(int(x) for x in hadoop_version().split(".")[:2]) < (3, 5)
+    assert len(ranged) >= (len(result["block_starts"]) if classic else 1)
+    # The reader opens its files for sequential reading, so a split costs a few requests: its
+    # start's search seeks back. Opened plainly, S3A's adaptive policy turned random after that
+    # seek and fetched the rest 64 KiB a request (46 GETs for these 6 splits, 16 now).
+    assert len(ranged) <= 4 * len(result["block_starts"])
+    assert result["ids"] == list(range(30000))  # every record once, none lost at a boundary
+    assert result["wrong_s"] == []
+
+
+def test_gzip(s3: S3, runs: dict[str, Any]) -> None:
+    expected = [[i, f"row {i}"] for i in range(2000)]
+    assert outcome(runs, "file", "gzip")["rows"] == expected
+    objects = s3.objects("file/gzip")
+    parts = part_files(objects)
+    assert len(parts) == 2 and all(p.endswith(".tfrecord.gz") for p in parts), parts
+    assert_committed_by(objects, "file", parts)
+    # What is stored is gzip of TFRecord framing, read here without Spark.
+    columns = [Column("id", "long", "scalar"), Column("s", "binary", "scalar")]
+    stored = []
+    for p in parts:
+        records, error = read_records(gzip.decompress(objects[p]))
+        assert error is None
+        stored += [decode(r.data, columns, sequence=False) for r in records]
+    assert sorted([r["id"], r["s"].decode()] for r in stored) == expected
+
+
+def test_schema_inference(runs: dict[str, Any]) -> None:
+    result = outcome(runs, "file", "inference")
+    # A one-element list is a scalar until a longer one is seen (here in the other file).
+    assert result["schema"] == (
+        "struct<id:bigint,f:float,s:string,b:string,ai:array<bigint>,as_:array<string>>"
+    )
+    assert result["rows"] == [
+        [1, 0.5, "a", "ab", [1, 2], ["x"]],
+        [2, -1.5, "b", "", [3], ["y", "z"]],
+    ]
+
+
+@pytest.mark.parametrize("committer", COMMITTERS)
+def test_failed_write_leaves_nothing_visible(s3: S3, runs: dict[str, Any], committer: str) -> None:
+    result = outcome(runs, committer, "failure")
+    assert result["error"] is not None and "boom at 3999" in result["error"]
+    # Tasks did write part files, and some committed (FileOutputCommitter: renamed their files
+    # into _temporary/0/task_*; magic: saved a .pendingset), before the job failed; the
+    # server's log of requests shows it ...
+    puts = [k for m, k, _ in s3.requests() if m == "PUT" and k.startswith(f"{committer}/failure/")]
+    uploaded = {m for k in puts for m in re.findall(r"part-\d{5}", k)}
+    committed = {m for k in puts for m in re.findall(r"task_\w+_m_(\d+)(?:/|\.pendingset)", k)}
+    assert len(uploaded) >= 2 and committed, puts
+    # ... yet nothing is left under the destination, no upload is pending, and no row is read.
+    assert s3.objects(f"{committer}/failure") == {}
+    pending = s3.client.list_multipart_uploads(Bucket=BUCKET, Prefix=f"{committer}/failure/")
+    assert pending.get("Uploads", []) == []
+    assert result.get("rows") == [], result  # the destination exists, empty

@@ -1,0 +1,477 @@
+"""Structured Streaming: the tfrecord file source and sink, and exactly once across a crash.
+
+The source picks up files as they land in a directory (`maxFilesPerTrigger` per batch, a schema
+or `spark.sql.streaming.schemaInference`). The sink's output is the files its `_spark_metadata`
+log lists: TensorFlow reads those. A driver killed with SIGKILL in the middle of a batch and
+restarted from its checkpoint gives every input row exactly once to a reader that follows the
+log (Spark's batch reader does), while the killed batch's files stay in the directory for a
+reader that lists it naively. Run as a script, this module is the child driver of that test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from conftest import tfrecord_files
+from tfrecord_bytes import bytes_list, entry, example, feature, int64_list_packed, write_records
+from tfrecord_oracle import Column, decode, read_records
+
+SCHEMA = "id long, name string"
+COLUMNS = [Column("id", "long", "scalar"), Column("name", "binary", "scalar")]
+DEADLINE = 300.0  # seconds for any one wait: two cores, shared with other Spark jobs
+EPOCH = int(time.time()) - 3600  # landed files are modified at EPOCH + their order, in seconds
+Row = tuple[int, str]
+T = TypeVar("T")
+
+
+def record(i: int) -> bytes:
+    return example(
+        entry(b"id", feature("int64", int64_list_packed([i]))),
+        entry(b"name", feature("bytes", bytes_list([f"r{i}".encode()]))),
+    )
+
+
+def land(directory: Path, name: str, ids: range, order: int) -> list[Row]:
+    """One TFRecord file of `ids`, moved into `directory` whole (written hidden, then renamed)
+    and modified at EPOCH + `order` s, which is the order the file source takes files in."""
+    hidden = write_records(directory / f".{name}.tmp", [record(i) for i in ids])
+    when = (EPOCH + order) * 10**9
+    os.utime(hidden, ns=(when, when))
+    hidden.rename(directory / name)
+    return [(i, f"r{i}") for i in ids]
+
+
+def rows(df) -> list[Row]:
+    return sorted((r.id, r.name) for r in df.collect())
+
+
+def collecting(batches: list[tuple[int, list[Row]]]) -> Callable[..., None]:
+    """A foreachBatch function that keeps each batch's id and rows."""
+    return lambda df, batch_id: batches.append((batch_id, rows(df)))
+
+
+def wait_for(
+    condition: Callable[[], T | None],
+    what: str,
+    child: subprocess.Popen[bytes] | None = None,
+    log: Path | None = None,
+) -> T:
+    """Polls `condition` until it returns something true; fails after DEADLINE, or at once when
+    the child driver has exited."""
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        if child is not None and child.poll() is not None:
+            pytest.fail(f"the child driver exited ({child.returncode}) before {what}: {tail(log)}")
+        time.sleep(0.2)
+    pytest.fail(f"no {what} within {DEADLINE:.0f}s" + (f": {tail(log)}" if log else ""))
+
+
+def run_to_end(query) -> None:
+    """Waits for an availableNow query to finish (and stops it if it does not)."""
+    try:
+        assert query.awaitTermination(DEADLINE), f"the query did not finish within {DEADLINE}s"
+    finally:
+        query.stop()
+
+
+def tail(log: Path | None) -> str:
+    return log.read_text(errors="replace")[-5000:] if log and log.exists() else ""
+
+
+# --- the sink's directory, as a log-following reader and as a naive reader see it -------------
+
+
+def committed_files(sink: Path) -> set[Path]:
+    """The files the sink's `_spark_metadata` log lists: its batches' and compactions' entries
+    (a compaction repeats earlier entries; the file sink only ever adds)."""
+    log = sink / "_spark_metadata"
+    files: set[Path] = set()
+    for batch in log.iterdir() if log.exists() else []:
+        if batch.name.startswith("."):
+            continue  # Hadoop's .crc files, and a batch being written
+        for line in batch.read_text().splitlines()[1:]:  # the first line is the version, "v1"
+            entry_ = json.loads(line)
+            if entry_["action"] == "add":
+                files.add(Path(unquote(urlparse(entry_["path"]).path)))
+    return files
+
+
+def file_rows(path: Path) -> tuple[list[Row], str | None]:
+    """The rows of one part file, read by the pure-Python oracle, and its framing error."""
+    records, error = read_records(path.read_bytes())
+    decoded = [decode(r.data, COLUMNS, sequence=False) for r in records]
+    return [(d["id"], d["name"].decode()) for d in decoded], error and error.what
+
+
+def naive_view(sink: Path) -> dict[str, tuple[list[Row], str | None]]:
+    """What a reader of every part file in the directory gets, ignoring the log: per file (with
+    "*" marking files the log does not list), its rows and framing error."""
+    committed = committed_files(sink)
+    return {("" if f in committed else "*") + f.name: file_rows(f) for f in tfrecord_files(sink)}
+
+
+def uncommitted_file_with(sink: Path, expected: list[Row]) -> Path | None:
+    """A part file the log does not list (yet) that holds exactly `expected`, complete."""
+    committed = committed_files(sink)
+    for f in set(tfrecord_files(sink)) - committed:
+        if file_rows(f) == (expected, None):
+            return f
+    return None
+
+
+def in_batch(checkpoint: Path, batch: int) -> bool:
+    """The query has planned `batch` (its offsets are logged) and not committed it."""
+    return (checkpoint / "offsets" / str(batch)).exists() and not (
+        checkpoint / "commits" / str(batch)
+    ).exists()
+
+
+# --- the source -----------------------------------------------------------------------------
+
+
+def test_source_picks_up_files_as_they_land(spark, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    batches: list[tuple[int, list[Row]]] = []
+    query = (
+        spark.readStream.format("tfrecord")
+        .schema(SCHEMA)
+        .load(str(src))
+        .writeStream.foreachBatch(collecting(batches))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start()
+    )
+    try:
+        first = land(src, "a.tfrecord", range(0, 3), 0)
+        query.processAllAvailable()
+        assert batches == [(0, first)]
+        second = land(src, "b.tfrecord", range(10, 13), 1)
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert batches == [(0, first), (1, second)]
+
+
+def test_max_files_per_trigger(spark, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    files = [land(src, f"f{i}.tfrecord", range(10 * i, 10 * i + 3), i) for i in range(6)]
+    batches: list[tuple[int, list[Row]]] = []
+    query = (
+        spark.readStream.format("tfrecord")
+        .schema(SCHEMA)
+        .option("maxFilesPerTrigger", 2)
+        .load(str(src))
+        .writeStream.foreachBatch(collecting(batches))
+        .trigger(availableNow=True)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start()
+    )
+    run_to_end(query)
+    assert batches == [(b, sorted(files[2 * b] + files[2 * b + 1])) for b in range(3)]
+
+
+def test_source_needs_a_schema_unless_inference_is_on(spark, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    expected = land(src, "a.tfrecord", range(5), 0)
+    with pytest.raises(Exception, match="Schema must be specified when creating a streaming"):
+        spark.readStream.format("tfrecord").load(str(src))
+    spark.conf.set("spark.sql.streaming.schemaInference", "true")
+    try:
+        stream = spark.readStream.format("tfrecord").load(str(src))
+    finally:
+        spark.conf.unset("spark.sql.streaming.schemaInference")
+    assert stream.schema.simpleString() == "struct<id:bigint,name:string>"
+    batches: list[tuple[int, list[Row]]] = []
+    query = (
+        stream.writeStream.foreachBatch(collecting(batches))
+        .trigger(availableNow=True)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start()
+    )
+    run_to_end(query)
+    assert batches == [(0, expected)]
+
+
+def test_sequence_examples_in_gzip_files(spark, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    schema = "id long, label string, steps array<array<long>>"
+    data = [(1, "a", [[1, 2], [3]]), (2, "b", [[-4]]), (3, None, [[5, 6, 7], [], [8]])]
+    (
+        spark.createDataFrame(data, schema)
+        .coalesce(1)
+        .write.format("tfrecord")
+        .option("recordType", "SequenceExample")
+        .option("compression", "gzip")
+        .save(str(src))
+    )
+    assert [f.name.endswith(".tfrecord.gz") for f in tfrecord_files(src)] == [True]
+    got: list[tuple[int, list[object]]] = []
+    query = (
+        spark.readStream.format("tfrecord")
+        .schema(schema)
+        .option("recordType", "SequenceExample")
+        .load(str(src))
+        .writeStream.foreachBatch(
+            lambda df, batch_id: got.append((batch_id, sorted(tuple(r) for r in df.collect())))
+        )
+        .trigger(availableNow=True)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start()
+    )
+    run_to_end(query)
+    assert got == [(0, data)]
+
+
+# --- the sink -------------------------------------------------------------------------------
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("partition_by", [[], ["p"]], ids=["flat", "partitioned"])
+def test_tensorflow_reads_the_files_the_sink_log_lists(
+    spark, tf, tmp_path: Path, partition_by: list[str]
+) -> None:
+    src, sink = tmp_path / "in", tmp_path / "sink"
+    src.mkdir()
+    query = (
+        spark.readStream.format("tfrecord")
+        .schema(SCHEMA)
+        .load(str(src))
+        .selectExpr("id", "name", "id % 3 as p")
+        .writeStream.format("tfrecord")
+        .partitionBy(*partition_by)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start(str(sink))
+    )
+    try:
+        expected = land(src, "a.tfrecord", range(0, 5), 0)
+        query.processAllAvailable()
+        expected += land(src, "b.tfrecord", range(10, 15), 1)
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    log = [p.name for p in (sink / "_spark_metadata").iterdir() if not p.name.startswith(".")]
+    assert sorted(log) == ["0", "1"]
+    files = committed_files(sink)
+    assert files == set(tfrecord_files(sink))  # a clean run leaves nothing else
+    spec = {
+        "id": tf.io.FixedLenFeature([], tf.int64),
+        "name": tf.io.FixedLenFeature([], tf.string),
+    }
+    if not partition_by:
+        spec["p"] = tf.io.FixedLenFeature([], tf.int64)
+    seen = []
+    for f in files:
+        directory = f.relative_to(sink).parent.name  # "p=<value>" when partitioned, else ""
+        assert directory.startswith("p=") if partition_by else directory == ""
+        for raw in tf.data.TFRecordDataset(str(f)):
+            parsed = tf.io.parse_single_example(raw, spec)
+            p = int(directory[2:]) if partition_by else int(parsed["p"])
+            seen.append((int(parsed["id"]), parsed["name"].numpy().decode(), p))
+    want = sorted((i, name, i % 3) for i, name in expected)
+    assert sorted(seen) == want
+    back = spark.read.format("tfrecord").load(str(sink))
+    assert sorted((r.id, r.name, r.p) for r in back.collect()) == want
+
+
+# --- exactly once: a driver killed mid-batch, a query stopped mid-batch ------------------------
+
+FILES, ROWS_PER_FILE = 6, 50
+HELD = 3 * 100 + ROWS_PER_FILE - 1  # the last id of file 3, in batch 1 (files 2 and 3)
+HOUR_MS = 3_600_000  # how long HELD is held: for ever, as far as a test is concerned
+
+
+def pipeline_input(src: Path) -> list[list[Row]]:
+    src.mkdir()
+    return [
+        land(src, f"f{i}.tfrecord", range(100 * i, 100 * i + ROWS_PER_FILE), i)
+        for i in range(FILES)
+    ]
+
+
+def start_pipeline(spark, src: str, sink: str, checkpoint: str, hold_ms: str, trigger: str):
+    """tfrecord files → tfrecord sink, two files a batch. The row HELD sleeps `hold_ms` on its
+    way (Thread.sleep, through `reflect`): batch 1's task for file 3 waits there, while its task
+    for file 2 writes its whole file. Spark's task kill interrupts the sleep."""
+    sleep = f"reflect('java.lang.Thread', 'sleep', cast({int(hold_ms)} as bigint))"
+    writer = (
+        spark.readStream.format("tfrecord")
+        .schema(SCHEMA)
+        .option("maxFilesPerTrigger", 2)
+        .load(src)
+        .selectExpr(
+            f"if(id = {HELD}, id + 0 * length(coalesce({sleep}, '')), id) as id",
+            "name",
+        )
+        .writeStream.format("tfrecord")
+        .option("checkpointLocation", checkpoint)
+    )
+    if trigger == "availableNow":
+        writer = writer.trigger(availableNow=True)
+    return writer.start(sink)
+
+
+def wait_mid_batch_1(sink: Path, checkpoint: Path, files: list[list[Row]], **child: Any) -> Path:
+    """Until batch 0 is committed and batch 1 is half done: its task for file 2 has written a
+    complete file that the sink's log does not list, its task for file 3 waits at HELD."""
+    return wait_for(
+        lambda: (
+            in_batch(checkpoint, 1)
+            and (checkpoint / "commits" / "0").exists()
+            and uncommitted_file_with(sink, files[2])
+        ),
+        "batch 1 half written",
+        **child,
+    )
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every live process of session `sid`: the child driver and its JVM (and Python
+    workers, were there any: PySpark's daemon keeps them in a process group of their own)."""
+    while True:
+        members = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and os.getsid(int(proc.name)) == sid:
+                    state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
+                    if state != "Z":  # a zombie is dead already, waiting for its parent
+                        members.append(int(proc.name))
+            except (ProcessLookupError, FileNotFoundError, PermissionError):
+                pass
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
+
+
+def child_driver(tmp_path: Path, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """This module run as a script, in a session of its own, its output in `name`.log."""
+    log = tmp_path / f"{name}.log"
+    with log.open("w") as out:
+        child = subprocess.Popen(
+            [sys.executable, __file__, *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return child, log
+
+
+def assert_exactly_once(spark, sink: Path, files: list[list[Row]]) -> None:
+    """Spark's batch reader, and a reader of the files the log lists, see every row once."""
+    expected = sorted(row for f in files for row in f)
+    assert rows(spark.read.format("tfrecord").load(str(sink))) == expected
+    committed = [row for f in committed_files(sink) for row in file_rows(f)[0]]
+    assert sorted(committed) == expected
+
+
+def uncommitted(view: dict[str, tuple[list[Row], str | None]]) -> dict[str, object]:
+    return {name: content for name, content in view.items() if name.startswith("*")}
+
+
+def exit_status(child: subprocess.Popen[bytes], log: Path) -> int:
+    try:
+        return child.wait(DEADLINE)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the child driver did not finish within {DEADLINE:.0f}s: {tail(log)}")
+
+
+@pytest.mark.tensorflow
+def test_driver_killed_mid_batch_then_restarted(spark, tf, tmp_path: Path) -> None:
+    """SIGKILL of a child driver in batch 1, then a new driver on the same checkpoint."""
+    src, sink, checkpoint = tmp_path / "in", tmp_path / "sink", tmp_path / "checkpoint"
+    files = pipeline_input(src)
+    paths = [str(p) for p in (src, sink, checkpoint)]
+    crashed, log = child_driver(tmp_path, "crashed", *paths, str(HOUR_MS), "processingTime")
+    try:
+        written = wait_mid_batch_1(sink, checkpoint, files, child=crashed, log=log)
+        kill_session(crashed.pid)
+        assert exit_status(crashed, log) == -signal.SIGKILL
+    finally:
+        kill_session(crashed.pid)
+    left = naive_view(sink)
+    # The killed batch's file for file 2 is complete, the one for file 3 empty or absent.
+    assert left.pop("*" + written.name) == (files[2], None)
+    assert [content for content in uncommitted(left).values()] in ([], [([], None)])
+    restarted, log = child_driver(tmp_path, "restarted", *paths, "0", "availableNow")
+    try:
+        assert exit_status(restarted, log) == 0, tail(log)
+    finally:
+        kill_session(restarted.pid)
+    (result,) = [json.loads(x[7:]) for x in log.read_text().splitlines() if x[:7] == "RESULT "]
+    assert result == [[1, 2 * ROWS_PER_FILE], [2, 2 * ROWS_PER_FILE]]  # batch 1 again, then 2
+    assert_exactly_once(spark, sink, files)
+    # A reader of every part file also gets the killed attempt's files: file 2's rows twice.
+    naive = naive_view(sink)
+    assert uncommitted(naive) == {"*" + written.name: (files[2], None), **uncommitted(left)}
+    seen = Counter(row for content, _ in naive.values() for row in content)
+    assert seen - Counter(row for f in files for row in f) == Counter(files[2])
+    # So does TensorFlow, given every part file (a glob of the directory).
+    dataset = tf.data.TFRecordDataset([str(f) for f in tfrecord_files(sink)])
+    examples = [tf.train.Example.FromString(raw.numpy()) for raw in dataset]
+    assert Counter(e.features.feature["id"].int64_list.value[0] for e in examples) == Counter(
+        i for i, _ in seen.elements()
+    )
+
+
+def running_tasks(spark, query) -> int:
+    """Tasks of the query's jobs that have not ended yet (a stop kills them asynchronously)."""
+    tracker = spark.sparkContext.statusTracker()
+    jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(str(query.runId))]
+    stages = [tracker.getStageInfo(s) for job in jobs if job for s in job.stageIds]
+    assert stages, "the query's stages are not known to the status tracker"
+    return sum(stage.numActiveTasks for stage in stages if stage)
+
+
+def test_query_stopped_mid_batch_then_restarted(spark, tmp_path: Path) -> None:
+    """`query.stop()` in batch 1, then the query again on the same checkpoint."""
+    src, sink, checkpoint = tmp_path / "in", tmp_path / "sink", tmp_path / "checkpoint"
+    files = pipeline_input(src)
+    paths = [str(p) for p in (src, sink, checkpoint)]
+    query = start_pipeline(spark, *paths, str(HOUR_MS), "processingTime")
+    try:
+        wait_mid_batch_1(sink, checkpoint, files)
+    finally:
+        query.stop()
+    assert in_batch(checkpoint, 1)
+    wait_for(lambda: running_tasks(spark, query) == 0, "the stopped batch's tasks to end")
+    # The aborted tasks delete their files; the aborted job deletes the files of the tasks the
+    # driver knew as committed: file 2's, unless the stop came before the driver heard of it.
+    left = uncommitted(naive_view(sink))
+    assert list(left.values()) in ([], [(files[2], None)])
+    query = start_pipeline(spark, *paths, "0", "availableNow")
+    run_to_end(query)
+    assert_exactly_once(spark, sink, files)
+    assert uncommitted(naive_view(sink)) == left
+
+
+if __name__ == "__main__":  # the child driver: src sink checkpoint hold_ms trigger
+    from spark_tfrecord.testing import local_session
+
+    # A short-lived driver starts in about half the time when the JIT compiles with C1 only.
+    jit = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
+    session = local_session(app_name="streaming-child", conf=jit)
+    query = start_pipeline(session, *sys.argv[1:6])
+    query.awaitTermination()
+    progress = [[p["batchId"], p["numInputRows"]] for p in query.recentProgress]
+    session.stop()
+    print("RESULT " + json.dumps(progress), flush=True)
