@@ -37,7 +37,7 @@ import pytest
 
 import maven
 import spark_tfrecord
-from conftest import tfrecord_files
+from conftest import QUICK_JVM, tfrecord_files
 from tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
@@ -122,6 +122,7 @@ builder = (SparkSession.builder.remote("local[2]")
            .config("spark.connect.grpc.binding.address", "127.0.0.1")
            .config("spark.driver.host", "127.0.0.1")
            .config("spark.driver.bindAddress", "127.0.0.1")
+           .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
            .config("spark.ui.enabled", "false"))
 if earlier_jars:
     builder = builder.config("spark.jars", earlier_jars)
@@ -248,6 +249,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.ui.enabled": "false",
+        "spark.driver.extraJavaOptions": QUICK_JVM,
         "spark.local.dir": str(root / "local"),
         "spark.sql.shuffle.partitions": "2",
         "spark.sql.session.timeZone": "UTC",

@@ -31,9 +31,12 @@ kind, out, malformed = sys.argv[1:4]
 if kind == "connect":  # a local Spark Connect server, and this process its client
     # On 127.0.0.1 only, and (SPARK_TESTING, set by the test) on a free port, not 15002.
     spark = (SparkSession.builder.remote("local[2]")
-             .config("spark.connect.grpc.binding.address", "127.0.0.1").getOrCreate())
+             .config("spark.connect.grpc.binding.address", "127.0.0.1")
+             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+             .getOrCreate())
 else:
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
 result = {"type": type(spark).__module__}

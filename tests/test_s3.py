@@ -44,6 +44,7 @@ builder = (
     SparkSession.builder.master("local[2]")
     .config("spark.ui.enabled", "false")
     .config("spark.ui.showConsoleProgress", "false")
+    .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 )
 for key, value in config["conf"].items():
     builder = builder.config(key, value)

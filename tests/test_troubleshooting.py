@@ -21,7 +21,8 @@ CHILD = """
 import json, sys
 from pyspark.sql import SparkSession
 jars, formats, path = json.loads(sys.argv[1])
-builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+           .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"))
 if jars:
     builder = builder.config("spark.jars", ",".join(jars))
 spark = builder.getOrCreate()
