@@ -89,24 +89,24 @@ def moto_server(log: Path, deadline_seconds: float = 120) -> Iterator[str]:
     raise RuntimeError(f"moto server at {endpoint} {why}; its log ends:\n{tail}")
 
 
+def _version_in_jar_name(glob: str, pattern: str) -> str:
+    """A version out of the name of the one jar of the installed pyspark matching `glob`."""
+    jars = Path(pyspark.__file__).parent / "jars"
+    names = [p.name for p in jars.glob(glob)]
+    match = re.fullmatch(pattern, names[0]) if len(names) == 1 else None
+    if match is None:
+        raise LookupError(f"no single {glob} in {jars}: {names}")
+    return match.group(1)
+
+
 def hadoop_version() -> str:
     """The Hadoop release of the installed pyspark, from its hadoop-client-api jar."""
-    jars = Path(pyspark.__file__).parent / "jars"
-    names = [p.name for p in jars.glob("hadoop-client-api-*.jar")]
-    match = re.fullmatch(r"hadoop-client-api-(.+)\.jar", names[0]) if len(names) == 1 else None
-    if match is None:
-        raise LookupError(f"no single hadoop-client-api jar in {jars}: {names}")
-    return match.group(1)
+    return _version_in_jar_name("hadoop-client-api-*.jar", r"hadoop-client-api-(.+)\.jar")
 
 
 def scala_version() -> str:
     """The Scala binary version of the installed pyspark, from its spark-core jar."""
-    jars = Path(pyspark.__file__).parent / "jars"
-    names = [p.name for p in jars.glob("spark-core_*.jar")]
-    match = re.fullmatch(r"spark-core_(\d+\.\d+)-.+\.jar", names[0]) if len(names) == 1 else None
-    if match is None:
-        raise LookupError(f"no single spark-core jar in {jars}: {names}")
-    return match.group(1)
+    return _version_in_jar_name("spark-core_*.jar", r"spark-core_(\d+\.\d+)-.+\.jar")
 
 
 def s3a_jars(hadoop: str) -> list[Path]:

@@ -21,7 +21,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -97,19 +96,21 @@ def tail(log: Path | None) -> str:
 # --- the sink's directory, as a log-following reader and as a naive reader see it -------------
 
 
+def documented_sink_files() -> Callable[[str], set[str]]:
+    """docs/deployment.md's `sink_files`, the way it tells TensorFlow users to list a sink."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "deployment.md").read_text()
+    start = doc.index("import json, pathlib, urllib.parse")
+    namespace: dict[str, Any] = {}
+    exec(doc[start : doc.index("dataset = ", start)], namespace)
+    function: Callable[[str], set[str]] = namespace["sink_files"]
+    return function
+
+
 def committed_files(sink: Path) -> set[Path]:
-    """The files the sink's `_spark_metadata` log lists: its batches' and compactions' entries
-    (a compaction repeats earlier entries; the file sink only ever adds)."""
-    log = sink / "_spark_metadata"
-    files: set[Path] = set()
-    for batch in log.iterdir() if log.exists() else []:
-        if batch.name.startswith("."):
-            continue  # Hadoop's .crc files, and a batch being written
-        for line in batch.read_text().splitlines()[1:]:  # the first line is the version, "v1"
-            entry_ = json.loads(line)
-            if entry_["action"] == "add":
-                files.add(Path(unquote(urlparse(entry_["path"]).path)))
-    return files
+    """The files the sink's `_spark_metadata` log lists, read as docs/deployment.md says."""
+    if not (sink / "_spark_metadata").exists():
+        return set()
+    return {Path(p) for p in documented_sink_files()(str(sink))}
 
 
 def file_rows(path: Path) -> tuple[list[Row], str | None]:
