@@ -294,7 +294,7 @@ def test_big_file_read_in_ranged_splits(s3: S3, runs: dict[str, Any]) -> None:
     assert len(ranged) >= (len(result["block_starts"]) if classic else 1)
     # The reader opens its files for sequential reading, so a split costs a few requests: its
     # start's search seeks back. Opened plainly, S3A's adaptive policy turned random after that
-    # seek and fetched the rest 64 KiB a request (46 GETs for these 6 splits, 16 now).
+    # seek and fetched the rest 64 KiB a request (one GET per 64 KiB; 16 for these 6 now).
     assert len(ranged) <= 4 * len(result["block_starts"])
     assert result["ids"] == list(range(30000))  # every record once, none lost at a boundary
     assert result["wrong_s"] == []
