@@ -53,9 +53,9 @@ def cases(spark: Any, file: Path) -> list[tuple[str, dict[str, str], Callable[[]
         ),
         ("hadoop TFRecordInputFormat", {}, lambda: hadoop_count(spark, path)),
         (
-            "TFRecordFiles.countRecords (inspect)",
+            "TFRecordInspector.countRecords (inspect)",
             {},
-            lambda: spark._jvm.io.github.sparktfrecord.TFRecordFiles.countRecords(path),
+            lambda: spark._jvm.io.github.sparktfrecord.TFRecordInspector.countRecords(path),
         ),
     ]
     if file.parent.name == "none":

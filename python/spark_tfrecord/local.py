@@ -27,7 +27,7 @@ class DataFile:
 
 
 def _tools() -> Any:
-    """The JVM class ``io.github.sparktfrecord.TFRecordFiles``, starting the JVM if needed."""
+    """The JVM class ``io.github.sparktfrecord.TFRecordInspector``, starting the JVM if needed."""
     import jpype
 
     if not jpype.isJVMStarted():
@@ -43,7 +43,7 @@ def _tools() -> Any:
             classpath=[jar_path(), str(spark_jars / "*")],
             convertStrings=True,
         )
-    return jpype.JClass("io.github.sparktfrecord.TFRecordFiles")
+    return jpype.JClass("io.github.sparktfrecord.TFRecordInspector")
 
 
 def _options(record_type: RecordType, options: dict[str, str] | None) -> Any:

@@ -1,14 +1,10 @@
 package io.github.sparktfrecord
 
-import java.nio.charset.StandardCharsets.UTF_8
-
 import scala.annotation.switch
 
-import org.apache.spark.sql.catalyst.expressions.{UnsafeArrayData, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
-import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeWriter
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types._
-import org.apache.spark.unsafe.Platform
 
 /**
  * Decodes serialized `tf.train.Example` (or `SequenceExample`) messages straight into one reused
@@ -56,6 +52,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
   private val cursor = new WireCursor
   private val lists = new FeatureLists(cursor)
   private val walker = new ExampleWalker(cursor)
+  private val step = new FeatureRun
 
   private val visitor = new FeatureVisitor {
     def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
@@ -72,10 +69,10 @@ private[sparktfrecord] final class TFRecordDeserializer(
       found
     }
 
-    def feature(ordinal: Int, kind: Int, start: Int, end: Int): Unit = {
+    def feature(ordinal: Int, run: FeatureRun): Unit = {
       // A key repeated in one map: the last entry wins, as in protobuf.
       seen(ordinal) = stamp
-      decode(decoders(ordinal), kind, start, end)
+      decode(decoders(ordinal), run)
     }
 
     def featureList(ordinal: Int, start: Int, end: Int): Unit = {
@@ -122,13 +119,13 @@ private[sparktfrecord] final class TFRecordDeserializer(
   }
 
   /** One Feature into a scalar, array or vector column. */
-  private def decode(d: FeatureDecoder, kind: Int, start: Int, end: Int): Unit = {
+  private def decode(d: FeatureDecoder, run: FeatureRun): Unit = {
     if (d.shape == ShapeNested) {
       throw columnError(d, "is read from a SequenceExample feature list, but the record has a " +
         "single feature of that name (context or Example feature): read it as " +
         s"array<${d.elementType.simpleString}>")
     }
-    val count = valueCount(d, kind, start, end)
+    val count = valueCount(d, run)
     try {
       (d.shape: @switch) match {
         case ShapeScalar =>
@@ -138,13 +135,13 @@ private[sparktfrecord] final class TFRecordDeserializer(
             throw columnError(d, s"is a scalar but the feature holds $count values; read it " +
               s"as array<${d.elementType.simpleString}> to get them all")
           } else {
-            d.target = rowWriter
-            d.slot = d.ordinal
-            emit(d, kind, start, end, count)
+            d.beginScalar()
+            lists.emit(run, d)
+            d.end()
           }
         case ShapeArray =>
           val previousCursor = rowWriter.cursor()
-          fillArray(d, kind, start, end, count)
+          fillArray(d, run)
           rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
         case ShapeVector =>
           // VectorUDT's storage: struct<type: tinyint, size: int, indices: array<int>,
@@ -156,7 +153,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
           struct.setNullAt(1)
           struct.setNullAt(2)
           val valuesCursor = struct.cursor()
-          fillArray(d, kind, start, end, count)
+          fillArray(d, run)
           struct.setOffsetAndSizeFromPreviousCursor(3, valuesCursor)
           rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
       }
@@ -178,14 +175,11 @@ private[sparktfrecord] final class TFRecordDeserializer(
     var i = 0
     try {
       while (i < steps) {
-        val stepEnd = walker.nextStep(from, end)
-        val kind = walker.featureKind(walker.stepStart, stepEnd)
-        val runStart = walker.runStart
-        val count = valueCount(d, kind, runStart, stepEnd)
+        from = walker.nextStep(from, end, step)
+        valueCount(d, step)
         val stepCursor = rowWriter.cursor()
-        fillArray(d, kind, runStart, stepEnd, count)
+        fillArray(d, step)
         d.outerWriter.setOffsetAndSizeFromPreviousCursor(i, stepCursor)
-        from = stepEnd
         i += 1
       }
     } catch {
@@ -194,302 +188,23 @@ private[sparktfrecord] final class TFRecordDeserializer(
     rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
   }
 
-  /**
-   * The number of values of `kind` in `[start, end)`, checked against the column's type; called
-   * right after the walker's `featureKind` of that Feature.
-   */
-  private def valueCount(d: FeatureDecoder, kind: Int, start: Int, end: Int): Int = {
-    val count = if (kind == KindNone) 0 else {
-      // The walker has just read the Feature: with one list message, count it where it lies.
-      val single =
-        if (walker.runLists == 1) lists.countSingleList(kind, walker.listStart, walker.listEnd)
-        else -1
-      if (single >= 0) single else lists.scan(kind, start, end, null)
-    }
-    if (count > 0 && (accepted(d.ordinal) & (1 << kind)) == 0) {
-      throw columnError(d, s"cannot be read from a ${KindNames(kind)} feature")
+  /** Counts the values of `run` (see [[FeatureLists.count]]), checked against the column's type. */
+  private def valueCount(d: FeatureDecoder, run: FeatureRun): Int = {
+    val count = lists.count(run)
+    if (count > 0 && (accepted(d.ordinal) & (1 << run.kind)) == 0) {
+      throw columnError(d, s"cannot be read from a ${KindNames(run.kind)} feature")
     }
     count
   }
 
-  private def fillArray(d: FeatureDecoder, kind: Int, start: Int, end: Int, count: Int): Unit = {
-    d.elementsAt = d.arrayWriter.cursor() + UnsafeArrayData.calculateHeaderPortionInBytes(count)
-    d.arrayWriter.initialize(count)
-    d.target = d.arrayWriter
-    d.slot = 0
-    if (count > 0) emit(d, kind, start, end, count)
+  /** The counted values of `run` into a new array of the column. */
+  private def fillArray(d: FeatureDecoder, run: FeatureRun): Unit = {
+    d.beginArray(run.count)
+    if (run.count > 0) lists.emit(run, d)
+    d.end()
   }
-
-  /** The `count` values [[valueCount]] just counted, into `d`. */
-  private def emit(d: FeatureDecoder, kind: Int, start: Int, end: Int, count: Int): Unit =
-    if (lists.fields == 1) lists.emitSingle(d, count) else lists.scan(kind, start, end, d)
 
   private def columnError(d: FeatureDecoder, what: String): TFRecordDataException =
     new TFRecordDataException(
       s"Column '${d.column}' (${d.dataType.simpleString}) $what", path, recordOffset, null)
-}
-
-/** A record whose framing is sound but whose content does not decode or does not fit the schema. */
-class TFRecordDataException(message: String, val path: String, val offset: Long, cause: Throwable)
-  extends RuntimeException(s"$message, in the record at byte offset $offset of $path", cause)
-
-private[sparktfrecord] object TFRecordDataException {
-  /** The record's bytes are not a valid (Sequence)Example. */
-  def malformed(
-      e: WireFormatException,
-      sequence: Boolean,
-      path: String,
-      offset: Long): TFRecordDataException = {
-    val message = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
-    new TFRecordDataException(
-      s"Malformed $message (${e.getMessage} at byte ${e.position} of the record)", path, offset, e)
-  }
-}
-
-/** A value that does not fit its column (overflow, NaN into decimal, ...); gets context above. */
-private[sparktfrecord] final class ValueOutOfRangeException(message: String)
-  extends RuntimeException(message, null, false, false)
-
-/** Open-addressing lookup from a feature name's UTF-8 bytes to its column ordinal (null: none). */
-private[sparktfrecord] final class FeatureIndex(names: Array[String]) {
-  private val keys = names.map(n => if (n == null) null else n.getBytes(UTF_8))
-  private val mask = Integer.highestOneBit(math.max(4, keys.length * 4)) - 1
-  private val slots: Array[Int] = {
-    val table = Array.fill(mask + 1)(-1)
-    keys.indices.filter(keys(_) != null).foreach { i =>
-      var s = FeatureIndex.hash(keys(i), 0, keys(i).length) & mask
-      while (table(s) >= 0) s = (s + 1) & mask
-      // Spark may request the same name twice only if the schema has it twice; first one wins.
-      if (!keys.indices.take(i).exists(j => java.util.Arrays.equals(keys(j), keys(i)))) {
-        table(s) = i
-      }
-    }
-    table
-  }
-
-  /** Names of up to eight bytes as little-endian longs, compared in one go (else unused). */
-  private val words: Array[Long] = keys.map { k =>
-    if (k == null || k.length > 8) 0L
-    else k.indices.map(j => (k(j) & 0xffL) << (8 * j)).foldLeft(0L)(_ | _)
-  }
-  private val wordMasks: Array[Long] =
-    keys.map(k => if (k == null || k.length > 8 || k.isEmpty) 0L else -1L >>> (64 - 8 * k.length))
-
-  /** Whether column `i` is named by `buf[off, off + len)`. */
-  def is(i: Int, buf: Array[Byte], off: Int, len: Int): Boolean = {
-    val k = keys(i)
-    if (k.length != len) return false
-    if (len <= 8 && ProtoWire.WordReads && buf.length - off >= 8) {
-      val word = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + off)
-      return ((word ^ words(i)) & wordMasks(i)) == 0L
-    }
-    var j = 0
-    while (j < len) {
-      if (k(j) != buf(off + j)) return false
-      j += 1
-    }
-    true
-  }
-
-  /** The ordinal of the column named by `buf[off, off + len)`, or -1. */
-  def find(buf: Array[Byte], off: Int, len: Int): Int = {
-    var s = FeatureIndex.hash(buf, off, len) & mask
-    while (true) {
-      val i = slots(s)
-      if (i < 0) return -1
-      if (is(i, buf, off, len)) return i
-      s = (s + 1) & mask
-    }
-    -1
-  }
-}
-
-private[sparktfrecord] object FeatureIndex {
-  def hash(buf: Array[Byte], off: Int, len: Int): Int = {
-    var h = len
-    var i = off
-    val end = off + len
-    while (i < end) {
-      h = 31 * h + buf(i)
-      i += 1
-    }
-    h ^ (h >>> 16)
-  }
-}
-
-/**
- * Writes the values of one feature into one column: a scalar into the row, a list into an array.
- * Conversions are chosen per column when the deserializer is built: int64 to any integral type
- * (range-checked), date (days), timestamp (microseconds), Boolean (0 or 1), float, double or
- * decimal; float to float, double or decimal;
- * bytes to string or binary. A string column also takes int64 and float values as their decimal
- * text, which is what schema inference chooses for a feature seen with mixed kinds.
- */
-private[sparktfrecord] abstract class FeatureDecoder(
-    val column: String,
-    val dataType: DataType,
-    val ordinal: Int,
-    val shape: Int,
-    rowWriter: UnsafeRowWriter) extends ValueSink {
-  import FeatureDecoder._
-
-  /** The type of each value: the column's, its arrays' innermost, or double for a vector. */
-  val elementType: DataType = dataType match {
-    case ArrayType(ArrayType(e, _), _) => e
-    case ArrayType(e, _) => e
-    case _ if shape == ShapeVector => DoubleType
-    case t => t
-  }
-
-  /** The values of a vector column live in this struct (VectorUDT's storage); else null. */
-  val structWriter: UnsafeRowWriter =
-    if (shape == ShapeVector) new UnsafeRowWriter(rowWriter, 4) else null
-
-  /** Where the values go for every shape but a scalar. */
-  val arrayWriter: UnsafeArrayWriter = shape match {
-    case ShapeScalar => null
-    case ShapeVector => new UnsafeArrayWriter(structWriter, 8)
-    case _ => new UnsafeArrayWriter(rowWriter, elementSize)
-  }
-
-  /** The outer array (of steps) of an `array<array<T>>` column; else null. */
-  val outerWriter: UnsafeArrayWriter =
-    if (shape == ShapeNested) new UnsafeArrayWriter(rowWriter, 8) else null
-
-  /** Where the next value goes: the row (at the column's ordinal) or the array (at its index). */
-  var target: UnsafeWriter = rowWriter
-  var slot: Int = ordinal
-  /** While filling an array: the address of its first element (the writer's cursor units). */
-  var elementsAt: Long = 0L
-
-  def elementSize: Int
-  def accepts(kind: Int): Boolean
-
-  def writeNull(): Unit = rowWriter.setNullAt(ordinal)
-
-  def int64(v: Long): Unit = throw new IllegalStateException("int64 value for " + column)
-  def float(v: Float): Unit = throw new IllegalStateException("float value for " + column)
-  def bytes(buf: Array[Byte], off: Int, len: Int): Unit =
-    throw new IllegalStateException("bytes value for " + column)
-
-  protected final def outOfRange(v: Any): Nothing =
-    throw new ValueOutOfRangeException(s"cannot hold the value $v")
-}
-
-private[sparktfrecord] object FeatureDecoder {
-  import ProtoWire._
-
-  final val ShapeScalar = 0
-  final val ShapeArray = 1
-  final val ShapeNested = 2
-  final val ShapeVector = 3
-
-  def apply(field: StructField, ordinal: Int, row: UnsafeRowWriter): FeatureDecoder = {
-    val (shape, element) = field.dataType match {
-      case ArrayType(ArrayType(e, _), _) => (ShapeNested, e)
-      case ArrayType(e, _) => (ShapeArray, e)
-      case u: UserDefinedType[_] if TFRecordSchema.isVector(u) => (ShapeVector, DoubleType)
-      case t => (ShapeScalar, t)
-    }
-    val (name, t) = (field.name, field.dataType)
-    element match {
-      case LongType | TimestampType | TimestampNTZType =>
-        new FeatureDecoder(name, t, ordinal, shape, row) {
-          def elementSize = 8
-          def accepts(kind: Int) = kind == KindInt64
-          override def int64(v: Long): Unit = { target.write(slot, v); slot += 1 }
-        }
-      case IntegerType | DateType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 4
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = {
-          if (v != v.toInt) outOfRange(v)
-          target.write(slot, v.toInt); slot += 1
-        }
-      }
-      case ShortType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 2
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = {
-          if (v != v.toShort) outOfRange(v)
-          target.write(slot, v.toShort); slot += 1
-        }
-      }
-      case ByteType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 1
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = {
-          if (v != v.toByte) outOfRange(v)
-          target.write(slot, v.toByte); slot += 1
-        }
-      }
-      case BooleanType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 1
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = {
-          if (v != 0L && v != 1L) outOfRange(s"$v (a boolean is stored as 0 or 1)")
-          target.write(slot, v == 1L); slot += 1
-        }
-      }
-      case FloatType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 4
-        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
-        override def float(v: Float): Unit = { target.write(slot, v); slot += 1 }
-        override def floats(buf: Array[Byte], off: Int, count: Int): Unit =
-          if (ProtoWire.LittleEndian && (target eq arrayWriter)) {
-            // float_list and Spark's arrays both hold little-endian IEEE floats: one copy.
-            Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET + off, arrayWriter.getBuffer,
-              elementsAt + 4L * slot, 4L * count)
-            slot += count
-          } else super.floats(buf, off, count)
-        override def int64(v: Long): Unit = { target.write(slot, v.toFloat); slot += 1 }
-      }
-      case DoubleType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
-        override def float(v: Float): Unit = { target.write(slot, v.toDouble); slot += 1 }
-        override def int64(v: Long): Unit = { target.write(slot, v.toDouble); slot += 1 }
-      }
-      case d: DecimalType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
-        override def writeNull(): Unit =
-          if (this.shape == ShapeScalar) {
-            row.write(this.ordinal, null: Decimal, d.precision, d.scale)
-          }
-          else row.setNullAt(this.ordinal)
-        override def float(v: Float): Unit = {
-          if (v.isNaN || v.isInfinite) outOfRange(v)
-          // The shortest decimal that reads back as this float: what Python and TF print.
-          put(Decimal(new java.math.BigDecimal(java.lang.Float.toString(v))))
-        }
-        override def int64(v: Long): Unit = put(Decimal(v))
-        private def put(value: Decimal): Unit = {
-          if (!value.changePrecision(d.precision, d.scale)) outOfRange(value)
-          target.write(slot, value, d.precision, d.scale); slot += 1
-        }
-      }
-      case StringType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind != KindNone
-        override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
-          target.write(slot, buf, off, len); slot += 1
-        }
-        override def int64(v: Long): Unit = text(java.lang.Long.toString(v))
-        override def float(v: Float): Unit = text(java.lang.Float.toString(v))
-        private def text(s: String): Unit = {
-          val b = s.getBytes(UTF_8)
-          target.write(slot, b, 0, b.length); slot += 1
-        }
-      }
-      case BinaryType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind == KindBytes
-        override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
-          target.write(slot, buf, off, len); slot += 1
-        }
-      }
-      case _ => throw TFRecordSchema.unsupported(name, t, RecordType.SequenceExample)
-    }
-  }
 }

@@ -9,6 +9,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
+import org.apache.spark.sql.catalyst.util.{DropMalformedMode, FailFastMode, PermissiveMode}
 import org.apache.spark.sql.execution.datasources.{FileFormat, OutputWriterFactory, PartitionedFile}
 import org.apache.spark.sql.sources.{DataSourceRegister, Filter}
 import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructType}
@@ -47,19 +48,14 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
   override def supportDataType(dataType: DataType): Boolean =
     TFRecordSchema.supportsDataType(dataType)
 
-  /**
-   * Uncompressed files split: a split's reader starts at the first record header in it (found by
-   * its length CRC) and reads every record whose header starts in it. Compressed files stay whole.
-   */
+  /** See [[TFRecordReader.isSplittable]]. */
   override def isSplitable(
       sparkSession: SparkSession,
       options: Map[String, String],
       path: Path): Boolean = {
-    val parsed = new TFRecordOptions(options)
     // Spark asks once per file: the configuration (for Hadoop codec lookup) is made once.
     if (codecConf == null) codecConf = SparkShims.hadoopConf(sparkSession, options)
-    parsed.splitFiles &&
-      TFRecordCompression.forFile(path, parsed.compression, codecConf) == TFRecordCompression.None
+    TFRecordReader.isSplittable(path, new TFRecordOptions(options), codecConf)
   }
 
   @transient private var codecConf: Configuration = _
@@ -104,7 +100,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
     val parsed = new TFRecordOptions(options)
     TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false)
-    if (parsed.mode == ParseMode.Permissive) {
+    if (parsed.mode == PermissiveMode) {
       requiredSchema.find(_.name == parsed.columnNameOfCorruptRecord).foreach { f =>
         if (f.dataType != BinaryType && f.dataType != StringType) {
           throw new IllegalArgumentException(
@@ -175,14 +171,14 @@ private[sparktfrecord] object TFRecordFileFormat {
         }
       case recordType =>
         val corruptColumn = options.mode match {
-          case ParseMode.Permissive =>
+          case PermissiveMode =>
             Some(schema.fieldNames.indexOf(options.columnNameOfCorruptRecord)).filter(_ >= 0)
           case _ => None
         }
         val deserializer = new TFRecordDeserializer(schema, recordType, corruptColumn.getOrElse(-1))
         deserializer.path = path
         options.mode match {
-          case ParseMode.FailFast => reader => {
+          case FailFastMode => reader => {
             deserializer.recordOffset = reader.offset
             deserializer.deserialize(reader.data, reader.length)
           }
@@ -190,7 +186,7 @@ private[sparktfrecord] object TFRecordFileFormat {
             deserializer.recordOffset = reader.offset
             try deserializer.deserialize(reader.data, reader.length) catch {
               case _: TFRecordDataException =>
-                if (mode == ParseMode.DropMalformed) null
+                if (mode == DropMalformedMode) null
                 else deserializer.corruptRow(reader.data, reader.length)
             }
           }

@@ -43,7 +43,3 @@ private[sparktfrecord] object TFRecordFraming {
     HeaderBytes + length + FooterBytes
   }
 }
-
-/** A record whose framing is broken: what is wrong, in which file, at which byte offset. */
-class TFRecordCorruptException(message: String, val path: String, val offset: Long)
-  extends java.io.IOException(s"$message at byte offset $offset of $path")

@@ -20,9 +20,8 @@ import org.apache.hadoop.mapreduce.lib.input.{FileInputFormat, FileSplit}
 class TFRecordInputFormat extends FileInputFormat[BytesWritable, NullWritable] {
 
   override protected def isSplitable(context: JobContext, file: Path): Boolean = {
-    val options = TFRecordInputFormat.options(context.getConfiguration)
-    options.splitFiles && TFRecordCompression.forFile(
-      file, options.compression, context.getConfiguration) == TFRecordCompression.None
+    val conf = context.getConfiguration
+    TFRecordReader.isSplittable(file, new TFRecordOptions(conf), conf)
   }
 
   override def createRecordReader(
@@ -32,18 +31,6 @@ class TFRecordInputFormat extends FileInputFormat[BytesWritable, NullWritable] {
 }
 
 private[sparktfrecord] object TFRecordInputFormat {
-  final val Prefix = "tfrecord."
-
-  def options(conf: org.apache.hadoop.conf.Configuration): TFRecordOptions = {
-    val b = Map.newBuilder[String, String]
-    val it = conf.iterator()
-    while (it.hasNext) {
-      val e = it.next()
-      if (e.getKey.startsWith(Prefix)) b += e.getKey.substring(Prefix.length) -> e.getValue
-    }
-    new TFRecordOptions(b.result())
-  }
-
   private final class Reader extends RecordReader[BytesWritable, NullWritable] {
     private var reader: TFRecordReader = _
     private val key = new BytesWritable()
@@ -54,7 +41,7 @@ private[sparktfrecord] object TFRecordInputFormat {
       val file = split.asInstanceOf[FileSplit]
       val conf = context.getConfiguration
       val path = file.getPath
-      val options = TFRecordInputFormat.options(conf)
+      val options = new TFRecordOptions(conf)
       val fileLength = path.getFileSystem(conf).getFileStatus(path).getLen
       start = file.getStart
       length = math.max(1L, file.getLength)

@@ -2,19 +2,34 @@ package io.github.sparktfrecord
 
 import java.util.Locale
 
-import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+import org.apache.hadoop.conf.Configuration
+
+import org.apache.spark.sql.catalyst.FileSourceOptions
+import org.apache.spark.sql.catalyst.util.{CaseInsensitiveMap, DropMalformedMode, FailFastMode}
+import org.apache.spark.sql.catalyst.util.{ParseMode, PermissiveMode}
 import org.apache.spark.sql.internal.SQLConf
 
 /**
  * Every option of the `tfrecord` data source, parsed once from the case-insensitive option map.
  * A value that is not valid fails here, on the driver, before a job starts, naming the valid
- * values.
+ * values. Options this class does not know are ignored, as Spark's own file sources ignore them.
+ *
+ * The same options configure the Hadoop formats, read from a job's [[Configuration]] (see the
+ * constructor that takes one).
  */
 private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[String])
   extends Serializable {
   import TFRecordOptions._
 
   def this(parameters: Map[String, String]) = this(CaseInsensitiveMap(parameters))
+
+  /**
+   * The options of a Hadoop job: every key that starts with `tfrecord.` (case-sensitive, as
+   * Hadoop keys are), named by the rest (case-insensitive). Defaults that would come from a SQL
+   * configuration are Spark's defaults: a MapReduce job has no session.
+   */
+  def this(conf: Configuration) =
+    this(TFRecordOptions.overSessionFreeDefaults(conf.getPropsWithPrefix(TFRecordOptions.HadoopPrefix)))
 
   /**
    * `recordType`: what each record holds. `Example` (default): a `tf.train.Example`, one feature
@@ -77,7 +92,7 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    * `DROPMALFORMED`: skip the record. `PERMISSIVE`: a row of nulls, with the record's bytes in
    * the `columnNameOfCorruptRecord` column when the schema has one (binary or string).
    */
-  val mode: ParseMode = oneOf(ModeOption, ParseMode.All, ParseMode.FailFast)(_.name)
+  val mode: ParseMode = oneOf(ModeOption, ParseModes, FailFastMode)(_.name)
 
   /** `columnNameOfCorruptRecord`: default `spark.sql.columnNameOfCorruptRecord`. */
   val columnNameOfCorruptRecord: String = parameters.getOrElse(ColumnNameOfCorruptRecordOption,
@@ -126,6 +141,9 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
 }
 
 private[sparktfrecord] object TFRecordOptions {
+  // Spark's names for the two options every file source shares.
+  final val IgnoreCorruptFilesOption = FileSourceOptions.IGNORE_CORRUPT_FILES
+  final val IgnoreMissingFilesOption = FileSourceOptions.IGNORE_MISSING_FILES
   final val RecordTypeOption = "recordType"
   final val InferSchemaMaxFilesOption = "inferSchemaMaxFiles"
   final val InferSchemaMaxRecordsOption = "inferSchemaMaxRecords"
@@ -135,10 +153,44 @@ private[sparktfrecord] object TFRecordOptions {
   final val SplitFilesOption = "splitFiles"
   final val ModeOption = "mode"
   final val ColumnNameOfCorruptRecordOption = "columnNameOfCorruptRecord"
-  final val IgnoreCorruptFilesOption = "ignoreCorruptFiles"
-  final val IgnoreMissingFilesOption = "ignoreMissingFiles"
   final val CodecOption = "codec"
   final val AllowNonTensorFlowCodecOption = "allowNonTensorFlowCodec"
+
+  /** Every option parsed here: docs/options.md has one row for each (a unit test checks). */
+  val Names: Seq[String] = Seq(RecordTypeOption, CompressionOption, CodecOption,
+    AllowNonTensorFlowCodecOption, ModeOption, ColumnNameOfCorruptRecordOption,
+    InferSchemaMaxFilesOption, InferSchemaMaxRecordsOption, VerifyChecksumsOption,
+    MaxRecordBytesOption, SplitFilesOption, IgnoreCorruptFilesOption, IgnoreMissingFilesOption)
+
+  /** The prefix of the options in a Hadoop job's configuration. */
+  final val HadoopPrefix = "tfrecord."
+
+  /**
+   * Spark's defaults of the options that otherwise come from the session's SQL configuration,
+   * for readers outside a session (the Hadoop formats, `inspect`), where it is not worth making.
+   */
+  val SessionFreeDefaults: Map[String, String] = Map(
+    IgnoreCorruptFilesOption -> "false",
+    IgnoreMissingFilesOption -> "false",
+    ColumnNameOfCorruptRecordOption -> "_corrupt_record")
+
+  /** Options given to a tool outside a Spark session, over [[SessionFreeDefaults]]. */
+  def sessionFree(options: java.util.Map[String, String]): TFRecordOptions =
+    new TFRecordOptions(overSessionFreeDefaults(options))
+
+  private def overSessionFreeDefaults(
+      options: java.util.Map[String, String]): CaseInsensitiveMap[String] = {
+    var map = CaseInsensitiveMap(SessionFreeDefaults)
+    val it = options.entrySet().iterator()
+    while (it.hasNext) {
+      val e = it.next()
+      map = map + (e.getKey -> e.getValue) // replaces a default spelled in another case
+    }
+    map
+  }
+
+  /** The `mode` option's values, spelled as Spark's JSON and CSV sources spell them. */
+  val ParseModes: Seq[ParseMode] = Seq(FailFastMode, PermissiveMode, DropMalformedMode)
 
   /** The largest byte array the JVM reliably allocates. */
   final val DefaultMaxRecordBytes: Int = Int.MaxValue - 64
@@ -158,15 +210,4 @@ private[sparktfrecord] object RecordType {
   case object ByteArray extends RecordType("ByteArray")
 
   val All: Seq[RecordType] = Seq(Example, SequenceExample, ByteArray)
-}
-
-/** The `mode` option's values, spelled as Spark's JSON and CSV sources spell them. */
-private[sparktfrecord] sealed abstract class ParseMode(val name: String) extends Serializable
-
-private[sparktfrecord] object ParseMode {
-  case object FailFast extends ParseMode("FAILFAST")
-  case object Permissive extends ParseMode("PERMISSIVE")
-  case object DropMalformed extends ParseMode("DROPMALFORMED")
-
-  val All: Seq[ParseMode] = Seq(FailFast, Permissive, DropMalformed)
 }

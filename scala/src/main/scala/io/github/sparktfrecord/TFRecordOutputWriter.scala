@@ -1,8 +1,5 @@
 package io.github.sparktfrecord
 
-import java.io.{BufferedOutputStream, OutputStream}
-import java.util.zip.CRC32C
-
 import org.apache.hadoop.fs.Path
 import org.apache.hadoop.mapreduce.TaskAttemptContext
 
@@ -20,14 +17,8 @@ private[sparktfrecord] final class TFRecordOutputWriter(
     options: TFRecordOptions,
     context: TaskAttemptContext) extends OutputWriter {
 
-  private val out: OutputStream = {
-    val file = new Path(path)
-    val conf = context.getConfiguration
-    val raw = file.getFileSystem(conf).create(file, false)
-    new BufferedOutputStream(
-      options.compression.compress(raw, conf), TFRecordOutputWriter.BufferBytes)
-  }
-  private val crc = new CRC32C
+  private val writer =
+    new TFRecordWriter(new Path(path), context.getConfiguration, options.compression)
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
     case other => new TFRecordSerializer(schema, other)
@@ -35,13 +26,8 @@ private[sparktfrecord] final class TFRecordOutputWriter(
 
   override def write(row: InternalRow): Unit = {
     val length = serializer.serialize(row)
-    val buf = serializer.buffer
-    out.write(buf, 0, TFRecordFraming.frame(crc, buf, length))
+    writer.writeFramed(serializer.buffer, length)
   }
 
-  override def close(): Unit = out.close()
-}
-
-private[sparktfrecord] object TFRecordOutputWriter {
-  final val BufferBytes = 1 << 16
+  override def close(): Unit = writer.close()
 }

@@ -213,6 +213,15 @@ private[sparktfrecord] object TFRecordReader {
   final val InitialRecordBytes = 1 << 12
 
   /**
+   * Whether a file may be read in splits: uncompressed files can, unless `splitFiles` is off. A
+   * split's reader starts at the first record header in it (found by its length CRC) and reads
+   * every record whose header starts in it. Compressed files are read whole.
+   */
+  def isSplittable(path: Path, options: TFRecordOptions, conf: Configuration): Boolean =
+    options.splitFiles &&
+      TFRecordCompression.forFile(path, options.compression, conf) == TFRecordCompression.None
+
+  /**
    * Opens a file to be read from a position to the end of a split or of the file, telling the
    * file system so: an object store's client then fetches the rest in one request, instead of
    * switching to short ranged reads when a split start's search seeks back (S3A's adaptive

@@ -53,21 +53,21 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         0
       }
 
-      def feature(id: Int, kind: Int, start: Int, end: Int): Unit = {
-        val n = if (kind == KindNone) 0 else lists.scan(kind, start, end, null)
+      private val step = new FeatureRun
+
+      def feature(id: Int, run: FeatureRun): Unit = {
+        val n = lists.count(run)
         val s = stats.getOrElseUpdate(name, new Stats(KindNone, 0))
-        s.kind = mergeKinds(s.kind, kind)
+        s.kind = mergeKinds(s.kind, run.kind)
         s.maxValues = math.max(s.maxValues, n)
       }
 
       def featureList(id: Int, start: Int, end: Int): Unit = {
         val s = listStats.getOrElseUpdate(name, new Stats(KindNone, 0))
-        var from = start
-        var stepEnd = walker.nextStep(from, end)
-        while (stepEnd >= 0) {
-          s.kind = mergeKinds(s.kind, walker.featureKind(walker.stepStart, stepEnd))
-          from = stepEnd
-          stepEnd = walker.nextStep(from, end)
+        var from = walker.nextStep(start, end, step)
+        while (from >= 0) {
+          s.kind = mergeKinds(s.kind, step.kind)
+          from = walker.nextStep(from, end, step)
         }
       }
     }

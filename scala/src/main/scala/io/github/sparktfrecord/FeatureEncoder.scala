@@ -1,0 +1,405 @@
+package io.github.sparktfrecord
+
+import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
+import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * Encodes one column's value as the value of a map entry, in two steps per value: [[measure]]
+ * returns its size (protobuf prefixes each message with its length) and keeps what the write
+ * needs; [[write]] then writes that value. A write of any other value than the one measured last,
+ * or of another size than measured, fails loudly. Values are read through `SpecializedGetters`,
+ * so the same encoders serve row columns and the elements of an array (the steps of a feature
+ * list).
+ */
+private[sparktfrecord] abstract class ValueEncoder {
+  private var measuredRow: SpecializedGetters = _
+  private var measuredOrdinal = -1
+
+  /** The encoded size of the value at `ordinal`. */
+  final def measure(row: SpecializedGetters, ordinal: Int): Int = {
+    val size = sizeOf(row, ordinal)
+    measuredRow = row
+    measuredOrdinal = ordinal
+    size
+  }
+
+  /** Writes the value [[measure]] measured last, `size` bytes at `pos`; returns the end. */
+  final def write(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int = {
+    if ((row ne measuredRow) || ordinal != measuredOrdinal) {
+      throw new IllegalStateException(s"ValueEncoder.write of value $ordinal without measure")
+    }
+    measuredRow = null
+    val end = writeMeasured(row, ordinal, size, buf, pos)
+    if (end - pos != size) {
+      throw new IllegalStateException(s"ValueEncoder wrote ${end - pos} bytes, measured $size")
+    }
+    end
+  }
+
+  /** Measures the value at `ordinal`, keeping what [[writeMeasured]] needs. */
+  protected def sizeOf(row: SpecializedGetters, ordinal: Int): Int
+
+  /** Writes the value at `ordinal`, which [[sizeOf]] has just measured at `size` bytes. */
+  protected def writeMeasured(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int
+}
+
+/** A `FeatureList`: one Feature per element of an array of arrays. */
+private[sparktfrecord] final class FeatureListEncoder(column: String, step: FeatureEncoder)
+  extends ValueEncoder {
+  import ProtoWire._
+
+  protected def sizeOf(row: SpecializedGetters, ordinal: Int): Int = {
+    val steps = row.getArray(ordinal)
+    val n = steps.numElements()
+    var size = 0L
+    var i = 0
+    while (i < n) {
+      if (steps.isNullAt(i)) step.nullElement(i)
+      val featureSize = step.measure(steps, i)
+      size += 1 + varintSize(featureSize) + featureSize
+      i += 1
+    }
+    if (size > Int.MaxValue / 2) {
+      throw new IllegalArgumentException(s"Column '$column': $size bytes do not fit in one record")
+    }
+    size.toInt
+  }
+
+  protected def writeMeasured(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int = {
+    val steps = row.getArray(ordinal)
+    val n = steps.numElements()
+    var p = pos
+    var i = 0
+    while (i < n) {
+      // Measured again: the step encoder keeps what it measured for one value only.
+      val featureSize = step.measure(steps, i)
+      buf(p) = tag(1, WireLengthDelimited).toByte // FeatureList.feature
+      p = writeVarint(buf, p + 1, featureSize)
+      p = step.write(steps, i, featureSize, buf, p)
+      i += 1
+    }
+    p
+  }
+}
+
+/** Encodes one value as a `Feature`: its kind, and a BytesList, FloatList or Int64List. */
+private[sparktfrecord] abstract class FeatureEncoder(val column: String) extends ValueEncoder {
+  import ProtoWire._
+
+  /** `Feature.kind` field number: [[ProtoWire.KindBytes]], `KindFloat` or `KindInt64`. */
+  def kind: Int
+
+  /**
+   * The size of the BytesList / FloatList / Int64List message for the value at `ordinal`,
+   * keeping what [[writeList]] needs.
+   */
+  protected def listSize(row: SpecializedGetters, ordinal: Int): Int
+
+  /** Writes the list message's fields just measured; returns the position after them. */
+  protected def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int
+
+  private var measuredListSize = 0
+
+  protected final def sizeOf(row: SpecializedGetters, ordinal: Int): Int = {
+    measuredListSize = listSize(row, ordinal)
+    1 + varintSize(measuredListSize) + measuredListSize
+  }
+
+  /** The whole Feature message: kind tag, list length, list. */
+  protected final def writeMeasured(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int = {
+    buf(pos) = tag(kind, WireLengthDelimited).toByte
+    val p = writeVarint(buf, pos + 1, measuredListSize)
+    writeList(row, ordinal, buf, p)
+  }
+
+  /** Size of a packed field (tag, length, payload), nothing when there are no values. */
+  protected final def packedSize(payload: Int): Int =
+    if (payload == 0) 0 else 1 + varintSize(payload) + payload
+
+  final def nullElement(index: Int): Nothing =
+    throw new IllegalArgumentException(
+      s"Column '$column' holds an array with a null element at index $index: TFRecord feature " +
+        "lists cannot hold nulls. Drop or fill them first (for example with " +
+        "filter(x -> x IS NOT NULL) or coalesce).")
+}
+
+private[sparktfrecord] object FeatureEncoder {
+  import ProtoWire._
+
+  /** The encoder for a column, or an error naming the column when its type has no encoding. */
+  def apply(column: String, dataType: DataType): FeatureEncoder = dataType match {
+    case LongType | TimestampType | TimestampNTZType =>
+      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getLong(i) }
+    case IntegerType | DateType =>
+      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getInt(i) }
+    case ShortType =>
+      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getShort(i) }
+    case ByteType =>
+      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getByte(i) }
+    case BooleanType =>
+      new Int64Scalar(column) {
+        def value(r: SpecializedGetters, i: Int) = if (r.getBoolean(i)) 1L else 0L
+      }
+    case FloatType =>
+      new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getFloat(i) }
+    case DoubleType =>
+      new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getDouble(i).toFloat }
+    case d: DecimalType => new FloatScalar(column) {
+      def value(r: SpecializedGetters, i: Int) = r.getDecimal(i, d.precision, d.scale).toFloat
+    }
+    case StringType => new StringScalar(column)
+    case BinaryType => new BinaryScalar(column)
+    case ArrayType(LongType | TimestampType | TimestampNTZType, _) =>
+      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getLong(i) }
+    case ArrayType(IntegerType | DateType, _) =>
+      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getInt(i) }
+    case ArrayType(ShortType, _) =>
+      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getShort(i) }
+    case ArrayType(ByteType, _) =>
+      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getByte(i) }
+    case ArrayType(BooleanType, _) =>
+      new Int64Array(column) { def value(a: ArrayData, i: Int) = if (a.getBoolean(i)) 1L else 0L }
+    case ArrayType(FloatType, _) =>
+      new FloatArray(column) { def value(a: ArrayData, i: Int) = a.getFloat(i) }
+    case ArrayType(DoubleType, _) =>
+      new FloatArray(column) { def value(a: ArrayData, i: Int) = a.getDouble(i).toFloat }
+    case ArrayType(d: DecimalType, _) => new FloatArray(column) {
+      def value(a: ArrayData, i: Int) = a.getDecimal(i, d.precision, d.scale).toFloat
+    }
+    case ArrayType(StringType, _) => new BytesArray(column, binary = false)
+    case ArrayType(BinaryType, _) => new BytesArray(column, binary = true)
+    case v if TFRecordSchema.isVector(v) => new VectorEncoder(column)
+    case other => throw TFRecordSchema.unsupported(column, other, RecordType.SequenceExample)
+  }
+
+  /**
+   * A Spark ML vector, stored as struct<type: tinyint (0 sparse, 1 dense), size: int,
+   * indices: array<int>, values: array<double>>, written as a dense float_list.
+   */
+  private final class VectorEncoder(column: String) extends FeatureEncoder(column) {
+    private var size = 0
+    def kind: Int = KindFloat
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+      val v = row.getStruct(ordinal, 4)
+      size = if (v.getByte(0) == 1) v.getArray(3).numElements() else v.getInt(1)
+      if (size.toLong * 4 > Int.MaxValue / 2) {
+        throw new IllegalArgumentException(s"Column '$column': a vector of $size does not fit")
+      }
+      packedSize(4 * size)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      if (size == 0) return pos
+      val v = row.getStruct(ordinal, 4)
+      val values = v.getArray(3)
+      buf(pos) = tag(1, WireLengthDelimited).toByte
+      var p = writeVarint(buf, pos + 1, 4 * size)
+      if (v.getByte(0) == 1) {
+        var i = 0
+        while (i < size) {
+          p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(values.getDouble(i).toFloat))
+          i += 1
+        }
+      } else {
+        val indices = v.getArray(2)
+        val nonZeros = indices.numElements()
+        var next = 0
+        var i = 0
+        while (i < size) {
+          val x = if (next < nonZeros && indices.getInt(next) == i) {
+            next += 1
+            values.getDouble(next - 1).toFloat
+          } else 0f
+          p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(x))
+          i += 1
+        }
+      }
+      p
+    }
+  }
+
+  private abstract class Int64Scalar(column: String) extends FeatureEncoder(column) {
+    def value(row: SpecializedGetters, ordinal: Int): Long
+    private var v = 0L
+    def kind: Int = KindInt64
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+      v = value(row, ordinal)
+      packedSize(varintSize(v))
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      buf(pos) = tag(1, WireLengthDelimited).toByte
+      buf(pos + 1) = varintSize(v).toByte
+      writeVarint(buf, pos + 2, v)
+    }
+  }
+
+  private abstract class FloatScalar(column: String) extends FeatureEncoder(column) {
+    def value(row: SpecializedGetters, ordinal: Int): Float
+    def kind: Int = KindFloat
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = 6
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      buf(pos) = tag(1, WireLengthDelimited).toByte
+      buf(pos + 1) = 4
+      writeFixed32(buf, pos + 2, java.lang.Float.floatToRawIntBits(value(row, ordinal)))
+    }
+  }
+
+  private final class StringScalar(column: String) extends FeatureEncoder(column) {
+    private var s: UTF8String = _
+    def kind: Int = KindBytes
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+      s = row.getUTF8String(ordinal)
+      val n = s.numBytes()
+      1 + varintSize(n) + n
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      buf(pos) = tag(1, WireLengthDelimited).toByte
+      val p = writeVarint(buf, pos + 1, s.numBytes())
+      s.writeToMemory(buf, Platform.BYTE_ARRAY_OFFSET + p)
+      p + s.numBytes()
+    }
+  }
+
+  private final class BinaryScalar(column: String) extends FeatureEncoder(column) {
+    private var b: Array[Byte] = _
+    def kind: Int = KindBytes
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+      b = row.getBinary(ordinal)
+      1 + varintSize(b.length) + b.length
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      buf(pos) = tag(1, WireLengthDelimited).toByte
+      val p = writeVarint(buf, pos + 1, b.length)
+      System.arraycopy(b, 0, buf, p, b.length)
+      p + b.length
+    }
+  }
+
+  private abstract class Int64Array(column: String) extends FeatureEncoder(column) {
+    def value(array: ArrayData, index: Int): Long
+    private var payload = 0
+    def kind: Int = KindInt64
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var size = 0
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        size += varintSize(value(a, i))
+        i += 1
+      }
+      payload = size
+      packedSize(size)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      if (payload == 0) return pos
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      buf(pos) = tag(1, WireLengthDelimited).toByte
+      var p = writeVarint(buf, pos + 1, payload)
+      var i = 0
+      while (i < n) {
+        p = writeVarint(buf, p, value(a, i))
+        i += 1
+      }
+      p
+    }
+  }
+
+  private abstract class FloatArray(column: String) extends FeatureEncoder(column) {
+    def value(array: ArrayData, index: Int): Float
+    def kind: Int = KindFloat
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        i += 1
+      }
+      if (n.toLong * 4 > Int.MaxValue / 2) {
+        throw new IllegalArgumentException(s"Column '$column': $n floats do not fit in one record")
+      }
+      packedSize(4 * n)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      if (n == 0) return pos
+      buf(pos) = tag(1, WireLengthDelimited).toByte
+      var p = writeVarint(buf, pos + 1, 4 * n)
+      var i = 0
+      while (i < n) {
+        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(value(a, i)))
+        i += 1
+      }
+      p
+    }
+  }
+
+  private final class BytesArray(column: String, binary: Boolean) extends FeatureEncoder(column) {
+    def kind: Int = KindBytes
+    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var size = 0L
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        val len = if (binary) a.getBinary(i).length else a.getUTF8String(i).numBytes()
+        size += 1 + varintSize(len) + len
+        i += 1
+      }
+      if (size > Int.MaxValue / 2) {
+        throw new IllegalArgumentException(
+          s"Column '$column': $size bytes do not fit in one record")
+      }
+      size.toInt
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var p = pos
+      var i = 0
+      while (i < n) {
+        buf(p) = tag(1, WireLengthDelimited).toByte
+        if (binary) {
+          val b = a.getBinary(i)
+          p = writeVarint(buf, p + 1, b.length)
+          System.arraycopy(b, 0, buf, p, b.length)
+          p += b.length
+        } else {
+          val s = a.getUTF8String(i)
+          p = writeVarint(buf, p + 1, s.numBytes())
+          s.writeToMemory(buf, Platform.BYTE_ARRAY_OFFSET + p)
+          p += s.numBytes()
+        }
+        i += 1
+      }
+      p
+    }
+  }
+}
