@@ -101,6 +101,16 @@ private[sparktfrecord] object TFRecordCompression {
               "(TFRecordDataset reads only GZIP and ZLIB). Use compression gzip or deflate, or " +
               "set allowNonTensorFlowCodec=true if the files are only for Spark.")
         }
+        // A class that is not there fails here, on the driver, not in the first task.
+        val loadable = try {
+          classOf[CompressionCodec].isAssignableFrom(Class.forName(className))
+        } catch {
+          case _: ClassNotFoundException | _: LinkageError => false
+        }
+        if (!loadable) {
+          TFRecordOptions.invalid(option, value,
+            TensorFlowNames :+ "a Hadoop CompressionCodec class on the class path")
+        }
         Hadoop(className)
     }
   }

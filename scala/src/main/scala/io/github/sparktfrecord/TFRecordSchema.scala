@@ -69,8 +69,6 @@ private[sparktfrecord] object TFRecordSchema {
     val hint = dataType match {
       case ArrayType(ArrayType(_, _), _) if recordType == RecordType.Example =>
         " Nested arrays become feature lists with recordType SequenceExample."
-      case _: MapType | _: StructType =>
-        " Flatten it into top-level columns first (for example col(\"s.field\") or explode)."
       case _ => ""
     }
     new IllegalArgumentException(
