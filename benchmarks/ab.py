@@ -19,40 +19,48 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run
+from tfrbench.checks import fingerprint
+from tfrbench.data import (
+    NARROW_DDL,
+    PARTITIONS,
+    ROOT,
+    WIDE_COLUMN,
+    WIDE_DDL,
+    narrow,
+    no_whole_stage_codegen,
+    wide,
+)
+from tfrbench.measure import writer
+from tfrbench.sessions import OURS, load, noop, session
+from tfrbench.timing import timed
 
 MARK = "AB-RESULT "
-MEASUREMENTS = ("full read, narrow", "count(), narrow", f"1 of 100 columns ({run.WIDE_COLUMN})")
+MEASUREMENTS = ("full read, narrow", "count(), narrow", f"1 of 100 columns ({WIDE_COLUMN})")
 
 
 def child(args: argparse.Namespace) -> None:
     """One session with one jar: every measurement, ``--repeat`` times after a warm-up."""
-    spark = run.session(
+    spark = session(
         ours=args.jar, cores=2, memory=args.driver_memory, linkedin=None, linkedin_jar=None
     )
     data = Path(args.data)
-
-    def reader(name: str, ddl: str | None = None) -> Any:
-        r = spark.read.format(run.OURS)
-        return (r.schema(ddl) if ddl else r).load(str(data / name))
-
-    narrow = reader("narrow", run.NARROW_DDL)
-    wide = reader("wide", run.WIDE_DDL).select(run.WIDE_COLUMN)
-    actions = {
-        MEASUREMENTS[0]: lambda: run.noop(narrow),
-        MEASUREMENTS[1]: lambda: narrow.count(),
-        MEASUREMENTS[2]: lambda: run.noop(wide),
+    narrow_df = load(spark, OURS, NARROW_DDL, data / "narrow")
+    wide_df = load(spark, OURS, WIDE_DDL, data / "wide").select(WIDE_COLUMN)
+    actions: dict[str, Callable[[], object]] = {
+        MEASUREMENTS[0]: lambda: noop(narrow_df),
+        MEASUREMENTS[1]: lambda: narrow_df.count(),
+        MEASUREMENTS[2]: lambda: noop(wide_df),
     }
     result: dict[str, Any] = {
-        "fingerprints": [run.fingerprint(narrow), run.fingerprint(wide)],
+        "fingerprints": [fingerprint(narrow_df), fingerprint(wide_df)],
     }
     for name, action in actions.items():
         action()  # warm-up: the JIT compiles the decoder on the first pass
-        result[name] = run.timed(spark, args.repeat, action)[0]
+        result[name] = timed(spark, args.repeat, action)[0]
     print(MARK + json.dumps(result), flush=True)
     spark.stop()
 
@@ -61,14 +69,12 @@ def generate(args: argparse.Namespace) -> None:
     data = Path(args.data)
     if (data / "_DONE").exists():
         return
-    spark = run.session(
+    spark = session(
         ours=args.before, cores=2, memory=args.driver_memory, linkedin=None, linkedin_jar=None
     )
-    with run.no_whole_stage_codegen(spark):
-        run.narrow(spark, args.rows, run.PARTITIONS).write.format(run.OURS).mode("overwrite").save(
-            str(data / "narrow")
-        )
-        run.wide(spark, args.rows).write.format(run.OURS).mode("overwrite").save(str(data / "wide"))
+    with no_whole_stage_codegen(spark):
+        writer(narrow(spark, args.rows, PARTITIONS), OURS, data / "narrow")()
+        writer(wide(spark, args.rows), OURS, data / "wide")()
     spark.stop()
     (data / "_DONE").write_text("")
 
@@ -85,9 +91,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="sessions per jar (3)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per session (3)")
     parser.add_argument("--driver-memory", default="6g", help="spark.driver.memory (6g)")
-    parser.add_argument(
-        "--data", default=str(run.ROOT / ".cache" / "bench-ab"), help="data directory"
-    )
+    parser.add_argument("--data", default=str(ROOT / ".cache" / "bench-ab"), help="data directory")
     parser.add_argument("--jar", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -1,0 +1,45 @@
+"""The chart of the results, ``docs/benchmarks.png``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .report import Report
+
+
+def draw(report: Report, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report.rows
+    labels = [f"{r.name}\nvs {r.other_label}" for r in rows]
+    y = list(range(len(rows)))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 0.75 * len(rows) + 1.8))
+    h = 0.38
+    left.barh([i - h / 2 for i in y], [r.ours for r in rows], h, label="ours", color="#1f77b4")
+    left.barh(
+        [i + h / 2 for i in y], [r.other for r in rows], h, label="compared with", color="#bbb"
+    )
+    left.set_yticks(y, labels, fontsize=8)
+    left.invert_yaxis()
+    left.set_xlabel("seconds (median), lower is better")
+    left.legend(loc="lower right", fontsize=8)
+    ratios = [r.ratio for r in rows]
+    colors = ["#2ca02c" if x >= 1 else "#d62728" for x in ratios]
+    right.barh(y, ratios, color=colors)
+    right.axvline(1.0, color="black", linewidth=0.8)
+    right.set_yticks(y, [""] * len(rows))
+    right.invert_yaxis()
+    right.set_xlabel("their time / our time (1-core / 2-core for splitting), higher is better")
+    for i, x in zip(y, ratios):
+        right.text(x, i, f" {x:.2f}x", va="center", fontsize=8)
+    fig.suptitle(
+        f"spark-tfrecord, {report.facts['narrow rows']} narrow rows, "
+        f"{report.facts['cores (nproc)']} cores, pyspark {report.facts['pyspark']}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

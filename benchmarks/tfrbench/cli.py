@@ -1,0 +1,237 @@
+"""Benchmarks of the ``tfrecord`` data source against linkedin spark-tfrecord 0.7.0 and Parquet.
+
+Run with the Python of a Spark 3.5 environment that has the wheel and matplotlib installed
+(``ci/bench`` makes one and passes its arguments here)::
+
+    .cache/venv/spark-3.5/bin/python benchmarks/run.py --rows 2000000 --repeat 3
+    .cache/venv/spark-3.5/bin/python benchmarks/run.py --rows 20000 --repeat 1 --docs /tmp/d
+
+Everything is timed in one local SparkSession holding both jars; each data source is addressed by
+its class name, since both register the short name ``tfrecord``. Every figure is the median of
+``--repeat`` runs. Reads go to the ``noop`` sink, so they measure decoding, not a consumer.
+Correctness is checked along the way (row counts and an order-independent hash of every value),
+and a failed check stops the run before any table is printed.
+
+Writes ``docs/benchmarks.md`` and ``docs/benchmarks.png``, and the raw timings to
+``OUT/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from .chart import draw
+from .checks import check, check_inference, check_narrow, fingerprint
+from .data import (
+    INFER_FILES,
+    PARTITIONS,
+    ROOT,
+    SINGLE_COPIES,
+    WIDE_COLUMN,
+    WIDE_DDL,
+    concatenate,
+    data_files,
+    narrow,
+    no_whole_stage_codegen,
+    size_of,
+    wide,
+)
+from .measure import (
+    contention,
+    inferrer,
+    machine_scaling,
+    measure_floor,
+    measure_narrow,
+    reader,
+    table_rows,
+    throughput,
+    warm_up,
+    writer,
+)
+from .profiling import profile_child, profile_in_child
+from .report import Report, document, facts, load_average, table
+from .sessions import LINKEDIN, LINKEDIN_PACKAGE, OURS, session, short, snapshot_jar
+from .splitting import EQUAL_SPLITS, SPLIT_ROUNDS, split_child, split_in_child
+from .timing import Bench, Usage
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/run.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--rows", type=int, default=2_000_000, help="narrow rows (2000000)")
+    parser.add_argument(
+        "--wide-rows", type=int, default=None, help="wide (100-column) rows (as many as --rows)"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (3)")
+    parser.add_argument(
+        "--out", default=str(ROOT / ".cache" / "bench"), help="data directory (.cache/bench)"
+    )
+    parser.add_argument(
+        "--docs", default=str(ROOT / "docs"), help="where benchmarks.md and .png go (docs/)"
+    )
+    parser.add_argument("--skip-linkedin", action="store_true", help="leave linkedin out")
+    parser.add_argument(
+        "--linkedin-jar",
+        help=f"a local linkedin jar instead of resolving {LINKEDIN_PACKAGE} from Maven Central",
+    )
+    parser.add_argument("--driver-memory", default="8g", help="spark.driver.memory (8g)")
+    parser.add_argument("--split-child", help=argparse.SUPPRESS)
+    parser.add_argument("--profile-child", help=argparse.SUPPRESS)
+    parser.add_argument("--jfr", help=argparse.SUPPRESS)
+    parser.add_argument("--cores", type=int, default=2, help=argparse.SUPPRESS)
+    parser.add_argument("--split-bytes", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--ours-jar", help="our jar to measure (the installed wheel's)")
+    parser.add_argument(
+        "--note", action="append", default=[], help="a line for the notes of benchmarks.md"
+    )
+    args = parser.parse_args(argv)
+    if args.wide_rows is None:
+        args.wide_rows = args.rows
+    if min(args.rows, args.wide_rows, args.repeat) < 1:
+        parser.error("--rows, --wide-rows and --repeat must be at least 1")
+    return args
+
+
+def run_all(args: argparse.Namespace) -> Report:
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    use_linkedin = not args.skip_linkedin
+    source = "passed with --ours-jar" if args.ours_jar else "from the installed wheel"
+    args.ours_jar = snapshot_jar(out, args.ours_jar)
+    spark = session(
+        ours=args.ours_jar,
+        cores=2,
+        memory=args.driver_memory,
+        linkedin=LINKEDIN_PACKAGE if use_linkedin else None,
+        linkedin_jar=args.linkedin_jar if use_linkedin else None,
+    )
+    bench = Bench(spark, args.repeat, out)
+    report = Report(facts=facts(spark, args), notes=list(args.note))
+    report.facts["ours jar"] += f", {source}"
+    tfrecord = [OURS, LINKEDIN] if use_linkedin else [OURS]
+
+    bench.log("generating and caching the narrow data set")
+    with no_whole_stage_codegen(spark):
+        data = narrow(spark, args.rows, PARTITIONS).cache()
+        expected = fingerprint(data)
+    check(expected[0] == args.rows, f"narrow data set has {args.rows} rows")
+    bench.log("warming up")
+    warm_up(bench, [*tfrecord, "parquet"])
+
+    bench.log("narrow: write, full read, count()")
+    counts = measure_narrow(bench, data, [OURS, "parquet", *tfrecord[1:]])
+    for name in ("ours", "parquet", "linkedin"):
+        if name != "linkedin" or use_linkedin:
+            report.sizes[f"narrow-{name}"] = size_of(out / f"narrow-{name}")
+    bench.log(f"narrow: one big file for the splitting test, our narrow files x {SINGLE_COPIES}")
+    single = out / "single-ours"
+    concatenate(data_files(out / "narrow-ours") * SINGLE_COPIES, single / "big.tfrecord")
+    report.sizes["single-ours"] = size_of(single)
+    data.unpersist()
+
+    # The wide data is written once, untimed, straight from its generator: no cache needed.
+    bench.log("wide: write (untimed), then read 1 column of 100")
+    wide_path = out / "wide-ours"
+    with no_whole_stage_codegen(spark):
+        writer(wide(spark, args.wide_rows), OURS, wide_path)()
+        wide_expected = fingerprint(wide(spark, args.wide_rows).select(WIDE_COLUMN))
+    check(wide_expected[0] == args.wide_rows, f"wide data set has {args.wide_rows} rows")
+    report.sizes["wide-ours"] = size_of(wide_path)
+    for fmt in tfrecord:
+        bench.time("wide", fmt, reader(bench, fmt, WIDE_DDL, wide_path, WIDE_COLUMN))
+
+    bench.log(f"inference: the narrow data as {INFER_FILES} files (untimed write)")
+    infer_path = out / "infer-ours"
+    with no_whole_stage_codegen(spark):
+        writer(narrow(spark, args.rows, INFER_FILES), OURS, infer_path)()
+    report.sizes["infer-ours"] = size_of(infer_path)
+    schemas: dict[str, str] = {}
+    for fmt in tfrecord:
+        bench.time("inference", fmt, inferrer(bench, fmt, infer_path, schemas))
+
+    bench.log("checking what was written and read")
+    check_narrow(bench, expected, use_linkedin)
+    for name, n in counts.items():
+        check(n == args.rows, f"count() of {name} = {n}")
+    for fmt in tfrecord:
+        got = fingerprint(bench.read(fmt, WIDE_DDL, wide_path).select(WIDE_COLUMN))
+        check(got == wide_expected, f"{WIDE_COLUMN} of the wide data read by {short(fmt)}")
+    check_inference(schemas, report.notes)
+
+    bench.log("the floor: TFRecordInspector.countRecords, one thread")
+    measure_floor(bench, args.rows)
+
+    bench.log("splitting: one file, read in fresh sessions with 1 and 2 cores")
+    spark.stop()
+    report.facts["2-core scaling of the machine"] = machine_scaling(single)
+    equal = -(-report.sizes["single-ours"] // EQUAL_SPLITS)
+    for layout, split_bytes in (("default splits", 0), (f"{EQUAL_SPLITS} equal splits", equal)):
+        # Sessions with 1 and 2 cores take turns, so that a slow spell of the VM falls on both.
+        for _ in range(SPLIT_ROUNDS):
+            for cores in (1, 2):
+                result = split_in_child(single, cores, split_bytes, args)
+                what = f"one file with local[{cores}]: {result.rows} rows in {result.splits} splits"
+                # An odd number of copies: the XOR of the rows' hashes is the narrow data's.
+                check(
+                    (result.rows, result.hash) == (expected[0] * SINGLE_COPIES, expected[1]), what
+                )
+                if result.jar != report.facts["ours jar sha256"]:
+                    report.notes.append(f"local[{cores}] child loaded another jar: {result.jar}")
+                key = (f"one file, {layout}", f"local[{cores}]")
+                bench.runs.setdefault(key, []).extend(result.runs)
+                bench.spent[key] = bench.spent.get(key, Usage(0, 0, 0, 0)) + Usage(**result.spent)
+        report.facts[f"splits of the single file, {layout}"] = str(result.splits)
+
+    bench.log("profile: the narrow full read in one thread, sampled by Java Flight Recorder")
+    report.profile = profile_in_child(out / "narrow-ours", out / "full-read.jfr", args)
+
+    report.rows = table_rows(bench, use_linkedin)
+    report.throughput = throughput(bench, report.sizes, args)
+    report.facts.update(contention(bench))
+    raw = {
+        "runs": {f"{what} / {fmt}": runs for (what, fmt), runs in bench.runs.items()},
+        "spent": {f"{what} / {fmt}": asdict(u) for (what, fmt), u in bench.spent.items()},
+        "sizes": report.sizes,
+        "facts": report.facts,
+    }
+    (out / "results.json").write_text(json.dumps(raw, indent=2) + "\n")
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if args.split_child:
+        split_child(args)
+        return 0
+    if args.profile_child:
+        profile_child(args)
+        return 0
+    import matplotlib  # noqa: F401  (fail now, not after twenty minutes)
+
+    started = time.perf_counter()
+    report = run_all(args)
+    report.facts["harness wall time"] = f"{time.perf_counter() - started:.0f} s"
+    report.facts["load average at end"] = load_average()
+    command = shlex.join(["benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
+    print("\n" + table(report.rows))
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in report.throughput.items()))
+    for note in report.notes:
+        print(f"note: {note}")
+    docs = Path(args.docs)
+    docs.mkdir(parents=True, exist_ok=True)
+    draw(report, docs / "benchmarks.png")
+    (docs / "benchmarks.md").write_text(document(report, args, command, "benchmarks.png"))
+    print(f"\nwrote {docs / 'benchmarks.md'} and {docs / 'benchmarks.png'}")
+    return 0

@@ -1,0 +1,106 @@
+"""The data sets: their schemas, their generators in Spark SQL, and the files written from them."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Partitions (so output files) of the narrow and wide data sets, and files for inference.
+PARTITIONS = 8
+INFER_FILES = 128
+WIDE_COLUMN = "c050"
+# The single file holds the narrow files this many times over (an odd number: see the check).
+SINGLE_COPIES = 3
+
+NARROW_DDL = (
+    "id bigint, label bigint, f0 float, f1 float, f2 float, f3 float, "
+    "emb array<float>, ids array<bigint>, s string"
+)
+# Every value is a hash of (id, a fixed seed): the same rows whatever the partitioning. Arrays are
+# built with array() and slice(), which Spark compiles, not transform(), which it interprets.
+NARROW_EXPRS = [
+    "id",
+    "pmod(xxhash64(id, 1), 2) AS label",
+    *[
+        f"CAST(pmod(xxhash64(id, {10 + k}), 2000001) / 1e6 - 1.0 AS FLOAT) AS f{k}"
+        for k in range(4)
+    ],
+    "array("
+    + ", ".join(
+        f"CAST(pmod(xxhash64(id, 20, {i}), 2000001) / 1e6 - 1.0 AS FLOAT)" for i in range(32)
+    )
+    + ") AS emb",
+    # 0 to 20 values, so some lists are empty.
+    "slice(array("
+    + ", ".join(f"pmod(xxhash64(id, 22, {i}), 1000000)" for i in range(20))
+    + "), 1, CAST(pmod(xxhash64(id, 21), 21) AS INT)) AS ids",
+    # 5 to 15 hex digits.
+    "substr(concat(hex(xxhash64(id, 23)), hex(xxhash64(id, 24))), 1, "
+    "5 + CAST(pmod(xxhash64(id, 25), 11) AS INT)) AS s",
+]
+# Wide columns by index modulo 10: five float, three bigint, one int, one string.
+WIDE_KINDS = ["float"] * 5 + ["bigint"] * 3 + ["int", "string"]
+
+
+def wide_expr(i: int) -> str:
+    value = f"pmod(xxhash64(id, {100 + i}), 1000000007)"
+    kind = WIDE_KINDS[i % 10]
+    if kind == "float":
+        return f"CAST({value} / 1e3 AS FLOAT) AS c{i:03d}"
+    if kind == "int":
+        return f"CAST(pmod({value}, 100000) AS INT) AS c{i:03d}"
+    if kind == "string":
+        return f"hex(pmod({value}, 16777216)) AS c{i:03d}"
+    return f"{value} AS c{i:03d}"
+
+
+WIDE_DDL = ", ".join(f"c{i:03d} {WIDE_KINDS[i % 10]}" for i in range(100))
+
+
+def narrow(spark: SparkSession, rows: int, partitions: int) -> DataFrame:
+    return spark.range(0, rows, 1, partitions).selectExpr(*NARROW_EXPRS)
+
+
+def wide(spark: SparkSession, rows: int) -> DataFrame:
+    return spark.range(0, rows, 1, PARTITIONS).selectExpr(*[wide_expr(i) for i in range(100)])
+
+
+@contextmanager
+def no_whole_stage_codegen(spark: SparkSession) -> Iterator[None]:
+    """For generating the data only: fused into one method, its 50-odd hash expressions are too
+    big for the JIT to compile, and generation would take four times as long."""
+    key = "spark.sql.codegen.wholeStage"
+    before = spark.conf.get(key) or "true"
+    spark.conf.set(key, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)
+
+
+def data_files(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+
+
+def size_of(path: Path) -> int:
+    return sum(p.stat().st_size for p in data_files(path))
+
+
+def concatenate(files: list[Path], target: Path) -> None:
+    """One TFRecord file holding the records of ``files`` in order: the framing of each record
+    stands alone, so TFRecord files concatenate byte for byte."""
+    if target.parent.exists():
+        shutil.rmtree(target.parent)
+    target.parent.mkdir(parents=True)
+    with target.open("wb") as out:
+        for f in files:
+            with f.open("rb") as part:
+                shutil.copyfileobj(part, out, 1 << 20)

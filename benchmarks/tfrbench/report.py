@@ -1,0 +1,226 @@
+"""The report: the facts of the machine and the Markdown of ``docs/benchmarks.md``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import platform
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .data import INFER_FILES, NARROW_DDL, PARTITIONS, SINGLE_COPIES, WIDE_COLUMN
+from .profiling import Profile
+from .sessions import LINKEDIN_PACKAGE, sha256
+from .splitting import EQUAL_SPLITS, SPLIT_ROUNDS, SPLIT_WARMUP
+from .timing import Row
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass
+class Report:
+    """What ``document`` writes and ``draw`` draws."""
+
+    rows: list[Row] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    throughput: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    profile: Profile | None = None
+
+
+def facts(spark: SparkSession, args: argparse.Namespace) -> dict[str, str]:
+    import pyspark
+
+    meminfo = Path("/proc/meminfo").read_text().splitlines()
+    mem_kb = next(int(x.split()[1]) for x in meminfo if x.startswith("MemTotal:"))
+    cpu = next(
+        (x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
+         if x.startswith("model name")),
+        platform.processor(),
+    )  # fmt: skip
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    jar = args.ours_jar
+    mtime = dt.datetime.fromtimestamp(Path(jar).stat().st_mtime, dt.timezone.utc)
+    built = mtime.strftime("%Y-%m-%d %H:%M UTC")
+    if args.skip_linkedin:
+        linkedin = "skipped (--skip-linkedin)"
+    elif args.linkedin_jar:
+        linkedin = f"`{Path(args.linkedin_jar).name}` (sha256 {sha256(args.linkedin_jar)})"
+        linkedin += ", a local jar passed with --linkedin-jar"
+    else:
+        linkedin = f"`{LINKEDIN_PACKAGE}` from Maven Central (spark.jars.packages)"
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cores (nproc)": subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip(),
+        "CPU": cpu,
+        "memory (MemTotal)": f"{mem_kb / 1024 / 1024:.1f} GiB",
+        "Java": java.strip().splitlines()[0] if java.strip() else "unknown",
+        "Python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "Spark master": str(spark.sparkContext.master),
+        "driver memory": args.driver_memory,
+        "ours jar": f"`{Path(jar).name}`, built {built}",
+        "ours jar sha256": sha256(jar),
+        "linkedin": linkedin,
+        "narrow rows": f"{args.rows:,}",
+        "wide rows": f"{args.wide_rows:,}",
+        "repeat (median of)": str(args.repeat),
+        "load average at start (1, 5, 15 min)": load_average(),
+    }
+
+
+def load_average() -> str:
+    """Other work on the machine skews every figure: the 1, 5 and 15 minute load averages."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def table(rows: Sequence[Row]) -> str:
+    """The results as Markdown: medians, with the fastest and slowest run in brackets."""
+
+    def cell(median: float, runs: list[float]) -> str:
+        spread = f" ({min(runs):.2f}-{max(runs):.2f})" if len(runs) > 1 else ""
+        return f"{median:.2f}{spread}"
+
+    lines = [
+        "| measurement | ours (s) | compared with | theirs (s) | ratio theirs / ours |",
+        "|---|---:|---|---:|---:|",
+    ]
+    for r in rows:
+        ours, theirs = cell(r.ours, r.ours_runs), cell(r.other, r.other_runs)
+        lines.append(f"| {r.name} | {ours} | {r.other_label} | {theirs} | **{r.ratio:.2f}x** |")
+    return "\n".join(lines)
+
+
+def profile_section(profile: Profile | None) -> str:
+    if profile is None:
+        return "## Where the time goes\n\nNot profiled: the JDK's `jfr` tool was not found."
+    areas = "\n".join(f"| {a} | {share:.0%} |" for a, share in profile.areas)
+    top = "\n".join(f"| `{m}` | {share:.1%} |" for m, share in profile.self_top)
+    return f"""## Where the time goes
+
+Java Flight Recorder sampled the narrow full read in one thread (`local[1]`, after a warm-up
+read): {profile.samples} samples of the task thread, one every 10 ms, counted by the method on
+top of the stack.
+
+| part | samples |
+|---|---:|
+{areas}
+
+| method | samples |
+|---|---:|
+{top}
+
+The JVM's CRC32C intrinsic runs outside Java frames, where the sampler does not see it, so
+the framing share undercounts it: the floor above measures framing and both checksums alone."""
+
+
+def document(report: Report, args: argparse.Namespace, command: str, chart: str) -> str:
+    mb = {k: f"{v / 1e6:,.1f} MB" for k, v in report.sizes.items()}
+    size_lines = "\n".join(f"| `{k}` | {v} |" for k, v in mb.items())
+    fact_lines = "\n".join(f"| {k} | {v} |" for k, v in report.facts.items())
+    rate_lines = "\n".join(f"| {k} | {v} |" for k, v in report.throughput.items())
+    notes = "\n".join(f"- {n}" for n in report.notes) or "- none"
+    profile = profile_section(report.profile)
+    splits = int(report.facts.get("splits of the single file, default splits", "0"))
+    waves = (splits + 1) // 2
+    split_note = (
+        f"With the default 128 MB split size the file makes {splits} splits: {waves} waves on 2"
+        f" cores, {'one core idle in the last' if splits % 2 else 'none with an idle core'}."
+        f" The second line sets `spark.sql.files.maxPartitionBytes` to an eighth of the file,"
+        f" so each core reads {EQUAL_SPLITS // 2} equal splits."
+    )
+    return f"""# Benchmarks
+
+Measured by `benchmarks/run.py` on {report.facts["date"]}; every time is the median of
+{args.repeat} run(s) in one local Spark session (`local[2]`) holding both TFRecord jars, each
+addressed by its class name; reads, counts and inference are timed after one untimed run.
+A ratio above 1 means we are faster (on the last two lines: that two cores read one file faster
+than one core). The files are in the OS page cache: reads measure CPU, not disk.
+
+```
+{command}
+```
+
+{table(report.rows)}
+
+![benchmark chart]({chart})
+
+What each line measures:
+
+- **write, narrow**: `df.write.format(...).save()` of the cached narrow data set
+  ({PARTITIONS} files).
+- **full read, narrow**: load with the known schema, write to the `noop` sink. Both TFRecord
+  readers read the same files (the ones we wrote); Parquet reads its own.
+- **count()**: `load(...).count()` with the known schema.
+- **read 1 of 100 columns, wide**: the full 100-column schema given, `select("{WIDE_COLUMN}")`,
+  `noop` sink.
+- **schema inference**: `load(...)` without a schema on the narrow data written as
+  {INFER_FILES} files, then `.schema` (our defaults: 32 files x 1000 records; linkedin reads the
+  first non-empty file whole).
+- **full read, 1 file**: one uncompressed file holding our narrow files {SINGLE_COPIES} times
+  over ({SINGLE_COPIES} x {args.rows:,} rows, concatenated byte for byte), read in
+  fresh sessions, `local[1]` and `local[2]` by turns ({SPLIT_ROUNDS} of each, {args.repeat}
+  timed reads each after {SPLIT_WARMUP} untimed ones); the ratio is the 2-core speed-up. Its
+  ceiling is the machine's own 2-core scaling (below). {split_note}
+
+Times in brackets are the fastest and slowest of the runs: on a shared 2-core VM, expect
+differences of 20 % between sessions.
+
+## Throughput against the floor
+
+The floor is `TFRecordInspector.countRecords` over the narrow files, one thread, from the driver:
+the framing walked and both CRC32Cs checked, nothing parsed. Rates are over the TFRecord files
+read: the narrow ones, or the wide ones and the single file for their lines.
+
+| what | time and rate |
+|---|---|
+{rate_lines}
+
+{profile}
+
+## Data
+
+Generated with Spark SQL from `spark.range`, every value a hash of the row id and a fixed
+seed, so runs and partitionings give the same rows. The narrow data is cached in memory before
+any write is timed; the wide data is written once, untimed, straight from its generator.
+
+- **narrow**: `{NARROW_DDL}`;
+  `emb` holds 32 floats, `ids` 0 to 20 values (some empty), `s` 5 to 15 characters.
+- **wide**: 100 scalar columns `c000`..`c099`: 50 float, 30 bigint, 10 int, 10 string.
+
+| files | size |
+|---|---:|
+{size_lines}
+
+Checked on every run (the run stops before printing anything if one fails): row counts and an
+order-independent hash of every value, for each format reading what it wrote, linkedin reading
+our files and we reading linkedin's; `count()` results; the wide column read back; our inferred
+schema; `countRecords` totals; the single file read in splits.
+
+## Machine and versions
+
+| | |
+|---|---|
+{fact_lines}
+
+## Notes from this run
+
+{notes}
+
+## How to reproduce
+
+```bash
+ci/bench                                   # builds jars + wheel, Spark 3.5 venv, default sizes
+ci/bench --rows 20000 --repeat 1 --docs /tmp/bench-docs   # a quick try that keeps docs/ as is
+```
+
+`ci/bench` passes its arguments to `benchmarks/run.py` (`--help` lists them). Without
+`--linkedin-jar`, Spark is asked for `{LINKEDIN_PACKAGE}`; that artifact is not on Maven
+Central, so give linkedin's jar with `--linkedin-jar PATH`, or leave it out with
+`--skip-linkedin`. Raw timings of every run go to `OUT/results.json`.
+"""
