@@ -3,11 +3,7 @@ package io.github.sparktfrecord
 import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
-import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
-import org.apache.spark.unsafe.Platform
-import org.apache.spark.unsafe.types.UTF8String
 
 /**
  * Turns rows into serialized `tf.train.Example` (or `SequenceExample`) messages.
