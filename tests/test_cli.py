@@ -8,9 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from spark_tfrecord import cli
 from tfrecord_bytes import bytes_list, entry, example, feature, frame, int64_list_packed
 
 CLI = [sys.executable, "-m", "spark_tfrecord"]
+GOOD = frame(example(entry(b"id", feature("int64", int64_list_packed([1])))))
+#: A sound frame around an Example whose first field claims 5 bytes and has 2.
+MALFORMED = frame(b"\x0a\x05\xff\xff")
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -84,11 +90,10 @@ def test_errors_are_one_line_with_a_hint_and_a_status(tmp_path: Path) -> None:
     assert len(missing.stderr.strip().splitlines()) == 2 and "hint: " in missing.stderr
 
     bad = tmp_path / "bad.tfrecord"
-    good = frame(example(entry(b"id", feature("int64", int64_list_packed([1])))))
-    bad.write_bytes(good + good[:7])
+    bad.write_bytes(GOOD + GOOD[:7])
     corrupt = run("inspect", str(bad))
     assert corrupt.returncode == 4, corrupt.stderr
-    assert f"Truncated TFRecord: 7 of 12 header bytes at byte offset {len(good)}" in corrupt.stderr
+    assert f"Truncated TFRecord: 7 of 12 header bytes at byte offset {len(GOOD)}" in corrupt.stderr
 
     usage = run("convert", str(bad), str(tmp_path / "o"), "--mode", "sideways")
     assert usage.returncode == 2 and "invalid choice: 'sideways'" in usage.stderr
@@ -100,7 +105,7 @@ def test_errors_are_one_line_with_a_hint_and_a_status(tmp_path: Path) -> None:
         "--master",
         "local[1]",
         "--record-type",
-        "ByteArray",
+        "bytearray",  # any case, as the option
         "--to",
         "tfrecord",
     )
@@ -110,6 +115,108 @@ def test_errors_are_one_line_with_a_hint_and_a_status(tmp_path: Path) -> None:
     assert not [line for line in lines if line.startswith("\tat ") or " ERROR " in line], lines
     assert lines[-2].startswith("spark-tfrecord: error: TFRecordCorruptException: Truncated")
     assert lines[-1].startswith("hint: ")
+
+
+def test_local_failures_exit_by_java_exception_class(tmp_path: Path) -> None:
+    """Without Spark: the Java exceptions come through JPype."""
+    malformed = tmp_path / "malformed.tfrecord"
+    malformed.write_bytes(GOOD + MALFORMED)
+    data_error = run("inspect", str(malformed))
+    assert data_error.returncode == 4, data_error.stderr
+    assert data_error.stderr.startswith(
+        "spark-tfrecord: error: TFRecordDataException: Malformed tf.train.Example (length 5 runs "
+        f"past its message at byte 1 of the record), in the record at byte offset {len(GOOD)} of "
+    )
+    empty = tmp_path / "empty.tfrecord"
+    empty.write_bytes(b"")
+    no_schema = run("inspect", str(empty))
+    assert no_schema.returncode == 2, no_schema.stderr
+    assert no_schema.stderr.startswith(
+        "spark-tfrecord: error: IllegalArgumentException: Cannot infer a TFRecord schema: "
+    )
+
+
+def test_arguments_are_checked_before_spark_starts(tmp_path: Path) -> None:
+    csv = tmp_path / "in.csv"
+    csv.write_text("id\n1\n")
+    # SPARK_HOME pointing nowhere: starting Spark would fail with status 5.
+    no_spark = {"SPARK_HOME": "/nonexistent"}
+    compressed = run(
+        "convert",
+        str(csv),
+        str(tmp_path / "o"),
+        "--to",
+        "parquet",
+        "--compression",
+        "gzip",
+        env=no_spark,
+    )
+    assert compressed.returncode == 2, compressed.stderr
+    assert compressed.stderr.splitlines()[0] == (
+        "spark-tfrecord: error: --compression is for --to tfrecord, not --to parquet"
+    )
+    assert "spark.sql.parquet.compression.codec" in compressed.stderr
+    assert not (tmp_path / "o").exists()
+    avro = run("convert", str(csv), str(tmp_path / "o"), "--to", "avro", env=no_spark)
+    assert avro.returncode == 2 and "invalid choice: 'avro'" in avro.stderr
+    record_type = run("inspect", str(csv), "--record-type", "Examples", env=no_spark)
+    assert record_type.returncode == 2
+    assert "--record-type: invalid choice: 'Examples'" in record_type.stderr
+    assert "SequenceExample" in record_type.stderr
+
+
+@pytest.mark.parametrize(
+    "args,data,status,message",
+    [
+        (
+            ["inspect", "{tmp}/nope", "--spark"],
+            GOOD,
+            3,
+            "AnalysisException: [PATH_NOT_FOUND] Path does not exist: file:",
+        ),
+        (
+            ["inspect", "{data}", "--schema", "m map<string,string>"],
+            GOOD,
+            2,
+            "AnalysisException: [UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE] ",
+        ),
+        (
+            ["inspect", "{data}", "--spark"],
+            b"",
+            2,
+            "IllegalArgumentException: Cannot infer a TFRecord schema: ",
+        ),
+        (
+            ["inspect", "{data}", "--spark"],
+            GOOD + MALFORMED,
+            4,
+            "TFRecordDataException: Malformed tf.train.Example (length 5 runs past its message",
+        ),
+        (
+            ["convert", "{data}", "{data}/out"],
+            GOOD,
+            5,
+            "ParentNotDirectoryException: Parent path is not a directory: file:",
+        ),
+    ],
+    ids=["missing input", "map column", "no records", "malformed record", "output under a file"],
+)
+def test_spark_failures_exit_by_java_exception_class(
+    spark,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    data: bytes,
+    status: int,
+    message: str,
+) -> None:
+    """In this process, on the test session: the command's getOrCreate() returns it."""
+    path = tmp_path / "data.tfrecord"
+    path.write_bytes(data)
+    assert cli.main([a.format(tmp=tmp_path, data=path) for a in args]) == status
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("hint: "), lines
+    assert lines[0].startswith(f"spark-tfrecord: error: {message}"), lines
 
 
 def test_help_teaches_with_examples() -> None:

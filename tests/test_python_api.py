@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import re
 import subprocess
 import sys
@@ -43,8 +45,19 @@ def test_jar_path_defaults_to_installed_pyspark() -> None:
 def test_jar_path_rejects_unsupported_versions(version: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         spark_tfrecord.jar_path(version)
-    with pytest.raises(ValueError, match=r"No jar for Spark 4 with Scala 2\.12"):
-        spark_tfrecord.jar_path("4.0.0", scala_version="2.12")
+
+
+def test_configure_takes_the_scala_version() -> None:
+    from pyspark.sql import SparkSession
+
+    v = re.escape(spark_tfrecord.__version__)
+    builder = spark_tfrecord.configure(
+        SparkSession.builder, spark_version="3.5.4", scala_version="2.13"
+    )
+    assert re.search(rf"/spark-tfrecord-spark3\.5_2\.13-{v}\.jar$", builder._options["spark.jars"])
+    message = "No jar for Spark 4 with Scala 2.12: the jars for Spark 4 are built for Scala 2.13."
+    with pytest.raises(ValueError, match=re.escape(message)):
+        spark_tfrecord.configure(SparkSession.builder, spark_version="4.1.0", scala_version="2.12")
 
 
 def test_configure_keeps_the_users_jars() -> None:
@@ -80,3 +93,20 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
         verifyChecksums=False,
     )
     assert sorted((r.name, r.flag) for r in both.collect()) == [("a", True), ("b", True)]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "spark_tfrecord",
+        "spark_tfrecord._io",
+        "spark_tfrecord._jars",
+        pytest.param("spark_tfrecord._spec", marks=pytest.mark.tensorflow),
+    ],
+)
+def test_docstring_examples_run(spark, module: str) -> None:
+    """The examples in the docstrings, with ``spark`` the test session (doctest prints failures)."""
+    results = doctest.testmod(
+        importlib.import_module(module), extraglobs={"spark": spark}, optionflags=doctest.ELLIPSIS
+    )
+    assert results.failed == 0 and results.attempted >= 2, results

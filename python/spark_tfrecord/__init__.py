@@ -3,15 +3,18 @@
 Install the wheel, let :func:`configure` put the bundled jar on ``spark.jars``, then use the
 ``tfrecord`` format (or the typed helpers :func:`read` and :func:`write`)::
 
+    >>> import tempfile
     >>> from pyspark.sql import SparkSession
     >>> import spark_tfrecord
     >>> spark = spark_tfrecord.configure(SparkSession.builder.master("local[2]")).getOrCreate()
     >>> df = spark.createDataFrame([(1, [0.5, 1.5], "a")], "id long, x array<float>, s string")
-    >>> spark_tfrecord.write(df, "/tmp/doctest-tfrecord", mode="overwrite")
-    >>> spark_tfrecord.read(spark, "/tmp/doctest-tfrecord").collect()
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     spark_tfrecord.write(df, tmp + "/people")
+    ...     spark_tfrecord.read(spark, tmp + "/people").collect()
     [Row(id=1, x=[0.5, 1.5], s='a')]
 
-Importing this package starts nothing: the JVM starts when the session is created.
+Importing this package starts nothing: the JVM starts when the session is created. The examples
+in the docstrings use ``spark``, a session made this way; the test suite runs them.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from spark_tfrecord._io import RecordType, SaveMode, read, write
-from spark_tfrecord._jars import SUPPORTED_SPARK, add_jar, configure, jar_path
+from spark_tfrecord._jars import SUPPORTED_SPARK, ScalaVersion, add_jar, configure, jar_path
 from spark_tfrecord._spec import feature_spec
 
 __all__ = [
     "SUPPORTED_SPARK",
     "RecordType",
     "SaveMode",
+    "ScalaVersion",
     "__version__",
     "add_jar",
     "configure",

@@ -12,6 +12,10 @@ if TYPE_CHECKING:
 
 RecordType = Literal["Example", "SequenceExample", "ByteArray"]
 SaveMode = Literal["append", "overwrite", "ignore", "error", "errorifexists"]
+#: The codecs TensorFlow reads (``TFRecordDataset`` ``compression_type`` "", "GZIP", "ZLIB"). The
+#: ``compression`` option also takes aliases, and Hadoop's other codecs with
+#: ``allowNonTensorFlowCodec``; these three are what the command line offers.
+Compression = Literal["none", "gzip", "deflate"]
 OptionValue = Union[str, int, float, bool]
 
 
@@ -55,7 +59,12 @@ def read(
     the ``tfrecord`` format (``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``, ...). A Spark
     Connect session gives a Spark Connect DataFrame.
 
-    >>> df = read(spark, "/data/train", schema="label long, image binary")  # doctest: +SKIP
+    >>> import tempfile
+    >>> df = spark.createDataFrame([(7, [0.5, 1.5])], "label long, pixels array<float>")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write(df, tmp + "/train")
+    ...     read(spark, tmp + "/train", schema="label long, pixels array<float>").collect()
+    [Row(label=7, pixels=[0.5, 1.5])]
     """
     reader = spark.read.format("tfrecord").option("recordType", record_type)
     reader = reader.options(**_option_strings(options))
@@ -79,7 +88,12 @@ def write(
     ``partition_by`` columns become ``name=value`` directories and are not written into the
     records.
 
-    >>> write(df, "/data/train", mode="overwrite", partition_by="day")  # doctest: +SKIP
+    >>> import os, tempfile
+    >>> df = spark.createDataFrame([(1, "2024-05-01"), (2, "2024-05-02")], "id long, day string")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write(df, tmp + "/train", mode="overwrite", partition_by="day", compression="gzip")
+    ...     sorted(name for name in os.listdir(tmp + "/train") if name.startswith("day="))
+    ['day=2024-05-01', 'day=2024-05-02']
     """
     # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
     save_mode = "error" if mode == "errorifexists" else mode

@@ -6,7 +6,7 @@ import os
 import re
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -14,9 +14,11 @@ if TYPE_CHECKING:
 
     Builder = TypeVar("Builder", SparkSession.Builder, ConnectSparkSession.Builder)
 
+ScalaVersion = Literal["2.12", "2.13"]
+
 #: Spark lines with a bundled jar, and the Scala version each is built for by default.
-SUPPORTED_SPARK: dict[str, str] = {"3.5": "2.12", "4": "2.13"}
-_SCALA_BUILDS: dict[str, tuple[str, ...]] = {"3.5": ("2.12", "2.13"), "4": ("2.13",)}
+SUPPORTED_SPARK: dict[str, ScalaVersion] = {"3.5": "2.12", "4": "2.13"}
+_SCALA_BUILDS: dict[str, tuple[ScalaVersion, ...]] = {"3.5": ("2.12", "2.13"), "4": ("2.13",)}
 
 _JAR_DIR = Path(__file__).resolve().parent / "jars"
 
@@ -36,15 +38,18 @@ def _spark_line(spark_version: str) -> str:
     )
 
 
-def jar_path(spark_version: str | None = None, *, scala_version: str | None = None) -> str:
+def jar_path(spark_version: str | None = None, *, scala_version: ScalaVersion | None = None) -> str:
     """Return the path of the bundled jar for a Spark version.
 
     ``spark_version`` defaults to the installed ``pyspark``'s version (read from its package
     metadata, without importing it). ``scala_version`` defaults to the Scala version pyspark is
-    built with for that line: 2.12 for Spark 3.5, 2.13 for Spark 4.x.
+    built with for that line: 2.12 for Spark 3.5, 2.13 for Spark 4.x. Spark 3.5 has a jar for
+    each; Spark 4 is built for Scala 2.13 only.
 
     >>> jar_path("3.5.2")  # doctest: +ELLIPSIS
     '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.12-...jar'
+    >>> jar_path("3.5.2", scala_version="2.13")  # doctest: +ELLIPSIS
+    '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.13-...jar'
 
     Raises ``ValueError`` for a Spark or Scala version without a jar, and ``FileNotFoundError``
     when the jars were not built (a source checkout: run ``ci/sbt stageJars``).
@@ -63,8 +68,8 @@ def jar_path(spark_version: str | None = None, *, scala_version: str | None = No
     scala = scala_version or SUPPORTED_SPARK[line]
     if scala not in _SCALA_BUILDS[line]:
         raise ValueError(
-            f"No jar for Spark {line} with Scala {scala}; available: "
-            + ", ".join(_SCALA_BUILDS[line])
+            f"No jar for Spark {line} with Scala {scala}: the jars for Spark {line} are built "
+            f"for Scala {' and '.join(_SCALA_BUILDS[line])}."
         )
     jar = _JAR_DIR / f"spark-tfrecord-spark{line}_{scala}-{__version__}.jar"
     if not jar.is_file():
@@ -75,8 +80,18 @@ def jar_path(spark_version: str | None = None, *, scala_version: str | None = No
     return str(jar)
 
 
-def configure(builder: Builder, *, spark_version: str | None = None) -> Builder:
+def configure(
+    builder: Builder,
+    *,
+    spark_version: str | None = None,
+    scala_version: ScalaVersion | None = None,
+) -> Builder:
     """Add the matching jar to ``spark.jars`` of a session builder and return the builder.
+
+    The jar is the one :func:`jar_path` gives for ``spark_version`` and ``scala_version``; by
+    default that of the installed pyspark, whose Spark 3.5 is built for Scala 2.12. On a Scala
+    2.13 build of Spark 3.5, pass ``scala_version="2.13"``; Spark 4 has only 2.13 (``"2.12"``
+    raises ``ValueError``).
 
     Jars the builder already lists are kept. This must happen before the session starts: on an
     already running session, ``getOrCreate()`` returns it unchanged.
@@ -90,8 +105,9 @@ def configure(builder: Builder, *, spark_version: str | None = None) -> Builder:
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure(SparkSession.builder.master("local[1]")).getOrCreate()
+    >>> builder = configure(SparkSession.builder, scala_version="2.13")  # for Scala 2.13
     """
-    jar = jar_path(spark_version)
+    jar = jar_path(spark_version, scala_version=scala_version)
     options: dict[str, str] = getattr(builder, "_options", {})
     remote = _server_elsewhere(builder, options)
     if remote is not None:
@@ -122,21 +138,22 @@ def _server_elsewhere(builder: object, options: dict[str, str]) -> str | None:
     return url.split("/;")[0] or "the builder's channel"  # the parameters may hold a token
 
 
-def add_jar(spark: SparkSession | ConnectSparkSession) -> str:
+def add_jar(
+    spark: SparkSession | ConnectSparkSession, *, scala_version: ScalaVersion | None = None
+) -> str:
     """Add the bundled jar to a session that is already running; return the jar's path.
 
     For notebooks and shared sessions, where :func:`configure` comes too late. A classic session
     gets the jar with ``ADD JAR`` (on the driver's session class loader and on every executor);
     a Spark Connect session uploads it with ``spark.addArtifacts``, into the server's class
     loader for that session alone. The jar is the one for the session's Spark version (the
-    server's, for Spark Connect). Adding it twice does no harm.
+    server's, for Spark Connect) and ``scala_version`` (as for :func:`configure`). Adding it twice
+    does no harm.
 
-    >>> spark = SparkSession.builder.master("local[1]").getOrCreate()  # doctest: +SKIP
-    >>> add_jar(spark)  # doctest: +SKIP
-    '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.12-0.1.0.jar'
-    >>> spark.read.format("tfrecord").load("/data/train")  # doctest: +SKIP
+    >>> add_jar(spark)  # doctest: +ELLIPSIS
+    '.../spark_tfrecord/jars/spark-tfrecord-spark...jar'
     """
-    jar = jar_path(spark.version)
+    jar = jar_path(spark.version, scala_version=scala_version)
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         cast(Any, spark).addArtifacts(jar)  # not on pyspark 3.5's classic session type
     else:

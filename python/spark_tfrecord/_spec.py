@@ -63,10 +63,20 @@ def feature_spec(
     float, double, decimal and vectors, ``tf.string`` for string and binary. TensorFlow is
     imported only when this is called.
 
-    >>> spark_tfrecord.write(df, "/data/train")  # doctest: +SKIP
-    >>> spec = feature_spec(df.schema)  # doctest: +SKIP
-    >>> ds = tf.data.TFRecordDataset(files).batch(32).map(  # doctest: +SKIP
-    ...     lambda records: tf.io.parse_example(records, spec))
+    >>> import glob, tempfile
+    >>> import tensorflow as tf
+    >>> from spark_tfrecord import write
+    >>> df = spark.createDataFrame([(1, [0.5, 1.5])], "id long not null, x array<float>")
+    >>> spec = feature_spec(df.schema)
+    >>> spec["id"]
+    FixedLenFeature(shape=[], dtype=tf.int64, default_value=None)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write(df, tmp + "/train")
+    ...     files = glob.glob(tmp + "/train/part-*")
+    ...     ds = tf.data.TFRecordDataset(files).batch(32)
+    ...     batch = next(iter(ds.map(lambda records: tf.io.parse_example(records, spec))))
+    >>> batch["id"].numpy().tolist(), batch["x"].to_list()
+    ([1], [[0.5, 1.5]])
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
     from pyspark.sql.types import ArrayType

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
+
+from spark_tfrecord._io import Compression, RecordType, SaveMode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -21,22 +24,42 @@ examples:
   spark-tfrecord inspect out/people -n 5                        schema, counts, first records
   spark-tfrecord inspect s3a://bucket/tf --spark                the same through Spark
 
-exit status: 0 done, 2 bad arguments, 3 input not found, 4 corrupt or malformed data,
-             5 Spark or Java failure
+exit status: 0 done, 2 bad arguments (or columns TFRecord cannot hold), 3 input not found,
+             4 corrupt or malformed data, 5 Spark or Java failure
 """
 
-_FORMATS = ("tfrecord", "parquet", "csv", "json", "orc", "avro", "text")
+#: Spark's built-in file formats (Avro is an external module that pyspark does not ship).
+_FORMATS = ("tfrecord", "parquet", "csv", "json", "orc", "text")
 _EXTENSIONS = {
     ".csv": "csv",
     ".json": "json",
     ".jsonl": "json",
     ".parquet": "parquet",
     ".orc": "orc",
-    ".avro": "avro",
     ".txt": "text",
 }
 
 EXIT_USAGE, EXIT_NOT_FOUND, EXIT_BAD_DATA, EXIT_FAILURE = 2, 3, 4, 5
+
+#: Exit statuses by the class of the Java exception or of one of its causes (or a subclass),
+#: the first that matches, with the hint shown under the message.
+_JAVA_FAILURES = (
+    (
+        (
+            "io.github.sparktfrecord.TFRecordCorruptException",
+            "io.github.sparktfrecord.TFRecordDataException",
+        ),
+        EXIT_BAD_DATA,
+        "the file is damaged or not TFRecord; see docs/errors.md",
+    ),
+    (("java.io.FileNotFoundException",), EXIT_NOT_FOUND, "check the path"),
+    (
+        ("java.lang.IllegalArgumentException", "org.apache.spark.sql.AnalysisException"),
+        EXIT_USAGE,
+        "see spark-tfrecord --help, docs/options.md and docs/types.md",
+    ),
+)
+_DEBUG_HINT = "run with SPARK_TFRECORD_DEBUG=1 for the full trace"
 
 
 class CliError(Exception):
@@ -77,28 +100,45 @@ def _session(master: str, conf: list[str]) -> SparkSession:
 
 
 def _load(spark: SparkSession, path: str, fmt: str, args: argparse.Namespace) -> DataFrame:
-    reader = spark.read.format(fmt)
+    from spark_tfrecord import read
+
     if fmt == "tfrecord":
-        reader = reader.option("recordType", args.record_type)
-        if getattr(args, "schema", None):
-            reader = reader.schema(args.schema)
-    elif fmt == "csv":
+        return read(spark, path, record_type=args.record_type, schema=args.schema)
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
     return reader.load(path)
 
 
 def _convert(args: argparse.Namespace) -> int:
+    from spark_tfrecord import write
+
+    if args.compression and args.to != "tfrecord":
+        raise CliError(
+            f"--compression is for --to tfrecord, not --to {args.to}",
+            "Parquet and ORC take their codec from --conf spark.sql.parquet.compression.codec=... "
+            "or spark.sql.orc.compression.codec=...",
+            EXIT_USAGE,
+        )
     spark = _session(args.master, args.conf)
     source_format = args.source_format or _guess_format(args.src)
     df = _load(spark, args.src, source_format, args)
-    writer = df.write.format(args.to).mode(args.mode)
+    partition_by = args.partition_by.split(",") if args.partition_by else None
     if args.to == "tfrecord":
-        writer = writer.option("recordType", args.record_type)
-    if args.compression:
-        writer = writer.option("compression", args.compression)
-    if args.partition_by:
-        writer = writer.partitionBy(*args.partition_by.split(","))
-    writer.save(args.dst)
+        options = {"compression": args.compression} if args.compression else {}
+        write(
+            df,
+            args.dst,
+            record_type=args.record_type,
+            mode=args.mode,
+            partition_by=partition_by,
+            **options,
+        )
+    else:
+        writer = df.write.format(args.to).mode(args.mode)
+        if partition_by:
+            writer = writer.partitionBy(*partition_by)
+        writer.save(args.dst)
     print(f"wrote {args.dst} ({args.to}) from {args.src} ({source_format})")
     return 0
 
@@ -110,7 +150,7 @@ def _is_local(path: str) -> bool:
 def _print_schema(schema: dict[str, Any]) -> None:
     def type_name(t: Any) -> str:
         if isinstance(t, str):
-            return {"long": "long", "integer": "int"}.get(t, t)
+            return t
         if t.get("type") == "array":
             return f"array<{type_name(t['elementType'])}>"
         return str(t.get("type"))
@@ -138,8 +178,7 @@ def _inspect_local(args: argparse.Namespace) -> int:
     files = local.list_files(args.path)
     if not files:
         raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
-    options = {"recordType": args.record_type}
-    schema = local.infer_schema([f.path for f in files], **options)
+    schema = local.infer_schema([f.path for f in files], record_type=args.record_type)
     partitions = _partition_values(args.path, files[0].path)
     for name in partitions:
         schema["fields"].append({"name": name, "type": "string", "nullable": True, "metadata": {}})
@@ -157,7 +196,7 @@ def _inspect_local(args: argparse.Namespace) -> int:
     for f in files:
         if shown >= args.n:
             break
-        for row in local.head([f.path], data_schema, args.n - shown, **options):
+        for row in local.head([f.path], data_schema, args.n - shown, record_type=args.record_type):
             row.update(_partition_values(args.path, f.path))
             print(json.dumps(row, ensure_ascii=False))
             shown += 1
@@ -179,6 +218,12 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.spark or not _is_local(args.path) or args.schema:
         return _inspect_spark(args)
     return _inspect_local(args)
+
+
+def _record_type(value: str) -> str:
+    """The record type's own spelling for any case of it; argparse rejects anything else."""
+    names: dict[str, str] = {name.lower(): name for name in get_args(RecordType)}
+    return names.get(value.lower(), value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -203,8 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--record-type",
         default="Example",
-        choices=["Example", "SequenceExample", "ByteArray"],
-        help="what each TFRecord holds (default Example)",
+        type=_record_type,
+        choices=get_args(RecordType),
+        help="what each TFRecord holds, in any case (default Example)",
     )
     common.add_argument(
         "--schema", metavar="DDL", help="read TFRecords with this schema instead of inferring"
@@ -233,13 +279,13 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--partition-by", metavar="COLS", help="comma-separated partition columns")
     convert.add_argument(
         "--compression",
-        choices=["none", "gzip", "deflate"],
-        help="TFRecord compression (TensorFlow's GZIP / ZLIB)",
+        choices=get_args(Compression),
+        help="TFRecord compression (TensorFlow's GZIP / ZLIB), with --to tfrecord only",
     )
     convert.add_argument(
         "--mode",
         default="errorifexists",
-        choices=["append", "overwrite", "ignore", "errorifexists"],
+        choices=get_args(SaveMode),
         help="what to do when DST exists (default errorifexists)",
     )
     convert.set_defaults(run=_convert)
@@ -261,45 +307,75 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _explain(exc: BaseException) -> CliError:
-    """One readable line for a failure deep in Spark or the JVM, with an exit status."""
-    text = _root_message(exc)
-    if "does not exist" in text or "FileNotFound" in text or "No such file" in text:
-        return CliError(text, "check the path", EXIT_NOT_FOUND)
-    bad_data = (
-        "TFRecordCorruptException",
-        "TFRecordDataException",
-        "Truncated TFRecord",
-        "Corrupt TFRecord",
-        "Malformed tf.train",
-    )
-    if any(marker in text for marker in bad_data):
-        return CliError(
-            text, "the file is damaged or not TFRecord; see docs/errors.md", EXIT_BAD_DATA
-        )
-    if "Invalid value" in text or "cannot hold" in text or "Cannot infer" in text:
-        return CliError(text, "see spark-tfrecord --help and docs/options.md", EXIT_USAGE)
-    return CliError(text, "run with SPARK_TFRECORD_DEBUG=1 for the full trace", EXIT_FAILURE)
+def _explain(exc: Exception) -> CliError:
+    """One line, a hint and an exit status for a failure deep in Spark or the JVM.
+
+    The status follows the class of the Java exception or of one of its causes; Spark's
+    ``AnalysisException`` for a missing input path is told apart by its error condition.
+    """
+    chain = _java_chain(exc)
+    if _error_condition(exc) == "PATH_NOT_FOUND":
+        return CliError(_describe(exc, chain[:1]), "check the path", EXIT_NOT_FOUND)
+    for class_names, status, hint in _JAVA_FAILURES:
+        for java in chain:
+            if _java_classes(java).intersection(class_names):
+                return CliError(_describe(exc, [java]), hint, status)
+    # Otherwise the innermost cause says best what went wrong.
+    return CliError(_describe(exc, chain[-1:]), _DEBUG_HINT, EXIT_FAILURE)
 
 
-def _root_message(exc: BaseException) -> str:
-    java = getattr(exc, "java_exception", None)
-    if java is not None:  # py4j: the innermost Java cause says what went wrong
-        while java.getCause() is not None:
-            java = java.getCause()
-        return f"{java.getClass().getSimpleName()}: {java.getMessage()}"
-    if type(exc).__module__.startswith("jpype") or hasattr(exc, "getMessage"):
-        cause = exc
-        while getattr(cause, "getCause", lambda: None)() is not None:
-            cause = cause.getCause()  # type: ignore[attr-defined]
-        return f"{type(cause).__name__}: {cause.getMessage()}"  # type: ignore[attr-defined]
-    message = str(exc).strip().splitlines()
-    return message[0] if message else type(exc).__name__
+def _java_chain(exc: Exception) -> list[Any]:
+    """The Java exception behind ``exc`` and its causes, outermost first; empty if none.
+
+    py4j raises ``Py4JJavaError`` with the Java exception in ``java_exception``; pyspark turns
+    some of those into its own exceptions, which keep the Java one in ``_origin`` (3.5 and 4.x);
+    JPype (``spark_tfrecord.local``) raises the Java exception itself.
+    """
+    java: Any = getattr(exc, "java_exception", None)
+    if java is None:
+        java = getattr(exc, "_origin", None)
+    if java is None and hasattr(exc, "getClass"):
+        java = exc
+    chain: list[Any] = []
+    while java is not None and len(chain) < 100:  # Java allows cycles of causes
+        chain.append(java)
+        java = java.getCause()
+    return chain
+
+
+def _java_classes(java: Any) -> set[str]:
+    """The names of a Java object's class and of all its superclasses."""
+    names = set()
+    cls = java.getClass()
+    while cls is not None:
+        names.add(str(cls.getName()))
+        cls = cls.getSuperclass()
+    return names
+
+
+def _error_condition(exc: Exception) -> str | None:
+    """Spark's error condition of a pyspark exception, such as ``PATH_NOT_FOUND``.
+
+    pyspark 4.x has ``getCondition`` (and ``getErrorClass``, deprecated); 3.5 has only
+    ``getErrorClass``.
+    """
+    get = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    condition = get() if get is not None else None
+    return None if condition is None else str(condition)
+
+
+def _describe(exc: Exception, java: list[Any]) -> str:
+    """``ClassName: first line of the message`` of the Java exception if given, else of ``exc``."""
+    if java:
+        name, message = java[0].getClass().getSimpleName(), java[0].getMessage()
+    else:
+        name, message = type(exc).__name__, str(exc)
+    lines = str(message or "").strip().splitlines()
+    return f"{name}: {lines[0] if lines else ''}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import os
-
+    """Run the command; return its exit status."""
     args = build_parser().parse_args(argv)
     try:
         result: int = args.run(args)
@@ -313,7 +389,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"spark-tfrecord: error: {error}", file=sys.stderr)
     print(f"hint: {error.hint}", file=sys.stderr)
     return error.status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,9 +3,10 @@
 The JVM starts on first use (about a second), with the jar and pyspark's own jars on its class
 path; no SparkSession, no cluster. This is what ``spark-tfrecord inspect`` uses for local paths.
 
->>> from spark_tfrecord import local
->>> local.count_records("/data/train/part-00000.tfrecord")  # doctest: +SKIP
-1000
+Example (a plain example, not a doctest: the JVM it starts would outlive the test)::
+
+    from spark_tfrecord import local
+    local.count_records("/data/train/part-00000.tfrecord")  # e.g. 1000
 """
 
 from __future__ import annotations
