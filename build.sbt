@@ -1,6 +1,7 @@
 // One source tree (scala/src/main/scala) compiled three times: Spark 3.5 with Scala 2.12 and 2.13,
 // and Spark 4.x with Scala 2.13. The few lines that differ live in scala-spark-3 / scala-spark-4.
 // `ci/sbt package` builds all three jars; `ci/sbt publishLocal` publishes them for Scala users.
+// `ci/sbt test` runs the unit tests (scala/src/test/scala, no Spark session) on both Spark lines.
 
 ThisBuild / organization := "io.github.sparktfrecord"
 // The version is the Python package's: one number for the wheel and the jars inside it.
@@ -43,10 +44,24 @@ def sparkJar(
       Compile / doc / sources := Nil
     )
 
+/**
+ * The unit tests of the codec, framing, reader, options and type mapping, below Spark: munit (in
+ * the Test scope only, so the jar stays free of dependencies) and the provided Spark jars.
+ */
+def unitTests(project: Project) = project.settings(
+  Test / unmanagedSourceDirectories := Seq(
+    (LocalRootProject / baseDirectory).value / "scala/src/test/scala"),
+  libraryDependencies += "org.scalameta" %% "munit" % "1.0.0" % Test,
+  // A JVM of their own, told where the checkout is (a test reads docs/options.md).
+  Test / fork := true,
+  Test / javaOptions ++= Seq(
+    "-Xmx1g", s"-Dsparktfrecord.root=${(LocalRootProject / baseDirectory).value}")
+)
+
 // CRC32C is java.util.zip.CRC32C (Java 9+), so the Spark 3.5 jars need Java 11 or newer.
-lazy val spark35_212 = sparkJar("spark35_212", "3.5", "3.5.0", "2.12.18", "11")
+lazy val spark35_212 = unitTests(sparkJar("spark35_212", "3.5", "3.5.0", "2.12.18", "11"))
 lazy val spark35_213 = sparkJar("spark35_213", "3.5", "3.5.0", "2.13.8", "11")
-lazy val spark4_213 = sparkJar("spark4_213", "4", "4.0.0", "2.13.16", "17")
+lazy val spark4_213 = unitTests(sparkJar("spark4_213", "4", "4.0.0", "2.13.16", "17"))
 
 lazy val stageJars = taskKey[Seq[File]]("Builds the jars and copies them into the Python package.")
 lazy val writeTestClasspath = taskKey[File](

@@ -1,6 +1,8 @@
 # Shared by ci/quickstart and ci/test: building the jars and wheel, and one virtual environment
 # per Spark version with the wheel installed as a user would install it. Sourced, not run.
 set -euo pipefail
+# Without it, bash runs $(build_wheel) with -e off: a failing sbt (a unit test) would go unnoticed.
+shopt -s inherit_errexit
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SPARK_TFRECORD_CACHE:-$ROOT/.cache}"
@@ -32,10 +34,11 @@ venv() {
   echo "$dir"
 }
 
-# Builds the three jars (sbt, incremental) and the wheel; prints the wheel's path.
+# Builds the three jars (sbt, incremental) and the wheel; prints the wheel's path. Arguments are
+# sbt tasks to run first in the same sbt start: ci/test passes `test`, the Scala unit tests.
 build_wheel() {
-  log "building the jars (ci/sbt stageJars writeTestClasspath)"
-  bash "$ROOT/ci/sbt" stageJars writeTestClasspath </dev/null >&2
+  log "building the jars (ci/sbt $* stageJars writeTestClasspath)"
+  bash "$ROOT/ci/sbt" "$@" stageJars writeTestClasspath </dev/null >&2
   local tools
   tools="$(venv tools)"
   "$tools/bin/python" -m pip install -q build ruff mypy >&2

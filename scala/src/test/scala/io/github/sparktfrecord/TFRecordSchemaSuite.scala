@@ -1,0 +1,160 @@
+package io.github.sparktfrecord
+
+import java.math.{BigDecimal => JBigDecimal}
+
+import munit.FunSuite
+
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
+import org.apache.spark.sql.types._
+
+/**
+ * The type mapping: which Spark types a record type holds (with the errors that say which do
+ * not), and which feature kinds each column type reads, with the value each kind gives.
+ */
+class TFRecordSchemaSuite extends FunSuite {
+  import ProtoBytes._
+  import TFRecordSchema._
+
+  private val scalars: Seq[DataType] = Seq(BooleanType, ByteType, ShortType, IntegerType,
+    LongType, DateType, TimestampType, TimestampNTZType, FloatType, DoubleType,
+    DecimalType(10, 2), DecimalType(38, 18), StringType, BinaryType)
+
+  private val unsupportedTypes: Seq[DataType] = Seq(NullType, CalendarIntervalType,
+    MapType(StringType, LongType), StructType(Seq(StructField("x", LongType))),
+    ArrayType(MapType(StringType, LongType)), ArrayType(ArrayType(ArrayType(LongType))),
+    ArrayType(ArrayType(StructType(Nil))))
+
+  private def schema(fields: (String, DataType)*): StructType =
+    StructType(fields.map { case (n, t) => StructField(n, t) })
+
+  test("supportsDataType: scalars, arrays of them and arrays of such arrays") {
+    for (t <- scalars) {
+      assert(supportsDataType(t), t.simpleString)
+      assert(supportsDataType(ArrayType(t)), t.simpleString)
+      assert(supportsDataType(ArrayType(ArrayType(t, containsNull = false))), t.simpleString)
+    }
+    for (t <- unsupportedTypes) assert(!supportsDataType(t), t.simpleString)
+  }
+
+  test("validate: Example holds no nested arrays, SequenceExample does") {
+    val flat = schema(scalars.zipWithIndex.flatMap { case (t, i) =>
+      Seq(s"s$i" -> t, s"a$i" -> ArrayType(t))
+    }: _*)
+    for (writing <- Seq(true, false)) {
+      validate(flat, RecordType.Example, writing)
+      validate(flat, RecordType.SequenceExample, writing)
+      validate(schema("t" -> ArrayType(ArrayType(FloatType))), RecordType.SequenceExample,
+        writing)
+    }
+    val nested = intercept[IllegalArgumentException](validate(
+      schema("ok" -> LongType, "t" -> ArrayType(ArrayType(LongType))), RecordType.Example, false))
+    assertEquals(nested.getMessage, "Column 't' has type array<array<bigint>>, which recordType " +
+      "Example cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
+      "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
+      "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays of " +
+      "these. Nested arrays become feature lists with recordType SequenceExample.")
+    for (t <- unsupportedTypes; recordType <- Seq(RecordType.Example,
+        RecordType.SequenceExample)) {
+      val e = intercept[IllegalArgumentException](
+        validate(schema("c" -> t), recordType, writing = true))
+      assert(e.getMessage.startsWith(s"Column 'c' has type ${t.simpleString}, which recordType " +
+        s"${recordType.name} cannot hold. Supported: boolean, "), e.getMessage)
+      if (recordType == RecordType.SequenceExample) {
+        assert(e.getMessage.contains(", and arrays of such arrays (feature lists)."), e.getMessage)
+      }
+    }
+  }
+
+  test("validate: ByteArray reads `byteArray binary` and writes one binary column") {
+    val column = schema("byteArray" -> BinaryType)
+    validate(column, RecordType.ByteArray, writing = false)
+    validate(StructType(Nil), RecordType.ByteArray, writing = false) // count(): no column
+    validate(column, RecordType.ByteArray, writing = true)
+    validate(schema("payload" -> BinaryType), RecordType.ByteArray, writing = true)
+    def message(s: StructType, writing: Boolean): String = intercept[IllegalArgumentException](
+      validate(s, RecordType.ByteArray, writing)).getMessage
+    assertEquals(message(schema("payload" -> BinaryType), writing = false),
+      "recordType ByteArray reads exactly one binary column (named 'byteArray' on read), but " +
+        "the schema is struct<payload:binary>.")
+    assertEquals(message(schema("byteArray" -> StringType), writing = false),
+      "recordType ByteArray reads exactly one binary column (named 'byteArray' on read), but " +
+        "the schema is struct<byteArray:string>.")
+    assertEquals(message(schema("a" -> BinaryType, "b" -> BinaryType), writing = true),
+      "recordType ByteArray writes exactly one binary column (named 'byteArray' on read), but " +
+        "the schema is struct<a:binary,b:binary>.")
+  }
+
+  /** One feature `c` of `kind` holding one value: 1, 1.5 or "7". */
+  private def record(kind: Int): Array[Byte] = example(entry("c", kind match {
+    case ProtoWire.KindInt64 => int64List(packedInt64(1L))
+    case ProtoWire.KindFloat => floatList(packedFloat(1.5f))
+    case _ => bytesList(bytesValues("7"))
+  }))
+
+  /** The value column `c` of type `t` reads from a feature of `kind`, or the error message. */
+  private def readAs(t: DataType, kind: Int): Either[String, Any] = {
+    val d = new TFRecordDeserializer(schema("c" -> t), RecordType.Example)
+    val bytes = record(kind)
+    try {
+      val row = d.deserialize(bytes, bytes.length)
+      Right(t match {
+        case d: DecimalType => row.getDecimal(0, d.precision, d.scale).toJavaBigDecimal
+        case StringType => row.getUTF8String(0).toString
+        case BinaryType => row.getBinary(0).toSeq
+        case ArrayType(e: DecimalType, _) =>
+          row.getArray(0).getDecimal(0, e.precision, e.scale).toJavaBigDecimal
+        case ArrayType(StringType, _) => row.getArray(0).getUTF8String(0).toString
+        case ArrayType(BinaryType, _) => row.getArray(0).getBinary(0).toSeq
+        case ArrayType(e, _) => row.getArray(0).get(0, e)
+        case _ => row.get(0, t)
+      })
+    } catch {
+      case e: TFRecordDataException => Left(e.getMessage)
+    }
+  }
+
+  test("which feature kinds each column type reads, and the value each gives") {
+    import ProtoWire.{KindBytes, KindFloat, KindInt64}
+    val one = Map[DataType, Any](BooleanType -> true, ByteType -> 1.toByte,
+      ShortType -> 1.toShort, IntegerType -> 1, LongType -> 1L, DateType -> 1,
+      TimestampType -> 1L, TimestampNTZType -> 1L, FloatType -> 1f, DoubleType -> 1.0,
+      DecimalType(10, 2) -> new JBigDecimal("1.00"), DecimalType(38, 18) -> new JBigDecimal(
+        "1.000000000000000000"), StringType -> "1")
+    val oneAndAHalf = Map[DataType, Any](FloatType -> 1.5f, DoubleType -> 1.5,
+      DecimalType(10, 2) -> new JBigDecimal("1.50"),
+      DecimalType(38, 18) -> new JBigDecimal("1.500000000000000000"), StringType -> "1.5")
+    val seven = Map[DataType, Any](StringType -> "7", BinaryType -> Seq('7'.toByte))
+    for (t <- scalars; column <- Seq(t, ArrayType(t));
+        (kind, values) <- Seq(KindInt64 -> one, KindFloat -> oneAndAHalf, KindBytes -> seven)) {
+      val expected = values.get(t) match {
+        case Some(v) => Right(v)
+        case None => Left(s"Column 'c' (${column.simpleString}) cannot be read from a " +
+          s"${ProtoWire.KindNames(kind)} feature, in the record at byte offset 0 of ")
+      }
+      assertEquals(readAs(column, kind), expected,
+        s"${column.simpleString} from ${ProtoWire.KindNames(kind)}")
+    }
+  }
+
+  test("an empty or unset Feature is null for a scalar and empty for an array, of any kind") {
+    for (t <- scalars; feature <- Seq(Array.emptyByteArray, int64List(), floatList(),
+        bytesList())) {
+      val bytes = example(entry("c", feature))
+      val row = new TFRecordDeserializer(schema("c" -> t, "a" -> ArrayType(t)),
+        RecordType.Example).deserialize(cat(bytes, example(entry("a", feature))),
+        bytes.length * 2)
+      assert(row.isNullAt(0), t.simpleString)
+      assertEquals(row.getArray(1).numElements(), 0, t.simpleString)
+    }
+  }
+
+  test("a type no feature maps to fails when the decoder or encoder is built") {
+    for (t <- unsupportedTypes.filterNot(_.isInstanceOf[ArrayType])) {
+      val decoding = intercept[IllegalArgumentException](
+        FeatureDecoder(StructField("c", t), 0, new UnsafeRowWriter(1)))
+      assert(decoding.getMessage.startsWith(s"Column 'c' has type ${t.simpleString}"))
+      val encoding = intercept[IllegalArgumentException](FeatureEncoder("c", t))
+      assert(encoding.getMessage.startsWith(s"Column 'c' has type ${t.simpleString}"))
+    }
+  }
+}

@@ -1,0 +1,265 @@
+package io.github.sparktfrecord
+
+import java.math.{BigDecimal => JBigDecimal}
+
+import munit.FunSuite
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, SpecializedGetters}
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
+import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * Rows into the bytes TensorFlow writes for the same Example, and back through the
+ * deserializer; the measure / write contract of the encoders and the begin / end one of the
+ * decoders.
+ */
+class TFRecordSerializerSuite extends FunSuite {
+  import ProtoBytes._
+
+  private def schema(fields: (String, DataType)*): StructType =
+    StructType(fields.map { case (n, t) => StructField(n, t) })
+
+  private def serialize(
+      s: StructType,
+      row: InternalRow,
+      recordType: RecordType = RecordType.Example): Array[Byte] = {
+    val serializer = new TFRecordSerializer(s, recordType)
+    val n = serializer.serialize(row)
+    serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+  }
+
+  private def array(values: Any*): ArrayData = new GenericArrayData(values.toArray[Any])
+  private def str(s: String): UTF8String = UTF8String.fromString(s)
+
+  test("the bytes TensorFlow writes for the same Example") {
+    // Each expected value is TensorFlow 2.21's SerializeToString() of that Example.
+    val int1 = "0a 0c 0a 0a 0a 01 61 12 05 1a 03 0a 01 01"
+    for (t <- Seq(LongType, IntegerType, ShortType, ByteType, DateType, TimestampType,
+        TimestampNTZType)) {
+      val one: Any = t match {
+        case IntegerType | DateType => 1
+        case ShortType => 1.toShort
+        case ByteType => 1.toByte
+        case _ => 1L
+      }
+      assertEquals(toHex(serialize(schema("a" -> t), InternalRow(one))), int1, t.simpleString)
+    }
+    assertEquals(toHex(serialize(schema("a" -> BooleanType), InternalRow(true))), int1)
+    assertEquals(toHex(serialize(schema("a" -> ArrayType(LongType)), InternalRow(array(-1L,
+      300L)))), "0a 17 0a 15 0a 01 61 12 10 1a 0e 0a 0c ff ff ff ff ff ff ff ff ff 01 ac 02")
+    val float1 = "0a 0f 0a 0d 0a 01 61 12 08 12 06 0a 04 00 00 80 3f"
+    assertEquals(toHex(serialize(schema("a" -> FloatType), InternalRow(1.0f))), float1)
+    assertEquals(toHex(serialize(schema("a" -> DoubleType), InternalRow(1.0))), float1)
+    assertEquals(toHex(serialize(schema("a" -> DecimalType(5, 2)),
+      InternalRow(Decimal(new JBigDecimal("1.00"), 5, 2)))), float1)
+    assertEquals(toHex(serialize(schema("f" -> ArrayType(FloatType)), InternalRow(array(1.5f,
+      -2.0f)))), "0a 13 0a 11 0a 01 66 12 0c 12 0a 0a 08 00 00 c0 3f 00 00 00 c0")
+    val hi = "0a 0d 0a 0b 0a 01 73 12 06 0a 04 0a 02 68 69"
+    assertEquals(toHex(serialize(schema("s" -> StringType), InternalRow(str("hi")))), hi)
+    assertEquals(toHex(serialize(schema("s" -> BinaryType), InternalRow(utf8("hi")))), hi)
+    assertEquals(toHex(serialize(schema("s" -> ArrayType(StringType)), InternalRow(array(
+      str("hi"), str(""))))), "0a 0f 0a 0d 0a 01 73 12 08 0a 06 0a 02 68 69 0a 00")
+    assertEquals(toHex(serialize(schema("s" -> ArrayType(BinaryType)), InternalRow(array(
+      utf8("hi"), utf8(""))))), "0a 0f 0a 0d 0a 01 73 12 08 0a 06 0a 02 68 69 0a 00")
+    // An empty list is a Feature of that kind with no values; a null column is no feature.
+    assertEquals(toHex(serialize(schema("a" -> ArrayType(LongType)), InternalRow(array()))),
+      "0a 09 0a 07 0a 01 61 12 02 1a 00")
+    assertEquals(toHex(serialize(schema("a" -> LongType), InternalRow(null))), "0a 00")
+  }
+
+  test("several features: map entries in schema order") {
+    // Protobuf leaves the order of map entries open; this serializer follows the schema.
+    val bytes = serialize(schema("a" -> LongType, "n" -> StringType, "s" -> StringType),
+      InternalRow(1L, null, str("hi")))
+    assertEquals(toHex(bytes),
+      "0a 19 0a 0a 0a 01 61 12 05 1a 03 0a 01 01 0a 0b 0a 01 73 12 06 0a 04 0a 02 68 69")
+    assertEquals(toHex(bytes), toHex(example(entry("a", int64List(packedInt64(1L))),
+      entry("s", bytesList(bytesValues("hi"))))))
+  }
+
+  test("SequenceExample: the bytes TensorFlow writes, with and without a context") {
+    val s = schema("c" -> FloatType, "t" -> ArrayType(ArrayType(LongType)))
+    val steps = array(array(1L, 2L), array())
+    assertEquals(toHex(serialize(s, InternalRow(0.5f, steps), RecordType.SequenceExample)),
+      "0a 0f 0a 0d 0a 01 63 12 08 12 06 0a 04 00 00 00 3f 12 13 0a 11 0a 01 74 12 0c 0a 06 1a " +
+        "04 0a 02 01 02 0a 02 1a 00")
+    assertEquals(toHex(serialize(s, InternalRow(null, steps), RecordType.SequenceExample)),
+      "12 13 0a 11 0a 01 74 12 0c 0a 06 1a 04 0a 02 01 02 0a 02 1a 00")
+    assertEquals(serialize(s, InternalRow(null, null), RecordType.SequenceExample).length, 0)
+    // A list of no steps is still a feature list.
+    assertEquals(toHex(serialize(s, InternalRow(null, array()), RecordType.SequenceExample)),
+      "12 07 0a 05 0a 01 74 12 00")
+  }
+
+  test("ByteArray: the binary column is the record") {
+    val serializer = new ByteArraySerializer("byteArray")
+    val bytes = Array.tabulate[Byte](300)(_.toByte)
+    assertEquals(serializer.serialize(InternalRow(bytes)), 300)
+    assertEquals(serializer.buffer.slice(12, 312).toSeq, bytes.toSeq)
+    val e = intercept[IllegalArgumentException](serializer.serialize(InternalRow(null)))
+    assertEquals(e.getMessage, "Column 'byteArray' is null in a row: recordType ByteArray " +
+      "writes each value as one record and has nothing to write for a null. Filter the nulls " +
+      "out first.")
+  }
+
+  test("a null inside an array fails naming the column and the index") {
+    val message = "Column 'a' holds an array with a null element at index 1: TFRecord feature " +
+      "lists cannot hold nulls. Drop or fill them first (for example with " +
+      "filter(x -> x IS NOT NULL) or coalesce)."
+    for (t <- Seq(LongType, FloatType, StringType)) {
+      val e = intercept[IllegalArgumentException](
+        serialize(schema("a" -> ArrayType(t)), InternalRow(array(null, null))))
+      assertEquals(e.getMessage, message.replace("index 1", "index 0"), t.simpleString)
+    }
+    val nested = intercept[IllegalArgumentException](serialize(
+      schema("a" -> ArrayType(ArrayType(LongType))), InternalRow(array(array(1L), null)),
+      RecordType.SequenceExample))
+    assertEquals(nested.getMessage, message)
+  }
+
+  /** Every column type, its values as they read back: double and decimal pass through float. */
+  private val allTypes = schema(
+    "bool" -> BooleanType, "byte" -> ByteType, "short" -> ShortType, "int" -> IntegerType,
+    "long" -> LongType, "date" -> DateType, "ts" -> TimestampType, "ntz" -> TimestampNTZType,
+    "float" -> FloatType, "double" -> DoubleType, "dec" -> DecimalType(10, 2),
+    "bigdec" -> DecimalType(38, 18), "str" -> StringType, "bin" -> BinaryType,
+    "bools" -> ArrayType(BooleanType), "bytes" -> ArrayType(ByteType),
+    "shorts" -> ArrayType(ShortType), "ints" -> ArrayType(IntegerType),
+    "longs" -> ArrayType(LongType), "floats" -> ArrayType(FloatType),
+    "doubles" -> ArrayType(DoubleType), "decs" -> ArrayType(DecimalType(10, 2)),
+    "strs" -> ArrayType(StringType), "bins" -> ArrayType(BinaryType))
+
+  /** A value as compared: Scala collections, strings, and floats by their bits. */
+  private def plain(value: Any, t: DataType): Any = (value, t) match {
+    case (null, _) => null
+    case (a: ArrayData, ArrayType(e, _)) =>
+      (0 until a.numElements()).map(i => plain(a.get(i, e), e))
+    case (b: Array[Byte], _) => b.toSeq
+    case (s: UTF8String, _) => s.toString
+    case (f: Float, _) => s"float bits ${java.lang.Float.floatToRawIntBits(f)}"
+    case (d: Double, _) => s"double bits ${java.lang.Double.doubleToRawLongBits(d)}"
+    case (d: Decimal, _) => d.toJavaBigDecimal
+    case (v, _) => v
+  }
+
+  /** What a value reads back as: float_list holds floats (the stated loss of precision). */
+  private def stored(value: Any, t: DataType): Any = (value, t) match {
+    case (null, _) => null
+    case (a: ArrayData, ArrayType(e, _)) =>
+      (0 until a.numElements()).map(i => stored(a.get(i, e), e))
+    case (d: Double, _) => plain(d.toFloat.toDouble, t)
+    case (d: Decimal, column: DecimalType) =>
+      val back = Decimal(new JBigDecimal(java.lang.Float.toString(d.toFloat)))
+      assert(back.changePrecision(column.precision, column.scale))
+      back.toJavaBigDecimal
+    case (v, _) => plain(v, t)
+  }
+
+  private def values(row: SpecializedGetters, s: StructType): Seq[Any] =
+    s.fields.indices.map(i => plain(if (row.isNullAt(i)) null else row.get(i, s(i).dataType),
+      s(i).dataType))
+
+  private def dec(v: String, p: Int, s: Int): Decimal = Decimal(new JBigDecimal(v), p, s)
+
+  private val rows: Seq[InternalRow] = Seq(
+    InternalRow(true, 7.toByte, 300.toShort, 70000, 1L << 40, 19000, 1700000000123456L, -5L,
+      1.5f, 0.1, dec("1.25", 10, 2), dec("0.1", 38, 18), str("h\u00e9llo"), utf8("bin"),
+      array(true, false), array(1.toByte, (-1).toByte), array((-300).toShort), array(1, -1),
+      array(Long.MinValue, 0L, Long.MaxValue), array(0.25f, Float.NaN, -0.0f),
+      array(1e300, -1e-300, Double.NaN), array(dec("-3.50", 10, 2), dec("12345678.91", 10, 2)),
+      array(str(""), str("\u6f22" * 100)), array(utf8(""), Array.tabulate[Byte](256)(_.toByte))),
+    InternalRow(false, Byte.MinValue, Short.MinValue, Int.MinValue, Long.MinValue, -1, -1L,
+      Long.MaxValue, Float.MaxValue, Double.MaxValue, dec("-9999999.99", 10, 2),
+      dec("-12345678901234567890.123456789", 38, 18), str(""), Array.emptyByteArray, array(),
+      array(), array(), array(), array(), array(), array(), array(), array(), array()),
+    new GenericInternalRow(new Array[Any](24)))
+
+  test("rows of every type read back, bit-exact but for double and decimal (through float)") {
+    val serializer = new TFRecordSerializer(allTypes, RecordType.Example)
+    val deserializer = new TFRecordDeserializer(allTypes, RecordType.Example)
+    for (row <- rows) {
+      val n = serializer.serialize(row)
+      val record = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
+        TFRecordFraming.HeaderBytes + n)
+      val back = values(deserializer.deserialize(record, n), allTypes)
+      val expected = allTypes.fields.indices.map(i =>
+        stored(if (row.isNullAt(i)) null else row.get(i, allTypes(i).dataType),
+          allTypes(i).dataType))
+      for (i <- allTypes.fields.indices) {
+        assertEquals(back(i), expected(i), allTypes(i).name)
+      }
+    }
+  }
+
+  test("SequenceExample rows read back: feature lists and context") {
+    val s = schema("ctx" -> StringType, "t" -> ArrayType(ArrayType(LongType)),
+      "f" -> ArrayType(ArrayType(FloatType)), "w" -> ArrayType(ArrayType(StringType)),
+      "ctxs" -> ArrayType(IntegerType))
+    val serializer = new TFRecordSerializer(s, RecordType.SequenceExample)
+    val deserializer = new TFRecordDeserializer(s, RecordType.SequenceExample)
+    for (row <- Seq(
+        InternalRow(str("c"), array(array(1L, -2L), array(), array(Long.MaxValue)),
+          array(array(0.5f), array(1f, 2f)), array(array(str("a")), array(str(""), str("b"))),
+          array(1, 2)),
+        InternalRow(null, array(), array(array()), null, array()),
+        InternalRow(null, null, null, null, null))) {
+      val n = serializer.serialize(row)
+      val record = serializer.buffer.slice(12, 12 + n)
+      assertEquals(values(deserializer.deserialize(record, n), s), values(row, s))
+    }
+  }
+
+  test("an encoder writes only the value it measured last, and as many bytes as measured") {
+    val encoder = FeatureEncoder("a", LongType)
+    val row = InternalRow(5L)
+    val buf = new Array[Byte](16)
+    val unmeasured = intercept[IllegalStateException](encoder.write(row, 0, 5, buf, 0))
+    assertEquals(unmeasured.getMessage, "ValueEncoder.write of value 0 without measure")
+    assertEquals(encoder.measure(row, 0), 5)
+    intercept[IllegalStateException](encoder.write(InternalRow(5L), 0, 5, buf, 0))
+    assertEquals(encoder.write(row, 0, 5, buf, 1), 6)
+    assertEquals(toHex(buf.take(7)), "00 1a 03 0a 01 05 00")
+    // A measure is good for one write.
+    intercept[IllegalStateException](encoder.write(row, 0, 5, buf, 0))
+    encoder.measure(row, 0)
+    val wrongSize = intercept[IllegalStateException](encoder.write(row, 0, 4, buf, 0))
+    assertEquals(wrongSize.getMessage, "ValueEncoder wrote 5 bytes, measured 4")
+
+    val steps = InternalRow(array(array(1L), array(2L, 3L)))
+    val lists = new FeatureListEncoder("t", FeatureEncoder("t", ArrayType(LongType)))
+    intercept[IllegalStateException](lists.write(steps, 0, 0, buf, 0))
+    val size = lists.measure(steps, 0)
+    assertEquals(lists.write(steps, 0, size, buf, 0), size)
+    assertEquals(toHex(buf.take(size)), toHex(ProtoBytes.steps(int64List(packedInt64(1L)),
+      int64List(packedInt64(2L, 3L)))))
+  }
+
+  test("a decoder fails loudly unless it gets exactly the values begun") {
+    val writer = new UnsafeRowWriter(2, 64)
+    writer.reset()
+    writer.zeroOutNullBytes()
+    val list = FeatureDecoder(StructField("a", ArrayType(LongType)), 0, writer)
+    list.beginArray(2)
+    list.int64(1L)
+    assertEquals(intercept[IllegalStateException](list.end()).getMessage,
+      "Column 'a': 1 values written, 2 begun")
+    val scalar = FeatureDecoder(StructField("b", LongType), 1, writer)
+    scalar.beginScalar()
+    assertEquals(intercept[IllegalStateException](scalar.end()).getMessage,
+      "Column 'b': 0 values written, 1 begun")
+    scalar.int64(4L)
+    scalar.end()
+    assertEquals(writer.getRow.getLong(1), 4L)
+    assertEquals(intercept[IllegalStateException](scalar.bytes(Array[Byte](1), 0, 1))
+      .getMessage, "bytes value for b")
+    assertEquals(intercept[IllegalStateException](scalar.float(1f)).getMessage,
+      "float value for b")
+    // Values are handed over only after they were counted.
+    assertEquals(intercept[IllegalStateException](
+      new FeatureLists(new WireCursor).emit(new FeatureRun, scalar)).getMessage,
+      "FeatureLists.emit before count")
+  }
+}
