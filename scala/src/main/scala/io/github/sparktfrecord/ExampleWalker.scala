@@ -31,7 +31,7 @@ private[sparktfrecord] abstract class FeatureVisitor {
  * [[FeatureLists.emit]] hands them over. One is reused per task, refilled per Feature.
  */
 private[sparktfrecord] final class FeatureRun {
-  /** The winning `Feature.kind` (`ProtoWire.KindBytes`, ...), or `KindNone` for an unset Feature. */
+  /** The winning `Feature.kind` (`ProtoWire.KindBytes`, ...); `KindNone` for an unset Feature. */
   var kind: Int = ProtoWire.KindNone
   /** From the first list message of `kind` since the last switch of kind, to the Feature's end. */
   var start: Int = 0
@@ -57,8 +57,11 @@ private[sparktfrecord] final class FeatureRun {
 /**
  * Walks `Example` → `Features` → map entries → `Feature` (and `SequenceExample` → context /
  * `FeatureLists` → `FeatureList` → `Feature`) as protobuf parses them: fields in any order,
- * unknown fields skipped, repeated messages merged, and in a Feature the last kind wins while
- * repeated occurrences of that kind since the last switch concatenate.
+ * unknown fields skipped, repeated `features` / `feature_lists` messages merged, a key repeated in
+ * a map taken from its last entry, and in a Feature the last kind wins while repeated occurrences
+ * of that kind since the last switch concatenate. One difference: a map entry whose `value` field
+ * itself occurs twice keeps the last (protobuf would merge the two; TensorFlow rejects the record,
+ * and no writer produces one).
  *
  * {{{
  * message Example         { Features features = 1; }

@@ -1,7 +1,5 @@
 package io.github.sparktfrecord
 
-import scala.annotation.switch
-
 import org.apache.spark.unsafe.Platform
 
 /**

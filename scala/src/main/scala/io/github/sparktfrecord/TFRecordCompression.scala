@@ -91,9 +91,9 @@ private[sparktfrecord] object TFRecordCompression {
         val className = HadoopShortNames.getOrElse(lower, v)
         val known = HadoopShortNames.contains(lower) || simpleName.endsWith("codec")
         if (!known) {
+          val others = HadoopShortNames.keys.toSeq.sorted :+ "a Hadoop CompressionCodec class name"
           TFRecordOptions.invalid(option, value,
-            TensorFlowNames ++ HadoopShortNames.keys.toSeq.sorted.map(_ + " (see below)") :+
-              "a Hadoop CompressionCodec class name")
+            TensorFlowNames ++ others.map(_ + " (with allowNonTensorFlowCodec)"))
         }
         if (!allowOthers) {
           throw new IllegalArgumentException(

@@ -28,8 +28,8 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    * Hadoop keys are), named by the rest (case-insensitive). Defaults that would come from a SQL
    * configuration are Spark's defaults: a MapReduce job has no session.
    */
-  def this(conf: Configuration) =
-    this(TFRecordOptions.overSessionFreeDefaults(conf.getPropsWithPrefix(TFRecordOptions.HadoopPrefix)))
+  def this(conf: Configuration) = this(
+    TFRecordOptions.overSessionFreeDefaults(conf.getPropsWithPrefix(TFRecordOptions.HadoopPrefix)))
 
   /**
    * `recordType`: what each record holds. `Example` (default): a `tf.train.Example`, one feature

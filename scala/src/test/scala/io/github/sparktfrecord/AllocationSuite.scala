@@ -1,0 +1,150 @@
+package io.github.sparktfrecord
+
+import java.io.ByteArrayInputStream
+import java.lang.management.ManagementFactory
+
+import munit.FunSuite
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * The hot loops allocate nothing per record once warm: the deserializer (all columns, one column
+ * of many, a SequenceExample), the serializer and the framing reader. Measured with the JVM's
+ * count of the bytes this thread allocated; one object per record would be 16 bytes or more.
+ */
+class AllocationSuite extends FunSuite {
+  private val threads =
+    ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
+
+  private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread().getId)
+
+  /**
+   * The fewest bytes `records` calls of `body` allocated in one of several rounds (the first
+   * rounds warm the JIT up).
+   */
+  private def bytesPerRecord(records: Int)(body: Int => Unit): Double = {
+    var best = Long.MaxValue
+    var round = 0
+    while (round < 8) {
+      val before = allocated()
+      var i = 0
+      while (i < records) {
+        body(i)
+        i += 1
+      }
+      best = math.min(best, allocated() - before)
+      round += 1
+    }
+    best.toDouble / records
+  }
+
+  private val schema = StructType(Seq(
+    StructField("id", LongType),
+    StructField("label", IntegerType),
+    StructField("weight", FloatType),
+    StructField("name", StringType),
+    StructField("raw", BinaryType),
+    StructField("embedding", ArrayType(FloatType)),
+    StructField("tokens", ArrayType(LongType)),
+    StructField("tags", ArrayType(StringType))))
+
+  private def row(i: Int): InternalRow = InternalRow(
+    i.toLong * 1000003L, i % 7, i * 0.5f, UTF8String.fromString(s"name-$i"),
+    Array.tabulate[Byte](i % 40)(_.toByte),
+    new GenericArrayData(Array.tabulate[Any](16)(j => (i + j).toFloat)),
+    new GenericArrayData(Array.tabulate[Any](i % 30)(j => (j - 15).toLong << (j % 60))),
+    new GenericArrayData(Array.tabulate[Any](3)(j => UTF8String.fromString(s"t$j"))))
+
+  private val rows: Array[InternalRow] = Array.tabulate(64)(row)
+
+  /** The rows as serialized Examples. */
+  private lazy val records: Array[Array[Byte]] = {
+    val serializer = new TFRecordSerializer(schema, RecordType.Example)
+    rows.map { r =>
+      val n = serializer.serialize(r)
+      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    }
+  }
+
+  private def assertNoAllocation(what: String, perRecord: Double): Unit =
+    assert(perRecord < 1.0, s"$what allocates $perRecord bytes per record")
+
+  test("serializing a row allocates nothing") {
+    val serializer = new TFRecordSerializer(schema, RecordType.Example)
+    assertNoAllocation("the serializer",
+      bytesPerRecord(200000)(i => serializer.serialize(rows(i & 63))))
+  }
+
+  test("deserializing every column allocates nothing") {
+    val deserializer = new TFRecordDeserializer(schema, RecordType.Example)
+    val sum = bytesPerRecord(200000) { i =>
+      val data = records(i & 63)
+      deserializer.deserialize(data, data.length)
+    }
+    assertNoAllocation("the deserializer", sum)
+    val r = deserializer.deserialize(records(5), records(5).length)
+    assertEquals(r.getLong(0), 5L * 1000003L)
+    assertEquals(r.getArray(5).numElements(), 16)
+  }
+
+  test("one column of many allocates nothing") {
+    val one = StructType(Seq(StructField("tokens", ArrayType(LongType))))
+    val deserializer = new TFRecordDeserializer(one, RecordType.Example)
+    assertNoAllocation("one column", bytesPerRecord(200000) { i =>
+      val data = records(i & 63)
+      deserializer.deserialize(data, data.length)
+    })
+  }
+
+  test("a SequenceExample's feature lists allocate nothing") {
+    val sequence = StructType(Seq(
+      StructField("id", LongType),
+      StructField("frames", ArrayType(ArrayType(FloatType))),
+      StructField("words", ArrayType(ArrayType(StringType)))))
+    val serializer = new TFRecordSerializer(sequence, RecordType.SequenceExample)
+    val steps = (n: Int, f: Int => Any) => new GenericArrayData(
+      Array.tabulate[Any](n)(j => new GenericArrayData(Array.fill[Any](3)(f(j)))))
+    val input = Array.tabulate(16)(i => InternalRow(i.toLong, steps(i % 5, j => j.toFloat),
+      steps(i % 3, j => UTF8String.fromString(s"w$j"))))
+    assertNoAllocation("the SequenceExample serializer",
+      bytesPerRecord(100000)(i => serializer.serialize(input(i & 15))))
+    val data = input.map { r =>
+      val n = serializer.serialize(r)
+      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    }
+    val deserializer = new TFRecordDeserializer(sequence, RecordType.SequenceExample)
+    assertNoAllocation("the SequenceExample deserializer", bytesPerRecord(100000) { i =>
+      val d = data(i & 15)
+      deserializer.deserialize(d, d.length)
+    })
+  }
+
+  test("the framing reader allocates nothing per record") {
+    val writer = new RecordBuffer
+    val out = new java.io.ByteArrayOutputStream
+    val crc = new java.util.zip.CRC32C
+    records.foreach { r =>
+      val buf = writer.reserve(r.length)
+      System.arraycopy(r, 0, buf, TFRecordFraming.HeaderBytes, r.length)
+      out.write(buf, 0, TFRecordFraming.frame(crc, buf, r.length))
+    }
+    val file = out.toByteArray
+    for (keepData <- Seq(true, false)) {
+      // One reader per pass over the 64 records: its buffers are the only allocation.
+      val perRecord = bytesPerRecord(2000) { _ =>
+        val reader = new TFRecordReader(new ByteArrayInputStream(file), "mem", 0L, Long.MaxValue,
+          file.length.toLong, Int.MaxValue, verifyChecksums = true)
+        reader.keepData = keepData
+        var n = 0
+        while (reader.next()) n += 1
+        if (n != 64) fail(s"$n records")
+      } / 64
+      val readerBytes = TFRecordReader.BufferBytes + TFRecordReader.InitialRecordBytes + 1024
+      assert(perRecord * 64 < readerBytes,
+        s"keepData=$keepData: ${perRecord * 64} bytes per pass over 64 records")
+    }
+  }
+}
