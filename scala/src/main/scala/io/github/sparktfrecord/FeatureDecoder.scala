@@ -113,38 +113,28 @@ private[sparktfrecord] object FeatureDecoder {
     val (name, t) = (field.name, field.dataType)
     element match {
       case LongType | TimestampType | TimestampNTZType =>
-        new FeatureDecoder(name, t, ordinal, shape, row) {
+        new Int64Decoder(name, t, ordinal, shape, row) {
           def elementSize = 8
-          def accepts(kind: Int) = kind == KindInt64
           override def int64(v: Long): Unit = { target.write(slot, v); slot += 1 }
         }
-      case IntegerType | DateType => new FeatureDecoder(name, t, ordinal, shape, row) {
+      // Narrower integers are range-checked: an int64 that does not fit is an error, not a wrap.
+      case IntegerType | DateType => new Int64Decoder(name, t, ordinal, shape, row) {
         def elementSize = 4
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = {
-          if (v != v.toInt) outOfRange(v)
-          target.write(slot, v.toInt); slot += 1
-        }
+        override def int64(v: Long): Unit =
+          if (v == v.toInt) { target.write(slot, v.toInt); slot += 1 } else outOfRange(v)
       }
-      case ShortType => new FeatureDecoder(name, t, ordinal, shape, row) {
+      case ShortType => new Int64Decoder(name, t, ordinal, shape, row) {
         def elementSize = 2
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = {
-          if (v != v.toShort) outOfRange(v)
-          target.write(slot, v.toShort); slot += 1
-        }
+        override def int64(v: Long): Unit =
+          if (v == v.toShort) { target.write(slot, v.toShort); slot += 1 } else outOfRange(v)
       }
-      case ByteType => new FeatureDecoder(name, t, ordinal, shape, row) {
+      case ByteType => new Int64Decoder(name, t, ordinal, shape, row) {
         def elementSize = 1
-        def accepts(kind: Int) = kind == KindInt64
-        override def int64(v: Long): Unit = {
-          if (v != v.toByte) outOfRange(v)
-          target.write(slot, v.toByte); slot += 1
-        }
+        override def int64(v: Long): Unit =
+          if (v == v.toByte) { target.write(slot, v.toByte); slot += 1 } else outOfRange(v)
       }
-      case BooleanType => new FeatureDecoder(name, t, ordinal, shape, row) {
+      case BooleanType => new Int64Decoder(name, t, ordinal, shape, row) {
         def elementSize = 1
-        def accepts(kind: Int) = kind == KindInt64
         override def int64(v: Long): Unit = {
           if (v != 0L && v != 1L) outOfRange(s"$v (a boolean is stored as 0 or 1)")
           target.write(slot, v == 1L); slot += 1
@@ -210,5 +200,15 @@ private[sparktfrecord] object FeatureDecoder {
       }
       case _ => throw TFRecordSchema.unsupported(name, t, RecordType.SequenceExample)
     }
+  }
+
+  /** A column whose values come from `int64_list` only. */
+  private abstract class Int64Decoder(
+      column: String,
+      dataType: DataType,
+      ordinal: Int,
+      shape: Int,
+      row: UnsafeRowWriter) extends FeatureDecoder(column, dataType, ordinal, shape, row) {
+    def accepts(kind: Int): Boolean = kind == KindInt64
   }
 }
