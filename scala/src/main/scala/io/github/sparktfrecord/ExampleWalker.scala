@@ -262,10 +262,13 @@ private[sparktfrecord] final class FeatureLists(cursor: WireCursor) {
   }
 
   /** Hands the values that [[count]] counted over to `sink`, in order. */
-  def emit(run: FeatureRun, sink: ValueSink): Unit = {
-    if (run.count < 0) throw new IllegalStateException("FeatureLists.emit before count")
-    if (run.singleField) emitField(run, sink) else scan(run, sink)
-  }
+  def emit(run: FeatureRun, sink: ValueSink): Unit =
+    if (run.singleField && run.count >= 0) emitField(run, sink)
+    else if (run.count >= 0) scan(run, sink)
+    else notCounted()
+
+  private def notCounted(): Nothing =
+    throw new IllegalStateException("FeatureLists.emit before count")
 
   /**
    * The values of a run's only list message `[lastListStart, lastListEnd)` when it holds nothing

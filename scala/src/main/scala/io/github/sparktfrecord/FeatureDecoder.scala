@@ -74,12 +74,14 @@ private[sparktfrecord] abstract class FeatureDecoder(
   }
 
   /** After the values: fails loudly unless exactly as many came as were announced. */
-  final def end(): Unit =
-    if (slot != slotsEnd) {
-      val begun = if (target eq rowWriter) 1 else slotsEnd
-      throw new IllegalStateException(
-        s"Column '$column': ${begun - (slotsEnd - slot)} values written, $begun begun")
-    }
+  final def end(): Unit = if (slot != slotsEnd) miscounted()
+
+  // Out of line, so that end() stays small enough to inline everywhere.
+  private def miscounted(): Nothing = {
+    val begun = if (target eq rowWriter) 1 else slotsEnd
+    throw new IllegalStateException(
+      s"Column '$column': ${begun - (slotsEnd - slot)} values written, $begun begun")
+  }
 
   def elementSize: Int
   def accepts(kind: Int): Boolean

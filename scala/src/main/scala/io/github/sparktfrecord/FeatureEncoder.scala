@@ -33,16 +33,19 @@ private[sparktfrecord] abstract class ValueEncoder {
       size: Int,
       buf: Array[Byte],
       pos: Int): Int = {
-    if ((row ne measuredRow) || ordinal != measuredOrdinal) {
-      throw new IllegalStateException(s"ValueEncoder.write of value $ordinal without measure")
-    }
+    if ((row ne measuredRow) || ordinal != measuredOrdinal) notMeasured(ordinal)
     measuredRow = null
     val end = writeMeasured(row, ordinal, size, buf, pos)
-    if (end - pos != size) {
-      throw new IllegalStateException(s"ValueEncoder wrote ${end - pos} bytes, measured $size")
-    }
+    if (end - pos != size) mismeasured(end - pos, size)
     end
   }
+
+  // Out of line, so that write() stays small enough to inline.
+  private def notMeasured(ordinal: Int): Nothing =
+    throw new IllegalStateException(s"ValueEncoder.write of value $ordinal without measure")
+
+  private def mismeasured(written: Int, size: Int): Nothing =
+    throw new IllegalStateException(s"ValueEncoder wrote $written bytes, measured $size")
 
   /** Measures the value at `ordinal`, keeping what [[writeMeasured]] needs. */
   protected def sizeOf(row: SpecializedGetters, ordinal: Int): Int
