@@ -113,19 +113,74 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
 
   /** Features or FeatureLists, from the cursor to `end`: map entries { key = 1, value = 2 }. */
   private def walkMap(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
-    while (cursor.pos < end) {
-      val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) {
-        val entryEnd = cursor.readLengthEnd(end)
-        walkEntry(entryEnd, visitor, lists)
-        cursor.pos = entryEnd
+    val buf = cursor.buf
+    var pos = cursor.pos
+    while (pos < end) {
+      val entryEnd = shortEntryEnd(buf, pos, end)
+      if (entryEnd > 0) {
+        val keyEnd = pos + 4 + buf(pos + 3)
+        dispatch(visitor, lists, pos + 4, keyEnd, keyEnd + 2, entryEnd)
+        pos = entryEnd
       } else {
-        cursor.skipField(t.toInt & 7, end)
+        cursor.pos = pos
+        val t = cursor.readVarint(end)
+        if (t == tag(1, WireLengthDelimited)) {
+          val entryEnd = cursor.readLengthEnd(end)
+          walkEntry(entryEnd, visitor, lists)
+          cursor.pos = entryEnd
+        } else {
+          cursor.skipField(t.toInt & 7, end)
+        }
+        pos = cursor.pos
       }
     }
+    cursor.pos = pos
+  }
+
+  /**
+   * Where the map entry at `pos` ends when it is laid out as writers of small features lay it out,
+   * every length one byte: `0A len 0A keyLen key… 12 valueLen value…`, the key and the value
+   * each once and filling the entry exactly; else 0. Recognised from a few bytes, so that
+   * skipping an unwanted feature costs little more.
+   */
+  private def shortEntryEnd(buf: Array[Byte], pos: Int, end: Int): Int = {
+    if (end - pos < 6 || buf(pos) != tag(1, WireLengthDelimited) ||
+        buf(pos + 2) != tag(1, WireLengthDelimited)) {
+      return 0
+    }
+    val entryLen = buf(pos + 1)
+    val keyLen = buf(pos + 3)
+    if (entryLen < 0 || keyLen < 0) return 0
+    val entryEnd = pos + 2 + entryLen
+    val valueTag = pos + 4 + keyLen
+    // A negative value length byte (a longer varint) cannot pass the last test.
+    if (entryEnd > end || entryEnd - valueTag < 2 || buf(valueTag) != tag(2, WireLengthDelimited) ||
+        valueTag + 2 + buf(valueTag + 1) != entryEnd) {
+      return 0
+    }
+    entryEnd
   }
 
   private def walkEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
+    // As every writer lays an entry out: the key, then the value, each once, the key shorter than
+    // 128 bytes. Recognised from a few bytes, so that unwanted features cost little more.
+    val buf = cursor.buf
+    val at = cursor.pos
+    if (end - at >= 4 && buf(at) == tag(1, WireLengthDelimited) && buf(at + 1) >= 0) {
+      val keyEnd = at + 2 + buf(at + 1)
+      if (end - keyEnd >= 2 && buf(keyEnd) == tag(2, WireLengthDelimited)) {
+        cursor.pos = keyEnd + 1
+        if (cursor.readLengthEnd(end) == end) {
+          dispatch(visitor, lists, at + 2, keyEnd, cursor.pos, end)
+          return
+        }
+      }
+      cursor.pos = at
+    }
+    walkAnyEntry(end, visitor, lists)
+  }
+
+  private def walkAnyEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
     // Key and value may come in either order, or be missing (then "" and an empty message).
     var keyStart = cursor.pos
     var keyEnd = cursor.pos
@@ -145,6 +200,16 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
         cursor.skipField(t.toInt & 7, end)
       }
     }
+    dispatch(visitor, lists, keyStart, keyEnd, valueStart, valueEnd)
+  }
+
+  private def dispatch(
+      visitor: FeatureVisitor,
+      lists: Boolean,
+      keyStart: Int,
+      keyEnd: Int,
+      valueStart: Int,
+      valueEnd: Int): Unit = {
     // Unwanted features are skipped here, before their values are looked at.
     val id = visitor.lookup(cursor.buf, keyStart, keyEnd - keyStart)
     if (id >= 0) {
@@ -162,12 +227,27 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
    * and where the run of that kind lies. The values are not counted yet.
    */
   def readFeature(start: Int, end: Int, run: FeatureRun): Unit = {
+    run.end = end
+    run.count = -1
+    // The usual Feature: one list message, shorter than 128 bytes, filling it.
+    val buf = cursor.buf
+    if (end - start >= 2) {
+      val t = buf(start)
+      if ((t & 7) == WireLengthDelimited && t >= tag(KindBytes, WireLengthDelimited) &&
+          t <= tag(KindInt64, WireLengthDelimited) && start + 2 + buf(start + 1) == end) {
+        run.kind = t >>> 3
+        run.start = start
+        run.lists = 1
+        run.lastListStart = start + 2
+        run.lastListEnd = end
+        cursor.pos = end
+        return
+      }
+    }
     cursor.pos = start
     var kind = KindNone
     run.start = end
-    run.end = end
     run.lists = 0
-    run.count = -1
     while (cursor.pos < end) {
       val tagPos = cursor.pos
       val t = cursor.readVarint(end)

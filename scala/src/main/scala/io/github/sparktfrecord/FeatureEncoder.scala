@@ -1,6 +1,6 @@
 package io.github.sparktfrecord
 
-import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
+import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
@@ -286,17 +286,33 @@ private[sparktfrecord] object FeatureEncoder {
   }
 
   private final class BinaryScalar(column: String) extends FeatureEncoder(column) {
-    private var b: Array[Byte] = _
+    // Where the value's bytes lie: in an UnsafeRow they are copied from there (no array is made
+    // for them), else from the array that getBinary returns.
+    private var base: AnyRef = _
+    private var offset = 0L
+    private var length = 0
     def kind: Int = KindBytes
     def listSize(row: SpecializedGetters, ordinal: Int): Int = {
-      b = row.getBinary(ordinal)
-      1 + varintSize(b.length) + b.length
+      row match {
+        case unsafe: UnsafeRow =>
+          val offsetAndSize = unsafe.getLong(ordinal)
+          base = unsafe.getBaseObject
+          offset = unsafe.getBaseOffset + (offsetAndSize >>> 32)
+          length = offsetAndSize.toInt
+        case _ =>
+          val b = row.getBinary(ordinal)
+          base = b
+          offset = Platform.BYTE_ARRAY_OFFSET
+          length = b.length
+      }
+      1 + varintSize(length) + length
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
       buf(pos) = tag(1, WireLengthDelimited).toByte
-      val p = writeVarint(buf, pos + 1, b.length)
-      System.arraycopy(b, 0, buf, p, b.length)
-      p + b.length
+      val p = writeVarint(buf, pos + 1, length)
+      Platform.copyMemory(base, offset, buf, Platform.BYTE_ARRAY_OFFSET + p, length)
+      base = null
+      p + length
     }
   }
 

@@ -4,8 +4,13 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.spark.unsafe.Platform
 
+/** Answers which number a feature name (its UTF-8 bytes) stands for, or -1. */
+private[sparktfrecord] trait FeatureNames {
+  def find(buf: Array[Byte], off: Int, len: Int): Int
+}
+
 /** Open-addressing lookup from a feature name's UTF-8 bytes to its column ordinal (null: none). */
-private[sparktfrecord] final class FeatureIndex(names: Array[String]) {
+private[sparktfrecord] final class FeatureIndex(names: Array[String]) extends FeatureNames {
   private val keys = names.map(n => if (n == null) null else n.getBytes(UTF_8))
   private val mask = Integer.highestOneBit(math.max(4, keys.length * 4)) - 1
   private val slots: Array[Int] = {
@@ -30,7 +35,7 @@ private[sparktfrecord] final class FeatureIndex(names: Array[String]) {
     keys.map(k => if (k == null || k.length > 8 || k.isEmpty) 0L else -1L >>> (64 - 8 * k.length))
 
   /** Whether column `i` is named by `buf[off, off + len)`. */
-  def is(i: Int, buf: Array[Byte], off: Int, len: Int): Boolean = {
+  private def is(i: Int, buf: Array[Byte], off: Int, len: Int): Boolean = {
     val k = keys(i)
     if (k.length != len) return false
     if (len <= 8 && ProtoWire.WordReads && buf.length - off >= 8) {
@@ -56,6 +61,89 @@ private[sparktfrecord] final class FeatureIndex(names: Array[String]) {
     }
     -1
   }
+}
+
+/**
+ * The feature names of the previous records by position, with what `names` answered for each:
+ * records of one file list their features in the same order, so a name is recognised by comparing
+ * its bytes with the name met at its position last time, without hashing it. Unwanted names are
+ * remembered too, so a query of a few columns of a wide record hashes nothing. A name that
+ * differs from last time's is looked up and learned in its place.
+ */
+private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
+  private var ids = new Array[Int](16)
+  /** The name learned at each position: `learned[starts(e), starts(e) + lengths(e))`; -1: none. */
+  private var starts = new Array[Int](16)
+  private var lengths = Array.fill(16)(-1)
+  private var capacities = new Array[Int](16)
+  /** The first eight bytes of each learned name (fewer: zeros), as a little-endian long. */
+  private var heads = new Array[Long](16)
+  private var learned = new Array[Byte](1024)
+  private var used = 0
+
+  /** What `names.find` answers for the name `buf[off, off + len)`, met at `position`. */
+  def lookup(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
+    if (position < lengths.length && lengths(position) == len) {
+      // Names of up to eight bytes: one masked comparison of longs.
+      val same =
+        if (len <= 8 && ProtoWire.WordReads && buf.length - off >= 8) {
+          ((Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + off) ^ heads(position)) &
+            FeatureOrder.HeadMasks(len)) == 0L
+        } else {
+          ProtoWire.sameBytes(learned, starts(position), buf, off, len)
+        }
+      if (same) return ids(position)
+    }
+    learn(position, buf, off, len)
+  }
+
+  private def learn(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
+    val id = names.find(buf, off, len)
+    if (position >= lengths.length) grow(position + 1)
+    if (len > capacities(position)) {
+      if (used + len > learned.length) {
+        // Records whose order keeps changing: start afresh rather than grow without bound.
+        if (used + len > FeatureOrder.MaxNameBytes) forget()
+        if (used + len > learned.length) {
+          learned = java.util.Arrays.copyOf(learned, math.max(learned.length * 2, used + len))
+        }
+      }
+      starts(position) = used
+      capacities(position) = len
+      used += len
+    }
+    System.arraycopy(buf, off, learned, starts(position), len)
+    var head = 0L
+    var i = math.min(len, 8) - 1
+    while (i >= 0) { head = (head << 8) | (buf(off + i) & 0xffL); i -= 1 }
+    heads(position) = head
+    lengths(position) = len
+    ids(position) = id
+    id
+  }
+
+  private def grow(size: Int): Unit = {
+    val n = math.max(size, lengths.length * 2)
+    ids = java.util.Arrays.copyOf(ids, n)
+    starts = java.util.Arrays.copyOf(starts, n)
+    capacities = java.util.Arrays.copyOf(capacities, n)
+    heads = java.util.Arrays.copyOf(heads, n)
+    val old = lengths.length
+    lengths = java.util.Arrays.copyOf(lengths, n)
+    java.util.Arrays.fill(lengths, old, n, -1)
+  }
+
+  private def forget(): Unit = {
+    java.util.Arrays.fill(lengths, -1)
+    java.util.Arrays.fill(capacities, 0)
+    used = 0
+  }
+}
+
+private[sparktfrecord] object FeatureOrder {
+  final val MaxNameBytes = 1 << 20
+  /** `HeadMasks(n)`: the low `n` bytes of a long. */
+  val HeadMasks: Array[Long] = Array.tabulate(9)(n => if (n == 8) -1L else (1L << (8 * n)) - 1)
 }
 
 private[sparktfrecord] object FeatureIndex {

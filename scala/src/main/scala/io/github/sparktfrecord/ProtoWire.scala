@@ -83,6 +83,25 @@ private[sparktfrecord] object ProtoWire {
     ((x & 0x0fffffff00000000L) >>> 4) | (x & 0x000000000fffffffL)
   }
 
+  /** Whether `a[aOff, aOff + len)` and `b[bOff, bOff + len)` hold the same bytes. */
+  def sameBytes(a: Array[Byte], aOff: Int, b: Array[Byte], bOff: Int, len: Int): Boolean = {
+    var i = 0
+    if (WordReads) {
+      while (i + 8 <= len) {
+        if (Platform.getLong(a, Platform.BYTE_ARRAY_OFFSET + aOff + i) !=
+            Platform.getLong(b, Platform.BYTE_ARRAY_OFFSET + bOff + i)) {
+          return false
+        }
+        i += 8
+      }
+    }
+    while (i < len) {
+      if (a(aOff + i) != b(bOff + i)) return false
+      i += 1
+    }
+    true
+  }
+
   /** The number of varints in a packed run: every byte without the continuation bit ends one. */
   def countVarints(buf: Array[Byte], from: Int, until: Int): Int = {
     var n = 0

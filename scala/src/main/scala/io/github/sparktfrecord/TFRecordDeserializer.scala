@@ -40,11 +40,9 @@ private[sparktfrecord] final class TFRecordDeserializer(
   private val accepted: Array[Int] = decoders.map { d =>
     Seq(KindBytes, KindFloat, KindInt64).filter(d.accepts).map(1 << _).sum
   }
-  /**
-   * `hints(e)`: the column the e-th feature of the previous record went to. Records of one file
-   * usually list their features in the same order, so the hint saves hashing the name.
-   */
-  private var hints = Array.fill(numColumns)(-1)
+  /** Names by their position in the record, learned from the previous records. */
+  private val order = new FeatureOrder(index)
+  /** The position of the next map entry in the record. */
   private var entry = 0
   /** `seen(i) == stamp` when column i was set by the current record. */
   private val seen = new Array[Int](numColumns)
@@ -58,15 +56,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
     def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
       val e = entry
       entry += 1
-      if (e < hints.length) {
-        val hint = hints(e)
-        if (hint >= 0 && index.is(hint, buf, keyOff, keyLen)) return hint
-      } else {
-        hints = java.util.Arrays.copyOf(hints, math.max(e + 1, hints.length * 2))
-      }
-      val found = index.find(buf, keyOff, keyLen)
-      hints(e) = found
-      found
+      order.lookup(e, buf, keyOff, keyLen)
     }
 
     def feature(ordinal: Int, run: FeatureRun): Unit = {

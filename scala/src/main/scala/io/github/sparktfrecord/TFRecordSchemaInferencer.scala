@@ -39,31 +39,48 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       conf: Configuration,
       sequence: Boolean): StructType = {
     val sample = sampleFiles(files, options.inferSchemaMaxFiles)
-    val stats = mutable.LinkedHashMap.empty[String, Stats]
-    val listStats = mutable.LinkedHashMap.empty[String, Stats]
+    // Names are numbered in the order they are first met; their statistics are kept by number,
+    // as a context feature (`stats`) or a feature list (`listStats`), null until met as one.
+    val names = mutable.ArrayBuffer.empty[String]
+    val numbers = mutable.HashMap.empty[String, Int]
+    val stats = mutable.ArrayBuffer.empty[Stats]
+    val listStats = mutable.ArrayBuffer.empty[Stats]
+    val order = new FeatureOrder(new FeatureNames {
+      def find(buf: Array[Byte], off: Int, len: Int): Int = {
+        val name = new String(buf, off, len, UTF_8)
+        numbers.getOrElseUpdate(name, {
+          names += name
+          stats += null
+          listStats += null
+          names.size - 1
+        })
+      }
+    })
     val cursor = new WireCursor
     val walker = new ExampleWalker(cursor)
     val lists = new FeatureLists(cursor)
+    // The position of the next map entry in the record: names are recognised by position.
+    var entry = 0
     val visitor = new FeatureVisitor {
-      // Every feature is wanted: lookup keeps its name for the call that follows.
-      private var name = ""
-
       def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
-        name = new String(buf, keyOff, keyLen, UTF_8)
-        0
+        val e = entry
+        entry += 1
+        order.lookup(e, buf, keyOff, keyLen)
       }
 
       private val step = new FeatureRun
 
       def feature(id: Int, run: FeatureRun): Unit = {
         val n = lists.count(run)
-        val s = stats.getOrElseUpdate(name, new Stats(KindNone, 0))
+        if (stats(id) == null) stats(id) = new Stats(KindNone, 0)
+        val s = stats(id)
         s.kind = mergeKinds(s.kind, run.kind)
         s.maxValues = math.max(s.maxValues, n)
       }
 
       def featureList(id: Int, start: Int, end: Int): Unit = {
-        val s = listStats.getOrElseUpdate(name, new Stats(KindNone, 0))
+        if (listStats(id) == null) listStats(id) = new Stats(KindNone, 0)
+        val s = listStats(id)
         var from = walker.nextStep(start, end, step)
         while (from >= 0) {
           s.kind = mergeKinds(s.kind, step.kind)
@@ -79,6 +96,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         var n = 0
         while (n < options.inferSchemaMaxRecords && reader.next()) {
           try {
+            entry = 0
             if (sequence) walker.walkSequenceExample(reader.data, reader.length, visitor)
             else walker.walkExample(reader.data, reader.length, visitor)
           } catch {
@@ -99,14 +117,13 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         if (reader != null) reader.close()
       }
     }
-    listStats.keys.find(stats.contains).foreach { name =>
+    names.indices.find(i => stats(i) != null && listStats(i) != null).foreach { i =>
       throw new IllegalArgumentException(
-        s"Cannot infer a TFRecord schema: '$name' is both a context feature and a feature list. " +
-          "Give the schema with .schema(...): array<array<…>> reads the feature list, any " +
-          "other " +
-          "type the context feature.")
+        s"Cannot infer a TFRecord schema: '${names(i)}' is both a context feature and a feature " +
+          "list. Give the schema with .schema(...): array<array<…>> reads the feature list, " +
+          "any other type the context feature.")
     }
-    if (stats.isEmpty && listStats.isEmpty) {
+    if (names.isEmpty) {
       val what = if (files.isEmpty) "there are no files"
       else {
         s"the $records records read from ${sample.size} of ${files.size} files have no features"
@@ -115,16 +132,17 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         s"Cannot infer a TFRecord schema: $what. Give the schema with .schema(...), or point " +
           "the reader at files that hold tf.train.Example records.")
     }
-    val context = stats.iterator.map { case (name, s) =>
+    val context = names.indices.filter(stats(_) != null).map { i =>
+      val s = stats(i)
       val dataType =
         if (s.maxValues > 1) ArrayType(elementType(s.kind), containsNull = false)
         else elementType(s.kind)
-      StructField(name, dataType, nullable = true)
+      StructField(names(i), dataType, nullable = true)
     }
-    val featureLists = listStats.iterator.map { case (name, s) =>
-      val step = ArrayType(elementType(s.kind), containsNull = false)
+    val featureLists = names.indices.filter(listStats(_) != null).map { i =>
+      val step = ArrayType(elementType(listStats(i).kind), containsNull = false)
       val steps = ArrayType(step, containsNull = false)
-      StructField(name, steps, nullable = true)
+      StructField(names(i), steps, nullable = true)
     }
     StructType((context ++ featureLists).toSeq)
   }

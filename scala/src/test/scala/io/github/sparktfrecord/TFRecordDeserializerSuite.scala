@@ -246,6 +246,35 @@ class TFRecordDeserializerSuite extends FunSuite {
     assertEquals(row(example(b, c, a)), (1L, "x", Seq(2L, 3L)))
   }
 
+  test("names are recognised by position; a name that changed there is looked up anew") {
+    val long = "image/object/bbox/xmin"
+    val d = deserializer(schema("feature_01" -> LongType, "f" -> LongType, long -> LongType),
+      RecordType.Example)
+    def row(record: Array[Byte]): Seq[Any] = {
+      val r = d.deserialize(record, record.length)
+      (0 until 3).map(i => if (r.isNullAt(i)) null else r.getLong(i))
+    }
+    def e(name: String, v: Long): Array[Byte] = entry(name, int64List(packedInt64(v)))
+    assertEquals(row(example(e("feature_01", 1), e("f", 2), e(long, 3))), Seq(1L, 2L, 3L))
+    // The same lengths, differing in the last byte (past the first eight), the only byte, or
+    // the last of a long name: none of them is wanted.
+    assertEquals(row(example(e("feature_02", 1), e("g", 2), e(long.init + "x", 3))),
+      Seq(null, null, null))
+    assertEquals(row(example(e("feature_01", 4), e("f", 5), e(long, 6))), Seq(4L, 5L, 6L))
+    // Wanted names where unwanted ones stood, and the other way round.
+    assertEquals(row(example(e("f", 7), e("feature_02", 8), e("feature_01", 9))),
+      Seq(9L, 7L, null))
+    // The map's last entry unwanted, then another `features` message: both are read.
+    assertEquals(row(cat(example(e("f", 1), e("unwanted", 2)), example(e(long, 3)))),
+      Seq(null, 1L, 3L))
+    // Entries laid out in other ways between the usual ones: the value before the key, and a
+    // value of 128 bytes or more (a longer length prefix).
+    val valueFirst = field(1, field(2, int64List(packedInt64(5L))), field(1, utf8("f")))
+    val big = entry("x", int64List(packedInt64(Seq.fill(30)(-1L): _*)))
+    assertEquals(row(example(valueFirst, big, e(long, 6), e("y", 0))), Seq(null, 5L, 6L))
+    assertEquals(row(example(big, e("feature_01", 1), big, e("f", 2))), Seq(1L, 2L, null))
+  }
+
   test("malformed bytes fail with the byte offset inside the record") {
     val s = schema("a" -> ArrayType(LongType), "f" -> ArrayType(FloatType),
       "s" -> ArrayType(StringType))
