@@ -13,7 +13,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 # Spark 4 jar is compiled against, and the newest 4.x (Scala 2.13 jar).
 SPARK_MATRIX=("${SPARK_MATRIX[@]:-3.5 4.0 4}")
 
-log() { printf '\n==> %s\n' "$*" >&2; }
+log() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 # pip requirement for a matrix entry: 3.5 -> newest 3.5.x, 4.0 -> newest 4.0.x, 4 -> newest 4.x.
 pyspark_spec() {

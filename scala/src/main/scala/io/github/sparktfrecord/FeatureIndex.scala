@@ -76,29 +76,23 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
   private var starts = new Array[Int](16)
   private var lengths = Array.fill(16)(-1)
   private var capacities = new Array[Int](16)
-  /** The first eight bytes of each learned name (fewer: zeros), as a little-endian long. */
-  private var heads = new Array[Long](16)
   private var learned = new Array[Byte](1024)
   private var used = 0
 
   /** What `names.find` answers for the name `buf[off, off + len)`, met at `position`. */
   def lookup(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
-    if (position < lengths.length && lengths(position) == len) {
-      // Names of up to eight bytes: one masked comparison of longs.
-      val same =
-        if (len <= 8 && ProtoWire.WordReads && buf.length - off >= 8) {
-          ((Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + off) ^ heads(position)) &
-            FeatureOrder.HeadMasks(len)) == 0L
-        } else {
-          ProtoWire.sameBytes(learned, starts(position), buf, off, len)
-        }
-      if (same) return ids(position)
+    if (position < lengths.length && lengths(position) == len &&
+        ProtoWire.sameBytes(learned, starts(position), buf, off, len)) {
+      return ids(position)
     }
     learn(position, buf, off, len)
   }
 
   private def learn(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
     val id = names.find(buf, off, len)
+    // What a hostile record could make this hold stays small: long names and far positions are
+    // looked up each time.
+    if (len > FeatureOrder.MaxNameLength || position >= FeatureOrder.MaxPositions) return id
     if (position >= lengths.length) grow(position + 1)
     if (len > capacities(position)) {
       if (used + len > learned.length) {
@@ -113,10 +107,6 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
       used += len
     }
     System.arraycopy(buf, off, learned, starts(position), len)
-    var head = 0L
-    var i = math.min(len, 8) - 1
-    while (i >= 0) { head = (head << 8) | (buf(off + i) & 0xffL); i -= 1 }
-    heads(position) = head
     lengths(position) = len
     ids(position) = id
     id
@@ -127,7 +117,6 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
     ids = java.util.Arrays.copyOf(ids, n)
     starts = java.util.Arrays.copyOf(starts, n)
     capacities = java.util.Arrays.copyOf(capacities, n)
-    heads = java.util.Arrays.copyOf(heads, n)
     val old = lengths.length
     lengths = java.util.Arrays.copyOf(lengths, n)
     java.util.Arrays.fill(lengths, old, n, -1)
@@ -142,8 +131,8 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
 
 private[sparktfrecord] object FeatureOrder {
   final val MaxNameBytes = 1 << 20
-  /** `HeadMasks(n)`: the low `n` bytes of a long. */
-  val HeadMasks: Array[Long] = Array.tabulate(9)(n => if (n == 8) -1L else (1L << (8 * n)) - 1)
+  final val MaxNameLength = 1024
+  final val MaxPositions = 1 << 16
 }
 
 private[sparktfrecord] object FeatureIndex {

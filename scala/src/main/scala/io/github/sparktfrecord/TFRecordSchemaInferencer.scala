@@ -31,21 +31,26 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         inferExamples(files, options, conf, recordType == RecordType.SequenceExample)
     }
 
-  private final class Stats(var kind: Int, var maxValues: Int)
+  private final class Stats(var kind: Int, var maxValues: Int) {
+    def merge(other: Stats): Unit = {
+      kind = mergeKinds(kind, other.kind)
+      maxValues = math.max(maxValues, other.maxValues)
+    }
+  }
 
-  private def inferExamples(
-      files: Seq[FileStatus],
-      options: TFRecordOptions,
-      conf: Configuration,
-      sequence: Boolean): StructType = {
-    val sample = sampleFiles(files, options.inferSchemaMaxFiles)
-    // Names are numbered in the order they are first met; their statistics are kept by number,
-    // as a context feature (`stats`) or a feature list (`listStats`), null until met as one.
+  /**
+   * What the records read from one file say of their features. Names are numbered in the order
+   * they are first met; their statistics are kept by number, as a context feature (`stats`) or a
+   * feature list (`listStats`), null until met as one.
+   */
+  private final class FileSample(sequence: Boolean) {
     val names = mutable.ArrayBuffer.empty[String]
-    val numbers = mutable.HashMap.empty[String, Int]
     val stats = mutable.ArrayBuffer.empty[Stats]
     val listStats = mutable.ArrayBuffer.empty[Stats]
-    val order = new FeatureOrder(new FeatureNames {
+    var records = 0L
+
+    private val numbers = mutable.HashMap.empty[String, Int]
+    private val order = new FeatureOrder(new FeatureNames {
       def find(buf: Array[Byte], off: Int, len: Int): Int = {
         val name = new String(buf, off, len, UTF_8)
         numbers.getOrElseUpdate(name, {
@@ -56,19 +61,19 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         })
       }
     })
-    val cursor = new WireCursor
-    val walker = new ExampleWalker(cursor)
-    val lists = new FeatureLists(cursor)
-    // The position of the next map entry in the record: names are recognised by position.
-    var entry = 0
-    val visitor = new FeatureVisitor {
+    private val cursor = new WireCursor
+    private val walker = new ExampleWalker(cursor)
+    private val lists = new FeatureLists(cursor)
+    private val step = new FeatureRun
+    /** The position of the next map entry in the record: names are recognised by position. */
+    private var entry = 0
+
+    private val visitor = new FeatureVisitor {
       def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
         val e = entry
         entry += 1
         order.lookup(e, buf, keyOff, keyLen)
       }
-
-      private val step = new FeatureRun
 
       def feature(id: Int, run: FeatureRun): Unit = {
         val n = lists.count(run)
@@ -88,8 +93,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         }
       }
     }
-    var records = 0L
-    sample.foreach { file =>
+
+    def read(file: FileStatus, options: TFRecordOptions, conf: Configuration): this.type = {
       var reader: TFRecordReader = null
       try {
         reader = TFRecordReader.open(file.getPath, conf, options, file.getLen)
@@ -116,7 +121,38 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       } finally {
         if (reader != null) reader.close()
       }
+      this
     }
+  }
+
+  private def inferExamples(
+      files: Seq[FileStatus],
+      options: TFRecordOptions,
+      conf: Configuration,
+      sequence: Boolean): StructType = {
+    val sample = sampleFiles(files, options.inferSchemaMaxFiles)
+    val samples = readInParallel(sample, options, conf, sequence)
+    // Merged in the files' order, so that columns come in the order their features are first
+    // met, however the reads were scheduled.
+    val names = mutable.ArrayBuffer.empty[String]
+    val stats = mutable.ArrayBuffer.empty[Stats]
+    val listStats = mutable.ArrayBuffer.empty[Stats]
+    val numbers = mutable.HashMap.empty[String, Int]
+    for (fs <- samples; i <- fs.names.indices) {
+      val n = numbers.getOrElseUpdate(fs.names(i), {
+        names += fs.names(i)
+        stats += null
+        listStats += null
+        names.size - 1
+      })
+      def into(all: mutable.ArrayBuffer[Stats], one: Stats): Unit = if (one != null) {
+        if (all(n) == null) all(n) = new Stats(KindNone, 0)
+        all(n).merge(one)
+      }
+      into(stats, fs.stats(i))
+      into(listStats, fs.listStats(i))
+    }
+    val records = samples.map(_.records).sum
     names.indices.find(i => stats(i) != null && listStats(i) != null).foreach { i =>
       throw new IllegalArgumentException(
         s"Cannot infer a TFRecord schema: '${names(i)}' is both a context feature and a feature " +
@@ -145,6 +181,38 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       StructField(names(i), steps, nullable = true)
     }
     StructType((context ++ featureLists).toSeq)
+  }
+
+  /**
+   * Reads the sampled files on up to as many threads as the driver has cores (at most 8): on an
+   * object store most of the time is waiting. The first failure, in the files' order, is thrown.
+   */
+  private def readInParallel(
+      sample: Seq[FileStatus],
+      options: TFRecordOptions,
+      conf: Configuration,
+      sequence: Boolean): Seq[FileSample] = {
+    val threads = math.min(sample.size, math.min(8, Runtime.getRuntime.availableProcessors))
+    if (threads <= 1) return sample.map(new FileSample(sequence).read(_, options, conf))
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(threads, (r: Runnable) => {
+      val t = new Thread(r, "tfrecord-schema-inference")
+      t.setDaemon(true)
+      t
+    })
+    try {
+      val futures = sample.map { file =>
+        pool.submit(new java.util.concurrent.Callable[FileSample] {
+          def call(): FileSample = new FileSample(sequence).read(file, options, conf)
+        })
+      }
+      futures.map { f =>
+        try f.get() catch {
+          case e: java.util.concurrent.ExecutionException => throw e.getCause
+        }
+      }
+    } finally {
+      pool.shutdownNow()
+    }
   }
 
   private def elementType(kind: Int): DataType = kind match {

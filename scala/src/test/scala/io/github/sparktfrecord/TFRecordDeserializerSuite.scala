@@ -273,6 +273,15 @@ class TFRecordDeserializerSuite extends FunSuite {
     val big = entry("x", int64List(packedInt64(Seq.fill(30)(-1L): _*)))
     assertEquals(row(example(valueFirst, big, e(long, 6), e("y", 0))), Seq(null, 5L, 6L))
     assertEquals(row(example(big, e("feature_01", 1), big, e("f", 2))), Seq(1L, 2L, null))
+    // Past the positions and name lengths it remembers, names are looked up each time.
+    val longName = "n" * 2000
+    val far = deserializer(schema(longName -> LongType, "last" -> LongType), RecordType.Example)
+    val many = (0 until FeatureOrder.MaxPositions + 10).map(i => e(s"u$i", i))
+    for (v <- 1L to 2L) {
+      val record = example(many ++ Seq(e(longName, v), e("last", -v)): _*)
+      val r = far.deserialize(record, record.length)
+      assertEquals((r.getLong(0), r.getLong(1)), (v, -v))
+    }
   }
 
   test("malformed bytes fail with the byte offset inside the record") {
