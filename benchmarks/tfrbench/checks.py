@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .data import NARROW_DDL
+from .data import NARROW_DDL, WIDE1000_DDL
 from .sessions import LINKEDIN, OURS, short
 
 if TYPE_CHECKING:
@@ -61,3 +61,14 @@ def check_inference(schemas: dict[str, str], notes: list[str]) -> None:
         same = sorted(fields(theirs)) == sorted(fields(want))
         how = "the same fields and types in another order" if same else "other types"
         notes.append(f"linkedin's inferred schema has {how}: `{theirs}`")
+
+
+def check_wide1000_inference(simple: str, notes: list[str]) -> None:
+    """Our schema inferred from the wide-1000 files: 1,000 fields, each of its generated type."""
+    want = dict(item.split(" ", 1) for item in WIDE1000_DDL.split(", "))
+    got = dict(item.split(":", 1) for item in fields(simple))
+    wrong = [f"{name}:{kind}" for name, kind in got.items() if want.get(name) != kind]
+    what = f"our schema inferred from the wide-1000 files: {len(got)} fields of the right types"
+    check(len(got) == len(want) and not wrong, what, f"(wrong types: {wrong[:5]})")
+    if list(got) != list(want):
+        notes.append("our inferred wide-1000 schema has the columns in another order")

@@ -1,24 +1,33 @@
-"""Benchmarks of the ``tfrecord`` data source against linkedin spark-tfrecord 0.7.0 and Parquet.
+"""Benchmarks of the ``tfrecord`` data source against linkedin spark-tfrecord 0.7.0, Parquet and
+TensorFlow's tf.data.
 
-Run with the Python of a Spark 3.5 environment that has the wheel and matplotlib installed
-(``ci/bench`` makes one and passes its arguments here)::
+Run with the Python of a Spark 3.5 environment that has the wheel, matplotlib and tensorflow-cpu
+installed (``ci/bench`` makes one and passes its arguments here)::
 
-    .cache/venv/spark-3.5/bin/python benchmarks/run.py --rows 2000000 --repeat 3
-    .cache/venv/spark-3.5/bin/python benchmarks/run.py --rows 20000 --repeat 1 --docs /tmp/d
+    .cache/venv/spark-3.5/bin/python benchmarks/run.py --repeat 3
+    .cache/venv/spark-3.5/bin/python benchmarks/run.py --rows 20000 --wide1000-rows 2000 \\
+        --image-rows 200 --repeat 1 --docs /tmp/d
+
+The default sizes (2,000,000 narrow and wide rows, 100,000 wide-1000 rows, 10,000 image-sized
+rows of 100 KB) take roughly 25 minutes on 2 cores, most of it Parquet writing 1,000 columns
+and the 1- and 2-core child sessions; the small sizes above, 5 to 10 minutes, most of it the
+child sessions' start-up.
 
 Everything is timed in one local SparkSession holding both jars; each data source is addressed by
-its class name, since both register the short name ``tfrecord``. Every figure is the median of
-``--repeat`` runs. Reads go to the ``noop`` sink, so they measure decoding, not a consumer.
-Correctness is checked along the way (row counts and an order-independent hash of every value),
-and a failed check stops the run before any table is printed.
+its class name, since both register the short name ``tfrecord``. Only the single-file reads, the
+tf.data reference and the profile run in child processes. Every figure is the median of
+``--repeat`` runs after one untimed run. Reads go to the ``noop`` sink, so they measure decoding,
+not a consumer. Correctness is checked along the way (row counts and an order-independent hash
+of every value), and a failed check stops the run before any table is printed.
 
-Writes ``docs/benchmarks.md`` and ``docs/benchmarks.png``, and the raw timings to
+Writes ``docs/benchmarks.md`` and ``docs/benchmarks.png``, and the raw timings and the goals to
 ``OUT/results.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shlex
@@ -29,37 +38,55 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .chart import draw
-from .checks import check, check_inference, check_narrow, fingerprint
+from .checks import (
+    check,
+    check_inference,
+    check_narrow,
+    check_wide1000_inference,
+    fingerprint,
+)
 from .data import (
+    DEFAULT_ROWS,
+    IMAGE_BYTES,
+    IMAGE_DDL,
     INFER_FILES,
     PARTITIONS,
     ROOT,
     SINGLE_COPIES,
+    WIDE1000_DDL,
+    WIDE1000_SELECTED,
     WIDE_COLUMN,
     WIDE_DDL,
     concatenate,
     data_files,
+    image,
     narrow,
     no_whole_stage_codegen,
     size_of,
+    uncompressed_cache,
     wide,
+    wide1000,
 )
+from .goals import goals
 from .measure import (
     contention,
     inferrer,
     machine_scaling,
     measure_floor,
+    measure_image,
     measure_narrow,
+    measure_wide1000,
     reader,
     table_rows,
     throughput,
     warm_up,
     writer,
 )
-from .profiling import profile_child, profile_in_child
-from .report import Report, document, facts, load_average, table
+from .profiling import WORKLOADS, profile_child, profile_in_child
+from .report import Report, document, facts, goals_table, load_average, table
 from .sessions import LINKEDIN, LINKEDIN_PACKAGE, OURS, session, short, snapshot_jar
 from .splitting import EQUAL_SPLITS, SPLIT_ROUNDS, split_child, split_in_child
+from .tfdata import tfdata_child, tfdata_in_child
 from .timing import Bench, Usage
 
 
@@ -69,9 +96,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--rows", type=int, default=2_000_000, help="narrow rows (2000000)")
+    parser.add_argument(
+        "--rows", type=int, default=DEFAULT_ROWS["rows"], help="narrow rows (2000000)"
+    )
     parser.add_argument(
         "--wide-rows", type=int, default=None, help="wide (100-column) rows (as many as --rows)"
+    )
+    parser.add_argument(
+        "--wide1000-rows",
+        type=int,
+        default=DEFAULT_ROWS["wide1000_rows"],
+        help="wide-1000 (1000-column) rows (100000)",
+    )
+    parser.add_argument(
+        "--image-rows",
+        type=int,
+        default=DEFAULT_ROWS["image_rows"],
+        help="image-sized (100 KB) rows (10000)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (3)")
     parser.add_argument(
@@ -82,12 +123,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--skip-linkedin", action="store_true", help="leave linkedin out")
     parser.add_argument(
+        "--skip-tfdata", action="store_true", help="leave the tf.data reference out"
+    )
+    parser.add_argument(
+        "--profile",
+        choices=list(WORKLOADS),
+        default="narrow-read",
+        help="what Java Flight Recorder samples (narrow-read)",
+    )
+    parser.add_argument(
         "--linkedin-jar",
         help=f"a local linkedin jar instead of resolving {LINKEDIN_PACKAGE} from Maven Central",
     )
     parser.add_argument("--driver-memory", default="8g", help="spark.driver.memory (8g)")
     parser.add_argument("--split-child", help=argparse.SUPPRESS)
     parser.add_argument("--profile-child", help=argparse.SUPPRESS)
+    parser.add_argument("--tfdata-child", help=argparse.SUPPRESS)
     parser.add_argument("--jfr", help=argparse.SUPPRESS)
     parser.add_argument("--cores", type=int, default=2, help=argparse.SUPPRESS)
     parser.add_argument("--split-bytes", type=int, default=0, help=argparse.SUPPRESS)
@@ -98,9 +149,61 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.wide_rows is None:
         args.wide_rows = args.rows
-    if min(args.rows, args.wide_rows, args.repeat) < 1:
-        parser.error("--rows, --wide-rows and --repeat must be at least 1")
+    if min(args.rows, args.wide_rows, args.wide1000_rows, args.image_rows, args.repeat) < 1:
+        parser.error("--rows, --wide-rows, --wide1000-rows, --image-rows and --repeat must be >= 1")
     return args
+
+
+def run_wide1000(bench: Bench, report: Report, rows: int) -> None:
+    """wide-1000: generated and cached (untimed), then measured, then what was read checked."""
+    spark = bench.spark
+    bench.log("wide-1000: generating and caching 1000 columns (untimed)")
+    with no_whole_stage_codegen(spark), uncompressed_cache(spark):
+        data = wide1000(spark, rows).cache()
+        expected = fingerprint(data)
+        expected_some = fingerprint(data.select(*WIDE1000_SELECTED))
+    check(expected[0] == rows, f"wide-1000 data set has {rows} rows")
+    bench.log("wide-1000: write, full read, read 10 of 1000 columns, schema inference")
+    inferred = measure_wide1000(bench, data)
+    data.unpersist()
+    for name in ("ours", "parquet"):
+        report.sizes[f"wide1000-{name}"] = size_of(bench.out / f"wide1000-{name}")
+    for fmt in (OURS, "parquet"):
+        path = bench.out / f"wide1000-{short(fmt)}"
+        got = fingerprint(bench.read(fmt, WIDE1000_DDL, path))
+        check(got == expected, f"{short(fmt)} reading its wide-1000 files: {got[0]} rows")
+        got = fingerprint(bench.read(fmt, WIDE1000_DDL, path).select(*WIDE1000_SELECTED))
+        check(got == expected_some, f"{short(fmt)} reading 10 of the 1000 columns")
+    check_wide1000_inference(inferred, report.notes)
+
+
+def run_image(bench: Bench, report: Report, rows: int) -> None:
+    """image-sized: generated and cached (untimed), then measured, then what was read checked."""
+    bench.log(f"image-sized: generating and caching {rows} x {IMAGE_BYTES:,} bytes (untimed)")
+    data = image(bench.spark, rows).cache()
+    expected = fingerprint(data)
+    check(expected[0] == rows, f"image-sized data set has {rows} rows")
+    bench.log("image-sized: write, full read")
+    measure_image(bench, data)
+    data.unpersist()
+    for name in ("ours", "parquet"):
+        report.sizes[f"image-{name}"] = size_of(bench.out / f"image-{name}")
+    for fmt in (OURS, "parquet"):
+        got = fingerprint(bench.read(fmt, IMAGE_DDL, bench.out / f"image-{short(fmt)}"))
+        check(got == expected, f"{short(fmt)} reading its image-sized files: {got[0]} rows")
+
+
+def run_tfdata(bench: Bench, report: Report, args: argparse.Namespace) -> None:
+    """The tf.data reference on our narrow files, in a child process."""
+    bench.log("tf.data: TensorFlow reading our narrow files, 2 threads, in a child process")
+    result = tfdata_in_child(bench.out / "narrow-ours", args)
+    what = f"tf.data read {result.records} records, the ids summing to {result.id_sum}"
+    check((result.records, result.id_sum) == (args.rows, args.rows * (args.rows - 1) // 2), what)
+    bench.runs[("full read", "tf.data")] = result.runs
+    bench.spent[("full read", "tf.data")] = Usage(**result.spent)
+    listed = ", ".join(f"{r:.2f}" for r in result.runs)
+    bench.log(f"  full read, tf.data: {result.median:.2f} s ({listed})")
+    report.facts["TensorFlow (tf.data reference)"] = result.version
 
 
 def run_all(args: argparse.Namespace) -> Report:
@@ -169,12 +272,17 @@ def run_all(args: argparse.Namespace) -> Report:
         check(got == wide_expected, f"{WIDE_COLUMN} of the wide data read by {short(fmt)}")
     check_inference(schemas, report.notes)
 
+    run_wide1000(bench, report, args.wide1000_rows)
+    run_image(bench, report, args.image_rows)
+
     bench.log("the floor: TFRecordInspector.countRecords, one thread")
     measure_floor(bench, args.rows)
 
     bench.log("splitting: one file, read in fresh sessions with 1 and 2 cores")
     spark.stop()
-    report.facts["2-core scaling of the machine"] = machine_scaling(single)
+    scaling, how = machine_scaling(single)
+    scaling_text = f"{scaling:.2f}x ({how})"
+    report.facts["2-core scaling of the machine"] = scaling_text
     equal = -(-report.sizes["single-ours"] // EQUAL_SPLITS)
     for layout, split_bytes in (("default splits", 0), (f"{EQUAL_SPLITS} equal splits", equal)):
         # Sessions with 1 and 2 cores take turns, so that a slow spell of the VM falls on both.
@@ -193,17 +301,24 @@ def run_all(args: argparse.Namespace) -> Report:
                 bench.spent[key] = bench.spent.get(key, Usage(0, 0, 0, 0)) + Usage(**result.spent)
         report.facts[f"splits of the single file, {layout}"] = str(result.splits)
 
-    bench.log("profile: the narrow full read in one thread, sampled by Java Flight Recorder")
-    report.profile = profile_in_child(out / "narrow-ours", out / "full-read.jfr", args)
+    if not args.skip_tfdata:
+        run_tfdata(bench, report, args)
 
-    report.rows = table_rows(bench, use_linkedin)
-    report.throughput = throughput(bench, report.sizes, args)
+    bench.log(f"profile: {WORKLOADS[args.profile]} in one thread, sampled by Java Flight Recorder")
+    where = {"narrow-read": "narrow-ours", "wide1000-select": "wide1000-ours"}
+    path = out / where.get(args.profile, f"profile-{args.profile}")
+    report.profile = profile_in_child(path, out / f"profile-{args.profile}.jfr", args)
+
+    report.rows = table_rows(bench, use_linkedin, not args.skip_tfdata)
+    report.throughput = throughput(bench, report.sizes, scaling_text, args)
+    report.goals = goals(bench, report.rows, scaling, not args.skip_tfdata)
     report.facts.update(contention(bench))
     raw = {
         "runs": {f"{what} / {fmt}": runs for (what, fmt), runs in bench.runs.items()},
         "spent": {f"{what} / {fmt}": asdict(u) for (what, fmt), u in bench.spent.items()},
         "sizes": report.sizes,
         "facts": report.facts,
+        "goals": [asdict(g) for g in report.goals],
     }
     (out / "results.json").write_text(json.dumps(raw, indent=2) + "\n")
     return report
@@ -218,13 +333,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.profile_child:
         profile_child(args)
         return 0
+    if args.tfdata_child:
+        tfdata_child(args)
+        return 0
     import matplotlib  # noqa: F401  (fail now, not after twenty minutes)
+
+    if not args.skip_tfdata and importlib.util.find_spec("tensorflow") is None:
+        raise SystemExit("tensorflow-cpu is not installed: install it, or pass --skip-tfdata.")
 
     started = time.perf_counter()
     report = run_all(args)
     report.facts["harness wall time"] = f"{time.perf_counter() - started:.0f} s"
     report.facts["load average at end"] = load_average()
     command = shlex.join(["benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
+    print("\n" + goals_table(report.goals))
     print("\n" + table(report.rows))
     print("\n" + "\n".join(f"{k}: {v}" for k, v in report.throughput.items()))
     for note in report.notes:

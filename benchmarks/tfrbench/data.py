@@ -1,4 +1,5 @@
-"""The data sets: their schemas, their generators in Spark SQL, and the files written from them."""
+"""The data sets: their schemas, their generators (Spark SQL; Python for the image bytes), and the
+files written from them."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: Rows of the narrow, wide-1000 and image-sized data sets unless the arguments say otherwise.
+DEFAULT_ROWS = {"rows": 2_000_000, "wide1000_rows": 100_000, "image_rows": 10_000}
 #: Partitions (so output files) of the narrow and wide data sets, and files for inference.
 PARTITIONS = 8
 INFER_FILES = 128
@@ -65,6 +68,30 @@ def wide_expr(i: int) -> str:
 WIDE_DDL = ", ".join(f"c{i:03d} {WIDE_KINDS[i % 10]}" for i in range(100))
 
 
+# wide-1000: 1,000 scalar columns, even ones float and odd ones bigint; 10 of them are read.
+WIDE1000_COLUMNS = [f"w{i:04d}" for i in range(1000)]
+WIDE1000_DDL = ", ".join(
+    f"{name} {'float' if i % 2 == 0 else 'bigint'}" for i, name in enumerate(WIDE1000_COLUMNS)
+)
+WIDE1000_SELECTED = WIDE1000_COLUMNS[::100]
+
+
+def wide1000_expr(i: int) -> str:
+    """Column ``i``: one hash of (id, column) and one cheap operation. Spark plans and generates
+    code for 1,000 expressions in every task, which costs more than evaluating them: the wide
+    data set's pmod and divide per column made that more than twice as slow. The bigint values
+    keep 30 bits: 5-byte varints, like the wide data set's."""
+    value = f"xxhash64(id, {1000 + i})"
+    if i % 2 == 0:
+        return f"CAST({value} AS FLOAT) AS {WIDE1000_COLUMNS[i]}"
+    return f"{value} & 1073741823 AS {WIDE1000_COLUMNS[i]}"
+
+
+# image-sized: an id and about 100 KB of random, incompressible bytes per record.
+IMAGE_DDL = "id bigint, image binary"
+IMAGE_BYTES = 100_000
+
+
 def narrow(spark: SparkSession, rows: int, partitions: int) -> DataFrame:
     return spark.range(0, rows, 1, partitions).selectExpr(*NARROW_EXPRS)
 
@@ -73,17 +100,50 @@ def wide(spark: SparkSession, rows: int) -> DataFrame:
     return spark.range(0, rows, 1, PARTITIONS).selectExpr(*[wide_expr(i) for i in range(100)])
 
 
+def wide1000(spark: SparkSession, rows: int) -> DataFrame:
+    return spark.range(0, rows, 1, PARTITIONS).selectExpr(
+        *[wide1000_expr(i) for i in range(len(WIDE1000_COLUMNS))]
+    )
+
+
+def image(spark: SparkSession, rows: int) -> DataFrame:
+    """Row ``id`` holds ``Random(id).randbytes(IMAGE_BYTES)``: the same bytes on every run and
+    in any partitioning, and as incompressible as random bytes are. Made by Python workers."""
+    from random import Random
+
+    size = IMAGE_BYTES  # the lambda is pickled by value: no reference to this module
+    ids = spark.sparkContext.range(0, rows, numSlices=PARTITIONS)
+    return spark.createDataFrame(ids.map(lambda i: (i, Random(i).randbytes(size))), IMAGE_DDL)
+
+
+@contextmanager
+def conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    """The session's setting ``key`` is ``value`` inside the block only."""
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
 @contextmanager
 def no_whole_stage_codegen(spark: SparkSession) -> Iterator[None]:
     """For generating the data only: fused into one method, its 50-odd hash expressions are too
     big for the JIT to compile, and generation would take four times as long."""
-    key = "spark.sql.codegen.wholeStage"
-    before = spark.conf.get(key) or "true"
-    spark.conf.set(key, "false")
-    try:
+    with conf(spark, "spark.sql.codegen.wholeStage", "false"):
         yield
-    finally:
-        spark.conf.set(key, before)
+
+
+@contextmanager
+def uncompressed_cache(spark: SparkSession) -> Iterator[None]:
+    """For caching the wide-1000 data only (the setting is taken when ``cache()`` is called):
+    trying the cache's encodings on 1,000 columns more than doubles the time of caching."""
+    with conf(spark, "spark.sql.inMemoryColumnarStorage.compressed", "false"):
+        yield
 
 
 def data_files(path: Path) -> list[Path]:

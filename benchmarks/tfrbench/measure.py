@@ -13,8 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .checks import check
-from .data import INFER_FILES, NARROW_DDL, SINGLE_COPIES, data_files, narrow
-from .sessions import jvm, noop, short
+from .data import (
+    IMAGE_BYTES,
+    IMAGE_DDL,
+    INFER_FILES,
+    NARROW_DDL,
+    SINGLE_COPIES,
+    WIDE1000_DDL,
+    WIDE1000_SELECTED,
+    data_files,
+    narrow,
+)
+from .sessions import OURS, jvm, noop, short
 from .splitting import EQUAL_SPLITS
 from .timing import Bench, Row, Usage
 
@@ -26,12 +36,11 @@ def writer(df: DataFrame, fmt: str, path: Path) -> Callable[[], object]:
     return lambda: df.write.format(fmt).mode("overwrite").save(str(path))
 
 
-def reader(
-    bench: Bench, fmt: str, ddl: str, path: Path, column: str | None = None
-) -> Callable[[], object]:
-    if column is None:
+def reader(bench: Bench, fmt: str, ddl: str, path: Path, *columns: str) -> Callable[[], object]:
+    """A read of ``path`` with the schema ``ddl`` (of ``columns`` only, if any) to ``noop``."""
+    if not columns:
         return lambda: noop(bench.read(fmt, ddl, path))
-    return lambda: noop(bench.read(fmt, ddl, path).select(column))
+    return lambda: noop(bench.read(fmt, ddl, path).select(*columns))
 
 
 def warm_up(bench: Bench, formats: Sequence[str]) -> None:
@@ -47,7 +56,7 @@ def warm_up(bench: Bench, formats: Sequence[str]) -> None:
 def measure_narrow(bench: Bench, data: DataFrame, formats: Sequence[str]) -> dict[str, int]:
     """Write, full read and count(); both TFRecord readers read the files we wrote."""
     for fmt in formats:
-        bench.time("write", fmt, writer(data, fmt, bench.out / f"narrow-{short(fmt)}"), warm=False)
+        bench.time("write", fmt, writer(data, fmt, bench.out / f"narrow-{short(fmt)}"))
     ours = bench.out / "narrow-ours"
     for fmt in formats:
         path = bench.out / "narrow-parquet" if fmt == "parquet" else ours
@@ -86,10 +95,43 @@ def measure_floor(bench: Bench, rows: int) -> None:
     check(sum(totals) == rows, f"countRecords over {len(files)} files: {sum(totals)} records")
 
 
-def machine_scaling(path: Path) -> str:
+def measure_wide1000(bench: Bench, data: DataFrame) -> str:
+    """The cache read alone; write (from the cache), full read and 10 of the 1,000 columns, by us
+    and by Parquet, each reading its own files; our schema inference on our files. Returns the
+    inferred schema."""
+    formats = [OURS, "parquet"]
+    # Part of both writes: Spark's cache of 1,000 columns, read row by row.
+    bench.time("wide-1000 cache read", "noop", lambda: noop(data))
+    for fmt in formats:
+        path = bench.out / f"wide1000-{short(fmt)}"
+        bench.time("wide-1000 write", fmt, writer(data, fmt, path))
+    for fmt in formats:
+        path = bench.out / f"wide1000-{short(fmt)}"
+        bench.time("wide-1000 full read", fmt, reader(bench, fmt, WIDE1000_DDL, path))
+    for fmt in formats:
+        path = bench.out / f"wide1000-{short(fmt)}"
+        columns = reader(bench, fmt, WIDE1000_DDL, path, *WIDE1000_SELECTED)
+        bench.time("wide-1000 10 columns", fmt, columns)
+    schemas: dict[str, str] = {}
+    infer = inferrer(bench, OURS, bench.out / "wide1000-ours", schemas)
+    bench.time("wide-1000 inference", OURS, infer)
+    return schemas["ours"]
+
+
+def measure_image(bench: Bench, data: DataFrame) -> None:
+    """Write (from the cache) and full read, by us and by Parquet, each reading its own files."""
+    formats = [OURS, "parquet"]
+    for fmt in formats:
+        bench.time("image write", fmt, writer(data, fmt, bench.out / f"image-{short(fmt)}"))
+    for fmt in formats:
+        path = bench.out / f"image-{short(fmt)}"
+        bench.time("image full read", fmt, reader(bench, fmt, IMAGE_DDL, path))
+
+
+def machine_scaling(path: Path) -> tuple[float, str]:
     """The speed-up two cores give to two independent CPU-bound processes (``sha256sum`` of the
-    single file): the ceiling for any 2-core speed-up measured here. Also leaves the file in the
-    page cache for the sessions that read it next."""
+    single file): the ceiling for any 2-core speed-up measured here, and how it was measured.
+    Also leaves the file in the page cache for the sessions that read it next."""
     (file,) = [str(f) for f in data_files(path)]
 
     def wall(processes: int) -> float:
@@ -104,7 +146,7 @@ def machine_scaling(path: Path) -> str:
 
     wall(1)  # reads the file into the page cache
     one, two = wall(1), wall(2)
-    return f"{2 * one / two:.2f}x (sha256sum: 1 process {one:.2f} s, 2 at once {two:.2f} s)"
+    return 2 * one / two, f"sha256sum: 1 process {one:.2f} s, 2 at once {two:.2f} s"
 
 
 def contention(bench: Bench) -> dict[str, str]:
@@ -119,11 +161,25 @@ def contention(bench: Bench) -> dict[str, str]:
     }
 
 
-def table_rows(bench: Bench, linkedin: bool) -> list[Row]:
+# The two ways the single file is split.
+LAYOUTS = ("default splits", f"{EQUAL_SPLITS} equal splits")
+
+
+def two_cores(bench: Bench, layout: str) -> Row:
+    """The single file read with 2 cores against 1: the 2-core speed-up."""
+    one = bench.runs[(f"one file, {layout}", "local[1]")]
+    two = bench.runs[(f"one file, {layout}", "local[2]")]
+    name = f"full read, 1 file, {layout}, local[2]"
+    return Row(name, statistics.median(two), "local[1]", statistics.median(one), two, one)
+
+
+def table_rows(bench: Bench, linkedin: bool, tfdata: bool) -> list[Row]:
     rows = [
         bench.row("write, narrow", "write", "parquet"),
         bench.row("full read, narrow", "full read", "parquet"),
     ]
+    if tfdata:
+        rows.append(bench.row("full read, narrow", "full read", "tf.data"))
     if linkedin:
         rows += [
             bench.row("write, narrow", "write", "linkedin"),
@@ -132,26 +188,56 @@ def table_rows(bench: Bench, linkedin: bool) -> list[Row]:
             bench.row("read 1 of 100 columns, wide", "wide", "linkedin"),
             bench.row(f"schema inference, {INFER_FILES} files", "inference", "linkedin"),
         ]
-    for layout in ("default splits", f"{EQUAL_SPLITS} equal splits"):
-        one = bench.runs[(f"one file, {layout}", "local[1]")]
-        two = bench.runs[(f"one file, {layout}", "local[2]")]
-        name = f"full read, 1 file, {layout}, local[2]"
-        rows.append(Row(name, statistics.median(two), "local[1]", statistics.median(one), two, one))
-    return rows
+    full = bench.runs[("wide-1000 full read", "ours")]
+    some = bench.runs[("wide-1000 10 columns", "ours")]
+    rows += [
+        bench.row("write, wide-1000", "wide-1000 write", "parquet"),
+        bench.row("full read, wide-1000", "wide-1000 full read", "parquet"),
+        bench.row("read 10 of 1000 columns, wide-1000", "wide-1000 10 columns", "parquet"),
+        Row(
+            "read 10 of 1000 columns, wide-1000",
+            statistics.median(some),
+            "ours, all 1000",
+            statistics.median(full),
+            some,
+            full,
+        ),
+        bench.row("write, image-sized", "image write", "parquet"),
+        bench.row("full read, image-sized", "image full read", "parquet"),
+    ]
+    return rows + [two_cores(bench, layout) for layout in LAYOUTS]
 
 
-def throughput(bench: Bench, sizes: dict[str, int], args: argparse.Namespace) -> dict[str, str]:
-    """Records and bytes per second of our reads (and linkedin's), against the floor."""
+def records(per_second: float) -> str:
+    """Records per second, in millions unless that rounds to nothing (small test runs)."""
+    if per_second >= 1e5:
+        return f"{per_second / 1e6:.2f} M records/s"
+    return f"{per_second / 1e3:.1f} k records/s"
+
+
+def throughput(
+    bench: Bench, sizes: dict[str, int], scaling: str, args: argparse.Namespace
+) -> dict[str, str]:
+    """Records and bytes per second of our reads (and linkedin's and tf.data's), against the
+    floor; the 2-core speed-ups beside the machine's own; image bytes per second."""
 
     def rate(what: str, fmt: str, rows: int = args.rows, nbytes: int = sizes["narrow-ours"]) -> str:
         seconds = bench.median(what, fmt)
-        per_s = f"{rows / seconds / 1e6:.2f} M records/s, {nbytes / seconds / 1e6:.0f} MB/s"
-        return f"{seconds:.2f} s: {per_s}"
+        return f"{seconds:.2f} s: {records(rows / seconds)}, {nbytes / seconds / 1e6:.0f} MB/s"
 
+    def images(what: str, fmt: str) -> str:
+        seconds = bench.median(what, fmt)
+        return f"{seconds:.2f} s: {args.image_rows * IMAGE_BYTES / seconds / 1e6:.0f} MB/s"
+
+    floor = args.rows / bench.median("floor", "ours")
+    per_core = args.rows / bench.median("full read", "ours") / 2
     rates = {
         "countRecords, 1 thread (the floor)": rate("floor", "ours"),
         "count(), local[2]": rate("count", "ours"),
         "full read, local[2]": rate("full read", "ours"),
+        "full read, narrow, per core / floor": (
+            f"{per_core / floor:.0%} ({records(per_core)} per core, the floor {records(floor)})"
+        ),
         **{
             f"full read, 1 file, {layout}, local[{cores}]": rate(
                 f"one file, {layout}",
@@ -159,14 +245,37 @@ def throughput(bench: Bench, sizes: dict[str, int], args: argparse.Namespace) ->
                 args.rows * SINGLE_COPIES,
                 sizes["single-ours"],
             )
-            for layout in ("default splits", f"{EQUAL_SPLITS} equal splits")
+            for layout in LAYOUTS
             for cores in (1, 2)
         },
+        **{
+            f"full read, 1 file, {layout}, 2 cores / 1": f"{two_cores(bench, layout).ratio:.2f}x"
+            for layout in LAYOUTS
+        },
+        "2-core scaling of the machine (the ceiling)": scaling,
         "read 1 of 100 columns, wide, local[2]": rate(
             "wide", "ours", args.wide_rows, sizes["wide-ours"]
         ),
         f"schema inference, {INFER_FILES} files": f"{bench.median('inference', 'ours'):.2f} s",
+        "full read, wide-1000, local[2]": rate(
+            "wide-1000 full read", "ours", args.wide1000_rows, sizes["wide1000-ours"]
+        ),
+        "read 10 of 1000 columns, wide-1000, local[2]": rate(
+            "wide-1000 10 columns", "ours", args.wide1000_rows, sizes["wide1000-ours"]
+        ),
+        "wide-1000: the cache alone to noop (part of both writes)": (
+            f"{bench.median('wide-1000 cache read', 'noop'):.2f} s"
+        ),
+        "schema inference, wide-1000 (1000 columns)": (
+            f"{bench.median('wide-1000 inference', 'ours'):.2f} s"
+        ),
+        "write, image-sized, local[2]": images("image write", "ours"),
+        "full read, image-sized, local[2]": images("image full read", "ours"),
+        "Parquet: write, image-sized": images("image write", "parquet"),
+        "Parquet: full read, image-sized": images("image full read", "parquet"),
     }
+    if not args.skip_tfdata:
+        rates["tf.data + parse_example, narrow, 2 threads"] = rate("full read", "tf.data")
     if not args.skip_linkedin:
         rates["linkedin: count(), local[2]"] = rate("count", "linkedin")
         rates["linkedin: full read, local[2]"] = rate("full read", "linkedin")

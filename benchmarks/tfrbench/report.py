@@ -11,10 +11,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .data import INFER_FILES, NARROW_DDL, PARTITIONS, SINGLE_COPIES, WIDE_COLUMN
-from .profiling import Profile
+from .data import (
+    DEFAULT_ROWS,
+    IMAGE_BYTES,
+    INFER_FILES,
+    NARROW_DDL,
+    PARTITIONS,
+    SINGLE_COPIES,
+    WIDE1000_SELECTED,
+    WIDE_COLUMN,
+)
+from .goals import Goal
+from .profiling import WORKLOADS, Profile
 from .sessions import LINKEDIN_PACKAGE, sha256
 from .splitting import EQUAL_SPLITS, SPLIT_ROUNDS, SPLIT_WARMUP
+from .tfdata import BATCH, THREADS
 from .timing import Row
 
 if TYPE_CHECKING:
@@ -31,6 +42,7 @@ class Report:
     throughput: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     profile: Profile | None = None
+    goals: list[Goal] = field(default_factory=list)
 
 
 def facts(spark: SparkSession, args: argparse.Namespace) -> dict[str, str]:
@@ -69,6 +81,8 @@ def facts(spark: SparkSession, args: argparse.Namespace) -> dict[str, str]:
         "linkedin": linkedin,
         "narrow rows": f"{args.rows:,}",
         "wide rows": f"{args.wide_rows:,}",
+        "wide-1000 rows": f"{args.wide1000_rows:,}",
+        "image-sized rows": f"{args.image_rows:,}",
         "repeat (median of)": str(args.repeat),
         "load average at start (1, 5, 15 min)": load_average(),
     }
@@ -96,16 +110,24 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def goals_table(goals: Sequence[Goal]) -> str:
+    """The goals as Markdown: target, measured figure, met or not."""
+    lines = ["| goal | target | measured | status |", "|---|---|---|---|"]
+    lines += [f"| {g.what} | {g.target} | {g.measured} | {g.status} |" for g in goals]
+    return "\n".join(lines)
+
+
 def profile_section(profile: Profile | None) -> str:
     if profile is None:
         return "## Where the time goes\n\nNot profiled: the JDK's `jfr` tool was not found."
     areas = "\n".join(f"| {a} | {share:.0%} |" for a, share in profile.areas)
     top = "\n".join(f"| `{m}` | {share:.1%} |" for m, share in profile.self_top)
+    choices = ", ".join(f"`{w}`" for w in WORKLOADS)
     return f"""## Where the time goes
 
-Java Flight Recorder sampled the narrow full read in one thread (`local[1]`, after a warm-up
-read): {profile.samples} samples of the task thread, one every 10 ms, counted by the method on
-top of the stack.
+Java Flight Recorder sampled {profile.workload} in one thread (`local[1]`, after an untimed
+run): {profile.samples} samples of the task thread, one every 10 ms, counted by the method on
+top of the stack. (`--profile` chooses what is sampled: {choices}.)
 
 | part | samples |
 |---|---:|
@@ -134,17 +156,41 @@ def document(report: Report, args: argparse.Namespace, command: str, chart: str)
         f" The second line sets `spark.sql.files.maxPartitionBytes` to an eighth of the file,"
         f" so each core reads {EQUAL_SPLITS // 2} equal splits."
     )
+    selected = ", ".join(f"`{c}`" for c in WIDE1000_SELECTED[:3]) + ", ..."
+    sizes = {"rows": args.rows, "wide1000_rows": args.wide1000_rows, "image_rows": args.image_rows}
+    small = (
+        " This run used smaller data sets than the defaults: fixed costs (planning a query of"
+        " 1,000 columns, starting tasks and sessions) weigh more, so its figures say little"
+        " about goals set for the default sizes."
+        if any(n < DEFAULT_ROWS[k] for k, n in sizes.items())
+        else ""
+    )
+    tfdata = (
+        "not measured in this run (`--skip-tfdata`)"
+        if args.skip_tfdata
+        else f"median of {args.repeat} run(s) after an untimed one, all in one child process"
+    )
     return f"""# Benchmarks
 
 Measured by `benchmarks/run.py` on {report.facts["date"]}; every time is the median of
-{args.repeat} run(s) in one local Spark session (`local[2]`) holding both TFRecord jars, each
-addressed by its class name; reads, counts and inference are timed after one untimed run.
-A ratio above 1 means we are faster (on the last two lines: that two cores read one file faster
-than one core). The files are in the OS page cache: reads measure CPU, not disk.
+{args.repeat} run(s) after one untimed run, in one local Spark session (`local[2]`) holding
+both TFRecord jars, each addressed by its class name (the single file and tf.data: in child
+processes of their own). A ratio above 1 means we are faster (on the last two lines: that two
+cores read one file faster than one core). The files are in the OS page cache: reads measure
+CPU, not disk.
 
 ```
 {command}
 ```
+
+## Goals
+
+{goals_table(report.goals)}
+
+Ratios are their time over ours, from the results below; the floor is in "Throughput against
+the floor".{small}
+
+## Results
 
 {table(report.rows)}
 
@@ -156,12 +202,29 @@ What each line measures:
   ({PARTITIONS} files).
 - **full read, narrow**: load with the known schema, write to the `noop` sink. Both TFRecord
   readers read the same files (the ones we wrote); Parquet reads its own.
+- **full read, narrow vs tf.data**: TensorFlow's own reader on the same files, in a fresh
+  Python process without Spark, with {THREADS} threads (`tf.config.threading` inter- and
+  intra-op, and tf.data's own pool): `TFRecordDataset(files, num_parallel_reads={THREADS})`,
+  `.batch({BATCH})`, `.map(tf.io.parse_example, num_parallel_calls={THREADS})`, every tensor of
+  every batch taken to NumPy. The spec is `spark_tfrecord.feature_spec` of the narrow schema
+  with every field required (no value is missing): `FixedLenFeature` for the scalars,
+  TensorFlow's fastest, `RaggedFeature` for the arrays.
+  {tfdata[0].upper() + tfdata[1:]}.
 - **count()**: `load(...).count()` with the known schema.
 - **read 1 of 100 columns, wide**: the full 100-column schema given, `select("{WIDE_COLUMN}")`,
   `noop` sink.
 - **schema inference**: `load(...)` without a schema on the narrow data written as
   {INFER_FILES} files, then `.schema` (our defaults: 32 files x 1000 records; linkedin reads the
   first non-empty file whole).
+- **write, wide-1000**: `save()` of the cached wide-1000 data set ({PARTITIONS} files), by us
+  and by Parquet; both times include reading Spark's cache of 1,000 columns, which is slow
+  (timed alone under "Throughput"). **full read, wide-1000**: each format reading its own
+  files, `noop` sink.
+- **read 10 of 1000 columns, wide-1000**: the full 1000-column schema given, `select` of every
+  100th column ({selected}), `noop` sink; against Parquet reading the
+  same 10 columns of its files, and against our own full read (what reading 10 columns saves).
+- **write, image-sized** and **full read, image-sized**: records of about 100 KB, by us and by
+  Parquet (its default, snappy), each reading its own files.
 - **full read, 1 file**: one uncompressed file holding our narrow files {SINGLE_COPIES} times
   over ({SINGLE_COPIES} x {args.rows:,} rows, concatenated byte for byte), read in
   fresh sessions, `local[1]` and `local[2]` by turns ({SPLIT_ROUNDS} of each, {args.repeat}
@@ -174,8 +237,11 @@ differences of 20 % between sessions.
 ## Throughput against the floor
 
 The floor is `TFRecordInspector.countRecords` over the narrow files, one thread, from the driver:
-the framing walked and both CRC32Cs checked, nothing parsed. Rates are over the TFRecord files
-read: the narrow ones, or the wide ones and the single file for their lines.
+the framing walked and both CRC32Cs checked, nothing parsed. "Per core / floor" is our full
+read's records per second over 2 cores, per core, as a share of the floor's. Rates are over the
+TFRecord files read: the narrow ones, or the wide, wide-1000 and single files for their lines;
+image-sized rates count the image bytes ({IMAGE_BYTES:,} a record), the same for both formats.
+The 2-core speed-ups of the single file stand beside the machine's own.
 
 | what | time and rate |
 |---|---|
@@ -185,13 +251,21 @@ read: the narrow ones, or the wide ones and the single file for their lines.
 
 ## Data
 
-Generated with Spark SQL from `spark.range`, every value a hash of the row id and a fixed
-seed, so runs and partitionings give the same rows. The narrow data is cached in memory before
-any write is timed; the wide data is written once, untimed, straight from its generator.
+Generated from `spark.range`, every value a hash of the row id and a fixed seed (the image
+bytes: seeded by the row id), so runs and partitionings give the same rows. The narrow,
+wide-1000 and image-sized data are cached in memory before any write is timed (wide-1000
+without the cache's compression, which on 1,000 columns takes longer than generating them);
+the wide data is written once, untimed, straight from its generator.
 
 - **narrow**: `{NARROW_DDL}`;
   `emb` holds 32 floats, `ids` 0 to 20 values (some empty), `s` 5 to 15 characters.
 - **wide**: 100 scalar columns `c000`..`c099`: 50 float, 30 bigint, 10 int, 10 string.
+- **wide-1000**: 1,000 scalar columns `w0000`..`w0999`, alternating float and bigint (500
+  each), each value `xxhash64(id, seed of the column)` (the bigints cut to 30 bits);
+  {args.wide1000_rows:,} rows, {PARTITIONS} files.
+- **image-sized**: `id bigint, image binary`, the image {IMAGE_BYTES:,} bytes of Python's
+  `random.Random(id).randbytes(...)`, incompressible; {args.image_rows:,} rows
+  ({args.image_rows * IMAGE_BYTES / 1e9:.2f} GB of image bytes), {PARTITIONS} files.
 
 | files | size |
 |---|---:|
@@ -200,7 +274,10 @@ any write is timed; the wide data is written once, untimed, straight from its ge
 Checked on every run (the run stops before printing anything if one fails): row counts and an
 order-independent hash of every value, for each format reading what it wrote, linkedin reading
 our files and we reading linkedin's; `count()` results; the wide column read back; our inferred
-schema; `countRecords` totals; the single file read in splits.
+schema; the wide-1000 data read whole and its 10 columns, by us and by Parquet, against the
+generator; our wide-1000 inferred schema (1,000 fields of the generated types); the image-sized
+data read back by us and by Parquet; tf.data's record count and the sum of its `id` values;
+`countRecords` totals; the single file read in splits.
 
 ## Machine and versions
 
@@ -216,11 +293,15 @@ schema; `countRecords` totals; the single file read in splits.
 
 ```bash
 ci/bench                                   # builds jars + wheel, Spark 3.5 venv, default sizes
-ci/bench --rows 20000 --repeat 1 --docs /tmp/bench-docs   # a quick try that keeps docs/ as is
+ci/bench --rows 20000 --wide1000-rows 2000 --image-rows 200 --repeat 1 \\
+    --docs /tmp/bench-docs                 # a quick try that keeps docs/ as is
 ```
 
-`ci/bench` passes its arguments to `benchmarks/run.py` (`--help` lists them). Without
-`--linkedin-jar`, Spark is asked for `{LINKEDIN_PACKAGE}`; that artifact is not on Maven
-Central, so give linkedin's jar with `--linkedin-jar PATH`, or leave it out with
-`--skip-linkedin`. Raw timings of every run go to `OUT/results.json`.
+`ci/bench` passes its arguments to `benchmarks/run.py` (`--help` lists them): `--rows`,
+`--wide-rows`, `--wide1000-rows` and `--image-rows` size the data sets, `--skip-tfdata` leaves
+the tf.data reference out (it needs `tensorflow-cpu`, which `ci/bench` installs), and
+`--profile` chooses what is profiled. Without `--linkedin-jar`, Spark is asked for
+`{LINKEDIN_PACKAGE}`; that artifact is not on Maven Central, so give linkedin's jar with
+`--linkedin-jar PATH`, or leave it out with `--skip-linkedin`. Raw timings of every run, and
+the goals, go to `OUT/results.json`.
 """

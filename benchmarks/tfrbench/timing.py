@@ -43,33 +43,48 @@ class Usage:
         return max(0.0, self.machine - self.driver) / self.wall if self.wall > 0 else 0.0
 
 
-def usage(spark: SparkSession) -> Usage:
-    tick = os.sysconf("SC_CLK_TCK")
+def machine_busy() -> float:
+    """Seconds of busy CPU of the whole machine since boot."""
     cpu = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
     busy = sum(cpu) - cpu[3] - cpu[4]  # all but idle and iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def process_usage() -> Usage:
+    """``Usage`` of a process without a JVM (the tf.data child): its own CPU, all threads."""
+    return Usage(time.monotonic(), machine_busy(), time.process_time(), 0.0)
+
+
+def usage(spark: SparkSession) -> Usage:
+    tick = os.sysconf("SC_CLK_TCK")
     view = jvm(spark)
     pid = view.java.lang.ProcessHandle.current().pid()
     stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     jvm_cpu = (int(stat[11]) + int(stat[12])) / tick  # utime and stime, fields 14 and 15
     beans = view.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
     gc_ms = sum(bean.getCollectionTime() for bean in beans)
-    return Usage(time.monotonic(), busy / tick, jvm_cpu + time.process_time(), gc_ms / 1000)
+    return Usage(time.monotonic(), machine_busy(), jvm_cpu + time.process_time(), gc_ms / 1000)
 
 
 def timed(
-    spark: SparkSession, repeat: int, action: Callable[[], object]
+    spark: SparkSession | None, repeat: int, action: Callable[[], object]
 ) -> tuple[list[float], Usage]:
     """Wall-clock seconds of each of ``repeat`` runs (each after a JVM garbage collection), and
-    what was used during them."""
+    what was used during them; with ``spark`` None, of this process, which has no JVM."""
+
+    def now() -> Usage:
+        return process_usage() if spark is None else usage(spark)
+
     runs = []
     spent = Usage(0.0, 0.0, 0.0, 0.0)
     for _ in range(repeat):
-        gc(spark)
-        before = usage(spark)
+        if spark is not None:
+            gc(spark)
+        before = now()
         start = time.perf_counter()
         action()
         runs.append(time.perf_counter() - start)
-        delta = usage(spark) - before
+        delta = now() - before
         spent = Usage(*(a + b for a, b in zip(astuple(spent), astuple(delta))))
     return runs, spent
 
