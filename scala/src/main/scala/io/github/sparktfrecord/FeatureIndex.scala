@@ -79,8 +79,20 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
   private var learned = new Array[Byte](1024)
   private var used = 0
 
-  /** What `names.find` answers for the name `buf[off, off + len)`, met at `position`. */
-  def lookup(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
+  /** The position in the record of the next name [[next]] is asked for. */
+  private var position = 0
+
+  /** A new record: its first name comes next. */
+  def startRecord(): Unit = position = 0
+
+  /** What `names.find` answers for the record's next name, `buf[off, off + len)`. */
+  def next(buf: Array[Byte], off: Int, len: Int): Int = {
+    val p = position
+    position += 1
+    lookup(p, buf, off, len)
+  }
+
+  private def lookup(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
     if (position < lengths.length && lengths(position) == len &&
         ProtoWire.sameBytes(learned, starts(position), buf, off, len)) {
       return ids(position)

@@ -42,8 +42,6 @@ private[sparktfrecord] final class TFRecordDeserializer(
   }
   /** Names by their position in the record, learned from the previous records. */
   private val order = new FeatureOrder(index)
-  /** The position of the next map entry in the record. */
-  private var entry = 0
   /** `seen(i) == stamp` when column i was set by the current record. */
   private val seen = new Array[Int](numColumns)
   private var stamp = 0
@@ -53,11 +51,8 @@ private[sparktfrecord] final class TFRecordDeserializer(
   private val step = new FeatureRun
 
   private val visitor = new FeatureVisitor {
-    def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
-      val e = entry
-      entry += 1
-      order.lookup(e, buf, keyOff, keyLen)
-    }
+    def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
+      order.next(buf, keyOff, keyLen)
 
     def feature(ordinal: Int, run: FeatureRun): Unit = {
       // A key repeated in one map: the last entry wins, as in protobuf.
@@ -80,7 +75,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
     rowWriter.zeroOutNullBytes()
     stamp += 1
     if (stamp == 0) { java.util.Arrays.fill(seen, -1); stamp = 1 }
-    entry = 0
+    order.startRecord()
     try {
       if (sequence) walker.walkSequenceExample(data, length, visitor)
       else walker.walkExample(data, length, visitor)

@@ -65,15 +65,10 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     private val walker = new ExampleWalker(cursor)
     private val lists = new FeatureLists(cursor)
     private val step = new FeatureRun
-    /** The position of the next map entry in the record: names are recognised by position. */
-    private var entry = 0
 
     private val visitor = new FeatureVisitor {
-      def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int = {
-        val e = entry
-        entry += 1
-        order.lookup(e, buf, keyOff, keyLen)
-      }
+      def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
+        order.next(buf, keyOff, keyLen)
 
       def feature(id: Int, run: FeatureRun): Unit = {
         val n = lists.count(run)
@@ -101,7 +96,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         var n = 0
         while (n < options.inferSchemaMaxRecords && reader.next()) {
           try {
-            entry = 0
+            order.startRecord()
             if (sequence) walker.walkSequenceExample(reader.data, reader.length, visitor)
             else walker.walkExample(reader.data, reader.length, visitor)
           } catch {
