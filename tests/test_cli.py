@@ -78,7 +78,7 @@ def test_inspect_local_files_without_spark(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[0].startswith("files: 2,") and "records: 4" in lines
-    assert " |-- raw: array<string> (nullable = true)" in lines
+    assert " |-- raw: array<binary> (nullable = true)" in lines  # 0xff: not UTF-8
     rows = [json.loads(line) for line in lines if line.startswith("{")]
     assert rows == [{"id": 0, "raw": ["0xff00", "é"]}, {"id": 1, "raw": ["0xff00", "é"]}]
 
@@ -222,7 +222,10 @@ def test_spark_failures_exit_by_java_exception_class(
 def test_help_teaches_with_examples() -> None:
     top = run("--help")
     assert top.returncode == 0 and "examples:" in top.stdout and "exit status" in top.stdout
-    for command in ("convert", "inspect"):
+    for command in ("convert", "inspect", "index"):
         text = run(command, "--help").stdout
         assert "spark-tfrecord convert people.csv out/people" in text
+        assert "spark-tfrecord index out/tf" in text
     assert "--partition-by" in run("convert", "--help").stdout
+    index = run("index", "--help").stdout
+    assert "--compression {none,gzip}" in index and "--record-type" not in index

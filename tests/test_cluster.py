@@ -6,7 +6,8 @@ whose session gets the jar only from `spark_tfrecord.configure` (`spark.jars`): 
 fetch it from the driver, nothing else puts it on their class path. The tests ask the driver
 for one scenario each and assert on what it returns: partitioned writes and reads of every
 record type and gzip, a big file read in splits by both executors, inference, count(),
-PERMISSIVE, and a write that survives an executor JVM killed with SIGKILL in the middle.
+PERMISSIVE, and a write (with index files) that survives an executor JVM killed with SIGKILL
+in the middle.
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ from standalone import (
     tail,
     wait_for,
 )
-from tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
+from tfrecord_bytes import (
+    entry,
+    example,
+    feature,
+    index_lines,
+    int64_list_packed,
+    write_records,
+)
 
 BIG_ROWS = 50_000  # about 5 MB in one file
 SPLIT_BYTES = 256 * 1024
@@ -166,7 +174,7 @@ def kill_write(out: str, markers: str, release: str) -> dict[str, Any]:
         range(KILL_PARTITIONS * KILL_ROWS), KILL_PARTITIONS
     ).mapPartitionsWithIndex(rows)
     df = spark.createDataFrame(data, "id long, part int, attempt int, executor string, pad string")
-    df.write.format("tfrecord").save(out)
+    df.write.format("tfrecord").option("writeIndex", "true").save(out)
     back = spark.read.format("tfrecord").schema("id long, part int, attempt int, executor string")
     found = back.load(out).selectExpr("*", "input_file_name() as file").collect()
     wait_for(
@@ -352,9 +360,14 @@ def test_write_survives_a_killed_executor(
     # A replacement executor took the killed one's place.
     assert victim.name not in got["executors"] and len(got["executors"]) == 2
     # No attempt's leftovers: one committed file per partition, nothing else but _SUCCESS.
-    names = sorted(
+    # Each committed file has its index, which the killed attempt's leftovers did not replace.
+    every = sorted(
         p.relative_to(out).as_posix() for p in out.rglob("*") if not p.name.startswith(".")
     )
+    names = [n for n in every if not n.endswith(".idx")]
+    assert [n for n in every if n.endswith(".idx")] == sorted(f"_{n}.idx" for n in names[1:])
+    for n in names[1:]:
+        assert (out / f"_{n}.idx").read_text() == index_lines((out / n).read_bytes())
     assert names[0] == "_SUCCESS" and len(names) == KILL_PARTITIONS + 1
     assert sorted(n[: len("part-00000")] for n in names[1:]) == [
         f"part-{i:05d}" for i in range(KILL_PARTITIONS)

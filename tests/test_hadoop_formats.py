@@ -6,7 +6,7 @@ from pathlib import Path
 
 import spark_tfrecord
 from conftest import tfrecord_files
-from tfrecord_bytes import write_records
+from tfrecord_bytes import index_lines, write_records
 
 INPUT = "io.github.sparktfrecord.TFRecordInputFormat"
 OUTPUT = "io.github.sparktfrecord.TFRecordOutputFormat"
@@ -49,3 +49,14 @@ def test_output_format_compression(spark, tf, out: Path) -> None:
     assert read == [b"abc", b""]
     back = spark.sparkContext.newAPIHadoopFile(str(out), INPUT, BYTES, NULL)
     assert sorted(bytes(k) for k, _ in back.collect()) == [b"", b"abc"]
+
+
+def test_output_format_writes_indexes(spark, out: Path) -> None:
+    records = [(bytearray(b"x" * n), None) for n in (0, 3, 200)]
+    rdd = spark.sparkContext.parallelize(records, 1)
+    rdd.saveAsNewAPIHadoopFile(
+        str(out), OUTPUT, keyClass=BYTES, valueClass=NULL, conf={"tfrecord.writeIndex": "true"}
+    )
+    (path,) = tfrecord_files(out)
+    index = path.parent / f"_{path.name}.idx"
+    assert index.read_text() == "0 16\n16 19\n35 216\n" == index_lines(path.read_bytes())

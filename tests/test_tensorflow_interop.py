@@ -6,6 +6,7 @@ import math
 import struct
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import spark_tfrecord
@@ -166,9 +167,80 @@ def test_inference_on_tensorflow_files(spark, tf_written: Path) -> None:
         "extremes": "array<bigint>",
         "floats": "array<float>",
         "text": "string",
-        "raw": "array<string>",
+        "raw": "array<binary>",  # not valid UTF-8: binary, so the bytes come back exact
         "empty_ints": "array<bigint>",
         "unset": "string",
     }
     got = {r.id: r for r in df.collect()}
     assert got[1].empty_ints == [7, 8] and got[0].text == "日本語 é 🎉"
+    assert [bytes(b) for b in got[0].raw] == [b"\xff\xfe\x00", b"\xc3\x28"]
+
+
+def test_inferred_images_come_back_byte_exact(spark, tf, tmp_path: Path) -> None:
+    """JPEG and PNG bytes that TensorFlow encoded are inferred as binary; text stays string."""
+    rng = np.random.default_rng(3)
+    F = tf.train.Feature
+    images = []
+    path = tmp_path / "images.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for i in range(20):
+            pixels = rng.integers(0, 256, size=(16 + i, 24, 3), dtype=np.uint8)
+            jpeg = tf.io.encode_jpeg(pixels).numpy()
+            png = tf.io.encode_png(pixels).numpy()
+            images.append((jpeg, png))
+            feature = {
+                "image/encoded": F(bytes_list=tf.train.BytesList(value=[jpeg])),
+                "image/png": F(bytes_list=tf.train.BytesList(value=[png])),
+                "image/format": F(bytes_list=tf.train.BytesList(value=[b"jpeg"])),
+                "image/text": F(bytes_list=tf.train.BytesList(value=["é €".encode(), b"ok"])),
+                "label": F(int64_list=tf.train.Int64List(value=[i])),
+            }
+            example = tf.train.Example(features=tf.train.Features(feature=feature))
+            w.write(example.SerializeToString())
+    df = spark_tfrecord.read(spark, str(path))
+    assert {f.name: f.dataType.simpleString() for f in df.schema.fields} == {
+        "image/encoded": "binary",
+        "image/png": "binary",
+        "image/format": "string",
+        "image/text": "array<string>",
+        "label": "bigint",
+    }
+    rows = sorted(df.collect(), key=lambda r: r.label)
+    assert [(bytes(r["image/encoded"]), bytes(r["image/png"])) for r in rows] == images
+    assert {r["image/format"] for r in rows} == {"jpeg"}
+    assert all(r["image/text"] == ["é €", "ok"] for r in rows)
+    # TensorFlow decodes what came back to the pixels it decodes from its own bytes.
+    first = bytes(rows[0]["image/png"])
+    assert np.array_equal(tf.io.decode_png(first).numpy(), tf.io.decode_png(images[0][1]).numpy())
+
+
+@pytest.mark.parametrize("tf_compression,option", [("", None), ("GZIP", "gzip"), ("ZLIB", "zlib")])
+def test_tensorflow_shard_names_as_a_directory_or_a_glob(
+    spark, tf, tmp_path: Path, tf_compression: str, option: str | None
+) -> None:
+    """`train.tfrecord-00000-of-00003` and `train-00000-of-00003`: no extension, so a compressed
+    shard is read by `compression=`, as TensorFlow reads it by `compression_type`."""
+    F = tf.train.Feature
+    for prefix in ("train.tfrecord", "train"):
+        for s in range(3):
+            name = tmp_path / prefix / f"{prefix}-{s:05d}-of-00003"
+            name.parent.mkdir(exist_ok=True)
+            with tf.io.TFRecordWriter(str(name), options=tf_compression or None) as w:
+                for i in range(s * 10, s * 10 + 10):
+                    feature = {"id": F(int64_list=tf.train.Int64List(value=[i]))}
+                    w.write(
+                        tf.train.Example(
+                            features=tf.train.Features(feature=feature)
+                        ).SerializeToString()
+                    )
+    options = {"compression": option} if option else {}
+    every, first_and_last = list(range(30)), [*range(10), *range(20, 30)]
+    for path, expected in (
+        (tmp_path / "train.tfrecord", every),
+        (tmp_path / "train", every),
+        (tmp_path / "train.tfrecord" / "train.tfrecord-*-of-00003", every),
+        (tmp_path / "*" / "train*-0000[02]-of-00003", sorted(first_and_last * 2)),
+    ):
+        df = spark_tfrecord.read(spark, str(path), **options)
+        assert sorted(r.id for r in df.collect()) == expected, path
+        assert df.count() == len(expected)

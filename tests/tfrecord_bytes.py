@@ -58,6 +58,17 @@ def read_records(path: Path) -> Iterator[bytes]:
         pos += 16 + length
 
 
+def index_lines(stream: bytes) -> str:
+    """The index of a record stream (uncompressed), from its framing: `<offset> <size>` lines,
+    as the tfrecord package and DALI read them."""
+    lines, pos = [], 0
+    while pos < len(stream):
+        (length,) = struct.unpack_from("<Q", stream, pos)
+        lines.append(f"{pos} {length + 16}\n")
+        pos += length + 16
+    return "".join(lines)
+
+
 # --- protobuf wire pieces -------------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from spark_tfrecord._index import index_path, indexed_files
 from spark_tfrecord._io import RecordType, SaveMode, read, write
 from spark_tfrecord._jars import SUPPORTED_SPARK, ScalaVersion, add_jar, configure, jar_path
 from spark_tfrecord._spec import feature_spec
@@ -34,6 +35,8 @@ __all__ = [
     "add_jar",
     "configure",
     "feature_spec",
+    "index_path",
+    "indexed_files",
     "jar_path",
     "read",
     "write",

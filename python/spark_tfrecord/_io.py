@@ -81,12 +81,15 @@ def write(
     record_type: RecordType = "Example",
     mode: SaveMode = "errorifexists",
     partition_by: str | list[str] | None = None,
+    write_index: bool = False,
     **options: OptionValue,
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
 
     ``partition_by`` columns become ``name=value`` directories and are not written into the
-    records.
+    records. ``write_index`` (the ``writeIndex`` option) also writes each file's index beside it,
+    ``_<name>.idx``, for the ``tfrecord`` package (PyTorch) and NVIDIA DALI: see
+    :func:`indexed_files`.
 
     >>> import os, tempfile
     >>> df = spark.createDataFrame([(1, "2024-05-01"), (2, "2024-05-02")], "id long, day string")
@@ -99,6 +102,8 @@ def write(
     save_mode = "error" if mode == "errorifexists" else mode
     writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
     writer = writer.options(**_option_strings(options))
+    if write_index:
+        writer = writer.option("writeIndex", "true")
     if partition_by is not None:
         cols = [partition_by] if isinstance(partition_by, str) else list(partition_by)
         writer = writer.partitionBy(*cols)

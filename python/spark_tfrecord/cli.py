@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -23,6 +24,7 @@ examples:
   spark-tfrecord convert in/ out/ --from json --conf spark.sql.shuffle.partitions=8
   spark-tfrecord inspect out/people -n 5                        schema, counts, first records
   spark-tfrecord inspect s3a://bucket/tf --spark                the same through Spark
+  spark-tfrecord index out/tf                                   index files for PyTorch and DALI
 
 exit status: 0 done, 2 bad arguments (or columns TFRecord cannot hold), 3 input not found,
              4 corrupt or malformed data, 5 Spark or Java failure
@@ -220,6 +222,38 @@ def _inspect(args: argparse.Namespace) -> int:
     return _inspect_local(args)
 
 
+def _index(args: argparse.Namespace) -> int:
+    spark = _session(args.master, args.conf)
+    options = {"compression": args.compression} if args.compression else {}
+    jvm: Any = spark._jvm
+    start = time.perf_counter()
+    lines = jvm.io.github.sparktfrecord.TFRecordIndex.indexFiles(
+        spark._jsparkSession, list(args.paths), options
+    )
+    seconds = time.perf_counter() - start
+    if len(lines) == 0:
+        raise CliError(
+            f"no TFRecord files under {', '.join(args.paths)}",
+            "is it the right path?",
+            EXIT_NOT_FOUND,
+        )
+    from spark_tfrecord import index_path
+
+    records = total = nanos = 0
+    for line in lines:
+        count, size, took, path = str(line).split("\t", 3)
+        records += int(count)
+        total += int(size)
+        nanos += int(took)
+        print(f"{int(count):>12,} records {int(size):>16,} bytes  {index_path(path)}")
+    print(
+        f"indexed {len(lines)} files: {records:,} records, {total:,} bytes in {seconds:.1f} s "
+        f"({total / 1e6 / max(seconds, 1e-9):,.1f} MB/s; "
+        f"{total / 1e6 / max(nanos / 1e9, 1e-9):,.1f} MB/s per task)"
+    )
+    return 0
+
+
 def _record_type(value: str) -> str:
     """The record type's own spelling for any case of it; argparse rejects anything else."""
     names: dict[str, str] = {name.lower(): name for name in get_args(RecordType)}
@@ -235,16 +269,17 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=formatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{convert,inspect}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
-    common.add_argument(
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{convert,inspect,index}")
+    session = argparse.ArgumentParser(add_help=False)
+    session.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    session.add_argument(
         "--conf",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="a Spark setting, repeatable",
     )
+    common = argparse.ArgumentParser(add_help=False, parents=[session])
     common.add_argument(
         "--record-type",
         default="Example",
@@ -304,6 +339,26 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("-n", type=int, default=10, help="records to show (default 10)")
     inspect.add_argument("--spark", action="store_true", help="use Spark even for local paths")
     inspect.set_defaults(run=_inspect)
+
+    index = sub.add_parser(
+        "index",
+        parents=[session],
+        help="write index files for PyTorch and DALI",
+        description="Write beside each TFRecord file under PATH its index _<name>.idx (one line "
+        "per record: offset and framed size), as the tfrecord package (PyTorch) and NVIDIA DALI "
+        "read it; what the writeIndex option writes. One Spark task per file, both CRCs of every "
+        "record checked. Files are found as Spark finds them (directories, globs, partitions).",
+        epilog=_EPILOG,
+        formatter_class=formatter,
+    )
+    index.add_argument("paths", nargs="+", metavar="PATH", help="TFRecord file, directory or glob")
+    index.add_argument(
+        "--compression",
+        choices=("none", "gzip"),
+        help="for files without a .gz extension (TensorFlow's GZIP shards): offsets are then "
+        "in the uncompressed stream, as the tfrecord package's compression_type='gzip' reads",
+    )
+    index.set_defaults(run=_index)
     return parser
 
 

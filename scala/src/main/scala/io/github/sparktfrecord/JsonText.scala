@@ -1,7 +1,6 @@
 package io.github.sparktfrecord
 
-import java.nio.ByteBuffer
-import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCharsets}
+import java.nio.charset.StandardCharsets
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
@@ -58,16 +57,13 @@ private[sparktfrecord] object JsonText {
   private def number(sb: StringBuilder, d: Double, text: String): Unit =
     if (d.isNaN || d.isInfinite) quote(sb, text) else sb.append(text)
 
-  private def bytes(sb: StringBuilder, b: Array[Byte]): Unit = {
-    val decoder = StandardCharsets.UTF_8.newDecoder()
-      .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT)
-    try quote(sb, decoder.decode(ByteBuffer.wrap(b)).toString) catch {
-      case _: CharacterCodingException =>
-        sb.append("\"0x")
-        b.foreach(x => sb.append(f"${x & 0xff}%02x"))
-        sb.append('"')
+  private def bytes(sb: StringBuilder, b: Array[Byte]): Unit =
+    if (Utf8.isValid(b, 0, b.length)) quote(sb, new String(b, StandardCharsets.UTF_8))
+    else {
+      sb.append("\"0x")
+      b.foreach(x => sb.append(f"${x & 0xff}%02x"))
+      sb.append('"')
     }
-  }
 
   private def quote(sb: StringBuilder, s: String): Unit = {
     sb.append('"')

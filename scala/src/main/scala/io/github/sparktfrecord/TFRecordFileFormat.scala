@@ -67,6 +67,9 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       dataSchema: StructType): OutputWriterFactory = {
     val parsed = new TFRecordOptions(options)
     TFRecordSchema.validate(dataSchema, parsed.recordType, writing = true)
+    if (parsed.writeIndex) {
+      TFRecordIndex.checkCompression(parsed.compression, "the files of this write")
+    }
     new TFRecordOutputWriterFactory(parsed)
   }
 

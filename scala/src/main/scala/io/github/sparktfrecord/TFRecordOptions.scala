@@ -109,6 +109,13 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
   /** `verifyChecksums`: check the data CRC of every record on read (default true). */
   val verifyChecksums: Boolean = booleanOption(VerifyChecksumsOption, default = true)
 
+  /**
+   * `writeIndex`: each write task also writes the index of every file it writes, beside it as
+   * `_<file name>.idx`, in the format the `tfrecord` package (PyTorch) and NVIDIA DALI read
+   * (default false). See [[TFRecordIndex]]; with `compression` none or gzip only.
+   */
+  val writeIndex: Boolean = booleanOption(WriteIndexOption, default = false)
+
   /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
   private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =
     parameters.get(name) match {
@@ -155,12 +162,14 @@ private[sparktfrecord] object TFRecordOptions {
   final val ColumnNameOfCorruptRecordOption = "columnNameOfCorruptRecord"
   final val CodecOption = "codec"
   final val AllowNonTensorFlowCodecOption = "allowNonTensorFlowCodec"
+  final val WriteIndexOption = "writeIndex"
 
   /** Every option parsed here: docs/options.md has one row for each (a unit test checks). */
   val Names: Seq[String] = Seq(RecordTypeOption, CompressionOption, CodecOption,
     AllowNonTensorFlowCodecOption, ModeOption, ColumnNameOfCorruptRecordOption,
     InferSchemaMaxFilesOption, InferSchemaMaxRecordsOption, VerifyChecksumsOption,
-    MaxRecordBytesOption, SplitFilesOption, IgnoreCorruptFilesOption, IgnoreMissingFilesOption)
+    MaxRecordBytesOption, SplitFilesOption, IgnoreCorruptFilesOption, IgnoreMissingFilesOption,
+    WriteIndexOption)
 
   /** The prefix of the options in a Hadoop job's configuration. */
   final val HadoopPrefix = "tfrecord."

@@ -8,7 +8,8 @@ import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat
  * Writes TFRecord files from Hadoop MapReduce and Spark RDDs (`mapreduce` API): each key's bytes
  * become one record; values are ignored. Compression follows `tfrecord.compression` (`gzip`,
  * `deflate`; `tfrecord.allowNonTensorFlowCodec` for others) in the job configuration, else
- * Hadoop's own output compression settings.
+ * Hadoop's own output compression settings. `tfrecord.writeIndex=true` writes each file's index
+ * beside it ([[TFRecordIndex]]).
  *
  * {{{
  *   rdd.map(bytes => (new BytesWritable(bytes), NullWritable.get()))
@@ -31,7 +32,9 @@ class TFRecordOutputFormat extends FileOutputFormat[BytesWritable, Writable] {
           options.allowNonTensorFlowCodec)
       } else TFRecordCompression.None
     val extension = TFRecordOutputWriterFactory.Extension + compression.extension
-    val writer = new TFRecordWriter(getDefaultWorkFile(context, extension), conf, compression)
+    val file = getDefaultWorkFile(context, extension)
+    if (options.writeIndex) TFRecordIndex.checkCompression(compression, file.toString)
+    val writer = new TFRecordWriter(file, conf, compression, index = options.writeIndex)
     new RecordWriter[BytesWritable, Writable] {
       override def write(key: BytesWritable, value: Writable): Unit =
         writer.write(key.getBytes, key.getLength)

@@ -18,7 +18,8 @@ private[sparktfrecord] final class TFRecordOutputWriter(
     context: TaskAttemptContext) extends OutputWriter {
 
   private val writer =
-    new TFRecordWriter(new Path(path), context.getConfiguration, options.compression)
+    new TFRecordWriter(new Path(path), context.getConfiguration, options.compression,
+      index = options.writeIndex)
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
     case other => new TFRecordSerializer(schema, other)

@@ -14,8 +14,10 @@ import org.apache.spark.sql.types._
  * over the files sorted by path, and up to `inferSchemaMaxRecords` records of each.
  *
  * Rules, per feature name:
- *  - kind: int64 → bigint, float → float, bytes → string; int64 and float together → float;
- *    bytes with anything → string; a feature never seen with a kind (unset) → string.
+ *  - kind: int64 → bigint, float → float, bytes → string, or binary when some sampled value of
+ *    it is not well-formed UTF-8 ([[Utf8]]: JPEG, PNG, serialized tensors); int64 and float
+ *    together → float; bytes with anything → string (binary by the same rule); a feature never
+ *    seen with a kind (unset) → string.
  *  - shape: an array when some record holds more than one value, else a scalar (empty → null);
  *    a SequenceExample's feature lists are always `array<array<…>>`, after the context columns.
  *  - columns come in the order the features are first met, so the same files give the same schema.
@@ -32,9 +34,19 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     }
 
   private final class Stats(var kind: Int, var maxValues: Int) {
+    /** Whether a bytes value was met that is not well-formed UTF-8. */
+    var binary = false
+
     def merge(other: Stats): Unit = {
       kind = mergeKinds(kind, other.kind)
       maxValues = math.max(maxValues, other.maxValues)
+      binary ||= other.binary
+    }
+
+    def dataType: DataType = kind match {
+      case KindInt64 => LongType
+      case KindFloat => FloatType
+      case _ => if (binary) BinaryType else StringType
     }
   }
 
@@ -66,6 +78,21 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     private val lists = new FeatureLists(cursor)
     private val step = new FeatureRun
 
+    /** Marks `current` binary at its first bytes value that is not well-formed UTF-8. */
+    private var current: Stats = _
+    private val utf8Check = new ValueSink {
+      def int64(v: Long): Unit = ()
+      def float(v: Float): Unit = ()
+      def bytes(buf: Array[Byte], off: Int, len: Int): Unit =
+        if (!current.binary && !Utf8.isValid(buf, off, len)) current.binary = true
+    }
+
+    private def checkBytes(s: Stats, run: FeatureRun): Unit =
+      if (run.kind == KindBytes && !s.binary) {
+        current = s
+        lists.emit(run, utf8Check)
+      }
+
     private val visitor = new FeatureVisitor {
       def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
         order.next(buf, keyOff, keyLen)
@@ -76,6 +103,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         val s = stats(id)
         s.kind = mergeKinds(s.kind, run.kind)
         s.maxValues = math.max(s.maxValues, n)
+        checkBytes(s, run)
       }
 
       def featureList(id: Int, start: Int, end: Int): Unit = {
@@ -84,6 +112,10 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         var from = walker.nextStep(start, end, step)
         while (from >= 0) {
           s.kind = mergeKinds(s.kind, step.kind)
+          if (step.kind == KindBytes && !s.binary) {
+            lists.count(step)
+            checkBytes(s, step)
+          }
           from = walker.nextStep(from, end, step)
         }
       }
@@ -166,12 +198,11 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     val context = names.indices.filter(stats(_) != null).map { i =>
       val s = stats(i)
       val dataType =
-        if (s.maxValues > 1) ArrayType(elementType(s.kind), containsNull = false)
-        else elementType(s.kind)
+        if (s.maxValues > 1) ArrayType(s.dataType, containsNull = false) else s.dataType
       StructField(names(i), dataType, nullable = true)
     }
     val featureLists = names.indices.filter(listStats(_) != null).map { i =>
-      val step = ArrayType(elementType(listStats(i).kind), containsNull = false)
+      val step = ArrayType(listStats(i).dataType, containsNull = false)
       val steps = ArrayType(step, containsNull = false)
       StructField(names(i), steps, nullable = true)
     }
@@ -208,12 +239,6 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     } finally {
       pool.shutdownNow()
     }
-  }
-
-  private def elementType(kind: Int): DataType = kind match {
-    case KindInt64 => LongType
-    case KindFloat => FloatType
-    case _ => StringType
   }
 
   private def logSkipped(file: FileStatus, e: Throwable): Unit =

@@ -7,18 +7,33 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 /**
- * Writes framed records to a new file, compressed whole as asked: what both the data source's
- * [[TFRecordOutputWriter]] and the Hadoop [[TFRecordOutputFormat]] write through.
+ * Writes framed records to a new file, compressed whole as asked, and with `index` its index
+ * file ([[TFRecordIndex]]) beside it: what both the data source's [[TFRecordOutputWriter]] and
+ * the Hadoop [[TFRecordOutputFormat]] write through. Both files are created in the task's
+ * working directory, so the commit protocol commits or discards them together.
  */
 private[sparktfrecord] final class TFRecordWriter(
     file: Path,
     conf: Configuration,
-    compression: TFRecordCompression) extends java.io.Closeable {
+    compression: TFRecordCompression,
+    index: Boolean = false) extends java.io.Closeable {
 
   private val out: OutputStream = {
     val raw = file.getFileSystem(conf).create(file, false)
     new BufferedOutputStream(compression.compress(raw, conf), TFRecordWriter.BufferBytes)
   }
+  private val indexWriter: IndexWriter =
+    if (!index) null
+    else {
+      try new IndexWriter(file.getFileSystem(conf).create(TFRecordIndex.pathFor(file), false))
+      catch {
+        case e: Throwable =>
+          out.close()
+          throw e
+      }
+    }
+  /** Where the next record starts in the (uncompressed) record stream. */
+  private var position = 0L
   private val crc = new CRC32C
   private val copy = new RecordBuffer
 
@@ -27,8 +42,12 @@ private[sparktfrecord] final class TFRecordWriter(
    * framing it in place: `buffer` must have room for the footer after the data (a
    * [[RecordBuffer]] has).
    */
-  def writeFramed(buffer: Array[Byte], length: Int): Unit =
-    out.write(buffer, 0, TFRecordFraming.frame(crc, buffer, length))
+  def writeFramed(buffer: Array[Byte], length: Int): Unit = {
+    val framed = TFRecordFraming.frame(crc, buffer, length)
+    out.write(buffer, 0, framed)
+    if (indexWriter != null) indexWriter.add(position, framed)
+    position += framed
+  }
 
   /** Writes `data[0, length)` as one record (copied once, to frame it). */
   def write(data: Array[Byte], length: Int): Unit = {
@@ -37,7 +56,8 @@ private[sparktfrecord] final class TFRecordWriter(
     writeFramed(buffer, length)
   }
 
-  override def close(): Unit = out.close()
+  override def close(): Unit =
+    try out.close() finally if (indexWriter != null) indexWriter.close()
 }
 
 private[sparktfrecord] object TFRecordWriter {

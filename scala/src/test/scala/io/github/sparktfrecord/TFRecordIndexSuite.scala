@@ -1,0 +1,161 @@
+package io.github.sparktfrecord
+
+import java.io.File
+import java.nio.ByteBuffer
+import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCharsets}
+import java.nio.file.Files
+
+import scala.util.Random
+
+import munit.FunSuite
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+/** Index files (written by the writer and by [[TFRecordIndex.indexFile]]) and [[Utf8]]. */
+class TFRecordIndexSuite extends FunSuite {
+  import TFRecordFraming._
+
+  private val conf = new Configuration()
+
+  private val dir = FunFixture[File](
+    setup = _ => Files.createTempDirectory("tfrecord-index-suite").toFile,
+    teardown = d => { d.listFiles.foreach(_.delete()); d.delete() })
+
+  private def options(pairs: (String, String)*): TFRecordOptions =
+    new TFRecordOptions(pairs.toMap)
+
+  /** Writes records of the given data lengths; returns the data file. */
+  private def write(
+      dir: File,
+      name: String,
+      lengths: Seq[Int],
+      compression: TFRecordCompression): Path = {
+    val path = new Path(new File(dir, name).toURI)
+    val writer = new TFRecordWriter(path, conf, compression, index = true)
+    try lengths.foreach(n => writer.write(Array.fill(n)(n.toByte), n)) finally writer.close()
+    path
+  }
+
+  /** The names in `dir`, without the `.crc` files of Hadoop's local file system. */
+  private def names(dir: File): Seq[String] = dir.list.filterNot(_.startsWith(".")).sorted.toSeq
+
+  private def lines(path: Path): Seq[String] =
+    new String(Files.readAllBytes(new File(path.toUri).toPath), StandardCharsets.US_ASCII)
+      .split("\n", -1).toSeq
+
+  /** The index lines of records of these data lengths: offset and framed size. */
+  private def expected(lengths: Seq[Int]): Seq[String] =
+    lengths.scanLeft(0L)(_ + _ + OverheadBytes).zip(lengths)
+      .map { case (offset, n) => s"$offset ${n + OverheadBytes}" } :+ ""
+
+  private val lengths = Seq(0, 1, 5, 127, 128, 70000, 3, 1 << 17)
+
+  dir.test("the writer's index: one '<offset> <framed size>' line per record, newline-ended") {
+    d =>
+      val data = write(d, "a.tfrecord", lengths, TFRecordCompression.None)
+      val index = TFRecordIndex.pathFor(data)
+      assertEquals(index.getName, "_a.tfrecord.idx")
+      assertEquals(lines(index), expected(lengths))
+      assertEquals(new File(data.toUri).length, lengths.map(_ + OverheadBytes.toLong).sum)
+  }
+
+  dir.test("gzip files are indexed by offsets in the uncompressed stream") { d =>
+    val data = write(d, "a.tfrecord.gz", lengths, TFRecordCompression.Gzip)
+    assertEquals(lines(TFRecordIndex.pathFor(data)), expected(lengths))
+  }
+
+  dir.test("indexFile writes what the writer wrote, and replaces an old index") { d =>
+    for ((name, codec) <- Seq("p.tfrecord" -> TFRecordCompression.None,
+        "g.tfrecord.gz" -> TFRecordCompression.Gzip)) {
+      val data = write(d, name, lengths, codec)
+      val index = TFRecordIndex.pathFor(data)
+      val written = lines(index)
+      Files.write(new File(index.toUri).toPath, "stale".getBytes)
+      assertEquals(TFRecordIndex.indexFile(data, conf, options()),
+        (lengths.size.toLong, new File(data.toUri).length))
+      assertEquals(lines(index), written)
+    }
+    assertEquals(names(d),
+      Seq("_g.tfrecord.gz.idx", "_p.tfrecord.idx", "g.tfrecord.gz", "p.tfrecord"))
+  }
+
+  dir.test("indexFile on a damaged file fails naming it, and leaves no index behind") { d =>
+    val data = write(d, "a.tfrecord", lengths, TFRecordCompression.None)
+    new File(TFRecordIndex.pathFor(data).toUri).delete()
+    val file = new File(data.toUri)
+    val bytes = Files.readAllBytes(file.toPath)
+    bytes(bytes.length / 2) = (bytes(bytes.length / 2) ^ 1).toByte
+    Files.write(file.toPath, bytes)
+    new File(d, ".a.tfrecord.crc").delete() // so that our CRCs, not Hadoop's, find the damage
+    val e = intercept[TFRecordCorruptException](TFRecordIndex.indexFile(data, conf, options()))
+    assert(e.getMessage.contains("checksum"), e.getMessage)
+    assert(e.getMessage.contains(data.toString), e.getMessage)
+    assertEquals(names(d), Seq("a.tfrecord"))
+  }
+
+  dir.test("deflate and other codecs have no index: refused naming the valid ones") { d =>
+    val e = intercept[IllegalArgumentException](
+      TFRecordIndex.checkCompression(TFRecordCompression.Deflate, "x.tfrecord.deflate"))
+    assert(e.getMessage.contains("x.tfrecord.deflate"), e.getMessage)
+    assert(e.getMessage.contains("none, gzip"), e.getMessage)
+    val data = new Path(new File(d, "a.tfrecord.deflate").toURI)
+    val w = new TFRecordWriter(data, conf, TFRecordCompression.Deflate)
+    w.write(Array[Byte](1), 1)
+    w.close()
+    intercept[IllegalArgumentException](TFRecordIndex.indexFile(data, conf, options()))
+    assertEquals(names(d), Seq("a.tfrecord.deflate"))
+  }
+
+  test("index lines at the limits of a long") {
+    val out = new java.io.ByteArrayOutputStream
+    val w = new IndexWriter(out)
+    w.add(0L, 16L)
+    w.add(Long.MaxValue, 9L)
+    w.add(1234567890123L, 1000000L)
+    w.close()
+    assertEquals(out.toString("US-ASCII"),
+      s"0 16\n${Long.MaxValue} 9\n1234567890123 1000000\n")
+  }
+
+  private def javaValid(b: Array[Byte]): Boolean =
+    try {
+      StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b))
+      true
+    } catch { case _: CharacterCodingException => false }
+
+  test("Utf8.isValid is Java's strict decoder: boundaries, overlongs, surrogates, truncations") {
+    def bytes(xs: Int*): Array[Byte] = xs.map(_.toByte).toArray
+    val cases = Seq(
+      bytes() -> true, bytes(0x41) -> true, bytes(0x7f) -> true, bytes(0x80) -> false,
+      bytes(0xc0, 0x80) -> false, bytes(0xc1, 0xbf) -> false, bytes(0xc2, 0x80) -> true,
+      bytes(0xdf, 0xbf) -> true, bytes(0xdf) -> false, bytes(0xe0, 0x9f, 0x80) -> false,
+      bytes(0xe0, 0xa0, 0x80) -> true, bytes(0xed, 0x9f, 0xbf) -> true,
+      bytes(0xed, 0xa0, 0x80) -> false, bytes(0xef, 0xbf, 0xbf) -> true,
+      bytes(0xef, 0xbf) -> false, bytes(0xf0, 0x8f, 0xbf, 0xbf) -> false,
+      bytes(0xf0, 0x90, 0x80, 0x80) -> true, bytes(0xf4, 0x8f, 0xbf, 0xbf) -> true,
+      bytes(0xf4, 0x90, 0x80, 0x80) -> false, bytes(0xf5, 0x80, 0x80, 0x80) -> false,
+      bytes(0xff) -> false, bytes(0xe2, 0x82, 0x41) -> false,
+      "héllo wörld €𝄞".getBytes(StandardCharsets.UTF_8) -> true,
+      bytes(0xff, 0xd8, 0xff, 0xe0) -> false, // a JPEG's start
+      bytes(0x89, 0x50, 0x4e, 0x47) -> false) // a PNG's start
+    for ((b, valid) <- cases) {
+      assertEquals(Utf8.isValid(b, 0, b.length), valid, b.map(x => f"${x & 0xff}%02x").mkString)
+      assertEquals(javaValid(b), valid)
+    }
+    // Inside a larger array: only [off, off + len) counts.
+    val framedValue = bytes(0xff, 0x61, 0xc3, 0xa9, 0xff)
+    assert(Utf8.isValid(framedValue, 1, 3))
+    assert(!Utf8.isValid(framedValue, 1, 2))
+    val random = new Random(7)
+    for (_ <- 0 until 50000) {
+      val b = Array.fill(random.nextInt(6)) {
+        val r = random.nextInt(10)
+        (if (r < 3) random.nextInt(128) else if (r < 6) 0x80 + random.nextInt(64)
+        else 0xc0 + random.nextInt(64)).toByte
+      }
+      assertEquals(Utf8.isValid(b, 0, b.length), javaValid(b),
+        b.map(x => f"${x & 0xff}%02x").mkString(" "))
+    }
+  }
+}

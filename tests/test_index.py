@@ -1,0 +1,226 @@
+"""Index files for PyTorch and DALI: written with the data (``writeIndex``) and by
+``spark-tfrecord index``, read through the ``tfrecord`` package from PyPI with ``index_path`` and
+``shard=(i, n)``, whose shards together give the DataFrame back, record for record."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import spark_tfrecord
+import tfrecord_package
+from conftest import tfrecord_files
+from tfrecord_bytes import index_lines
+
+CLI = [sys.executable, "-m", "spark_tfrecord"]
+ROWS = 1000
+#: The tfrecord package's names for the kinds: what each column is written as.
+DESCRIPTION = {"id": "int", "label": "float", "x": "float", "raw": "byte", "s": "byte"}
+
+
+def training_set(spark: Any, partitions: int = 3) -> Any:
+    return spark.range(ROWS, numPartitions=partitions).selectExpr(
+        "id",
+        "cast(id % 10 as float) as label",
+        "array(cast(id as float), cast(-id as float), 0.5f) as x",
+        "unhex(concat('FFD8', hex(id))) as raw",  # a JPEG's first bytes: not UTF-8
+        "concat('é', cast(id as string)) as s",
+        "cast(id % 2 as string) as day",
+    )
+
+
+def as_tuple(row: Any) -> tuple[Any, ...]:
+    """A record as the tfrecord package gives it (int64 and float32 arrays, one bytes value as
+    bytes), or a DataFrame row, in one shape."""
+    if isinstance(row, dict):
+        return (
+            row["id"][0],
+            row["label"][0],
+            tuple(row["x"]),
+            row["raw"].encode("latin-1"),
+            row["s"].encode("latin-1").decode(),
+        )
+    return (row.id, row.label, tuple(row.x), bytes(row.raw), row.s)
+
+
+def shard_union(files: list[tuple[str, str]], n: int, compression: str | None) -> list[Any]:
+    """Every record of every shard (i, n) of every file, as PyTorch's workers would read them."""
+    request = {"shards": files, "n": n, "description": DESCRIPTION, "compression": compression}
+    return [as_tuple(r) for r in tfrecord_package.run(request)]
+
+
+def indexes(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in sorted(root.rglob("_*.idx"))
+        if not p.name.startswith(".")
+    }
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_indexes_shard_the_data_for_the_tfrecord_package(
+    spark, out: Path, compression: str | None
+) -> None:
+    df = training_set(spark).drop("day")
+    options = {"compression": compression} if compression else {}
+    spark_tfrecord.write(df, str(out), write_index=True, **options)
+    data_files = tfrecord_files(out)
+    assert len(data_files) == 3
+    # Each data file has its index beside it, and there is no other index.
+    assert sorted(indexes(out)) == sorted(f"_{f.name}.idx" for f in data_files)
+    pairs = spark_tfrecord.indexed_files(str(out))
+    assert pairs == [(str(f), str(f.parent / f"_{f.name}.idx")) for f in data_files]
+    for data, index in pairs:
+        content = Path(data).read_bytes()
+        stream = gzip.decompress(content) if compression else content
+        assert Path(index).read_text() == index_lines(stream)
+        if not compression:  # the tfrecord package's own indexer writes the same file
+            theirs = Path(index).parent / "theirs.idx"
+            tfrecord_package.run({"create_index": [data, str(theirs)]})
+            assert theirs.read_text() == Path(index).read_text()
+            theirs.unlink()
+    # Spark reads the directory as its data files only.
+    back = spark_tfrecord.read(spark, str(out))
+    assert not [f for f in back.inputFiles() if f.endswith(".idx")]
+    expected = sorted(as_tuple(r) for r in df.collect())
+    assert sorted(as_tuple(r) for r in back.collect()) == expected
+    for n in (1, 2, 3, 7):
+        assert sorted(shard_union(pairs, n, compression)) == expected, f"{n} shards"
+
+
+def test_partitioned_writes_index_every_file(spark, out: Path) -> None:
+    df = training_set(spark)
+    spark_tfrecord.write(df, str(out), partition_by="day", write_index=True)
+    pairs = spark_tfrecord.indexed_files(str(out))
+    assert {Path(d).parent.name for d, _ in pairs} == {"day=0", "day=1"}
+    assert len(pairs) == len(tfrecord_files(out)) == len(indexes(out))
+    expected = sorted(as_tuple(r) for r in df.collect())
+    assert sorted(shard_union(pairs, 4, None)) == expected
+
+
+def test_codecs_without_an_index_reader_are_refused(spark, out: Path) -> None:
+    df = spark.range(3)
+    with pytest.raises(Exception, match=r"compression deflate.*Valid compressions") as e:
+        spark_tfrecord.write(df, str(out), write_index=True, compression="deflate")
+    assert "IllegalArgumentException" in repr(e.value) or "Cannot index" in str(e.value)
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
+
+
+def test_a_failed_job_leaves_neither_data_nor_indexes(spark, out: Path) -> None:
+    def rows(index: int, ids: Any) -> Any:
+        for i in ids:
+            yield (i, "x" * 100)
+        if index == 1:  # after handing the writer all its rows
+            raise RuntimeError("this task fails")
+
+    data = spark.sparkContext.parallelize(range(300), 3).mapPartitionsWithIndex(rows)
+    df = spark.createDataFrame(data, "id long, pad string")
+    with pytest.raises(Exception, match="this task fails"):
+        spark_tfrecord.write(df, str(out), write_index=True)
+    left = [p for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    assert not [p for p in left if re.search(r"\.(tfrecord|idx)", p.name)], left
+
+
+def test_the_index_command_writes_what_the_writer_wrote(spark, tf, tmp_path: Path) -> None:
+    out = tmp_path / "spark"
+    spark_tfrecord.write(training_set(spark), str(out), partition_by="day", write_index=True)
+    written = indexes(out)
+    for name in written:
+        (out / name).unlink()
+    # TensorFlow's own shard names, no extension, GZIP: indexed by --compression gzip.
+    shards = tmp_path / "tf"
+    shards.mkdir()
+    for s in range(2):
+        name = str(shards / f"train.tfrecord-{s:05d}-of-00002")
+        with tf.io.TFRecordWriter(name, options="GZIP") as w:
+            for i in range(s * 50, s * 50 + 50):
+                w.write(spark_tfrecord_example(tf, i))
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_TFRECORD_DEBUG"}
+    done = subprocess.run(
+        [*CLI, "index", str(out), "--master", "local[2]"], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert indexes(out) == written
+    assert re.search(
+        r"indexed 6 files: 1,000 records, [\d,]+ bytes in .* MB/s; [\d,.]+ MB/s per task\)",
+        done.stdout,
+    )
+    gz = subprocess.run(
+        [*CLI, "index", str(shards / "train.tfrecord-*"), "--compression", "gzip"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert gz.returncode == 0, gz.stderr
+    pairs = spark_tfrecord.indexed_files(str(shards))
+    assert [Path(d).name for d, _ in pairs] == [f"train.tfrecord-{s:05d}-of-00002" for s in (0, 1)]
+    for data, index in pairs:
+        assert Path(index).read_text() == index_lines(gzip.decompress(Path(data).read_bytes()))
+    request = {"shards": pairs, "n": 3, "description": {"id": "int"}, "compression": "gzip"}
+    assert sorted(r["id"][0] for r in tfrecord_package.run(request)) == list(range(100))
+    # A damaged file: exit 4 naming it, no index; a deflate file (no reader takes an index of
+    # it): exit 2, no index. Both commands at once.
+    damaged = tmp_path / "damaged"
+    spark_tfrecord.write(spark.range(50).coalesce(1), str(damaged))
+    (data,) = tfrecord_files(damaged)
+    content = bytearray(data.read_bytes())
+    content[len(content) // 2] ^= 1
+    data.write_bytes(bytes(content))
+    (data.parent / f".{data.name}.crc").unlink()  # so that our CRCs find it, not Hadoop's
+    deflate = tmp_path / "deflate"
+    spark_tfrecord.write(spark.range(2), str(deflate), compression="deflate")
+    commands = [
+        subprocess.Popen(
+            [*CLI, "index", str(path), "--master", "local[1]"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for path in (damaged, deflate)
+    ]
+    (_, damaged_err), (_, deflate_err) = (c.communicate() for c in commands)
+    assert commands[0].returncode == 4, damaged_err
+    assert "TFRecordCorruptException: Corrupt TFRecord: " in damaged_err
+    assert "checksum mismatch" in damaged_err
+    assert data.name in damaged_err
+    assert commands[1].returncode == 2, deflate_err
+    assert "IllegalArgumentException: Cannot index" in deflate_err
+    assert not indexes(damaged) and not indexes(deflate)
+
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "pytorch.md"
+
+
+def test_the_pytorch_guide_runs(spark, tmp_path: Path) -> None:
+    """docs/pytorch.md's examples: Spark writes with indexes, then a trainer process (the
+    tfrecord package and spark_tfrecord only) reads every shard."""
+    blocks = dict(
+        re.findall(
+            r"<!-- run by tests/test_index.py: (\w+) -->\n```python\n(.*?)```",
+            DOC.read_text(),
+            re.S,
+        )
+    )
+    assert set(blocks) == {"spark", "trainer"}
+    where = str(tmp_path / "train")
+    exec(blocks["spark"].replace("/tmp/train", where), {"spark": spark})
+    assert len(spark_tfrecord.indexed_files(where)) == 4
+    trainer = subprocess.run(
+        [sys.executable, "-c", blocks["trainer"].replace("/tmp/train", where)],
+        capture_output=True,
+        text=True,
+    )
+    assert trainer.returncode == 0, trainer.stderr
+
+
+def spark_tfrecord_example(tf: Any, i: int) -> bytes:
+    feature = {"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i]))}
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
