@@ -14,10 +14,10 @@ import org.apache.spark.sql.types._
  * over the files sorted by path, and up to `inferSchemaMaxRecords` records of each.
  *
  * Rules, per feature name:
- *  - kind: int64 → bigint, float → float, bytes → string, or binary when some sampled value of
- *    it is not well-formed UTF-8 ([[Utf8]]: JPEG, PNG, serialized tensors); int64 and float
- *    together → float; bytes with anything → string (binary by the same rule); a feature never
- *    seen with a kind (unset) → string.
+ *  - kind: int64 → bigint, float → float, bytes → string, or binary when some
+ *    sampled value of it is not well-formed UTF-8 ([[Utf8]]: JPEG, PNG, serialized tensors);
+ *    int64 and float together → float; bytes with anything → string (binary by the same
+ *    rule); a feature never seen with a kind (unset) → string.
  *  - shape: an array when some record holds more than one value, else a scalar (empty → null);
  *    a SequenceExample's feature lists are always `array<array<…>>`, after the context columns.
  *  - columns come in the order the features are first met, so the same files give the same schema.
