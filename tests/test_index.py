@@ -224,3 +224,20 @@ def test_the_pytorch_guide_runs(spark, tmp_path: Path) -> None:
 def spark_tfrecord_example(tf: Any, i: int) -> bytes:
     feature = {"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i]))}
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def test_the_index_command_with_nothing_to_index(tmp_path: Path) -> None:
+    """A directory with no file Spark would read (only `_` and `.` names): exit 3, one line."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "_SUCCESS").write_bytes(b"")
+    (empty / ".hidden.tfrecord").write_bytes(b"")
+    done = subprocess.run(
+        [*CLI, "index", str(empty), "--master", "local[1]"], capture_output=True, text=True
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines()[-2:] == [
+        f"spark-tfrecord: error: no TFRecord files under {empty}",
+        "hint: is it the right path?",
+    ]
+    assert sorted(p.name for p in empty.iterdir()) == [".hidden.tfrecord", "_SUCCESS"]
