@@ -4,8 +4,9 @@
 
 The narrow and wide data sets of ``run.py`` are written once (by the ``--before`` jar). Then each
 round starts one fresh ``local[2]`` session per jar, in alternating order, in a process of its
-own; each session warms up once and times a full narrow read (to the ``noop`` sink), ``count()``
-and one of the 100 wide columns, ``--repeat`` times each. Every read's row count and hash must
+own; each session warms up once and times a narrow write (of ``--rows`` generated rows), a full
+narrow read (to the ``noop`` sink), ``count()`` and one of the 100 wide columns, ``--repeat``
+times each. Every read's row count and hash must
 be the same for both jars. Prints the median of all runs of each jar, and after/before.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,7 +41,12 @@ from tfrbench.sessions import OURS, load, noop, session
 from tfrbench.timing import timed
 
 MARK = "AB-RESULT "
-MEASUREMENTS = ("full read, narrow", "count(), narrow", f"1 of 100 columns ({WIDE_COLUMN})")
+MEASUREMENTS = (
+    "write, narrow",
+    "full read, narrow",
+    "count(), narrow",
+    f"1 of 100 columns ({WIDE_COLUMN})",
+)
 
 
 def child(args: argparse.Namespace) -> None:
@@ -50,10 +57,12 @@ def child(args: argparse.Namespace) -> None:
     data = Path(args.data)
     narrow_df = load(spark, OURS, NARROW_DDL, data / "narrow")
     wide_df = load(spark, OURS, WIDE_DDL, data / "wide").select(WIDE_COLUMN)
+    generated = narrow(spark, args.rows, PARTITIONS)
     actions: dict[str, Callable[[], object]] = {
-        MEASUREMENTS[0]: lambda: noop(narrow_df),
-        MEASUREMENTS[1]: lambda: narrow_df.count(),
-        MEASUREMENTS[2]: lambda: noop(wide_df),
+        MEASUREMENTS[0]: writer(generated, OURS, data / f"written-{os.getpid()}"),
+        MEASUREMENTS[1]: lambda: noop(narrow_df),
+        MEASUREMENTS[2]: lambda: narrow_df.count(),
+        MEASUREMENTS[3]: lambda: noop(wide_df),
     }
     result: dict[str, Any] = {
         "fingerprints": [fingerprint(narrow_df), fingerprint(wide_df)],
@@ -63,6 +72,7 @@ def child(args: argparse.Namespace) -> None:
         result[name] = timed(spark, args.repeat, action)[0]
     print(MARK + json.dumps(result), flush=True)
     spark.stop()
+    shutil.rmtree(data / f"written-{os.getpid()}", ignore_errors=True)
 
 
 def generate(args: argparse.Namespace) -> None:
@@ -118,6 +128,8 @@ def main() -> int:
                     args.data,
                     "--repeat",
                     str(args.repeat),
+                    "--rows",
+                    str(args.rows),
                     "--driver-memory",
                     args.driver_memory,
                 ],

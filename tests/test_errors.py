@@ -54,7 +54,7 @@ def test_bad_option_values(spark, tmp_path: Path, option: str, value: str, valid
     "ddl,column",
     [
         ("m map<string,int>", "m"),
-        ("s struct<a:int>", "s"),
+        ("s struct<a:map<string,int>>", "s"),
         ("nested array<array<int>>", "nested"),
         ("am array<map<string,int>>", "am"),
     ],

@@ -22,6 +22,9 @@ _SCALA_BUILDS: dict[str, tuple[ScalaVersion, ...]] = {"3.5": ("2.12", "2.13"), "
 
 _JAR_DIR = Path(__file__).resolve().parent / "jars"
 
+#: The jar's session extensions (nested column pruning), which :func:`configure` enables.
+EXTENSIONS = "io.github.sparktfrecord.TFRecordExtensions"
+
 
 def _spark_line(spark_version: str) -> str:
     match = re.match(r"(\d+)\.(\d+)", spark_version)
@@ -88,6 +91,10 @@ def configure(
 ) -> Builder:
     """Add the matching jar to ``spark.jars`` of a session builder and return the builder.
 
+    It also adds the jar's session extensions to ``spark.sql.extensions`` (keeping any listed):
+    nested column pruning, so that a query of ``image.height`` decodes only the feature
+    ``image/height`` of a struct column.
+
     The jar is the one :func:`jar_path` gives for ``spark_version`` and ``scala_version``; by
     default that of the installed pyspark, whose Spark 3.5 is built for Scala 2.12. On a Scala
     2.13 build of Spark 3.5, pass ``scala_version="2.13"``; Spark 4 has only 2.13 (``"2.12"``
@@ -121,7 +128,11 @@ def configure(
     existing = [j for j in options.get("spark.jars", "").split(",") if j.strip()]
     if jar not in existing:
         existing.append(jar)
-    return builder.config("spark.jars", ",".join(existing))
+    extensions = [e for e in options.get("spark.sql.extensions", "").split(",") if e.strip()]
+    if EXTENSIONS not in extensions:
+        extensions.append(EXTENSIONS)
+    builder = builder.config("spark.jars", ",".join(existing))
+    return builder.config("spark.sql.extensions", ",".join(extensions))
 
 
 def _server_elsewhere(builder: object, options: dict[str, str]) -> str | None:

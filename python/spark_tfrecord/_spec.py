@@ -37,18 +37,21 @@ def _dtype(tf: Any, data_type: DataType, column: str) -> Any:
 
 @overload
 def feature_spec(
-    schema: StructType, *, record_type: Literal["Example"] = ...
+    schema: StructType, *, record_type: Literal["Example"] = ..., separator: str = ...
 ) -> dict[str, Any]: ...
 
 
 @overload
 def feature_spec(
-    schema: StructType, *, record_type: Literal["SequenceExample"]
+    schema: StructType, *, record_type: Literal["SequenceExample"], separator: str = ...
 ) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
 
 def feature_spec(
-    schema: StructType, *, record_type: Literal["Example", "SequenceExample"] = "Example"
+    schema: StructType,
+    *,
+    record_type: Literal["Example", "SequenceExample"] = "Example",
+    separator: str = "/",
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
 
@@ -58,6 +61,14 @@ def feature_spec(
     - with ``record_type="SequenceExample"``, ``array<array<T>>`` columns are feature lists, read
       as ``tf.io.RaggedFeature(dtype)`` sequence features; the result is then the pair
       ``(context_features, sequence_features)`` for ``tf.io.parse_sequence_example``.
+    - a struct column: one entry per leaf, named by its path joined with ``separator`` (the
+      ``pathSeparator`` option the files were written with), ``image/height``; a leaf is
+      nullable when it or a struct above it is.
+    - an array of structs: one entry per leaf of the element. In an Example, a
+      ``tf.io.RaggedFeature(dtype)`` (its lists hold one value per element); in a
+      SequenceExample, a sequence feature with one step per element:
+      ``tf.io.FixedLenSequenceFeature([], dtype, allow_missing=True)`` for a single value,
+      ``tf.io.RaggedFeature(dtype)`` for a list.
 
     dtype is ``tf.int64`` for integers, booleans, dates and timestamps, ``tf.float32`` for
     float, double, decimal and vectors, ``tf.string`` for string and binary. TensorFlow is
@@ -77,30 +88,71 @@ def feature_spec(
     ...     batch = next(iter(ds.map(lambda records: tf.io.parse_example(records, spec))))
     >>> batch["id"].numpy().tolist(), batch["x"].to_list()
     ([1], [[0.5, 1.5]])
+    >>> nested = spark.createDataFrame([], "image struct<height long, box struct<x float>>")
+    >>> sorted(feature_spec(nested.schema))
+    ['image/box/x', 'image/height']
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from pyspark.sql.types import ArrayType
+    from pyspark.sql.types import ArrayType, StructType
 
+    sequence_type = record_type == "SequenceExample"
     context: dict[str, Any] = {}
     sequence: dict[str, Any] = {}
-    for field in schema.fields:
-        data_type = field.dataType
-        if isinstance(data_type, ArrayType) and isinstance(data_type.elementType, ArrayType):
-            if record_type != "SequenceExample":
+
+    def ragged(data_type: DataType, column: str) -> Any:
+        return tf.io.RaggedFeature(_dtype(tf, data_type, column), row_splits_dtype=tf.int64)
+
+    def element_leaves(struct: StructType, name: str, column: str) -> None:
+        for field in struct.fields:
+            leaf, path = name + separator + field.name, column + "." + field.name
+            data_type = field.dataType
+            if isinstance(data_type, StructType):
+                element_leaves(data_type, leaf, path)
+            elif isinstance(data_type, ArrayType) and isinstance(
+                data_type.elementType, (ArrayType, StructType)
+            ):
                 raise ValueError(
-                    f"Column {field.name!r} is an array of arrays: a feature list, "
-                    "which only record_type='SequenceExample' has."
+                    f"Column {path!r}: an array of structs cannot hold arrays of those."
                 )
-            dtype = _dtype(tf, data_type.elementType.elementType, field.name)
-            sequence[field.name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
-        elif isinstance(data_type, ArrayType) or type(data_type).__name__ == "VectorUDT":
-            element = data_type.elementType if isinstance(data_type, ArrayType) else data_type
-            dtype = _dtype(tf, element, field.name)
-            context[field.name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
-        elif field.nullable:
-            context[field.name] = tf.io.VarLenFeature(_dtype(tf, data_type, field.name))
-        else:
-            context[field.name] = tf.io.FixedLenFeature([], _dtype(tf, data_type, field.name))
-    if record_type == "SequenceExample":
+            elif not sequence_type:
+                if isinstance(data_type, ArrayType):
+                    raise ValueError(
+                        f"Column {path!r} is a list inside an array of structs, which an Example "
+                        "cannot hold (each field is one list of one value per element); "
+                        "record_type='SequenceExample' can."
+                    )
+                context[leaf] = ragged(data_type, path)
+            elif isinstance(data_type, ArrayType):
+                sequence[leaf] = ragged(data_type.elementType, path)
+            else:
+                sequence[leaf] = tf.io.FixedLenSequenceFeature(
+                    [], _dtype(tf, data_type, path), allow_missing=True
+                )
+
+    def leaves(struct: StructType, prefix: str, column_prefix: str, nullable: bool) -> None:
+        for field in struct.fields:
+            name, column = prefix + field.name, column_prefix + field.name
+            data_type = field.dataType
+            if isinstance(data_type, StructType):
+                leaves(data_type, name + separator, column + ".", nullable or field.nullable)
+            elif isinstance(data_type, ArrayType) and isinstance(data_type.elementType, StructType):
+                element_leaves(data_type.elementType, name, column)
+            elif isinstance(data_type, ArrayType) and isinstance(data_type.elementType, ArrayType):
+                if not sequence_type:
+                    raise ValueError(
+                        f"Column {column!r} is an array of arrays: a feature list, "
+                        "which only record_type='SequenceExample' has."
+                    )
+                sequence[name] = ragged(data_type.elementType.elementType, column)
+            elif isinstance(data_type, ArrayType) or type(data_type).__name__ == "VectorUDT":
+                element = data_type.elementType if isinstance(data_type, ArrayType) else data_type
+                context[name] = ragged(element, column)
+            elif nullable or field.nullable:
+                context[name] = tf.io.VarLenFeature(_dtype(tf, data_type, column))
+            else:
+                context[name] = tf.io.FixedLenFeature([], _dtype(tf, data_type, column))
+
+    leaves(schema, "", "", False)
+    if sequence_type:
         return context, sequence
     return context

@@ -105,14 +105,19 @@ private[sparktfrecord] object FeatureDecoder {
   final val ShapeNested = 2
   final val ShapeVector = 3
 
-  def apply(field: StructField, ordinal: Int, row: UnsafeRowWriter): FeatureDecoder = {
+  /** The decoder of `field`; `column` names it in messages (a nested leaf's Spark path). */
+  def apply(
+      field: StructField,
+      ordinal: Int,
+      row: UnsafeRowWriter,
+      column: String = null): FeatureDecoder = {
     val (shape, element) = field.dataType match {
       case ArrayType(ArrayType(e, _), _) => (ShapeNested, e)
       case ArrayType(e, _) => (ShapeArray, e)
       case u: UserDefinedType[_] if TFRecordSchema.isVector(u) => (ShapeVector, DoubleType)
       case t => (ShapeScalar, t)
     }
-    val (name, t) = (field.name, field.dataType)
+    val (name, t) = (if (column == null) field.name else column, field.dataType)
     element match {
       case LongType | TimestampType | TimestampNTZType =>
         new Int64Decoder(name, t, ordinal, shape, row) {

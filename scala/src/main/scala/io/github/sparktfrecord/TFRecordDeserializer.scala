@@ -20,12 +20,14 @@ import org.apache.spark.sql.types._
  * The returned row is overwritten by the next call.
  *
  * `corruptColumn`, when not -1, is the ordinal of the column that [[corruptRow]] fills with a bad
- * record's raw bytes (mode PERMISSIVE); it is never read from a feature.
+ * record's raw bytes (mode PERMISSIVE); it is never read from a feature. `columns`, when given,
+ * names each column in messages (the Spark paths of a nested schema's features).
  */
 private[sparktfrecord] final class TFRecordDeserializer(
     schema: StructType,
     recordType: RecordType,
-    corruptColumn: Int = -1) {
+    corruptColumn: Int = -1,
+    columns: Array[String] = null) {
   import FeatureDecoder._
   import ProtoWire._
 
@@ -35,7 +37,8 @@ private[sparktfrecord] final class TFRecordDeserializer(
   private val index = new FeatureIndex(
     schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n })
   private val decoders: Array[FeatureDecoder] =
-    Array.tabulate(numColumns)(i => FeatureDecoder(schema(i), i, rowWriter))
+    Array.tabulate(numColumns)(i =>
+      FeatureDecoder(schema(i), i, rowWriter, if (columns == null) null else columns(i)))
   /** Bit `kind` of `accepted(i)` is set when column i can be read from a feature of that kind. */
   private val accepted: Array[Int] = decoders.map { d =>
     Seq(KindBytes, KindFloat, KindInt64).filter(d.accepts).map(1 << _).sum

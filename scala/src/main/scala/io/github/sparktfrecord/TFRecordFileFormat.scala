@@ -66,7 +66,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       options: Map[String, String],
       dataSchema: StructType): OutputWriterFactory = {
     val parsed = new TFRecordOptions(options)
-    TFRecordSchema.validate(dataSchema, parsed.recordType, writing = true)
+    TFRecordSchema.validate(dataSchema, parsed.recordType, writing = true, parsed.pathSeparator)
     if (parsed.writeIndex) {
       TFRecordIndex.checkCompression(parsed.compression, "the files of this write")
     }
@@ -102,7 +102,8 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
     val parsed = new TFRecordOptions(options)
-    TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false)
+    TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false,
+      parsed.pathSeparator)
     if (parsed.mode == PermissiveMode) {
       requiredSchema.find(_.name == parsed.columnNameOfCorruptRecord).foreach { f =>
         if (f.dataType != BinaryType && f.dataType != StringType) {
@@ -173,24 +174,41 @@ private[sparktfrecord] object TFRecordFileFormat {
           writer.getRow
         }
       case recordType =>
+        // A nested schema is decoded as its path-named features, then assembled.
+        val leaves = if (FeaturePaths.isNested(schema)) {
+          FeaturePaths.leaves(schema, recordType, options.pathSeparator)
+        } else null
+        val flatSchema = if (leaves == null) schema else FeaturePaths.flatSchema(leaves)
+        val assembler =
+          if (leaves == null) null else new NestedRowAssembler(schema, leaves, recordType)
+        if (assembler != null) assembler.path = path
         val corruptColumn = options.mode match {
-          case PermissiveMode =>
-            Some(schema.fieldNames.indexOf(options.columnNameOfCorruptRecord)).filter(_ >= 0)
-          case _ => None
+          case PermissiveMode if schema.fieldNames.contains(options.columnNameOfCorruptRecord) =>
+            flatSchema.fieldNames.indexOf(options.columnNameOfCorruptRecord)
+          case _ => -1
         }
-        val deserializer = new TFRecordDeserializer(schema, recordType, corruptColumn.getOrElse(-1))
+        val deserializer = new TFRecordDeserializer(flatSchema, recordType, corruptColumn,
+          if (leaves == null) null else leaves.map(_.column).toArray)
         deserializer.path = path
-        options.mode match {
-          case FailFastMode => reader => {
-            deserializer.recordOffset = reader.offset
-            deserializer.deserialize(reader.data, reader.length)
+        def decode(reader: TFRecordReader): InternalRow = {
+          deserializer.recordOffset = reader.offset
+          val row = deserializer.deserialize(reader.data, reader.length)
+          if (assembler == null) row
+          else {
+            assembler.recordOffset = reader.offset
+            assembler.assemble(row)
           }
+        }
+        def corrupt(reader: TFRecordReader): InternalRow = {
+          val row = deserializer.corruptRow(reader.data, reader.length)
+          if (assembler == null) row else assembler.assemble(row)
+        }
+        options.mode match {
+          case FailFastMode => decode
           case mode => reader => {
-            deserializer.recordOffset = reader.offset
-            try deserializer.deserialize(reader.data, reader.length) catch {
+            try decode(reader) catch {
               case _: TFRecordDataException =>
-                if (mode == DropMalformedMode) null
-                else deserializer.corruptRow(reader.data, reader.length)
+                if (mode == DropMalformedMode) null else corrupt(reader)
             }
           }
         }

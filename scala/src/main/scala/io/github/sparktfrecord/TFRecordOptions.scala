@@ -116,6 +116,22 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    */
   val writeIndex: Boolean = booleanOption(WriteIndexOption, default = false)
 
+  /**
+   * `pathSeparator`: what joins the field names of a struct column's path into a feature name
+   * (default `/`, TensorFlow's convention: `image/object/bbox/xmin`). See [[FeaturePaths]].
+   */
+  val pathSeparator: String = parameters.get(PathSeparatorOption) match {
+    case None => DefaultPathSeparator
+    case Some(v) if v.nonEmpty => v
+    case Some(v) => invalid(PathSeparatorOption, v, Seq("a non-empty string (default /)"))
+  }
+
+  /**
+   * `inferNesting`: schema inference turns path-like feature names into struct columns,
+   * `image/height` into `image struct<height …>` (default false: one column per feature).
+   */
+  val inferNesting: Boolean = booleanOption(InferNestingOption, default = false)
+
   /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
   private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =
     parameters.get(name) match {
@@ -163,13 +179,16 @@ private[sparktfrecord] object TFRecordOptions {
   final val CodecOption = "codec"
   final val AllowNonTensorFlowCodecOption = "allowNonTensorFlowCodec"
   final val WriteIndexOption = "writeIndex"
+  final val PathSeparatorOption = "pathSeparator"
+  final val InferNestingOption = "inferNesting"
+  final val DefaultPathSeparator = "/"
 
   /** Every option parsed here: docs/options.md has one row for each (a unit test checks). */
   val Names: Seq[String] = Seq(RecordTypeOption, CompressionOption, CodecOption,
     AllowNonTensorFlowCodecOption, ModeOption, ColumnNameOfCorruptRecordOption,
     InferSchemaMaxFilesOption, InferSchemaMaxRecordsOption, VerifyChecksumsOption,
     MaxRecordBytesOption, SplitFilesOption, IgnoreCorruptFilesOption, IgnoreMissingFilesOption,
-    WriteIndexOption)
+    WriteIndexOption, PathSeparatorOption, InferNestingOption)
 
   /** The prefix of the options in a Hadoop job's configuration. */
   final val HadoopPrefix = "tfrecord."

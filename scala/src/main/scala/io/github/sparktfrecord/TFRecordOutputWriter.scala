@@ -22,7 +22,7 @@ private[sparktfrecord] final class TFRecordOutputWriter(
       index = options.writeIndex)
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
-    case other => new TFRecordSerializer(schema, other)
+    case other => new TFRecordSerializer(schema, other, options.pathSeparator)
   }
 
   override def write(row: InternalRow): Unit = {

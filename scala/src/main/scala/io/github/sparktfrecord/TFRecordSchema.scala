@@ -29,8 +29,13 @@ private[sparktfrecord] object TFRecordSchema {
     case _ => false
   }
 
-  /** Any type some record type can hold; the record type narrows it in [[validate]]. */
+  /**
+   * Any type some record type can hold, structs and arrays of structs included (see
+   * [[FeaturePaths]]); the record type narrows it in [[validate]].
+   */
   def supportsDataType(dataType: DataType): Boolean = dataType match {
+    case s: StructType => s.fields.forall(f => supportsDataType(f.dataType))
+    case ArrayType(s: StructType, _) => supportsDataType(s)
     case ArrayType(ArrayType(e, _), _) => isScalar(e)
     case ArrayType(e, _) => isScalar(e)
     case t => isScalar(t) || isVector(t)
@@ -40,7 +45,11 @@ private[sparktfrecord] object TFRecordSchema {
    * Checks a whole schema against a record type, on the driver, so that an unsupported column
    * fails before any data is read or written.
    */
-  def validate(schema: StructType, recordType: RecordType, writing: Boolean): Unit =
+  def validate(
+      schema: StructType,
+      recordType: RecordType,
+      writing: Boolean,
+      separator: String = TFRecordOptions.DefaultPathSeparator): Unit =
     recordType match {
       case RecordType.ByteArray =>
         val ok = if (writing) schema.length == 1 && schema.head.dataType == BinaryType
@@ -52,16 +61,16 @@ private[sparktfrecord] object TFRecordSchema {
               s"(named '$ByteArrayColumn' on read), but the schema is ${schema.simpleString}.")
         }
       case RecordType.Example =>
-        schema.fields.foreach { f =>
-          f.dataType match {
-            case ArrayType(ArrayType(_, _), _) => throw unsupported(f.name, f.dataType, recordType)
-            case t if !supportsDataType(t) => throw unsupported(f.name, t, recordType)
+        FeaturePaths.leaves(schema, recordType, separator).foreach { l =>
+          l.dataType match {
+            case t @ ArrayType(ArrayType(_, _), _) => throw unsupported(l.column, t, recordType)
+            case t if !supportsDataType(t) => throw unsupported(l.column, t, recordType)
             case _ =>
           }
         }
       case RecordType.SequenceExample =>
-        schema.fields.foreach { f =>
-          if (!supportsDataType(f.dataType)) throw unsupported(f.name, f.dataType, recordType)
+        FeaturePaths.leaves(schema, recordType, separator).foreach { l =>
+          if (!supportsDataType(l.dataType)) throw unsupported(l.column, l.dataType, recordType)
         }
     }
 
@@ -78,7 +87,7 @@ private[sparktfrecord] object TFRecordSchema {
         "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays " +
         "of these" +
         (if (recordType == RecordType.SequenceExample) {
-          ", and arrays of such arrays (feature lists)."
-        } else ".") + hint)
+          ", arrays of such arrays (feature lists)"
+        } else "") + ", and structs and arrays of structs of these (path-named features)." + hint)
   }
 }

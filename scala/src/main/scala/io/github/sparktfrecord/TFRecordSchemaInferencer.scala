@@ -206,7 +206,55 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       val steps = ArrayType(step, containsNull = false)
       StructField(names(i), steps, nullable = true)
     }
-    StructType((context ++ featureLists).toSeq)
+    val flat = (context ++ featureLists).toSeq
+    if (options.inferNesting) nest(flat, options.pathSeparator) else StructType(flat)
+  }
+
+  /**
+   * Option `inferNesting`: path-like names become struct columns, `image/object/bbox/xmin` the
+   * field `xmin` of `bbox` of `object` of the column `image`. A struct comes where its first
+   * feature came, its fields in the order of theirs. A name with an empty part (`a//b`, `/a`)
+   * stays one column. A name that is both a feature and the path of others (`a` and `a/b`) fails.
+   */
+  private def nest(fields: Seq[StructField], separator: String): StructType = {
+    final class Node {
+      /** Each child: a feature's field, or a node of features under a common path. */
+      val children = mutable.LinkedHashMap.empty[String, Either[StructField, Node]]
+      /** The first feature under this node, for messages. */
+      var first: String = _
+      def struct: StructType = StructType(children.toSeq.map {
+        case (_, Left(f)) => f
+        case (name, Right(n)) => StructField(name, n.struct, nullable = true)
+      })
+    }
+    def conflict(leaf: String, other: String): Nothing =
+      throw new IllegalArgumentException(
+        s"Cannot infer nesting: '$leaf' is a feature and also the path of the feature " +
+          s"'$other'. Read without inferNesting, or give the schema with .schema(...).")
+    val root = new Node
+    val quoted = java.util.regex.Pattern.quote(separator)
+    fields.foreach { f =>
+      val parts = f.name.split(quoted, -1)
+      val path = if (parts.exists(_.isEmpty)) Array(f.name) else parts
+      var node = root
+      path.init.zipWithIndex.foreach { case (part, d) =>
+        node = node.children.get(part) match {
+          case Some(Right(n)) => n
+          case Some(Left(_)) => conflict(path.take(d + 1).mkString(separator), f.name)
+          case None =>
+            val n = new Node
+            n.first = f.name
+            node.children(part) = Right(n)
+            n
+        }
+      }
+      node.children.get(path.last) match {
+        case Some(Right(n)) => conflict(f.name, n.first)
+        case Some(Left(_)) => throw new IllegalStateException("feature met twice: " + f.name)
+        case None => node.children(path.last) = Left(f.copy(name = path.last))
+      }
+    }
+    root.struct
   }
 
   /**

@@ -3,52 +3,100 @@ package io.github.sparktfrecord
 import java.nio.charset.StandardCharsets.UTF_8
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
 
 /**
  * Turns rows into serialized `tf.train.Example` (or `SequenceExample`) messages.
  *
- * One encoder per column is chosen when the serializer is built; per row, a first pass sizes every
+ * One encoder per feature is chosen when the serializer is built; per row, a first pass sizes every
  * present feature (protobuf prefixes each message with its length), a second writes them into one
  * reused buffer. The message is written at [[TFRecordFraming.HeaderBytes]] so the framing can be
  * added around it without a copy.
  *
  * In a SequenceExample, `array<array<T>>` columns become feature lists (one Feature per inner
  * array) and all other columns context features.
+ *
+ * Struct columns and arrays of structs are written as path-named features ([[FeaturePaths]]):
+ * the structs on the way to each feature are found once per row (viewed in place, without
+ * allocating), and an array of structs is read through one [[ElementFieldArray]] per feature.
  */
-private[sparktfrecord] final class TFRecordSerializer(schema: StructType, recordType: RecordType)
+private[sparktfrecord] final class TFRecordSerializer(
+    schema: StructType,
+    recordType: RecordType,
+    separator: String = TFRecordOptions.DefaultPathSeparator)
   extends RecordSerializer {
   import ProtoWire._
 
-  private val numColumns = schema.length
   private val sequence = recordType == RecordType.SequenceExample
-  private val keys: Array[Array[Byte]] = schema.fields.map(_.name.getBytes(UTF_8))
-  /** Whether column i goes to SequenceExample.feature_lists rather than the features/context. */
-  private val inLists: Array[Boolean] = schema.fields.map { f =>
-    sequence && (f.dataType match {
+  private val leaves = FeaturePaths.leaves(schema, recordType, separator)
+  private val numLeaves = leaves.length
+  private val keys: Array[Array[Byte]] = leaves.map(_.name.getBytes(UTF_8)).toArray
+  /** Whether feature i goes to SequenceExample.feature_lists rather than the features/context. */
+  private val inLists: Array[Boolean] = leaves.map { l =>
+    sequence && (l.dataType match {
       case ArrayType(ArrayType(_, _), _) => true
       case _ => false
     })
-  }
-  private val encoders: Array[ValueEncoder] = schema.fields.map { f =>
-    f.dataType match {
+  }.toArray
+  private val encoders: Array[ValueEncoder] = leaves.map { l =>
+    l.dataType match {
       case ArrayType(step @ ArrayType(_, _), _) if sequence =>
-        new FeatureListEncoder(f.name, FeatureEncoder(f.name, step))
-      case t => FeatureEncoder(f.name, t)
+        val stepType = if (l.inArrayOfStructs) l.leafType else step
+        new FeatureListEncoder(l.column, FeatureEncoder(l.column, stepType))
+      case t => FeatureEncoder(l.column, t)
     }
-  }
-  /** Per row: the size of each present column's entry value, -1 for a null column. */
-  private val valueSizes = new Array[Int](numColumns)
+  }.toArray
+
+  /** The struct fields leaves are in, each after the struct that holds it. */
+  private val structs: IndexedSeq[Seq[FeaturePaths.Step]] =
+    leaves.flatMap(l => l.structs.indices.map(d => l.structs.take(d + 1))).distinct
+  private val numStructs = structs.length
+  /** Per struct: the struct that holds it (-1: the row), its ordinal there, and its view. */
+  private val structParents: Array[Int] =
+    structs.map(p => if (p.length == 1) -1 else structs.indexOf(p.init)).toArray
+  private val structOrdinals: Array[Int] = structs.map(_.last.ordinal).toArray
+  private val structViews: Array[StructView] =
+    structs.map(p => new StructView(p.last.struct.length)).toArray
+  /** Per row: each struct, or null when it (or one it is in) is null. */
+  private val structRows = new Array[InternalRow](numStructs)
+
+  /** Per feature: the struct holding its value (-1: the row), and the value's ordinal there. */
+  private val parents: Array[Int] =
+    leaves.map(l => if (l.structs.isEmpty) -1 else structs.indexOf(l.structs)).toArray
+  private val ordinals: Array[Int] = leaves.map(_.ordinal).toArray
+  /** A feature of an array of structs: the array, its view, and a row holding the view at 0. */
+  private val arrayViews: Array[ArrayView] =
+    leaves.map(l => if (l.inArrayOfStructs) new ArrayView else null).toArray
+  private val elementFields: Array[ElementFieldArray] =
+    leaves.map(l => if (l.inArrayOfStructs) new ElementFieldArray(l) else null).toArray
+  private val elementFieldRows: Array[InternalRow] =
+    elementFields.map(f => if (f == null) null else new GenericInternalRow(Array[Any](f)))
+
+  /** Per row: the row (or struct) each present feature's value is read from, and its ordinal. */
+  private val valueRows = new Array[InternalRow](numLeaves)
+  private val valueOrdinals: Array[Int] =
+    leaves.map(l => if (l.inArrayOfStructs) 0 else l.ordinal).toArray
+  /** Per row: the size of each present feature's entry value, -1 for an absent one. */
+  private val valueSizes = new Array[Int](numLeaves)
 
   def serialize(row: InternalRow): Int = {
+    var s = 0
+    while (s < numStructs) {
+      val parent = if (structParents(s) < 0) row else structRows(structParents(s))
+      structRows(s) = if (parent == null || parent.isNullAt(structOrdinals(s))) null
+      else structViews(s)(parent, structOrdinals(s))
+      s += 1
+    }
     var featuresSize = 0L // Example.features, or SequenceExample.context
     var listsSize = 0L // SequenceExample.feature_lists
     var i = 0
-    while (i < numColumns) {
-      if (row.isNullAt(i)) {
+    while (i < numLeaves) {
+      val values = valueRow(row, i)
+      if (values == null) {
         valueSizes(i) = -1
       } else {
-        val valueSize = encoders(i).measure(row, i)
+        val valueSize = encoders(i).measure(values, valueOrdinals(i))
         valueSizes(i) = valueSize
         val entrySize = this.entrySize(i, valueSize)
         val fieldSize = 1 + varintSize(entrySize) + entrySize
@@ -67,14 +115,27 @@ private[sparktfrecord] final class TFRecordSerializer(schema: StructType, record
     if (!sequence || featuresSize > 0) {
       buf(p) = tag(1, WireLengthDelimited).toByte // Example.features / SequenceExample.context
       p = writeVarint(buf, p + 1, featuresSize)
-      p = writeEntries(row, buf, p, lists = false)
+      p = writeEntries(buf, p, lists = false)
     }
     if (listsSize > 0) {
       buf(p) = tag(2, WireLengthDelimited).toByte // SequenceExample.feature_lists
       p = writeVarint(buf, p + 1, listsSize)
-      p = writeEntries(row, buf, p, lists = true)
+      p = writeEntries(buf, p, lists = true)
     }
     total.toInt
+  }
+
+  /** Where feature i's value is read from in this row (kept in valueRows); null when absent. */
+  private def valueRow(row: InternalRow, i: Int): InternalRow = {
+    val parent = if (parents(i) < 0) row else structRows(parents(i))
+    val values = if (parent == null || parent.isNullAt(ordinals(i))) null
+    else if (elementFields(i) == null) parent
+    else {
+      elementFields(i).point(arrayViews(i)(parent, ordinals(i)))
+      elementFieldRows(i)
+    }
+    valueRows(i) = values
+    values
   }
 
   private def entrySize(column: Int, valueSize: Int): Int = {
@@ -82,11 +143,11 @@ private[sparktfrecord] final class TFRecordSerializer(schema: StructType, record
     2 + varintSize(keyLength) + keyLength + varintSize(valueSize) + valueSize
   }
 
-  /** The map entries { key = 1, value = 2 } of the present columns of one map. */
-  private def writeEntries(row: InternalRow, buf: Array[Byte], pos: Int, lists: Boolean): Int = {
+  /** The map entries { key = 1, value = 2 } of the present features of one map. */
+  private def writeEntries(buf: Array[Byte], pos: Int, lists: Boolean): Int = {
     var p = pos
     var i = 0
-    while (i < numColumns) {
+    while (i < numLeaves) {
       val valueSize = valueSizes(i)
       if (valueSize >= 0 && inLists(i) == lists) {
         val key = keys(i)
@@ -98,7 +159,7 @@ private[sparktfrecord] final class TFRecordSerializer(schema: StructType, record
         p += key.length
         buf(p) = tag(2, WireLengthDelimited).toByte // value: a Feature or a FeatureList
         p = writeVarint(buf, p + 1, valueSize)
-        p = encoders(i).write(row, i, valueSize, buf, p)
+        p = encoders(i).write(valueRows(i), valueOrdinals(i), valueSize, buf, p)
       }
       i += 1
     }

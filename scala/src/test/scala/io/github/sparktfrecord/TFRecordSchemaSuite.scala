@@ -20,18 +20,21 @@ class TFRecordSchemaSuite extends FunSuite {
     DecimalType(10, 2), DecimalType(38, 18), StringType, BinaryType)
 
   private val unsupportedTypes: Seq[DataType] = Seq(NullType, CalendarIntervalType,
-    MapType(StringType, LongType), StructType(Seq(StructField("x", LongType))),
+    MapType(StringType, LongType), StructType(Seq(StructField("x", MapType(LongType, LongType)))),
     ArrayType(MapType(StringType, LongType)), ArrayType(ArrayType(ArrayType(LongType))),
     ArrayType(ArrayType(StructType(Nil))))
 
   private def schema(fields: (String, DataType)*): StructType =
     StructType(fields.map { case (n, t) => StructField(n, t) })
 
-  test("supportsDataType: scalars, arrays of them and arrays of such arrays") {
+  test("supportsDataType: scalars, arrays of them and of such arrays, structs of these") {
     for (t <- scalars) {
       assert(supportsDataType(t), t.simpleString)
       assert(supportsDataType(ArrayType(t)), t.simpleString)
       assert(supportsDataType(ArrayType(ArrayType(t, containsNull = false))), t.simpleString)
+      val struct = schema("x" -> t, "y" -> ArrayType(t), "z" -> schema("w" -> t))
+      assert(supportsDataType(struct), struct.simpleString)
+      assert(supportsDataType(ArrayType(struct)), struct.simpleString)
     }
     for (t <- unsupportedTypes) assert(!supportsDataType(t), t.simpleString)
   }
@@ -52,15 +55,25 @@ class TFRecordSchemaSuite extends FunSuite {
       "Example cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
       "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
       "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays of " +
-      "these. Nested arrays become feature lists with recordType SequenceExample.")
+      "these, and structs and arrays of structs of these (path-named features). Nested arrays " +
+      "become feature lists with recordType SequenceExample.")
     for (t <- unsupportedTypes; recordType <- Seq(RecordType.Example,
         RecordType.SequenceExample)) {
       val e = intercept[IllegalArgumentException](
         validate(schema("c" -> t), recordType, writing = true))
-      assert(e.getMessage.startsWith(s"Column 'c' has type ${t.simpleString}, which recordType " +
-        s"${recordType.name} cannot hold. Supported: boolean, "), e.getMessage)
+      val column = t match {
+        case s: StructType if s.nonEmpty => "c.x"
+        case _ => "c"
+      }
+      val leafType = t match {
+        case s: StructType if s.nonEmpty => s.head.dataType
+        case _ => t
+      }
+      assert(e.getMessage.startsWith(s"Column '$column' has type ${leafType.simpleString}, " +
+        s"which recordType ${recordType.name} cannot hold. Supported: boolean, "), e.getMessage)
       if (recordType == RecordType.SequenceExample) {
-        assert(e.getMessage.contains(", and arrays of such arrays (feature lists)."), e.getMessage)
+        assert(e.getMessage.contains(", arrays of such arrays (feature lists), and structs"),
+          e.getMessage)
       }
     }
   }

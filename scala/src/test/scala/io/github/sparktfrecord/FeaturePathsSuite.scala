@@ -1,0 +1,162 @@
+package io.github.sparktfrecord
+
+import java.lang.management.ManagementFactory
+
+import munit.FunSuite
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.types._
+
+/**
+ * Nested schemas as path-named features: the names and flat types of the leaves, what is refused,
+ * rows through the serializer and back through the deserializer and the assembler, and the
+ * nested paths allocating nothing per record.
+ */
+class FeaturePathsSuite extends FunSuite {
+  private val schema = StructType.fromDDL(
+    "id bigint, image struct<encoded binary, height int, object struct<xmin array<float>, " +
+      "label array<bigint>>>, boxes array<struct<x float, name string, inner struct<a " +
+      "smallint, d decimal(30, 3)>>>")
+
+  private def unsafe(s: StructType, rows: Seq[Row]): Seq[UnsafeRow] = {
+    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(s)
+    val projection = UnsafeProjection.create(s)
+    rows.map(r => projection(toCatalyst(r).asInstanceOf[InternalRow]).copy())
+  }
+
+  private val rows = Seq(
+    Row(1L, Row(Array[Byte](-1, 0), 480, Row(Seq(0.5f, 0.25f), Seq(1L, Long.MinValue))),
+      Seq(Row(0.125f, "a", Row(1.toShort, BigDecimal("1.250"))),
+        Row(Float.NegativeInfinity, "é", Row((-2).toShort, BigDecimal("-99.001"))))),
+    Row(2L, null, Seq()),
+    Row(3L, Row(null, 5, null), null),
+    Row(4L, Row(Array[Byte](), null, Row(Seq(), Seq())), Seq(Row(-0.0f, "", Row(0.toShort,
+      BigDecimal("0.000"))))))
+
+  test("leaves: names by path, flat types, in field order") {
+    val leaves = FeaturePaths.leaves(schema, RecordType.Example, "/")
+    assertEquals(leaves.map(_.name), Vector("id", "image/encoded", "image/height",
+      "image/object/xmin", "image/object/label", "boxes/x", "boxes/name", "boxes/inner/a",
+      "boxes/inner/d"))
+    assertEquals(FeaturePaths.flatSchema(leaves).fields.map(_.dataType.simpleString).toSeq,
+      Seq("bigint", "binary", "int", "array<float>", "array<bigint>", "array<float>",
+        "array<string>", "array<smallint>", "array<decimal(30,3)>"))
+    assertEquals(leaves(7).column, "boxes.inner.a")
+    val steps = FeaturePaths.leaves(schema, RecordType.SequenceExample, ".")
+    assertEquals(steps(5).name, "boxes.x")
+    assertEquals(steps(5).dataType, ArrayType(ArrayType(FloatType, false), false))
+    assert(!FeaturePaths.isNested(StructType.fromDDL("a array<array<int>>, b string")))
+  }
+
+  test("refused: lists in an Example's array of structs, arrays in arrays, twice a name") {
+    def refused(ddl: String, recordType: RecordType, message: String): Unit = {
+      val e = intercept[IllegalArgumentException](
+        FeaturePaths.leaves(StructType.fromDDL(ddl), recordType, "/"))
+      assert(e.getMessage.startsWith(message), e.getMessage)
+    }
+    refused("b array<struct<x array<int>>>", RecordType.Example,
+      "Column 'b.x' has type array<int>: in an Example an array of structs is written as one")
+    refused("b array<struct<x array<struct<y int>>>>", RecordType.SequenceExample,
+      "Column 'b.x' has type array<struct<y:int>>: an array of structs inside an array")
+    refused("b array<struct<x array<array<int>>>>", RecordType.SequenceExample,
+      "Column 'b.x' has type array<array<int>>: an array of arrays inside")
+    refused("`a/b` int, a struct<b int>", RecordType.Example,
+      "Columns 'a/b' and 'a.b' would both be the feature 'a/b'.")
+    refused("a struct<>", RecordType.Example, "Column 'a' is a struct with no fields")
+    FeaturePaths.leaves(StructType.fromDDL("b array<struct<x array<int>>>"),
+      RecordType.SequenceExample, "/")
+  }
+
+  private def roundTrip(s: StructType, recordType: RecordType, input: Seq[Row]): Seq[Row] = {
+    val serializer = new TFRecordSerializer(s, recordType)
+    val leaves = FeaturePaths.leaves(s, recordType, "/")
+    val deserializer = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), recordType)
+    val assembler = new NestedRowAssembler(s, leaves, recordType)
+    val toScala = CatalystTypeConverters.createToScalaConverter(s)
+    unsafe(s, input).map { r =>
+      val n = serializer.serialize(r)
+      val data = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
+        TFRecordFraming.HeaderBytes + n)
+      val back = assembler.assemble(deserializer.deserialize(data, n))
+      toScala(back.copy()).asInstanceOf[Row]
+    }
+  }
+
+  private def same(a: Any, b: Any): Boolean = (a, b) match {
+    case (x: Row, y: Row) => x.length == y.length && (0 until x.length).forall(i =>
+      same(x.get(i), y.get(i)))
+    case (x: Array[Byte], y: Array[Byte]) => x.sameElements(y)
+    case (x: Seq[_], y: Seq[_]) => x.length == y.length && x.zip(y).forall { case (p, q) =>
+      same(p, q) }
+    case (x: java.math.BigDecimal, y: BigDecimal) => x.compareTo(y.bigDecimal) == 0
+    case (x: Float, y: Float) => java.lang.Float.floatToRawIntBits(x) ==
+      java.lang.Float.floatToRawIntBits(y)
+    case _ => a == b
+  }
+
+  test("an Example: structs and arrays of structs come back as written") {
+    val back = roundTrip(schema, RecordType.Example, rows)
+    rows.zip(back).foreach { case (want, got) => assert(same(got, want), s"$got != $want") }
+  }
+
+  test("a SequenceExample: arrays of structs are steps, with lists in them") {
+    val s = StructType.fromDDL(
+      "id bigint, events array<struct<kind string, at bigint, scores array<float>>>")
+    val input = Seq(Row(1L, Seq(Row("a", 1L, Seq(0.5f)), Row("b", 2L, Seq()))), Row(2L, null),
+      Row(3L, Seq()))
+    val back = roundTrip(s, RecordType.SequenceExample, input)
+    input.zip(back).foreach { case (want, got) => assert(same(got, want), s"$got != $want") }
+  }
+
+  private val threads =
+    ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
+
+  private def bytesPerRecord(records: Int)(body: Int => Unit): Double = {
+    var best = Long.MaxValue
+    for (_ <- 0 until 8) {
+      val before = threads.getThreadAllocatedBytes(Thread.currentThread().getId)
+      var i = 0
+      while (i < records) {
+        body(i)
+        i += 1
+      }
+      best = math.min(best, threads.getThreadAllocatedBytes(Thread.currentThread().getId) -
+        before)
+    }
+    best.toDouble / records
+  }
+
+  test("writing and reading nested rows allocates nothing per record") {
+    // Without the decimal, whose values Spark hands over as objects.
+    val s = StructType.fromDDL("id bigint, image struct<encoded binary, height int, object " +
+      "struct<xmin array<float>, label array<bigint>>>, boxes array<struct<x float, name string, " +
+      "inner struct<a smallint>>>")
+    val scalaRows = rows.map { r =>
+      val boxes = Option(r.getSeq[Row](2)).map(_.map(b =>
+        Row(b.get(0), b.get(1), Row(b.getStruct(2).get(0))))).orNull
+      Row(r.get(0), r.get(1), boxes)
+    }
+    // As AllocationSuite does, rows whose strings and arrays exist already (an UnsafeRow makes
+    // one object per string or array read, nested or not); the structs are read in place.
+    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(s)
+    val generic = scalaRows.map(r => toCatalyst(r).asInstanceOf[InternalRow]).toArray
+    val input = unsafe(s, scalaRows).toArray
+    val serializer = new TFRecordSerializer(s, RecordType.Example)
+    val perGeneric = bytesPerRecord(100000)(i => serializer.serialize(generic(i & 3)))
+    assert(perGeneric < 1.0, s"the nested serializer allocates $perGeneric bytes per row")
+    val data = input.map { r =>
+      val n = serializer.serialize(r)
+      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    }
+    val leaves = FeaturePaths.leaves(s, RecordType.Example, "/")
+    val deserializer = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
+    val assembler = new NestedRowAssembler(s, leaves, RecordType.Example)
+    val perRecord = bytesPerRecord(100000) { i =>
+      val d = data(i & 3)
+      assembler.assemble(deserializer.deserialize(d, d.length))
+    }
+    assert(perRecord < 1.0, s"reading nested rows allocates $perRecord bytes per record")
+  }
+}
