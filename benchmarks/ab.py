@@ -4,7 +4,7 @@
 
 The narrow and wide data sets of ``run.py`` are written once (by the ``--before`` jar). Then each
 round starts one fresh ``local[2]`` session per jar, in alternating order, in a process of its
-own; each session warms up once and times a narrow write (of ``--rows`` generated rows), a full
+own; each session warms up once and times a narrow write (of ``--rows`` generated rows, cached first), a full
 narrow read (to the ``noop`` sink), ``count()`` and one of the 100 wide columns, ``--repeat``
 times each. Every read's row count and hash must
 be the same for both jars. Prints the median of all runs of each jar, and after/before.
@@ -57,7 +57,9 @@ def child(args: argparse.Namespace) -> None:
     data = Path(args.data)
     narrow_df = load(spark, OURS, NARROW_DDL, data / "narrow")
     wide_df = load(spark, OURS, WIDE_DDL, data / "wide").select(WIDE_COLUMN)
-    generated = narrow(spark, args.rows, PARTITIONS)
+    # Generated once and cached, so that the write measures the writer, as run.py's does.
+    generated = narrow(spark, args.rows, PARTITIONS).cache()
+    generated.count()
     actions: dict[str, Callable[[], object]] = {
         MEASUREMENTS[0]: writer(generated, OURS, data / f"written-{os.getpid()}"),
         MEASUREMENTS[1]: lambda: noop(narrow_df),

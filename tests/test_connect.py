@@ -80,6 +80,20 @@ result["seq_schema"] = seq.schema.simpleString()
 result["seq"] = [[r.id, r.steps, r.tag] for r in seq.orderBy("id").collect()]
 result["seq_schema_json"] = seq.schema.json()
 
+nested_schema = ("id long, image struct<encoded binary, height long>, "
+                 "boxes array<struct<x float, label long>>")
+nested = spark.createDataFrame([(1, (b"\\xff", 480), [(0.5, 7), (0.25, 3)]), (2, None, [])],
+                               nested_schema)
+spark_tfrecord.write(nested, out + "/nested")
+result["nested"] = [[r.id, None if r.image is None else [r.image.encoded.hex(), r.image.height],
+                     [[b.x, b.label] for b in r.boxes]]
+                    for r in spark_tfrecord.read(spark, out + "/nested", schema=nested_schema)
+                    .orderBy("id").collect()]
+# image/encoded read as bigint fails when decoded: the server's extension prunes it away.
+wrong = "id long, image struct<encoded long, height long>"
+result["pruned"] = [[r.id, r.height] for r in spark_tfrecord.read(spark, out + "/nested",
+                    schema=wrong).select("id", "image.height").orderBy("id").collect()]
+
 bad = spark_tfrecord.read(spark, malformed, schema="x long, bad binary", mode="PERMISSIVE",
                           columnNameOfCorruptRecord="bad")
 result["permissive"] = [[r.x, None if r.bad is None else r.bad.hex()] for r in bad.collect()]
@@ -253,6 +267,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "spark.local.dir": str(root / "local"),
         "spark.sql.shuffle.partitions": "2",
         "spark.sql.session.timeZone": "UTC",
+        "spark.sql.extensions": spark_tfrecord.EXTENSIONS,  # nested column pruning
     }
     if not SPARK_3:
         conf["spark.connect.grpc.binding.address"] = "127.0.0.1"
@@ -384,6 +399,11 @@ def test_sequence_example(client: dict[str, Any], tf: Any) -> None:
     context, sequence = spark_tfrecord.feature_spec(schema, record_type="SequenceExample")
     assert context == {"id": tf.io.VarLenFeature(tf.int64), "tag": tf.io.VarLenFeature(tf.string)}
     assert sequence == {"steps": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)}
+
+
+def test_nested_columns_and_their_pruning(client: dict[str, Any]) -> None:
+    assert client["nested"] == [[1, ["ff", 480], [[0.5, 7], [0.25, 3]]], [2, None, []]]
+    assert client["pruned"] == [[1, 480], [2, None]]
 
 
 def test_permissive_keeps_the_corrupt_record(client: dict[str, Any]) -> None:

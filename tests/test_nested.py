@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import struct
 from pathlib import Path
 
@@ -11,11 +12,7 @@ from pyspark.sql import Row
 
 import spark_tfrecord
 from conftest import tfrecord_files
-
-
-def f32(x: float) -> float:
-    return float(struct.unpack("<f", struct.pack("<f", x))[0])
-
+from test_roundtrip import f32
 
 SCHEMA = (
     "id long not null, "
@@ -310,7 +307,7 @@ def test_leaf_and_prefix_is_an_error_naming_both(spark, tf, tmp_path: Path) -> N
     with pytest.raises(Exception, match=r"'a' is a feature and also the path of the feature 'a/b'"):
         spark_tfrecord.read(spark, str(tmp_path / "t"), inferNesting=True).schema  # noqa: B018
     # Without inferNesting: today's flat columns.
-    assert spark_tfrecord.read(spark, str(tmp_path / "t")).columns == ["a", "a/b"]
+    assert sorted(spark_tfrecord.read(spark, str(tmp_path / "t")).columns) == ["a", "a/b"]
 
 
 def test_pruning_keeps_unselected_features_on_the_wire(spark, out: Path) -> None:
@@ -435,3 +432,14 @@ def test_partitioned_nested_write_and_count(spark, out: Path) -> None:
     got = as_tuples(back.drop("part").collect())
     assert got == EXPECTED
     assert sorted(r.part for r in back.select("part", "image.height").collect()) == [0, 0, 1, 1, 1]
+
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "types.md"
+
+
+def test_the_worked_example_in_the_docs_runs(spark, tf, tmp_path: Path) -> None:
+    (block,) = re.findall(
+        r"<!-- run by tests/test_nested.py -->\n```python\n(.*?)```", DOC.read_text(), re.S
+    )
+    exec(block.replace("/tmp/nested", str(tmp_path / "nested")), {"spark": spark})
+    assert len(tfrecord_files(tmp_path / "nested")) >= 1

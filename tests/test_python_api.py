@@ -71,6 +71,16 @@ def test_configure_keeps_the_users_jars() -> None:
     assert spark_tfrecord.configure(configured)._options["spark.jars"].split(",") == jars
 
 
+def test_configure_adds_the_session_extension_once() -> None:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.config("spark.sql.extensions", "com.example.Other")
+    configured = spark_tfrecord.configure(spark_tfrecord.configure(builder))
+    assert configured._options["spark.sql.extensions"] == (
+        "com.example.Other,io.github.sparktfrecord.TFRecordExtensions"
+    )
+
+
 def test_import_starts_nothing() -> None:
     code = (
         "import sys, spark_tfrecord; "

@@ -23,10 +23,18 @@ __version__ = "0.1.0"
 
 from spark_tfrecord._index import index_path, indexed_files
 from spark_tfrecord._io import RecordType, SaveMode, read, write
-from spark_tfrecord._jars import SUPPORTED_SPARK, ScalaVersion, add_jar, configure, jar_path
+from spark_tfrecord._jars import (
+    EXTENSIONS,
+    SUPPORTED_SPARK,
+    ScalaVersion,
+    add_jar,
+    configure,
+    jar_path,
+)
 from spark_tfrecord._spec import feature_spec
 
 __all__ = [
+    "EXTENSIONS",
     "SUPPORTED_SPARK",
     "RecordType",
     "SaveMode",

@@ -35,7 +35,7 @@ private[sparktfrecord] final class NestedRowAssembler(
     path -> i
   }.toMap
   private val parts: Array[Part] = schema.fields.zipWithIndex.map { case (f, i) =>
-    part(f, Seq(i), writer)
+    part(f, f.name, Seq(i), writer)
   }
 
   /** For error messages: the file and the byte offset of the record being assembled. */
@@ -54,15 +54,19 @@ private[sparktfrecord] final class NestedRowAssembler(
     writer.getRow
   }
 
-  private def part(field: StructField, at: Seq[Int], target: UnsafeRowWriter): Part = {
+  /** The part writing `field`, Spark's `column` (for messages), at the ordinals `at`. */
+  private def part(field: StructField, column: String, at: Seq[Int], target: UnsafeRowWriter)
+      : Part = {
     val ordinal = at.last
     field.dataType match {
       case s: StructType =>
         val struct = new UnsafeRowWriter(target, s.length)
-        val children = s.fields.zipWithIndex.map { case (f, i) => part(f, at :+ i, struct) }
+        val children = s.fields.zipWithIndex.map { case (f, i) =>
+          part(f, column + "." + f.name, at :+ i, struct)
+        }
         new StructPart(target, ordinal, struct, children, below(at))
       case ArrayType(e: StructType, _) =>
-        new StructArrayPart(field.name, e, at, target)
+        new StructArrayPart(column, e, at, target)
       case t => new LeafPart(flatOrdinals(at), target, ordinal, Cell(t))
     }
   }

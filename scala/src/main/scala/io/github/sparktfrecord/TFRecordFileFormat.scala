@@ -173,44 +173,68 @@ private[sparktfrecord] object TFRecordFileFormat {
           writer.write(0, reader.data, 0, reader.length)
           writer.getRow
         }
+      case recordType if FeaturePaths.isNested(schema) =>
+        nestedDecoder(schema, recordType, options, path)
       case recordType =>
-        // A nested schema is decoded as its path-named features, then assembled.
-        val leaves = if (FeaturePaths.isNested(schema)) {
-          FeaturePaths.leaves(schema, recordType, options.pathSeparator)
-        } else null
-        val flatSchema = if (leaves == null) schema else FeaturePaths.flatSchema(leaves)
-        val assembler =
-          if (leaves == null) null else new NestedRowAssembler(schema, leaves, recordType)
-        if (assembler != null) assembler.path = path
         val corruptColumn = options.mode match {
-          case PermissiveMode if schema.fieldNames.contains(options.columnNameOfCorruptRecord) =>
-            flatSchema.fieldNames.indexOf(options.columnNameOfCorruptRecord)
-          case _ => -1
+          case PermissiveMode =>
+            Some(schema.fieldNames.indexOf(options.columnNameOfCorruptRecord)).filter(_ >= 0)
+          case _ => None
         }
-        val deserializer = new TFRecordDeserializer(flatSchema, recordType, corruptColumn,
-          if (leaves == null) null else leaves.map(_.column).toArray)
+        val deserializer = new TFRecordDeserializer(schema, recordType, corruptColumn.getOrElse(-1))
         deserializer.path = path
-        def decode(reader: TFRecordReader): InternalRow = {
-          deserializer.recordOffset = reader.offset
-          val row = deserializer.deserialize(reader.data, reader.length)
-          if (assembler == null) row
-          else {
-            assembler.recordOffset = reader.offset
-            assembler.assemble(row)
-          }
-        }
-        def corrupt(reader: TFRecordReader): InternalRow = {
-          val row = deserializer.corruptRow(reader.data, reader.length)
-          if (assembler == null) row else assembler.assemble(row)
-        }
         options.mode match {
-          case FailFastMode => decode
+          case FailFastMode => reader => {
+            deserializer.recordOffset = reader.offset
+            deserializer.deserialize(reader.data, reader.length)
+          }
           case mode => reader => {
-            try decode(reader) catch {
+            deserializer.recordOffset = reader.offset
+            try deserializer.deserialize(reader.data, reader.length) catch {
               case _: TFRecordDataException =>
-                if (mode == DropMalformedMode) null else corrupt(reader)
+                if (mode == DropMalformedMode) null
+                else deserializer.corruptRow(reader.data, reader.length)
             }
           }
         }
     }
+
+  /**
+   * A nested schema ([[FeaturePaths]]): its features are decoded as a flat row, which
+   * [[NestedRowAssembler]] turns into the row of `schema`. Kept apart from the flat decoder, whose
+   * per-record path stays as short as it was.
+   */
+  private def nestedDecoder(
+      schema: StructType,
+      recordType: RecordType,
+      options: TFRecordOptions,
+      path: String): TFRecordReader => InternalRow = {
+    val leaves = FeaturePaths.leaves(schema, recordType, options.pathSeparator)
+    val flatSchema = FeaturePaths.flatSchema(leaves)
+    val corruptColumn = options.mode match {
+      case PermissiveMode if schema.fieldNames.contains(options.columnNameOfCorruptRecord) =>
+        flatSchema.fieldNames.indexOf(options.columnNameOfCorruptRecord)
+      case _ => -1
+    }
+    val deserializer = new TFRecordDeserializer(flatSchema, recordType, corruptColumn,
+      leaves.map(_.column).toArray)
+    deserializer.path = path
+    val assembler = new NestedRowAssembler(schema, leaves, recordType)
+    assembler.path = path
+    def decode(reader: TFRecordReader): InternalRow = {
+      deserializer.recordOffset = reader.offset
+      assembler.recordOffset = reader.offset
+      assembler.assemble(deserializer.deserialize(reader.data, reader.length))
+    }
+    options.mode match {
+      case FailFastMode => decode
+      case mode => reader => {
+        try decode(reader) catch {
+          case _: TFRecordDataException =>
+            if (mode == DropMalformedMode) null
+            else assembler.assemble(deserializer.corruptRow(reader.data, reader.length))
+        }
+      }
+    }
+  }
 }
