@@ -4,9 +4,9 @@
 
 The narrow and wide data sets of ``run.py`` are written once (by the ``--before`` jar). Then each
 round starts one fresh ``local[2]`` session per jar, in alternating order, in a process of its
-own; each session warms up once and times a narrow write (of ``--rows`` generated rows, cached first), a full
-narrow read (to the ``noop`` sink), ``count()`` and one of the 100 wide columns, ``--repeat``
-times each. Every read's row count and hash must
+own; each session warms up once and times a narrow write (of ``--rows`` generated rows, cached
+first), a full narrow read (to the ``noop`` sink), ``count()`` and one of the 100 wide columns,
+``--repeat`` times each. Every read's row count and hash must
 be the same for both jars. Prints the median of all runs of each jar, and after/before.
 """
 
