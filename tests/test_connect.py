@@ -21,6 +21,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -93,6 +94,36 @@ result["nested"] = [[r.id, None if r.image is None else [r.image.encoded.hex(), 
 wrong = "id long, image struct<encoded long, height long>"
 result["pruned"] = [[r.id, r.height] for r in spark_tfrecord.read(spark, out + "/nested",
                     schema=wrong).select("id", "image.height").orderBy("id").collect()]
+
+# A TFDS dataset written and read through the server (write_tfds only sets options).
+boxes = spark.createDataFrame(
+    [(i, f"t{i}", [{"bbox": [0.1, 0.2, 0.3, 0.4 + k / 10], "label": k} for k in range(i % 3)])
+     for i in range(7)],
+    "id long, text string, objects array<struct<bbox: array<float>, label: long>>")
+tfds_features = {
+    "pythonClassName": "tensorflow_datasets.core.features.features_dict.FeaturesDict",
+    "featuresDict": {"features": {
+        "id": {"pythonClassName": "tensorflow_datasets.core.features.tensor_feature.Tensor",
+               "tensor": {"dtype": "int64", "shape": {}, "encoding": "none"}},
+        "text": {"pythonClassName": "tensorflow_datasets.core.features.text_feature.Text",
+                 "text": {}},
+        "objects": {"pythonClassName":
+                    "tensorflow_datasets.core.features.sequence_feature.Sequence",
+                    "sequence": {"length": "-1", "feature": {
+            "pythonClassName": "tensorflow_datasets.core.features.features_dict.FeaturesDict",
+            "featuresDict": {"features": {
+                "bbox": {"pythonClassName":
+                         "tensorflow_datasets.core.features.bounding_boxes.BBoxFeature",
+                         "boundingBox": {"shape": {"dimensions": ["4"]}, "dtype": "float32"}},
+                "label": {"pythonClassName":
+                          "tensorflow_datasets.core.features.class_label_feature.ClassLabel",
+                          "classLabel": {"numClasses": "3"}}}}}}}}}}
+result["tfds_folder"] = spark_tfrecord.write_tfds(boxes, out + "/tfds", "connect_ds", "train",
+                                                  num_shards=2, features=tfds_features)
+tfds_back = spark_tfrecord.read_tfds(spark, result["tfds_folder"], "train")
+result["tfds_schema"] = tfds_back.schema.simpleString()
+result["tfds_rows"] = [[r.id, r.text, [[o.bbox, o.label] for o in r.objects]]
+                       for r in tfds_back.orderBy("id").collect()]
 
 bad = spark_tfrecord.read(spark, malformed, schema="x long, bad binary", mode="PERMISSIVE",
                           columnNameOfCorruptRecord="bad")
@@ -404,6 +435,32 @@ def test_sequence_example(client: dict[str, Any], tf: Any) -> None:
 def test_nested_columns_and_their_pruning(client: dict[str, Any]) -> None:
     assert client["nested"] == [[1, ["ff", 480], [[0.5, 7], [0.25, 3]]], [2, None, []]]
     assert client["pruned"] == [[1, 480], [2, None]]
+
+
+def test_a_tfds_dataset_written_and_read_by_a_client(client: dict[str, Any]) -> None:
+    import tensorflow_datasets as tfds
+
+    def f32(x: float) -> float:
+        return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+    expected = [
+        [i, f"t{i}", [[[f32(v) for v in (0.1, 0.2, 0.3, 0.4 + k / 10)], k] for k in range(i % 3)]]
+        for i in range(7)
+    ]
+    assert client["tfds_rows"] == expected
+    assert client["tfds_schema"] == (
+        "struct<id:bigint,text:string,objects:array<struct<bbox:array<float>,label:bigint>>>"
+    )
+    folder = client["tfds_folder"]
+    assert folder == client["out"] + "/tfds/connect_ds/1.0.0"
+    builder = tfds.builder_from_directory(folder)
+    assert builder.info.splits["train"].num_shards == 2
+    loaded = sorted(tfds.as_numpy(builder.as_dataset(split="train")), key=lambda e: int(e["id"]))
+    assert [
+        [int(e["id"]), e["text"].decode(), [[list(map(float, b)), int(label)]
+         for b, label in zip(e["objects"]["bbox"], e["objects"]["label"])]]
+        for e in loaded
+    ] == expected  # fmt: skip
 
 
 def test_permissive_keeps_the_corrupt_record(client: dict[str, Any]) -> None:

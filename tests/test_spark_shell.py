@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -16,6 +17,9 @@ df.write.format("tfrecord").partitionBy("lang").save("{out}")
 val back = spark.read.format("tfrecord").load("{out}")
 println("SCHEMA " + back.schema.simpleString)
 back.orderBy("id").collect().foreach(r => println("ROW " + r.mkString("|")))
+import io.github.sparktfrecord.TFDS
+val folder = TFDS.write(df, "{out}-tfds", "shell_ds", "train", numShards = 3)
+println("TFDS " + folder + " " + TFDS.read(spark, folder, "train").count())
 """
 
 
@@ -47,6 +51,12 @@ def test_spark_shell_with_jars(tmp_path: Path) -> None:
         "ROW 2|ArraySeq(2.5)|b",
     ]
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["lang=a", "lang=b"]
+    # The Scala TFDS helper: a dataset folder TFDS loads (tested in test_tfds), read back.
+    folder = f"{out}-tfds/shell_ds/1.0.0"
+    assert f"TFDS {folder} 2" in lines, result.stdout[-3000:]
+    info = json.loads(Path(folder, "dataset_info.json").read_text())
+    assert [(s["name"], len(s["shardLengths"])) for s in info["splits"]] == [("train", 3)]
+    assert sum(int(n) for n in info["splits"][0]["shardLengths"]) == 2
 
 
 JOB = """

@@ -32,6 +32,7 @@ from spark_tfrecord._jars import (
     jar_path,
 )
 from spark_tfrecord._spec import feature_spec
+from spark_tfrecord._tfds import TfdsMode, read_tfds, write_tfds
 
 __all__ = [
     "EXTENSIONS",
@@ -39,6 +40,7 @@ __all__ = [
     "RecordType",
     "SaveMode",
     "ScalaVersion",
+    "TfdsMode",
     "__version__",
     "add_jar",
     "configure",
@@ -47,5 +49,7 @@ __all__ = [
     "indexed_files",
     "jar_path",
     "read",
+    "read_tfds",
     "write",
+    "write_tfds",
 ]

@@ -82,9 +82,16 @@ def write(
     mode: SaveMode = "errorifexists",
     partition_by: str | list[str] | None = None,
     write_index: bool = False,
+    shard_prefix: str | None = None,
+    num_shards: int | None = None,
     **options: OptionValue,
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
+
+    ``shard_prefix`` names the files TensorFlow's way instead, ``<prefix>-00000-of-00016``
+    (what ``tf.data`` and TFX users glob), numbered when the job commits; ``num_shards`` then
+    gives exactly that many files (the DataFrame is repartitioned to it; files of no record are
+    written too). Without ``num_shards``, one file per partition.
 
     ``partition_by`` columns become ``name=value`` directories and are not written into the
     records. ``write_index`` (the ``writeIndex`` option) also writes each file's index beside it,
@@ -100,6 +107,13 @@ def write(
     """
     # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
     save_mode = "error" if mode == "errorifexists" else mode
+    if num_shards is not None:
+        if shard_prefix is None:
+            raise ValueError("num_shards names the files: give shard_prefix too")
+        df = df.repartition(num_shards)
+        options = {**options, "numShards": num_shards}
+    if shard_prefix is not None:
+        options = {**options, "shardPrefix": shard_prefix}
     writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
     writer = writer.options(**_option_strings(options))
     if write_index:

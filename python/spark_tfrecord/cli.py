@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from spark_tfrecord._io import Compression, RecordType, SaveMode
+from spark_tfrecord._tfds import TfdsMode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -21,6 +22,8 @@ examples:
   spark-tfrecord convert people.csv out/people                 CSV (with a header) to TFRecord
   spark-tfrecord convert data.parquet out/tf --partition-by day --compression gzip
   spark-tfrecord convert out/tf back.parquet --to parquet       TFRecord back to Parquet
+  spark-tfrecord convert data.parquet /data/tfds --tfds my_ds --split train --shards 8
+                                            a TensorFlow Datasets dataset (/data/tfds/my_ds/1.0.0)
   spark-tfrecord convert in/ out/ --from json --conf spark.sql.shuffle.partitions=8
   spark-tfrecord inspect out/people -n 5                        schema, counts, first records
   spark-tfrecord inspect s3a://bucket/tf --spark                the same through Spark
@@ -113,8 +116,35 @@ def _load(spark: SparkSession, path: str, fmt: str, args: argparse.Namespace) ->
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from spark_tfrecord import write
+    from spark_tfrecord import write, write_tfds
 
+    tfds_only = [
+        flag for flag, given in (("--split", args.split), ("--shards", args.shards)) if given
+    ]
+    if args.tfds is None and tfds_only:
+        raise CliError(
+            f"{' and '.join(tfds_only)} need --tfds NAME",
+            "spark-tfrecord convert SRC DATA_DIR --tfds NAME --split train [--shards N]",
+            EXIT_USAGE,
+        )
+    if args.tfds is not None:
+        refused = [
+            flag
+            for flag, given in (
+                ("--to", args.to != "tfrecord"),
+                ("--partition-by", args.partition_by),
+                ("--compression", args.compression),
+                ("--record-type", args.record_type != "Example"),
+            )
+            if given
+        ]
+        if refused or not args.split:
+            raise CliError(
+                f"--tfds {'takes --split' if not args.split else 'refuses ' + ', '.join(refused)}",
+                "a TFDS dataset is uncompressed tf.train.Example shards of one folder: "
+                "see docs/tfds.md",
+                EXIT_USAGE,
+            )
     if args.compression and args.to != "tfrecord":
         raise CliError(
             f"--compression is for --to tfrecord, not --to {args.to}",
@@ -126,6 +156,11 @@ def _convert(args: argparse.Namespace) -> int:
     source_format = args.source_format or _guess_format(args.src)
     df = _load(spark, args.src, source_format, args)
     partition_by = args.partition_by.split(",") if args.partition_by else None
+    if args.tfds is not None:
+        mode: TfdsMode = "overwrite" if args.mode == "overwrite" else "error"
+        folder = write_tfds(df, args.dst, args.tfds, args.split, num_shards=args.shards, mode=mode)
+        print(f"wrote split {args.split} of the TFDS dataset {folder} from {args.src}")
+        return 0
     if args.to == "tfrecord":
         options = {"compression": args.compression} if args.compression else {}
         write(
@@ -322,6 +357,18 @@ def build_parser() -> argparse.ArgumentParser:
         default="errorifexists",
         choices=get_args(SaveMode),
         help="what to do when DST exists (default errorifexists)",
+    )
+    convert.add_argument(
+        "--tfds",
+        metavar="NAME",
+        help="write a TensorFlow Datasets dataset NAME into DST (DST/NAME/1.0.0), with --split",
+    )
+    convert.add_argument("--split", help="with --tfds: the split to write (train, test, ...)")
+    convert.add_argument(
+        "--shards",
+        type=int,
+        metavar="N",
+        help="with --tfds: exactly N shard files (default: from the data's size)",
     )
     convert.set_defaults(run=_convert)
 

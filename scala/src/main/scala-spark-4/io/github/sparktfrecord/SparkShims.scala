@@ -2,7 +2,7 @@ package io.github.sparktfrecord
 
 import org.apache.hadoop.conf.Configuration
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.classic
 
 /** What differs between Spark 3.5 and Spark 4.x, for the Spark 4 jar. */
@@ -13,4 +13,11 @@ private[sparktfrecord] object SparkShims {
    */
   def hadoopConf(session: SparkSession, options: Map[String, String]): Configuration =
     session.asInstanceOf[classic.SparkSession].sessionState.newHadoopConfWithOptions(options)
+
+  /** Spark's estimate of `df`'s size (its optimized plan's statistics), and the cores. */
+  def sizeAndParallelism(df: DataFrame): Option[(BigInt, Int)] = df match {
+    case d: classic.Dataset[_] => Some((d.queryExecution.optimizedPlan.stats.sizeInBytes,
+      d.sparkSession.sparkContext.defaultParallelism))
+    case _ => None
+  }
 }

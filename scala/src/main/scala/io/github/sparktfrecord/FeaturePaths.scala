@@ -14,6 +14,11 @@ import org.apache.spark.sql.types._
  *    Feature per element (the steps), so a leaf may also be a list;
  *  - every other column is one feature, named by the column, as in a flat schema.
  *
+ * A list field of an array of structs in an `Example` is written as the concatenation of the
+ * elements' lists when its field's metadata fixes their length ([[ListLengthKey]]): each element
+ * holds exactly that many values, and the list is split back into elements on read. That is how
+ * TensorFlow Datasets stores a `Sequence` of fixed-shape tensors (a `BBoxFeature` is 4 floats).
+ *
  * The serializer and the deserializer work on the resulting [[Leaf]]s; a flat schema has one
  * leaf per column, each its own feature.
  */
@@ -35,6 +40,9 @@ private[sparktfrecord] object FeaturePaths {
    * @param element for a leaf of an array of structs, the element's type; else null
    * @param inElement the struct fields from the element down to the struct that holds the leaf
    * @param elementOrdinal the leaf's ordinal in that struct; -1 when not in an array of structs
+   * @param listLength the values each list of the leaf must hold ([[ListLengthKey]]); 0: any
+   * @param concatenated a list field of an array of structs in an `Example`, stored as the
+   *   concatenation of the elements' lists (each of `listLength` values)
    */
   final case class Leaf(
       name: String,
@@ -45,9 +53,21 @@ private[sparktfrecord] object FeaturePaths {
       ordinal: Int,
       element: StructType,
       inElement: Seq[Step],
-      elementOrdinal: Int) {
+      elementOrdinal: Int,
+      listLength: Int = 0,
+      concatenated: Boolean = false) {
     def inArrayOfStructs: Boolean = element != null
   }
+
+  /**
+   * The field metadata key (a long) that fixes how many values each list of an array field
+   * holds: checked on write, and used to split a concatenated list of an array of structs.
+   */
+  final val ListLengthKey = "tfrecord.listLength"
+
+  /** The fixed list length of `field`, or 0. */
+  def listLength(field: StructField): Int =
+    if (field.metadata.contains(ListLengthKey)) field.metadata.getLong(ListLengthKey).toInt else 0
 
   /** Whether some column is a struct or an array of structs (ML vectors are not structs here). */
   def isNested(schema: StructType): Boolean = schema.fields.exists(f => f.dataType match {
@@ -75,6 +95,7 @@ private[sparktfrecord] object FeaturePaths {
       struct.fields.zipWithIndex.foreach { case (f, i) =>
         val leafName = name + separator + f.name
         val leafColumn = column + "." + f.name
+        val length = listLength(f)
         f.dataType match {
           case s: StructType if s.isEmpty => noFields(leafColumn)
           case s: StructType =>
@@ -85,10 +106,12 @@ private[sparktfrecord] object FeaturePaths {
                 Some("an array of structs inside an array of structs has no feature layout")
               case ArrayType(ArrayType(_, _), _) =>
                 Some("an array of arrays inside an array of structs has no feature layout")
+              case _: ArrayType if !sequence && length > 0 => None
               case _: ArrayType | _: UserDefinedType[_] if !sequence =>
                 Some("in an Example an array of structs is written as one list per field, " +
                   "so each field must hold one value; recordType SequenceExample writes each " +
-                  "element as a step, where a field may be a list")
+                  "element as a step, where a field may be a list (or give the field the " +
+                  s"metadata $ListLengthKey: lists of one length are written concatenated)")
               case _: UserDefinedType[_] => Some("a vector inside an array of structs is not " +
                 "supported; use array<float> or array<double>")
               case _ => None
@@ -102,7 +125,8 @@ private[sparktfrecord] object FeaturePaths {
               case s => ArrayType(s, containsNull = false)
             }
             val flat = if (sequence) ArrayType(step, containsNull = false) else step
-            out += Leaf(leafName, leafColumn, t, flat, structs, arrayOrdinal, element, path, i)
+            out += Leaf(leafName, leafColumn, t, flat, structs, arrayOrdinal, element, path, i,
+              length, concatenated = !sequence && t.isInstanceOf[ArrayType])
         }
       }
 
@@ -115,7 +139,7 @@ private[sparktfrecord] object FeaturePaths {
           case ArrayType(s: StructType, _) if s.isEmpty => noFields(column)
           case s: StructType => walk(s, name + separator, column + ".", structs :+ Step(i, s))
           case ArrayType(e: StructType, _) => inElement(e, name, column, structs, i, e, Nil)
-          case t => out += Leaf(name, column, t, t, structs, i, null, Nil, -1)
+          case t => out += Leaf(name, column, t, t, structs, i, null, Nil, -1, listLength(f))
         }
       }
 

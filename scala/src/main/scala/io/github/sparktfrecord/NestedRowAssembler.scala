@@ -14,7 +14,8 @@ import org.apache.spark.unsafe.Platform
  *    lists (Example) or feature lists (SequenceExample), which must all be of one length: lists
  *    of unequal length fail, naming the column and the features. A feature that is absent
  *    leaves its field null in every element. In a SequenceExample a field that is not an array
- *    takes the one value of its step (none: null; more: an error).
+ *    takes the one value of its step (none: null; more: an error). A concatenated list
+ *    ([[FeaturePaths.Leaf.concatenated]]) holds `listLength` values per element, split back.
  *
  * Everything is decided when it is built: one [[Part]] per field, reading fixed-size values with
  * their getter and copying variable-size ones (strings, binaries, arrays) as bytes.
@@ -122,6 +123,9 @@ private[sparktfrecord] final class NestedRowAssembler(
     private val elementWriter = new UnsafeRowWriter(arrayWriter, element.length)
     /** The features of the element's leaves, in a fixed order, with a view of each list. */
     private val features: Array[Int] = below(at)
+    /** Per feature: the values of one element (1, or the listLength of a concatenated list). */
+    private val perElement: Array[Int] =
+      features.map(f => if (leaves(f).concatenated) leaves(f).listLength else 1)
     private val lists: Array[UnsafeArrayData] = features.map(_ => new UnsafeArrayData)
     private val present = new Array[Boolean](features.length)
     private val steps: Array[UnsafeArrayData] = features.map(_ => new UnsafeArrayData)
@@ -135,7 +139,9 @@ private[sparktfrecord] final class NestedRowAssembler(
         present(k) = !flat.isNullAt(features(k))
         if (present(k)) {
           pointAt(lists(k), flat, features(k))
-          val count = lists(k).numElements()
+          val values = lists(k).numElements()
+          if (values % perElement(k) != 0) unequal(flat)
+          val count = values / perElement(k)
           if (n < 0) n = count else if (count != n) unequal(flat)
         }
         k += 1
@@ -176,7 +182,8 @@ private[sparktfrecord] final class NestedRowAssembler(
         if (flat.isNullAt(features(k))) s"'$name' absent"
         else {
           pointAt(lists(k), flat, features(k))
-          s"'$name' ${lists(k).numElements()}"
+          val per = if (perElement(k) > 1) s" values, ${perElement(k)} per element" else ""
+          s"'$name' ${lists(k).numElements()}$per"
         }
       }
       val what = if (sequence) "feature lists of unequal length (steps)"
@@ -206,6 +213,15 @@ private[sparktfrecord] final class NestedRowAssembler(
               }
               target.setOffsetAndSizeFromPreviousCursor(o, previousCursor)
             }
+        }
+      case ArrayType(e, _) if leaves(flatOrdinals(at)).concatenated =>
+        val k = features.indexOf(flatOrdinals(at))
+        val slice = new SliceCell(e, target, leaves(features(k)).column)
+        val length = perElement(k)
+        val o = at.last
+        new ElementPart {
+          def write(i: Int): Unit =
+            if (!present(k)) target.setNullAt(o) else slice.copy(lists(k), i * length, length, o)
         }
       case t =>
         val k = features.indexOf(flatOrdinals(at))
@@ -261,6 +277,56 @@ private[sparktfrecord] object NestedRowAssembler {
         val offsetAndSize = a.getLong(ordinal)
         view.pointTo(a.getBaseObject, a.getBaseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
     }
+
+  /**
+   * Writes `length` values of a list, from `start`, as an array into field `ordinal` of
+   * `target`: an element's share of a concatenated list. Fixed-size values only.
+   */
+  private final class SliceCell(elementType: DataType, target: UnsafeRowWriter, column: String) {
+    private val writer = new UnsafeArrayWriter(target, elementType.defaultSize)
+    private val copyValue: ValueCopy = elementType match {
+      case BooleanType => new ValueCopy {
+        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getBoolean(from))
+      }
+      case ByteType => new ValueCopy {
+        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getByte(from))
+      }
+      case ShortType => new ValueCopy {
+        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getShort(from))
+      }
+      case IntegerType | DateType => new ValueCopy {
+        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getInt(from))
+      }
+      case LongType | TimestampType => new ValueCopy {
+        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getLong(from))
+      }
+      case FloatType => new ValueCopy {
+        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getFloat(from))
+      }
+      case DoubleType => new ValueCopy {
+        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getDouble(from))
+      }
+      case other => throw new IllegalArgumentException(
+        s"Column '$column' has elements of type ${other.simpleString}, which a list split per " +
+          "element cannot hold: only numbers and booleans can.")
+    }
+
+    def copy(list: UnsafeArrayData, start: Int, length: Int, ordinal: Int): Unit = {
+      val previousCursor = target.cursor()
+      writer.initialize(length)
+      var j = 0
+      while (j < length) {
+        copyValue(list, start + j, j)
+        j += 1
+      }
+      target.setOffsetAndSizeFromPreviousCursor(ordinal, previousCursor)
+    }
+  }
+
+  /** Copies value `from` of a list to value `to` of the array being written. */
+  private abstract class ValueCopy {
+    def apply(list: UnsafeArrayData, from: Int, to: Int): Unit
+  }
 
   /** Copies one value of a type from an unsafe row or array into a row writer's field. */
   private abstract class Cell {

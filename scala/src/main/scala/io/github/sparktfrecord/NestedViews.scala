@@ -48,8 +48,12 @@ private[sparktfrecord] final class ArrayView {
  * array's element i. The serializer writes it with the encoders of plain arrays: a list of one
  * value per element (Example), or one step per element (SequenceExample).
  *
+ * A concatenated leaf ([[FeaturePaths.Leaf.concatenated]]) is seen as the values of every
+ * element's list, one after the other: value j is value `j % k` of element `j / k`'s list.
+ *
  * [[point]] fails, naming the leaf and the element, when an element, a struct on the way to the
- * leaf, or the leaf is null: a list or a feature list has no place for a null.
+ * leaf, or the leaf is null: a list or a feature list has no place for a null; and when a
+ * concatenated leaf's list does not hold exactly its `listLength` values.
  */
 private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
   extends GenericArrayData(Array.empty[Any]) {
@@ -58,6 +62,9 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
   private val views: Array[StructView] = leaf.inElement.map(s => new StructView(s.struct.length))
     .toArray
   private val ordinal = leaf.elementOrdinal
+  /** Values per element: 0 unless the leaf is concatenated. */
+  private val k = if (leaf.concatenated) leaf.listLength else 0
+  private val listView = new ArrayView
   private var elements: ArrayData = _
   private var count = 0
 
@@ -67,10 +74,34 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
     count = array.numElements()
     var i = 0
     while (i < count) {
-      if (row(i) == null) nullAt(i)
+      val r = row(i)
+      if (r == null) nullAt(i)
+      if (k > 0) checkList(i, listView(r, ordinal))
       i += 1
     }
+    if (k > 0) count *= k
   }
+
+  private def checkList(i: Int, list: ArrayData): Unit = {
+    if (list.numElements() != k) {
+      throw new IllegalArgumentException(
+        s"Column '${leaf.column}': element $i of its array of structs holds " +
+          s"${list.numElements()} values, but this field holds exactly $k per element " +
+          s"(${FeaturePaths.ListLengthKey}): the lists of every element are stored as one.")
+    }
+    var j = 0
+    while (j < k) {
+      if (list.isNullAt(j)) {
+        throw new IllegalArgumentException(
+          s"Column '${leaf.column}': element $i of its array of structs holds a null at " +
+            s"index $j, and a list has no place for a null.")
+      }
+      j += 1
+    }
+  }
+
+  /** Value j of a concatenated leaf: the list holding it. */
+  private def list(j: Int): ArrayData = listView(row(j / k), ordinal)
 
   /** The struct that holds element i's leaf, or null when the leaf is null or not reached. */
   private def row(i: Int): InternalRow = {
@@ -95,16 +126,25 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
 
   override def numElements(): Int = count
   override def isNullAt(i: Int): Boolean = false
-  override def getBoolean(i: Int): Boolean = row(i).getBoolean(ordinal)
-  override def getByte(i: Int): Byte = row(i).getByte(ordinal)
-  override def getShort(i: Int): Short = row(i).getShort(ordinal)
-  override def getInt(i: Int): Int = row(i).getInt(ordinal)
-  override def getLong(i: Int): Long = row(i).getLong(ordinal)
-  override def getFloat(i: Int): Float = row(i).getFloat(ordinal)
-  override def getDouble(i: Int): Double = row(i).getDouble(ordinal)
+  override def getBoolean(i: Int): Boolean =
+    if (k > 0) list(i).getBoolean(i % k) else row(i).getBoolean(ordinal)
+  override def getByte(i: Int): Byte =
+    if (k > 0) list(i).getByte(i % k) else row(i).getByte(ordinal)
+  override def getShort(i: Int): Short =
+    if (k > 0) list(i).getShort(i % k) else row(i).getShort(ordinal)
+  override def getInt(i: Int): Int = if (k > 0) list(i).getInt(i % k) else row(i).getInt(ordinal)
+  override def getLong(i: Int): Long =
+    if (k > 0) list(i).getLong(i % k) else row(i).getLong(ordinal)
+  override def getFloat(i: Int): Float =
+    if (k > 0) list(i).getFloat(i % k) else row(i).getFloat(ordinal)
+  override def getDouble(i: Int): Double =
+    if (k > 0) list(i).getDouble(i % k) else row(i).getDouble(ordinal)
   override def getDecimal(i: Int, precision: Int, scale: Int): Decimal =
-    row(i).getDecimal(ordinal, precision, scale)
-  override def getUTF8String(i: Int): UTF8String = row(i).getUTF8String(ordinal)
-  override def getBinary(i: Int): Array[Byte] = row(i).getBinary(ordinal)
+    if (k > 0) list(i).getDecimal(i % k, precision, scale)
+    else row(i).getDecimal(ordinal, precision, scale)
+  override def getUTF8String(i: Int): UTF8String =
+    if (k > 0) list(i).getUTF8String(i % k) else row(i).getUTF8String(ordinal)
+  override def getBinary(i: Int): Array[Byte] =
+    if (k > 0) list(i).getBinary(i % k) else row(i).getBinary(ordinal)
   override def getArray(i: Int): ArrayData = row(i).getArray(ordinal)
 }

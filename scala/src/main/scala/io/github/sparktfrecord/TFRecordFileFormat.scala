@@ -42,7 +42,8 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       files: Seq[FileStatus]): Option[StructType] = {
     val parsed = new TFRecordOptions(options)
     val conf = SparkShims.hadoopConf(sparkSession, options)
-    Some(TFRecordSchemaInferencer.infer(files, parsed, conf))
+    TFDSDataset.schema(files, parsed, conf)
+      .orElse(Some(TFRecordSchemaInferencer.infer(files, parsed, conf)))
   }
 
   override def supportDataType(dataType: DataType): Boolean =
@@ -66,11 +67,13 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       options: Map[String, String],
       dataSchema: StructType): OutputWriterFactory = {
     val parsed = new TFRecordOptions(options)
-    TFRecordSchema.validate(dataSchema, parsed.recordType, writing = true, parsed.pathSeparator)
+    val sharded = TFRecordShardedWrite.prepare(job, options, parsed, dataSchema)
+    TFRecordSchema.validate(sharded.map(_.schema).getOrElse(dataSchema), parsed.recordType,
+      writing = true, parsed.pathSeparator)
     if (parsed.writeIndex) {
       TFRecordIndex.checkCompression(parsed.compression, "the files of this write")
     }
-    new TFRecordOutputWriterFactory(parsed)
+    new TFRecordOutputWriterFactory(parsed, sharded)
   }
 
   /**
@@ -117,33 +120,28 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     // which differs from the task's when the jar came with `ADD JAR` or `addArtifacts`.
     val conf = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
 
+    val split = parsed.split
+    // Per task, the shard names of each TFDS folder read (from its dataset_info.json).
+    val splitShards = new java.util.HashMap[Path, Set[String]]()
+
     (file: PartitionedFile) => {
       val path = new Path(file.filePath.toUri)
       val hadoopConf = conf.value.value
-      val reader = TFRecordReader.openPart(
-        path, hadoopConf, parsed, file.start, file.length, file.fileSize)
-      Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
-      reader.keepData = requiredSchema.nonEmpty
-      val decode = TFRecordFileFormat.decoder(requiredSchema, parsed, path.toString)
-      new Iterator[InternalRow] {
-        private var row: InternalRow = _
-        private var done = false
-
-        override def hasNext: Boolean = {
-          // DROPMALFORMED decodes a bad record to null: keep reading.
-          while (row == null && !done) {
-            if (reader.next()) row = decode(reader)
-            else { done = true; reader.close() }
-          }
-          row != null
-        }
-
-        override def next(): InternalRow = {
-          if (!hasNext) throw new NoSuchElementException("end of " + path)
-          val r = row
-          row = null
-          r
-        }
+      if (split.isEmpty && TFDSDataset.isMetadata(path)) {
+        throw TFDSDataset.splitNeeded(path.getParent, hadoopConf)
+      }
+      // With a split, a file that is not one of its shards (metadata, another split's shard,
+      // anything else) is not opened.
+      if (split.isDefined && !splitShards.computeIfAbsent(path.getParent,
+          folder => TFDSDataset.shardNames(folder, split.get, hadoopConf)).contains(path.getName)) {
+        Iterator.empty
+      } else {
+        val reader = TFRecordReader.openPart(
+          path, hadoopConf, parsed, file.start, file.length, file.fileSize)
+        Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
+        reader.keepData = requiredSchema.nonEmpty
+        TFRecordFileFormat.rows(reader,
+          TFRecordFileFormat.decoder(requiredSchema, parsed, path.toString), path)
       }
     }
   }
@@ -152,6 +150,30 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
 private[sparktfrecord] object TFRecordFileFormat {
   private val EmptyRow = new UnsafeRow(0)
   EmptyRow.pointTo(new Array[Byte](8), 0)
+
+  /** The rows `decode` makes of the records of `path`, closing its reader at the end. */
+  def rows(reader: TFRecordReader, decode: TFRecordReader => InternalRow, path: Path)
+      : Iterator[InternalRow] =
+    new Iterator[InternalRow] {
+      private var row: InternalRow = _
+      private var done = false
+
+      override def hasNext: Boolean = {
+        // DROPMALFORMED decodes a bad record to null: keep reading.
+        while (row == null && !done) {
+          if (reader.next()) row = decode(reader)
+          else { done = true; reader.close() }
+        }
+        row != null
+      }
+
+      override def next(): InternalRow = {
+        if (!hasNext) throw new NoSuchElementException("end of " + path)
+        val r = row
+        row = null
+        r
+      }
+    }
 
   /**
    * Turns the reader's current record into a row of `schema` (null: drop it); chosen once per

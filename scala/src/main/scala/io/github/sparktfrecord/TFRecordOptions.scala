@@ -132,6 +132,72 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    */
   val inferNesting: Boolean = booleanOption(InferNestingOption, default = false)
 
+  /**
+   * `split`: on read, the split of a TensorFlow Datasets folder to read (its shards only, with
+   * the schema of its `features.json`); on write with `tfds`, the split written. See
+   * [[TFDSDataset]].
+   */
+  val split: Option[String] = parameters.get(SplitOption).map { v =>
+    if (v.isEmpty || !v.forall(c => c.isLetterOrDigit || c == '_')) {
+      invalid(SplitOption, v, Seq("a split name of letters, digits and _ (train, test)"))
+    }
+    v
+  }
+
+  /**
+   * `tfds`: write a TensorFlow Datasets dataset of this name into the save path (its version
+   * folder), with `split`: shards named by TFDS's template and `dataset_info.json` written at
+   * job commit. `write_tfds` and `TFDS.write` set it, and the options below.
+   */
+  val tfds: Option[String] = parameters.get(TfdsOption).map { v =>
+    if (!v.matches("[a-zA-Z][a-zA-Z0-9_]*")) {
+      invalid(TfdsOption, v, Seq("a dataset name: a letter, then letters, digits and _ " +
+        "(my_dataset), as tfds.load takes it"))
+    }
+    v
+  }
+
+  /** `tfdsVersion`: the version recorded in `dataset_info.json` (default 1.0.0). */
+  val tfdsVersion: String = parameters.getOrElse(TfdsVersionOption, "1.0.0") match {
+    case v @ VersionPattern() => v
+    case v => invalid(TfdsVersionOption, v, Seq("a version MAJOR.MINOR.PATCH (1.0.0)"))
+  }
+
+  /**
+   * `tfdsFeatures`: the dataset's features, as the JSON of a TFDS feature connector
+   * (`features.json`, or `FeaturesDict.to_json()`). Default: those already in the folder, else
+   * the ones derived from the schema.
+   */
+  val tfdsFeatures: Option[String] = parameters.get(TfdsFeaturesOption)
+
+  /** `tfdsClassNames`: a JSON object of ClassLabel feature paths to their class names. */
+  val tfdsClassNames: Option[String] = parameters.get(TfdsClassNamesOption)
+
+  /** `tfdsMode`: `error` (default): refuse a split that exists; `overwrite`: replace it. */
+  val tfdsMode: String = oneOf(TfdsModeOption, Seq("error", "overwrite"), "error")(identity)
+
+  /**
+   * `numShards`: with `tfds` or `shardPrefix`, the number of files (shards) the write ends
+   * with: write tasks beyond it fail the job; missing ones are written empty. Default: one per
+   * write task.
+   */
+  val numShards: Option[Int] = parameters.get(NumShardsOption).map { v =>
+    parseInt(NumShardsOption, v).filter(n => n > 0 && n <= 99999)
+      .getOrElse(invalid(NumShardsOption, v, Seq("an integer from 1 to 99999")))
+  }
+
+  /**
+   * `shardPrefix`: name the files of a write `<prefix>-00000-of-00016` (TensorFlow's sharded
+   * names, which `tf.data` and TFX users glob), numbered at job commit.
+   */
+  val shardPrefix: Option[String] = parameters.get(ShardPrefixOption).map { v =>
+    if (v.isEmpty || v.contains('/') || v.startsWith("_") || v.startsWith(".")) {
+      invalid(ShardPrefixOption, v, Seq("a file name prefix without / that does not start " +
+        "with _ or . (train)"))
+    }
+    v
+  }
+
   /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
   private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =
     parameters.get(name) match {
@@ -182,13 +248,24 @@ private[sparktfrecord] object TFRecordOptions {
   final val PathSeparatorOption = "pathSeparator"
   final val InferNestingOption = "inferNesting"
   final val DefaultPathSeparator = "/"
+  final val SplitOption = "split"
+  final val TfdsOption = "tfds"
+  final val TfdsVersionOption = "tfdsVersion"
+  final val TfdsFeaturesOption = "tfdsFeatures"
+  final val TfdsClassNamesOption = "tfdsClassNames"
+  final val TfdsModeOption = "tfdsMode"
+  final val NumShardsOption = "numShards"
+  final val ShardPrefixOption = "shardPrefix"
+  private val VersionPattern = """\d+\.\d+\.\d+""".r
 
   /** Every option parsed here: docs/options.md has one row for each (a unit test checks). */
   val Names: Seq[String] = Seq(RecordTypeOption, CompressionOption, CodecOption,
     AllowNonTensorFlowCodecOption, ModeOption, ColumnNameOfCorruptRecordOption,
     InferSchemaMaxFilesOption, InferSchemaMaxRecordsOption, VerifyChecksumsOption,
     MaxRecordBytesOption, SplitFilesOption, IgnoreCorruptFilesOption, IgnoreMissingFilesOption,
-    WriteIndexOption, PathSeparatorOption, InferNestingOption)
+    WriteIndexOption, PathSeparatorOption, InferNestingOption, SplitOption, TfdsOption,
+    TfdsVersionOption, TfdsFeaturesOption, TfdsClassNamesOption, TfdsModeOption, NumShardsOption,
+    ShardPrefixOption)
 
   /** The prefix of the options in a Hadoop job's configuration. */
   final val HadoopPrefix = "tfrecord."

@@ -9,26 +9,37 @@ import org.apache.spark.sql.types.StructType
 
 /**
  * Writes one TFRecord file of a write task. Each row is serialized into the serializer's reused
- * buffer, framed in place, and written with one call.
+ * buffer, framed in place, and written with one call. In a sharded write
+ * ([[TFRecordShardedWrite]]) it also writes, on close, the file's record count beside it.
  */
 private[sparktfrecord] final class TFRecordOutputWriter(
     val path: String,
     schema: StructType,
     options: TFRecordOptions,
-    context: TaskAttemptContext) extends OutputWriter {
+    context: TaskAttemptContext,
+    sharded: Option[TFRecordShardedWrite.Prepared] = None) extends OutputWriter {
 
   private val writer =
     new TFRecordWriter(new Path(path), context.getConfiguration, options.compression,
       index = options.writeIndex)
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
-    case other => new TFRecordSerializer(schema, other, options.pathSeparator)
+    case other => new TFRecordSerializer(schema, other, options.pathSeparator,
+      requireValues = sharded.exists(_.requireValues))
   }
+  private var records = 0L
 
   override def write(row: InternalRow): Unit = {
     val length = serializer.serialize(row)
     writer.writeFramed(serializer.buffer, length)
+    records += 1
   }
 
-  override def close(): Unit = writer.close()
+  override def close(): Unit = {
+    writer.close()
+    sharded.foreach { s =>
+      TFRecordShardedWrite.writeCount(new Path(path), s.writeId, records,
+        context.getConfiguration)
+    }
+  }
 }

@@ -55,7 +55,8 @@ object TFRecordSchemaPruning extends Rule[LogicalPlan] {
     val normalizedFilters = filters.map(normalize)
     val roots = identifyRootFields(normalizedProjects, normalizedFilters)
     if (!roots.exists(!_.derivedFromAtt)) return None
-    val pruned = pruneSchema(fs.dataSchema, roots)
+    val pruned = withMetadata(pruneSchema(fs.dataSchema, roots), fs.dataSchema)
+      .asInstanceOf[StructType]
     if (countLeaves(pruned) >= countLeaves(fs.dataSchema)) return None
 
     val prunedFs = fs.copy(dataSchema = pruned)(fs.sparkSession)
@@ -80,6 +81,25 @@ object TFRecordSchemaPruning extends Rule[LogicalPlan] {
       case (a: Alias, name) => a.withName(name)
       case (other, _) => other
     }
+
+  /**
+   * `pruned` with the field metadata of `full`, which `pruneSchema` drops below the top level
+   * (a fixed list length, the features of a TFDS dataset).
+   */
+  private def withMetadata(pruned: DataType, full: DataType): DataType = (pruned, full) match {
+    case (p: StructType, f: StructType) => StructType(p.fields.map { field =>
+      f.find(_.name == field.name).map { original =>
+        field.copy(dataType = withMetadata(field.dataType, original.dataType),
+          metadata = original.metadata)
+      }.getOrElse(field)
+    })
+    case (p: ArrayType, f: ArrayType) =>
+      p.copy(elementType = withMetadata(p.elementType, f.elementType))
+    case (p: MapType, f: MapType) =>
+      p.copy(keyType = withMetadata(p.keyType, f.keyType),
+        valueType = withMetadata(p.valueType, f.valueType))
+    case _ => pruned
+  }
 
   private def countLeaves(dataType: DataType): Int = dataType match {
     case a: ArrayType => countLeaves(a.elementType)

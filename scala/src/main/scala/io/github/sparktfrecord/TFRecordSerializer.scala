@@ -20,11 +20,16 @@ import org.apache.spark.sql.types._
  * Struct columns and arrays of structs are written as path-named features ([[FeaturePaths]]):
  * the structs on the way to each feature are found once per row (viewed in place, without
  * allocating), and an array of structs is read through one [[ElementFieldArray]] per feature.
+ *
+ * With `requireValues` (a TensorFlow Datasets write, whose features have no null), a null value
+ * fails naming its column instead of leaving its feature out. An array column whose field fixes
+ * its length ([[FeaturePaths.ListLengthKey]]) fails when a row's array holds another number.
  */
 private[sparktfrecord] final class TFRecordSerializer(
     schema: StructType,
     recordType: RecordType,
-    separator: String = TFRecordOptions.DefaultPathSeparator)
+    separator: String = TFRecordOptions.DefaultPathSeparator,
+    requireValues: Boolean = false)
   extends RecordSerializer {
   import ProtoWire._
 
@@ -79,6 +84,11 @@ private[sparktfrecord] final class TFRecordSerializer(
     leaves.map(l => if (l.inArrayOfStructs) 0 else l.ordinal).toArray
   /** Per row: the size of each present feature's entry value, -1 for an absent one. */
   private val valueSizes = new Array[Int](numLeaves)
+  /** Per feature: the number of values its array must hold (0: any), and a view to count them. */
+  private val fixedLengths: Array[Int] =
+    leaves.map(l => if (l.inArrayOfStructs || sequence) 0 else l.listLength).toArray
+  private val lengthViews: Array[ArrayView] =
+    fixedLengths.map(n => if (n > 0) new ArrayView else null)
 
   def serialize(row: InternalRow): Int = {
     var s = 0
@@ -94,8 +104,10 @@ private[sparktfrecord] final class TFRecordSerializer(
     while (i < numLeaves) {
       val values = valueRow(row, i)
       if (values == null) {
+        if (requireValues) absent(i)
         valueSizes(i) = -1
       } else {
+        if (fixedLengths(i) > 0) checkLength(i, values)
         val valueSize = encoders(i).measure(values, valueOrdinals(i))
         valueSizes(i) = valueSize
         val entrySize = this.entrySize(i, valueSize)
@@ -136,6 +148,19 @@ private[sparktfrecord] final class TFRecordSerializer(
     }
     valueRows(i) = values
     values
+  }
+
+  private def absent(i: Int): Nothing = throw new IllegalArgumentException(
+    s"Column '${leaves(i).column}' is null in a row, and a TensorFlow Datasets feature has no " +
+      "null (its parser fails on a record without it). Drop or fill the nulls first.")
+
+  private def checkLength(i: Int, values: InternalRow): Unit = {
+    val n = lengthViews(i)(values, valueOrdinals(i)).numElements()
+    if (n != fixedLengths(i)) {
+      throw new IllegalArgumentException(
+        s"Column '${leaves(i).column}' holds an array of $n values in a row, but its values " +
+          s"have a fixed shape of ${fixedLengths(i)} (${FeaturePaths.ListLengthKey}).")
+    }
   }
 
   private def entrySize(column: Int, valueSize: Int): Int = {

@@ -159,4 +159,83 @@ class FeaturePathsSuite extends FunSuite {
     }
     assert(perRecord < 1.0, s"reading nested rows allocates $perRecord bytes per record")
   }
+
+  /** `ddl` with the fixed list length `n` on the field `field` of the array of structs `array`. */
+  private def withListLength(ddl: String, array: String, field: String, n: Int): StructType = {
+    val s = StructType.fromDDL(ddl)
+    StructType(s.fields.map {
+      case f @ StructField(`array`, ArrayType(e: StructType, c), _, _) =>
+        f.copy(dataType = ArrayType(StructType(e.fields.map {
+          case g if g.name == field => g.copy(metadata = new MetadataBuilder()
+            .putLong(FeaturePaths.ListLengthKey, n).build())
+          case g => g
+        }), c))
+      case f => f
+    })
+  }
+
+  private val boxes = withListLength(
+    "id bigint, objects array<struct<bbox array<float>, label bigint>>", "objects", "bbox", 4)
+  private val boxRows = Seq(
+    Row(1L, Seq(Row(Seq(0.1f, 0.2f, 0.3f, -0.0f), 7L), Row(Seq(Float.NaN, 1f, 2f, 3f), 8L))),
+    Row(2L, Seq()), Row(3L, null),
+    Row(4L, Seq(Row(Seq(1f, 2f, 3f, 4f), Long.MinValue))))
+
+  test("a fixed-length list of an array of structs: concatenated on write, split on read") {
+    val leaves = FeaturePaths.leaves(boxes, RecordType.Example, "/")
+    assert(leaves(1).concatenated && leaves(1).listLength == 4)
+    assert(!leaves(2).concatenated)
+    val back = roundTrip(boxes, RecordType.Example, boxRows)
+    boxRows.zip(back).foreach { case (want, got) => assert(same(got, want), s"$got != $want") }
+    // On the wire: one list of 4 floats per element, as TensorFlow Datasets stores it.
+    val serializer = new TFRecordSerializer(boxes, RecordType.Example)
+    val n = serializer.serialize(unsafe(boxes, boxRows.take(1)).head)
+    val flat = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
+      .deserialize(serializer.buffer.slice(TFRecordFraming.HeaderBytes,
+        TFRecordFraming.HeaderBytes + n), n)
+    assertEquals(flat.getArray(1).toFloatArray().length, 8)
+    assertEquals(flat.getArray(2).toLongArray().toSeq, Seq(7L, 8L))
+  }
+
+  test("a fixed-length list of another length fails on write and on read") {
+    val serializer = new TFRecordSerializer(boxes, RecordType.Example)
+    val e = intercept[IllegalArgumentException](serializer.serialize(
+      unsafe(boxes, Seq(Row(1L, Seq(Row(Seq(1f, 2f, 3f, 4f), 1L), Row(Seq(1f), 2L))))).head))
+    assert(e.getMessage.contains("Column 'objects.bbox': element 1 of its array of structs " +
+      "holds 1 values, but this field holds exactly 4 per element"), e.getMessage)
+    // 6 floats for 2 labels: not 4 per element.
+    val flatSchema = StructType.fromDDL("id bigint, `objects/bbox` array<float>, " +
+      "`objects/label` array<bigint>")
+    val flat = new TFRecordSerializer(flatSchema, RecordType.Example)
+    val n = flat.serialize(unsafe(flatSchema, Seq(Row(1L, Seq(1f, 2f, 3f, 4f, 5f, 6f),
+      Seq(1L, 2L)))).head)
+    val leaves = FeaturePaths.leaves(boxes, RecordType.Example, "/")
+    val assembler = new NestedRowAssembler(boxes, leaves, RecordType.Example)
+    val d = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
+    val read = intercept[TFRecordDataException](assembler.assemble(d.deserialize(
+      flat.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n), n)))
+    assert(read.getMessage.contains("'objects/bbox' 6 values, 4 per element, 'objects/label' 2"),
+      read.getMessage)
+  }
+
+  test("concatenated lists allocate nothing per record, written or read") {
+    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(boxes)
+    val input = unsafe(boxes, boxRows).toArray
+    val serializer = new TFRecordSerializer(boxes, RecordType.Example)
+    val perRow = bytesPerRecord(100000)(i => serializer.serialize(input(i & 3)))
+    assert(perRow < 1.0, s"writing concatenated lists allocates $perRow bytes per row")
+    val data = input.map { r =>
+      val n = serializer.serialize(r)
+      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    }
+    val leaves = FeaturePaths.leaves(boxes, RecordType.Example, "/")
+    val deserializer = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
+    val assembler = new NestedRowAssembler(boxes, leaves, RecordType.Example)
+    val perRecord = bytesPerRecord(100000) { i =>
+      val d = data(i & 3)
+      assembler.assemble(deserializer.deserialize(d, d.length))
+    }
+    assert(perRecord < 1.0, s"splitting concatenated lists allocates $perRecord bytes per record")
+    assert(toCatalyst != null)
+  }
 }

@@ -221,7 +221,7 @@ class TFRecordOptionsSuite extends FunSuite {
 
   test("Names lists every option once") {
     assertEquals(Names.distinct.size, Names.size)
-    assertEquals(Names.size, 16)
+    assertEquals(Names.size, 24)
     assertEquals(Names.map(_.toLowerCase).distinct.size, Names.size)
   }
 }

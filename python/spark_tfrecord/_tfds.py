@@ -1,0 +1,147 @@
+"""TensorFlow Datasets folders: written from a DataFrame, and read back into one.
+
+A TFDS dataset folder is ``<data_dir>/<name>/<version>/``: shards named
+``<name>-<split>.tfrecord-00000-of-00004``, ``dataset_info.json`` with each shard's record
+count, and ``features.json`` with the feature connectors. TFDS loads it with
+``tfds.builder_from_directory(folder)`` or ``tfds.load(name, data_dir=data_dir)``. Both
+functions here only set options of the ``tfrecord`` format, so they work on a Spark Connect
+session too: the server does the work. TFDS itself is not needed to write or read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+    from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
+
+#: What ``write_tfds`` does with a split that the dataset already has.
+TfdsMode = Literal["error", "overwrite"]
+#: A TFDS feature connector (``tfds.features.FeaturesDict``: anything with ``to_json()``), or
+#: its JSON (``features.json``) as a dict or a string.
+Features = Union[Any, dict[str, Any], str]
+
+
+def _features_json(features: Features) -> str:
+    if isinstance(features, str):
+        return features
+    if isinstance(features, dict):
+        return json.dumps(features)
+    to_proto = getattr(features, "to_proto", None)
+    if to_proto is not None:
+        # features.json as TFDS writes it (FeatureConnector.save_config).
+        json_format = importlib.import_module("google.protobuf.json_format")
+        return json.dumps(json_format.MessageToDict(to_proto()))
+    to_json = getattr(features, "to_json", None)
+    if to_json is None:
+        raise TypeError(
+            "features must be a TFDS feature connector (with to_json()), or its JSON as a dict "
+            f"or a string, not {type(features).__name__}"
+        )
+    return json.dumps(to_json())
+
+
+def _class_names(feature: Any, path: str = "") -> dict[str, list[str]]:
+    """The class names of the ClassLabels of a TFDS connector that has them, by feature path."""
+    kind = type(feature).__name__
+    if kind == "FeaturesDict":
+        found: dict[str, list[str]] = {}
+        for key, child in feature.items():
+            found.update(_class_names(child, f"{path}/{key}" if path else key))
+        return found
+    if kind in ("Sequence", "Dataset"):
+        return _class_names(feature.feature, path)
+    if kind == "ClassLabel" and getattr(feature, "_str2int", None) is not None:
+        return {path: list(feature.names)}
+    return {}
+
+
+def _shard_count(df: DataFrame | ConnectDataFrame) -> int | None:
+    """TFDS.shardCount on a classic session; None on Spark Connect (no plan statistics)."""
+    jdf = getattr(df, "_jdf", None)
+    jvm = getattr(df.sparkSession, "_jvm", None)
+    if jdf is None or jvm is None:
+        return None
+    return int(jvm.io.github.sparktfrecord.TFDS.shardCount(jdf))
+
+
+def write_tfds(
+    df: DataFrame | ConnectDataFrame,
+    data_dir: str,
+    name: str,
+    split: str,
+    *,
+    version: str = "1.0.0",
+    num_shards: int | None = None,
+    features: Features | None = None,
+    mode: TfdsMode = "error",
+) -> str:
+    """Write ``df`` as split ``split`` of the TFDS dataset ``name``; return its folder.
+
+    The folder is ``<data_dir>/<name>/<version>``, which ``tfds.builder_from_directory`` loads
+    (and ``tfds.load(name, data_dir=data_dir)``). ``num_shards`` gives exactly that many shard
+    files (the DataFrame is repartitioned to it); without it, one shard per partition, merged (no
+    shuffle) while Spark's size estimate gives shards under 64 MiB, down to the number of cores
+    (on Spark Connect, one per partition). ``features`` is
+    a TFDS feature connector (``tfds.features.FeaturesDict``) or its JSON; without it, the
+    features already in the folder, else features derived from the schema (see docs/tfds.md).
+    A second split is added to the dataset; a split that exists is refused unless
+    ``mode="overwrite"``.
+
+    >>> import json, os, tempfile
+    >>> df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, text string")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = write_tfds(df, tmp, "my_dataset", "train", num_shards=2)
+    ...     sorted(f for f in os.listdir(folder) if f.startswith("my_dataset"))
+    ...     with open(os.path.join(folder, "dataset_info.json")) as f:
+    ...         [(s["name"], sum(int(n) for n in s["shardLengths"])) for s in json.load(f)["splits"]]
+    ...     read_tfds(spark, folder, "train").orderBy("id").collect()
+    ['my_dataset-train.tfrecord-00000-of-00002', 'my_dataset-train.tfrecord-00001-of-00002']
+    [('train', 2)]
+    [Row(id=1, text='a'), Row(id=2, text='b')]
+    """
+    folder = f"{data_dir.rstrip('/')}/{name}/{version}"
+    if num_shards is not None:
+        if num_shards < 1:
+            raise ValueError(f"num_shards must be positive, not {num_shards}")
+        data = df.repartition(num_shards)
+    else:
+        shards = _shard_count(df)
+        data = df.coalesce(shards) if shards is not None else df
+    writer = data.write.format("tfrecord").mode("append")
+    writer = writer.option("tfds", name).option("split", split)
+    writer = writer.option("tfdsVersion", version).option("tfdsMode", mode)
+    if num_shards is not None:
+        writer = writer.option("numShards", str(num_shards))
+    if features is not None:
+        writer = writer.option("tfdsFeatures", _features_json(features))
+        names = _class_names(features)
+        if names:
+            writer = writer.option("tfdsClassNames", json.dumps(names))
+    writer.save(folder)
+    return folder
+
+
+@overload
+def read_tfds(spark: SparkSession, folder: str, split: str) -> DataFrame: ...
+
+
+@overload
+def read_tfds(spark: ConnectSparkSession, folder: str, split: str) -> ConnectDataFrame: ...
+
+
+def read_tfds(
+    spark: SparkSession | ConnectSparkSession, folder: str, split: str
+) -> DataFrame | ConnectDataFrame:
+    """Read split ``split`` of the TFDS dataset folder ``folder`` (``<data_dir>/<name>/<version>``).
+
+    The schema comes from the folder's ``features.json``: ``Sequence`` of a dict is an array of
+    structs, ``Image`` binary, ``ClassLabel`` bigint (class names in the field's metadata),
+    ``Text`` string, ``Tensor`` a scalar or a flat array in row-major order (docs/tfds.md).
+    The same as ``spark.read.format("tfrecord").option("split", split).load(folder)``.
+    """
+    return spark.read.format("tfrecord").option("split", split).load(folder)

@@ -1,0 +1,84 @@
+package io.github.sparktfrecord
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+
+/**
+ * TensorFlow Datasets folders from Scala (`spark-shell`), the same calls as Python's
+ * `spark_tfrecord.write_tfds` and `read_tfds`:
+ * {{{
+ *   val folder = io.github.sparktfrecord.TFDS.write(df, "/data/tfds", "my_dataset", "train")
+ *   // tfds.builder_from_directory(folder), or tfds.load("my_dataset", data_dir="/data/tfds")
+ *   val train = io.github.sparktfrecord.TFDS.read(spark, folder, "train")
+ * }}}
+ * Both only set options of the `tfrecord` format ([[TFRecordOptions]]), which does the work.
+ */
+object TFDS {
+  /** A shard is at least this large when Spark can estimate the data's size. */
+  final val MinShardBytes: Long = 64L << 20
+
+  /**
+   * Writes `df` as split `split` of the TFDS dataset `name` into `dataDir/name/version/`, and
+   * returns that folder.
+   *
+   * @param numShards the number of shard files (the DataFrame is repartitioned to it); 0: see
+   *   [[shardCount]]
+   * @param features the dataset's features as TFDS's JSON (`features.json`); null: those
+   *   already in the folder, else the ones derived from the schema
+   * @param mode `error` (a split that exists is refused) or `overwrite` (it is replaced)
+   * @param classNames the class names of ClassLabel features, by feature path
+   */
+  def write(
+      df: DataFrame,
+      dataDir: String,
+      name: String,
+      split: String,
+      version: String = "1.0.0",
+      numShards: Int = 0,
+      features: String = null,
+      mode: String = "error",
+      classNames: Map[String, Seq[String]] = Map.empty): String = {
+    val folder = s"${dataDir.stripSuffix("/")}/$name/$version"
+    val shards = if (numShards > 0) numShards else shardCount(df)
+    val data = if (numShards > 0) df.repartition(numShards)
+      else if (shards < df.rdd.getNumPartitions) df.coalesce(shards)
+      else df
+    var writer = data.write.format("tfrecord").mode("append")
+      .option(TFRecordOptions.TfdsOption, name)
+      .option(TFRecordOptions.SplitOption, split)
+      .option(TFRecordOptions.TfdsVersionOption, version)
+      .option(TFRecordOptions.TfdsModeOption, mode)
+    if (numShards > 0) writer = writer.option(TFRecordOptions.NumShardsOption, numShards)
+    if (features != null) writer = writer.option(TFRecordOptions.TfdsFeaturesOption, features)
+    if (classNames.nonEmpty) {
+      val json = classNames.map { case (path, names) =>
+        quote(path) + ":" + names.map(quote).mkString("[", ",", "]")
+      }.mkString("{", ",", "}")
+      writer = writer.option(TFRecordOptions.TfdsClassNamesOption, json)
+    }
+    writer.save(folder)
+    folder
+  }
+
+  /**
+   * The shards of a write without `numShards`: one per partition of `df`, fewer (partitions
+   * merged, no shuffle) while Spark's size estimate of the data gives shards under
+   * [[MinShardBytes]] on average, but not fewer than Spark's default parallelism (the cores),
+   * so that the write keeps them all busy; at least one.
+   */
+  def shardCount(df: DataFrame): Int = {
+    val partitions = math.max(1, df.rdd.getNumPartitions)
+    SparkShims.sizeAndParallelism(df) match {
+      case Some((bytes, cores)) if bytes < BigInt(Long.MaxValue) =>
+        val bySize = ((bytes + MinShardBytes - 1) / MinShardBytes).max(cores).max(1)
+        if (bySize < partitions) bySize.toInt else partitions
+      case _ => partitions
+    }
+  }
+
+  /** Split `split` of the TFDS dataset in `folder`, with the schema of its `features.json`. */
+  def read(spark: SparkSession, folder: String, split: String): DataFrame =
+    spark.read.format("tfrecord").option(TFRecordOptions.SplitOption, split).load(folder)
+
+  private def quote(s: String): String =
+    com.fasterxml.jackson.databind.node.TextNode.valueOf(s).toString
+}
