@@ -40,18 +40,13 @@ def main() -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
     import pyspark
-    from pyspark.sql import SparkSession
 
-    import spark_tfrecord
+    from spark_tfrecord.testing import local_session
 
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.driver.memory", "6g")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
+    spark = local_session(
+        app_name="bench-tfds",
+        conf={"spark.driver.memory": "6g", "spark.ui.showConsoleProgress": "false"},
     )
-    spark = spark_tfrecord.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
     out = Path(args.out)
     shutil.rmtree(out, ignore_errors=True)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,16 +44,24 @@ def jpeg(tf: Any, value: int) -> bytes:
     return bytes(tf.io.encode_jpeg(pixels.astype(np.uint8)).numpy())
 
 
+def common_connectors(tfds: Any) -> dict[str, Any]:
+    """The connectors both datasets of this module have (ours, and the one TFDS writes)."""
+    f = tfds.features
+    return {
+        "id": np.int64,
+        "image": f.Image(shape=(None, None, 3)),
+        "label": f.ClassLabel(names=["cat", "dog", "bird"]),
+        "text": f.Text(),
+        "vec": f.Tensor(shape=(None,), dtype=np.float32),
+        "mat": f.Tensor(shape=(2, 3), dtype=np.int64),
+    }
+
+
 def every_connector(tfds: Any) -> Any:
     f = tfds.features
     return f.FeaturesDict(
         {
-            "id": np.int64,
-            "image": f.Image(shape=(None, None, 3)),
-            "label": f.ClassLabel(names=["cat", "dog", "bird"]),
-            "text": f.Text(),
-            "vec": f.Tensor(shape=(None,), dtype=np.float32),
-            "mat": f.Tensor(shape=(2, 3), dtype=np.int64),
+            **common_connectors(tfds),
             "score": f.Scalar(dtype=np.float32),
             "flag": f.Tensor(shape=(), dtype=np.bool_),
             "blob": f.Tensor(shape=(), dtype=np.str_),
@@ -282,12 +291,7 @@ def written_by_tfds(tf: Any, tfds: Any, tmp_path_factory: pytest.TempPathFactory
     f = tfds.features
     features = f.FeaturesDict(
         {
-            "id": np.int64,
-            "image": f.Image(shape=(None, None, 3)),
-            "label": f.ClassLabel(names=["cat", "dog", "bird"]),
-            "text": f.Text(),
-            "vec": f.Tensor(shape=(None,), dtype=np.float32),
-            "mat": f.Tensor(shape=(2, 3), dtype=np.int64),
+            **common_connectors(tfds),
             "objects": f.Sequence({"bbox": f.BBoxFeature(), "label": f.ClassLabel(num_classes=5)}),
             "words": f.Translation(languages=["en", "fr"]),
             "clip": f.Video(shape=(None, 2, 2, 3)),
@@ -374,6 +378,26 @@ def test_a_dataset_written_by_tfds_is_read_value_for_value(
     assert test.select("objects.label").count() == 3
     pruned = test.select("objects.bbox").orderBy(test.id).collect()
     assert [len(r.bbox) for r in pruned] == [1, 2, 0]
+
+
+def test_a_split_added_to_a_dataset_that_tfds_wrote(
+    spark: Any, tfds: Any, written_by_tfds: Any, tmp_path: Path
+) -> None:
+    """TFDS → Spark → TFDS: a split made from one TFDS wrote decodes to the same values."""
+    folder, _ = written_by_tfds
+    copy = tmp_path / "by_tfds" / "1.0.0"
+    shutil.copytree(folder, copy)
+    before = info(str(copy))["splits"]
+    train = spark_tfrecord.read_tfds(spark, str(copy), "train")
+    spark_tfrecord.write_tfds(train.where("id < 5"), str(tmp_path), "by_tfds", "extra")
+    after = info(str(copy))["splits"]
+    assert after[: len(before)] == before  # TFDS's own entries, untouched
+    assert [s["name"] for s in after[len(before) :]] == ["extra"]
+    originals = {int(e["id"]): e for e in load(tfds, str(copy), "train")}
+    extra = load(tfds, str(copy), "extra")
+    assert sorted(int(e["id"]) for e in extra) == [0, 1, 2, 3, 4]
+    for example in extra:
+        np.testing.assert_equal(example, originals[int(example["id"])])
 
 
 def test_reading_a_tfds_folder_needs_a_split(spark: Any, written_by_tfds: Any) -> None:
@@ -559,6 +583,18 @@ def test_tensorflow_shard_names_without_tfds(spark: Any, tf: Any, tmp_path: Path
     spark_tfrecord.write(df.repartition(3), str(tmp_path / "three"), shard_prefix="part")
     three = sorted(p.name for p in (tmp_path / "three").iterdir() if p.name.startswith("part"))
     assert three == [f"part-{i:05d}-of-00003" for i in range(3)]
+    # Appending more files of the prefix would renumber them: refused before the job runs.
+    with pytest.raises(Exception, match="already has files named part-NNNNN-of-NNNNN"):
+        spark_tfrecord.write(df, str(tmp_path / "three"), shard_prefix="part", mode="append")
+    spark_tfrecord.write(df, str(tmp_path / "three"), shard_prefix="other", mode="append")
+    assert len(list((tmp_path / "three").glob("other-*-of-*"))) == 2
+    # A write producing more files than num_shards fails at commit and leaves nothing behind.
+    over = tmp_path / "over"
+    with pytest.raises(Exception, match="produced 3 files, more than its numShards 2"):
+        df.repartition(3).write.format("tfrecord").option("shardPrefix", "x").option(
+            "numShards", "2"
+        ).save(str(over))
+    assert [p.name for p in over.iterdir() if not p.name.startswith((".", "_"))] == []
 
 
 def test_cli_converts_to_a_tfds_dataset(tfds: Any, tmp_path: Path) -> None:

@@ -98,7 +98,8 @@ def write_tfds(
     ...     folder = write_tfds(df, tmp, "my_dataset", "train", num_shards=2)
     ...     sorted(f for f in os.listdir(folder) if f.startswith("my_dataset"))
     ...     with open(os.path.join(folder, "dataset_info.json")) as f:
-    ...         [(s["name"], sum(int(n) for n in s["shardLengths"])) for s in json.load(f)["splits"]]
+    ...         splits = json.load(f)["splits"]
+    ...     [(s["name"], sum(int(n) for n in s["shardLengths"])) for s in splits]
     ...     read_tfds(spark, folder, "train").orderBy("id").collect()
     ['my_dataset-train.tfrecord-00000-of-00002', 'my_dataset-train.tfrecord-00001-of-00002']
     [('train', 2)]

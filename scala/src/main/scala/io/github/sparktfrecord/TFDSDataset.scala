@@ -3,7 +3,7 @@ package io.github.sparktfrecord
 import java.io.{FileNotFoundException, IOException}
 import java.nio.charset.StandardCharsets.UTF_8
 
-import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.{ArrayNode, ObjectNode}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
@@ -58,7 +58,10 @@ private[sparktfrecord] object TFDSDataset {
     def withSplit(split: Option[Split], without: String): Info = {
       val copy = json.deepCopy()
       val splits = copy.putArray("splits")
-      this.splits.filter(_.name != without).foreach(s => add(splits, s))
+      // The other splits as they were, with the fields only TFDS knows (statistics, ...).
+      Option(json.get("splits")).toSeq.flatMap(TFDSFeatures.elements)
+        .filter(s => s.get("name").asText != without)
+        .foreach(s => splits.add(s.deepCopy[JsonNode]()))
       split.foreach(add(splits, _))
       new Info(copy)
     }

@@ -92,7 +92,19 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val folder = FileOutputFormat.getOutputPath(job)
     val conf = job.getConfiguration
     val prepared = parsed.tfds match {
-      case None => dataSchema
+      case None =>
+        val fs = folder.getFileSystem(conf)
+        val prefix = parsed.shardPrefix.get + "-"
+        val taken = if (!fs.exists(folder)) Nil
+          else fs.listStatus(folder).map(_.getPath.getName)
+            .filter(n => n.startsWith(prefix) && n.contains("-of-")).toSeq
+        if (taken.nonEmpty) {
+          throw new IllegalArgumentException(s"$folder already has files named " +
+            s"${parsed.shardPrefix.get}-NNNNN-of-NNNNN (${taken.sorted.head}): a sharded " +
+            "write numbers all the files of its prefix, so it writes into a folder without " +
+            "them (mode overwrite empties it first), or with another shardPrefix.")
+        }
+        dataSchema
       case Some(name) =>
         if (parsed.recordType != RecordType.Example) {
           refuse(s"take recordType ${parsed.recordType.name}: TFDS reads tf.train.Example records")
@@ -181,8 +193,14 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val files = counts.map(c => new Path(folder, c.getName.substring(mine.length)))
     val records = counts.map(c => TFDSDataset.readText(c, conf).get.trim.toLong)
     val n = options.numShards.getOrElse(math.max(1, files.length))
+    // What can be refused is refused before a file is renamed, and then this job's files go:
+    // the folder is left as it was before the job.
+    def refuse(why: String): Nothing = {
+      (files ++ counts :+ new Path(folder, "_SUCCESS")).foreach(fs.delete(_, false))
+      throw new IOException(why)
+    }
     if (files.length > n) {
-      throw new IOException(s"The write produced ${files.length} files, more than its " +
+      refuse(s"The write produced ${files.length} files, more than its " +
         s"${TFRecordOptions.NumShardsOption} $n: repartition the DataFrame to $n partitions " +
         "(write_tfds and TFDS.write do).")
     }
@@ -195,17 +213,18 @@ private[sparktfrecord] object TFRecordShardedWrite {
         case Some(name) =>
           finishDataset(fs, folder, conf, options, name, files, lengths, bytes)
         case None =>
-          val prefix = options.shardPrefix.get
-          val extension = options.compression.extension
-          val names = (0 until n).map(i => f"$prefix-$i%05d-of-$n%05d$extension")
+          val names = shardNames(options.shardPrefix.get, n, options.compression)
           names.find(name => fs.exists(new Path(folder, name))).foreach { name =>
-            throw new IOException(s"$folder already has a file $name: write into an empty " +
-              "folder, or with mode overwrite.")
+            refuse(s"$folder already has a file $name (written meanwhile).")
           }
           place(fs, folder, files, names, conf, options.compression)
       }
     } finally counts.foreach(fs.delete(_, false))
   }
+
+  /** TensorFlow's sharded names: `<prefix>-00000-of-00016`, and the compression's extension. */
+  private def shardNames(prefix: String, n: Int, compression: TFRecordCompression): Seq[String] =
+    (0 until n).map(i => f"$prefix-$i%05d-of-$n%05d${compression.extension}")
 
   private def finishDataset(
       fs: FileSystem,

@@ -146,18 +146,26 @@ class FeaturePathsSuite extends FunSuite {
     val serializer = new TFRecordSerializer(s, RecordType.Example)
     val perGeneric = bytesPerRecord(100000)(i => serializer.serialize(generic(i & 3)))
     assert(perGeneric < 1.0, s"the nested serializer allocates $perGeneric bytes per row")
-    val data = input.map { r =>
+    val perRecord = readingAllocates(s, records(serializer, input))
+    assert(perRecord < 1.0, s"reading nested rows allocates $perRecord bytes per record")
+  }
+
+  /** Each row serialized: the data of its record. */
+  private def records(serializer: TFRecordSerializer, rows: Array[UnsafeRow]): Array[Array[Byte]] =
+    rows.map { r =>
       val n = serializer.serialize(r)
       serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
     }
+
+  /** The bytes allocated per record reading four `records` as rows of `s`, over and over. */
+  private def readingAllocates(s: StructType, records: Array[Array[Byte]]): Double = {
     val leaves = FeaturePaths.leaves(s, RecordType.Example, "/")
     val deserializer = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
     val assembler = new NestedRowAssembler(s, leaves, RecordType.Example)
-    val perRecord = bytesPerRecord(100000) { i =>
-      val d = data(i & 3)
+    bytesPerRecord(100000) { i =>
+      val d = records(i & 3)
       assembler.assemble(deserializer.deserialize(d, d.length))
     }
-    assert(perRecord < 1.0, s"reading nested rows allocates $perRecord bytes per record")
   }
 
   /** `ddl` with the fixed list length `n` on the field `field` of the array of structs `array`. */
@@ -219,23 +227,11 @@ class FeaturePathsSuite extends FunSuite {
   }
 
   test("concatenated lists allocate nothing per record, written or read") {
-    val toCatalyst = CatalystTypeConverters.createToCatalystConverter(boxes)
     val input = unsafe(boxes, boxRows).toArray
     val serializer = new TFRecordSerializer(boxes, RecordType.Example)
     val perRow = bytesPerRecord(100000)(i => serializer.serialize(input(i & 3)))
     assert(perRow < 1.0, s"writing concatenated lists allocates $perRow bytes per row")
-    val data = input.map { r =>
-      val n = serializer.serialize(r)
-      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
-    }
-    val leaves = FeaturePaths.leaves(boxes, RecordType.Example, "/")
-    val deserializer = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
-    val assembler = new NestedRowAssembler(boxes, leaves, RecordType.Example)
-    val perRecord = bytesPerRecord(100000) { i =>
-      val d = data(i & 3)
-      assembler.assemble(deserializer.deserialize(d, d.length))
-    }
+    val perRecord = readingAllocates(boxes, records(serializer, input))
     assert(perRecord < 1.0, s"splitting concatenated lists allocates $perRecord bytes per record")
-    assert(toCatalyst != null)
   }
 }
