@@ -242,6 +242,26 @@ def test_tfds_load_by_name_with_split_slicing(spark: Any, tfds: Any, tmp_path: P
     ]
 
 
+def test_the_counts_come_from_the_write_itself(spark: Any, tmp_path: Path) -> None:
+    """write_tfds runs the jobs a plain write of the same DataFrame runs, and no other: no pass
+    to count the records, none to choose the shards (an aggregate's shuffle included)."""
+    df = spark.range(0, 3000, 1, 3).selectExpr("id % 100 as k", "id").groupBy("k").count()
+    tracker = spark.sparkContext.statusTracker()
+
+    def jobs(group: str, write: Any) -> int:
+        spark.sparkContext.setJobGroup(group, group)
+        try:
+            write()
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        return len(tracker.getJobIdsForGroup(group))
+
+    plain = jobs("plain", lambda: df.write.format("tfrecord").save(str(tmp_path / "plain")))
+    tfds = jobs("tfds", lambda: spark_tfrecord.write_tfds(df, str(tmp_path), "counted", "train"))
+    assert plain >= 1 and tfds == plain
+    assert sum(shard_lengths(str(tmp_path / "counted" / "1.0.0"))["train"]) == 100
+
+
 def test_features_derived_from_the_schema(spark: Any, tfds: Any, tmp_path: Path) -> None:
     schema = (
         "b byte, s short, i int, l long, f float, d double, flag boolean, t string, raw binary, "

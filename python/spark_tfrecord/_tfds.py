@@ -60,13 +60,13 @@ def _class_names(feature: Any, path: str = "") -> dict[str, list[str]]:
     return {}
 
 
-def _shard_count(df: DataFrame | ConnectDataFrame) -> int | None:
-    """TFDS.shardCount on a classic session; None on Spark Connect (no plan statistics)."""
+def _merged_shards(df: DataFrame | ConnectDataFrame) -> int:
+    """TFDS.mergedShards on a classic session; 0 (none) on Spark Connect (no plan statistics)."""
     jdf = getattr(df, "_jdf", None)
     jvm = getattr(df.sparkSession, "_jvm", None)
     if jdf is None or jvm is None:
-        return None
-    return int(jvm.io.github.sparktfrecord.TFDS.shardCount(jdf))
+        return 0
+    return int(jvm.io.github.sparktfrecord.TFDS.mergedShards(jdf))
 
 
 def write_tfds(
@@ -85,8 +85,8 @@ def write_tfds(
     The folder is ``<data_dir>/<name>/<version>``, which ``tfds.builder_from_directory`` loads
     (and ``tfds.load(name, data_dir=data_dir)``). ``num_shards`` gives exactly that many shard
     files (the DataFrame is repartitioned to it); without it, one shard per partition, merged (no
-    shuffle) while Spark's size estimate gives shards under 64 MiB, down to the number of cores
-    (on Spark Connect, one per partition). ``features`` is
+    shuffle) into shards of 64 MiB by Spark's size estimate, down to the number of cores (on
+    Spark Connect, one per partition). ``features`` is
     a TFDS feature connector (``tfds.features.FeaturesDict``) or its JSON; without it, the
     features already in the folder, else features derived from the schema (see docs/tfds.md).
     A second split is added to the dataset; a split that exists is refused unless
@@ -111,8 +111,8 @@ def write_tfds(
             raise ValueError(f"num_shards must be positive, not {num_shards}")
         data = df.repartition(num_shards)
     else:
-        shards = _shard_count(df)
-        data = df.coalesce(shards) if shards is not None else df
+        merged = _merged_shards(df)  # coalesce never makes more partitions than there are
+        data = df.coalesce(merged) if merged > 0 else df
     writer = data.write.format("tfrecord").mode("append")
     writer = writer.option("tfds", name).option("split", split)
     writer = writer.option("tfdsVersion", version).option("tfdsMode", mode)

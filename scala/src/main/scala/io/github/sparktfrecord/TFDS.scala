@@ -20,8 +20,8 @@ object TFDS {
    * Writes `df` as split `split` of the TFDS dataset `name` into `dataDir/name/version/`, and
    * returns that folder.
    *
-   * @param numShards the number of shard files (the DataFrame is repartitioned to it); 0: see
-   *   [[shardCount]]
+   * @param numShards the number of shard files (the DataFrame is repartitioned to it); 0: one
+   *   per partition, fewer as [[mergedShards]] says
    * @param features the dataset's features as TFDS's JSON (`features.json`); null: those
    *   already in the folder, else the ones derived from the schema
    * @param mode `error` (a split that exists is refused) or `overwrite` (it is replaced)
@@ -38,9 +38,9 @@ object TFDS {
       mode: String = "error",
       classNames: Map[String, Seq[String]] = Map.empty): String = {
     val folder = s"${dataDir.stripSuffix("/")}/$name/$version"
-    val shards = if (numShards > 0) numShards else shardCount(df)
+    val merged = mergedShards(df)
     val data = if (numShards > 0) df.repartition(numShards)
-      else if (shards < df.rdd.getNumPartitions) df.coalesce(shards)
+      else if (merged > 0) df.coalesce(merged) // never more partitions than there are
       else df
     var writer = data.write.format("tfrecord").mode("append")
       .option(TFRecordOptions.TfdsOption, name)
@@ -60,20 +60,19 @@ object TFDS {
   }
 
   /**
-   * The shards of a write without `numShards`: one per partition of `df`, fewer (partitions
-   * merged, no shuffle) while Spark's size estimate of the data gives shards under
-   * [[MinShardBytes]] on average, but not fewer than Spark's default parallelism (the cores),
-   * so that the write keeps them all busy; at least one.
+   * How many shards a write without `numShards` merges the DataFrame's partitions into (with
+   * `coalesce`, no shuffle; a DataFrame with fewer partitions keeps them): as many as give
+   * shards of [[MinShardBytes]] by Spark's size estimate of the data (its plan statistics,
+   * which no job computes), but not fewer than Spark's default parallelism (the cores), so that
+   * the write keeps them all busy. 0 when Spark has no estimate: one shard per partition.
    */
-  def shardCount(df: DataFrame): Int = {
-    val partitions = math.max(1, df.rdd.getNumPartitions)
+  def mergedShards(df: DataFrame): Int =
     SparkShims.sizeAndParallelism(df) match {
       case Some((bytes, cores)) if bytes < BigInt(Long.MaxValue) =>
-        val bySize = ((bytes + MinShardBytes - 1) / MinShardBytes).max(cores).max(1)
-        if (bySize < partitions) bySize.toInt else partitions
-      case _ => partitions
+        val bySize = (bytes + MinShardBytes - 1) / MinShardBytes
+        bySize.max(cores).max(1).min(Int.MaxValue).toInt
+      case _ => 0
     }
-  }
 
   /** Split `split` of the TFDS dataset in `folder`, with the schema of its `features.json`. */
   def read(spark: SparkSession, folder: String, split: String): DataFrame =
