@@ -540,6 +540,28 @@ def test_what_makes_no_sense_for_tfds_is_refused(
     assert not (tmp_path / "r" / "1.0.0" / "dataset_info.json").exists()
 
 
+def test_a_streaming_sink_is_refused(spark: Any, tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    spark.range(5).write.format("tfrecord").save(str(src))
+    query = (
+        spark.readStream.format("tfrecord")
+        .schema("id long")
+        .load(str(src))
+        .writeStream.format("tfrecord")
+        .option("tfds", "streamed")
+        .option("split", "train")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start(str(tmp_path / "sink"))
+    )
+    try:
+        with pytest.raises(Exception, match="cannot be a streaming sink"):
+            query.awaitTermination()
+    finally:
+        query.stop()
+    assert not (tmp_path / "sink" / "dataset_info.json").exists()
+
+
 def test_the_dataframe_is_checked_against_the_features(
     spark: Any, tfds: Any, tmp_path: Path
 ) -> None:

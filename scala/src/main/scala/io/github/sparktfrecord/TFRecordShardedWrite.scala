@@ -91,6 +91,10 @@ private[sparktfrecord] object TFRecordShardedWrite {
     }
     val folder = FileOutputFormat.getOutputPath(job)
     val conf = job.getConfiguration
+    if (folder.getFileSystem(conf).exists(new Path(folder, "_spark_metadata"))) {
+      refuse("be a streaming sink: its files are committed by the sink's own log " +
+        "(_spark_metadata), never by the job committer that names and counts them")
+    }
     val prepared = parsed.tfds match {
       case None =>
         val fs = folder.getFileSystem(conf)
