@@ -186,7 +186,48 @@ def kill_write(out: str, markers: str, release: str) -> dict[str, Any]:
     return {"rows": sorted([list(r) for r in found]), "executors": executor_ids()}
 
 
-SCENARIOS = {f.__name__: f for f in (start, round_trips, split_read, permissive, kill_write)}
+def tfds_dataset(out: str) -> dict[str, Any]:
+    """A TFDS dataset written by the executors (its job committer runs on the driver), and read
+    back by them."""
+    import spark_tfrecord
+
+    df = spark.range(0, 300, 1, 4).selectExpr(
+        "id",
+        "concat('t', id) as text",
+        "transform(slice(array(1, 2), 1, cast(id % 3 as int)), k -> named_struct('bbox', "
+        "array(0.125f * k, 0.25f, 0.5f, 0.75f), 'label', cast(k as bigint))) as objects",
+    )
+    m = "tensorflow_datasets.core.features."
+    features = {
+        "pythonClassName": m + "features_dict.FeaturesDict",
+        "featuresDict": {"features": {
+            "id": {"pythonClassName": m + "tensor_feature.Tensor",
+                   "tensor": {"shape": {}, "dtype": "int64", "encoding": "none"}},
+            "text": {"pythonClassName": m + "text_feature.Text", "text": {}},
+            "objects": {"pythonClassName": m + "sequence_feature.Sequence", "sequence": {
+                "length": "-1", "feature": {
+                    "pythonClassName": m + "features_dict.FeaturesDict",
+                    "featuresDict": {"features": {
+                        "bbox": {"pythonClassName": m + "bounding_boxes.BBoxFeature",
+                                 "boundingBox": {"shape": {"dimensions": ["4"]},
+                                                 "dtype": "float32"}},
+                        "label": {"pythonClassName": m + "class_label_feature.ClassLabel",
+                                  "classLabel": {"numClasses": "3"}}}}}}}}},
+    }  # fmt: skip
+    folder = spark_tfrecord.write_tfds(df, out, "cluster_ds", "train", num_shards=3,
+                                       features=features)  # fmt: skip
+    back = spark_tfrecord.read_tfds(spark, folder, "train")
+    return {
+        "folder": folder,
+        "rows": sorted(
+            [r.id, r.text, [[o.bbox, o.label] for o in r.objects]] for r in back.collect()
+        ),
+    }
+
+
+SCENARIOS = {
+    f.__name__: f for f in (start, round_trips, split_read, permissive, kill_write, tfds_dataset)
+}
 
 
 def main(master: str) -> None:
@@ -312,6 +353,30 @@ def test_permissive_corrupt_record_column(driver: Driver, tmp_path: Path) -> Non
         [example(entry(b"x", feature("int64", int64_list_packed([5])))), b"\x0a\x05\x0a"],
     )
     assert driver.run("permissive", path=str(malformed)) == [[5, None], [None, "0a050a"]]
+
+
+@pytest.mark.usefixtures("app")
+def test_a_tfds_dataset_written_by_executors(driver: Driver, tmp_path: Path) -> None:
+    import tensorflow_datasets as tfds
+
+    got = driver.run("tfds_dataset", out=str(tmp_path))
+    expected = [
+        [i, f"t{i}", [[[0.125 * k, 0.25, 0.5, 0.75], k] for k in range(1, i % 3 + 1)]]
+        for i in range(300)
+    ]
+    assert got["rows"] == expected
+    folder = Path(got["folder"])
+    assert sorted(p.name for p in folder.glob("cluster_ds-train.tfrecord-*")) == [
+        f"cluster_ds-train.tfrecord-{i:05d}-of-00003" for i in range(3)
+    ]
+    builder = tfds.builder_from_directory(str(folder))
+    assert builder.info.splits["train"].num_examples == 300
+    loaded = sorted(
+        [int(e["id"]), e["text"].decode(), [[list(map(float, b)), int(k)] for b, k in
+         zip(e["objects"]["bbox"], e["objects"]["label"])]]
+        for e in tfds.as_numpy(builder.as_dataset(split="train"))
+    )  # fmt: skip
+    assert loaded == expected
 
 
 def test_write_survives_a_killed_executor(
