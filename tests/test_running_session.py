@@ -4,9 +4,11 @@ Each case starts a fresh session without the jar, in a process of its own (a cla
 and on Spark 4 a Spark Connect client of a local Connect server), adds the jar with
 `spark_tfrecord.add_jar` (`ADD JAR`, or `addArtifacts`) and goes through every path that ships
 our classes to tasks: a partitioned gzip write, an inferred read, a read in small splits,
-PERMISSIVE with the corrupt-record column, SequenceExample, count(), and `feature_spec` of the
-schema. While the reader broadcast the Hadoop configuration in a class of our own, reads failed
-here with "SerializableHadoopConf cannot be cast to SerializableHadoopConf" (two class loaders).
+PERMISSIVE with the corrupt-record column, SequenceExample, count(), `feature_spec` of the
+schema, and the writes whose job committer is ours (a TFDS dataset, TensorFlow's shard names:
+that committer was not found until it was given our class loader). While the reader broadcast
+the Hadoop configuration in a class of our own, reads failed here with "SerializableHadoopConf
+cannot be cast to SerializableHadoopConf" (two class loaders).
 """
 
 from __future__ import annotations
@@ -62,6 +64,13 @@ seq.write.format("tfrecord").option("recordType", "SequenceExample").save(out + 
 result["sequence"] = [list(r) for r in spark.read.format("tfrecord")
                       .option("recordType", "SequenceExample").load(out + "/seq").collect()]
 result["spec"] = sorted(spark_tfrecord.feature_spec(back.schema))
+# Writes whose job committer is ours (loaded by the driver's commit protocol).
+pairs = spark.range(100).selectExpr("id", "concat('t', id) as t")
+folder = spark_tfrecord.write_tfds(pairs, out + "/tfds", "added", "train", num_shards=3)
+result["tfds"] = sorted([r.id, r.t] for r in spark_tfrecord.read_tfds(spark, folder, "train")
+                        .collect())
+result["tfds_folder"] = folder
+spark_tfrecord.write(pairs, out + "/sharded", shard_prefix="p", num_shards=2)
 spark.stop()
 print("RESULT " + json.dumps(result))
 """
@@ -99,3 +108,8 @@ def test_add_jar_to_a_running_session(tmp_path: Path, kind: str) -> None:
     assert result["permissive"] == [[5, None], [None, "0a050a"]]
     assert result["sequence"] == [[1, [[1, 2], [3]]]]
     assert result["spec"] == ["id", "p", "s"]  # feature_spec takes the session's schema
+    assert result["tfds"] == [[i, f"t{i}"] for i in range(100)]
+    info = json.loads(Path(result["tfds_folder"], "dataset_info.json").read_text())
+    assert [len(s["shardLengths"]) for s in info["splits"]] == [3]
+    sharded = sorted(p.name for p in (tmp_path / "out" / "sharded").glob("p-*"))
+    assert sharded == ["p-00000-of-00002", "p-00001-of-00002"]

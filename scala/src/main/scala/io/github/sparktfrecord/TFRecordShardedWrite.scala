@@ -131,6 +131,9 @@ private[sparktfrecord] object TFRecordShardedWrite {
     options.foreach { case (k, v) => conf.set(OptionsKey + k, v) }
     conf.setClass(SQLConf.OUTPUT_COMMITTER_CLASS.key, classOf[TFRecordShardCommitter],
       classOf[OutputCommitter])
+    // The commit protocol loads the committer through the configuration's class loader, which
+    // does not see a jar added to a running session (ADD JAR, addArtifacts): ours does.
+    conf.setClassLoader(classOf[TFRecordShardCommitter].getClassLoader)
     // Version 2 would move each task's files into the folder at task commit: a failed job would
     // leave them there.
     conf.setInt("mapreduce.fileoutputcommitter.algorithm.version", 1)
