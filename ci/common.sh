@@ -13,6 +13,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 # Spark 4 jar is compiled against, and the newest 4.x (Scala 2.13 jar).
 SPARK_MATRIX=("${SPARK_MATRIX[@]:-3.5 4.0 4}")
 
+# The linters, pinned: a new release's rules would fail a change that did not touch them.
+RUFF="ruff==0.17.6"
+MYPY="mypy==2.4.1"
+
 log() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 # pip requirement for a matrix entry: 3.5 -> newest 3.5.x, 4.0 -> newest 4.0.x, 4 -> newest 4.x.
@@ -41,7 +45,7 @@ build_wheel() {
   bash "$ROOT/ci/sbt" "$@" stageJars writeTestClasspath </dev/null >&2
   local tools
   tools="$(venv tools)"
-  "$tools/bin/python" -m pip install -q build ruff mypy >&2
+  "$tools/bin/python" -m pip install -q build "$RUFF" "$MYPY" >&2
   log "building the wheel (python -m build)"
   rm -rf "$ROOT/dist"
   (cd "$ROOT" && "$tools/bin/python" -m build --outdir dist >&2)

@@ -121,3 +121,29 @@ def test_docstring_examples_run(spark, module: str) -> None:
         importlib.import_module(module), extraglobs={"spark": spark}, optionflags=doctest.ELLIPSIS
     )
     assert results.failed == 0 and results.attempted >= 2, results
+
+
+def test_helpers_refuse_a_keyword_spark_would_ignore(spark, tmp_path: Path) -> None:
+    df = spark.createDataFrame([(1, "a")], "id long, s string")
+    out = str(tmp_path / "out")
+    with pytest.raises(
+        TypeError, match=r"unknown option 'partitionBy'; did you mean 'partition_by'"
+    ):
+        spark_tfrecord.write(df, out, partitionBy="s")
+    with pytest.raises(TypeError, match=r"unknown option 'compresion'; did you mean 'compression'"):
+        spark_tfrecord.write(df, out, compresion="gzip")
+    with pytest.raises(TypeError, match=r"unknown option 'shema'; did you mean 'schema'"):
+        spark_tfrecord.read(spark, out, shema="id long")
+    assert not Path(out).exists()
+    # Ours and Spark's file-source options pass, in any case.
+    spark_tfrecord.write(df, out, COMPRESSION="gzip", maxRecordsPerFile=1)
+    back = spark_tfrecord.read(spark, out, pathGlobFilter="*.gz", inferschemamaxfiles=-1)
+    assert back.collect() == [(1, "a")]
+
+
+def test_the_helpers_know_every_documented_option() -> None:
+    from spark_tfrecord._io import OPTIONS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "options.md").read_text()
+    documented = re.findall(r"^\| `([^`]+)` \|", doc, flags=re.MULTILINE)
+    assert sorted(OPTIONS) == sorted(documented)

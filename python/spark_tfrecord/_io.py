@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING, Literal, Union, overload
 
 if TYPE_CHECKING:
@@ -18,8 +19,41 @@ SaveMode = Literal["append", "overwrite", "ignore", "error", "errorifexists"]
 Compression = Literal["none", "gzip", "deflate"]
 OptionValue = Union[str, int, float, bool]
 
+#: The ``tfrecord`` format's options (docs/options.md has one row each; a test checks).
+OPTIONS = (
+    "recordType", "compression", "codec", "allowNonTensorFlowCodec", "mode",
+    "columnNameOfCorruptRecord", "inferSchemaMaxFiles", "inferSchemaMaxRecords",
+    "verifyChecksums", "maxRecordBytes", "splitFiles", "ignoreCorruptFiles",
+    "ignoreMissingFiles", "writeIndex", "pathSeparator", "inferNesting", "split", "tfds",
+    "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode", "numShards", "shardPrefix",
+)  # fmt: skip
+#: Spark's options of every file source (docs/options.md, "Other options that apply").
+SPARK_FILE_OPTIONS = (
+    "pathGlobFilter", "recursiveFileLookup", "modifiedBefore", "modifiedAfter", "basePath",
+    "maxRecordsPerFile",
+)  # fmt: skip
 
-def _option_strings(options: dict[str, OptionValue]) -> dict[str, str]:
+
+def _option_strings(
+    options: dict[str, OptionValue], parameters: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The options as Spark takes them, after refusing a keyword that is none of ours, nor one
+    of Spark's file-source options, nor a parameter (``partitionBy`` for ``partition_by``):
+    Spark would ignore it without a word."""
+    known = {name.lower(): name for name in (*OPTIONS, *SPARK_FILE_OPTIONS)}
+    for key in options:
+        if key.lower() not in known:
+            candidates = [*parameters, *known.values()]
+            close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+            if not close:
+                spelled = {c.lower().replace("_", ""): c for c in candidates}
+                match = spelled.get(key.lower().replace("_", ""))
+                close = [match] if match else []
+            hint = f"; did you mean {close[0]!r}?" if close else "."
+            raise TypeError(
+                f"unknown option {key!r}{hint} The options are the parameters, those of the "
+                "tfrecord format (docs/options.md) and Spark's file-source options."
+            )
     return {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in options.items()}
 
 
@@ -67,7 +101,7 @@ def read(
     [Row(label=7, pixels=[0.5, 1.5])]
     """
     reader = spark.read.format("tfrecord").option("recordType", record_type)
-    reader = reader.options(**_option_strings(options))
+    reader = reader.options(**_option_strings(options, ("record_type", "schema")))
     if schema is not None:
         reader = reader.schema(schema)
     paths = [path] if isinstance(path, str) else list(path)
@@ -115,7 +149,15 @@ def write(
     if shard_prefix is not None:
         options = {**options, "shardPrefix": shard_prefix}
     writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
-    writer = writer.options(**_option_strings(options))
+    parameters = (
+        "record_type",
+        "mode",
+        "partition_by",
+        "write_index",
+        "shard_prefix",
+        "num_shards",
+    )
+    writer = writer.options(**_option_strings(options, parameters))
     if write_index:
         writer = writer.option("writeIndex", "true")
     if partition_by is not None:
