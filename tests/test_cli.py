@@ -113,18 +113,22 @@ def test_errors_are_one_line_with_a_hint_and_a_status(tmp_path: Path) -> None:
     # Spark's logging is off: no stack trace, the report is the last two lines.
     lines = spark_error.stderr.strip().splitlines()
     assert not [line for line in lines if line.startswith("\tat ") or " ERROR " in line], lines
-    assert lines[-2].startswith("spark-tfrecord: error: TFRecordCorruptException: Truncated")
+    assert lines[-2].startswith(
+        "spark-tfrecord: error: TFRecordCorruptException: [TFRECORD_CORRUPT_RECORD.TRUNCATED] "
+        "Truncated"
+    )
     assert lines[-1].startswith("hint: ")
 
 
-def test_local_failures_exit_by_java_exception_class(tmp_path: Path) -> None:
+def test_local_failures_exit_by_condition(tmp_path: Path) -> None:
     """Without Spark: the Java exceptions come through JPype."""
     malformed = tmp_path / "malformed.tfrecord"
     malformed.write_bytes(GOOD + MALFORMED)
     data_error = run("inspect", str(malformed))
     assert data_error.returncode == 4, data_error.stderr
     assert data_error.stderr.startswith(
-        "spark-tfrecord: error: TFRecordDataException: Malformed tf.train.Example (length 5 runs "
+        "spark-tfrecord: error: TFRecordDataException: [TFRECORD_MALFORMED_RECORD] "
+        "Malformed tf.train.Example (length 5 runs "
         f"past its message at byte 1 of the record), in the record at byte offset {len(GOOD)} of "
     )
     empty = tmp_path / "empty.tfrecord"
@@ -132,7 +136,8 @@ def test_local_failures_exit_by_java_exception_class(tmp_path: Path) -> None:
     no_schema = run("inspect", str(empty))
     assert no_schema.returncode == 2, no_schema.stderr
     assert no_schema.stderr.startswith(
-        "spark-tfrecord: error: IllegalArgumentException: Cannot infer a TFRecord schema: "
+        "spark-tfrecord: error: TFRecordArgumentException: [TFRECORD_CANNOT_INFER_SCHEMA] "
+        "Cannot infer a TFRecord schema: "
     )
 
 
@@ -184,13 +189,15 @@ def test_arguments_are_checked_before_spark_starts(tmp_path: Path) -> None:
             ["inspect", "{data}", "--spark"],
             b"",
             2,
-            "IllegalArgumentException: Cannot infer a TFRecord schema: ",
+            "TFRecordArgumentException: [TFRECORD_CANNOT_INFER_SCHEMA] Cannot infer a TFRecord "
+            "schema: ",
         ),
         (
             ["inspect", "{data}", "--spark"],
             GOOD + MALFORMED,
             4,
-            "TFRecordDataException: Malformed tf.train.Example (length 5 runs past its message",
+            "TFRecordDataException: [TFRECORD_MALFORMED_RECORD] Malformed tf.train.Example "
+            "(length 5 runs past its message",
         ),
         (
             ["convert", "{data}", "{data}/out"],
@@ -201,7 +208,7 @@ def test_arguments_are_checked_before_spark_starts(tmp_path: Path) -> None:
     ],
     ids=["missing input", "map column", "no records", "malformed record", "output under a file"],
 )
-def test_spark_failures_exit_by_java_exception_class(
+def test_spark_failures_exit_by_condition(
     spark,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],

@@ -79,7 +79,7 @@ def test_every_read_path_gives_the_documented_error(outcomes: list[dict[str, obj
             continue
         assert o.get("error") == "io.github.sparktfrecord.TFRecordCorruptException", o
         message = str(o["message"])
-        assert message.startswith("Truncated TFRecord"), o
+        assert message.startswith("[TFRECORD_CORRUPT_RECORD.TRUNCATED] Truncated TFRecord"), o
         assert f"at byte offset {offset} of " in message, o
         assert str(o["file"]).split("/")[1] in message, o
 

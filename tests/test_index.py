@@ -198,7 +198,8 @@ def test_the_index_command_writes_what_the_writer_wrote(spark, tf, tmp_path: Pat
     ]
     (_, damaged_err), (_, deflate_err) = (c.communicate() for c in commands)
     assert commands[0].returncode == 4, damaged_err
-    assert "TFRecordCorruptException: Corrupt TFRecord: " in damaged_err
+    assert "TFRecordCorruptException: [TFRECORD_CORRUPT_RECORD." in damaged_err
+    assert "] Corrupt TFRecord: " in damaged_err
     assert "checksum mismatch" in damaged_err
     assert data.name in damaged_err
     assert commands[1].returncode == 2, deflate_err

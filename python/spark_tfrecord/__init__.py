@@ -21,6 +21,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from spark_tfrecord import errors
 from spark_tfrecord._index import index_path, indexed_files
 from spark_tfrecord._io import RecordType, SaveMode, read, write
 from spark_tfrecord._jars import (
@@ -44,6 +45,7 @@ __all__ = [
     "__version__",
     "add_jar",
     "configure",
+    "errors",
     "feature_spec",
     "index_path",
     "indexed_files",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
+from spark_tfrecord import errors
 from spark_tfrecord._io import Compression, RecordType, SaveMode
 from spark_tfrecord._tfds import TfdsMode
 
@@ -46,17 +47,35 @@ _EXTENSIONS = {
 
 EXIT_USAGE, EXIT_NOT_FOUND, EXIT_BAD_DATA, EXIT_FAILURE = 2, 3, 4, 5
 
-#: Exit statuses by the class of the Java exception or of one of its causes (or a subclass),
-#: the first that matches, with the hint shown under the message.
-_JAVA_FAILURES = (
+#: Exit statuses by the condition of our error (docs/errors.md lists them), the first that
+#: matches, with the hint shown under the message.
+_CONDITIONS = (
     (
-        (
-            "io.github.sparktfrecord.TFRecordCorruptException",
-            "io.github.sparktfrecord.TFRecordDataException",
-        ),
+        (errors.CORRUPT_RECORD, errors.MALFORMED_RECORD, errors.RECORD_TOO_LARGE),
         EXIT_BAD_DATA,
         "the file is damaged or not TFRecord; see docs/errors.md",
     ),
+    (
+        (errors.DATA_MISMATCH,),
+        EXIT_BAD_DATA,
+        "a value does not fit its column; see docs/errors.md and docs/types.md",
+    ),
+    (
+        (
+            errors.INVALID_OPTION,
+            errors.UNSUPPORTED_TYPE,
+            errors.INVALID_SCHEMA,
+            errors.CANNOT_INFER_SCHEMA,
+            errors.TFDS_FEATURES,
+            errors.DATASET_FOLDER,
+        ),
+        EXIT_USAGE,
+        "see spark-tfrecord --help, docs/options.md and docs/types.md",
+    ),
+)
+#: For errors of Spark or the JVM without a condition of ours: exit statuses by the class of
+#: the Java exception or of one of its causes (or a subclass).
+_JAVA_FAILURES = (
     (("java.io.FileNotFoundException",), EXIT_NOT_FOUND, "check the path"),
     (
         ("java.lang.IllegalArgumentException", "org.apache.spark.sql.AnalysisException"),
@@ -412,10 +431,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _explain(exc: Exception) -> CliError:
     """One line, a hint and an exit status for a failure deep in Spark or the JVM.
 
-    The status follows the class of the Java exception or of one of its causes; Spark's
-    ``AnalysisException`` for a missing input path is told apart by its error condition.
+    The status follows our error's condition (:mod:`spark_tfrecord.errors` finds it among the
+    causes); Spark's ``PATH_NOT_FOUND`` is a missing input; other errors go by the class of the
+    Java exception or of one of its causes.
     """
     chain = _java_chain(exc)
+    ours = errors.condition(exc)
+    if ours is not None:
+        for conditions, status, hint in _CONDITIONS:
+            if any(errors.matches(exc, c) for c in conditions):
+                java = [j for j in chain if errors.from_java(j) is not None]
+                return CliError(_describe(exc, java[:1] or chain[-1:]), hint, status)
     if _error_condition(exc) == "PATH_NOT_FOUND":
         return CliError(_describe(exc, chain[:1]), "check the path", EXIT_NOT_FOUND)
     for class_names, status, hint in _JAVA_FAILURES:

@@ -76,7 +76,8 @@ private[sparktfrecord] final class FeatureListEncoder(column: String, step: Feat
       i += 1
     }
     if (size > Int.MaxValue / 2) {
-      throw new IllegalArgumentException(s"Column '$column': $size bytes do not fit in one record")
+      throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
+        s"Column '$column': $size bytes do not fit in one record")
     }
     size.toInt
   }
@@ -143,7 +144,7 @@ private[sparktfrecord] abstract class FeatureEncoder(val column: String) extends
     if (payload == 0) 0 else 1 + varintSize(payload) + payload
 
   final def nullElement(index: Int): Nothing =
-    throw new IllegalArgumentException(
+    throw TFRecordError.writeError(TFRecordError.DataMismatch, column,
       s"Column '$column' holds an array with a null element at index $index: TFRecord feature " +
         "lists cannot hold nulls. Drop or fill them first (for example with " +
         "filter(x -> x IS NOT NULL) or coalesce).")
@@ -209,7 +210,8 @@ private[sparktfrecord] object FeatureEncoder {
       val v = row.getStruct(ordinal, 4)
       size = if (v.getByte(0) == 1) v.getArray(3).numElements() else v.getInt(1)
       if (size.toLong * 4 > Int.MaxValue / 2) {
-        throw new IllegalArgumentException(s"Column '$column': a vector of $size does not fit")
+        throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
+          s"Column '$column': a vector of $size does not fit")
       }
       packedSize(4 * size)
     }
@@ -360,7 +362,8 @@ private[sparktfrecord] object FeatureEncoder {
         i += 1
       }
       if (n.toLong * 4 > Int.MaxValue / 2) {
-        throw new IllegalArgumentException(s"Column '$column': $n floats do not fit in one record")
+        throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
+          s"Column '$column': $n floats do not fit in one record")
       }
       packedSize(4 * n)
     }
@@ -393,7 +396,7 @@ private[sparktfrecord] object FeatureEncoder {
         i += 1
       }
       if (size > Int.MaxValue / 2) {
-        throw new IllegalArgumentException(
+        throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
           s"Column '$column': $size bytes do not fit in one record")
       }
       size.toInt

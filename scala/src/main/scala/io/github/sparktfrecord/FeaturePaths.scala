@@ -117,8 +117,8 @@ private[sparktfrecord] object FeaturePaths {
               case _ => None
             }
             why.foreach { w =>
-              throw new IllegalArgumentException(
-                s"Column '$leafColumn' has type ${t.simpleString}: $w.")
+              throw TFRecordError.argument(TFRecordError.UnsupportedType,
+                s"Column '$leafColumn' has type ${t.simpleString}: $w.", "column" -> leafColumn)
             }
             val step = t match {
               case a: ArrayType => a.copy(containsNull = false)
@@ -143,12 +143,14 @@ private[sparktfrecord] object FeaturePaths {
         }
       }
 
-    def noFields(column: String): Nothing = throw new IllegalArgumentException(
-      s"Column '$column' is a struct with no fields, which has no feature to be written as.")
+    def noFields(column: String): Nothing = throw TFRecordError.argument(
+      TFRecordError.InvalidSchema,
+      s"Column '$column' is a struct with no fields, which has no feature to be written as.",
+        "column" -> column)
     walk(schema, "", "", Nil)
     val all = out.result()
     all.groupBy(_.name).values.find(_.size > 1).foreach { same =>
-      throw new IllegalArgumentException(
+      throw TFRecordError.argument(TFRecordError.InvalidSchema,
         s"Columns ${same.map(l => s"'${l.column}'").mkString(" and ")} would both be the " +
           s"feature '${same.head.name}'. Rename one, or choose another pathSeparator.")
     }

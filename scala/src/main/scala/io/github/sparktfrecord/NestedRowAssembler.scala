@@ -188,9 +188,9 @@ private[sparktfrecord] final class NestedRowAssembler(
       }
       val what = if (sequence) "feature lists of unequal length (steps)"
       else "lists of unequal length"
-      throw new TFRecordDataException(
+      throw TFRecordDataException.mismatch(column,
         s"Column '$column' (array<struct>) is read from $what: ${lengths.mkString(", ")}",
-        path, recordOffset, null)
+        path, recordOffset)
     }
 
     private def elementPart(field: StructField, at: Seq[Int], target: UnsafeRowWriter)
@@ -239,10 +239,10 @@ private[sparktfrecord] final class NestedRowAssembler(
               steps(k).numElements() match {
                 case 0 => cell.setNull(target, o)
                 case 1 => cell.copy(steps(k), 0, target, o)
-                case m => throw new TFRecordDataException(
+                case m => throw TFRecordDataException.mismatch(column,
                   s"Column '$column' field '${field.name}' (${t.simpleString}) holds one value " +
                     s"per step, but step $i of feature list '$leafName' holds $m",
-                  path, recordOffset, null)
+                  path, recordOffset)
               }
             }
         }
@@ -306,9 +306,9 @@ private[sparktfrecord] object NestedRowAssembler {
       case DoubleType => new ValueCopy {
         def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getDouble(from))
       }
-      case other => throw new IllegalArgumentException(
+      case other => throw TFRecordError.argument(TFRecordError.UnsupportedType,
         s"Column '$column' has elements of type ${other.simpleString}, which a list split per " +
-          "element cannot hold: only numbers and booleans can.")
+          "element cannot hold: only numbers and booleans can.", "column" -> column)
     }
 
     def copy(list: UnsafeArrayData, start: Int, length: Int, ordinal: Int): Unit = {

@@ -84,7 +84,7 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
 
   private def checkList(i: Int, list: ArrayData): Unit = {
     if (list.numElements() != k) {
-      throw new IllegalArgumentException(
+      throw TFRecordError.writeError(TFRecordError.DataMismatch, leaf.column,
         s"Column '${leaf.column}': element $i of its array of structs holds " +
           s"${list.numElements()} values, but this field holds exactly $k per element " +
           s"(${FeaturePaths.ListLengthKey}): the lists of every element are stored as one.")
@@ -92,7 +92,7 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
     var j = 0
     while (j < k) {
       if (list.isNullAt(j)) {
-        throw new IllegalArgumentException(
+        throw TFRecordError.writeError(TFRecordError.DataMismatch, leaf.column,
           s"Column '${leaf.column}': element $i of its array of structs holds a null at " +
             s"index $j, and a list has no place for a null.")
       }
@@ -118,7 +118,7 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
 
   private def nullAt(i: Int): Nothing = {
     val what = if (elements.isNullAt(i)) "is null" else "holds a null for this field"
-    throw new IllegalArgumentException(
+    throw TFRecordError.writeError(TFRecordError.DataMismatch, leaf.column,
       s"Column '${leaf.column}': element $i of its array of structs $what. " +
         "An array of structs is written as one feature per field holding every element's " +
         "value, which has no place for a null. Drop or fill the nulls first.")

@@ -108,7 +108,8 @@ private[sparktfrecord] object TFDSDataset {
     readText(new Path(folder, InfoFile), conf).map { text =>
       Mapper.readTree(text) match {
         case o: ObjectNode => new Info(o)
-        case _ => throw new IllegalArgumentException(s"$folder/$InfoFile is not a JSON object")
+        case _ => throw TFRecordError.argument(TFRecordError.DatasetFolder,
+          s"$folder/$InfoFile is not a JSON object")
       }
     }
 
@@ -163,24 +164,26 @@ private[sparktfrecord] object TFDSDataset {
 
   /** The error for a read of a TFDS folder without a `split` option, listing its splits. */
   def splitNeeded(folder: Path, info: Info): IllegalArgumentException =
-    new IllegalArgumentException(
+    TFRecordError.argument(TFRecordError.DatasetFolder,
       s"$folder is a TensorFlow Datasets folder: choose a split with the option " +
         s"'${TFRecordOptions.SplitOption}' (its splits: " +
         s"${info.splits.map(_.name).mkString(", ")}).")
 
   /** The error for a `split` the folder's `dataset_info.json` does not have. */
   def noSuchSplit(folder: Path, info: Info, split: String): IllegalArgumentException =
-    new IllegalArgumentException(
+    TFRecordError.argument(TFRecordError.DatasetFolder,
       s"The TensorFlow Datasets folder $folder has no split '$split' " +
         s"(its splits: ${info.splits.map(_.name).mkString(", ")}).")
 
   /** The split of the dataset in `folder` a read asks for, with its shard names. */
   def readSplit(folder: Path, split: String, conf: Configuration): (Info, Split) = {
-    val info = readInfo(folder, conf).getOrElse(throw new IllegalArgumentException(
+    val info = readInfo(folder, conf).getOrElse(throw TFRecordError.argument(
+      TFRecordError.DatasetFolder,
       s"The option '${TFRecordOptions.SplitOption}' reads a TensorFlow Datasets folder, and " +
         s"$folder has no $InfoFile."))
     if (info.fileFormat != FileFormat) {
-      throw new IllegalArgumentException(s"The TensorFlow Datasets folder $folder holds " +
+      throw TFRecordError.argument(TFRecordError.DatasetFolder,
+        s"The TensorFlow Datasets folder $folder holds " +
         s"${info.fileFormat} files; spark-tfrecord reads tfrecord ones.")
     }
     (info, info.split(split).getOrElse(throw noSuchSplit(folder, info, split)))
@@ -192,7 +195,8 @@ private[sparktfrecord] object TFDSDataset {
 
   /** The error for a read of the TFDS folder `folder` without a split, listing its splits. */
   def splitNeeded(folder: Path, conf: Configuration): IllegalArgumentException =
-    readInfo(folder, conf).map(splitNeeded(folder, _)).getOrElse(new IllegalArgumentException(
+    readInfo(folder, conf).map(splitNeeded(folder, _)).getOrElse(TFRecordError.argument(
+      TFRecordError.DatasetFolder,
       s"$folder/$InfoFile is TensorFlow Datasets metadata, not TFRecord data."))
 
   /** The shard file names of a split of the dataset in `folder`. */
@@ -213,14 +217,15 @@ private[sparktfrecord] object TFDSDataset {
     (options.split, info) match {
       case (None, None) => None
       case (None, Some(f)) => throw splitNeeded(f.getParent, conf)
-      case (Some(_), None) => throw new IllegalArgumentException(
+      case (Some(_), None) => throw TFRecordError.argument(TFRecordError.DatasetFolder,
         s"The option '${TFRecordOptions.SplitOption}' reads a TensorFlow Datasets folder " +
           s"(<data_dir>/<name>/<version>, with $InfoFile), and the path read has no $InfoFile.")
       case (Some(split), Some(f)) =>
         val folder = f.getParent
         readSplit(folder, split, conf)
         val (features, names) = readFeatures(folder, conf).getOrElse(
-          throw new IllegalArgumentException(s"The TensorFlow Datasets folder $folder has no " +
+          throw TFRecordError.argument(TFRecordError.DatasetFolder,
+            s"The TensorFlow Datasets folder $folder has no " +
             s"$FeaturesFile to take the schema from."))
         Some(TFDSFeatures.schema(features, names))
     }

@@ -139,12 +139,12 @@ private[sparktfrecord] object TFDSFeatures {
 
   private def join(path: String, key: String): String = if (path.isEmpty) key else s"$path/$key"
 
-  private def invalid(path: String, why: String): IllegalArgumentException =
-    new IllegalArgumentException(
+  private def invalid(path: String, why: String): TFRecordArgumentException =
+    TFRecordError.argument(TFRecordError.TfdsFeatures,
       s"Invalid TFDS features${if (path.isEmpty) "" else s" at '$path'"}: $why")
 
   private def unsupported(path: String, connector: String, why: String): Nothing =
-    throw new IllegalArgumentException(
+    throw TFRecordError.argument(TFRecordError.TfdsFeatures,
       s"TFDS feature '$path' (${connector}) is not supported: $why.")
 
   /** The Spark type of a stored dtype (the integers are int64 lists, floats float lists). */
@@ -212,12 +212,13 @@ private[sparktfrecord] object TFDSFeatures {
         inSequence: Boolean): StructType = {
       val byName = fields.toMap
       s.fields.find(f => !byName.contains(f.name)).foreach { f =>
-        throw new IllegalArgumentException(s"Column '$prefix${f.name}' is not a feature of the " +
+        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"Column '$prefix${f.name}' is not a feature of the " +
           s"dataset (its features: ${fields.map(_._1).mkString(", ")}).")
       }
       val names = s.fieldNames.toSet
       fields.find(f => !names(f._1)).foreach { case (k, _) =>
-        throw new IllegalArgumentException(
+        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
           s"The dataset's feature '$prefix$k' has no column in the DataFrame.")
       }
       StructType(s.fields.map(f => field(f, byName(f.name), prefix + f.name, inSequence)))
@@ -241,9 +242,10 @@ private[sparktfrecord] object TFDSFeatures {
         if (!tensor.shape.contains(-1L)) b.putLong(FeaturePaths.ListLengthKey, tensor.values)
         f.copy(metadata = b.build())
       case (t, expected) =>
-        throw new IllegalArgumentException(s"Column '$column' has type ${t.simpleString}, " +
+        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"Column '$column' has type ${t.simpleString}, " +
           s"which cannot be written as the TFDS feature ${describe(expected)}" +
-          (if (inSequence) " inside a Sequence" else "") + ".")
+          (if (inSequence) " inside a Sequence" else "") + ".", "column" -> column)
     }
     struct(schema, features.fields, "", inSequence = false)
   }
@@ -289,10 +291,10 @@ private[sparktfrecord] object TFDSFeatures {
         case Tensor("Text", _, _) => Tensor("Tensor", "string", Seq(-1L))
         case Tensor(c, d, _) => Tensor(c, d, Seq(-1L))
       }
-      case ArrayType(_, _) => throw new IllegalArgumentException(
+      case ArrayType(_, _) => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
         s"Column '$column' is an array inside an array of structs: TFDS stores lists of " +
           "unknown length there ragged. Give features= with a fixed shape (a Tensor of " +
-          "shape (k,), a BBoxFeature).")
+          "shape (k,), a BBoxFeature).", "column" -> column)
       case other => scalar(other, column)
     }
     def scalar(t: DataType, column: String): Tensor = t match {
@@ -301,9 +303,10 @@ private[sparktfrecord] object TFDSFeatures {
       case BooleanType => Tensor("Tensor", "bool", Nil)
       case StringType => Tensor("Text", "string", Nil)
       case BinaryType => Tensor("Tensor", "string", Nil)
-      case other => throw new IllegalArgumentException(
+      case other => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
         s"Column '$column' has type ${other.simpleString}, which has no TFDS feature that " +
-          "decodes back to it. Cast it (to bigint, double or string), or give features=.")
+          "decodes back to it. Cast it (to bigint, double or string), or give features=.",
+            "column" -> column)
     }
     feature(schema, "", inSequence = false) match {
       case d: Dict => Dict(d.fields.map { case (k, v) => k -> v })

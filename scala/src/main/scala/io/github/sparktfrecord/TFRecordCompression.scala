@@ -96,7 +96,7 @@ private[sparktfrecord] object TFRecordCompression {
             TensorFlowNames ++ others.map(_ + " (with allowNonTensorFlowCodec)"))
         }
         if (!allowOthers) {
-          throw new IllegalArgumentException(
+          throw TFRecordError.argument(TFRecordError.InvalidOption,
             s"TFRecord option '$option' is '$value', a codec TensorFlow cannot read " +
               "(TFRecordDataset reads only GZIP and ZLIB). Use compression gzip or deflate, or " +
               "set allowNonTensorFlowCodec=true if the files are only for Spark.")

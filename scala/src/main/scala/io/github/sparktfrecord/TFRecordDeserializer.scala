@@ -193,6 +193,6 @@ private[sparktfrecord] final class TFRecordDeserializer(
   }
 
   private def columnError(d: FeatureDecoder, what: String): TFRecordDataException =
-    new TFRecordDataException(
-      s"Column '${d.column}' (${d.dataType.simpleString}) $what", path, recordOffset, null)
+    TFRecordDataException.mismatch(
+      d.column, s"Column '${d.column}' (${d.dataType.simpleString}) $what", path, recordOffset)
 }

@@ -110,9 +110,9 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     if (parsed.mode == PermissiveMode) {
       requiredSchema.find(_.name == parsed.columnNameOfCorruptRecord).foreach { f =>
         if (f.dataType != BinaryType && f.dataType != StringType) {
-          throw new IllegalArgumentException(
+          throw TFRecordError.argument(TFRecordError.InvalidSchema,
             s"The corrupt-record column '${f.name}' must be binary or string, not " +
-              f.dataType.simpleString)
+              f.dataType.simpleString, "column" -> f.name)
         }
       }
     }

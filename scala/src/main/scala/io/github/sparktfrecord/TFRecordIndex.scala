@@ -29,7 +29,7 @@ object TFRecordIndex {
   /** Throws, naming the valid values, unless files of `compression` can have an index. */
   def checkCompression(compression: TFRecordCompression, what: => String): Unit =
     if (compression != TFRecordCompression.None && compression != TFRecordCompression.Gzip) {
-      throw new IllegalArgumentException(
+      throw TFRecordError.argument(TFRecordError.InvalidOption,
         s"Cannot index $what (compression ${compression.name}): the readers that take an index " +
           "(the tfrecord package for PyTorch, NVIDIA DALI) read uncompressed TFRecord files, " +
           "and the tfrecord package gzip ones. Valid compressions with " +

@@ -4,7 +4,7 @@ import java.util.Locale
 
 import org.apache.hadoop.conf.Configuration
 
-import org.apache.spark.sql.catalyst.FileSourceOptions
+import org.apache.spark.sql.catalyst.{DataSourceOptions, FileSourceOptions}
 import org.apache.spark.sql.catalyst.util.{CaseInsensitiveMap, DropMalformedMode, FailFastMode}
 import org.apache.spark.sql.catalyst.util.{ParseMode, PermissiveMode}
 import org.apache.spark.sql.internal.SQLConf
@@ -229,43 +229,41 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     try Some(v.trim.toInt) catch { case _: NumberFormatException => None }
 }
 
-private[sparktfrecord] object TFRecordOptions {
+/**
+ * The options' names, declared as Spark declares its sources' options (`AvroOptions`,
+ * `JSONOptions`): `getAllOptions` lists them, and docs/options.md has one row for each (a unit
+ * test checks).
+ */
+private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   // Spark's names for the two options every file source shares.
-  final val IgnoreCorruptFilesOption = FileSourceOptions.IGNORE_CORRUPT_FILES
-  final val IgnoreMissingFilesOption = FileSourceOptions.IGNORE_MISSING_FILES
-  final val RecordTypeOption = "recordType"
-  final val InferSchemaMaxFilesOption = "inferSchemaMaxFiles"
-  final val InferSchemaMaxRecordsOption = "inferSchemaMaxRecords"
-  final val MaxRecordBytesOption = "maxRecordBytes"
-  final val VerifyChecksumsOption = "verifyChecksums"
+  final val IgnoreCorruptFilesOption = newOption(FileSourceOptions.IGNORE_CORRUPT_FILES)
+  final val IgnoreMissingFilesOption = newOption(FileSourceOptions.IGNORE_MISSING_FILES)
+  final val RecordTypeOption = newOption("recordType")
+  final val InferSchemaMaxFilesOption = newOption("inferSchemaMaxFiles")
+  final val InferSchemaMaxRecordsOption = newOption("inferSchemaMaxRecords")
+  final val MaxRecordBytesOption = newOption("maxRecordBytes")
+  final val VerifyChecksumsOption = newOption("verifyChecksums")
   final val CompressionOption = "compression"
-  final val SplitFilesOption = "splitFiles"
-  final val ModeOption = "mode"
-  final val ColumnNameOfCorruptRecordOption = "columnNameOfCorruptRecord"
+  final val SplitFilesOption = newOption("splitFiles")
+  final val ModeOption = newOption("mode")
+  final val ColumnNameOfCorruptRecordOption = newOption("columnNameOfCorruptRecord")
   final val CodecOption = "codec"
-  final val AllowNonTensorFlowCodecOption = "allowNonTensorFlowCodec"
-  final val WriteIndexOption = "writeIndex"
-  final val PathSeparatorOption = "pathSeparator"
-  final val InferNestingOption = "inferNesting"
+  // linkedin's spark-tfrecord calls it codec: either name works, as for Spark's own sources.
+  newOption(CompressionOption, CodecOption)
+  final val AllowNonTensorFlowCodecOption = newOption("allowNonTensorFlowCodec")
+  final val WriteIndexOption = newOption("writeIndex")
+  final val PathSeparatorOption = newOption("pathSeparator")
+  final val InferNestingOption = newOption("inferNesting")
   final val DefaultPathSeparator = "/"
-  final val SplitOption = "split"
-  final val TfdsOption = "tfds"
-  final val TfdsVersionOption = "tfdsVersion"
-  final val TfdsFeaturesOption = "tfdsFeatures"
-  final val TfdsClassNamesOption = "tfdsClassNames"
-  final val TfdsModeOption = "tfdsMode"
-  final val NumShardsOption = "numShards"
-  final val ShardPrefixOption = "shardPrefix"
+  final val SplitOption = newOption("split")
+  final val TfdsOption = newOption("tfds")
+  final val TfdsVersionOption = newOption("tfdsVersion")
+  final val TfdsFeaturesOption = newOption("tfdsFeatures")
+  final val TfdsClassNamesOption = newOption("tfdsClassNames")
+  final val TfdsModeOption = newOption("tfdsMode")
+  final val NumShardsOption = newOption("numShards")
+  final val ShardPrefixOption = newOption("shardPrefix")
   private val VersionPattern = """\d+\.\d+\.\d+""".r
-
-  /** Every option parsed here: docs/options.md has one row for each (a unit test checks). */
-  val Names: Seq[String] = Seq(RecordTypeOption, CompressionOption, CodecOption,
-    AllowNonTensorFlowCodecOption, ModeOption, ColumnNameOfCorruptRecordOption,
-    InferSchemaMaxFilesOption, InferSchemaMaxRecordsOption, VerifyChecksumsOption,
-    MaxRecordBytesOption, SplitFilesOption, IgnoreCorruptFilesOption, IgnoreMissingFilesOption,
-    WriteIndexOption, PathSeparatorOption, InferNestingOption, SplitOption, TfdsOption,
-    TfdsVersionOption, TfdsFeaturesOption, TfdsClassNamesOption, TfdsModeOption, NumShardsOption,
-    ShardPrefixOption)
 
   /** The prefix of the options in a Hadoop job's configuration. */
   final val HadoopPrefix = "tfrecord."
@@ -301,9 +299,10 @@ private[sparktfrecord] object TFRecordOptions {
   final val DefaultMaxRecordBytes: Int = Int.MaxValue - 64
 
   def invalid(option: String, value: String, valid: Seq[String]): Nothing =
-    throw new IllegalArgumentException(
+    throw TFRecordError.argument(TFRecordError.InvalidOption,
       s"Invalid value '$value' for TFRecord option '$option'. " +
-        s"Valid values: ${valid.mkString(", ")}.")
+        s"Valid values: ${valid.mkString(", ")}.",
+      "option" -> option, "value" -> value, "valid" -> valid.mkString(", "))
 }
 
 /** The `recordType` option's values. */

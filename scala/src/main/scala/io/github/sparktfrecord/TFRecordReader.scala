@@ -72,7 +72,8 @@ private[sparktfrecord] final class TFRecordReader(
       case e: TFRecordCorruptException => throw e
       case e: java.io.IOException =>
         // A decompressor's complaint (bad gzip data, ...), or the file system's.
-        throw new TFRecordCorruptException(s"Cannot read TFRecord (${e.getMessage})", path, offset)
+        throw new TFRecordCorruptException(
+          TFRecordError.Unreadable, s"Cannot read TFRecord (${e.getMessage})", path, offset)
     }
 
   private def readRecord(): Boolean = {
@@ -95,7 +96,7 @@ private[sparktfrecord] final class TFRecordReader(
     val dataCrc = ProtoWire.readFixed32(buffer, bufPos)
     bufPos += FooterBytes
     if (verifyChecksums && computedCrc != dataCrc) {
-      corrupt("Corrupt TFRecord: data checksum mismatch")
+      corrupt(TFRecordError.DataChecksum, "Corrupt TFRecord: data checksum mismatch")
     }
     readAny = true
     true
@@ -115,7 +116,7 @@ private[sparktfrecord] final class TFRecordReader(
     val len = ProtoWire.readFixed64(buffer, bufPos)
     val lengthCrc = ProtoWire.readFixed32(buffer, bufPos + 8)
     if (maskedCrc(crc, buffer, bufPos, 8) != lengthCrc) {
-      corrupt("Corrupt TFRecord: length checksum mismatch")
+      corrupt(TFRecordError.LengthChecksum, "Corrupt TFRecord: length checksum mismatch")
     }
     val fits = streamLength < 0 || len <= streamLength - offset - OverheadBytes
     if (len < 0 || len > maxRecordBytes || !fits) badLength(len)
@@ -123,18 +124,21 @@ private[sparktfrecord] final class TFRecordReader(
   }
 
   // Errors are built out of line, keeping the per-record methods small enough to inline.
-  private def corrupt(message: String): Nothing =
-    throw new TFRecordCorruptException(message, path, offset)
+  private def corrupt(condition: String, message: String): Nothing =
+    throw new TFRecordCorruptException(condition, message, path, offset)
 
   private def truncatedHeader(): Nothing =
-    corrupt(s"Truncated TFRecord: ${bufLimit - bufPos} of $HeaderBytes header bytes")
+    corrupt(TFRecordError.Truncated,
+      s"Truncated TFRecord: ${bufLimit - bufPos} of $HeaderBytes header bytes")
 
   private def badLength(len: Long): Nothing =
     if (len < 0 || len > maxRecordBytes) {
-      corrupt(s"TFRecord of ${java.lang.Long.toUnsignedString(len)} bytes exceeds " +
+      corrupt(TFRecordError.RecordTooLarge,
+        s"TFRecord of ${java.lang.Long.toUnsignedString(len)} bytes exceeds " +
         s"maxRecordBytes ($maxRecordBytes)")
     } else {
-      corrupt(s"Truncated TFRecord: the header claims $len data bytes, but the file ends " +
+      corrupt(TFRecordError.Truncated,
+        s"Truncated TFRecord: the header claims $len data bytes, but the file ends " +
         s"${streamLength - offset - HeaderBytes} bytes after it")
     }
 
@@ -153,7 +157,8 @@ private[sparktfrecord] final class TFRecordReader(
   }
 
   private def truncated(len: Int): Nothing =
-    corrupt(s"Truncated TFRecord: stream ends inside a record of $len data bytes")
+    corrupt(TFRecordError.Truncated,
+      s"Truncated TFRecord: stream ends inside a record of $len data bytes")
 
   private def readData(len: Int): Unit = {
     // A length that fits in the known stream is allocated at once; otherwise only what arrives.
@@ -251,7 +256,7 @@ private[sparktfrecord] object TFRecordReader {
       case e: java.io.IOException =>
         raw.close()
         throw new TFRecordCorruptException(
-          s"Cannot decompress (${e.getMessage})", path.toString, 0L)
+          TFRecordError.Unreadable, s"Cannot decompress (${e.getMessage})", path.toString, 0L)
     }
     val streamLength = if (codec == TFRecordCompression.None) fileLength else -1L
     new TFRecordReader(in, path.toString, 0L, Long.MaxValue, streamLength,
@@ -356,7 +361,7 @@ private[sparktfrecord] object TFRecordReader {
     val footer = new Array[Byte](FooterBytes)
     in.readFully(footer, 0, FooterBytes)
     if (mask(crc.getValue.toInt) != ProtoWire.readFixed32(footer, 0)) {
-      throw new TFRecordCorruptException(
+      throw new TFRecordCorruptException(TFRecordError.DataChecksum,
         "Corrupt TFRecord: data checksum mismatch (found while looking for the first record " +
           "of a split)", path, offset)
     }

@@ -55,10 +55,11 @@ private[sparktfrecord] object TFRecordSchema {
         val ok = if (writing) schema.length == 1 && schema.head.dataType == BinaryType
         else schema.forall(f => f.name == ByteArrayColumn && f.dataType == BinaryType)
         if (!ok) {
-          throw new IllegalArgumentException(
+          throw TFRecordError.argument(TFRecordError.InvalidSchema,
             s"recordType ByteArray ${if (writing) "writes" else "reads"} exactly one binary " +
               "column " +
-              s"(named '$ByteArrayColumn' on read), but the schema is ${schema.simpleString}.")
+              s"(named '$ByteArrayColumn' on read), but the schema is ${schema.simpleString}.",
+            "schema" -> schema.simpleString)
         }
       case RecordType.Example =>
         FeaturePaths.leaves(schema, recordType, separator).foreach { l =>
@@ -80,7 +81,7 @@ private[sparktfrecord] object TFRecordSchema {
         " Nested arrays become feature lists with recordType SequenceExample."
       case _ => ""
     }
-    new IllegalArgumentException(
+    TFRecordError.argument(TFRecordError.UnsupportedType,
       s"Column '$column' has type ${dataType.simpleString}, which recordType ${recordType.name} " +
         "cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
         "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
@@ -88,6 +89,7 @@ private[sparktfrecord] object TFRecordSchema {
         "of these" +
         (if (recordType == RecordType.SequenceExample) {
           ", arrays of such arrays (feature lists)"
-        } else "") + ", and structs and arrays of structs of these (path-named features)." + hint)
+        } else "") + ", and structs and arrays of structs of these (path-named features)." + hint,
+      "column" -> column, "type" -> dataType.simpleString, "recordType" -> recordType.name)
   }
 }

@@ -181,7 +181,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     }
     val records = samples.map(_.records).sum
     names.indices.find(i => stats(i) != null && listStats(i) != null).foreach { i =>
-      throw new IllegalArgumentException(
+      throw TFRecordError.argument(TFRecordError.CannotInferSchema,
         s"Cannot infer a TFRecord schema: '${names(i)}' is both a context feature and a feature " +
           "list. Give the schema with .schema(...): array<array<…>> reads the feature list, " +
           "any other type the context feature.")
@@ -191,7 +191,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       else {
         s"the $records records read from ${sample.size} of ${files.size} files have no features"
       }
-      throw new IllegalArgumentException(
+      throw TFRecordError.argument(TFRecordError.CannotInferSchema,
         s"Cannot infer a TFRecord schema: $what. Give the schema with .schema(...), or point " +
           "the reader at files that hold tf.train.Example records.")
     }
@@ -228,7 +228,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       })
     }
     def conflict(leaf: String, other: String): Nothing =
-      throw new IllegalArgumentException(
+      throw TFRecordError.argument(TFRecordError.CannotInferSchema,
         s"Cannot infer nesting: '$leaf' is a feature and also the path of the feature " +
           s"'$other'. Read without inferNesting, or give the schema with .schema(...).")
     val root = new Node

@@ -120,7 +120,8 @@ private[sparktfrecord] final class TFRecordSerializer(
       (if (!sequence || featuresSize > 0) 1 + varintSize(featuresSize) + featuresSize else 0L) +
         (if (listsSize > 0) 1 + varintSize(listsSize) + listsSize else 0L)
     if (total > TFRecordOptions.DefaultMaxRecordBytes - TFRecordFraming.OverheadBytes) {
-      throw new IllegalArgumentException(s"Row too large for one TFRecord: $total bytes")
+      throw TFRecordError.writeError(TFRecordError.RecordTooLarge, null,
+        s"Row too large for one TFRecord: $total bytes")
     }
     val buf = reserve(total.toInt)
     var p = TFRecordFraming.HeaderBytes
@@ -150,14 +151,16 @@ private[sparktfrecord] final class TFRecordSerializer(
     values
   }
 
-  private def absent(i: Int): Nothing = throw new IllegalArgumentException(
+  private def absent(i: Int): Nothing = throw TFRecordError.writeError(
+    TFRecordError.DataMismatch,
+    leaves(i).column,
     s"Column '${leaves(i).column}' is null in a row, and a TensorFlow Datasets feature has no " +
       "null (its parser fails on a record without it). Drop or fill the nulls first.")
 
   private def checkLength(i: Int, values: InternalRow): Unit = {
     val n = lengthViews(i)(values, valueOrdinals(i)).numElements()
     if (n != fixedLengths(i)) {
-      throw new IllegalArgumentException(
+      throw TFRecordError.writeError(TFRecordError.DataMismatch, leaves(i).column,
         s"Column '${leaves(i).column}' holds an array of $n values in a row, but its values " +
           s"have a fixed shape of ${fixedLengths(i)} (${FeaturePaths.ListLengthKey}).")
     }
@@ -210,7 +213,7 @@ private[sparktfrecord] abstract class RecordSerializer {
 private[sparktfrecord] final class ByteArraySerializer(column: String) extends RecordSerializer {
   def serialize(row: InternalRow): Int = {
     if (row.isNullAt(0)) {
-      throw new IllegalArgumentException(
+      throw TFRecordError.writeError(TFRecordError.DataMismatch, column,
         s"Column '$column' is null in a row: recordType ByteArray writes each value as one " +
           "record and has nothing to write for a null. Filter the nulls out first.")
     }

@@ -56,10 +56,11 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val what = parsed.tfds.map(_ => s"'${TFRecordOptions.TfdsOption}' (a TFDS dataset)")
       .getOrElse(s"'${TFRecordOptions.ShardPrefixOption}' (sharded file names)")
     def refuse(why: String): Nothing =
-      throw new IllegalArgumentException(s"A write with $what cannot $why.")
+      throw TFRecordError.argument(TFRecordError.InvalidOption, s"A write with $what cannot $why.")
     if (!isSharded(parsed)) {
       if (parsed.numShards.isDefined || parsed.tfdsFeatures.isDefined) {
-        throw new IllegalArgumentException(s"The options '${TFRecordOptions.NumShardsOption}' " +
+        throw TFRecordError.argument(TFRecordError.InvalidOption,
+          s"The options '${TFRecordOptions.NumShardsOption}' " +
           s"and '${TFRecordOptions.TfdsFeaturesOption}' apply to writes with " +
           s"'${TFRecordOptions.TfdsOption}' or '${TFRecordOptions.ShardPrefixOption}'.")
       }
@@ -103,7 +104,8 @@ private[sparktfrecord] object TFRecordShardedWrite {
           else fs.listStatus(folder).map(_.getPath.getName)
             .filter(n => n.startsWith(prefix) && n.contains("-of-")).toSeq
         if (taken.nonEmpty) {
-          throw new IllegalArgumentException(s"$folder already has files named " +
+          throw TFRecordError.argument(TFRecordError.DatasetFolder,
+            s"$folder already has files named " +
             s"${parsed.shardPrefix.get}-NNNNN-of-NNNNN (${taken.sorted.head}): a sharded " +
             "write numbers all the files of its prefix, so it writes into a folder without " +
             "them (mode overwrite empties it first), or with another shardPrefix.")
@@ -151,11 +153,12 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val info = TFDSDataset.readInfo(folder, conf)
     info.foreach { i =>
       if (i.name.nonEmpty && i.name != name) {
-        throw new IllegalArgumentException(
+        throw TFRecordError.argument(TFRecordError.DatasetFolder,
           s"$folder holds the TFDS dataset '${i.name}', not '$name'.")
       }
       if (i.split(split).isDefined && parsed.tfdsMode != "overwrite") {
-        throw new IllegalArgumentException(s"The TFDS dataset in $folder already has the split " +
+        throw TFRecordError.argument(TFRecordError.DatasetFolder,
+          s"The TFDS dataset in $folder already has the split " +
           s"'$split' (${i.split(split).get.shardLengths.sum} records). Write it with mode " +
           "overwrite to replace it, or choose another split.")
       }
@@ -164,7 +167,8 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val existing = TFDSDataset.readFeatures(folder, conf).map(_._1)
     (asGiven, existing) match {
       case (Some(g), Some(e)) if g != e =>
-        throw new IllegalArgumentException(s"The features given differ from those of the " +
+        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"The features given differ from those of the " +
           s"dataset in $folder (its ${TFDSDataset.FeaturesFile}); a split is written with the " +
           "dataset's features.")
       case _ =>

@@ -9,6 +9,8 @@ import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
 
+import ErrorText._
+
 /**
  * Nested schemas as path-named features: the names and flat types of the leaves, what is refused,
  * rows through the serializer and back through the deserializer and the assembler, and the
@@ -54,7 +56,7 @@ class FeaturePathsSuite extends FunSuite {
     def refused(ddl: String, recordType: RecordType, message: String): Unit = {
       val e = intercept[IllegalArgumentException](
         FeaturePaths.leaves(StructType.fromDDL(ddl), recordType, "/"))
-      assert(e.getMessage.startsWith(message), e.getMessage)
+      assert(e.text.startsWith(message), e.text)
     }
     refused("b array<struct<x array<int>>>", RecordType.Example,
       "Column 'b.x' has type array<int>: in an Example an array of structs is written as one")
@@ -207,10 +209,10 @@ class FeaturePathsSuite extends FunSuite {
 
   test("a fixed-length list of another length fails on write and on read") {
     val serializer = new TFRecordSerializer(boxes, RecordType.Example)
-    val e = intercept[IllegalArgumentException](serializer.serialize(
+    val e = intercept[TFRecordDataException](serializer.serialize(
       unsafe(boxes, Seq(Row(1L, Seq(Row(Seq(1f, 2f, 3f, 4f), 1L), Row(Seq(1f), 2L))))).head))
-    assert(e.getMessage.contains("Column 'objects.bbox': element 1 of its array of structs " +
-      "holds 1 values, but this field holds exactly 4 per element"), e.getMessage)
+    assert(e.text.contains("Column 'objects.bbox': element 1 of its array of structs " +
+      "holds 1 values, but this field holds exactly 4 per element"), e.text)
     // 6 floats for 2 labels: not 4 per element.
     val flatSchema = StructType.fromDDL("id bigint, `objects/bbox` array<float>, " +
       "`objects/label` array<bigint>")
@@ -222,8 +224,8 @@ class FeaturePathsSuite extends FunSuite {
     val d = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
     val read = intercept[TFRecordDataException](assembler.assemble(d.deserialize(
       flat.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n), n)))
-    assert(read.getMessage.contains("'objects/bbox' 6 values, 4 per element, 'objects/label' 2"),
-      read.getMessage)
+    assert(read.text.contains("'objects/bbox' 6 values, 4 per element, 'objects/label' 2"),
+      read.text)
   }
 
   test("concatenated lists allocate nothing per record, written or read") {

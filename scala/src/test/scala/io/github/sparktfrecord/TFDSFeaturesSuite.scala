@@ -4,6 +4,8 @@ import munit.FunSuite
 
 import org.apache.spark.sql.types._
 
+import ErrorText._
+
 /**
  * TFDS feature connectors: `features.json` (as TFDS 4.9 writes it) to a Spark schema, a schema
  * checked against features, features derived from a schema and written as TFDS's JSON, and the
@@ -79,7 +81,7 @@ class TFDSFeaturesSuite extends FunSuite {
     def refused(feature: String, message: String): Unit = {
       val e = intercept[IllegalArgumentException](
         TFDSFeatures.schema(TFDSFeatures.parse(dict("x" -> feature)), Map.empty))
-      assert(e.getMessage.contains(message), e.getMessage)
+      assert(e.text.contains(message), e.text)
     }
     refused(sequence(sequence(tensor("int64"))), "TFDS feature 'x' (Sequence) is not supported")
     refused(sequence(tensor("int64", "-1")), "stored ragged")
@@ -103,7 +105,7 @@ class TFDSFeaturesSuite extends FunSuite {
     def fails(ddl: String, message: String): Unit = {
       val e = intercept[IllegalArgumentException](
         TFDSFeatures.check(StructType.fromDDL(ddl), parsed))
-      assert(e.getMessage.contains(message), e.getMessage)
+      assert(e.text.contains(message), e.text)
     }
     val objects = "objects array<struct<bbox array<float>, label bigint>>"
     fails(s"id bigint, image string, $objects", "Column 'image' has type string, which cannot " +
@@ -126,7 +128,7 @@ class TFDSFeaturesSuite extends FunSuite {
         "h:struct<i:bigint>,j:array<struct<k:bigint,l:string>>>")
     val e = intercept[IllegalArgumentException](
       TFDSFeatures.fromSchema(StructType.fromDDL("t timestamp")))
-    assert(e.getMessage.startsWith("Column 't' has type timestamp, which has no TFDS feature"))
+    assert(e.text.startsWith("Column 't' has type timestamp, which has no TFDS feature"))
     assertEquals(TFDSFeatures.labelsFile("objects/label"), "objects-label.labels.txt")
   }
 }

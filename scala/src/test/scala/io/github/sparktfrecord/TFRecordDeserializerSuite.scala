@@ -5,6 +5,8 @@ import munit.FunSuite
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
+import ErrorText._
+
 /**
  * Example and SequenceExample bytes, built by hand (or as TensorFlow wrote them), through
  * [[TFRecordDeserializer]] into rows with exact values; malformed bytes into errors that name the
@@ -155,7 +157,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     // The int64 values before the switch to float are gone: an int64 column cannot read it.
     val e = failure(schema("f" -> ArrayType(LongType)),
       example(entry("f", cat(int64List(packedInt64(9L)), floatList(packedFloat(1f))))))
-    assertEquals(e.getMessage, "Column 'f' (array<bigint>) cannot be read from a float_list " +
+    assertEquals(e.text, "Column 'f' (array<bigint>) cannot be read from a float_list " +
       "feature, in the record at byte offset 1000 of test.tfrecord")
   }
 
@@ -222,7 +224,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     assert(row.isNullAt(2))
     assertEquals(row.numFields, 3)
     val e = failure(schema("junk" -> ArrayType(FloatType)), record)
-    assertEquals(e.getMessage,
+    assertEquals(e.text,
       malformed("packed float run of 3 bytes", record.indexOfSlice(junk) + 3))
   }
 
@@ -293,7 +295,7 @@ class TFRecordDeserializerSuite extends FunSuite {
       (record, record.length - feature.length)
     }
     def check(record: Array[Byte], what: String, at: Int): Unit =
-      assertEquals(failure(s, record).getMessage, malformed(what, at), toHex(record))
+      assertEquals(failure(s, record).text, malformed(what, at), toHex(record))
 
     check(hex("0a"), "varint runs past its message", 1)
     check(hex("0a 05 0a 01"), "length 5 runs past its message", 1)
@@ -331,13 +333,13 @@ class TFRecordDeserializerSuite extends FunSuite {
     val e = failure(s, hex("0a"))
     assert(e.getCause.isInstanceOf[WireFormatException])
     assertEquals(failure(schema("t" -> ArrayType(ArrayType(LongType))), hex("12 03 0a"),
-      RecordType.SequenceExample).getMessage,
+      RecordType.SequenceExample).text,
       malformed("length 3 runs past its message", 1, "tf.train.SequenceExample"))
   }
 
   test("values that do not fit their column fail naming the column and its type") {
     def message(t: DataType, feature: Array[Byte]): String =
-      failure(schema("c" -> t), example(entry("c", feature))).getMessage
+      failure(schema("c" -> t), example(entry("c", feature))).text
     val suffix = ", in the record at byte offset 1000 of test.tfrecord"
     assertEquals(message(IntegerType, int64List(packedInt64(1L << 31))),
       s"Column 'c' (int) cannot hold the value 2147483648$suffix")
@@ -394,7 +396,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val fromContext = failure(nested,
       sequenceExample(Seq(entry("t", int64List(packedInt64(1L)))), Nil),
       RecordType.SequenceExample)
-    assertEquals(fromContext.getMessage, "Column 't' (array<array<bigint>>) is read from a " +
+    assertEquals(fromContext.text, "Column 't' (array<array<bigint>>) is read from a " +
       "SequenceExample feature list, but the record has a single feature of that name (context " +
       "or Example feature): read it as array<bigint>, in the record at byte offset 1000 of " +
       "test.tfrecord")
@@ -402,13 +404,13 @@ class TFRecordDeserializerSuite extends FunSuite {
     val fromList = failure(flat,
       sequenceExample(Nil, Seq(entry("t", steps(int64List(packedInt64(1L)))))),
       RecordType.SequenceExample)
-    assertEquals(fromList.getMessage, "Column 't' (array<bigint>) is read from a single " +
+    assertEquals(fromList.text, "Column 't' (array<bigint>) is read from a single " +
       "feature, but the record has a feature list of that name: read it as " +
       "array<array<bigint>>, in the record at byte offset 1000 of test.tfrecord")
     val wrongKind = failure(nested,
       sequenceExample(Nil, Seq(entry("t", steps(int64List(), bytesList(bytesValues("x")))))),
       RecordType.SequenceExample)
-    assertEquals(wrongKind.getMessage, "Column 't' (array<array<bigint>>) cannot be read from a " +
+    assertEquals(wrongKind.text, "Column 't' (array<array<bigint>>) cannot be read from a " +
       "bytes_list feature, in the record at byte offset 1000 of test.tfrecord")
     // A repeated feature list key: the last wins.
     val row = readSequence(nested, sequenceExample(Nil, Seq(

@@ -11,6 +11,8 @@ import munit.FunSuite
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
+import ErrorText._
+
 /** Index files (written by the writer and by [[TFRecordIndex.indexFile]]) and [[Utf8]]. */
 class TFRecordIndexSuite extends FunSuite {
   import TFRecordFraming._
@@ -88,16 +90,16 @@ class TFRecordIndexSuite extends FunSuite {
     Files.write(file.toPath, bytes)
     new File(d, ".a.tfrecord.crc").delete() // so that our CRCs, not Hadoop's, find the damage
     val e = intercept[TFRecordCorruptException](TFRecordIndex.indexFile(data, conf, options()))
-    assert(e.getMessage.contains("checksum"), e.getMessage)
-    assert(e.getMessage.contains(data.toString), e.getMessage)
+    assert(e.text.contains("checksum"), e.text)
+    assert(e.text.contains(data.toString), e.text)
     assertEquals(names(d), Seq("a.tfrecord"))
   }
 
   dir.test("deflate and other codecs have no index: refused naming the valid ones") { d =>
     val e = intercept[IllegalArgumentException](
       TFRecordIndex.checkCompression(TFRecordCompression.Deflate, "x.tfrecord.deflate"))
-    assert(e.getMessage.contains("x.tfrecord.deflate"), e.getMessage)
-    assert(e.getMessage.contains("none, gzip"), e.getMessage)
+    assert(e.text.contains("x.tfrecord.deflate"), e.text)
+    assert(e.text.contains("none, gzip"), e.text)
     val data = new Path(new File(d, "a.tfrecord.deflate").toURI)
     val w = new TFRecordWriter(data, conf, TFRecordCompression.Deflate)
     w.write(Array[Byte](1), 1)

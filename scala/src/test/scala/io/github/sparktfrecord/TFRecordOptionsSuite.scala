@@ -9,6 +9,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.catalyst.util.{DropMalformedMode, FailFastMode, PermissiveMode}
 import org.apache.spark.sql.internal.SQLConf
 
+import ErrorText._
+
 /** Every option's valid and invalid values, the Hadoop configuration, and docs/options.md. */
 class TFRecordOptionsSuite extends FunSuite {
   import TFRecordOptions._
@@ -18,7 +20,7 @@ class TFRecordOptionsSuite extends FunSuite {
 
   /** The message of an invalid value, which lists the valid ones. */
   private def invalid(option: String, value: String): String =
-    intercept[IllegalArgumentException](options(option -> value)).getMessage
+    intercept[IllegalArgumentException](options(option -> value)).text
 
   private def validValues(option: String, value: String, valid: String): String =
     s"Invalid value '$value' for TFRecord option '$option'. Valid values: $valid."
@@ -121,7 +123,7 @@ class TFRecordOptionsSuite extends FunSuite {
         "BZip2" -> "org.apache.hadoop.io.compress.BZip2Codec",
         "org.apache.hadoop.io.compress.BZip2Codec" -> "org.apache.hadoop.io.compress.BZip2Codec")) {
       val e = intercept[IllegalArgumentException](options("compression" -> value))
-      assertEquals(e.getMessage, s"TFRecord option 'compression' is '$value', a codec " +
+      assertEquals(e.text, s"TFRecord option 'compression' is '$value', a codec " +
         "TensorFlow cannot read (TFRecordDataset reads only GZIP and ZLIB). Use compression " +
         "gzip or deflate, or set allowNonTensorFlowCodec=true if the files are only for Spark.")
       assertEquals(options("compression" -> value, "allowNonTensorFlowCodec" -> "true")
@@ -181,7 +183,7 @@ class TFRecordOptionsSuite extends FunSuite {
     assertEquals(o.compression, TFRecordCompression.None)
     assertEquals(o.ignoreCorruptFiles, false)
     conf.set("tfrecord.mode", "bad")
-    assertEquals(intercept[IllegalArgumentException](new TFRecordOptions(conf)).getMessage,
+    assertEquals(intercept[IllegalArgumentException](new TFRecordOptions(conf)).text,
       validValues("mode", "bad", "FAILFAST, PERMISSIVE, DROPMALFORMED"))
   }
 
@@ -216,12 +218,15 @@ class TFRecordOptionsSuite extends FunSuite {
     val row = """^\| `([^`]+)` \|""".r
     val documented = doc.split("\n").toSeq.flatMap(line => row.findPrefixMatchOf(line))
       .map(_.group(1))
-    assertEquals(documented.sorted, Names.sorted)
+    assertEquals(documented.sorted, getAllOptions.toSeq.sorted)
   }
 
-  test("Names lists every option once") {
-    assertEquals(Names.distinct.size, Names.size)
-    assertEquals(Names.size, 24)
-    assertEquals(Names.map(_.toLowerCase).distinct.size, Names.size)
+  test("the options are declared once each, codec as compression's other name") {
+    val names = getAllOptions.toSeq
+    assertEquals(names.size, 24)
+    assertEquals(names.map(_.toLowerCase).distinct.size, names.size)
+    assertEquals(getAlternativeOption(CodecOption), Some(CompressionOption))
+    assertEquals(getAlternativeOption(CompressionOption), Some(CodecOption))
+    assert(isValidOption(IgnoreCorruptFilesOption) && !isValidOption("recordTyp"))
   }
 }

@@ -5,6 +5,8 @@ import java.util.zip.CRC32C
 
 import munit.FunSuite
 
+import ErrorText._
+
 /** The framing, against files TensorFlow wrote, and [[TFRecordReader]] over streams. */
 class TFRecordReaderSuite extends FunSuite {
   import ProtoBytes._
@@ -50,12 +52,12 @@ class TFRecordReaderSuite extends FunSuite {
   private def corrupt(r: TFRecordReader): (String, Long) = {
     val e = intercept[TFRecordCorruptException](while (r.next()) {})
     assertEquals(e.path, "test.tfrecord")
-    assertEquals(e.getMessage, s"${messageOf(e)} at byte offset ${e.offset} of test.tfrecord")
+    assertEquals(e.text, s"${messageOf(e)} at byte offset ${e.offset} of test.tfrecord")
     (messageOf(e), e.offset)
   }
 
   private def messageOf(e: TFRecordCorruptException): String =
-    e.getMessage.substring(0, e.getMessage.lastIndexOf(" at byte offset "))
+    e.text.substring(0, e.text.lastIndexOf(" at byte offset "))
 
   /** At most `chunk` bytes per read, as a network stream or a decompressor may hand them. */
   private def trickle(bytes: Array[Byte], chunk: Int): InputStream =

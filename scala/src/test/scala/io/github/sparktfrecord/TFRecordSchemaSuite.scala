@@ -7,6 +7,8 @@ import munit.FunSuite
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types._
 
+import ErrorText._
+
 /**
  * The type mapping: which Spark types a record type holds (with the errors that say which do
  * not), and which feature kinds each column type reads, with the value each kind gives.
@@ -51,7 +53,7 @@ class TFRecordSchemaSuite extends FunSuite {
     }
     val nested = intercept[IllegalArgumentException](validate(
       schema("ok" -> LongType, "t" -> ArrayType(ArrayType(LongType))), RecordType.Example, false))
-    assertEquals(nested.getMessage, "Column 't' has type array<array<bigint>>, which recordType " +
+    assertEquals(nested.text, "Column 't' has type array<array<bigint>>, which recordType " +
       "Example cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
       "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
       "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays of " +
@@ -69,11 +71,11 @@ class TFRecordSchemaSuite extends FunSuite {
         case s: StructType if s.nonEmpty => s.head.dataType
         case _ => t
       }
-      assert(e.getMessage.startsWith(s"Column '$column' has type ${leafType.simpleString}, " +
-        s"which recordType ${recordType.name} cannot hold. Supported: boolean, "), e.getMessage)
+      assert(e.text.startsWith(s"Column '$column' has type ${leafType.simpleString}, " +
+        s"which recordType ${recordType.name} cannot hold. Supported: boolean, "), e.text)
       if (recordType == RecordType.SequenceExample) {
-        assert(e.getMessage.contains(", arrays of such arrays (feature lists), and structs"),
-          e.getMessage)
+        assert(e.text.contains(", arrays of such arrays (feature lists), and structs"),
+          e.text)
       }
     }
   }
@@ -85,7 +87,7 @@ class TFRecordSchemaSuite extends FunSuite {
     validate(column, RecordType.ByteArray, writing = true)
     validate(schema("payload" -> BinaryType), RecordType.ByteArray, writing = true)
     def message(s: StructType, writing: Boolean): String = intercept[IllegalArgumentException](
-      validate(s, RecordType.ByteArray, writing)).getMessage
+      validate(s, RecordType.ByteArray, writing)).text
     assertEquals(message(schema("payload" -> BinaryType), writing = false),
       "recordType ByteArray reads exactly one binary column (named 'byteArray' on read), but " +
         "the schema is struct<payload:binary>.")
@@ -122,7 +124,7 @@ class TFRecordSchemaSuite extends FunSuite {
         case _ => row.get(0, t)
       })
     } catch {
-      case e: TFRecordDataException => Left(e.getMessage)
+      case e: TFRecordDataException => Left(e.text)
     }
   }
 
@@ -165,9 +167,9 @@ class TFRecordSchemaSuite extends FunSuite {
     for (t <- unsupportedTypes.filterNot(_.isInstanceOf[ArrayType])) {
       val decoding = intercept[IllegalArgumentException](
         FeatureDecoder(StructField("c", t), 0, new UnsafeRowWriter(1)))
-      assert(decoding.getMessage.startsWith(s"Column 'c' has type ${t.simpleString}"))
+      assert(decoding.text.startsWith(s"Column 'c' has type ${t.simpleString}"))
       val encoding = intercept[IllegalArgumentException](FeatureEncoder("c", t))
-      assert(encoding.getMessage.startsWith(s"Column 'c' has type ${t.simpleString}"))
+      assert(encoding.text.startsWith(s"Column 'c' has type ${t.simpleString}"))
     }
   }
 }

@@ -11,6 +11,8 @@ import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
+import ErrorText._
+
 /**
  * Rows into the bytes TensorFlow writes for the same Example, and back through the
  * deserializer; the measure / write contract of the encoders and the begin / end one of the
@@ -99,8 +101,9 @@ class TFRecordSerializerSuite extends FunSuite {
     val bytes = Array.tabulate[Byte](300)(_.toByte)
     assertEquals(serializer.serialize(InternalRow(bytes)), 300)
     assertEquals(serializer.buffer.slice(12, 312).toSeq, bytes.toSeq)
-    val e = intercept[IllegalArgumentException](serializer.serialize(InternalRow(null)))
-    assertEquals(e.getMessage, "Column 'byteArray' is null in a row: recordType ByteArray " +
+    val e = intercept[TFRecordDataException](serializer.serialize(InternalRow(null)))
+    assertEquals((e.condition, e.column), (TFRecordError.DataMismatch, "byteArray"))
+    assertEquals(e.text, "Column 'byteArray' is null in a row: recordType ByteArray " +
       "writes each value as one record and has nothing to write for a null. Filter the nulls " +
       "out first.")
   }
@@ -110,14 +113,15 @@ class TFRecordSerializerSuite extends FunSuite {
       "lists cannot hold nulls. Drop or fill them first (for example with " +
       "filter(x -> x IS NOT NULL) or coalesce)."
     for (t <- Seq(LongType, FloatType, StringType)) {
-      val e = intercept[IllegalArgumentException](
+      val e = intercept[TFRecordDataException](
         serialize(schema("a" -> ArrayType(t)), InternalRow(array(null, null))))
-      assertEquals(e.getMessage, message.replace("index 1", "index 0"), t.simpleString)
+      assertEquals(e.getMessageParameters.get("column"), "a")
+      assertEquals(e.text, message.replace("index 1", "index 0"), t.simpleString)
     }
-    val nested = intercept[IllegalArgumentException](serialize(
+    val nested = intercept[TFRecordDataException](serialize(
       schema("a" -> ArrayType(ArrayType(LongType))), InternalRow(array(array(1L), null)),
       RecordType.SequenceExample))
-    assertEquals(nested.getMessage, message)
+    assertEquals(nested.text, message)
   }
 
   /** Every column type, its values as they read back: double and decimal pass through float. */
@@ -217,7 +221,7 @@ class TFRecordSerializerSuite extends FunSuite {
     val row = InternalRow(5L)
     val buf = new Array[Byte](16)
     val unmeasured = intercept[IllegalStateException](encoder.write(row, 0, 5, buf, 0))
-    assertEquals(unmeasured.getMessage, "ValueEncoder.write of value 0 without measure")
+    assertEquals(unmeasured.text, "ValueEncoder.write of value 0 without measure")
     assertEquals(encoder.measure(row, 0), 5)
     intercept[IllegalStateException](encoder.write(InternalRow(5L), 0, 5, buf, 0))
     assertEquals(encoder.write(row, 0, 5, buf, 1), 6)
@@ -226,7 +230,7 @@ class TFRecordSerializerSuite extends FunSuite {
     intercept[IllegalStateException](encoder.write(row, 0, 5, buf, 0))
     encoder.measure(row, 0)
     val wrongSize = intercept[IllegalStateException](encoder.write(row, 0, 4, buf, 0))
-    assertEquals(wrongSize.getMessage, "ValueEncoder wrote 5 bytes, measured 4")
+    assertEquals(wrongSize.text, "ValueEncoder wrote 5 bytes, measured 4")
 
     val steps = InternalRow(array(array(1L), array(2L, 3L)))
     val lists = new FeatureListEncoder("t", FeatureEncoder("t", ArrayType(LongType)))
@@ -244,22 +248,22 @@ class TFRecordSerializerSuite extends FunSuite {
     val list = FeatureDecoder(StructField("a", ArrayType(LongType)), 0, writer)
     list.beginArray(2)
     list.int64(1L)
-    assertEquals(intercept[IllegalStateException](list.end()).getMessage,
+    assertEquals(intercept[IllegalStateException](list.end()).text,
       "Column 'a': 1 values written, 2 begun")
     val scalar = FeatureDecoder(StructField("b", LongType), 1, writer)
     scalar.beginScalar()
-    assertEquals(intercept[IllegalStateException](scalar.end()).getMessage,
+    assertEquals(intercept[IllegalStateException](scalar.end()).text,
       "Column 'b': 0 values written, 1 begun")
     scalar.int64(4L)
     scalar.end()
     assertEquals(writer.getRow.getLong(1), 4L)
     assertEquals(intercept[IllegalStateException](scalar.bytes(Array[Byte](1), 0, 1))
-      .getMessage, "bytes value for b")
-    assertEquals(intercept[IllegalStateException](scalar.float(1f)).getMessage,
+      .text, "bytes value for b")
+    assertEquals(intercept[IllegalStateException](scalar.float(1f)).text,
       "float value for b")
     // Values are handed over only after they were counted.
     assertEquals(intercept[IllegalStateException](
-      new FeatureLists(new WireCursor).emit(new FeatureRun, scalar)).getMessage,
+      new FeatureLists(new WireCursor).emit(new FeatureRun, scalar)).text,
       "FeatureLists.emit before count")
   }
 }

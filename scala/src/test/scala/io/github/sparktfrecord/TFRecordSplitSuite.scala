@@ -10,6 +10,8 @@ import munit.FunSuite
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
+import ErrorText._
+
 /**
  * Files on the local file system, through Hadoop's, read whole and in splits: every record read
  * exactly once over all the splits of a file, whatever the split size.
@@ -110,8 +112,8 @@ class TFRecordSplitSuite extends FunSuite {
       val e = intercept[TFRecordCorruptException](
         TFRecordReader.openSplit(path, conf, options(), 20, length, length))
       assertEquals(e.offset, offsets(1))
-      assert(e.getMessage.startsWith("Corrupt TFRecord: data checksum mismatch (found while " +
-        "looking for the first record of a split)"), e.getMessage)
+      assert(e.text.startsWith("Corrupt TFRecord: data checksum mismatch (found while " +
+        "looking for the first record of a split)"), e.text)
       // Without checksums the search takes the header alone.
       assertEquals(drain(TFRecordReader.openSplit(path, conf, options("verifyChecksums" ->
         "false"), 20, length, length)).map(_._1), offsets.drop(1))
@@ -124,13 +126,13 @@ class TFRecordSplitSuite extends FunSuite {
     val length = new File(path.toUri).length
     val whole = intercept[TFRecordCorruptException](
       drain(TFRecordReader.open(path, conf, opts, length)))
-    assertEquals((whole.offset, whole.getMessage), (offsets(1), "TFRecord of 1000 bytes " +
+    assertEquals((whole.offset, whole.text), (offsets(1), "TFRecord of 1000 bytes " +
       s"exceeds maxRecordBytes (500) at byte offset ${offsets(1)} of ${path.toString}"))
     // The search for a split's first record passes over it, but the split before stops there
     // and checks that header.
     for (size <- Seq(1L, 5L, 26L, 27L, 100L, 1000L, length)) {
       val e = intercept[TFRecordCorruptException](readInSplits(path, size, opts))
-      assertEquals((e.offset, e.getMessage), (whole.offset, whole.getMessage), s"size $size")
+      assertEquals((e.offset, e.text), (whole.offset, whole.text), s"size $size")
     }
   }
 
@@ -165,6 +167,6 @@ class TFRecordSplitSuite extends FunSuite {
     val e = intercept[TFRecordCorruptException](
       TFRecordReader.open(notGzip, conf, options(), new File(notGzip.toUri).length))
     assertEquals(e.offset, 0L)
-    assert(e.getMessage.startsWith("Cannot decompress ("), e.getMessage)
+    assert(e.text.startsWith("Cannot decompress ("), e.text)
   }
 }

@@ -1,0 +1,217 @@
+"""The error conditions of spark-tfrecord, and how to find them in what PySpark raises.
+
+Every error of the data source is a Spark ``SparkThrowable`` with a condition of its own
+(``TFRECORD_CORRUPT_RECORD.TRUNCATED``, ``TFRECORD_INVALID_OPTION``, ...: the constants below,
+and docs/errors.md) and message parameters (``path``, ``offset``, ``column``, ...). Errors found
+while planning (an option, a type, a schema) reach Python as they are: PySpark raises its
+``IllegalArgumentException`` and ``getCondition()`` (Spark 4) or ``getErrorClass()`` (3.5)
+returns ours. Errors of a task (damaged files, values that do not fit) reach Python inside
+Spark's own (``FAILED_READ_FILE``, ``TASK_WRITE_FAILED``), as they do for Parquet or JSON: their
+cause carries our condition. :func:`condition` and :func:`parameters` find it wherever it is, in
+a classic session (Py4J), a Spark Connect client, or :mod:`spark_tfrecord.local` (JPype)::
+
+    >>> import tempfile
+    >>> from spark_tfrecord import errors
+    >>> try:
+    ...     spark.range(1).write.format("tfrecord").option("recordType", "Examples").save(
+    ...         tempfile.mkdtemp() + "/out")
+    ... except Exception as e:
+    ...     print(errors.condition(e), "|", errors.parameters(e)["valid"])
+    TFRECORD_INVALID_OPTION | Example, SequenceExample, ByteArray
+
+:func:`matches` tells a condition and its sub-conditions apart::
+
+    errors.matches(e, errors.CORRUPT_RECORD)  # any TFRECORD_CORRUPT_RECORD.* error
+
+In a Spark Connect client the causes of an error are known only by their text (Spark sends
+the client the conditions and parameters of the outermost error alone), so there
+:func:`parameters` is empty for a task's error: its message still names the file, the offset
+and the column.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "CANNOT_INFER_SCHEMA",
+    "CONDITIONS",
+    "CORRUPT_RECORD",
+    "DATASET_FOLDER",
+    "DATA_CHECKSUM",
+    "DATA_MISMATCH",
+    "INVALID_OPTION",
+    "INVALID_SCHEMA",
+    "LENGTH_CHECKSUM",
+    "MALFORMED_RECORD",
+    "RECORD_TOO_LARGE",
+    "TFDS_FEATURES",
+    "TRUNCATED",
+    "UNREADABLE",
+    "UNSUPPORTED_TYPE",
+    "condition",
+    "matches",
+    "parameters",
+]
+
+#: A record whose framing is broken (the sub-conditions below say how).
+CORRUPT_RECORD = "TFRECORD_CORRUPT_RECORD"
+#: The file ends inside a record's header, data or footer.
+TRUNCATED = "TFRECORD_CORRUPT_RECORD.TRUNCATED"
+#: The checksum of a record's length does not match.
+LENGTH_CHECKSUM = "TFRECORD_CORRUPT_RECORD.LENGTH_CHECKSUM"
+#: The checksum of a record's data does not match.
+DATA_CHECKSUM = "TFRECORD_CORRUPT_RECORD.DATA_CHECKSUM"
+#: The bytes could not be read or decompressed.
+UNREADABLE = "TFRECORD_CORRUPT_RECORD.UNREADABLE"
+#: A record above ``maxRecordBytes`` (read), or a row too large for one record (write).
+RECORD_TOO_LARGE = "TFRECORD_RECORD_TOO_LARGE"
+#: A record that is not a ``tf.train.Example`` / ``SequenceExample``.
+MALFORMED_RECORD = "TFRECORD_MALFORMED_RECORD"
+#: A value that does not fit its column, on read or write.
+DATA_MISMATCH = "TFRECORD_DATA_MISMATCH"
+#: An option with a value it cannot take, or options that cannot go together.
+INVALID_OPTION = "TFRECORD_INVALID_OPTION"
+#: A column of a type the record type cannot hold.
+UNSUPPORTED_TYPE = "TFRECORD_UNSUPPORTED_TYPE"
+#: A schema that does not fit the record type.
+INVALID_SCHEMA = "TFRECORD_INVALID_SCHEMA"
+#: Records from which no schema can be inferred.
+CANNOT_INFER_SCHEMA = "TFRECORD_CANNOT_INFER_SCHEMA"
+#: TensorFlow Datasets features that are invalid, unsupported or do not fit the DataFrame.
+TFDS_FEATURES = "TFRECORD_TFDS_FEATURES"
+#: A folder (a TFDS dataset, sharded output) that is not as the read or write needs.
+DATASET_FOLDER = "TFRECORD_DATASET_FOLDER"
+
+#: Every condition an error of the data source can have.
+CONDITIONS = (
+    TRUNCATED,
+    LENGTH_CHECKSUM,
+    DATA_CHECKSUM,
+    UNREADABLE,
+    RECORD_TOO_LARGE,
+    MALFORMED_RECORD,
+    DATA_MISMATCH,
+    INVALID_OPTION,
+    UNSUPPORTED_TYPE,
+    INVALID_SCHEMA,
+    CANNOT_INFER_SCHEMA,
+    TFDS_FEATURES,
+    DATASET_FOLDER,
+)
+
+_PREFIX = "TFRECORD_"
+#: ``[TFRECORD_…]`` at the start of a message, as the JVM writes them (and a Connect client's
+#: server stack trace repeats for each cause).
+_IN_TEXT = re.compile(r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\]")
+
+
+def condition(error: BaseException | Any) -> str | None:
+    """The spark-tfrecord condition of ``error`` or of its first cause that has one, or None.
+
+    ``error`` is what PySpark raised (a ``CapturedException``, a ``Py4JJavaError``, a Spark
+    Connect exception) or a Java exception from :mod:`spark_tfrecord.local`.
+    """
+    found = _find(error)
+    return None if found is None else found[0]
+
+
+def parameters(error: BaseException | Any) -> dict[str, str]:
+    """The message parameters of the error :func:`condition` finds (empty if none).
+
+    Among them: ``path`` and ``offset`` (the file and the record's byte offset) for errors in a
+    file, ``column`` for a column's value or type, ``option`` / ``value`` / ``valid`` for an
+    option, and ``reason``, the message's own text.
+    """
+    found = _find(error)
+    return {} if found is None else found[1]
+
+
+def matches(error: BaseException | Any, wanted: str) -> bool:
+    """Whether ``error`` has the condition ``wanted`` or one of its sub-conditions."""
+    found = condition(error)
+    return found is not None and (found == wanted or found.startswith(wanted + "."))
+
+
+def _find(error: Any) -> tuple[str, dict[str, str]] | None:
+    seen: set[int] = set()
+    python: Any = error
+    while python is not None and id(python) not in seen:
+        seen.add(id(python))
+        for java in _java_chain(python):
+            found = from_java(java)
+            if found is not None:
+                return found
+        found = _from_connect(python)
+        if found is not None:
+            return found
+        if not isinstance(python, BaseException):
+            break
+        python = python.__cause__ or python.__context__
+    return None
+
+
+def _java_chain(error: Any) -> list[Any]:
+    """The Java exception behind ``error`` and its causes, outermost first.
+
+    Py4J keeps it in ``java_exception``, PySpark's own exceptions in ``_origin``, and JPype
+    raises the Java exception itself.
+    """
+    java: Any = getattr(error, "java_exception", None)
+    if java is None:
+        java = getattr(error, "_origin", None)
+    if java is None and hasattr(error, "getClass"):
+        java = error
+    chain: list[Any] = []
+    while java is not None and len(chain) < 100:  # Java allows cycles of causes
+        chain.append(java)
+        java = java.getCause()
+    return chain
+
+
+def from_java(java: Any) -> tuple[str, dict[str, str]] | None:
+    """The condition and parameters of one Java exception (not of its causes), if it is ours."""
+    if not str(java.getClass().getName()).startswith("io.github.sparktfrecord."):
+        return None
+    found = None
+    # Spark 4 has getCondition (Py4J does not see the getErrorClass it inherits), 3.5 only
+    # getErrorClass; a class of ours that is not a SparkThrowable has neither.
+    for name in ("getCondition", "getErrorClass"):
+        try:
+            found = str(getattr(java, name)())
+            break
+        except Exception:
+            continue
+    if found is None:
+        return None
+    if not found.startswith(_PREFIX):
+        return None
+    params = java.getMessageParameters()
+    return found, {str(k): str(params.get(k)) for k in params.keySet()}
+
+
+def _from_connect(error: Any) -> tuple[str, dict[str, str]] | None:
+    """A Spark Connect exception: the condition of the outermost error, else one in the text."""
+    get = getattr(error, "getCondition", None) or getattr(error, "getErrorClass", None)
+    if get is None or hasattr(error, "_origin"):
+        return None  # not a Connect exception (classic ones are read through Py4J above)
+    found = get()
+    if found is not None and str(found).startswith(_PREFIX):
+        params = getattr(error, "getMessageParameters", lambda: None)() or {}
+        return str(found), {str(k): str(v) for k, v in params.items()}
+    text = "\n".join(
+        str(t)
+        for t in (getattr(error, "getMessage", lambda: None)(), _stack(error), str(error))
+        if t
+    )
+    match = _IN_TEXT.search(text)
+    return None if match is None else (match.group(1), {})
+
+
+def _stack(error: Any) -> str | None:
+    get = getattr(error, "getStackTrace", None)
+    try:
+        return None if get is None else get()
+    except Exception:
+        return None
