@@ -120,6 +120,8 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     // which differs from the task's when the jar came with `ADD JAR` or `addArtifacts`.
     val conf = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
 
+    // Without a column to fill (count()), records are checked but their data is never copied.
+    val framing = FramingSettings(parsed, keepData = requiredSchema.nonEmpty)
     val split = parsed.split
     // Per task, the shard names of each TFDS folder read (from its dataset_info.json).
     val splitShards = new java.util.HashMap[Path, Set[String]]()
@@ -137,9 +139,8 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
         Iterator.empty
       } else {
         val reader = TFRecordReader.openPart(
-          path, hadoopConf, parsed, file.start, file.length, file.fileSize)
+          path, hadoopConf, framing, file.start, file.length, file.fileSize)
         Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
-        reader.keepData = requiredSchema.nonEmpty
         TFRecordFileFormat.rows(reader,
           TFRecordFileFormat.decoder(requiredSchema, parsed, path.toString), path)
       }

@@ -133,11 +133,12 @@ class AllocationSuite extends FunSuite {
     }
     val file = out.toByteArray
     for (keepData <- Seq(true, false)) {
+      val settings = FramingSettings(TFRecordCompression.None, Int.MaxValue,
+        verifyChecksums = true, keepData = keepData)
       // One reader per pass over the 64 records: its buffers are the only allocation.
       val perRecord = bytesPerRecord(2000) { _ =>
         val reader = new TFRecordReader(new ByteArrayInputStream(file), "mem", 0L, Long.MaxValue,
-          file.length.toLong, Int.MaxValue, verifyChecksums = true)
-        reader.keepData = keepData
+          file.length.toLong, settings)
         var n = 0
         while (reader.next()) n += 1
         if (n != 64) fail(s"$n records")
