@@ -204,16 +204,13 @@ private[sparktfrecord] object TFRecordFileFormat {
             Some(schema.fieldNames.indexOf(options.columnNameOfCorruptRecord)).filter(_ >= 0)
           case _ => None
         }
-        val deserializer = new TFRecordDeserializer(schema, recordType, corruptColumn.getOrElse(-1))
-        deserializer.path = path
+        val deserializer =
+          new TFRecordDeserializer(schema, recordType, path, corruptColumn.getOrElse(-1))
         options.mode match {
-          case FailFastMode => reader => {
-            deserializer.recordOffset = reader.offset
-            deserializer.deserialize(reader.data, reader.length)
-          }
+          case FailFastMode =>
+            reader => deserializer.deserialize(reader.data, reader.length, reader.offset)
           case mode => reader => {
-            deserializer.recordOffset = reader.offset
-            try deserializer.deserialize(reader.data, reader.length) catch {
+            try deserializer.deserialize(reader.data, reader.length, reader.offset) catch {
               case _: TFRecordDataException =>
                 if (mode == DropMalformedMode) null
                 else deserializer.corruptRow(reader.data, reader.length)
@@ -239,23 +236,21 @@ private[sparktfrecord] object TFRecordFileFormat {
         flatSchema.fieldNames.indexOf(options.columnNameOfCorruptRecord)
       case _ => -1
     }
-    val deserializer = new TFRecordDeserializer(flatSchema, recordType, corruptColumn,
+    val deserializer = new TFRecordDeserializer(flatSchema, recordType, path, corruptColumn,
       leaves.map(_.column).toArray)
-    deserializer.path = path
-    val assembler = new NestedRowAssembler(schema, leaves, recordType)
-    assembler.path = path
-    def decode(reader: TFRecordReader): InternalRow = {
-      deserializer.recordOffset = reader.offset
-      assembler.recordOffset = reader.offset
-      assembler.assemble(deserializer.deserialize(reader.data, reader.length))
-    }
+    val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
+    def decode(reader: TFRecordReader): InternalRow =
+      assembler.assemble(deserializer.deserialize(reader.data, reader.length, reader.offset),
+        reader.offset)
     options.mode match {
       case FailFastMode => decode
       case mode => reader => {
         try decode(reader) catch {
           case _: TFRecordDataException =>
             if (mode == DropMalformedMode) null
-            else assembler.assemble(deserializer.corruptRow(reader.data, reader.length))
+            else {
+              assembler.assemble(deserializer.corruptRow(reader.data, reader.length), reader.offset)
+            }
         }
       }
     }
