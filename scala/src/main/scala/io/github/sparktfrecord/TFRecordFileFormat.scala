@@ -9,10 +9,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
-import org.apache.spark.sql.catalyst.util.{DropMalformedMode, FailFastMode, PermissiveMode}
 import org.apache.spark.sql.execution.datasources.{FileFormat, OutputWriterFactory, PartitionedFile}
 import org.apache.spark.sql.sources.{DataSourceRegister, Filter}
-import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructType}
+import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.util.SerializableConfiguration
 
 /**
@@ -107,15 +106,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     val parsed = new TFRecordOptions(options)
     TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false,
       parsed.pathSeparator)
-    if (parsed.mode == PermissiveMode) {
-      requiredSchema.find(_.name == parsed.columnNameOfCorruptRecord).foreach { f =>
-        if (f.dataType != BinaryType && f.dataType != StringType) {
-          throw new IllegalArgumentException(
-            s"The corrupt-record column '${f.name}' must be binary or string, not " +
-              f.dataType.simpleString)
-        }
-      }
-    }
+    FailureSafeDecoder.checkCorruptColumn(requiredSchema, parsed)
     // Spark's own wrapper: a class of ours would be deserialized by the broadcast's class loader,
     // which differs from the task's when the jar came with `ADD JAR` or `addArtifacts`.
     val conf = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
@@ -178,7 +169,8 @@ private[sparktfrecord] object TFRecordFileFormat {
 
   /**
    * Turns the reader's current record into a row of `schema` (null: drop it); chosen once per
-   * file. Records whose payload does not decode or fit are handled by the `mode` option.
+   * file. Records whose payload does not decode or fit are handled by the `mode` option
+   * ([[FailureSafeDecoder]]).
    */
   def decoder(
       schema: StructType,
@@ -199,24 +191,14 @@ private[sparktfrecord] object TFRecordFileFormat {
       case recordType if FeaturePaths.isNested(schema) =>
         nestedDecoder(schema, recordType, options, path)
       case recordType =>
-        val corruptColumn = options.mode match {
-          case PermissiveMode =>
-            Some(schema.fieldNames.indexOf(options.columnNameOfCorruptRecord)).filter(_ >= 0)
-          case _ => None
-        }
-        val deserializer =
-          new TFRecordDeserializer(schema, recordType, path, corruptColumn.getOrElse(-1))
-        options.mode match {
-          case FailFastMode =>
-            reader => deserializer.deserialize(reader.data, reader.length, reader.offset)
-          case mode => reader => {
-            try deserializer.deserialize(reader.data, reader.length, reader.offset) catch {
-              case _: TFRecordDataException =>
-                if (mode == DropMalformedMode) null
-                else deserializer.corruptRow(reader.data, reader.length)
-            }
-          }
-        }
+        val deserializer = new TFRecordDeserializer(schema, recordType, path,
+          FailureSafeDecoder.corruptColumn(schema, schema, options))
+        FailureSafeDecoder(options.mode, new FailureSafeDecoder.RecordDecoder {
+          def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
+            deserializer.deserialize(data, length, offset)
+          def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
+            deserializer.corruptRow(data, length)
+        })
     }
 
   /**
@@ -231,28 +213,14 @@ private[sparktfrecord] object TFRecordFileFormat {
       path: String): TFRecordReader => InternalRow = {
     val leaves = FeaturePaths.leaves(schema, recordType, options.pathSeparator)
     val flatSchema = FeaturePaths.flatSchema(leaves)
-    val corruptColumn = options.mode match {
-      case PermissiveMode if schema.fieldNames.contains(options.columnNameOfCorruptRecord) =>
-        flatSchema.fieldNames.indexOf(options.columnNameOfCorruptRecord)
-      case _ => -1
-    }
-    val deserializer = new TFRecordDeserializer(flatSchema, recordType, path, corruptColumn,
-      leaves.map(_.column).toArray)
+    val deserializer = new TFRecordDeserializer(flatSchema, recordType, path,
+      FailureSafeDecoder.corruptColumn(schema, flatSchema, options), leaves.map(_.column).toArray)
     val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
-    def decode(reader: TFRecordReader): InternalRow =
-      assembler.assemble(deserializer.deserialize(reader.data, reader.length, reader.offset),
-        reader.offset)
-    options.mode match {
-      case FailFastMode => decode
-      case mode => reader => {
-        try decode(reader) catch {
-          case _: TFRecordDataException =>
-            if (mode == DropMalformedMode) null
-            else {
-              assembler.assemble(deserializer.corruptRow(reader.data, reader.length), reader.offset)
-            }
-        }
-      }
-    }
+    FailureSafeDecoder(options.mode, new FailureSafeDecoder.RecordDecoder {
+      def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
+        assembler.assemble(deserializer.deserialize(data, length, offset), offset)
+      def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
+        assembler.assemble(deserializer.corruptRow(data, length), offset)
+    })
   }
 }
