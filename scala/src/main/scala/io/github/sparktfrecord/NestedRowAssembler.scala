@@ -18,12 +18,15 @@ import org.apache.spark.unsafe.Platform
  *    ([[FeaturePaths.Leaf.concatenated]]) holds `listLength` values per element, split back.
  *
  * Everything is decided when it is built: one [[Part]] per field, reading fixed-size values with
- * their getter and copying variable-size ones (strings, binaries, arrays) as bytes.
+ * their getter and copying variable-size ones (strings, binaries, arrays) as bytes. One
+ * assembler serves the records of one file, `path`, which its errors name with the byte offset
+ * each record is given with.
  */
 private[sparktfrecord] final class NestedRowAssembler(
     schema: StructType,
     leaves: IndexedSeq[FeaturePaths.Leaf],
-    recordType: RecordType) {
+    recordType: RecordType,
+    path: String) {
   import NestedRowAssembler._
 
   private val sequence = recordType == RecordType.SequenceExample
@@ -31,20 +34,23 @@ private[sparktfrecord] final class NestedRowAssembler(
   /** The flat row's ordinal of each leaf, by its path of ordinals in `schema`. */
   private val flatOrdinals: Map[Seq[Int], Int] = leaves.indices.map { i =>
     val l = leaves(i)
-    val path = l.structs.map(_.ordinal) ++ Seq(l.ordinal) ++ l.inElement.map(_.ordinal) ++
+    val ordinals = l.structs.map(_.ordinal) ++ Seq(l.ordinal) ++ l.inElement.map(_.ordinal) ++
       (if (l.inArrayOfStructs) Seq(l.elementOrdinal) else Nil)
-    path -> i
+    ordinals -> i
   }.toMap
   private val parts: Array[Part] = schema.fields.zipWithIndex.map { case (f, i) =>
     part(f, f.name, Seq(i), writer)
   }
 
-  /** For error messages: the file and the byte offset of the record being assembled. */
-  var path: String = ""
-  var recordOffset: Long = 0L
+  /** For error messages: the byte offset of the record being assembled, given with it. */
+  private var recordOffset = 0L
 
-  /** The row of `schema` for the flat row `flat`; overwritten by the next call. */
-  def assemble(flat: UnsafeRow): UnsafeRow = {
+  /**
+   * The row of `schema` for the flat row `flat` of the record whose header starts at byte
+   * `offset` of the file; overwritten by the next call.
+   */
+  def assemble(flat: UnsafeRow, offset: Long): UnsafeRow = {
+    recordOffset = offset
     writer.reset()
     writer.zeroOutNullBytes()
     var i = 0

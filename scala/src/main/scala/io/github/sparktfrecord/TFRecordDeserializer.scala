@@ -17,7 +17,8 @@ import org.apache.spark.sql.types._
  * In a SequenceExample, `array<array<T>>` columns are read from the feature lists (one inner
  * array per step) and every other column from the context.
  *
- * The returned row is overwritten by the next call.
+ * One deserializer reads the records of one file, `path`, which its errors name with the byte
+ * offset each record is given with. The returned row is overwritten by the next call.
  *
  * `corruptColumn`, when not -1, is the ordinal of the column that [[corruptRow]] fills with a bad
  * record's raw bytes (mode PERMISSIVE); it is never read from a feature. `columns`, when given,
@@ -26,6 +27,7 @@ import org.apache.spark.sql.types._
 private[sparktfrecord] final class TFRecordDeserializer(
     schema: StructType,
     recordType: RecordType,
+    path: String,
     corruptColumn: Int = -1,
     columns: Array[String] = null) {
   import FeatureDecoder._
@@ -69,11 +71,12 @@ private[sparktfrecord] final class TFRecordDeserializer(
     }
   }
 
-  /** For error messages: the file and the byte offset of the record being decoded. */
-  var path: String = ""
-  var recordOffset: Long = 0L
+  /** For error messages: the byte offset of the record being decoded, given with it. */
+  private var recordOffset = 0L
 
-  def deserialize(data: Array[Byte], length: Int): UnsafeRow = {
+  /** The row of the record `data[0, length)` whose header starts at byte `offset` of the file. */
+  def deserialize(data: Array[Byte], length: Int, offset: Long): UnsafeRow = {
+    recordOffset = offset
     rowWriter.reset()
     rowWriter.zeroOutNullBytes()
     stamp += 1
@@ -84,7 +87,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
       else walker.walkExample(data, length, visitor)
     } catch {
       case e: WireFormatException => throw TFRecordDataException.malformed(e, sequence, path,
-        recordOffset)
+        offset)
     }
     var i = 0
     while (i < numColumns) {

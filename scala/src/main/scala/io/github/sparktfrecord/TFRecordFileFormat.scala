@@ -9,10 +9,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
-import org.apache.spark.sql.catalyst.util.{DropMalformedMode, FailFastMode, PermissiveMode}
 import org.apache.spark.sql.execution.datasources.{FileFormat, OutputWriterFactory, PartitionedFile}
 import org.apache.spark.sql.sources.{DataSourceRegister, Filter}
-import org.apache.spark.sql.types.{BinaryType, DataType, StringType, StructType}
+import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.util.SerializableConfiguration
 
 /**
@@ -107,19 +106,13 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     val parsed = new TFRecordOptions(options)
     TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false,
       parsed.pathSeparator)
-    if (parsed.mode == PermissiveMode) {
-      requiredSchema.find(_.name == parsed.columnNameOfCorruptRecord).foreach { f =>
-        if (f.dataType != BinaryType && f.dataType != StringType) {
-          throw TFRecordError.argument(TFRecordError.InvalidSchema,
-            s"The corrupt-record column '${f.name}' must be binary or string, not " +
-              f.dataType.simpleString, "column" -> f.name)
-        }
-      }
-    }
+    FailureSafeDecoder.checkCorruptColumn(requiredSchema, parsed)
     // Spark's own wrapper: a class of ours would be deserialized by the broadcast's class loader,
     // which differs from the task's when the jar came with `ADD JAR` or `addArtifacts`.
     val conf = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
 
+    // Without a column to fill (count()), records are checked but their data is never copied.
+    val framing = FramingSettings(parsed, keepData = requiredSchema.nonEmpty)
     val split = parsed.split
     // Per task, the shard names of each TFDS folder read (from its dataset_info.json).
     val splitShards = new java.util.HashMap[Path, Set[String]]()
@@ -137,9 +130,8 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
         Iterator.empty
       } else {
         val reader = TFRecordReader.openPart(
-          path, hadoopConf, parsed, file.start, file.length, file.fileSize)
+          path, hadoopConf, framing, file.start, file.length, file.fileSize)
         Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit](_ => reader.close()))
-        reader.keepData = requiredSchema.nonEmpty
         TFRecordFileFormat.rows(reader,
           TFRecordFileFormat.decoder(requiredSchema, parsed, path.toString), path)
       }
@@ -177,7 +169,8 @@ private[sparktfrecord] object TFRecordFileFormat {
 
   /**
    * Turns the reader's current record into a row of `schema` (null: drop it); chosen once per
-   * file. Records whose payload does not decode or fit are handled by the `mode` option.
+   * file. Records whose payload does not decode or fit are handled by the `mode` option
+   * ([[FailureSafeDecoder]]).
    */
   def decoder(
       schema: StructType,
@@ -198,27 +191,14 @@ private[sparktfrecord] object TFRecordFileFormat {
       case recordType if FeaturePaths.isNested(schema) =>
         nestedDecoder(schema, recordType, options, path)
       case recordType =>
-        val corruptColumn = options.mode match {
-          case PermissiveMode =>
-            Some(schema.fieldNames.indexOf(options.columnNameOfCorruptRecord)).filter(_ >= 0)
-          case _ => None
-        }
-        val deserializer = new TFRecordDeserializer(schema, recordType, corruptColumn.getOrElse(-1))
-        deserializer.path = path
-        options.mode match {
-          case FailFastMode => reader => {
-            deserializer.recordOffset = reader.offset
-            deserializer.deserialize(reader.data, reader.length)
-          }
-          case mode => reader => {
-            deserializer.recordOffset = reader.offset
-            try deserializer.deserialize(reader.data, reader.length) catch {
-              case _: TFRecordDataException =>
-                if (mode == DropMalformedMode) null
-                else deserializer.corruptRow(reader.data, reader.length)
-            }
-          }
-        }
+        val deserializer = new TFRecordDeserializer(schema, recordType, path,
+          FailureSafeDecoder.corruptColumn(schema, schema, options))
+        FailureSafeDecoder(options.mode, new FailureSafeDecoder.RecordDecoder {
+          def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
+            deserializer.deserialize(data, length, offset)
+          def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
+            deserializer.corruptRow(data, length)
+        })
     }
 
   /**
@@ -233,30 +213,14 @@ private[sparktfrecord] object TFRecordFileFormat {
       path: String): TFRecordReader => InternalRow = {
     val leaves = FeaturePaths.leaves(schema, recordType, options.pathSeparator)
     val flatSchema = FeaturePaths.flatSchema(leaves)
-    val corruptColumn = options.mode match {
-      case PermissiveMode if schema.fieldNames.contains(options.columnNameOfCorruptRecord) =>
-        flatSchema.fieldNames.indexOf(options.columnNameOfCorruptRecord)
-      case _ => -1
-    }
-    val deserializer = new TFRecordDeserializer(flatSchema, recordType, corruptColumn,
-      leaves.map(_.column).toArray)
-    deserializer.path = path
-    val assembler = new NestedRowAssembler(schema, leaves, recordType)
-    assembler.path = path
-    def decode(reader: TFRecordReader): InternalRow = {
-      deserializer.recordOffset = reader.offset
-      assembler.recordOffset = reader.offset
-      assembler.assemble(deserializer.deserialize(reader.data, reader.length))
-    }
-    options.mode match {
-      case FailFastMode => decode
-      case mode => reader => {
-        try decode(reader) catch {
-          case _: TFRecordDataException =>
-            if (mode == DropMalformedMode) null
-            else assembler.assemble(deserializer.corruptRow(reader.data, reader.length))
-        }
-      }
-    }
+    val deserializer = new TFRecordDeserializer(flatSchema, recordType, path,
+      FailureSafeDecoder.corruptColumn(schema, flatSchema, options), leaves.map(_.column).toArray)
+    val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
+    FailureSafeDecoder(options.mode, new FailureSafeDecoder.RecordDecoder {
+      def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
+        assembler.assemble(deserializer.deserialize(data, length, offset), offset)
+      def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
+        assembler.assemble(deserializer.corruptRow(data, length), offset)
+    })
   }
 }

@@ -47,8 +47,7 @@ object TFRecordIndex {
     checkCompression(TFRecordCompression.forFile(file, options.compression, conf), file.toString)
     val index = pathFor(file)
     val temporary = new Path(index.getParent, index.getName + ".tmp")
-    val reader = TFRecordReader.open(file, conf, options, length)
-    reader.keepData = false
+    val reader = TFRecordReader.open(file, conf, FramingSettings(options, keepData = false), length)
     var records = 0L
     try {
       val writer = new IndexWriter(fs.create(temporary, true))

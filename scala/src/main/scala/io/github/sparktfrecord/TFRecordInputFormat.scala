@@ -45,7 +45,8 @@ private[sparktfrecord] object TFRecordInputFormat {
       val fileLength = path.getFileSystem(conf).getFileStatus(path).getLen
       start = file.getStart
       length = math.max(1L, file.getLength)
-      reader = TFRecordReader.openPart(path, conf, options, start, file.getLength, fileLength)
+      reader = TFRecordReader.openPart(path, conf, FramingSettings(options, keepData = true),
+        start, file.getLength, fileLength)
     }
 
     override def nextKeyValue(): Boolean =

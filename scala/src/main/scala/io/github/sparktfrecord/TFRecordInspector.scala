@@ -20,8 +20,7 @@ object TFRecordInspector {
    */
   def countRecords(path: String): Long = {
     val options = TFRecordOptions.sessionFree(java.util.Collections.emptyMap[String, String]())
-    val reader = openFile(path, options)
-    reader.keepData = false
+    val reader = openFile(path, options, keepData = false)
     try {
       var n = 0L
       while (reader.next()) n += 1
@@ -74,7 +73,7 @@ object TFRecordInspector {
     val it = paths.iterator
     while (n < limit && it.hasNext) {
       val path = it.next()
-      val reader = openFile(path, parsed)
+      val reader = openFile(path, parsed, keepData = true)
       try {
         val decode = TFRecordFileFormat.decoder(schema, parsed, path)
         while (n < limit && reader.next()) {
@@ -89,10 +88,13 @@ object TFRecordInspector {
     out.result()
   }
 
-  private def openFile(file: String, options: TFRecordOptions): TFRecordReader = {
+  private def openFile(
+      file: String,
+      options: TFRecordOptions,
+      keepData: Boolean): TFRecordReader = {
     val path = new Path(file)
     val conf = new Configuration()
     val length = path.getFileSystem(conf).getFileStatus(path).getLen
-    TFRecordReader.open(path, conf, options, length)
+    TFRecordReader.open(path, conf, FramingSettings(options, keepData), length)
   }
 }

@@ -31,9 +31,9 @@ import org.apache.hadoop.util.functional.FutureIO
  * @param start    the file offset `in` starts at
  * @param end      no record whose header starts at or after this offset is read
  * @param streamLength the length of the whole stream (the file's, uncompressed), or -1: unknown
- * @param maxRecordBytes a larger length field is refused before anything is allocated
- * @param verifyChecksums whether to check the data CRC (the length CRC is always checked: without
- *                 it a corrupt length would be trusted)
+ * @param settings the largest record, whether data CRCs are checked, and whether [[next]] copies
+ *                 each record's data into [[data]] (without it, for `count()` and other queries
+ *                 that need no column, records are only checksummed where they lie in the buffer)
  */
 private[sparktfrecord] final class TFRecordReader(
     in: InputStream,
@@ -41,9 +41,13 @@ private[sparktfrecord] final class TFRecordReader(
     start: Long,
     end: Long,
     streamLength: Long,
-    maxRecordBytes: Int,
-    verifyChecksums: Boolean) extends java.io.Closeable {
+    settings: FramingSettings) extends java.io.Closeable {
   import TFRecordFraming._
+
+  // Copied out of `settings`: the per-record code reads fields of its own.
+  private val maxRecordBytes = settings.maxRecordBytes
+  private val verifyChecksums = settings.verifyChecksums
+  private val keepData = settings.keepData
 
   private val crc = new CRC32C
   private val buffer = new Array[Byte](TFRecordReader.BufferBytes)
@@ -51,12 +55,6 @@ private[sparktfrecord] final class TFRecordReader(
   private var bufLimit = 0
   private var streamPos = start // file offset of buffer(bufLimit)
   private var readAny = false // whether a record was read
-
-  /**
-   * Whether [[next]] copies each record's data into [[data]]. Without it (`count()` and other
-   * queries that need no column) records are only checksummed where they lie in the buffer.
-   */
-  var keepData: Boolean = true
 
   /** The current record's data, valid up to `length`; replaced by a larger array when needed. */
   var data: Array[Byte] = new Array[Byte](TFRecordReader.InitialRecordBytes)
@@ -243,15 +241,15 @@ private[sparktfrecord] object TFRecordReader {
 
   /**
    * Opens a whole file of `fileLength` bytes for reading, decompressing it when its extension or
-   * the options say so.
+   * the settings say so.
    */
   def open(
       path: Path,
       conf: Configuration,
-      options: TFRecordOptions,
+      settings: FramingSettings,
       fileLength: Long): TFRecordReader = {
     val raw = openStream(path, conf, fileLength)
-    val codec = TFRecordCompression.forFile(path, options.compression, conf)
+    val codec = TFRecordCompression.forFile(path, settings.compression, conf)
     val in = try codec.decompress(raw, conf) catch {
       case e: java.io.IOException =>
         raw.close()
@@ -259,8 +257,7 @@ private[sparktfrecord] object TFRecordReader {
           TFRecordError.Unreadable, s"Cannot decompress (${e.getMessage})", path.toString, 0L)
     }
     val streamLength = if (codec == TFRecordCompression.None) fileLength else -1L
-    new TFRecordReader(in, path.toString, 0L, Long.MaxValue, streamLength,
-      options.maxRecordBytes, options.verifyChecksums)
+    new TFRecordReader(in, path.toString, 0L, Long.MaxValue, streamLength, settings)
   }
 
   /**
@@ -270,12 +267,12 @@ private[sparktfrecord] object TFRecordReader {
   def openPart(
       path: Path,
       conf: Configuration,
-      options: TFRecordOptions,
+      settings: FramingSettings,
       start: Long,
       length: Long,
       fileLength: Long): TFRecordReader =
-    if (start == 0 && length >= fileLength) open(path, conf, options, fileLength)
-    else openSplit(path, conf, options, start, start + length, fileLength)
+    if (start == 0 && length >= fileLength) open(path, conf, settings, fileLength)
+    else openSplit(path, conf, settings, start, start + length, fileLength)
 
   /**
    * Opens the split `[start, end)` of an uncompressed file of `fileLength` bytes: positioned at
@@ -285,18 +282,17 @@ private[sparktfrecord] object TFRecordReader {
   def openSplit(
       path: Path,
       conf: Configuration,
-      options: TFRecordOptions,
+      settings: FramingSettings,
       start: Long,
       end: Long,
       fileLength: Long): TFRecordReader = {
     val in = openStream(path, conf, fileLength)
     try {
       val first = if (start == 0) 0L
-      else findRecordStart(in, path.toString, start, end, fileLength, options)
+      else findRecordStart(in, path.toString, start, end, fileLength, settings)
       val from = if (first < 0) end else first
       in.seek(math.min(from, fileLength))
-      new TFRecordReader(in, path.toString, from, end, fileLength, options.maxRecordBytes,
-        options.verifyChecksums)
+      new TFRecordReader(in, path.toString, from, end, fileLength, settings)
     } catch {
       case e: Throwable =>
         in.close()
@@ -317,7 +313,7 @@ private[sparktfrecord] object TFRecordReader {
       start: Long,
       end: Long,
       fileLength: Long,
-      options: TFRecordOptions): Long = {
+      settings: FramingSettings): Long = {
     import TFRecordFraming._
     val crc = new CRC32C
     val window = new Array[Byte](BufferBytes + HeaderBytes)
@@ -331,10 +327,10 @@ private[sparktfrecord] object TFRecordReader {
       while (i <= last && windowStart + i < end) {
         val length = ProtoWire.readFixed64(window, i)
         val offset = windowStart + i
-        if (length >= 0 && length <= options.maxRecordBytes &&
+        if (length >= 0 && length <= settings.maxRecordBytes &&
             length <= fileLength - offset - OverheadBytes &&
             maskedCrc(crc, window, i, 8) == ProtoWire.readFixed32(window, i + 8)) {
-          if (options.verifyChecksums) checkData(in, path, offset, length.toInt, crc)
+          if (settings.verifyChecksums) checkData(in, path, offset, length.toInt, crc)
           return offset
         }
         i += 1

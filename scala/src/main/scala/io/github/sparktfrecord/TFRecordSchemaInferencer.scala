@@ -124,7 +124,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     def read(file: FileStatus, options: TFRecordOptions, conf: Configuration): this.type = {
       var reader: TFRecordReader = null
       try {
-        reader = TFRecordReader.open(file.getPath, conf, options, file.getLen)
+        reader = TFRecordReader.open(file.getPath, conf, FramingSettings(options, keepData = true),
+          file.getLen)
         var n = 0
         while (n < options.inferSchemaMaxRecords && reader.next()) {
           try {

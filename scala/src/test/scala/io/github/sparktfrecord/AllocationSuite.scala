@@ -79,23 +79,23 @@ class AllocationSuite extends FunSuite {
   }
 
   test("deserializing every column allocates nothing") {
-    val deserializer = new TFRecordDeserializer(schema, RecordType.Example)
+    val deserializer = new TFRecordDeserializer(schema, RecordType.Example, "mem")
     val sum = bytesPerRecord(200000) { i =>
       val data = records(i & 63)
-      deserializer.deserialize(data, data.length)
+      deserializer.deserialize(data, data.length, 0L)
     }
     assertNoAllocation("the deserializer", sum)
-    val r = deserializer.deserialize(records(5), records(5).length)
+    val r = deserializer.deserialize(records(5), records(5).length, 0L)
     assertEquals(r.getLong(0), 5L * 1000003L)
     assertEquals(r.getArray(5).numElements(), 16)
   }
 
   test("one column of many allocates nothing") {
     val one = StructType(Seq(StructField("tokens", ArrayType(LongType))))
-    val deserializer = new TFRecordDeserializer(one, RecordType.Example)
+    val deserializer = new TFRecordDeserializer(one, RecordType.Example, "mem")
     assertNoAllocation("one column", bytesPerRecord(200000) { i =>
       val data = records(i & 63)
-      deserializer.deserialize(data, data.length)
+      deserializer.deserialize(data, data.length, 0L)
     })
   }
 
@@ -115,10 +115,10 @@ class AllocationSuite extends FunSuite {
       val n = serializer.serialize(r)
       serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
     }
-    val deserializer = new TFRecordDeserializer(sequence, RecordType.SequenceExample)
+    val deserializer = new TFRecordDeserializer(sequence, RecordType.SequenceExample, "mem")
     assertNoAllocation("the SequenceExample deserializer", bytesPerRecord(100000) { i =>
       val d = data(i & 15)
-      deserializer.deserialize(d, d.length)
+      deserializer.deserialize(d, d.length, 0L)
     })
   }
 
@@ -133,11 +133,12 @@ class AllocationSuite extends FunSuite {
     }
     val file = out.toByteArray
     for (keepData <- Seq(true, false)) {
+      val settings = FramingSettings(TFRecordCompression.None, Int.MaxValue,
+        verifyChecksums = true, keepData = keepData)
       // One reader per pass over the 64 records: its buffers are the only allocation.
       val perRecord = bytesPerRecord(2000) { _ =>
         val reader = new TFRecordReader(new ByteArrayInputStream(file), "mem", 0L, Long.MaxValue,
-          file.length.toLong, Int.MaxValue, verifyChecksums = true)
-        reader.keepData = keepData
+          file.length.toLong, settings)
         var n = 0
         while (reader.next()) n += 1
         if (n != 64) fail(s"$n records")

@@ -74,14 +74,15 @@ class FeaturePathsSuite extends FunSuite {
   private def roundTrip(s: StructType, recordType: RecordType, input: Seq[Row]): Seq[Row] = {
     val serializer = new TFRecordSerializer(s, recordType)
     val leaves = FeaturePaths.leaves(s, recordType, "/")
-    val deserializer = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), recordType)
-    val assembler = new NestedRowAssembler(s, leaves, recordType)
+    val deserializer =
+      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), recordType, "test.tfrecord")
+    val assembler = new NestedRowAssembler(s, leaves, recordType, "test.tfrecord")
     val toScala = CatalystTypeConverters.createToScalaConverter(s)
     unsafe(s, input).map { r =>
       val n = serializer.serialize(r)
       val data = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
         TFRecordFraming.HeaderBytes + n)
-      val back = assembler.assemble(deserializer.deserialize(data, n))
+      val back = assembler.assemble(deserializer.deserialize(data, n, 0L), 0L)
       toScala(back.copy()).asInstanceOf[Row]
     }
   }
@@ -162,11 +163,12 @@ class FeaturePathsSuite extends FunSuite {
   /** The bytes allocated per record reading four `records` as rows of `s`, over and over. */
   private def readingAllocates(s: StructType, records: Array[Array[Byte]]): Double = {
     val leaves = FeaturePaths.leaves(s, RecordType.Example, "/")
-    val deserializer = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
-    val assembler = new NestedRowAssembler(s, leaves, RecordType.Example)
+    val deserializer =
+      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "mem")
+    val assembler = new NestedRowAssembler(s, leaves, RecordType.Example, "mem")
     bytesPerRecord(100000) { i =>
       val d = records(i & 3)
-      assembler.assemble(deserializer.deserialize(d, d.length))
+      assembler.assemble(deserializer.deserialize(d, d.length, 0L), 0L)
     }
   }
 
@@ -200,9 +202,10 @@ class FeaturePathsSuite extends FunSuite {
     // On the wire: one list of 4 floats per element, as TensorFlow Datasets stores it.
     val serializer = new TFRecordSerializer(boxes, RecordType.Example)
     val n = serializer.serialize(unsafe(boxes, boxRows.take(1)).head)
-    val flat = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
-      .deserialize(serializer.buffer.slice(TFRecordFraming.HeaderBytes,
-        TFRecordFraming.HeaderBytes + n), n)
+    val flat =
+      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
+        .deserialize(serializer.buffer.slice(TFRecordFraming.HeaderBytes,
+          TFRecordFraming.HeaderBytes + n), n, 0L)
     assertEquals(flat.getArray(1).toFloatArray().length, 8)
     assertEquals(flat.getArray(2).toLongArray().toSeq, Seq(7L, 8L))
   }
@@ -220,12 +223,18 @@ class FeaturePathsSuite extends FunSuite {
     val n = flat.serialize(unsafe(flatSchema, Seq(Row(1L, Seq(1f, 2f, 3f, 4f, 5f, 6f),
       Seq(1L, 2L)))).head)
     val leaves = FeaturePaths.leaves(boxes, RecordType.Example, "/")
-    val assembler = new NestedRowAssembler(boxes, leaves, RecordType.Example)
-    val d = new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example)
-    val read = intercept[TFRecordDataException](assembler.assemble(d.deserialize(
-      flat.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n), n)))
+    val assembler = new NestedRowAssembler(boxes, leaves, RecordType.Example, "test.tfrecord")
+    val d =
+      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
+    val record = flat.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    // The file the assembler was built for, and the offset the record came with.
+    val read = intercept[TFRecordDataException](
+      assembler.assemble(d.deserialize(record, n, 77L), 77L))
     assert(read.text.contains("'objects/bbox' 6 values, 4 per element, 'objects/label' 2"),
       read.text)
+    assert(read.text.endsWith("in the record at byte offset 77 of test.tfrecord"),
+      read.text)
+    assertEquals((read.path, read.offset), ("test.tfrecord", 77L))
   }
 
   test("concatenated lists allocate nothing per record, written or read") {

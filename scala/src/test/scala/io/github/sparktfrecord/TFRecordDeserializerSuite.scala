@@ -18,19 +18,19 @@ class TFRecordDeserializerSuite extends FunSuite {
   private def schema(fields: (String, DataType)*): StructType =
     StructType(fields.map { case (n, t) => StructField(n, t) })
 
-  private def deserializer(s: StructType, recordType: RecordType): TFRecordDeserializer = {
-    val d = new TFRecordDeserializer(s, recordType)
-    d.path = "test.tfrecord"
-    d.recordOffset = 1000L
-    d
-  }
+  /** The deserializer of a file `test.tfrecord`, whose records come at byte offset 1000. */
+  private def deserializer(s: StructType, recordType: RecordType): TFRecordDeserializer =
+    new TFRecordDeserializer(s, recordType, "test.tfrecord")
+
+  private final val Offset = 1000L
 
   /** Decodes `record` followed by bytes that must not be read (continuation bytes). */
   private def read(
       s: StructType,
       record: Array[Byte],
       recordType: RecordType = RecordType.Example): UnsafeRow =
-    deserializer(s, recordType).deserialize(cat(record, Array.fill[Byte](9)(-1)), record.length)
+    deserializer(s, recordType).deserialize(cat(record, Array.fill[Byte](9)(-1)), record.length,
+      Offset)
 
   private def readSequence(s: StructType, record: Array[Byte]): UnsafeRow =
     read(s, record, RecordType.SequenceExample)
@@ -52,7 +52,7 @@ class TFRecordDeserializerSuite extends FunSuite {
       recordType: RecordType = RecordType.Example): TFRecordDataException = {
     val e = intercept[TFRecordDataException](read(s, record, recordType))
     assertEquals(e.path, "test.tfrecord")
-    assertEquals(e.offset, 1000L)
+    assertEquals(e.offset, Offset)
     e
   }
 
@@ -232,7 +232,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val d = deserializer(schema("a" -> LongType, "b" -> StringType, "c" -> ArrayType(LongType)),
       RecordType.Example)
     def row(record: Array[Byte]): (Any, Any, Any) = {
-      val r = d.deserialize(record, record.length)
+      val r = d.deserialize(record, record.length, Offset)
       def orNull(i: Int)(value: => Any): Any = if (r.isNullAt(i)) null else value
       (orNull(0)(r.getLong(0)), orNull(1)(r.getUTF8String(1).toString), orNull(2)(longs(r, 2)))
     }
@@ -253,7 +253,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val d = deserializer(schema("feature_01" -> LongType, "f" -> LongType, long -> LongType),
       RecordType.Example)
     def row(record: Array[Byte]): Seq[Any] = {
-      val r = d.deserialize(record, record.length)
+      val r = d.deserialize(record, record.length, Offset)
       (0 until 3).map(i => if (r.isNullAt(i)) null else r.getLong(i))
     }
     def e(name: String, v: Long): Array[Byte] = entry(name, int64List(packedInt64(v)))
@@ -281,7 +281,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val many = (0 until FeatureOrder.MaxPositions + 10).map(i => e(s"u$i", i))
     for (v <- 1L to 2L) {
       val record = example(many ++ Seq(e(longName, v), e("last", -v)): _*)
-      val r = far.deserialize(record, record.length)
+      val r = far.deserialize(record, record.length, Offset)
       assertEquals((r.getLong(0), r.getLong(1)), (v, -v))
     }
   }
@@ -335,6 +335,24 @@ class TFRecordDeserializerSuite extends FunSuite {
     assertEquals(failure(schema("t" -> ArrayType(ArrayType(LongType))), hex("12 03 0a"),
       RecordType.SequenceExample).text,
       malformed("length 3 runs past its message", 1, "tf.train.SequenceExample"))
+  }
+
+  test("one deserializer per file: each record's error names the offset it came with") {
+    val d = deserializer(schema("a" -> LongType), RecordType.Example)
+    val good = example(entry("a", int64List(packedInt64(1L))))
+    val twoValues = example(entry("a", int64List(packedInt64(2L, 3L))))
+    val malformed = hex("0a 05")
+    def error(record: Array[Byte], offset: Long): (String, Long, String) = {
+      val e = intercept[TFRecordDataException](d.deserialize(record, record.length, offset))
+      (e.path, e.offset, e.getMessage.substring(e.getMessage.lastIndexOf(", in the record")))
+    }
+    assertEquals(error(twoValues, 17L),
+      ("test.tfrecord", 17L, ", in the record at byte offset 17 of test.tfrecord"))
+    assertEquals(d.deserialize(good, good.length, 40L).getLong(0), 1L)
+    assertEquals(error(malformed, 80L),
+      ("test.tfrecord", 80L, ", in the record at byte offset 80 of test.tfrecord"))
+    assertEquals(error(twoValues, 1L << 40), ("test.tfrecord", 1L << 40,
+      s", in the record at byte offset ${1L << 40} of test.tfrecord"))
   }
 
   test("values that do not fit their column fail naming the column and its type") {
@@ -421,10 +439,10 @@ class TFRecordDeserializerSuite extends FunSuite {
 
   test("the corrupt-record column holds the record's bytes and is never read from a feature") {
     val s = schema("a" -> LongType, "_corrupt_record" -> BinaryType)
-    val d = new TFRecordDeserializer(s, RecordType.Example, corruptColumn = 1)
+    val d = new TFRecordDeserializer(s, RecordType.Example, "test.tfrecord", corruptColumn = 1)
     val record = example(entry("a", int64List(packedInt64(1L))),
       entry("_corrupt_record", bytesList(bytesValues("from a feature"))))
-    val row = d.deserialize(record, record.length)
+    val row = d.deserialize(record, record.length, Offset)
     assertEquals(row.getLong(0), 1L)
     assert(row.isNullAt(1))
     val bad = cat(hex("0a 05"), record)

@@ -38,9 +38,11 @@ class TFRecordReaderSuite extends FunSuite {
       known: Boolean = true,
       maxRecordBytes: Int = TFRecordOptions.DefaultMaxRecordBytes,
       verify: Boolean = true,
+      keepData: Boolean = true,
       in: Option[InputStream] = None): TFRecordReader =
     new TFRecordReader(in.getOrElse(new ByteArrayInputStream(bytes)), "test.tfrecord", 0L,
-      Long.MaxValue, if (known) bytes.length.toLong else -1L, maxRecordBytes, verify)
+      Long.MaxValue, if (known) bytes.length.toLong else -1L,
+      FramingSettings(TFRecordCompression.None, maxRecordBytes, verify, keepData))
 
   /** Every record of `r`: its offset and data. */
   private def records(r: TFRecordReader): Seq[(Long, Seq[Byte])] = {
@@ -109,8 +111,7 @@ class TFRecordReaderSuite extends FunSuite {
       assertEquals(records(reader(file, known, in = Some(trickle(file, chunk)))), expected,
         s"known $known, chunk $chunk")
       // Without the data: checksummed where it lies, only the lengths and offsets reported.
-      val r = reader(file, known, in = Some(trickle(file, chunk)))
-      r.keepData = false
+      val r = reader(file, known, keepData = false, in = Some(trickle(file, chunk)))
       val lengths = Seq.newBuilder[(Long, Int)]
       while (r.next()) lengths += ((r.offset, r.length))
       assertEquals(lengths.result(), offsets.zip(sizes))
@@ -170,8 +171,7 @@ class TFRecordReaderSuite extends FunSuite {
         ("Corrupt TFRecord: length checksum mismatch", 17L), s"byte $at")
     }
     for (at <- Seq(29, 33, 34, 37); keepData <- Seq(true, false)) {
-      val r = reader(flipped(at))
-      r.keepData = keepData
+      val r = reader(flipped(at), keepData = keepData)
       assertEquals(corrupt(r), ("Corrupt TFRecord: data checksum mismatch", 17L), s"byte $at")
     }
     val unchecked = records(reader(flipped(30), verify = false))
@@ -180,9 +180,10 @@ class TFRecordReaderSuite extends FunSuite {
 
   test("a split's reader stops before `end` and checks the header it stops at") {
     val file = cat(tfA, tfHello, tfEmpty)
+    val unlimited = FramingSettings(TFRecordCompression.None, Int.MaxValue, true, true)
     def split(bytes: Array[Byte], end: Long): TFRecordReader =
       new TFRecordReader(new ByteArrayInputStream(bytes), "test.tfrecord", 0L, end,
-        bytes.length.toLong, Int.MaxValue, true)
+        bytes.length.toLong, unlimited)
     assertEquals(records(split(file, 17L)).map(_._1), Seq(0L))
     assertEquals(records(split(file, 18L)).map(_._1), Seq(0L, 17L))
     assertEquals(records(split(file, 38L)).map(_._1), Seq(0L, 17L))
@@ -193,7 +194,7 @@ class TFRecordReaderSuite extends FunSuite {
       ("Corrupt TFRecord: length checksum mismatch", 17L))
     // With no record read, there is no boundary to check.
     val empty = new TFRecordReader(new ByteArrayInputStream(damaged, 17, 100), "test.tfrecord",
-      17L, 17L, damaged.length.toLong, Int.MaxValue, true)
+      17L, 17L, damaged.length.toLong, unlimited)
     assert(!empty.next())
   }
 

@@ -108,10 +108,10 @@ class TFRecordSchemaSuite extends FunSuite {
 
   /** The value column `c` of type `t` reads from a feature of `kind`, or the error message. */
   private def readAs(t: DataType, kind: Int): Either[String, Any] = {
-    val d = new TFRecordDeserializer(schema("c" -> t), RecordType.Example)
+    val d = new TFRecordDeserializer(schema("c" -> t), RecordType.Example, "test.tfrecord")
     val bytes = record(kind)
     try {
-      val row = d.deserialize(bytes, bytes.length)
+      val row = d.deserialize(bytes, bytes.length, 0L)
       Right(t match {
         case d: DecimalType => row.getDecimal(0, d.precision, d.scale).toJavaBigDecimal
         case StringType => row.getUTF8String(0).toString
@@ -144,7 +144,7 @@ class TFRecordSchemaSuite extends FunSuite {
       val expected = values.get(t) match {
         case Some(v) => Right(v)
         case None => Left(s"Column 'c' (${column.simpleString}) cannot be read from a " +
-          s"${ProtoWire.KindNames(kind)} feature, in the record at byte offset 0 of ")
+          s"${ProtoWire.KindNames(kind)} feature, in the record at byte offset 0 of test.tfrecord")
       }
       assertEquals(readAs(column, kind), expected,
         s"${column.simpleString} from ${ProtoWire.KindNames(kind)}")
@@ -156,8 +156,8 @@ class TFRecordSchemaSuite extends FunSuite {
         bytesList())) {
       val bytes = example(entry("c", feature))
       val row = new TFRecordDeserializer(schema("c" -> t, "a" -> ArrayType(t)),
-        RecordType.Example).deserialize(cat(bytes, example(entry("a", feature))),
-        bytes.length * 2)
+        RecordType.Example, "test.tfrecord").deserialize(cat(bytes, example(entry("a", feature))),
+        bytes.length * 2, 0L)
       assert(row.isNullAt(0), t.simpleString)
       assertEquals(row.getArray(1).numElements(), 0, t.simpleString)
     }

@@ -183,12 +183,12 @@ class TFRecordSerializerSuite extends FunSuite {
 
   test("rows of every type read back, bit-exact but for double and decimal (through float)") {
     val serializer = new TFRecordSerializer(allTypes, RecordType.Example)
-    val deserializer = new TFRecordDeserializer(allTypes, RecordType.Example)
+    val deserializer = new TFRecordDeserializer(allTypes, RecordType.Example, "test.tfrecord")
     for (row <- rows) {
       val n = serializer.serialize(row)
       val record = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
         TFRecordFraming.HeaderBytes + n)
-      val back = values(deserializer.deserialize(record, n), allTypes)
+      val back = values(deserializer.deserialize(record, n, 0L), allTypes)
       val expected = allTypes.fields.indices.map(i =>
         stored(if (row.isNullAt(i)) null else row.get(i, allTypes(i).dataType),
           allTypes(i).dataType))
@@ -203,7 +203,7 @@ class TFRecordSerializerSuite extends FunSuite {
       "f" -> ArrayType(ArrayType(FloatType)), "w" -> ArrayType(ArrayType(StringType)),
       "ctxs" -> ArrayType(IntegerType))
     val serializer = new TFRecordSerializer(s, RecordType.SequenceExample)
-    val deserializer = new TFRecordDeserializer(s, RecordType.SequenceExample)
+    val deserializer = new TFRecordDeserializer(s, RecordType.SequenceExample, "test.tfrecord")
     for (row <- Seq(
         InternalRow(str("c"), array(array(1L, -2L), array(), array(Long.MaxValue)),
           array(array(0.5f), array(1f, 2f)), array(array(str("a")), array(str(""), str("b"))),
@@ -212,7 +212,7 @@ class TFRecordSerializerSuite extends FunSuite {
         InternalRow(null, null, null, null, null))) {
       val n = serializer.serialize(row)
       val record = serializer.buffer.slice(12, 12 + n)
-      assertEquals(values(deserializer.deserialize(record, n), s), values(row, s))
+      assertEquals(values(deserializer.deserialize(record, n, 0L), s), values(row, s))
     }
   }
 

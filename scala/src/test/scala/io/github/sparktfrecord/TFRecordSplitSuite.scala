@@ -43,6 +43,9 @@ class TFRecordSplitSuite extends FunSuite {
   private def options(pairs: (String, String)*): TFRecordOptions =
     new TFRecordOptions(pairs.toMap)
 
+  /** A reader's settings from options, keeping each record's data. */
+  private def framing(opts: TFRecordOptions): FramingSettings = FramingSettings(opts, true)
+
   private def drain(r: TFRecordReader): Seq[(Long, Seq[Byte])] =
     try {
       val out = Seq.newBuilder[(Long, Seq[Byte])]
@@ -57,7 +60,8 @@ class TFRecordSplitSuite extends FunSuite {
       opts: TFRecordOptions): Seq[(Long, Seq[Byte])] = {
     val length = new File(path.toUri).length
     (0L until length by size).flatMap { start =>
-      drain(TFRecordReader.openPart(path, conf, opts, start, math.min(size, length - start),
+      drain(TFRecordReader.openPart(path, conf, framing(opts), start,
+        math.min(size, length - start),
         length))
     }
   }
@@ -104,19 +108,20 @@ class TFRecordSplitSuite extends FunSuite {
       val (path, offsets) = write(d, "three.tfrecord", datas)
       val length = new File(path.toUri).length
       // Inside the first record's data: no header starts there.
-      assertEquals(drain(TFRecordReader.openSplit(path, conf, options(), 20, 100, length)),
+      assertEquals(drain(TFRecordReader.openSplit(path, conf, framing(options()), 20, 100, length)),
         Seq.empty[(Long, Seq[Byte])])
       val bytes = Files.readAllBytes(new File(path.toUri).toPath)
       bytes(offsets(1).toInt + HeaderBytes) = 'y'
       Files.write(new File(path.toUri).toPath, bytes)
       val e = intercept[TFRecordCorruptException](
-        TFRecordReader.openSplit(path, conf, options(), 20, length, length))
+        TFRecordReader.openSplit(path, conf, framing(options()), 20, length, length))
       assertEquals(e.offset, offsets(1))
       assert(e.text.startsWith("Corrupt TFRecord: data checksum mismatch (found while " +
         "looking for the first record of a split)"), e.text)
       // Without checksums the search takes the header alone.
-      assertEquals(drain(TFRecordReader.openSplit(path, conf, options("verifyChecksums" ->
-        "false"), 20, length, length)).map(_._1), offsets.drop(1))
+      val unchecked = framing(options("verifyChecksums" -> "false"))
+      assertEquals(drain(TFRecordReader.openSplit(path, conf, unchecked, 20, length, length))
+        .map(_._1), offsets.drop(1))
   }
 
   dir.test("a record above maxRecordBytes fails in splits as it does in the whole file") { d =>
@@ -125,7 +130,7 @@ class TFRecordSplitSuite extends FunSuite {
     val opts = options("maxRecordBytes" -> "500")
     val length = new File(path.toUri).length
     val whole = intercept[TFRecordCorruptException](
-      drain(TFRecordReader.open(path, conf, opts, length)))
+      drain(TFRecordReader.open(path, conf, framing(opts), length)))
     assertEquals((whole.offset, whole.text), (offsets(1), "TFRecord of 1000 bytes " +
       s"exceeds maxRecordBytes (500) at byte offset ${offsets(1)} of ${path.toString}"))
     // The search for a split's first record passes over it, but the split before stops there
@@ -157,15 +162,15 @@ class TFRecordSplitSuite extends FunSuite {
         compressed("d.bin", new GZIPOutputStream(_)) -> options("compression" -> "gzip"))) {
       assert(!TFRecordReader.isSplittable(path, opts, conf), path.getName)
       val length = new File(path.toUri).length
-      assertEquals(drain(TFRecordReader.openPart(path, conf, opts, 0, length, length)), expected,
-        path.getName)
+      assertEquals(drain(TFRecordReader.openPart(path, conf, framing(opts), 0, length, length)),
+        expected, path.getName)
     }
     val (uncompressed, _) = write(d, "e.tfrecord", datas)
     assert(TFRecordReader.isSplittable(uncompressed, options(), conf))
     assert(!TFRecordReader.isSplittable(uncompressed, options("splitFiles" -> "false"), conf))
     val notGzip = compressed("f.tfrecord.gz", identity)
     val e = intercept[TFRecordCorruptException](
-      TFRecordReader.open(notGzip, conf, options(), new File(notGzip.toUri).length))
+      TFRecordReader.open(notGzip, conf, framing(options()), new File(notGzip.toUri).length))
     assertEquals(e.offset, 0L)
     assert(e.text.startsWith("Cannot decompress ("), e.text)
   }
