@@ -203,7 +203,7 @@ def test_the_index_command_writes_what_the_writer_wrote(spark, tf, tmp_path: Pat
     assert "checksum mismatch" in damaged_err
     assert data.name in damaged_err
     assert commands[1].returncode == 2, deflate_err
-    assert "IllegalArgumentException: Cannot index" in deflate_err
+    assert "TFRecordArgumentException: [TFRECORD_INVALID_OPTION] Cannot index" in deflate_err
     assert not indexes(damaged) and not indexes(deflate)
 
 
