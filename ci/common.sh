@@ -39,7 +39,7 @@ venv() {
 }
 
 # Builds the three jars (sbt, incremental) and the wheel; prints the wheel's path. Arguments are
-# sbt tasks to run first in the same sbt start: ci/test passes `test`, the Scala unit tests.
+# sbt tasks to run first in the same sbt start: ci/test passes the scalafmt check and `test`.
 build_wheel() {
   log "building the jars (ci/sbt $* stageJars writeTestClasspath)"
   bash "$ROOT/ci/sbt" "$@" stageJars writeTestClasspath </dev/null >&2

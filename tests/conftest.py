@@ -1,4 +1,5 @@
-"""The project's own tests use the fixtures it ships to users (spark_tfrecord.testing)."""
+"""The fixtures of the suite; the project's own tests use those it ships to users
+(spark_tfrecord.testing). Helpers that tests import live in the `support` package."""
 
 from __future__ import annotations
 
@@ -8,10 +9,6 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-#: JVM options for the drivers of child processes and test servers, which run small queries:
-#: the client compiler alone and the serial collector start them in about half the time.
-QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 pytest_plugins = ["spark_tfrecord.testing"]
 
@@ -27,7 +24,3 @@ def tf() -> object:
 def out(tmp_path: Path) -> Path:
     """A fresh output directory path (not yet created)."""
     return tmp_path / "out"
-
-
-def tfrecord_files(path: Path) -> list[Path]:
-    return sorted(p for p in path.rglob("*.tfrecord*") if not p.name.startswith((".", "_")))

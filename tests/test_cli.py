@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from spark_tfrecord import cli
-from tfrecord_bytes import bytes_list, entry, example, feature, frame, int64_list_packed
+from support.tfrecord_bytes import bytes_list, entry, example, feature, frame, int64_list_packed
 
 CLI = [sys.executable, "-m", "spark_tfrecord"]
 GOOD = frame(example(entry(b"id", feature("int64", int64_list_packed([1])))))

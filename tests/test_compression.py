@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import spark_tfrecord
-from conftest import tfrecord_files
-from tfrecord_bytes import entry, example, feature, frame, int64_list_packed
+from support import tfrecord_files
+from support.tfrecord_bytes import entry, example, feature, frame, int64_list_packed
 
 RECORDS = [example(entry(b"id", feature("int64", int64_list_packed([i])))) for i in range(50)]
 

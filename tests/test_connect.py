@@ -2,11 +2,12 @@
 
 The module starts one Connect server (`sbin/start-connect-server.sh --jars <jar_path()>`, or
 the `spark-daemon.sh submit` that script runs where the pyspark wheel lacks it) on a free port
-of 127.0.0.1, and a client in a process of its own (`SparkSession.builder.remote("sc://...")`
-refuses to start beside the classic session this pytest process holds, and would turn this
-process into a Connect one) goes through reads, writes, inference, partitions, gzip,
-SequenceExample, the corrupt-record column, the typed helpers, `feature_spec` of a Connect
-schema, `add_jar` on a second session and the errors for bad options. `configure()` is tested
+of 127.0.0.1, and a client in a process of its own, `support.connect_client`
+(`SparkSession.builder.remote("sc://...")` refuses to start beside the classic session this
+pytest process holds, and would turn this process into a Connect one), goes through reads,
+writes, inference, partitions, gzip, SequenceExample, the corrupt-record column, the typed
+helpers, `feature_spec` of a Connect schema, `add_jar` on a second session and the errors for
+bad options. `configure()` is tested
 on the builders that start their own server (`remote("local[2]")`) and on those that cannot
 take a jar (a server elsewhere), which it refuses with a ValueError saying what to do.
 
@@ -23,7 +24,6 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -36,157 +36,15 @@ from typing import Any
 import pyspark
 import pytest
 
-import maven
 import spark_tfrecord
-from conftest import QUICK_JVM, tfrecord_files
-from tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
+from support import QUICK_JVM, child_env, maven, module_command, tfrecord_files
+from support.tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_3 = pyspark.__version__.startswith("3.")
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT = 300.0
 CLIENT_TIMEOUT = 600.0
-
-CLIENT = """
-import json, sys
-from pyspark.sql import SparkSession
-import spark_tfrecord
-
-url, out, malformed, truncated = sys.argv[1:5]
-spark = SparkSession.builder.remote(url).getOrCreate()
-result = {"session": f"{type(spark).__module__}.{type(spark).__name__}", "version": spark.version}
-
-schema = "id long, name string, x array<float>, raw binary, part int"
-rows = [(i, f"name-{i}", [i / 2, -1.25], bytes([i, 255 - i]), i % 3) for i in range(9)]
-df = spark.createDataFrame(rows, schema)
-result["dataframe"] = type(df).__module__
-df.write.format("tfrecord").save(out + "/plain")
-plain = spark.read.format("tfrecord").schema(schema).load(out + "/plain")
-result["plain"] = [[r.id, r.name, r.x, r.raw.hex(), r.part] for r in plain.orderBy("id").collect()]
-
-typed = df.drop("raw")
-spark_tfrecord.write(typed, out + "/typed", partition_by="part", compression="gzip")
-back = spark_tfrecord.read(spark, out + "/typed")
-result["inferred"] = back.schema.simpleString()
-result["typed"] = [[r.id, r.name, r.x, r.part] for r in back.orderBy("id").collect()]
-result["part_1"] = sorted(r.id for r in back.where("part = 1").collect())
-result["schema"] = [f"{type(back.schema).__module__}.{type(back.schema).__name__}",
-                    back.schema.json()]  # feature_spec is called on it in the test
-
-steps = spark.createDataFrame([(1, [[1, 2], [3]], "a"), (2, [[4]], "b")],
-                              "id long, steps array<array<long>>, tag string")
-spark_tfrecord.write(steps, out + "/seq", record_type="SequenceExample")
-seq = spark_tfrecord.read(spark, out + "/seq", record_type="SequenceExample")
-result["seq_schema"] = seq.schema.simpleString()
-result["seq"] = [[r.id, r.steps, r.tag] for r in seq.orderBy("id").collect()]
-result["seq_schema_json"] = seq.schema.json()
-
-nested_schema = ("id long, image struct<encoded binary, height long>, "
-                 "boxes array<struct<x float, label long>>")
-nested = spark.createDataFrame([(1, (b"\\xff", 480), [(0.5, 7), (0.25, 3)]), (2, None, [])],
-                               nested_schema)
-spark_tfrecord.write(nested, out + "/nested")
-result["nested"] = [[r.id, None if r.image is None else [r.image.encoded.hex(), r.image.height],
-                     [[b.x, b.label] for b in r.boxes]]
-                    for r in spark_tfrecord.read(spark, out + "/nested", schema=nested_schema)
-                    .orderBy("id").collect()]
-# image/encoded read as bigint fails when decoded: the server's extension prunes it away.
-wrong = "id long, image struct<encoded long, height long>"
-result["pruned"] = [[r.id, r.height] for r in spark_tfrecord.read(spark, out + "/nested",
-                    schema=wrong).select("id", "image.height").orderBy("id").collect()]
-
-# A TFDS dataset written and read through the server (write_tfds only sets options).
-boxes = spark.createDataFrame(
-    [(i, f"t{i}", [{"bbox": [0.1, 0.2, 0.3, 0.4 + k / 10], "label": k} for k in range(i % 3)])
-     for i in range(7)],
-    "id long, text string, objects array<struct<bbox: array<float>, label: long>>")
-tfds_features = {
-    "pythonClassName": "tensorflow_datasets.core.features.features_dict.FeaturesDict",
-    "featuresDict": {"features": {
-        "id": {"pythonClassName": "tensorflow_datasets.core.features.tensor_feature.Tensor",
-               "tensor": {"dtype": "int64", "shape": {}, "encoding": "none"}},
-        "text": {"pythonClassName": "tensorflow_datasets.core.features.text_feature.Text",
-                 "text": {}},
-        "objects": {"pythonClassName":
-                    "tensorflow_datasets.core.features.sequence_feature.Sequence",
-                    "sequence": {"length": "-1", "feature": {
-            "pythonClassName": "tensorflow_datasets.core.features.features_dict.FeaturesDict",
-            "featuresDict": {"features": {
-                "bbox": {"pythonClassName":
-                         "tensorflow_datasets.core.features.bounding_boxes.BBoxFeature",
-                         "boundingBox": {"shape": {"dimensions": ["4"]}, "dtype": "float32"}},
-                "label": {"pythonClassName":
-                          "tensorflow_datasets.core.features.class_label_feature.ClassLabel",
-                          "classLabel": {"numClasses": "3"}}}}}}}}}}
-result["tfds_folder"] = spark_tfrecord.write_tfds(boxes, out + "/tfds", "connect_ds", "train",
-                                                  num_shards=2, features=tfds_features)
-tfds_back = spark_tfrecord.read_tfds(spark, result["tfds_folder"], "train")
-result["tfds_schema"] = tfds_back.schema.simpleString()
-result["tfds_rows"] = [[r.id, r.text, [[o.bbox, o.label] for o in r.objects]]
-                       for r in tfds_back.orderBy("id").collect()]
-
-bad = spark_tfrecord.read(spark, malformed, schema="x long, bad binary", mode="PERMISSIVE",
-                          columnNameOfCorruptRecord="bad")
-result["permissive"] = [[r.x, None if r.bad is None else r.bad.hex()] for r in bad.collect()]
-
-def error(action):
-    # The exception's class, first line, Spark's condition, and ours with its parameters.
-    try:
-        action()
-    except Exception as e:
-        spark_condition = (getattr(e, "getCondition", None) or getattr(e, "getErrorClass"))()
-        return [type(e).__name__, str(e).splitlines()[0], spark_condition,
-                spark_tfrecord.errors.condition(e), spark_tfrecord.errors.parameters(e)]
-    return None
-
-result["bad_record_type"] = error(
-    lambda: spark.read.format("tfrecord").option("recordType", "Bogus").load(out + "/plain")
-    .collect())
-result["exists"] = error(lambda: spark_tfrecord.write(typed, out + "/typed"))  # errorifexists
-result["bad_codec"] = error(lambda: spark_tfrecord.write(df, out + "/snappy", compression="snappy"))
-result["bad_mode"] = error(
-    lambda: spark_tfrecord.read(spark, out + "/plain", schema=schema, mode="SOMETIMES").collect())
-result["truncated"] = error(
-    lambda: spark.read.format("tfrecord").schema("x long").load(truncated).collect())
-result["null_element"] = error(
-    lambda: spark.createDataFrame([([1, None],)], "a array<long>").write.format("tfrecord")
-    .save(out + "/null"))
-
-# A second session of the same server, given the jar again by upload.
-other = SparkSession.builder.remote(url).create()
-result["other_is_new"] = other is not spark
-result["add_jar"] = spark_tfrecord.add_jar(other)
-pairs = other.range(40).selectExpr("id", "cast(id * 2 as string) as s")
-spark_tfrecord.write(pairs, out + "/added", compression="gzip")
-result["added"] = sorted([r.id, r.s] for r in spark_tfrecord.read(other, out + "/added").collect())
-other.stop()  # without stop(), closing the two sessions' channels at exit can hang on 4.3
-spark.stop()
-print("RESULT " + json.dumps(result))
-"""
-
-# configure() on a builder that starts a local Connect server in the process, from its options.
-LOCAL_SERVER = """
-import json, sys
-from pyspark.sql import SparkSession
-import spark_tfrecord
-
-out, earlier_jars = sys.argv[1:3]
-builder = (SparkSession.builder.remote("local[2]")
-           .config("spark.connect.grpc.binding.address", "127.0.0.1")
-           .config("spark.driver.host", "127.0.0.1")
-           .config("spark.driver.bindAddress", "127.0.0.1")
-           .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
-           .config("spark.ui.enabled", "false"))
-if earlier_jars:
-    builder = builder.config("spark.jars", earlier_jars)
-spark = spark_tfrecord.configure(builder).getOrCreate()
-result = {"session": type(spark).__module__, "jars": spark.conf.get("spark.jars")}
-df = spark.range(20).selectExpr("id", "array(cast(id as float), 0.5f) as x")
-spark_tfrecord.write(df, out, compression="gzip")
-result["rows"] = sorted([r.id, r.x] for r in spark_tfrecord.read(spark, out).collect())
-spark.stop()
-print("RESULT " + json.dumps(result))
-"""
 
 
 @dataclass(frozen=True)
@@ -347,13 +205,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 os.kill(pid, signal.SIGKILL)
 
 
-def run_child(script: str, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_child(module: str, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What ``python -m support.<module> ARGS`` printed as its RESULT line."""
     done = subprocess.run(
-        [sys.executable, "-c", script, *args],
+        module_command(module, *args),
         capture_output=True,
         text=True,
         timeout=CLIENT_TIMEOUT,
-        env=env,
+        env=child_env(env),
     )
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     assert done.returncode == 0 and lines, done.stderr[-6000:]
@@ -373,7 +232,9 @@ def client(server: Server, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     write_records(truncated, [example(entry(b"x", feature("int64", int64_list_packed([5]))))])
     truncated.write_bytes(truncated.read_bytes()[:-3])
     out = root / "out"
-    result = run_child(CLIENT, [server.url, str(out), str(malformed), str(truncated.parent)])
+    result = run_child(
+        "connect_client", [server.url, str(out), str(malformed), str(truncated.parent)]
+    )
     result["out"] = str(out)
     return result
 
@@ -570,7 +431,7 @@ def test_configure_gives_the_jar_to_a_local_connect_server(tmp_path: Path) -> No
     earlier = str(connect_jar_for_spark_3()) if SPARK_3 else ""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
     env.update(SPARK_TESTING="1", SPARK_LOCAL_IP="127.0.0.1")
-    result = run_child(LOCAL_SERVER, [str(tmp_path / "out"), earlier], env)
+    result = run_child("local_connect_server", [str(tmp_path / "out"), earlier], env)
     assert result["session"] == "pyspark.sql.connect.session"
     jars = [earlier, spark_tfrecord.jar_path()] if earlier else [spark_tfrecord.jar_path()]
     assert result["jars"].split(",") == jars

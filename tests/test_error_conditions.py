@@ -17,7 +17,7 @@ import pytest
 from pyspark.errors import IllegalArgumentException
 
 from spark_tfrecord import errors
-from tfrecord_bytes import (
+from support.tfrecord_bytes import (
     entry,
     example,
     feature,

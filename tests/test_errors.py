@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import spark_tfrecord
-from tfrecord_bytes import (
+from support.tfrecord_bytes import (
     bytes_list,
     entry,
     example,
@@ -203,7 +203,7 @@ def test_truncated_file(spark, tmp_path: Path) -> None:
 def test_huge_length_field_is_refused_without_allocating(spark, tmp_path: Path) -> None:
     import struct
 
-    from tfrecord_bytes import masked_crc
+    from support.tfrecord_bytes import masked_crc
 
     header = struct.pack("<Q", 2**60)
     path = tmp_path / "huge.tfrecord"
@@ -236,7 +236,7 @@ def test_length_checksum_mismatch_even_without_data_checksums(spark, tmp_path: P
 
 
 def test_lying_length_in_an_uncompressed_file_is_a_truncation(spark, tmp_path: Path) -> None:
-    from tfrecord_bytes import lying_header
+    from support.tfrecord_bytes import lying_header
 
     good = frame(one(1))
     path = tmp_path / "lie.tfrecord"

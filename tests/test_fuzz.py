@@ -4,7 +4,7 @@ A fixed seed makes a fixed number of cases: valid files mutated anywhere (framin
 truncated, sound framing around mutated or hostile protobuf payloads, random bytes; written
 plain (read in splits of a few dozen bytes, so that each split's search for its first record
 meets the damage), gzip or deflate; and gzip/deflate files whose compressed bytes are damaged.
-Every case is checked against the pure-Python oracle in tfrecord_oracle.py:
+Every case is checked against the pure-Python oracle in support/tfrecord_oracle.py:
 
 - all cases of a schema and mode are read in one query with `ignoreCorruptFiles`: each file
   gives exactly the rows the oracle computes for each of its splits (the records before the
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tfrecord_bytes import (
+from support.tfrecord_bytes import (
     bytes_list,
     entry,
     example,
@@ -41,7 +41,7 @@ from tfrecord_bytes import (
     ld,
     varint,
 )
-from tfrecord_oracle import (
+from support.tfrecord_oracle import (
     Column,
     FramingError,
     decode,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import spark_tfrecord
-from conftest import tfrecord_files
-from tfrecord_bytes import index_lines, write_records
+from support import tfrecord_files
+from support.tfrecord_bytes import index_lines, write_records
 
 INPUT = "io.github.sparktfrecord.TFRecordInputFormat"
 OUTPUT = "io.github.sparktfrecord.TFRecordOutputFormat"

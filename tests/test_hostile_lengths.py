@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
 import sys
 import zlib
@@ -18,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tfrecord_bytes import entry, example, feature, frame, int64_list_packed, lying_header
+from support import child_env, module_command
+from support.tfrecord_bytes import entry, example, feature, frame, int64_list_packed, lying_header
 
 DRIVER_MEMORY = "512m"
 # Lengths a record header can claim: just under 2 GiB, the default maxRecordBytes (the JVM's
@@ -50,13 +50,12 @@ def hostile_files(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]]:
     data = hostile_files(tmp_path_factory.mktemp("hostile"))
-    child = Path(__file__).with_name("small_heap_child.py")
     done = subprocess.run(
-        [sys.executable, str(child), str(data), DRIVER_MEMORY],
+        module_command("small_heap_child", str(data), DRIVER_MEMORY),
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        env=child_env(PYSPARK_PYTHON=sys.executable),
     )
     results = [json.loads(x[7:]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     assert done.returncode == 0, done.stderr[-5000:]

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 import spark_tfrecord
-import tfrecord_package
-from conftest import tfrecord_files
-from tfrecord_bytes import index_lines
+from support import tfrecord_files, tfrecord_package
+from support.tfrecord_bytes import index_lines
 
 CLI = [sys.executable, "-m", "spark_tfrecord"]
 ROWS = 1000

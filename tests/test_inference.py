@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import spark_tfrecord
-from tfrecord_bytes import (
+from support.tfrecord_bytes import (
     bytes_list,
     entry,
     example,

@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql import Row
 
 import spark_tfrecord
-from conftest import tfrecord_files
+from support import tfrecord_files
 from test_roundtrip import f32
 
 SCHEMA = (

@@ -6,12 +6,12 @@ import doctest
 import importlib
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import spark_tfrecord
+from support import child_env, module_command
 
 
 def test_jar_path_picks_the_jar_for_each_spark_line() -> None:
@@ -82,12 +82,12 @@ def test_configure_adds_the_session_extension_once() -> None:
 
 
 def test_import_starts_nothing() -> None:
-    code = (
-        "import sys, spark_tfrecord; "
-        "print(sorted(m for m in ('pyspark', 'py4j', 'tensorflow') if m in sys.modules))"
-    )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        module_command("imported_modules", "spark_tfrecord"),
+        capture_output=True,
+        text=True,
+        check=True,
+        env=child_env(),
     )
     assert result.stdout.strip() == "[]"
 

@@ -1,12 +1,12 @@
 """Object stores: reads and writes through s3a:// against an S3-compatible server (moto's).
 
-One moto server on 127.0.0.1 serves the module; one child Python process runs a Spark driver
-(this process's session cannot take new jars) with the S3A connector that matches pyspark's
-Hadoop. The scenarios that commit differently run twice: with Spark's default commit protocol
-(FileOutputCommitter, which commits by renaming, i.e. copying, objects) and with the S3A magic
-committer through spark-hadoop-cloud's PathOutputCommitProtocol (what production S3 users
-should use); the read scenarios run once, on the default. Each test asserts one scenario's
-values, read back by Spark and listed with boto3.
+One moto server on 127.0.0.1 serves the module; one child Python process runs a Spark driver,
+`support.s3_driver` (this process's session cannot take new jars), with the S3A connector that
+matches pyspark's Hadoop. The scenarios that commit differently run twice: with Spark's default
+commit protocol (FileOutputCommitter, which commits by renaming, i.e. copying, objects) and with
+the S3A magic committer through spark-hadoop-cloud's PathOutputCommitProtocol (what production
+S3 users should use); the read scenarios run once, on the default. Each test asserts one
+scenario's values, read back by Spark and listed with boto3.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import gzip
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +22,16 @@ from typing import Any
 
 import pytest
 
-from s3_server import hadoop_cloud_jar, hadoop_version, moto_server, s3_client, s3a_conf, s3a_jars
-from tfrecord_oracle import Column, decode, read_records
+from support import child_env, module_command
+from support.s3_server import (
+    hadoop_cloud_jar,
+    hadoop_version,
+    moto_server,
+    s3_client,
+    s3a_conf,
+    s3a_jars,
+)
+from support.tfrecord_oracle import Column, decode, read_records
 
 pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the downloads and the run
 
@@ -33,134 +40,6 @@ COMMITTERS = ["file", "magic"]
 COMMITS = ["partitioned", "append", "overwrite", "failure", "tfds"]  # run with every committer
 READS = ["split", "gzip", "inference"]  # run with the default one
 SPLIT_BYTES = 256 * 1024
-
-CHILD = r"""
-import json, sys, time, traceback
-from pyspark.sql import SparkSession
-import spark_tfrecord
-
-config = json.loads(sys.argv[1])
-builder = (
-    SparkSession.builder.master("local[2]")
-    .config("spark.ui.enabled", "false")
-    .config("spark.ui.showConsoleProgress", "false")
-    .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
-)
-for key, value in config["conf"].items():
-    builder = builder.config(key, value)
-spark = spark_tfrecord.configure(builder).getOrCreate()
-spark.sparkContext.setLogLevel("ERROR")
-
-
-def tfrecord():
-    return spark.read.format("tfrecord")
-
-
-def partitioned(root):
-    df = spark.range(3000).selectExpr("id", "cast(id % 3 as string) as p", "repeat('x', 30) as s")
-    df.write.format("tfrecord").partitionBy("p").save(root)
-    back = tfrecord().load(root)
-    return {
-        "schema": back.schema.simpleString(),
-        "p1": sorted(r.id for r in back.where("p = 1").collect()),
-        "rows": sorted([r.id, r.p, r.s] for r in back.collect()),
-    }
-
-
-def append(root):
-    spark.range(0, 100, 1, 2).write.format("tfrecord").save(root)
-    spark.range(100, 200, 1, 3).write.format("tfrecord").mode("append").save(root)
-    return {"ids": sorted(r.id for r in tfrecord().schema("id long").load(root).collect())}
-
-
-def overwrite(root):
-    spark.range(0, 100, 1, 3).write.format("tfrecord").save(root)
-    spark.range(1000, 1050, 1, 2).write.format("tfrecord").mode("overwrite").save(root)
-    return {"ids": sorted(r.id for r in tfrecord().schema("id long").load(root).collect())}
-
-
-def split(root):
-    df = spark.range(0, 30000, 1, 1).selectExpr("id", "concat('row ', id) as s")
-    df.write.format("tfrecord").save(root)
-    spark.conf.set("spark.sql.files.maxPartitionBytes", str(config["split_bytes"]))
-    try:
-        back = tfrecord().schema("id long, s string").load(root)
-        rows = back.select("id", "s", "_metadata.file_block_start").collect()
-    finally:
-        spark.conf.unset("spark.sql.files.maxPartitionBytes")
-    return {
-        "block_starts": sorted({r.file_block_start for r in rows}),
-        "ids": sorted(r.id for r in rows),
-        "wrong_s": [r.id for r in rows if r.s != f"row {r.id}"],
-    }
-
-
-def gzip(root):
-    df = spark.range(0, 2000, 1, 2).selectExpr("id", "concat('row ', id) as s")
-    df.write.format("tfrecord").option("compression", "gzip").save(root)
-    return {"rows": sorted([r.id, r.s] for r in tfrecord().load(root).collect())}
-
-
-def inference(root):
-    df = spark.createDataFrame(
-        [(1, 0.5, "a", b"ab", [1, 2], ["x"]), (2, -1.5, "b", b"", [3], ["y", "z"])],
-        "id long, f double, s string, b binary, ai array<int>, as_ array<string>",
-    )
-    df.write.format("tfrecord").save(root)  # a file per row: local[2] makes two partitions
-    back = tfrecord().load(root)
-    return {"schema": back.schema.simpleString(), "rows": sorted(list(r) for r in back.collect())}
-
-
-def failure(root):
-    # Four tasks, two at a time: the last row of the last one fails, after others have committed.
-    df = spark.range(0, 4000, 1, 4).selectExpr(
-        "id", "if(id = 3999, cast(raise_error('boom at 3999') as bigint), id) as x"
-    )
-    try:
-        df.write.format("tfrecord").save(root)
-        error = None
-    except Exception as e:
-        error = str(e)
-    try:
-        back = tfrecord().schema("id long, x long").load(root)
-        after = {"rows": [list(r) for r in back.collect()]}
-    except Exception as e:
-        after = {"read_error": str(e)[:2000]}
-    return {"error": error and error[:5000], **after}
-
-
-def tfds(root):
-    df = spark.range(0, 500, 1, 3).selectExpr("id", "concat('t', id) as t")
-    try:
-        folder = spark_tfrecord.write_tfds(df, root, "s3_ds", "train", num_shards=4)
-    except Exception as e:
-        return {"error": str(e)[:3000]}
-    back = spark_tfrecord.read_tfds(spark, folder, "train")
-    return {"folder": folder, "rows": sorted([r.id, r.t] for r in back.collect())}
-
-
-PROTOCOLS = {
-    "file": "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol",
-    "magic": "org.apache.spark.internal.io.cloud.PathOutputCommitProtocol",
-}
-results = {}
-for committer, scenarios in config["scenarios"].items():
-    # Both set every time: Spark 4.3 makes magic the default once spark-hadoop-cloud is loadable.
-    spark.conf.set("spark.sql.sources.commitProtocolClass", PROTOCOLS[committer])
-    spark.conf.set("fs.s3a.committer.name", committer)
-    results[committer] = {}
-    for name in scenarios:
-        root = f"s3a://{config['bucket']}/{committer}/{name}"
-        started = time.monotonic()
-        try:
-            results[committer][name] = globals()[name](root)
-        except Exception:
-            results[committer][name] = {"failed": traceback.format_exc()[-8000:]}
-        seconds = time.monotonic() - started
-        print(f"{committer} {name}: {seconds:.1f} s", file=sys.stderr, flush=True)
-spark.stop()
-print("RESULT " + json.dumps(results))
-"""
 
 
 @dataclass
@@ -209,10 +88,11 @@ def runs(s3: S3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str
     scenarios = {"file": COMMITS + READS, "magic": COMMITS}
     config = {"conf": conf, "bucket": BUCKET, "scenarios": scenarios, "split_bytes": SPLIT_BYTES}
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(config)],
+        module_command("s3_driver", json.dumps(config)),
         capture_output=True,
         text=True,
         timeout=1500,
+        env=child_env(),
     )
     (work / "driver.log").write_text(done.stderr)
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]

@@ -1,10 +1,11 @@
 """The Spark 3.5 / Scala 2.13 jar, loaded in a real JVM on Spark 3.5's Scala 2.13 build.
 
 pyspark ships Spark 3.5 for Scala 2.12 only, so this test starts a JVM of its own (through
-JPype) on the Spark 3.5.0 / Scala 2.13 jars that the build compiles against (the class path
-`ci/sbt writeTestClasspath` writes), with the jar `jar_path(..., scala_version="2.13")` picks.
-A Scala 2.12/2.13 mismatch only shows when classes load and run: a write, an inferred read,
-a read with a schema of a file written byte by byte, and count().
+JPype, in `support.scala213_driver`) on the Spark 3.5.0 / Scala 2.13 jars that the build
+compiles against (the class path `ci/sbt writeTestClasspath` writes), with the jar
+`jar_path(..., scala_version="2.13")` picks. A Scala 2.12/2.13 mismatch only shows when classes
+load and run: a write, an inferred read, a read with a schema of a file written byte by byte,
+and count().
 """
 
 from __future__ import annotations
@@ -12,11 +13,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import spark_tfrecord
-from tfrecord_bytes import bytes_list, entry, example, feature, float_list_packed, write_records
+from support import child_env, module_command
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    float_list_packed,
+    write_records,
+)
 
 CLASSPATH = Path(__file__).resolve().parents[1] / "target" / "spark3.5_2.13.classpath"
 
@@ -45,37 +53,6 @@ JAVA_OPTIONS = [
     "-Xmx1g",
 ]
 
-CHILD = """
-import json, sys
-import jpype
-options, classpath, data, out = json.loads(sys.argv[1])
-jpype.startJVM(*options, classpath=classpath, convertStrings=True)
-from jpype import JClass
-spark = (JClass("org.apache.spark.sql.SparkSession").builder().master("local[2]")
-         .config("spark.ui.enabled", "false").getOrCreate())
-spark.sparkContext().setLogLevel("ERROR")
-source = JClass("java.lang.Class").forName("io.github.sparktfrecord.TFRecordFileFormat")
-result = {
-    "scala": str(JClass("scala.util.Properties").versionNumberString()),
-    "spark": str(spark.version()),
-    "jar": str(source.getProtectionDomain().getCodeSource().getLocation().getPath()),
-}
-df = spark.range(5).selectExpr("id", "cast(id as float) / 2 as half", "repeat('x', id + 1) as s")
-df.write().format("tfrecord").partitionBy("s").save(out)
-back = spark.read().format("tfrecord").load(out)
-result["inferred"] = str(back.schema().simpleString())
-result["rows"] = sorted(
-    [r.getLong(0), r.getFloat(1), r.getString(2)] for r in back.collectAsList()
-)
-read = spark.read().format("tfrecord").schema("name string, xs array<float>").load(data)
-result["read"] = [
-    [r.getString(0), None if r.isNullAt(1) else list(r.getList(1))] for r in read.collectAsList()
-]
-result["count"] = int(spark.read().format("tfrecord").schema("name string").load(data).count())
-spark.stop()
-print("RESULT " + json.dumps(result))
-"""
-
 
 def test_scala_2_13_jar_runs_on_spark_3_5_scala_2_13(tmp_path: Path) -> None:
     assert CLASSPATH.is_file(), f"{CLASSPATH} is missing: run 'ci/sbt writeTestClasspath'"
@@ -93,7 +70,11 @@ def test_scala_2_13_jar_runs_on_spark_3_5_scala_2_13(tmp_path: Path) -> None:
     classpath = [jar, *CLASSPATH.read_text().strip().split(os.pathsep)]
     arguments = json.dumps([JAVA_OPTIONS, classpath, str(data), str(tmp_path / "out")])
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, arguments], capture_output=True, text=True, timeout=600
+        module_command("scala213_driver", arguments),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=child_env(),
     )
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     assert done.returncode == 0 and lines, done.stderr[-5000:]

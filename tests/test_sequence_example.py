@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import spark_tfrecord
-from conftest import tfrecord_files
+from support import tfrecord_files
 
 SCHEMA = (
     "id long, label string, tokens array<long>, frames array<array<float>>, "

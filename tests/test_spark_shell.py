@@ -10,23 +10,12 @@ from pathlib import Path
 import pyspark
 
 import spark_tfrecord
-
-SCRIPT = """
-val df = Seq((1L, "a", Seq(0.5f, 1.5f)), (2L, "b", Seq(2.5f))).toDF("id", "lang", "x")
-df.write.format("tfrecord").partitionBy("lang").save("{out}")
-val back = spark.read.format("tfrecord").load("{out}")
-println("SCHEMA " + back.schema.simpleString)
-back.orderBy("id").collect().foreach(r => println("ROW " + r.mkString("|")))
-import io.github.sparktfrecord.TFDS
-val folder = TFDS.write(df, "{out}-tfds", "shell_ds", "train", numShards = 3)
-println("TFDS " + folder + " " + TFDS.read(spark, folder, "train").count())
-"""
+from support import TESTS
 
 
 def test_spark_shell_with_jars(tmp_path: Path) -> None:
     home = Path(pyspark.__file__).resolve().parent
     out = tmp_path / "tf"
-    script = SCRIPT.format(out=out)
     result = subprocess.run(
         [
             str(home / "bin" / "spark-shell"),
@@ -37,11 +26,11 @@ def test_spark_shell_with_jars(tmp_path: Path) -> None:
             "--conf",
             "spark.ui.enabled=false",
         ],
-        input=script,
+        input=(TESTS / "support" / "spark_shell_input.scala").read_text(),
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "SPARK_HOME": str(home)},
+        env={**os.environ, "SPARK_HOME": str(home), "TFRECORD_OUT": str(out)},
     )
     lines = [line.split("scala> ")[-1] for line in result.stdout.splitlines()]
     assert "SCHEMA struct<id:bigint,x:array<float>,lang:string>" in lines, result.stdout[-3000:]
@@ -57,19 +46,6 @@ def test_spark_shell_with_jars(tmp_path: Path) -> None:
     info = json.loads(Path(folder, "dataset_info.json").read_text())
     assert [(s["name"], len(s["shardLengths"])) for s in info["splits"]] == [("train", 3)]
     assert sum(int(n) for n in info["splits"][0]["shardLengths"]) == 2
-
-
-JOB = """
-import sys
-from pyspark.sql import SparkSession
-spark = SparkSession.builder.getOrCreate()
-out = sys.argv[1]
-spark.range(4).selectExpr("id", "cast(id % 2 as string) as p").write.format("tfrecord") \\
-    .partitionBy("p").save(out)
-rows = spark.read.format("tfrecord").load(out).orderBy("id").collect()
-print("ROWS " + ";".join(f"{r.id}:{r.p}" for r in rows))
-print("JARS " + spark.conf.get("spark.jars"))
-"""
 
 
 def test_spark_submit_with_packages_from_a_maven_repository(tmp_path: Path) -> None:
@@ -99,8 +75,6 @@ def test_spark_submit_with_packages_from_a_maven_repository(tmp_path: Path) -> N
         f'<ibiblio name="company" m2compatible="true" root="{(tmp_path / "repo").as_uri()}"/>'
         "</resolvers></ivysettings>"
     )
-    job = tmp_path / "job.py"
-    job.write_text(JOB)
     result = subprocess.run(
         [
             str(home / "bin" / "spark-submit"),
@@ -114,7 +88,7 @@ def test_spark_submit_with_packages_from_a_maven_repository(tmp_path: Path) -> N
             f"spark.jars.ivy={tmp_path / 'ivy'}",
             "--conf",
             "spark.ui.enabled=false",
-            str(job),
+            str(TESTS / "support" / "spark_submit_job.py"),
             str(tmp_path / "out"),
         ],
         capture_output=True,

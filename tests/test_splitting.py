@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import spark_tfrecord
-from conftest import tfrecord_files
-from tfrecord_bytes import frame, write_records
+from support import tfrecord_files
+from support.tfrecord_bytes import frame, write_records
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ or `spark.sql.streaming.schemaInference`). The sink's output is the files its `_
 log lists: TensorFlow reads those. A driver killed with SIGKILL in the middle of a batch and
 restarted from its checkpoint gives every input row exactly once to a reader that follows the
 log (Spark's batch reader does), while the killed batch's files stay in the directory for a
-reader that lists it naively. Run as a script, this module is the child driver of that test.
+reader that lists it naively. That test's child driver is `support.streaming_pipeline`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -24,11 +23,18 @@ from typing import Any, TypeVar
 
 import pytest
 
-from conftest import tfrecord_files
-from tfrecord_bytes import bytes_list, entry, example, feature, int64_list_packed, write_records
-from tfrecord_oracle import Column, decode, read_records
+from support import child_env, module_command, tfrecord_files
+from support.streaming_pipeline import FILES, ROWS_PER_FILE, SCHEMA, start_pipeline
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    int64_list_packed,
+    write_records,
+)
+from support.tfrecord_oracle import Column, decode, read_records
 
-SCHEMA = "id long, name string"
 COLUMNS = [Column("id", "long", "scalar"), Column("name", "binary", "scalar")]
 DEADLINE = 300.0  # seconds for any one wait: two cores, shared with other Spark jobs
 EPOCH = int(time.time()) - 3600  # landed files are modified at EPOCH + their order, in seconds
@@ -294,8 +300,6 @@ def test_tensorflow_reads_the_files_the_sink_log_lists(
 
 # --- exactly once: a driver killed mid-batch, a query stopped mid-batch ------------------------
 
-FILES, ROWS_PER_FILE = 6, 50
-HELD = 3 * 100 + ROWS_PER_FILE - 1  # the last id of file 3, in batch 1 (files 2 and 3)
 HOUR_MS = 3_600_000  # how long HELD is held: for ever, as far as a test is concerned
 
 
@@ -305,28 +309,6 @@ def pipeline_input(src: Path) -> list[list[Row]]:
         land(src, f"f{i}.tfrecord", range(100 * i, 100 * i + ROWS_PER_FILE), i)
         for i in range(FILES)
     ]
-
-
-def start_pipeline(spark, src: str, sink: str, checkpoint: str, hold_ms: str, trigger: str):
-    """tfrecord files → tfrecord sink, two files a batch. The row HELD sleeps `hold_ms` on its
-    way (Thread.sleep, through `reflect`): batch 1's task for file 3 waits there, while its task
-    for file 2 writes its whole file. Spark's task kill interrupts the sleep."""
-    sleep = f"reflect('java.lang.Thread', 'sleep', cast({int(hold_ms)} as bigint))"
-    writer = (
-        spark.readStream.format("tfrecord")
-        .schema(SCHEMA)
-        .option("maxFilesPerTrigger", 2)
-        .load(src)
-        .selectExpr(
-            f"if(id = {HELD}, id + 0 * length(coalesce({sleep}, '')), id) as id",
-            "name",
-        )
-        .writeStream.format("tfrecord")
-        .option("checkpointLocation", checkpoint)
-    )
-    if trigger == "availableNow":
-        writer = writer.trigger(availableNow=True)
-    return writer.start(sink)
 
 
 def wait_mid_batch_1(sink: Path, checkpoint: Path, files: list[list[Row]], **child: Any) -> Path:
@@ -365,14 +347,16 @@ def kill_session(sid: int) -> None:
 
 
 def child_driver(tmp_path: Path, name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
-    """This module run as a script, in a session of its own, its output in `name`.log."""
+    """The pipeline's child driver (`support.streaming_pipeline`), in a session of its own,
+    its output in `name`.log."""
     log = tmp_path / f"{name}.log"
     with log.open("w") as out:
         child = subprocess.Popen(
-            [sys.executable, __file__, *args],
+            module_command("streaming_pipeline", *args),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=child_env(),
         )
     return child, log
 
@@ -489,16 +473,3 @@ def test_query_stopped_mid_batch_then_restarted(spark, tmp_path: Path) -> None:
     run_to_end(query)
     assert_exactly_once(spark, sink, files)
     assert uncommitted(naive_view(sink)) == left
-
-
-if __name__ == "__main__":  # the child driver: src sink checkpoint hold_ms trigger
-    from spark_tfrecord.testing import local_session
-
-    # A short-lived driver starts in about half the time when the JIT compiles with C1 only.
-    jit = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
-    session = local_session(app_name="streaming-child", conf=jit)
-    query = start_pipeline(session, *sys.argv[1:6])
-    query.awaitTermination()
-    progress = [[p["batchId"], p["numInputRows"]] for p in query.recentProgress]
-    session.stop()
-    print("RESULT " + json.dumps(progress), flush=True)

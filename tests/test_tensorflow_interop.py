@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
-from conftest import tfrecord_files
+from support import tfrecord_files
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

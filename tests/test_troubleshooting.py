@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,48 +14,19 @@ import pyspark
 import pytest
 
 import spark_tfrecord
-from tfrecord_bytes import entry, example, feature, frame, int64_list_packed, write_records
-
-CHILD = """
-import json, sys
-from pyspark.sql import SparkSession
-jars, formats, path = json.loads(sys.argv[1])
-builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-           .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"))
-if jars:
-    builder = builder.config("spark.jars", ",".join(jars))
-spark = builder.getOrCreate()
-spark.sparkContext.setLogLevel("OFF")
-results = []
-for fmt in formats:
-    try:
-        rows = spark.read.format(fmt).load(path).collect()
-        results.append({"rows": [list(r) for r in rows]})
-    except Exception as e:
-        java, chain = getattr(e, "java_exception", None), []
-        while java is not None:
-            chain.append(f"{java.getClass().getName()}: {java.getMessage()}")
-            java = java.getCause()
-        results.append({"chain": chain or [str(e)]})
-print("RESULT " + json.dumps(results))
-"""
-
-FAKE_SOURCE = """
-package fake;
-/** Another data source that calls itself tfrecord, as linkedin's jar does. */
-public class OtherTFRecord implements org.apache.spark.sql.sources.DataSourceRegister {
-  public String shortName() { return "tfrecord"; }
-}
-"""
+from support import TESTS, child_env, module_command
+from support.tfrecord_bytes import entry, example, feature, frame, int64_list_packed, write_records
 
 
 def read_in_new_session(jars: list[str], formats: list[str], path: Path) -> list[dict[str, Any]]:
-    """What reading `path` with each format gives, in one new session with these jars."""
+    """What reading `path` with each format gives, in one new session with these jars
+    (`support.read_in_new_session`)."""
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps([jars, formats, str(path)])],
+        module_command("read_in_new_session", json.dumps([jars, formats, str(path)])),
         capture_output=True,
         text=True,
         timeout=600,
+        env=child_env(),
     )
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
     assert done.returncode == 0 and lines, done.stderr[-4000:]
@@ -77,9 +47,7 @@ def test_failed_to_find_the_data_source_without_the_jar(data: Path) -> None:
 
 
 def test_multiple_sources_found_and_the_class_name_fix(data: Path, tmp_path: Path) -> None:
-    source = tmp_path / "src" / "fake" / "OtherTFRecord.java"
-    source.parent.mkdir(parents=True)
-    source.write_text(FAKE_SOURCE)
+    source = TESTS / "support" / "java" / "fake" / "OtherTFRecord.java"
     spark_jars = Path(pyspark.__file__).resolve().parent / "jars" / "*"
     classes = tmp_path / "classes"
     subprocess.run(

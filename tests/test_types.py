@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import spark_tfrecord
-from conftest import tfrecord_files
+from support import tfrecord_files
 
 
 def test_ml_vectors_become_dense_float_lists(spark, tf, out: Path) -> None:

@@ -6,7 +6,7 @@ import struct
 from pathlib import Path
 
 import spark_tfrecord
-from tfrecord_bytes import (
+from support.tfrecord_bytes import (
     bytes_list,
     entry,
     example,

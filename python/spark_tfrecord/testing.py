@@ -1,6 +1,7 @@
 """pytest fixtures for code that reads or writes TFRecords with Spark.
 
-Use them from a ``conftest.py``::
+They need pytest, which spark-tfrecord does not install: ``pip install pytest``, or the ``test``
+extra, ``pip install "spark-tfrecord[test]"``. Use them from a ``conftest.py``::
 
     pytest_plugins = ["spark_tfrecord.testing"]
 

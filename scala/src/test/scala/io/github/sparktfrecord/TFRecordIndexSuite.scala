@@ -1,11 +1,8 @@
 package io.github.sparktfrecord
 
 import java.io.File
-import java.nio.ByteBuffer
-import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCharsets}
+import java.nio.charset.StandardCharsets
 import java.nio.file.Files
-
-import scala.util.Random
 
 import munit.FunSuite
 import org.apache.hadoop.conf.Configuration
@@ -13,7 +10,7 @@ import org.apache.hadoop.fs.Path
 
 import ErrorText._
 
-/** Index files (written by the writer and by [[TFRecordIndex.indexFile]]) and [[Utf8]]. */
+/** Index files (written by the writer and by [[TFRecordIndex.indexFile]]). */
 class TFRecordIndexSuite extends FunSuite {
   import TFRecordFraming._
 
@@ -117,47 +114,5 @@ class TFRecordIndexSuite extends FunSuite {
     w.close()
     assertEquals(out.toString("US-ASCII"),
       s"0 16\n${Long.MaxValue} 9\n1234567890123 1000000\n")
-  }
-
-  private def javaValid(b: Array[Byte]): Boolean =
-    try {
-      StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b))
-      true
-    } catch { case _: CharacterCodingException => false }
-
-  test("Utf8.isValid is Java's strict decoder: boundaries, overlongs, surrogates, truncations") {
-    def bytes(xs: Int*): Array[Byte] = xs.map(_.toByte).toArray
-    val cases = Seq(
-      bytes() -> true, bytes(0x41) -> true, bytes(0x7f) -> true, bytes(0x80) -> false,
-      bytes(0xc0, 0x80) -> false, bytes(0xc1, 0xbf) -> false, bytes(0xc2, 0x80) -> true,
-      bytes(0xdf, 0xbf) -> true, bytes(0xdf) -> false, bytes(0xe0, 0x9f, 0x80) -> false,
-      bytes(0xe0, 0xa0, 0x80) -> true, bytes(0xed, 0x9f, 0xbf) -> true,
-      bytes(0xed, 0xa0, 0x80) -> false, bytes(0xef, 0xbf, 0xbf) -> true,
-      bytes(0xef, 0xbf) -> false, bytes(0xf0, 0x8f, 0xbf, 0xbf) -> false,
-      bytes(0xf0, 0x90, 0x80, 0x80) -> true, bytes(0xf4, 0x8f, 0xbf, 0xbf) -> true,
-      bytes(0xf4, 0x90, 0x80, 0x80) -> false, bytes(0xf5, 0x80, 0x80, 0x80) -> false,
-      bytes(0xff) -> false, bytes(0xe2, 0x82, 0x41) -> false,
-      "héllo wörld €𝄞".getBytes(StandardCharsets.UTF_8) -> true,
-      bytes(0xff, 0xd8, 0xff, 0xe0) -> false, // a JPEG's start
-      bytes(0x89, 0x50, 0x4e, 0x47) -> false) // a PNG's start
-    for ((b, valid) <- cases) {
-      assertEquals(Utf8.isValid(b, 0, b.length), valid, b.map(x => f"${x & 0xff}%02x").mkString)
-      assertEquals(javaValid(b), valid)
-    }
-    // Inside a larger array: only [off, off + len) counts.
-    val framedValue = bytes(0xff, 0x61, 0xc3, 0xa9, 0xff)
-    assert(Utf8.isValid(framedValue, 1, 3))
-    assert(!Utf8.isValid(framedValue, 1, 2))
-    val random = new Random(7)
-    for (_ <- 0 until 50000) {
-      val b = Array.fill(random.nextInt(6)) {
-        val r = random.nextInt(10)
-        (if (r < 3) random.nextInt(128) else if (r < 6) 0x80 + random.nextInt(64)
-        else 0xc0 + random.nextInt(64)).toByte
-      }
-      assertEquals(Utf8.isValid(b, 0, b.length), javaValid(b),
-        b.map(x => f"${x & 0xff}%02x").mkString(" "))
-    }
   }
 }

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyspark
 
-from maven import fetch, pom_property
+from support.maven import fetch, pom_property
 
 ACCESS_KEY = SECRET_KEY = "testing"  # moto accepts any static credentials
 REGION = "us-east-1"

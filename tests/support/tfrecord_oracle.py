@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tfrecord_bytes import masked_crc
+from support.tfrecord_bytes import masked_crc
 
 MAX_RECORD_BYTES = 2**31 - 1 - 64
 HEADER, FOOTER = 12, 4

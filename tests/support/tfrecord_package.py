@@ -2,7 +2,7 @@
 process as a trainer's worker would be: its generated `tensorflow.Example` protobuf classes
 cannot share a process with TensorFlow's own (a duplicate symbol in protobuf's default pool).
 
-    python tfrecord_package.py < request.json    ->  JSON on stdout
+    python -m support.tfrecord_package < request.json    ->  JSON on stdout
 
 A request is {"shards": [[data, index], ...], "n": N, "description": {...}, "compression":
 null|"gzip"}: every record of every shard (i, N) of every file, each a dict of lists (bytes as
@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
+
+from support import child_env, module_command
 
 
 def _plain(value: Any) -> Any:
@@ -53,8 +54,9 @@ def main() -> None:
 def run(request: dict[str, Any]) -> Any:
     """Runs a request in a child Python; returns its answer."""
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve())],
+        module_command("tfrecord_package"),
         input=json.dumps(request),
+        env=child_env(),
         capture_output=True,
         text=True,
     )

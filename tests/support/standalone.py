@@ -28,6 +28,8 @@ from typing import Any
 
 import pyspark
 
+from support import child_env
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 START_DEADLINE = 240.0  # seconds: the machine is small and shared, JVMs start slowly
 STOP_DEADLINE = 60.0
@@ -231,20 +233,21 @@ class ScenarioFailed(AssertionError):
 
 
 class Driver:
-    """A child Python process running `script`, which calls `serve`; talks JSON lines."""
+    """A child Python process running `module` (``python -m``), which calls `serve`; talks
+    JSON lines."""
 
-    def __init__(self, script: Path, args: list[str], root: Path, env: dict[str, str]) -> None:
+    def __init__(self, module: str, args: list[str], root: Path, env: dict[str, str]) -> None:
         self.root = root
         self.log = root / "driver.log"
         self.cwd = root / "driver"
         self.cwd.mkdir()
         with self.log.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, str(script), *args],
+                [sys.executable, "-m", module, *args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
-                env={**os.environ, **env},
+                env=child_env(**env),
                 cwd=self.cwd,
                 start_new_session=True,
             )

@@ -14,8 +14,9 @@ import re
 import urllib.request
 from pathlib import Path
 
+from support import ROOT
+
 CENTRAL = "https://repo1.maven.org/maven2"
-ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SPARK_TFRECORD_CACHE", ROOT / ".cache")) / "maven"
 
 

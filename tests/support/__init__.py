@@ -1,0 +1,50 @@
+"""What the tests share, apart from the tests (as `pyspark.testing` is apart from pyspark's).
+
+- `tfrecord_bytes`: TFRecord framing and protobuf bytes built by hand; `tfrecord_oracle`: what
+  a read must return, in pure Python.
+- `maven`: jars from Maven Central; `s3_server`: an S3-compatible server and the S3A jars;
+  `standalone`: a Spark standalone cluster and a driver process that runs scenarios on it.
+- Programs that tests run in a process of their own, each a module run with
+  ``python -m support.<name>`` (`module_command`, `child_env`): `cluster_driver`,
+  `connect_client`, `local_connect_server`, `running_session`, `s3_driver`, `scala213_driver`,
+  `small_heap_child`, `streaming_driver`, `read_in_new_session`, `tfrecord_package`,
+  `imported_modules`; `spark_submit_job.py` is the file a `spark-submit` test submits.
+
+conftest.py holds the fixtures (and `spark_tfrecord.testing` the session ones); nothing here
+starts a JVM or imports pyspark when the package is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+#: The tests folder, which holds this package.
+TESTS = Path(__file__).resolve().parent.parent
+#: The checkout.
+ROOT = TESTS.parent
+
+#: JVM options for the drivers of child processes and test servers, which run small queries:
+#: the client compiler alone and the serial collector start them in about half the time.
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def tfrecord_files(path: Path) -> list[Path]:
+    """The data files under `path` that a reader sees (not `_SUCCESS`, `.crc` or `_` indexes)."""
+    return sorted(p for p in path.rglob("*.tfrecord*") if not p.name.startswith((".", "_")))
+
+
+def module_command(name: str, *args: str) -> list[str]:
+    """The command that runs ``support.<name>`` in a Python of its own (with `child_env`)."""
+    return [sys.executable, "-m", f"support.{name}", *args]
+
+
+def child_env(env: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """`env` (this process's environment by default) plus `extra`, with the tests folder first
+    on PYTHONPATH, so that a child process started in any directory imports this package."""
+    merged = {**(os.environ if env is None else env), **extra}
+    path = [str(TESTS), *filter(None, merged.get("PYTHONPATH", "").split(os.pathsep))]
+    merged["PYTHONPATH"] = os.pathsep.join(path)
+    return merged
