@@ -1,5 +1,6 @@
 package io.github.sparktfrecord
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.hadoop.io.{BytesWritable, NullWritable}
 import org.apache.hadoop.mapreduce.{InputSplit, JobContext, RecordReader, TaskAttemptContext}
@@ -21,7 +22,7 @@ class TFRecordInputFormat extends FileInputFormat[BytesWritable, NullWritable] {
 
   override protected def isSplitable(context: JobContext, file: Path): Boolean = {
     val conf = context.getConfiguration
-    TFRecordReader.isSplittable(file, new TFRecordOptions(conf), conf)
+    TFRecordReader.isSplittable(file, TFRecordInputFormat.jobOptions(conf), conf)
   }
 
   override def createRecordReader(
@@ -31,6 +32,14 @@ class TFRecordInputFormat extends FileInputFormat[BytesWritable, NullWritable] {
 }
 
 private[sparktfrecord] object TFRecordInputFormat {
+
+  /**
+   * The options of a Hadoop job (the Hadoop formats'): the keys of `conf` that start with
+   * `tfrecord.`, over Spark's defaults where a session would give them.
+   */
+  def jobOptions(conf: Configuration): TFRecordOptions = TFRecordOptions.sessionFree(
+    HadoopCompat.propsWithPrefix(conf, TFRecordOptions.HadoopPrefix))
+
   private final class Reader extends RecordReader[BytesWritable, NullWritable] {
     private var reader: TFRecordReader = _
     private val key = new BytesWritable()
@@ -41,7 +50,7 @@ private[sparktfrecord] object TFRecordInputFormat {
       val file = split.asInstanceOf[FileSplit]
       val conf = context.getConfiguration
       val path = file.getPath
-      val options = new TFRecordOptions(conf)
+      val options = jobOptions(conf)
       val fileLength = path.getFileSystem(conf).getFileStatus(path).getLen
       start = file.getStart
       length = math.max(1L, file.getLength)

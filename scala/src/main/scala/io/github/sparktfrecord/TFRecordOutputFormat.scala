@@ -22,7 +22,7 @@ class TFRecordOutputFormat extends FileOutputFormat[BytesWritable, Writable] {
   override def getRecordWriter(
       context: TaskAttemptContext): RecordWriter[BytesWritable, Writable] = {
     val conf = context.getConfiguration
-    val options = new TFRecordOptions(conf)
+    val options = TFRecordInputFormat.jobOptions(conf)
     val compression =
       if (options.compression != TFRecordCompression.None) options.compression
       else if (FileOutputFormat.getCompressOutput(context)) {

@@ -5,7 +5,6 @@ import java.util.zip.CRC32C
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FSDataInputStream, Path}
-import org.apache.hadoop.util.functional.FutureIO
 
 /**
  * Reads the framed records of one TFRecord stream into one reused buffer.
@@ -225,19 +224,11 @@ private[sparktfrecord] object TFRecordReader {
       TFRecordCompression.forFile(path, options.compression, conf) == TFRecordCompression.None
 
   /**
-   * Opens a file to be read from a position to the end of a split or of the file, telling the
-   * file system so: an object store's client then fetches the rest in one request, instead of
-   * switching to short ranged reads when a split start's search seeks back (S3A's adaptive
-   * policy does, one GET per 64 KiB). The known length spares it a metadata request. Options a
-   * file system does not know are ignored.
+   * Opens a file to be read from a position to the end of a split or of the file: see
+   * [[HadoopCompat.openForRead]].
    */
-  def openStream(path: Path, conf: Configuration, fileLength: Long): FSDataInputStream = {
-    val builder = path.getFileSystem(conf).openFile(path)
-    builder.opt("fs.option.openfile.read.policy", "sequential") // Hadoop 3.3.5 and later
-    builder.opt("fs.s3a.experimental.input.fadvise", "sequential") // S3A before that
-    builder.opt("fs.option.openfile.length", fileLength.toString)
-    FutureIO.awaitFuture(builder.build())
-  }
+  def openStream(path: Path, conf: Configuration, fileLength: Long): FSDataInputStream =
+    HadoopCompat.openForRead(path, conf, fileLength)
 
   /**
    * Opens a whole file of `fileLength` bytes for reading, decompressing it when its extension or

@@ -196,7 +196,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val writeId = conf.get(WriteIdKey)
     if (writeId == null) return
     val folder = new Path(conf.get(FolderKey))
-    val options = TFRecordOptions.sessionFree(conf.getPropsWithPrefix(OptionsKey))
+    val options = TFRecordOptions.sessionFree(HadoopCompat.propsWithPrefix(conf, OptionsKey))
     val fs = folder.getFileSystem(conf)
     val mine = s"$CountPrefix$writeId-"
     val counts = fs.listStatus(folder).map(_.getPath).filter(_.getName.startsWith(mine))

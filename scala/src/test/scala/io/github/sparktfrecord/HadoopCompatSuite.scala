@@ -1,0 +1,54 @@
+package io.github.sparktfrecord
+
+import java.io.File
+import java.nio.file.Files
+
+import munit.FunSuite
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileSystem, Path}
+
+/** [[HadoopCompat]]: what it does on the Hadoop Spark ships (tests/test_old_hadoop.py: older). */
+class HadoopCompatSuite extends FunSuite {
+
+  private val dir = FunFixture[File](
+    setup = _ => Files.createTempDirectory("hadoop-compat-suite").toFile,
+    teardown = d => { d.listFiles.foreach(_.delete()); d.delete() })
+
+  test("propsWithPrefix is getPropsWithPrefix, which Hadoop 2.8 added") {
+    val conf = new Configuration(false)
+    conf.set("tfrecord.compression", "gzip")
+    conf.set("tfrecord.maxRecordBytes", "${base}0")
+    conf.set("base", "100")
+    conf.set("tfrecords.other", "x")
+    conf.set("other.tfrecord.x", "y")
+    val found = HadoopCompat.propsWithPrefix(conf, "tfrecord.")
+    assertEquals(found, conf.getPropsWithPrefix("tfrecord."))
+    assertEquals(found.get("maxRecordBytes"), "1000")
+    assertEquals(found.size, 2)
+  }
+
+  test("the Hadoop that Spark ships has openFile") {
+    assert(HadoopCompat.hasOpenFile)
+  }
+
+  dir.test("a local file is read without its .crc side file: the bytes as they are") { d =>
+    val conf = new Configuration()
+    val path = new Path(new File(d, "a.bin").toURI)
+    val out = FileSystem.getLocal(conf).create(path, false)
+    try out.write(Array.tabulate[Byte](2000)(_.toByte)) finally out.close()
+    assert(new File(d, ".a.bin.crc").isFile)
+    val file = new File(path.toUri)
+    val bytes = Files.readAllBytes(file.toPath)
+    bytes(1500) = (bytes(1500) ^ 1).toByte // what the .crc file says no longer holds
+    Files.write(file.toPath, bytes)
+    val in = HadoopCompat.openForRead(path, conf, bytes.length)
+    val read = new Array[Byte](bytes.length)
+    try {
+      in.seek(1000)
+      in.readFully(read, 1000, 1000)
+      in.seek(0)
+      in.readFully(read, 0, 1000)
+    } finally in.close()
+    assertEquals(read.toSeq, bytes.toSeq)
+  }
+}
