@@ -4,8 +4,9 @@ A Maven build that depends on tensorflow-hadoop (as linkedin spark-tfrecord's us
 puts hadoop-common 2.6.0 ahead of Spark's hadoop-client-api, so the JVM loads Hadoop 2.6's
 `FileSystem`, which has no `openFile` (Hadoop 3.3). Spark 3.5 runs there; Spark 4's own file
 listing needs Hadoop 3.0 (`FileStatus.hasAcl`), so on Spark 4 the oldest Hadoop that can run it
-is used, 3.0.0. A child driver (old_hadoop_child.py) writes and reads through every path that
-opens files, and the tests check its values, and that the old Hadoop really was the one loaded.
+is used, 3.0.0. A child driver (support/old_hadoop_child.py) writes and reads through every path
+that opens files, and the tests check its values, and that the old Hadoop really was the one
+loaded.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pyspark
 import pytest
 
-import maven
+from support import child_env, maven, module_command
 
 HADOOP = "org.apache.hadoop"
 SPARK_3 = pyspark.__version__.startswith("3.")
@@ -62,13 +62,12 @@ def results(
 ) -> dict[str, dict[str, object]]:
     class_path = os.pathsep.join(str(maven.fetch(*jar)) for jar in old_hadoop[1])
     out = tmp_path_factory.mktemp("old-hadoop")
-    child = Path(__file__).with_name("old_hadoop_child.py")
     done = subprocess.run(
-        [sys.executable, str(child), str(out), class_path],
+        module_command("old_hadoop_child", str(out), class_path),
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        env=child_env(PYSPARK_PYTHON=sys.executable),
     )
     assert done.returncode == 0, done.stderr[-5000:]
     found = [json.loads(x[7:]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]

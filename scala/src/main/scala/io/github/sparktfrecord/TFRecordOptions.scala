@@ -29,7 +29,8 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    * configuration are Spark's defaults: a MapReduce job has no session.
    */
   def this(conf: Configuration) = this(
-    TFRecordOptions.overSessionFreeDefaults(conf.getPropsWithPrefix(TFRecordOptions.HadoopPrefix)))
+    TFRecordOptions.overSessionFreeDefaults(
+      HadoopCompat.propsWithPrefix(conf, TFRecordOptions.HadoopPrefix)))
 
   /**
    * `recordType`: what each record holds. `Example` (default): a `tf.train.Example`, one feature

@@ -3,7 +3,7 @@ hadoop-common (and its dependencies) ahead of Spark's Hadoop client, as a Maven 
 tensorflow-hadoop does. It writes and reads through every path that opens files, and prints
 what it found as ``RESULT {json}`` lines.
 
-Usage: python old_hadoop_child.py OUT_DIR CLASS_PATH
+Usage: python -m support.old_hadoop_child OUT_DIR CLASS_PATH
 CLASS_PATH: the jars to put first, joined with ``os.pathsep`` (``spark.driver.extraClassPath``).
 """
 
