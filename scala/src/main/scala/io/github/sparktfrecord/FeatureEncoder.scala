@@ -278,10 +278,10 @@ private[sparktfrecord] object FeatureEncoder {
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       row match {
         case unsafe: UnsafeRow =>
-          val offsetAndSize = unsafe.getLong(ordinal)
+          val slot = unsafe.getLong(ordinal)
           base = unsafe.getBaseObject
-          offset = unsafe.getBaseOffset + (offsetAndSize >>> 32)
-          length = offsetAndSize.toInt
+          offset = UnsafeSlot.offset(unsafe.getBaseOffset, slot)
+          length = UnsafeSlot.size(slot)
         case _ =>
           val b = row.getBinary(ordinal)
           base = b
