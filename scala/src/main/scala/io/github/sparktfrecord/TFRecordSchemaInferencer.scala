@@ -99,7 +99,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     })
     private val cursor = new WireCursor
     private val walker = new ExampleWalker(cursor)
-    private val lists = new FeatureLists(cursor)
+    private val values = new FeatureValueReader(cursor)
     private val step = new FeatureRun
 
     /** Marks `current` binary at its first bytes value that is not well-formed UTF-8. */
@@ -114,7 +114,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     private def checkBytes(s: Stats, run: FeatureRun): Unit =
       if (run.kind == KindBytes && !s.binary) {
         current = s
-        lists.emit(run, utf8Check)
+        values.emit(run, utf8Check)
       }
 
     private val visitor = new FeatureVisitor {
@@ -122,7 +122,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         order.next(buf, keyOff, keyLen)
 
       def feature(id: Int, run: FeatureRun): Unit = {
-        val n = lists.count(run)
+        val n = values.count(run)
         val s = features.contextStats(id)
         s.kind = mergeKinds(s.kind, run.kind)
         s.maxValues = math.max(s.maxValues, n)
@@ -135,7 +135,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         while (from >= 0) {
           s.kind = mergeKinds(s.kind, step.kind)
           if (step.kind == KindBytes && !s.binary) {
-            lists.count(step)
+            values.count(step)
             checkBytes(s, step)
           }
           from = walker.nextStep(from, end, step)

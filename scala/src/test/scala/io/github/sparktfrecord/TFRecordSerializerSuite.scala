@@ -313,7 +313,7 @@ class TFRecordSerializerSuite extends FunSuite {
       "float value for b")
     // Values are handed over only after they were counted.
     assertEquals(intercept[IllegalStateException](
-      new FeatureLists(new WireCursor).emit(new FeatureRun, scalar)).getMessage,
-      "FeatureLists.emit before count")
+      new FeatureValueReader(new WireCursor).emit(new FeatureRun, scalar)).getMessage,
+      "FeatureValueReader.emit before count")
   }
 }
