@@ -71,15 +71,10 @@ private[sparktfrecord] final class FeatureListEncoder(column: String, step: Feat
     var i = 0
     while (i < n) {
       if (steps.isNullAt(i)) step.nullElement(i)
-      val featureSize = step.measure(steps, i)
-      size += 1 + varintSize(featureSize) + featureSize
+      size += lengthDelimitedSize(step.measure(steps, i)) // FeatureList.feature
       i += 1
     }
-    if (size > Int.MaxValue / 2) {
-      throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
-        s"Column '$column': $size bytes do not fit in one record")
-    }
-    size.toInt
+    RecordSerializer.checkedSize(size, column)
   }
 
   protected def writeMeasured(
@@ -95,8 +90,7 @@ private[sparktfrecord] final class FeatureListEncoder(column: String, step: Feat
     while (i < n) {
       // Measured again: the step encoder keeps what it measured for one value only.
       val featureSize = step.measure(steps, i)
-      buf(p) = tag(1, WireLengthDelimited).toByte // FeatureList.feature
-      p = writeVarint(buf, p + 1, featureSize)
+      p = writeTagAndLength(buf, p, 1, featureSize) // FeatureList.feature
       p = step.write(steps, i, featureSize, buf, p)
       i += 1
     }
@@ -113,18 +107,18 @@ private[sparktfrecord] abstract class FeatureEncoder(val column: String) extends
 
   /**
    * The size of the BytesList / FloatList / Int64List message for the value at `ordinal`,
-   * keeping what [[writeList]] needs.
+   * keeping what [[writeList]] needs. A Long, checked once by the caller: no sum wraps.
    */
-  protected def listSize(row: SpecializedGetters, ordinal: Int): Int
+  protected def listSize(row: SpecializedGetters, ordinal: Int): Long
 
   /** Writes the list message's fields just measured; returns the position after them. */
   protected def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int
 
-  private var measuredListSize = 0
+  private var measuredListSize = 0L
 
   protected final def sizeOf(row: SpecializedGetters, ordinal: Int): Int = {
     measuredListSize = listSize(row, ordinal)
-    1 + varintSize(measuredListSize) + measuredListSize
+    RecordSerializer.checkedSize(lengthDelimitedSize(measuredListSize), column)
   }
 
   /** The whole Feature message: kind tag, list length, list. */
@@ -134,14 +128,12 @@ private[sparktfrecord] abstract class FeatureEncoder(val column: String) extends
       size: Int,
       buf: Array[Byte],
       pos: Int): Int = {
-    buf(pos) = tag(kind, WireLengthDelimited).toByte
-    val p = writeVarint(buf, pos + 1, measuredListSize)
-    writeList(row, ordinal, buf, p)
+    writeList(row, ordinal, buf, writeTagAndLength(buf, pos, kind, measuredListSize))
   }
 
   /** Size of a packed field (tag, length, payload), nothing when there are no values. */
-  protected final def packedSize(payload: Int): Int =
-    if (payload == 0) 0 else 1 + varintSize(payload) + payload
+  protected final def packedSize(payload: Long): Long =
+    if (payload == 0) 0 else lengthDelimitedSize(payload)
 
   final def nullElement(index: Int): Nothing =
     throw TFRecordError.writeError(TFRecordError.DataMismatch, column,
@@ -206,21 +198,16 @@ private[sparktfrecord] object FeatureEncoder {
   private final class VectorEncoder(column: String) extends FeatureEncoder(column) {
     private var size = 0
     def kind: Int = KindFloat
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val v = row.getStruct(ordinal, 4)
       size = if (v.getByte(0) == 1) v.getArray(3).numElements() else v.getInt(1)
-      if (size.toLong * 4 > Int.MaxValue / 2) {
-        throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
-          s"Column '$column': a vector of $size does not fit")
-      }
-      packedSize(4 * size)
+      packedSize(4L * size)
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
       if (size == 0) return pos
       val v = row.getStruct(ordinal, 4)
       val values = v.getArray(3)
-      buf(pos) = tag(1, WireLengthDelimited).toByte
-      var p = writeVarint(buf, pos + 1, 4 * size)
+      var p = writeTagAndLength(buf, pos, 1, 4 * size)
       if (v.getByte(0) == 1) {
         var i = 0
         while (i < size) {
@@ -249,39 +236,33 @@ private[sparktfrecord] object FeatureEncoder {
     def value(row: SpecializedGetters, ordinal: Int): Long
     private var v = 0L
     def kind: Int = KindInt64
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       v = value(row, ordinal)
       packedSize(varintSize(v))
     }
-    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
-      buf(pos) = tag(1, WireLengthDelimited).toByte
-      buf(pos + 1) = varintSize(v).toByte
-      writeVarint(buf, pos + 2, v)
-    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int =
+      writeVarint(buf, writeTagAndLength(buf, pos, 1, varintSize(v)), v)
   }
 
   private abstract class FloatScalar(column: String) extends FeatureEncoder(column) {
     def value(row: SpecializedGetters, ordinal: Int): Float
     def kind: Int = KindFloat
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = 6
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = packedSize(4)
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
-      buf(pos) = tag(1, WireLengthDelimited).toByte
-      buf(pos + 1) = 4
-      writeFixed32(buf, pos + 2, java.lang.Float.floatToRawIntBits(value(row, ordinal)))
+      val p = writeTagAndLength(buf, pos, 1, 4)
+      writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(value(row, ordinal)))
     }
   }
 
   private final class StringScalar(column: String) extends FeatureEncoder(column) {
     private var s: UTF8String = _
     def kind: Int = KindBytes
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       s = row.getUTF8String(ordinal)
-      val n = s.numBytes()
-      1 + varintSize(n) + n
+      lengthDelimitedSize(s.numBytes())
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
-      buf(pos) = tag(1, WireLengthDelimited).toByte
-      val p = writeVarint(buf, pos + 1, s.numBytes())
+      val p = writeTagAndLength(buf, pos, 1, s.numBytes())
       s.writeToMemory(buf, Platform.BYTE_ARRAY_OFFSET + p)
       p + s.numBytes()
     }
@@ -294,24 +275,23 @@ private[sparktfrecord] object FeatureEncoder {
     private var offset = 0L
     private var length = 0
     def kind: Int = KindBytes
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       row match {
         case unsafe: UnsafeRow =>
-          val offsetAndSize = unsafe.getLong(ordinal)
+          val slot = unsafe.getLong(ordinal)
           base = unsafe.getBaseObject
-          offset = unsafe.getBaseOffset + (offsetAndSize >>> 32)
-          length = offsetAndSize.toInt
+          offset = UnsafeSlot.offset(unsafe.getBaseOffset, slot)
+          length = UnsafeSlot.size(slot)
         case _ =>
           val b = row.getBinary(ordinal)
           base = b
           offset = Platform.BYTE_ARRAY_OFFSET
           length = b.length
       }
-      1 + varintSize(length) + length
+      lengthDelimitedSize(length)
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
-      buf(pos) = tag(1, WireLengthDelimited).toByte
-      val p = writeVarint(buf, pos + 1, length)
+      val p = writeTagAndLength(buf, pos, 1, length)
       Platform.copyMemory(base, offset, buf, Platform.BYTE_ARRAY_OFFSET + p, length)
       base = null
       p + length
@@ -320,12 +300,12 @@ private[sparktfrecord] object FeatureEncoder {
 
   private abstract class Int64Array(column: String) extends FeatureEncoder(column) {
     def value(array: ArrayData, index: Int): Long
-    private var payload = 0
+    private var payload = 0L
     def kind: Int = KindInt64
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
       val n = a.numElements()
-      var size = 0
+      var size = 0L
       var i = 0
       while (i < n) {
         if (a.isNullAt(i)) nullElement(i)
@@ -339,8 +319,7 @@ private[sparktfrecord] object FeatureEncoder {
       if (payload == 0) return pos
       val a = row.getArray(ordinal)
       val n = a.numElements()
-      buf(pos) = tag(1, WireLengthDelimited).toByte
-      var p = writeVarint(buf, pos + 1, payload)
+      var p = writeTagAndLength(buf, pos, 1, payload)
       var i = 0
       while (i < n) {
         p = writeVarint(buf, p, value(a, i))
@@ -353,7 +332,7 @@ private[sparktfrecord] object FeatureEncoder {
   private abstract class FloatArray(column: String) extends FeatureEncoder(column) {
     def value(array: ArrayData, index: Int): Float
     def kind: Int = KindFloat
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
       val n = a.numElements()
       var i = 0
@@ -361,18 +340,13 @@ private[sparktfrecord] object FeatureEncoder {
         if (a.isNullAt(i)) nullElement(i)
         i += 1
       }
-      if (n.toLong * 4 > Int.MaxValue / 2) {
-        throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
-          s"Column '$column': $n floats do not fit in one record")
-      }
-      packedSize(4 * n)
+      packedSize(4L * n)
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
       val a = row.getArray(ordinal)
       val n = a.numElements()
       if (n == 0) return pos
-      buf(pos) = tag(1, WireLengthDelimited).toByte
-      var p = writeVarint(buf, pos + 1, 4 * n)
+      var p = writeTagAndLength(buf, pos, 1, 4 * n)
       var i = 0
       while (i < n) {
         p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(value(a, i)))
@@ -384,22 +358,18 @@ private[sparktfrecord] object FeatureEncoder {
 
   private final class BytesArray(column: String, binary: Boolean) extends FeatureEncoder(column) {
     def kind: Int = KindBytes
-    def listSize(row: SpecializedGetters, ordinal: Int): Int = {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
       val n = a.numElements()
       var size = 0L
       var i = 0
       while (i < n) {
         if (a.isNullAt(i)) nullElement(i)
-        val len = if (binary) a.getBinary(i).length else a.getUTF8String(i).numBytes()
-        size += 1 + varintSize(len) + len
+        size += lengthDelimitedSize(
+          if (binary) a.getBinary(i).length else a.getUTF8String(i).numBytes())
         i += 1
       }
-      if (size > Int.MaxValue / 2) {
-        throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
-          s"Column '$column': $size bytes do not fit in one record")
-      }
-      size.toInt
+      size
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
       val a = row.getArray(ordinal)
@@ -407,15 +377,14 @@ private[sparktfrecord] object FeatureEncoder {
       var p = pos
       var i = 0
       while (i < n) {
-        buf(p) = tag(1, WireLengthDelimited).toByte
         if (binary) {
           val b = a.getBinary(i)
-          p = writeVarint(buf, p + 1, b.length)
+          p = writeTagAndLength(buf, p, 1, b.length)
           System.arraycopy(b, 0, buf, p, b.length)
           p += b.length
         } else {
           val s = a.getUTF8String(i)
-          p = writeVarint(buf, p + 1, s.numBytes())
+          p = writeTagAndLength(buf, p, 1, s.numBytes())
           s.writeToMemory(buf, Platform.BYTE_ARRAY_OFFSET + p)
           p += s.numBytes()
         }

@@ -277,11 +277,13 @@ private[sparktfrecord] object NestedRowAssembler {
   private def pointAt(view: UnsafeArrayData, container: SpecializedGetters, ordinal: Int): Unit =
     container match {
       case r: UnsafeRow =>
-        val offsetAndSize = r.getLong(ordinal)
-        view.pointTo(r.getBaseObject, r.getBaseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
+        val slot = r.getLong(ordinal)
+        view.pointTo(
+          r.getBaseObject, UnsafeSlot.offset(r.getBaseOffset, slot), UnsafeSlot.size(slot))
       case a: UnsafeArrayData =>
-        val offsetAndSize = a.getLong(ordinal)
-        view.pointTo(a.getBaseObject, a.getBaseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
+        val slot = a.getLong(ordinal)
+        view.pointTo(
+          a.getBaseObject, UnsafeSlot.offset(a.getBaseOffset, slot), UnsafeSlot.size(slot))
     }
 
   /**
@@ -391,11 +393,11 @@ private[sparktfrecord] object NestedRowAssembler {
     private def copyBytes(
         base: AnyRef,
         baseOffset: Long,
-        offsetAndSize: Long,
+        slot: Long,
         t: UnsafeRowWriter,
         o: Int): Unit = {
-      val at = baseOffset + (offsetAndSize >>> 32) - Platform.BYTE_ARRAY_OFFSET
-      t.write(o, base.asInstanceOf[Array[Byte]], at.toInt, offsetAndSize.toInt)
+      val at = UnsafeSlot.offset(baseOffset, slot) - Platform.BYTE_ARRAY_OFFSET
+      t.write(o, base.asInstanceOf[Array[Byte]], at.toInt, UnsafeSlot.size(slot))
     }
   }
 }

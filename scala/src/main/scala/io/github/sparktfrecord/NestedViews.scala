@@ -20,9 +20,8 @@ private[sparktfrecord] final class StructView(numFields: Int) {
     case _ => container.getStruct(ordinal, numFields)
   }
 
-  // An unsafe container holds (offset << 32 | size) of a struct in its slot.
-  private def point(base: AnyRef, baseOffset: Long, offsetAndSize: Long): InternalRow = {
-    view.pointTo(base, baseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
+  private def point(base: AnyRef, baseOffset: Long, slot: Long): InternalRow = {
+    view.pointTo(base, UnsafeSlot.offset(baseOffset, slot), UnsafeSlot.size(slot))
     view
   }
 }
@@ -37,8 +36,8 @@ private[sparktfrecord] final class ArrayView {
     case _ => container.getArray(ordinal)
   }
 
-  private def point(base: AnyRef, baseOffset: Long, offsetAndSize: Long): ArrayData = {
-    view.pointTo(base, baseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
+  private def point(base: AnyRef, baseOffset: Long, slot: Long): ArrayData = {
+    view.pointTo(base, UnsafeSlot.offset(baseOffset, slot), UnsafeSlot.size(slot))
     view
   }
 }

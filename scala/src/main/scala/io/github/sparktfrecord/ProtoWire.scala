@@ -38,6 +38,21 @@ private[sparktfrecord] object ProtoWire {
 
   def varintSize(value: Int): Int = varintSize(value.toLong & 0xffffffffL)
 
+  /**
+   * Bytes taken by a length-delimited field of `length` bytes: its tag, its length as a varint, its
+   * content. The tag is one byte, as it is for every field number below 16 (all of ours).
+   */
+  def lengthDelimitedSize(length: Long): Long = 1 + varintSize(length) + length
+
+  /**
+   * Writes the one-byte tag of length-delimited field `field` (below 16) and `length` at `pos`;
+   * returns the position after them, where the field's `length` bytes go.
+   */
+  def writeTagAndLength(buf: Array[Byte], pos: Int, field: Int, length: Long): Int = {
+    buf(pos) = tag(field, WireLengthDelimited).toByte
+    writeVarint(buf, pos + 1, length)
+  }
+
   /** Writes `value` as a varint at `pos`; returns the position after it. */
   def writeVarint(buf: Array[Byte], pos: Int, value: Long): Int = {
     var p = pos

@@ -51,7 +51,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
   private val seen = new Array[Int](numColumns)
   private var stamp = 0
   private val cursor = new WireCursor
-  private val lists = new FeatureLists(cursor)
+  private val values = new FeatureValueReader(cursor)
   private val walker = new ExampleWalker(cursor)
   private val step = new FeatureRun
 
@@ -127,7 +127,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
               s"as array<${d.elementType.simpleString}> to get them all")
           } else {
             d.beginScalar()
-            lists.emit(run, d)
+            values.emit(run, d)
             d.end()
           }
         case ShapeArray =>
@@ -179,9 +179,9 @@ private[sparktfrecord] final class TFRecordDeserializer(
     rowWriter.setOffsetAndSizeFromPreviousCursor(d.ordinal, previousCursor)
   }
 
-  /** Counts the values of `run` (see [[FeatureLists.count]]), checked against the column's type. */
+  /** Counts the values of `run` ([[FeatureValueReader.count]]), checked against the column type. */
   private def valueCount(d: FeatureDecoder, run: FeatureRun): Int = {
-    val count = lists.count(run)
+    val count = values.count(run)
     if (count > 0 && (accepted(d.ordinal) & (1 << run.kind)) == 0) {
       throw columnError(d, s"cannot be read from a ${KindNames(run.kind)} feature")
     }
@@ -191,7 +191,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
   /** The counted values of `run` into a new array of the column. */
   private def fillArray(d: FeatureDecoder, run: FeatureRun): Unit = {
     d.beginArray(run.count)
-    if (run.count > 0) lists.emit(run, d)
+    if (run.count > 0) values.emit(run, d)
     d.end()
   }
 

@@ -51,31 +51,55 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
   }
 
   /**
-   * What the records read from one file say of their features. Names are numbered in the order
-   * they are first met; their statistics are kept by number, as a context feature (`stats`) or a
-   * feature list (`listStats`), null until met as one.
+   * Feature names numbered in the order they are first met, with their statistics kept by number,
+   * as a context feature (`stats`) and as a feature list (`listStats`), null until met as one.
    */
-  private final class FileSample(sequence: Boolean) {
+  private final class NumberedFeatures {
     val names = mutable.ArrayBuffer.empty[String]
     val stats = mutable.ArrayBuffer.empty[Stats]
     val listStats = mutable.ArrayBuffer.empty[Stats]
+    private val numbers = mutable.HashMap.empty[String, Int]
+
+    /** The number of `name`, the next one when it is met for the first time. */
+    def number(name: String): Int = numbers.getOrElseUpdate(name, {
+      names += name
+      stats += null
+      listStats += null
+      names.size - 1
+    })
+
+    /** The statistics of feature `n` as a context feature, begun when first met as one. */
+    def contextStats(n: Int): Stats = {
+      if (stats(n) == null) stats(n) = new Stats(KindNone, 0)
+      stats(n)
+    }
+
+    /** The statistics of feature `n` as a feature list, begun when first met as one. */
+    def featureListStats(n: Int): Stats = {
+      if (listStats(n) == null) listStats(n) = new Stats(KindNone, 0)
+      listStats(n)
+    }
+
+    /** Adds what `other` knows, numbering the names it meets first after these. */
+    def merge(other: NumberedFeatures): Unit = for (i <- other.names.indices) {
+      val n = number(other.names(i))
+      if (other.stats(i) != null) contextStats(n).merge(other.stats(i))
+      if (other.listStats(i) != null) featureListStats(n).merge(other.listStats(i))
+    }
+  }
+
+  /** What the records read from one file say of their features. */
+  private final class FileSample(sequence: Boolean) {
+    val features = new NumberedFeatures
     var records = 0L
 
-    private val numbers = mutable.HashMap.empty[String, Int]
     private val order = new FeatureOrder(new FeatureNames {
-      def find(buf: Array[Byte], off: Int, len: Int): Int = {
-        val name = new String(buf, off, len, UTF_8)
-        numbers.getOrElseUpdate(name, {
-          names += name
-          stats += null
-          listStats += null
-          names.size - 1
-        })
-      }
+      def find(buf: Array[Byte], off: Int, len: Int): Int =
+        features.number(new String(buf, off, len, UTF_8))
     })
     private val cursor = new WireCursor
     private val walker = new ExampleWalker(cursor)
-    private val lists = new FeatureLists(cursor)
+    private val values = new FeatureValueReader(cursor)
     private val step = new FeatureRun
 
     /** Marks `current` binary at its first bytes value that is not well-formed UTF-8. */
@@ -90,7 +114,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     private def checkBytes(s: Stats, run: FeatureRun): Unit =
       if (run.kind == KindBytes && !s.binary) {
         current = s
-        lists.emit(run, utf8Check)
+        values.emit(run, utf8Check)
       }
 
     private val visitor = new FeatureVisitor {
@@ -98,22 +122,20 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         order.next(buf, keyOff, keyLen)
 
       def feature(id: Int, run: FeatureRun): Unit = {
-        val n = lists.count(run)
-        if (stats(id) == null) stats(id) = new Stats(KindNone, 0)
-        val s = stats(id)
+        val n = values.count(run)
+        val s = features.contextStats(id)
         s.kind = mergeKinds(s.kind, run.kind)
         s.maxValues = math.max(s.maxValues, n)
         checkBytes(s, run)
       }
 
       def featureList(id: Int, start: Int, end: Int): Unit = {
-        if (listStats(id) == null) listStats(id) = new Stats(KindNone, 0)
-        val s = listStats(id)
+        val s = features.featureListStats(id)
         var from = walker.nextStep(start, end, step)
         while (from >= 0) {
           s.kind = mergeKinds(s.kind, step.kind)
           if (step.kind == KindBytes && !s.binary) {
-            lists.count(step)
+            values.count(step)
             checkBytes(s, step)
           }
           from = walker.nextStep(from, end, step)
@@ -162,24 +184,11 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     val samples = readInParallel(sample, options, conf, sequence)
     // Merged in the files' order, so that columns come in the order their features are first
     // met, however the reads were scheduled.
-    val names = mutable.ArrayBuffer.empty[String]
-    val stats = mutable.ArrayBuffer.empty[Stats]
-    val listStats = mutable.ArrayBuffer.empty[Stats]
-    val numbers = mutable.HashMap.empty[String, Int]
-    for (fs <- samples; i <- fs.names.indices) {
-      val n = numbers.getOrElseUpdate(fs.names(i), {
-        names += fs.names(i)
-        stats += null
-        listStats += null
-        names.size - 1
-      })
-      def into(all: mutable.ArrayBuffer[Stats], one: Stats): Unit = if (one != null) {
-        if (all(n) == null) all(n) = new Stats(KindNone, 0)
-        all(n).merge(one)
-      }
-      into(stats, fs.stats(i))
-      into(listStats, fs.listStats(i))
-    }
+    val all = new NumberedFeatures
+    samples.foreach(fs => all.merge(fs.features))
+    val names = all.names
+    val stats = all.stats
+    val listStats = all.listStats
     val records = samples.map(_.records).sum
     names.indices.find(i => stats(i) != null && listStats(i) != null).foreach { i =>
       throw TFRecordError.argument(TFRecordError.CannotInferSchema,

@@ -1,6 +1,5 @@
 package io.github.sparktfrecord
 
-import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, AttributeReference}
 import org.apache.spark.sql.catalyst.expressions.{AttributeSet, Expression, NamedExpression}
 import org.apache.spark.sql.catalyst.expressions.ProjectionOverSchema
@@ -107,16 +106,4 @@ object TFRecordSchemaPruning extends Rule[LogicalPlan] {
     case s: StructType => s.fields.map(f => countLeaves(f.dataType)).sum
     case _ => 1
   }
-}
-
-/**
- * The session extensions of the `tfrecord` data source: nested column pruning
- * ([[TFRecordSchemaPruning]]). Enabled with
- * `spark.sql.extensions=io.github.sparktfrecord.TFRecordExtensions`, which the Python package's
- * `configure()` sets; without it, queries of struct fields return the same rows, decoding all
- * the features of the struct.
- */
-class TFRecordExtensions extends (SparkSessionExtensions => Unit) {
-  override def apply(extensions: SparkSessionExtensions): Unit =
-    extensions.injectOptimizerRule(_ => TFRecordSchemaPruning)
 }

@@ -110,32 +110,26 @@ private[sparktfrecord] final class TFRecordSerializer(
         if (fixedLengths(i) > 0) checkLength(i, values)
         val valueSize = encoders(i).measure(values, valueOrdinals(i))
         valueSizes(i) = valueSize
-        val entrySize = this.entrySize(i, valueSize)
-        val fieldSize = 1 + varintSize(entrySize) + entrySize
+        val fieldSize = lengthDelimitedSize(entrySize(i, valueSize))
         if (inLists(i)) listsSize += fieldSize else featuresSize += fieldSize
       }
       i += 1
     }
-    val total =
-      (if (!sequence || featuresSize > 0) 1 + varintSize(featuresSize) + featuresSize else 0L) +
-        (if (listsSize > 0) 1 + varintSize(listsSize) + listsSize else 0L)
-    if (total > TFRecordOptions.DefaultMaxRecordBytes - TFRecordFraming.OverheadBytes) {
-      throw TFRecordError.writeError(TFRecordError.RecordTooLarge, null,
-        s"Row too large for one TFRecord: $total bytes")
-    }
-    val buf = reserve(total.toInt)
+    val total = RecordSerializer.checkedSize(
+      (if (!sequence || featuresSize > 0) lengthDelimitedSize(featuresSize) else 0L) +
+        (if (listsSize > 0) lengthDelimitedSize(listsSize) else 0L),
+      column = null)
+    val buf = reserve(total)
     var p = TFRecordFraming.HeaderBytes
     if (!sequence || featuresSize > 0) {
-      buf(p) = tag(1, WireLengthDelimited).toByte // Example.features / SequenceExample.context
-      p = writeVarint(buf, p + 1, featuresSize)
+      p = writeTagAndLength(buf, p, 1, featuresSize) // Example.features / SequenceExample.context
       p = writeEntries(buf, p, lists = false)
     }
     if (listsSize > 0) {
-      buf(p) = tag(2, WireLengthDelimited).toByte // SequenceExample.feature_lists
-      p = writeVarint(buf, p + 1, listsSize)
+      p = writeTagAndLength(buf, p, 2, listsSize) // SequenceExample.feature_lists
       p = writeEntries(buf, p, lists = true)
     }
-    total.toInt
+    total
   }
 
   /** Where feature i's value is read from in this row (kept in valueRows); null when absent. */
@@ -166,10 +160,9 @@ private[sparktfrecord] final class TFRecordSerializer(
     }
   }
 
-  private def entrySize(column: Int, valueSize: Int): Int = {
-    val keyLength = keys(column).length
-    2 + varintSize(keyLength) + keyLength + varintSize(valueSize) + valueSize
-  }
+  /** A map entry's content: { key = 1, value = 2 }. */
+  private def entrySize(column: Int, valueSize: Int): Long =
+    lengthDelimitedSize(keys(column).length) + lengthDelimitedSize(valueSize)
 
   /** The map entries { key = 1, value = 2 } of the present features of one map. */
   private def writeEntries(buf: Array[Byte], pos: Int, lists: Boolean): Int = {
@@ -179,14 +172,12 @@ private[sparktfrecord] final class TFRecordSerializer(
       val valueSize = valueSizes(i)
       if (valueSize >= 0 && inLists(i) == lists) {
         val key = keys(i)
-        buf(p) = tag(1, WireLengthDelimited).toByte // Features.feature / FeatureLists.feature_list
-        p = writeVarint(buf, p + 1, entrySize(i, valueSize))
-        buf(p) = tag(1, WireLengthDelimited).toByte // key
-        p = writeVarint(buf, p + 1, key.length)
+        // Features.feature / FeatureLists.feature_list
+        p = writeTagAndLength(buf, p, 1, entrySize(i, valueSize))
+        p = writeTagAndLength(buf, p, 1, key.length) // key
         System.arraycopy(key, 0, buf, p, key.length)
         p += key.length
-        buf(p) = tag(2, WireLengthDelimited).toByte // value: a Feature or a FeatureList
-        p = writeVarint(buf, p + 1, valueSize)
+        p = writeTagAndLength(buf, p, 2, valueSize) // value: a Feature or a FeatureList
         p = encoders(i).write(valueRows(i), valueOrdinals(i), valueSize, buf, p)
       }
       i += 1
@@ -209,6 +200,29 @@ private[sparktfrecord] abstract class RecordSerializer {
   protected final def reserve(length: Int): Array[Byte] = record.reserve(length)
 }
 
+private[sparktfrecord] object RecordSerializer {
+  /** The most data bytes a written record holds: framed, it must fit in one byte array. */
+  final val MaxDataBytes: Int =
+    TFRecordOptions.DefaultMaxRecordBytes - TFRecordFraming.OverheadBytes
+
+  /**
+   * `size` bytes, of a record or of a column's part of one, as an Int when one record can hold
+   * them; else an error naming `column` (null: the whole row). Every size a write computes is
+   * summed in a Long and checked here, so that none wraps.
+   */
+  def checkedSize(size: Long, column: String): Int = {
+    if (size > MaxDataBytes) tooLarge(size, column)
+    size.toInt
+  }
+
+  // Out of line, so that checkedSize stays small enough to inline.
+  private def tooLarge(size: Long, column: String): Nothing = {
+    val what = if (column == null) "Row" else s"Column '$column'"
+    throw TFRecordError.writeError(TFRecordError.RecordTooLarge, column,
+      s"$what too large for one TFRecord: $size bytes, at most $MaxDataBytes fit in one record")
+  }
+}
+
 /** `recordType` ByteArray: the one binary column is the record. */
 private[sparktfrecord] final class ByteArraySerializer(column: String) extends RecordSerializer {
   def serialize(row: InternalRow): Int = {
@@ -218,7 +232,8 @@ private[sparktfrecord] final class ByteArraySerializer(column: String) extends R
           "record and has nothing to write for a null. Filter the nulls out first.")
     }
     val b = row.getBinary(0)
-    System.arraycopy(b, 0, reserve(b.length), TFRecordFraming.HeaderBytes, b.length)
-    b.length
+    val length = RecordSerializer.checkedSize(b.length, column)
+    System.arraycopy(b, 0, reserve(length), TFRecordFraming.HeaderBytes, length)
+    length
   }
 }

@@ -77,6 +77,41 @@ class ProtoWireSuite extends FunSuite {
     assertEquals(toHex(varint(-1L)), "ff ff ff ff ff ff ff ff ff 01")
   }
 
+  /** Content lengths at every varint length's boundaries, up to the largest a record holds. */
+  private val lengths: Seq[Long] = Seq(0L, 1L, 127L, 128L, 16383L, 16384L, (1L << 21) - 1,
+    1L << 21, (1L << 28) - 1, 1L << 28, Int.MaxValue.toLong, 1L << 35)
+
+  test("lengthDelimitedSize: a one-byte tag, the length's varint, the content") {
+    for (f <- 1 to 15; n <- Seq(0, 1, 127, 128, 300, 16384)) {
+      assertEquals(lengthDelimitedSize(n), field(f, new Array[Byte](n)).length.toLong,
+        s"field $f, $n bytes")
+    }
+    for (n <- lengths) assertEquals(lengthDelimitedSize(n), 1 + varint(n).length + n, s"$n")
+    // Past an Int, as a sum of sizes may be: no wrap.
+    assertEquals(lengthDelimitedSize(Int.MaxValue.toLong), 1L + 5 + Int.MaxValue)
+  }
+
+  test("writeTagAndLength writes a field's tag and length, where asked, and nothing after them") {
+    for (f <- 1 to 15; n <- lengths) {
+      val buf = Array.fill[Byte](16)(0x55)
+      val end = writeTagAndLength(buf, 2, f, n)
+      val expected = cat(key(f, WireLengthDelimited), varint(n))
+      assertEquals(toHex(buf.slice(2, end)), toHex(expected), s"field $f, $n bytes")
+      assertEquals(end - 2 + n, lengthDelimitedSize(n), s"field $f, $n bytes")
+      assert(buf.take(2).forall(_ == 0x55) && buf.drop(end).forall(_ == 0x55), s"$f $n")
+    }
+    // The bytes protobuf writes for a field around its content, read back by the cursor.
+    val content = utf8("hello")
+    val buf = new Array[Byte](lengthDelimitedSize(content.length).toInt)
+    val at = writeTagAndLength(buf, 0, 3, content.length)
+    System.arraycopy(content, 0, buf, at, content.length)
+    assertEquals(toHex(buf), toHex(field(3, content)))
+    val c = cursor(buf)
+    assertEquals(c.readVarint(buf.length), tag(3, WireLengthDelimited).toLong)
+    assertEquals(c.readLengthEnd(buf.length), buf.length)
+    assertEquals(c.pos, at)
+  }
+
   test("readVarint: every length at its boundaries, wherever it lies in the array") {
     val pads = Seq(Array.emptyByteArray, Array.fill[Byte](16)(0), Array.fill[Byte](16)(-128),
       Array.fill[Byte](3)(-1))

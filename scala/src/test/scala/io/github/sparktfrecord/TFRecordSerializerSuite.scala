@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, Specialize
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 import ErrorText._
@@ -122,6 +123,59 @@ class TFRecordSerializerSuite extends FunSuite {
       schema("a" -> ArrayType(ArrayType(LongType))), InternalRow(array(array(1L), null)),
       RecordType.SequenceExample))
     assertEquals(nested.text, message)
+  }
+
+  /** An array that claims `n` elements, each `value`, without holding them. */
+  private final class Repeated(n: Int, value: Long) extends GenericArrayData(Array.empty[Any]) {
+    override def numElements(): Int = n
+    override def isNullAt(i: Int): Boolean = false
+    override def getLong(i: Int): Long = value
+  }
+
+  /** A string that claims `n` bytes, to be measured only: its bytes are never read. */
+  private def claimed(n: Int): UTF8String =
+    UTF8String.fromAddress(Array.emptyByteArray, Platform.BYTE_ARRAY_OFFSET, n)
+
+  private def tooLarge(s: StructType, row: InternalRow, recordType: RecordType): String =
+    intercept[TFRecordDataException](
+      new TFRecordSerializer(s, recordType).serialize(row)).text
+
+  private val atMost = s"at most ${Int.MaxValue - 64 - 16} fit in one record"
+
+  /** The size of a length-delimited field of `n` bytes, by the definition. */
+  private def delimited(n: Long): Long = 1 + varint(n).length + n
+
+  test("an int64 list too large for a record fails naming its column; its size does not wrap") {
+    // 429,496,730 ten-byte varints: 4,294,967,300 bytes, which an Int sum would wrap to 4.
+    val n = 429496730
+    val list = 10L * n
+    val feature = delimited(delimited(list))
+    assertEquals(tooLarge(schema("ids" -> ArrayType(LongType)), InternalRow(new Repeated(n, -1L)),
+      RecordType.Example), s"Column 'ids' too large for one TFRecord: $feature bytes, $atMost")
+  }
+
+  test("a value, a feature list or a row too large for a record fails, naming the column") {
+    val max = Int.MaxValue - 64 - 16
+    // A string of Int.MaxValue bytes: its BytesList alone is larger than a record can hold.
+    val huge = delimited(delimited(Int.MaxValue))
+    assertEquals(tooLarge(schema("s" -> StringType), InternalRow(claimed(Int.MaxValue)),
+      RecordType.Example), s"Column 's' too large for one TFRecord: $huge bytes, $atMost")
+    // Steps that each fit, and together do not.
+    val step = delimited(delimited(1 << 30))
+    assertEquals(tooLarge(schema("t" -> ArrayType(ArrayType(StringType))),
+      InternalRow(array(array(claimed(1 << 30)), array(claimed(1 << 30)))),
+      RecordType.SequenceExample),
+      s"Column 't' too large for one TFRecord: ${2 * delimited(step)} bytes, $atMost")
+    // Two columns that each fit, and together do not.
+    val half = max / 2 + 16
+    val feature = delimited(delimited(half))
+    val entry = delimited(delimited(1) + delimited(feature)) // key "a" or "b", the Feature
+    assertEquals(tooLarge(schema("a" -> StringType, "b" -> StringType),
+      InternalRow(claimed(half), claimed(half)), RecordType.Example),
+      s"Row too large for one TFRecord: ${delimited(2 * entry)} bytes, $atMost")
+    assertEquals(RecordSerializer.checkedSize(max.toLong, "c"), max)
+    assertEquals(intercept[TFRecordDataException](RecordSerializer.checkedSize(max + 1L, "c"))
+      .text, s"Column 'c' too large for one TFRecord: ${max + 1L} bytes, $atMost")
   }
 
   /** Every column type, its values as they read back: double and decimal pass through float. */
@@ -263,7 +317,7 @@ class TFRecordSerializerSuite extends FunSuite {
       "float value for b")
     // Values are handed over only after they were counted.
     assertEquals(intercept[IllegalStateException](
-      new FeatureLists(new WireCursor).emit(new FeatureRun, scalar)).text,
-      "FeatureLists.emit before count")
+      new FeatureValueReader(new WireCursor).emit(new FeatureRun, scalar)).text,
+      "FeatureValueReader.emit before count")
   }
 }

@@ -1,0 +1,15 @@
+package io.github.sparktfrecord
+
+import org.apache.spark.sql.SparkSessionExtensions
+
+/**
+ * The session extensions of the `tfrecord` data source: nested column pruning
+ * ([[TFRecordSchemaPruning]]). Enabled with
+ * `spark.sql.extensions=io.github.sparktfrecord.TFRecordExtensions`, which the Python package's
+ * `configure()` sets; without it, queries of struct fields return the same rows, decoding all
+ * the features of the struct.
+ */
+class TFRecordExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit =
+    extensions.injectOptimizerRule(_ => TFRecordSchemaPruning)
+}
