@@ -55,7 +55,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]
         [sys.executable, str(child), str(data), DRIVER_MEMORY],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1500,
         env={**os.environ, "PYSPARK_PYTHON": sys.executable},
     )
     results = [json.loads(x[7:]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]

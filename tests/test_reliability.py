@@ -144,19 +144,23 @@ def data_files(path: Path) -> list[str]:
 
 
 def test_failed_write_leaves_no_partial_output(spark, out: Path) -> None:
+    """A failed job commits nothing: no `_SUCCESS`, no file a reader sees, no row; a failed
+    append keeps what was there. Spark does not wait for a task that is still running when the
+    job fails: it may write its attempt's files into Hadoop's `_temporary` after the job's abort
+    removed it, and readers skip that directory, so what is asserted is what readers see."""
     df = failing_at_700(spark)
     with pytest.raises(Exception, match="boom on purpose"):
         spark_tfrecord.write(df, str(out))
-    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
+    assert not (out / "_SUCCESS").exists()
+    assert not out.exists() or data_files(out) == []
     # A failed append keeps what was there and adds nothing.
     spark_tfrecord.write(spark.range(5), str(out), mode="overwrite")
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    before = {name: (out / name).read_bytes() for name in data_files(out)}
+    assert before and (out / "_SUCCESS").exists()
     with pytest.raises(Exception, match="boom on purpose"):
         spark_tfrecord.write(df, str(out), mode="append")
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
-    # The other task, still running when the job failed, can recreate Hadoop's `_temporary`
-    # after the job's abort removed it (seen once under load): nothing else, and readers skip it.
-    assert {p.name for p in out.iterdir() if p.is_dir()} <= {"_temporary"}
+    assert {name: (out / name).read_bytes() for name in data_files(out)} == before
+    assert (out / "_SUCCESS").exists()
     assert sorted(r.id for r in spark_tfrecord.read(spark, str(out)).collect()) == list(range(5))
 
 
@@ -217,4 +221,5 @@ def test_a_failing_writer_beside_a_good_one(spark, tmp_path: Path) -> None:
     assert set(errors) == {"bad"} and "boom on purpose" in str(errors["bad"])
     good = sorted(r.id for r in spark_tfrecord.read(spark, str(tmp_path / "good")).collect())
     assert good == list(range(2000))
-    assert not (tmp_path / "bad").exists() or data_files(tmp_path / "bad") == []
+    bad = tmp_path / "bad"
+    assert not bad.exists() or (data_files(bad) == [] and not (bad / "_SUCCESS").exists())

@@ -26,7 +26,7 @@ import pytest
 from s3_server import hadoop_cloud_jar, hadoop_version, moto_server, s3_client, s3a_conf, s3a_jars
 from tfrecord_oracle import Column, decode, read_records
 
-pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the downloads and the run
+pytestmark = pytest.mark.timeout(3600)  # the first test also waits for the downloads and the run
 
 BUCKET = "tfrecord-test"
 COMMITTERS = ["file", "magic"]
@@ -212,7 +212,7 @@ def runs(s3: S3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str
         [sys.executable, "-c", CHILD, json.dumps(config)],
         capture_output=True,
         text=True,
-        timeout=1500,
+        timeout=3000,
     )
     (work / "driver.log").write_text(done.stderr)
     lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
