@@ -159,6 +159,16 @@ def test_a_tfds_dataset_written_by_executors(driver: Driver, tmp_path: Path) -> 
 def test_write_survives_a_killed_executor(
     driver: Driver, cluster: Cluster, app: dict[str, Any], tmp_path: Path
 ) -> None:
+    """SIGKILL of the executor JVM that runs partition BLOCKED's first attempt, mid-write.
+
+    The kill lands while that attempt is held after handing the writer its rows: its attempt
+    file under Hadoop's `_temporary` holds some of them, the rest are in pipes and buffers, and
+    it has not asked to commit. The points it may land on are those of the other executor's
+    tasks: (a) none of them started yet, (b) one writing its file, (c) one committing it, (d)
+    all done. Whatever the point, the committed output holds every row exactly once, one file
+    per partition with its index, each partition's rows from one attempt, BLOCKED's from a
+    later attempt in another executor; the killed attempt's file goes with the job's commit.
+    """
     out, markers, release = tmp_path / "out", tmp_path / "markers", tmp_path / "release"
     markers.mkdir()
     driver.send("kill_write", out=str(out), markers=str(markers), release=str(release))
@@ -176,7 +186,7 @@ def test_write_survives_a_killed_executor(
         wait_for(
             lambda: [f for f in out.glob(pattern) if f.stat().st_size > 0],
             "the blocked task's attempt file has data",
-            120,
+            300,
             lambda: f"{sorted(out.rglob('*'))}\n{why()}",
         )
         pid = cluster.executors(app["app"])[victim.name]
@@ -188,17 +198,18 @@ def test_write_survives_a_killed_executor(
         if not answered:
             with suppress(AssertionError):
                 driver.result("kill_write")
-    # Every row exactly once; the blocked partition's rows come from a later attempt, run by
-    # an executor other than the killed one, and every other partition's from its first.
+    # Every row exactly once, each partition's from one attempt; the blocked partition's from a
+    # later attempt, run by an executor other than the killed one. (Which attempt wrote the
+    # other partitions is the scheduler's business: the first, unless a task failed.)
     ids = [r[0] for r in got["rows"]]
     assert ids == list(range(KILL_PARTITIONS * KILL_ROWS))
     by_part: dict[int, set[tuple[int, str]]] = {}
     for _, part, attempt, executor, _ in got["rows"]:
         by_part.setdefault(part, set()).add((attempt, executor))
-    assert len(by_part[BLOCKED]) == 1
+    assert sorted(by_part) == list(range(KILL_PARTITIONS))
+    assert all(len(runs) == 1 for runs in by_part.values()), by_part
     ((attempt, executor),) = by_part[BLOCKED]
     assert attempt >= 1 and executor != victim.name
-    assert all(a == 0 for part, runs in by_part.items() if part != BLOCKED for a, _ in runs)
     # A replacement executor took the killed one's place.
     assert victim.name not in got["executors"] and len(got["executors"]) == 2
     # No attempt's leftovers: one committed file per partition, nothing else but _SUCCESS.

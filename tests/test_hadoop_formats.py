@@ -60,3 +60,21 @@ def test_output_format_writes_indexes(spark, out: Path) -> None:
     (path,) = tfrecord_files(out)
     index = path.parent / f"_{path.name}.idx"
     assert index.read_text() == "0 16\n16 19\n35 216\n" == index_lines(path.read_bytes())
+
+
+def test_input_format_reads_a_partitioned_folder(spark, tmp_path: Path) -> None:
+    """The files under subdirectories too (Hadoop's default would fail on the directories),
+    unless the job says otherwise."""
+    folder = tmp_path / "partitioned"
+    df = spark.createDataFrame([(i, f"p{i % 2}") for i in range(6)], "id long, p string")
+    spark_tfrecord.write(df, str(folder), partition_by="p")
+    write_records(folder / "top.tfrecord", [b"top"])
+    every = spark.sparkContext.newAPIHadoopFile(str(folder), INPUT, BYTES, NULL)
+    by_source = spark_tfrecord.read(spark, str(folder / "p=*"), record_type="ByteArray")
+    assert sorted(bytes(k) for k, _ in every.collect()) == sorted(
+        [b"top"] + [bytes(r.byteArray) for r in by_source.collect()]
+    )
+    assert every.count() == 7
+    conf = {"mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs": "true"}
+    top = spark.sparkContext.newAPIHadoopFile(str(folder), INPUT, BYTES, NULL, conf=conf)
+    assert [bytes(k) for k, _ in top.collect()] == [b"top"]

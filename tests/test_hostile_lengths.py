@@ -54,7 +54,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, object]
         module_command("small_heap_child", str(data), DRIVER_MEMORY),
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1500,
         env=child_env(PYSPARK_PYTHON=sys.executable),
     )
     results = [json.loads(x[7:]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -143,20 +145,49 @@ def data_files(path: Path) -> list[str]:
     )
 
 
+def fails_then_settles(spark, write: Callable[[], object]) -> None:  # type: ignore[no-untyped-def]
+    """Runs a write that fails with "boom on purpose", then waits until its job's tasks have all
+    ended: Spark fails a job at its first failed task without waiting for the others, which may
+    go on writing into Hadoop's `_temporary` for a while, and would race with a next write into
+    the same directory (its overwrite deleting the directory, for one)."""
+    sc = spark.sparkContext
+    group = f"failing-write-{time.monotonic_ns()}"
+    sc.setJobGroup(group, group)
+    try:
+        with pytest.raises(Exception, match="boom on purpose"):
+            write()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    tracker = sc.statusTracker()
+
+    def running_tasks() -> int:
+        jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
+        stages = [tracker.getStageInfo(s) for job in jobs if job for s in job.stageIds]
+        assert stages, "the failed write's stages are not known to the status tracker"
+        return sum(stage.numActiveTasks for stage in stages if stage)
+
+    deadline = time.monotonic() + 600
+    while running_tasks():
+        assert time.monotonic() < deadline, "the failed write's tasks still run after 600 s"
+        time.sleep(0.1)
+
+
 def test_failed_write_leaves_no_partial_output(spark, out: Path) -> None:
+    """A failed job commits nothing: no `_SUCCESS`, no file a reader sees, no row; a failed
+    append keeps what was there. Spark does not wait for a task that is still running when the
+    job fails: it may write its attempt's files into Hadoop's `_temporary` after the job's abort
+    removed it, and readers skip that directory, so what is asserted is what readers see."""
     df = failing_at_700(spark)
-    with pytest.raises(Exception, match="boom on purpose"):
-        spark_tfrecord.write(df, str(out))
-    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
+    fails_then_settles(spark, lambda: spark_tfrecord.write(df, str(out)))
+    assert not (out / "_SUCCESS").exists()
+    assert not out.exists() or data_files(out) == []
     # A failed append keeps what was there and adds nothing.
     spark_tfrecord.write(spark.range(5), str(out), mode="overwrite")
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    with pytest.raises(Exception, match="boom on purpose"):
-        spark_tfrecord.write(df, str(out), mode="append")
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
-    # The other task, still running when the job failed, can recreate Hadoop's `_temporary`
-    # after the job's abort removed it (seen once under load): nothing else, and readers skip it.
-    assert {p.name for p in out.iterdir() if p.is_dir()} <= {"_temporary"}
+    before = {name: (out / name).read_bytes() for name in data_files(out)}
+    assert before and (out / "_SUCCESS").exists()
+    fails_then_settles(spark, lambda: spark_tfrecord.write(df, str(out), mode="append"))
+    assert {name: (out / name).read_bytes() for name in data_files(out)} == before
+    assert (out / "_SUCCESS").exists()
     assert sorted(r.id for r in spark_tfrecord.read(spark, str(out)).collect()) == list(range(5))
 
 
@@ -217,4 +248,5 @@ def test_a_failing_writer_beside_a_good_one(spark, tmp_path: Path) -> None:
     assert set(errors) == {"bad"} and "boom on purpose" in str(errors["bad"])
     good = sorted(r.id for r in spark_tfrecord.read(spark, str(tmp_path / "good")).collect())
     assert good == list(range(2000))
-    assert not (tmp_path / "bad").exists() or data_files(tmp_path / "bad") == []
+    bad = tmp_path / "bad"
+    assert not bad.exists() or (data_files(bad) == [] and not (bad / "_SUCCESS").exists())

@@ -33,7 +33,7 @@ from support.s3_server import (
 )
 from support.tfrecord_oracle import Column, decode, read_records
 
-pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the downloads and the run
+pytestmark = pytest.mark.timeout(3600)  # the first test also waits for the downloads and the run
 
 BUCKET = "tfrecord-test"
 COMMITTERS = ["file", "magic"]
@@ -91,7 +91,7 @@ def runs(s3: S3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str
         module_command("s3_driver", json.dumps(config)),
         capture_output=True,
         text=True,
-        timeout=1500,
+        timeout=3000,
         env=child_env(),
     )
     (work / "driver.log").write_text(done.stderr)

@@ -37,15 +37,37 @@ def where() -> list[Any]:
     raise RuntimeError("no JVM among this Python worker's ancestors")
 
 
+def on_both_executors(markers: str) -> None:
+    """Holds a task until tasks have started on both executors (each leaves its executor's id in
+    `markers`). A held task keeps its executor's one core, so Spark gives the next task to the
+    other executor: which executor runs which task is the scheduler's choice, that both run one
+    is then certain."""
+    import time
+
+    Path(markers, os.path.basename(os.getcwd())).touch()
+    end = time.monotonic() + 300
+    while len(os.listdir(markers)) < 2:
+        if time.monotonic() > end:
+            raise RuntimeError(f"no task started on the other executor: {os.listdir(markers)}")
+        time.sleep(0.05)
+
+
 def executor_ids() -> list[str]:
     ids = spark.sparkContext._jsc.sc().getExecutorIds().mkString(",")
     return sorted(x for x in ids.split(",") if x)
 
 
 def start() -> dict[str, Any]:
-    """Wait for both executors; say which JVMs ran the tasks of a first job."""
+    """Wait for both executors; say which JVMs ran the tasks of a first job (both do)."""
     wait_for(lambda: len(executor_ids()) == 2, "two executors registered", 240, lambda: "")
-    tasks = spark.sparkContext.parallelize(range(8), 8).mapPartitions(lambda _: [where()])
+    markers = Path("start-markers").resolve()  # under the driver's own directory
+    markers.mkdir()
+
+    def task(_: Iterable[int]) -> list[Any]:
+        on_both_executors(str(markers))
+        return [where()]
+
+    tasks = spark.sparkContext.parallelize(range(8), 8).mapPartitions(task)
     return {
         "app": spark.sparkContext.applicationId,
         "jars": spark.conf.get("spark.jars"),
@@ -88,7 +110,8 @@ def round_trips(out: str) -> dict[str, Any]:
 
 
 def split_read(out: str) -> dict[str, Any]:
-    """One big file read in small splits: which executor read which split, and the rows."""
+    """One big file read in small splits: which executor read which split (both read some),
+    and the rows."""
     big = spark.range(0, BIG_ROWS, 1, 4).selectExpr(
         "id", "concat('s', id) as s", "repeat('x', 60) as pad"
     )
@@ -97,7 +120,11 @@ def split_read(out: str) -> dict[str, Any]:
     try:
         df = spark.read.format("tfrecord").schema("id long, s string").load(out)
 
+        markers = f"{out}-markers"
+        os.mkdir(markers)
+
         def task(rows: Iterable[Any]) -> list[Any]:
+            on_both_executors(markers)
             rows = list(rows)
             starts = sorted({r.file_block_start for r in rows})
             return [[where()[0], starts, [[r.id, r.s] for r in rows]]]
@@ -136,7 +163,7 @@ def kill_write(out: str, markers: str, release: str) -> dict[str, Any]:
             yield (i, index, attempt, executor, "x" * PAD if index == BLOCKED else "")
         if index == BLOCKED and attempt == 0:
             Path(markers, f"{index}-{attempt}").write_text(os.getcwd())
-            end = time.monotonic() + 300
+            end = time.monotonic() + 900  # longer than the test waits before its kill
             while not os.path.exists(release):
                 if time.monotonic() > end:
                     raise RuntimeError("the test did not kill this task's executor")
