@@ -12,7 +12,6 @@ ThisBuild / version := {
 }
 ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
 
-
 /** One jar: `spark-tfrecord-spark<line>_<scala binary>`, e.g. `spark-tfrecord-spark3.5_2.12`. */
 def sparkJar(
     id: String,

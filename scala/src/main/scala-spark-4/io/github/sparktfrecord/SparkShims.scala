@@ -17,7 +17,7 @@ private[sparktfrecord] object SparkShims {
   /** Spark's estimate of `df`'s size (its optimized plan's statistics), and the cores. */
   def sizeAndParallelism(df: DataFrame): Option[(BigInt, Int)] = df match {
     case d: classic.Dataset[_] => Some((d.queryExecution.optimizedPlan.stats.sizeInBytes,
-      d.sparkSession.sparkContext.defaultParallelism))
+        d.sparkSession.sparkContext.defaultParallelism))
     case _ => None
   }
 }

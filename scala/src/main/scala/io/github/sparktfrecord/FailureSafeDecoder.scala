@@ -33,14 +33,16 @@ private[sparktfrecord] object FailureSafeDecoder {
     mode match {
       case FailFastMode => reader => decoder.decode(reader.data, reader.length, reader.offset)
       case DropMalformedMode => reader =>
-        try decoder.decode(reader.data, reader.length, reader.offset) catch {
-          case _: TFRecordDataException => null
-        }
+          try decoder.decode(reader.data, reader.length, reader.offset)
+          catch {
+            case _: TFRecordDataException => null
+          }
       case PermissiveMode => reader =>
-        try decoder.decode(reader.data, reader.length, reader.offset) catch {
-          case _: TFRecordDataException =>
-            decoder.corruptRow(reader.data, reader.length, reader.offset)
-        }
+          try decoder.decode(reader.data, reader.length, reader.offset)
+          catch {
+            case _: TFRecordDataException =>
+              decoder.corruptRow(reader.data, reader.length, reader.offset)
+          }
     }
 
   /**

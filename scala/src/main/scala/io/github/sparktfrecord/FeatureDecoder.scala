@@ -126,85 +126,87 @@ private[sparktfrecord] object FeatureDecoder {
         }
       // Narrower integers are range-checked: an int64 that does not fit is an error, not a wrap.
       case IntegerType | DateType => new Int64Decoder(name, t, ordinal, shape, row) {
-        def elementSize = 4
-        override def int64(v: Long): Unit =
-          if (v == v.toInt) { target.write(slot, v.toInt); slot += 1 } else outOfRange(v)
-      }
+          def elementSize = 4
+          override def int64(v: Long): Unit =
+            if (v == v.toInt) { target.write(slot, v.toInt); slot += 1 }
+            else outOfRange(v)
+        }
       case ShortType => new Int64Decoder(name, t, ordinal, shape, row) {
-        def elementSize = 2
-        override def int64(v: Long): Unit =
-          if (v == v.toShort) { target.write(slot, v.toShort); slot += 1 } else outOfRange(v)
-      }
+          def elementSize = 2
+          override def int64(v: Long): Unit =
+            if (v == v.toShort) { target.write(slot, v.toShort); slot += 1 }
+            else outOfRange(v)
+        }
       case ByteType => new Int64Decoder(name, t, ordinal, shape, row) {
-        def elementSize = 1
-        override def int64(v: Long): Unit =
-          if (v == v.toByte) { target.write(slot, v.toByte); slot += 1 } else outOfRange(v)
-      }
+          def elementSize = 1
+          override def int64(v: Long): Unit =
+            if (v == v.toByte) { target.write(slot, v.toByte); slot += 1 }
+            else outOfRange(v)
+        }
       case BooleanType => new Int64Decoder(name, t, ordinal, shape, row) {
-        def elementSize = 1
-        override def int64(v: Long): Unit = {
-          if (v != 0L && v != 1L) outOfRange(s"$v (a boolean is stored as 0 or 1)")
-          target.write(slot, v == 1L); slot += 1
-        }
-      }
-      case FloatType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 4
-        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
-        override def float(v: Float): Unit = { target.write(slot, v); slot += 1 }
-        override def floats(buf: Array[Byte], off: Int, count: Int): Unit =
-          if (ProtoWire.LittleEndian && (target eq arrayWriter)) {
-            // float_list and Spark's arrays both hold little-endian IEEE floats: one copy.
-            Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET + off, arrayWriter.getBuffer,
-              elementsAt + 4L * slot, 4L * count)
-            slot += count
-          } else super.floats(buf, off, count)
-        override def int64(v: Long): Unit = { target.write(slot, v.toFloat); slot += 1 }
-      }
-      case DoubleType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
-        override def float(v: Float): Unit = { target.write(slot, v.toDouble); slot += 1 }
-        override def int64(v: Long): Unit = { target.write(slot, v.toDouble); slot += 1 }
-      }
-      case d: DecimalType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
-        override def writeNull(): Unit =
-          if (this.shape == ShapeScalar) {
-            row.write(this.ordinal, null: Decimal, d.precision, d.scale)
+          def elementSize = 1
+          override def int64(v: Long): Unit = {
+            if (v != 0L && v != 1L) outOfRange(s"$v (a boolean is stored as 0 or 1)")
+            target.write(slot, v == 1L); slot += 1
           }
-          else row.setNullAt(this.ordinal)
-        override def float(v: Float): Unit = {
-          if (v.isNaN || v.isInfinite) outOfRange(v)
-          // The shortest decimal that reads back as this float: what Python and TF print.
-          put(Decimal(new java.math.BigDecimal(java.lang.Float.toString(v))))
         }
-        override def int64(v: Long): Unit = put(Decimal(v))
-        private def put(value: Decimal): Unit = {
-          if (!value.changePrecision(d.precision, d.scale)) outOfRange(value)
-          target.write(slot, value, d.precision, d.scale); slot += 1
+      case FloatType => new FeatureDecoder(name, t, ordinal, shape, row) {
+          def elementSize = 4
+          def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
+          override def float(v: Float): Unit = { target.write(slot, v); slot += 1 }
+          override def floats(buf: Array[Byte], off: Int, count: Int): Unit =
+            if (ProtoWire.LittleEndian && (target eq arrayWriter)) {
+              // float_list and Spark's arrays both hold little-endian IEEE floats: one copy.
+              Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET + off, arrayWriter.getBuffer,
+                elementsAt + 4L * slot, 4L * count)
+              slot += count
+            } else super.floats(buf, off, count)
+          override def int64(v: Long): Unit = { target.write(slot, v.toFloat); slot += 1 }
         }
-      }
+      case DoubleType => new FeatureDecoder(name, t, ordinal, shape, row) {
+          def elementSize = 8
+          def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
+          override def float(v: Float): Unit = { target.write(slot, v.toDouble); slot += 1 }
+          override def int64(v: Long): Unit = { target.write(slot, v.toDouble); slot += 1 }
+        }
+      case d: DecimalType => new FeatureDecoder(name, t, ordinal, shape, row) {
+          def elementSize = 8
+          def accepts(kind: Int) = kind == KindFloat || kind == KindInt64
+          override def writeNull(): Unit =
+            if (this.shape == ShapeScalar) {
+              row.write(this.ordinal, null: Decimal, d.precision, d.scale)
+            } else row.setNullAt(this.ordinal)
+          override def float(v: Float): Unit = {
+            if (v.isNaN || v.isInfinite) outOfRange(v)
+            // The shortest decimal that reads back as this float: what Python and TF print.
+            put(Decimal(new java.math.BigDecimal(java.lang.Float.toString(v))))
+          }
+          override def int64(v: Long): Unit = put(Decimal(v))
+          private def put(value: Decimal): Unit = {
+            if (!value.changePrecision(d.precision, d.scale)) outOfRange(value)
+            target.write(slot, value, d.precision, d.scale); slot += 1
+          }
+        }
       case StringType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind != KindNone
-        override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
-          target.write(slot, buf, off, len); slot += 1
+          def elementSize = 8
+          def accepts(kind: Int) = kind != KindNone
+          override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
+            target.write(slot, buf, off, len); slot += 1
+          }
+          override def int64(v: Long): Unit = text(java.lang.Long.toString(v))
+          override def float(v: Float): Unit = text(java.lang.Float.toString(v))
+          private def text(s: String): Unit = {
+            val b = s.getBytes(UTF_8)
+            target.write(slot, b, 0, b.length); slot += 1
+          }
         }
-        override def int64(v: Long): Unit = text(java.lang.Long.toString(v))
-        override def float(v: Float): Unit = text(java.lang.Float.toString(v))
-        private def text(s: String): Unit = {
-          val b = s.getBytes(UTF_8)
-          target.write(slot, b, 0, b.length); slot += 1
-        }
-      }
       case BinaryType => new FeatureDecoder(name, t, ordinal, shape, row) {
-        def elementSize = 8
-        def accepts(kind: Int) = kind == KindBytes
-        override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
-          target.write(slot, buf, off, len); slot += 1
+          def elementSize = 8
+          def accepts(kind: Int) = kind == KindBytes
+          override def bytes(buf: Array[Byte], off: Int, len: Int): Unit = {
+            target.write(slot, buf, off, len); slot += 1
+          }
         }
-      }
       case _ => throw TFRecordSchema.unsupported(name, t, RecordType.SequenceExample)
     }
   }

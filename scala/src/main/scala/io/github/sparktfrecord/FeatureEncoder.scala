@@ -164,8 +164,8 @@ private[sparktfrecord] object FeatureEncoder {
     case DoubleType =>
       new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getDouble(i).toFloat }
     case d: DecimalType => new FloatScalar(column) {
-      def value(r: SpecializedGetters, i: Int) = r.getDecimal(i, d.precision, d.scale).toFloat
-    }
+        def value(r: SpecializedGetters, i: Int) = r.getDecimal(i, d.precision, d.scale).toFloat
+      }
     case StringType => new StringScalar(column)
     case BinaryType => new BinaryScalar(column)
     case ArrayType(LongType | TimestampType | TimestampNTZType, _) =>
@@ -183,8 +183,8 @@ private[sparktfrecord] object FeatureEncoder {
     case ArrayType(DoubleType, _) =>
       new FloatArray(column) { def value(a: ArrayData, i: Int) = a.getDouble(i).toFloat }
     case ArrayType(d: DecimalType, _) => new FloatArray(column) {
-      def value(a: ArrayData, i: Int) = a.getDecimal(i, d.precision, d.scale).toFloat
-    }
+        def value(a: ArrayData, i: Int) = a.getDecimal(i, d.precision, d.scale).toFloat
+      }
     case ArrayType(StringType, _) => new BytesArray(column, binary = false)
     case ArrayType(BinaryType, _) => new BytesArray(column, binary = true)
     case v if TFRecordSchema.isVector(v) => new VectorEncoder(column)

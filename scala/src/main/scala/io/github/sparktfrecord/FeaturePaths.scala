@@ -70,10 +70,11 @@ private[sparktfrecord] object FeaturePaths {
     if (field.metadata.contains(ListLengthKey)) field.metadata.getLong(ListLengthKey).toInt else 0
 
   /** Whether some column is a struct or an array of structs (ML vectors are not structs here). */
-  def isNested(schema: StructType): Boolean = schema.fields.exists(f => f.dataType match {
-    case _: StructType | ArrayType(_: StructType, _) => true
-    case _ => false
-  })
+  def isNested(schema: StructType): Boolean = schema.fields.exists(f =>
+    f.dataType match {
+      case _: StructType | ArrayType(_: StructType, _) => true
+      case _ => false
+    })
 
   /**
    * The features of `schema`, in the order of its fields (depth first). Fails, naming the
@@ -113,7 +114,7 @@ private[sparktfrecord] object FeaturePaths {
                   "element as a step, where a field may be a list (or give the field the " +
                   s"metadata $ListLengthKey: lists of one length are written concatenated)")
               case _: UserDefinedType[_] => Some("a vector inside an array of structs is not " +
-                "supported; use array<float> or array<double>")
+                  "supported; use array<float> or array<double>")
               case _ => None
             }
             why.foreach { w =>
@@ -146,7 +147,7 @@ private[sparktfrecord] object FeaturePaths {
     def noFields(column: String): Nothing = throw TFRecordError.argument(
       TFRecordError.InvalidSchema,
       s"Column '$column' is a struct with no fields, which has no feature to be written as.",
-        "column" -> column)
+      "column" -> column)
     walk(schema, "", "", Nil)
     val all = out.result()
     all.groupBy(_.name).values.find(_.size > 1).foreach { same =>

@@ -77,13 +77,14 @@ private object OpenFile {
     builder.opt("fs.s3a.experimental.input.fadvise", "sequential") // S3A before that
     builder.opt("fs.option.openfile.length", fileLength.toString)
     // Hadoop's FutureIO.awaitFuture does this, but only from Hadoop 3.3.1 on.
-    try builder.build().get() catch {
+    try builder.build().get()
+    catch {
       case e: ExecutionException => e.getCause match {
-        case cause: IOException => throw cause
-        case cause: RuntimeException => throw cause
-        case cause: Error => throw cause
-        case cause => throw new IOException(cause)
-      }
+          case cause: IOException => throw cause
+          case cause: RuntimeException => throw cause
+          case cause: Error => throw cause
+          case cause => throw new IOException(cause)
+        }
       case _: InterruptedException =>
         Thread.currentThread().interrupt()
         throw new InterruptedIOException(s"Interrupted while opening $path")

@@ -246,9 +246,9 @@ private[sparktfrecord] final class NestedRowAssembler(
                 case 0 => cell.setNull(target, o)
                 case 1 => cell.copy(steps(k), 0, target, o)
                 case m => throw TFRecordDataException.mismatch(column,
-                  s"Column '$column' field '${field.name}' (${t.simpleString}) holds one value " +
-                    s"per step, but step $i of feature list '$leafName' holds $m",
-                  path, recordOffset)
+                    s"Column '$column' field '${field.name}' (${t.simpleString}) holds one value " +
+                      s"per step, but step $i of feature list '$leafName' holds $m",
+                    path, recordOffset)
               }
             }
         }
@@ -294,29 +294,29 @@ private[sparktfrecord] object NestedRowAssembler {
     private val writer = new UnsafeArrayWriter(target, elementType.defaultSize)
     private val copyValue: ValueCopy = elementType match {
       case BooleanType => new ValueCopy {
-        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getBoolean(from))
-      }
+          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getBoolean(from))
+        }
       case ByteType => new ValueCopy {
-        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getByte(from))
-      }
+          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getByte(from))
+        }
       case ShortType => new ValueCopy {
-        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getShort(from))
-      }
+          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getShort(from))
+        }
       case IntegerType | DateType => new ValueCopy {
-        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getInt(from))
-      }
+          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getInt(from))
+        }
       case LongType | TimestampType => new ValueCopy {
-        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getLong(from))
-      }
+          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getLong(from))
+        }
       case FloatType => new ValueCopy {
-        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getFloat(from))
-      }
+          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getFloat(from))
+        }
       case DoubleType => new ValueCopy {
-        def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getDouble(from))
-      }
+          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getDouble(from))
+        }
       case other => throw TFRecordError.argument(TFRecordError.UnsupportedType,
-        s"Column '$column' has elements of type ${other.simpleString}, which a list split per " +
-          "element cannot hold: only numbers and booleans can.", "column" -> column)
+          s"Column '$column' has elements of type ${other.simpleString}, which a list split per " +
+            "element cannot hold: only numbers and booleans can.", "column" -> column)
     }
 
     def copy(list: UnsafeArrayData, start: Int, length: Int, ordinal: Int): Unit = {
@@ -345,39 +345,39 @@ private[sparktfrecord] object NestedRowAssembler {
   private object Cell {
     def apply(dataType: DataType): Cell = dataType match {
       case BooleanType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getBoolean(i))
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getBoolean(i))
+        }
       case ByteType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getByte(i))
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getByte(i))
+        }
       case ShortType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getShort(i))
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getShort(i))
+        }
       case IntegerType | DateType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getInt(i))
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getInt(i))
+        }
       case LongType | TimestampType | TimestampNTZType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getLong(i))
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getLong(i))
+        }
       case FloatType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getFloat(i))
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getFloat(i))
+        }
       case DoubleType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getDouble(i))
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getDouble(i))
+        }
       case d: DecimalType => new Cell {
-        def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-          t.write(o, f.getDecimal(i, d.precision, d.scale), d.precision, d.scale)
-        override def setNull(t: UnsafeRowWriter, o: Int): Unit =
-          t.write(o, null: Decimal, d.precision, d.scale)
-      }
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
+            t.write(o, f.getDecimal(i, d.precision, d.scale), d.precision, d.scale)
+          override def setNull(t: UnsafeRowWriter, o: Int): Unit =
+            t.write(o, null: Decimal, d.precision, d.scale)
+        }
       case _ => VariableSize // string, binary, arrays, vectors: self-contained bytes
     }
   }

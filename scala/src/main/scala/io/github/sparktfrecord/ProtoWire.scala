@@ -74,9 +74,9 @@ private[sparktfrecord] object ProtoWire {
     pos + 4
   }
 
-  def readFixed32(buf: Array[Byte], pos: Int): Int =
-    (buf(pos) & 0xff) | ((buf(pos + 1) & 0xff) << 8) | ((buf(pos + 2) & 0xff) << 16) |
-      ((buf(pos + 3) & 0xff) << 24)
+  def readFixed32(buf: Array[Byte], pos: Int): Int = (buf(pos) & 0xff) |
+    ((buf(pos + 1) & 0xff) << 8) | ((buf(pos + 2) & 0xff) << 16) |
+    ((buf(pos + 3) & 0xff) << 24)
 
   def readFixed64(buf: Array[Byte], pos: Int): Long =
     (readFixed32(buf, pos).toLong & 0xffffffffL) | (readFixed32(buf, pos + 4).toLong << 32)

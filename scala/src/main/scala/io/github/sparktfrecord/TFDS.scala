@@ -40,8 +40,8 @@ object TFDS {
     val folder = s"${dataDir.stripSuffix("/")}/$name/$version"
     val merged = mergedShards(df)
     val data = if (numShards > 0) df.repartition(numShards)
-      else if (merged > 0) df.coalesce(merged) // never more partitions than there are
-      else df
+    else if (merged > 0) df.coalesce(merged) // never more partitions than there are
+    else df
     var writer = data.write.format("tfrecord").mode("append")
       .option(TFRecordOptions.TfdsOption, name)
       .option(TFRecordOptions.SplitOption, split)

@@ -109,7 +109,7 @@ private[sparktfrecord] object TFDSDataset {
       Mapper.readTree(text) match {
         case o: ObjectNode => new Info(o)
         case _ => throw TFRecordError.argument(TFRecordError.DatasetFolder,
-          s"$folder/$InfoFile is not a JSON object")
+            s"$folder/$InfoFile is not a JSON object")
       }
     }
 
@@ -117,7 +117,8 @@ private[sparktfrecord] object TFDSDataset {
     val fs = file.getFileSystem(conf)
     try {
       val in = fs.open(file)
-      try Some(new String(readAll(in), UTF_8)) finally in.close()
+      try Some(new String(readAll(in), UTF_8))
+      finally in.close()
     } catch {
       case _: FileNotFoundException => None
     }
@@ -141,7 +142,8 @@ private[sparktfrecord] object TFDSDataset {
   def writeAtomically(fs: FileSystem, file: Path, text: String): Unit = {
     val temporary = new Path(file.getParent, s"_${file.getName}.${java.util.UUID.randomUUID}")
     val out = fs.create(temporary, false)
-    try out.write(text.getBytes(UTF_8)) finally out.close()
+    try out.write(text.getBytes(UTF_8))
+    finally out.close()
     if (fs.exists(file) && !fs.delete(file, false)) throw new IOException(s"Cannot replace $file")
     if (!fs.rename(temporary, file)) {
       fs.delete(temporary, false)
@@ -184,7 +186,7 @@ private[sparktfrecord] object TFDSDataset {
     if (info.fileFormat != FileFormat) {
       throw TFRecordError.argument(TFRecordError.DatasetFolder,
         s"The TensorFlow Datasets folder $folder holds " +
-        s"${info.fileFormat} files; spark-tfrecord reads tfrecord ones.")
+          s"${info.fileFormat} files; spark-tfrecord reads tfrecord ones.")
     }
     (info, info.split(split).getOrElse(throw noSuchSplit(folder, info, split)))
   }
@@ -218,15 +220,15 @@ private[sparktfrecord] object TFDSDataset {
       case (None, None) => None
       case (None, Some(f)) => throw splitNeeded(f.getParent, conf)
       case (Some(_), None) => throw TFRecordError.argument(TFRecordError.DatasetFolder,
-        s"The option '${TFRecordOptions.SplitOption}' reads a TensorFlow Datasets folder " +
-          s"(<data_dir>/<name>/<version>, with $InfoFile), and the path read has no $InfoFile.")
+          s"The option '${TFRecordOptions.SplitOption}' reads a TensorFlow Datasets folder " +
+            s"(<data_dir>/<name>/<version>, with $InfoFile), and the path read has no $InfoFile.")
       case (Some(split), Some(f)) =>
         val folder = f.getParent
         readSplit(folder, split, conf)
         val (features, names) = readFeatures(folder, conf).getOrElse(
           throw TFRecordError.argument(TFRecordError.DatasetFolder,
             s"The TensorFlow Datasets folder $folder has no " +
-            s"$FeaturesFile to take the schema from."))
+              s"$FeaturesFile to take the schema from."))
         Some(TFDSFeatures.schema(features, names))
     }
   }

@@ -85,9 +85,10 @@ private[sparktfrecord] object TFDSFeatures {
         val inner = parse(content.get("feature"), path)
         inner match {
           case _: Sequence => unsupported(path, name,
-            "a Sequence of a Sequence is stored ragged (ragged_flat_values and row lengths)")
-          case Dict(fields) if fields.exists(_._2.isInstanceOf[Sequence]) => unsupported(path,
-            name, "a Sequence inside a Sequence is stored ragged (ragged_flat_values)")
+              "a Sequence of a Sequence is stored ragged (ragged_flat_values and row lengths)")
+          case Dict(fields) if fields.exists(_._2.isInstanceOf[Sequence]) =>
+            unsupported(path,
+              name, "a Sequence inside a Sequence is stored ragged (ragged_flat_values)")
           case _ => Sequence(inner)
         }
       case "Tensor" | "Scalar" =>
@@ -105,7 +106,8 @@ private[sparktfrecord] object TFDSFeatures {
       case "Image" | "LabeledImage" => Tensor("Image", "string", Nil)
       // One encoded image per frame.
       case "Video" => Tensor(name, "string", shape(content).take(1).padTo(1, -1L))
-      case "Translation" if !content.has("variableLanguagesPerExample") ||
+      case "Translation"
+        if !content.has("variableLanguagesPerExample") ||
           !content.get("variableLanguagesPerExample").asBoolean =>
         Dict(elements(content.get("languages")).map(_.asText -> Tensor("Text", "string", Nil)))
       case "Dataset" => unsupported(path, name, "a Dataset feature is stored ragged")
@@ -151,13 +153,13 @@ private[sparktfrecord] object TFDSFeatures {
   private def sparkType(t: Tensor, path: String): DataType = t.connector match {
     case "Text" => StringType
     case _ => t.dtype match {
-      case "bool" => BooleanType
-      case "float32" | "float16" | "bfloat16" => FloatType
-      case "float64" => DoubleType
-      case "string" => BinaryType
-      case d if d.startsWith("int") || d.startsWith("uint") => LongType
-      case d => unsupported(path, t.connector, s"dtype $d has no TFRecord list")
-    }
+        case "bool" => BooleanType
+        case "float32" | "float16" | "bfloat16" => FloatType
+        case "float64" => DoubleType
+        case "string" => BinaryType
+        case d if d.startsWith("int") || d.startsWith("uint") => LongType
+        case d => unsupported(path, t.connector, s"dtype $d has no TFRecord list")
+      }
   }
 
   /**
@@ -168,16 +170,18 @@ private[sparktfrecord] object TFDSFeatures {
     def field(name: String, f: TFDSFeature, path: String, inSequence: Boolean): StructField =
       f match {
         case Dict(fields) =>
-          StructField(name, StructType(fields.map { case (k, v) =>
-            field(k, v, join(path, k), inSequence)
-          }), nullable = true)
+          StructField(name,
+            StructType(fields.map { case (k, v) =>
+              field(k, v, join(path, k), inSequence)
+            }), nullable = true)
         case Sequence(Dict(fields)) =>
           val element = StructType(fields.map { case (k, v) => field(k, v, join(path, k), true) })
           StructField(name, ArrayType(element, containsNull = false), nullable = true)
         case Sequence(t: Tensor) =>
           if (t.shape.contains(-1L)) {
-            unsupported(path, "Sequence", s"a sequence of ${t.connector} of shape " +
-              s"${t.shape.mkString("(", ", ", ")")} is stored ragged")
+            unsupported(path, "Sequence",
+              s"a sequence of ${t.connector} of shape " +
+                s"${t.shape.mkString("(", ", ", ")")} is stored ragged")
           }
           StructField(name, ArrayType(sparkType(t, path), containsNull = false), nullable = true,
             metadata(t, classNames.get(path), 0))
@@ -214,7 +218,7 @@ private[sparktfrecord] object TFDSFeatures {
       s.fields.find(f => !byName.contains(f.name)).foreach { f =>
         throw TFRecordError.argument(TFRecordError.TfdsFeatures,
           s"Column '$prefix${f.name}' is not a feature of the " +
-          s"dataset (its features: ${fields.map(_._1).mkString(", ")}).")
+            s"dataset (its features: ${fields.map(_._1).mkString(", ")}).")
       }
       val names = s.fieldNames.toSet
       fields.find(f => !names(f._1)).foreach { case (k, _) =>
@@ -235,7 +239,8 @@ private[sparktfrecord] object TFDSFeatures {
       case (t, tensor: Tensor) if tensor.shape.isEmpty && holds(t, tensor) =>
         f.copy(metadata = new MetadataBuilder().withMetadata(f.metadata)
           .putString(ConnectorKey, tensor.connector).build())
-      case (ArrayType(e, _), tensor: Tensor) if tensor.shape.nonEmpty && holds(e, tensor) &&
+      case (ArrayType(e, _), tensor: Tensor)
+        if tensor.shape.nonEmpty && holds(e, tensor) &&
           !tensor.shape.drop(1).contains(-1L) && !(inSequence && tensor.shape.contains(-1L)) =>
         val b = new MetadataBuilder().withMetadata(f.metadata)
           .putString(ConnectorKey, tensor.connector)
@@ -244,8 +249,8 @@ private[sparktfrecord] object TFDSFeatures {
       case (t, expected) =>
         throw TFRecordError.argument(TFRecordError.TfdsFeatures,
           s"Column '$column' has type ${t.simpleString}, " +
-          s"which cannot be written as the TFDS feature ${describe(expected)}" +
-          (if (inSequence) " inside a Sequence" else "") + ".", "column" -> column)
+            s"which cannot be written as the TFDS feature ${describe(expected)}" +
+            (if (inSequence) " inside a Sequence" else "") + ".", "column" -> column)
     }
     struct(schema, features.fields, "", inSequence = false)
   }
@@ -270,7 +275,8 @@ private[sparktfrecord] object TFDSFeatures {
     case Sequence(t: Tensor) => s"Sequence of ${describe(t)} (an array)"
     case Sequence(_) => "Sequence"
     case t: Tensor =>
-      val shape = if (t.shape.isEmpty) "a scalar" else
+      val shape = if (t.shape.isEmpty) "a scalar"
+      else
         s"shape ${t.shape.map(d => if (d < 0) "None" else d.toString).mkString("(", ", ", ")")}"
       s"${t.connector} ($shape of ${t.dtype})"
   }
@@ -283,18 +289,19 @@ private[sparktfrecord] object TFDSFeatures {
   def fromSchema(schema: StructType): Dict = {
     def feature(t: DataType, column: String, inSequence: Boolean): TFDSFeature = t match {
       case s: StructType => Dict(s.fields.map(f =>
-        f.name -> feature(f.dataType, if (column.isEmpty) f.name else s"$column.${f.name}",
-          inSequence)).toSeq)
+          f.name -> feature(f.dataType, if (column.isEmpty) f.name else s"$column.${f.name}",
+            inSequence)).toSeq)
       case ArrayType(s: StructType, _) if !inSequence =>
         Sequence(feature(s, column, inSequence = true))
-      case ArrayType(e, _) if !inSequence => scalar(e, column) match {
-        case Tensor("Text", _, _) => Tensor("Tensor", "string", Seq(-1L))
-        case Tensor(c, d, _) => Tensor(c, d, Seq(-1L))
-      }
+      case ArrayType(e, _) if !inSequence =>
+        scalar(e, column) match {
+          case Tensor("Text", _, _) => Tensor("Tensor", "string", Seq(-1L))
+          case Tensor(c, d, _) => Tensor(c, d, Seq(-1L))
+        }
       case ArrayType(_, _) => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
-        s"Column '$column' is an array inside an array of structs: TFDS stores lists of " +
-          "unknown length there ragged. Give features= with a fixed shape (a Tensor of " +
-          "shape (k,), a BBoxFeature).", "column" -> column)
+          s"Column '$column' is an array inside an array of structs: TFDS stores lists of " +
+            "unknown length there ragged. Give features= with a fixed shape (a Tensor of " +
+            "shape (k,), a BBoxFeature).", "column" -> column)
       case other => scalar(other, column)
     }
     def scalar(t: DataType, column: String): Tensor = t match {
@@ -304,9 +311,9 @@ private[sparktfrecord] object TFDSFeatures {
       case StringType => Tensor("Text", "string", Nil)
       case BinaryType => Tensor("Tensor", "string", Nil)
       case other => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
-        s"Column '$column' has type ${other.simpleString}, which has no TFDS feature that " +
-          "decodes back to it. Cast it (to bigint, double or string), or give features=.",
-            "column" -> column)
+          s"Column '$column' has type ${other.simpleString}, which has no TFDS feature that " +
+            "decodes back to it. Cast it (to bigint, double or string), or give features=.",
+          "column" -> column)
     }
     feature(schema, "", inSequence = false) match {
       case d: Dict => Dict(d.fields.map { case (k, v) => k -> v })

@@ -46,11 +46,13 @@ private[sparktfrecord] object TFRecordCompression {
     def extension: String = ".deflate"
     def compress(out: OutputStream, conf: Configuration): OutputStream =
       new DeflaterOutputStream(out, new Deflater(Deflater.DEFAULT_COMPRESSION), BufferBytes) {
-        override def close(): Unit = try super.close() finally `def`.end()
+        override def close(): Unit = try super.close()
+        finally `def`.end()
       }
     def decompress(in: InputStream, conf: Configuration): InputStream =
       new InflaterInputStream(in, new Inflater(), BufferBytes) {
-        override def close(): Unit = try super.close() finally inf.end()
+        override def close(): Unit = try super.close()
+        finally inf.end()
       }
   }
 
@@ -86,7 +88,7 @@ private[sparktfrecord] object TFRecordCompression {
       case "none" | "uncompressed" | "" => None
       case "gzip" | "gz" | "org.apache.hadoop.io.compress.gzipcodec" => Gzip
       case "deflate" | "zlib" | "org.apache.hadoop.io.compress.deflatecodec" |
-           "org.apache.hadoop.io.compress.defaultcodec" => Deflate
+        "org.apache.hadoop.io.compress.defaultcodec" => Deflate
       case _ =>
         val className = HadoopShortNames.getOrElse(lower, v)
         val known = HadoopShortNames.contains(lower) || simpleName.endsWith("codec")

@@ -87,7 +87,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
       else walker.walkExample(data, length, visitor)
     } catch {
       case e: WireFormatException => throw TFRecordDataException.malformed(e, sequence, path,
-        offset)
+          offset)
     }
     var i = 0
     while (i < numColumns) {
@@ -112,9 +112,10 @@ private[sparktfrecord] final class TFRecordDeserializer(
   /** One Feature into a scalar, array or vector column. */
   private def decode(d: FeatureDecoder, run: FeatureRun): Unit = {
     if (d.shape == ShapeNested) {
-      throw columnError(d, "is read from a SequenceExample feature list, but the record has a " +
-        "single feature of that name (context or Example feature): read it as " +
-        s"array<${d.elementType.simpleString}>")
+      throw columnError(d,
+        "is read from a SequenceExample feature list, but the record has a " +
+          "single feature of that name (context or Example feature): read it as " +
+          s"array<${d.elementType.simpleString}>")
     }
     val count = valueCount(d, run)
     try {
@@ -123,8 +124,9 @@ private[sparktfrecord] final class TFRecordDeserializer(
           if (count == 0) {
             d.writeNull()
           } else if (count > 1) {
-            throw columnError(d, s"is a scalar but the feature holds $count values; read it " +
-              s"as array<${d.elementType.simpleString}> to get them all")
+            throw columnError(d,
+              s"is a scalar but the feature holds $count values; read it " +
+                s"as array<${d.elementType.simpleString}> to get them all")
           } else {
             d.beginScalar()
             values.emit(run, d)
@@ -156,8 +158,9 @@ private[sparktfrecord] final class TFRecordDeserializer(
   /** A FeatureList into an `array<array<T>>` column: one inner array per step. */
   private def decodeSteps(d: FeatureDecoder, start: Int, end: Int): Unit = {
     if (d.shape != ShapeNested) {
-      throw columnError(d, "is read from a single feature, but the record has a feature list " +
-        s"of that name: read it as array<array<${d.elementType.simpleString}>>")
+      throw columnError(d,
+        "is read from a single feature, but the record has a feature list " +
+          s"of that name: read it as array<array<${d.elementType.simpleString}>>")
     }
     val steps = walker.countSteps(start, end)
     val previousCursor = rowWriter.cursor()

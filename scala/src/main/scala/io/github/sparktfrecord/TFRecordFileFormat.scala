@@ -193,12 +193,13 @@ private[sparktfrecord] object TFRecordFileFormat {
       case recordType =>
         val deserializer = new TFRecordDeserializer(schema, recordType, path,
           FailureSafeDecoder.corruptColumn(schema, schema, options))
-        FailureSafeDecoder(options.mode, new FailureSafeDecoder.RecordDecoder {
-          def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
-            deserializer.deserialize(data, length, offset)
-          def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
-            deserializer.corruptRow(data, length)
-        })
+        FailureSafeDecoder(options.mode,
+          new FailureSafeDecoder.RecordDecoder {
+            def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
+              deserializer.deserialize(data, length, offset)
+            def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
+              deserializer.corruptRow(data, length)
+          })
     }
 
   /**
@@ -216,11 +217,12 @@ private[sparktfrecord] object TFRecordFileFormat {
     val deserializer = new TFRecordDeserializer(flatSchema, recordType, path,
       FailureSafeDecoder.corruptColumn(schema, flatSchema, options), leaves.map(_.column).toArray)
     val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
-    FailureSafeDecoder(options.mode, new FailureSafeDecoder.RecordDecoder {
-      def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
-        assembler.assemble(deserializer.deserialize(data, length, offset), offset)
-      def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
-        assembler.assemble(deserializer.corruptRow(data, length), offset)
-    })
+    FailureSafeDecoder(options.mode,
+      new FailureSafeDecoder.RecordDecoder {
+        def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
+          assembler.assemble(deserializer.deserialize(data, length, offset), offset)
+        def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
+          assembler.assemble(deserializer.corruptRow(data, length), offset)
+      })
   }
 }

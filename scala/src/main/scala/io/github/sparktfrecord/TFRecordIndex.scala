@@ -63,7 +63,8 @@ object TFRecordIndex {
       }
     } catch {
       case e: Throwable =>
-        try fs.delete(temporary, false) catch { case d: Exception => e.addSuppressed(d) }
+        try fs.delete(temporary, false)
+        catch { case d: Exception => e.addSuppressed(d) }
         throw e
     } finally reader.close()
     (records, length)
@@ -145,7 +146,8 @@ private[sparktfrecord] final class IndexWriter(out: OutputStream) extends java.i
     used = 0
   }
 
-  override def close(): Unit = try flush() finally out.close()
+  override def close(): Unit = try flush()
+  finally out.close()
 }
 
 private[sparktfrecord] object IndexWriter {

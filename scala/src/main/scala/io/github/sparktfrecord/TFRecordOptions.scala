@@ -152,8 +152,9 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    */
   val tfds: Option[String] = parameters.get(TfdsOption).map { v =>
     if (!v.matches("[a-zA-Z][a-zA-Z0-9_]*")) {
-      invalid(TfdsOption, v, Seq("a dataset name: a letter, then letters, digits and _ " +
-        "(my_dataset), as tfds.load takes it"))
+      invalid(TfdsOption, v,
+        Seq("a dataset name: a letter, then letters, digits and _ " +
+          "(my_dataset), as tfds.load takes it"))
     }
     v
   }
@@ -193,8 +194,9 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    */
   val shardPrefix: Option[String] = parameters.get(ShardPrefixOption).map { v =>
     if (v.isEmpty || v.contains('/') || v.startsWith("_") || v.startsWith(".")) {
-      invalid(ShardPrefixOption, v, Seq("a file name prefix without / that does not start " +
-        "with _ or . (train)"))
+      invalid(ShardPrefixOption, v,
+        Seq("a file name prefix without / that does not start " +
+          "with _ or . (train)"))
     }
     v
   }
@@ -204,30 +206,31 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     parameters.get(name) match {
       case None => default
       case Some(v) => values.find(valueName(_).equalsIgnoreCase(v.trim)).getOrElse(
-        invalid(name, v, values.map(valueName)))
+          invalid(name, v, values.map(valueName)))
     }
 
   private def positiveOrAll(name: String, default: Int): Int = parameters.get(name) match {
     case None => default
     case Some(v) => parseInt(name, v) match {
-      case Some(-1) => Int.MaxValue
-      case Some(n) if n > 0 => n
-      case _ => invalid(name, v, Seq("a positive integer", "-1 (no limit)"))
-    }
+        case Some(-1) => Int.MaxValue
+        case Some(n) if n > 0 => n
+        case _ => invalid(name, v, Seq("a positive integer", "-1 (no limit)"))
+      }
   }
 
   private def booleanOption(name: String, default: => Boolean): Boolean =
     parameters.get(name) match {
-    case None => default
-    case Some(v) => v.trim.toLowerCase(Locale.ROOT) match {
-      case "true" => true
-      case "false" => false
-      case _ => invalid(name, v, Seq("true", "false"))
+      case None => default
+      case Some(v) => v.trim.toLowerCase(Locale.ROOT) match {
+          case "true" => true
+          case "false" => false
+          case _ => invalid(name, v, Seq("true", "false"))
+        }
     }
-  }
 
   private def parseInt(name: String, v: String): Option[Int] =
-    try Some(v.trim.toInt) catch { case _: NumberFormatException => None }
+    try Some(v.trim.toInt)
+    catch { case _: NumberFormatException => None }
 }
 
 /**

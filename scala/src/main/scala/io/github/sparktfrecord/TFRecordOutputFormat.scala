@@ -26,8 +26,9 @@ class TFRecordOutputFormat extends FileOutputFormat[BytesWritable, Writable] {
     val compression =
       if (options.compression != TFRecordCompression.None) options.compression
       else if (FileOutputFormat.getCompressOutput(context)) {
-        val codec = FileOutputFormat.getOutputCompressorClass(context, classOf[
-          org.apache.hadoop.io.compress.GzipCodec]).getName
+        val codec = FileOutputFormat.getOutputCompressorClass(context,
+          classOf[
+            org.apache.hadoop.io.compress.GzipCodec]).getName
         TFRecordCompression.parse("mapreduce.output.fileoutputformat.compress.codec", codec,
           options.allowNonTensorFlowCodec)
       } else TFRecordCompression.None

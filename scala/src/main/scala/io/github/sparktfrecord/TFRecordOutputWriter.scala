@@ -25,7 +25,7 @@ private[sparktfrecord] final class TFRecordOutputWriter(
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
     case other => new TFRecordSerializer(schema, other, options.pathSeparator,
-      requireValues = sharded.exists(_.requireValues))
+        requireValues = sharded.exists(_.requireValues))
   }
   private var records = 0L
 

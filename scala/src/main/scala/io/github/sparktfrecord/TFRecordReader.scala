@@ -65,7 +65,8 @@ private[sparktfrecord] final class TFRecordReader(
 
   /** Reads the next record; false at a clean end of the stream. */
   def next(): Boolean =
-    try readRecord() catch {
+    try readRecord()
+    catch {
       case e: TFRecordCorruptException => throw e
       case e: java.io.IOException =>
         // A decompressor's complaint (bad gzip data, ...), or the file system's.
@@ -132,11 +133,11 @@ private[sparktfrecord] final class TFRecordReader(
     if (len < 0 || len > maxRecordBytes) {
       corrupt(TFRecordError.RecordTooLarge,
         s"TFRecord of ${java.lang.Long.toUnsignedString(len)} bytes exceeds " +
-        s"maxRecordBytes ($maxRecordBytes)")
+          s"maxRecordBytes ($maxRecordBytes)")
     } else {
       corrupt(TFRecordError.Truncated,
         s"Truncated TFRecord: the header claims $len data bytes, but the file ends " +
-        s"${streamLength - offset - HeaderBytes} bytes after it")
+          s"${streamLength - offset - HeaderBytes} bytes after it")
     }
 
   /** Passes over the data in the buffer, checksumming it there; returns the masked CRC. */
@@ -197,7 +198,8 @@ private[sparktfrecord] final class TFRecordReader(
     bufLimit -= bufPos
     bufPos = 0
     while (bufLimit < n) {
-      val r = try in.read(buffer, bufLimit, buffer.length - bufLimit) catch {
+      val r = try in.read(buffer, bufLimit, buffer.length - bufLimit)
+      catch {
         case _: EOFException => -1
       }
       if (r < 0) return false
@@ -241,7 +243,8 @@ private[sparktfrecord] object TFRecordReader {
       fileLength: Long): TFRecordReader = {
     val raw = openStream(path, conf, fileLength)
     val codec = TFRecordCompression.forFile(path, settings.compression, conf)
-    val in = try codec.decompress(raw, conf) catch {
+    val in = try codec.decompress(raw, conf)
+    catch {
       case e: java.io.IOException =>
         raw.close()
         throw new TFRecordCorruptException(

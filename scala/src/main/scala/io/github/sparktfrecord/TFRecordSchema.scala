@@ -88,8 +88,8 @@ private[sparktfrecord] object TFRecordSchema {
         "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays " +
         "of these" +
         (if (recordType == RecordType.SequenceExample) {
-          ", arrays of such arrays (feature lists)"
-        } else "") + ", and structs and arrays of structs of these (path-named features)." + hint,
+           ", arrays of such arrays (feature lists)"
+         } else "") + ", and structs and arrays of structs of these (path-named features)." + hint,
       "column" -> column, "type" -> dataType.simpleString, "recordType" -> recordType.name)
   }
 }

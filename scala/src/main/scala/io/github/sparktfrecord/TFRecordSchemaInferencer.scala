@@ -62,11 +62,11 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
 
     /** The number of `name`, the next one when it is met for the first time. */
     def number(name: String): Int = numbers.getOrElseUpdate(name, {
-      names += name
-      stats += null
-      listStats += null
-      names.size - 1
-    })
+        names += name
+        stats += null
+        listStats += null
+        names.size - 1
+      })
 
     /** The statistics of feature `n` as a context feature, begun when first met as one. */
     def contextStats(n: Int): Stats = {
@@ -278,11 +278,12 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       sequence: Boolean): Seq[FileSample] = {
     val threads = math.min(sample.size, math.min(8, Runtime.getRuntime.availableProcessors))
     if (threads <= 1) return sample.map(new FileSample(sequence).read(_, options, conf))
-    val pool = java.util.concurrent.Executors.newFixedThreadPool(threads, (r: Runnable) => {
-      val t = new Thread(r, "tfrecord-schema-inference")
-      t.setDaemon(true)
-      t
-    })
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(threads,
+      (r: Runnable) => {
+        val t = new Thread(r, "tfrecord-schema-inference")
+        t.setDaemon(true)
+        t
+      })
     try {
       val futures = sample.map { file =>
         pool.submit(new java.util.concurrent.Callable[FileSample] {
@@ -290,7 +291,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         })
       }
       futures.map { f =>
-        try f.get() catch {
+        try f.get()
+        catch {
           case e: java.util.concurrent.ExecutionException => throw e.getCause
         }
       }

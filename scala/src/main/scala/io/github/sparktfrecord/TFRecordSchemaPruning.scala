@@ -29,7 +29,7 @@ object TFRecordSchemaPruning extends Rule[LogicalPlan] {
     if (!SQLConf.get.nestedSchemaPruningEnabled) plan
     else plan transformDown {
       case op @ ScanOperation(projects, filtersStayUp, filtersPushDown, relation: LogicalRelation)
-          if ours(relation) =>
+        if ours(relation) =>
         val filters = filtersPushDown.reduceOption(And).toSeq ++ filtersStayUp
         prune(relation, projects, filters).getOrElse(op)
     }
@@ -87,11 +87,11 @@ object TFRecordSchemaPruning extends Rule[LogicalPlan] {
    */
   private def withMetadata(pruned: DataType, full: DataType): DataType = (pruned, full) match {
     case (p: StructType, f: StructType) => StructType(p.fields.map { field =>
-      f.find(_.name == field.name).map { original =>
-        field.copy(dataType = withMetadata(field.dataType, original.dataType),
-          metadata = original.metadata)
-      }.getOrElse(field)
-    })
+        f.find(_.name == field.name).map { original =>
+          field.copy(dataType = withMetadata(field.dataType, original.dataType),
+            metadata = original.metadata)
+        }.getOrElse(field)
+      })
     case (p: ArrayType, f: ArrayType) =>
       p.copy(elementType = withMetadata(p.elementType, f.elementType))
     case (p: MapType, f: MapType) =>

@@ -39,10 +39,11 @@ private[sparktfrecord] final class TFRecordSerializer(
   private val keys: Array[Array[Byte]] = leaves.map(_.name.getBytes(UTF_8)).toArray
   /** Whether feature i goes to SequenceExample.feature_lists rather than the features/context. */
   private val inLists: Array[Boolean] = leaves.map { l =>
-    sequence && (l.dataType match {
-      case ArrayType(ArrayType(_, _), _) => true
-      case _ => false
-    })
+    sequence &&
+      (l.dataType match {
+        case ArrayType(ArrayType(_, _), _) => true
+        case _ => false
+      })
   }.toArray
   private val encoders: Array[ValueEncoder] = leaves.map { l =>
     l.dataType match {

@@ -61,8 +61,8 @@ private[sparktfrecord] object TFRecordShardedWrite {
       if (parsed.numShards.isDefined || parsed.tfdsFeatures.isDefined) {
         throw TFRecordError.argument(TFRecordError.InvalidOption,
           s"The options '${TFRecordOptions.NumShardsOption}' " +
-          s"and '${TFRecordOptions.TfdsFeaturesOption}' apply to writes with " +
-          s"'${TFRecordOptions.TfdsOption}' or '${TFRecordOptions.ShardPrefixOption}'.")
+            s"and '${TFRecordOptions.TfdsFeaturesOption}' apply to writes with " +
+            s"'${TFRecordOptions.TfdsOption}' or '${TFRecordOptions.ShardPrefixOption}'.")
       }
       return None
     }
@@ -101,14 +101,14 @@ private[sparktfrecord] object TFRecordShardedWrite {
         val fs = folder.getFileSystem(conf)
         val prefix = parsed.shardPrefix.get + "-"
         val taken = if (!fs.exists(folder)) Nil
-          else fs.listStatus(folder).map(_.getPath.getName)
-            .filter(n => n.startsWith(prefix) && n.contains("-of-")).toSeq
+        else fs.listStatus(folder).map(_.getPath.getName)
+          .filter(n => n.startsWith(prefix) && n.contains("-of-")).toSeq
         if (taken.nonEmpty) {
           throw TFRecordError.argument(TFRecordError.DatasetFolder,
             s"$folder already has files named " +
-            s"${parsed.shardPrefix.get}-NNNNN-of-NNNNN (${taken.sorted.head}): a sharded " +
-            "write numbers all the files of its prefix, so it writes into a folder without " +
-            "them (mode overwrite empties it first), or with another shardPrefix.")
+              s"${parsed.shardPrefix.get}-NNNNN-of-NNNNN (${taken.sorted.head}): a sharded " +
+              "write numbers all the files of its prefix, so it writes into a folder without " +
+              "them (mode overwrite empties it first), or with another shardPrefix.")
         }
         dataSchema
       case Some(name) =>
@@ -159,8 +159,8 @@ private[sparktfrecord] object TFRecordShardedWrite {
       if (i.split(split).isDefined && parsed.tfdsMode != "overwrite") {
         throw TFRecordError.argument(TFRecordError.DatasetFolder,
           s"The TFDS dataset in $folder already has the split " +
-          s"'$split' (${i.split(split).get.shardLengths.sum} records). Write it with mode " +
-          "overwrite to replace it, or choose another split.")
+            s"'$split' (${i.split(split).get.shardLengths.sum} records). Write it with mode " +
+            "overwrite to replace it, or choose another split.")
       }
     }
     val asGiven = parsed.tfdsFeatures.map(TFDSFeatures.parse)
@@ -169,8 +169,8 @@ private[sparktfrecord] object TFRecordShardedWrite {
       case (Some(g), Some(e)) if g != e =>
         throw TFRecordError.argument(TFRecordError.TfdsFeatures,
           s"The features given differ from those of the " +
-          s"dataset in $folder (its ${TFDSDataset.FeaturesFile}); a split is written with the " +
-          "dataset's features.")
+            s"dataset in $folder (its ${TFDSDataset.FeaturesFile}); a split is written with the " +
+            "dataset's features.")
       case _ =>
     }
     val features = existing.orElse(asGiven).getOrElse(TFDSFeatures.fromSchema(dataSchema))
@@ -185,7 +185,8 @@ private[sparktfrecord] object TFRecordShardedWrite {
   def writeCount(data: Path, writeId: String, records: Long, conf: Configuration): Unit = {
     val file = countFile(data, writeId)
     val out = file.getFileSystem(conf).create(file, false)
-    try out.write(records.toString.getBytes("US-ASCII")) finally out.close()
+    try out.write(records.toString.getBytes("US-ASCII"))
+    finally out.close()
   }
 
   /**
@@ -261,8 +262,9 @@ private[sparktfrecord] object TFRecordShardedWrite {
       info.shardNames(s).foreach(f => fs.delete(new Path(folder, f), false))
     }
     val template = TFDSDataset.DefaultTemplate
-    val names = lengths.indices.map(i => TFDSDataset.shardName(template, name, split,
-      TFDSDataset.FileFormat, i, lengths.length))
+    val names = lengths.indices.map(i =>
+      TFDSDataset.shardName(template, name, split,
+        TFDSDataset.FileFormat, i, lengths.length))
     place(fs, folder, files, names, conf, TFRecordCompression.None)
     if (!fs.exists(new Path(folder, TFDSDataset.FeaturesFile))) {
       // The features as given (TFDS's own JSON, with what only TFDS uses: image formats, box

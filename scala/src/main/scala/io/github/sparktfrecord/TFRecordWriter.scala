@@ -57,7 +57,8 @@ private[sparktfrecord] final class TFRecordWriter(
   }
 
   override def close(): Unit =
-    try out.close() finally if (indexWriter != null) indexWriter.close()
+    try out.close()
+    finally if (indexWriter != null) indexWriter.close()
 }
 
 private[sparktfrecord] object TFRecordWriter {

@@ -93,10 +93,11 @@ class AllocationSuite extends FunSuite {
   test("one column of many allocates nothing") {
     val one = StructType(Seq(StructField("tokens", ArrayType(LongType))))
     val deserializer = new TFRecordDeserializer(one, RecordType.Example, "mem")
-    assertNoAllocation("one column", bytesPerRecord(200000) { i =>
-      val data = records(i & 63)
-      deserializer.deserialize(data, data.length, 0L)
-    })
+    assertNoAllocation("one column",
+      bytesPerRecord(200000) { i =>
+        val data = records(i & 63)
+        deserializer.deserialize(data, data.length, 0L)
+      })
   }
 
   test("a SequenceExample's feature lists allocate nothing") {
@@ -105,10 +106,12 @@ class AllocationSuite extends FunSuite {
       StructField("frames", ArrayType(ArrayType(FloatType))),
       StructField("words", ArrayType(ArrayType(StringType)))))
     val serializer = new TFRecordSerializer(sequence, RecordType.SequenceExample)
-    val steps = (n: Int, f: Int => Any) => new GenericArrayData(
-      Array.tabulate[Any](n)(j => new GenericArrayData(Array.fill[Any](3)(f(j)))))
-    val input = Array.tabulate(16)(i => InternalRow(i.toLong, steps(i % 5, j => j.toFloat),
-      steps(i % 3, j => UTF8String.fromString(s"w$j"))))
+    val steps = (n: Int, f: Int => Any) =>
+      new GenericArrayData(
+        Array.tabulate[Any](n)(j => new GenericArrayData(Array.fill[Any](3)(f(j)))))
+    val input = Array.tabulate(16)(i =>
+      InternalRow(i.toLong, steps(i % 5, j => j.toFloat),
+        steps(i % 3, j => UTF8String.fromString(s"w$j"))))
     assertNoAllocation("the SequenceExample serializer",
       bytesPerRecord(100000)(i => serializer.serialize(input(i & 15))))
     val data = input.map { r =>
@@ -116,10 +119,11 @@ class AllocationSuite extends FunSuite {
       serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
     }
     val deserializer = new TFRecordDeserializer(sequence, RecordType.SequenceExample, "mem")
-    assertNoAllocation("the SequenceExample deserializer", bytesPerRecord(100000) { i =>
-      val d = data(i & 15)
-      deserializer.deserialize(d, d.length, 0L)
-    })
+    assertNoAllocation("the SequenceExample deserializer",
+      bytesPerRecord(100000) { i =>
+        val d = data(i & 15)
+        deserializer.deserialize(d, d.length, 0L)
+      })
   }
 
   test("the framing reader allocates nothing per record") {

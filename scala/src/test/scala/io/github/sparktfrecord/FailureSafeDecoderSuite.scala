@@ -49,8 +49,9 @@ class FailureSafeDecoderSuite extends FunSuite {
     val out = Seq.newBuilder[Any]
     while (reader.next()) {
       val row = decode(reader)
-      out += (if (row == null) null
-      else (a(row, schema), if (row.isNullAt(1)) null else row.getBinary(1).toSeq))
+      out +=
+        (if (row == null) null
+         else (a(row, schema), if (row.isNullAt(1)) null else row.getBinary(1).toSeq))
     }
     out.result()
   }
@@ -87,8 +88,9 @@ class FailureSafeDecoderSuite extends FunSuite {
     FailureSafeDecoder.checkCorruptColumn(StructType.fromDDL("_corrupt_record string"), permissive)
     val e = intercept[IllegalArgumentException](FailureSafeDecoder.checkCorruptColumn(
       StructType.fromDDL("_corrupt_record int"), permissive))
-    assertEquals(e.text, "The corrupt-record column '_corrupt_record' must be binary or " +
-      "string, not int")
+    assertEquals(e.text,
+      "The corrupt-record column '_corrupt_record' must be binary or " +
+        "string, not int")
     FailureSafeDecoder.checkCorruptColumn(StructType.fromDDL("_corrupt_record int"),
       new TFRecordOptions(Map("mode" -> "DROPMALFORMED")))
   }

@@ -34,14 +34,17 @@ class FeaturePathsSuite extends FunSuite {
         Row(Float.NegativeInfinity, "é", Row((-2).toShort, BigDecimal("-99.001"))))),
     Row(2L, null, Seq()),
     Row(3L, Row(null, 5, null), null),
-    Row(4L, Row(Array[Byte](), null, Row(Seq(), Seq())), Seq(Row(-0.0f, "", Row(0.toShort,
-      BigDecimal("0.000"))))))
+    Row(4L, Row(Array[Byte](), null, Row(Seq(), Seq())),
+      Seq(Row(-0.0f, "",
+        Row(0.toShort,
+          BigDecimal("0.000"))))))
 
   test("leaves: names by path, flat types, in field order") {
     val leaves = FeaturePaths.leaves(schema, RecordType.Example, "/")
-    assertEquals(leaves.map(_.name), Vector("id", "image/encoded", "image/height",
-      "image/object/xmin", "image/object/label", "boxes/x", "boxes/name", "boxes/inner/a",
-      "boxes/inner/d"))
+    assertEquals(leaves.map(_.name),
+      Vector("id", "image/encoded", "image/height",
+        "image/object/xmin", "image/object/label", "boxes/x", "boxes/name", "boxes/inner/a",
+        "boxes/inner/d"))
     assertEquals(FeaturePaths.flatSchema(leaves).fields.map(_.dataType.simpleString).toSeq,
       Seq("bigint", "binary", "int", "array<float>", "array<bigint>", "array<float>",
         "array<string>", "array<smallint>", "array<decimal(30,3)>"))
@@ -89,13 +92,14 @@ class FeaturePathsSuite extends FunSuite {
 
   private def same(a: Any, b: Any): Boolean = (a, b) match {
     case (x: Row, y: Row) => x.length == y.length && (0 until x.length).forall(i =>
-      same(x.get(i), y.get(i)))
+        same(x.get(i), y.get(i)))
     case (x: Array[Byte], y: Array[Byte]) => x.sameElements(y)
     case (x: Seq[_], y: Seq[_]) => x.length == y.length && x.zip(y).forall { case (p, q) =>
-      same(p, q) }
+        same(p, q)
+      }
     case (x: java.math.BigDecimal, y: BigDecimal) => x.compareTo(y.bigDecimal) == 0
     case (x: Float, y: Float) => java.lang.Float.floatToRawIntBits(x) ==
-      java.lang.Float.floatToRawIntBits(y)
+        java.lang.Float.floatToRawIntBits(y)
     case _ => a == b
   }
 
@@ -125,8 +129,9 @@ class FeaturePathsSuite extends FunSuite {
         body(i)
         i += 1
       }
-      best = math.min(best, threads.getThreadAllocatedBytes(Thread.currentThread().getId) -
-        before)
+      best = math.min(best,
+        threads.getThreadAllocatedBytes(Thread.currentThread().getId) -
+          before)
     }
     best.toDouble / records
   }
@@ -178,10 +183,11 @@ class FeaturePathsSuite extends FunSuite {
     StructType(s.fields.map {
       case f @ StructField(`array`, ArrayType(e: StructType, c), _, _) =>
         f.copy(dataType = ArrayType(StructType(e.fields.map {
-          case g if g.name == field => g.copy(metadata = new MetadataBuilder()
-            .putLong(FeaturePaths.ListLengthKey, n).build())
-          case g => g
-        }), c))
+            case g if g.name == field =>
+              g.copy(metadata = new MetadataBuilder()
+                .putLong(FeaturePaths.ListLengthKey, n).build())
+            case g => g
+          }), c))
       case f => f
     })
   }
@@ -215,13 +221,14 @@ class FeaturePathsSuite extends FunSuite {
     val e = intercept[TFRecordDataException](serializer.serialize(
       unsafe(boxes, Seq(Row(1L, Seq(Row(Seq(1f, 2f, 3f, 4f), 1L), Row(Seq(1f), 2L))))).head))
     assert(e.text.contains("Column 'objects.bbox': element 1 of its array of structs " +
-      "holds 1 values, but this field holds exactly 4 per element"), e.text)
+        "holds 1 values, but this field holds exactly 4 per element"), e.text)
     // 6 floats for 2 labels: not 4 per element.
     val flatSchema = StructType.fromDDL("id bigint, `objects/bbox` array<float>, " +
       "`objects/label` array<bigint>")
     val flat = new TFRecordSerializer(flatSchema, RecordType.Example)
-    val n = flat.serialize(unsafe(flatSchema, Seq(Row(1L, Seq(1f, 2f, 3f, 4f, 5f, 6f),
-      Seq(1L, 2L)))).head)
+    val n = flat.serialize(unsafe(flatSchema,
+      Seq(Row(1L, Seq(1f, 2f, 3f, 4f, 5f, 6f),
+        Seq(1L, 2L)))).head)
     val leaves = FeaturePaths.leaves(boxes, RecordType.Example, "/")
     val assembler = new NestedRowAssembler(boxes, leaves, RecordType.Example, "test.tfrecord")
     val d =

@@ -15,7 +15,8 @@ class TFDSFeaturesSuite extends FunSuite {
   private val M = "tensorflow_datasets.core.features."
 
   private def tensor(dtype: String, dims: String*): String = {
-    val shape = if (dims.isEmpty) "{}" else dims.map(d => s""""$d"""").mkString(
+    val shape = if (dims.isEmpty) "{}"
+    else dims.map(d => s""""$d"""").mkString(
       """{"dimensions": [""", ", ", "]}")
     s"""{"pythonClassName": "${M}tensor_feature.Tensor",
         "tensor": {"shape": $shape, "dtype": "$dtype", "encoding": "none"}}"""
@@ -57,10 +58,11 @@ class TFDSFeaturesSuite extends FunSuite {
   test("features.json to a Spark schema, with class names and fixed lengths in metadata") {
     val schema = TFDSFeatures.schema(TFDSFeatures.parse(features),
       Map("label" -> Seq("a", "b", "c")))
-    assertEquals(schema.simpleString, "struct<id:bigint,image:binary,label:bigint,text:string," +
-      "vec:array<float>,mat:array<bigint>,flag:boolean,raw:binary,objects:array<struct<" +
-      "bbox:array<float>,label:bigint>>,frames:array<binary>,steps:array<bigint>," +
-      "meta:struct<size:double>>")
+    assertEquals(schema.simpleString,
+      "struct<id:bigint,image:binary,label:bigint,text:string," +
+        "vec:array<float>,mat:array<bigint>,flag:boolean,raw:binary,objects:array<struct<" +
+        "bbox:array<float>,label:bigint>>,frames:array<binary>,steps:array<bigint>," +
+        "meta:struct<size:double>>")
     assertEquals(schema("label").metadata.getStringArray(TFDSFeatures.ClassNamesKey).toSeq,
       Seq("a", "b", "c"))
     assertEquals(schema("label").metadata.getString(TFDSFeatures.ConnectorKey), "ClassLabel")
@@ -98,7 +100,7 @@ class TFDSFeaturesSuite extends FunSuite {
       "objects" -> sequence(dict("bbox" -> s"""{"pythonClassName": "${M}bounding_boxes.BBoxFeature",
         "boundingBox": {}}""", "label" -> classLabel))))
     val ok = TFDSFeatures.check(StructType.fromDDL(
-      "id int, image binary, objects array<struct<bbox array<double>, label bigint>>"), parsed)
+        "id int, image binary, objects array<struct<bbox array<double>, label bigint>>"), parsed)
     val element = ok("objects").dataType.asInstanceOf[ArrayType].elementType
       .asInstanceOf[StructType]
     assertEquals(element("bbox").metadata.getLong(FeaturePaths.ListLengthKey), 4L)
@@ -108,8 +110,9 @@ class TFDSFeaturesSuite extends FunSuite {
       assert(e.text.contains(message), e.text)
     }
     val objects = "objects array<struct<bbox array<float>, label bigint>>"
-    fails(s"id bigint, image string, $objects", "Column 'image' has type string, which cannot " +
-      "be written as the TFDS feature Image (a scalar of string)")
+    fails(s"id bigint, image string, $objects",
+      "Column 'image' has type string, which cannot " +
+        "be written as the TFDS feature Image (a scalar of string)")
     fails(s"id bigint, $objects", "The dataset's feature 'image' has no column")
     fails(s"id bigint, image binary, $objects, more int", "Column 'more' is not a feature")
     fails("id bigint, image binary, objects array<struct<bbox float, label bigint>>",

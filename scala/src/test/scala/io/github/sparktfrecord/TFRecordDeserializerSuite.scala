@@ -115,8 +115,9 @@ class TFRecordDeserializerSuite extends FunSuite {
       "unpacked" -> example(entry("i", int64List(unpackedInt64(ints: _*))),
         entry("f", floatList(unpackedFloat(fls: _*)))),
       "mixed in one list" -> example(
-        entry("i", int64List(packedInt64(ints.take(2): _*), unpackedInt64(ints(2)),
-          packedInt64(), packedInt64(ints.drop(3): _*))),
+        entry("i",
+          int64List(packedInt64(ints.take(2): _*), unpackedInt64(ints(2)),
+            packedInt64(), packedInt64(ints.drop(3): _*))),
         entry("f", floatList(unpackedFloat(fls.head), packedFloat(fls.tail: _*)))))
     for ((name, record) <- encodings) {
       val row = read(s, record)
@@ -124,16 +125,18 @@ class TFRecordDeserializerSuite extends FunSuite {
       assertEquals(floats(row, 1), fls, name)
     }
     // A scalar from one unpacked value.
-    val scalar = read(schema("i" -> LongType, "f" -> FloatType), example(
-      entry("i", int64List(unpackedInt64(-7L))), entry("f", floatList(unpackedFloat(2.5f)))))
+    val scalar = read(schema("i" -> LongType, "f" -> FloatType),
+      example(
+        entry("i", int64List(unpackedInt64(-7L))), entry("f", floatList(unpackedFloat(2.5f)))))
     assertEquals((scalar.getLong(0), scalar.getFloat(1)), (-7L, 2.5f))
   }
 
   test("long packed runs: 1000 int64 of every size and 1000 floats") {
     val ints = (0 until 1000).map(i => if (i % 2 == 0) i.toLong << (i % 57) else -i.toLong)
     val fls = (0 until 1000).map(_ * 0.25f)
-    val row = read(schema("i" -> ArrayType(LongType), "f" -> ArrayType(FloatType)), example(
-      entry("i", int64List(packedInt64(ints: _*))), entry("f", floatList(packedFloat(fls: _*)))))
+    val row = read(schema("i" -> ArrayType(LongType), "f" -> ArrayType(FloatType)),
+      example(
+        entry("i", int64List(packedInt64(ints: _*))), entry("f", floatList(packedFloat(fls: _*)))))
     assertEquals(longs(row, 0), ints)
     assertEquals(floats(row, 1), fls)
   }
@@ -141,14 +144,17 @@ class TFRecordDeserializerSuite extends FunSuite {
   test("a Feature's last kind wins; lists of that kind since the last switch concatenate") {
     val s = schema("i" -> ArrayType(LongType), "f" -> ArrayType(FloatType),
       "s" -> ArrayType(StringType), "back" -> ArrayType(LongType), "n" -> LongType)
-    val row = read(s, example(
-      entry("i", cat(int64List(packedInt64(1L, 2L)), int64List(), int64List(packedInt64(3L)))),
-      entry("f", cat(int64List(packedInt64(9L)), floatList(packedFloat(1f)),
-        floatList(unpackedFloat(2f, 3f)))),
-      entry("s", cat(bytesList(bytesValues("a")), bytesList(bytesValues("b", "c")))),
-      entry("back", cat(int64List(packedInt64(1L)), floatList(packedFloat(2f)),
-        int64List(packedInt64(7L, 8L)), int64List(unpackedInt64(9L)))),
-      entry("n", cat(int64List(packedInt64(4L)), int64List()))))
+    val row = read(s,
+      example(
+        entry("i", cat(int64List(packedInt64(1L, 2L)), int64List(), int64List(packedInt64(3L)))),
+        entry("f",
+          cat(int64List(packedInt64(9L)), floatList(packedFloat(1f)),
+            floatList(unpackedFloat(2f, 3f)))),
+        entry("s", cat(bytesList(bytesValues("a")), bytesList(bytesValues("b", "c")))),
+        entry("back",
+          cat(int64List(packedInt64(1L)), floatList(packedFloat(2f)),
+            int64List(packedInt64(7L, 8L)), int64List(unpackedInt64(9L)))),
+        entry("n", cat(int64List(packedInt64(4L)), int64List()))))
     assertEquals(longs(row, 0), Seq(1L, 2L, 3L))
     assertEquals(floats(row, 1), Seq(1f, 2f, 3f))
     assertEquals(strings(row, 2), Seq("a", "b", "c"))
@@ -157,24 +163,29 @@ class TFRecordDeserializerSuite extends FunSuite {
     // The int64 values before the switch to float are gone: an int64 column cannot read it.
     val e = failure(schema("f" -> ArrayType(LongType)),
       example(entry("f", cat(int64List(packedInt64(9L)), floatList(packedFloat(1f))))))
-    assertEquals(e.text, "Column 'f' (array<bigint>) cannot be read from a float_list " +
-      "feature, in the record at byte offset 1000 of test.tfrecord")
+    assertEquals(e.text,
+      "Column 'f' (array<bigint>) cannot be read from a float_list " +
+        "feature, in the record at byte offset 1000 of test.tfrecord")
   }
 
   test("unknown fields are skipped at every level") {
     val unknown = cat(varintField(14, -1L), fixed64Field(15, 1L), fixed32Field(16, 2),
       field(17, hex("ff ff")), group(18, varintField(1, 3), field(2, hex("00"))))
-    val record = cat(unknown, field(1, // Example.features
-      unknown,
-      field(1, unknown, field(2, // an entry, value before key
-        unknown, int64List(unknown, packedInt64(1L, 2L), unknown, unpackedInt64(3L), unknown),
-        unknown, int64List(varintField(1, 4L)), unknown), unknown, field(1, utf8("i")), unknown),
-      unknown,
-      entry("f", cat(unknown, floatList(unknown, packedFloat(0.5f), unknown))),
-      entry("s", cat(bytesList(unknown, bytesValues("x"), unknown, bytesValues("y")), unknown))),
+    val record = cat(unknown,
+      field(1, // Example.features
+        unknown,
+        field(1, unknown,
+          field(2, // an entry, value before key
+            unknown, int64List(unknown, packedInt64(1L, 2L), unknown, unpackedInt64(3L), unknown),
+            unknown, int64List(varintField(1, 4L)), unknown), unknown, field(1, utf8("i")),
+          unknown),
+        unknown,
+        entry("f", cat(unknown, floatList(unknown, packedFloat(0.5f), unknown))),
+        entry("s", cat(bytesList(unknown, bytesValues("x"), unknown, bytesValues("y")), unknown))),
       unknown)
-    val row = read(schema("i" -> ArrayType(LongType), "f" -> FloatType, "s" -> ArrayType(
-      StringType)), record)
+    val row = read(schema("i" -> ArrayType(LongType), "f" -> FloatType,
+      "s" -> ArrayType(
+        StringType)), record)
     assertEquals(longs(row, 0), Seq(1L, 2L, 3L, 4L))
     assertEquals(row.getFloat(1), 0.5f)
     assertEquals(strings(row, 2), Seq("x", "y"))
@@ -183,16 +194,17 @@ class TFRecordDeserializerSuite extends FunSuite {
   test("map entries: value before key, missing key or value, repeated key (the last wins)") {
     val s = schema("v" -> LongType, "b" -> ArrayType(LongType), "c" -> FloatType,
       "d" -> ArrayType(FloatType), "e" -> StringType, "k" -> LongType)
-    val row = read(s, example(
-      field(1, field(2, int64List(packedInt64(1L))), field(1, utf8("v"))), // value, then key
-      field(1, field(2, int64List(packedInt64(99L)))), // no key: the feature named ""
-      field(1, field(1, utf8("b"))), // no value: an empty Feature
-      entry("c", floatList(packedFloat(1f))),
-      entry("c", int64List(packedInt64(2L))), // the same key with another kind
-      entry("d", floatList(packedFloat(1f, 2f))),
-      entry("d", floatList(packedFloat(3f))), // map values replace, lists do not concatenate
-      field(1, field(1, utf8("e"))), // no value: an unset Feature, so a null scalar
-      field(1, field(1, utf8("x")), field(2, int64List(packedInt64(5L))), field(1, utf8("k")))))
+    val row = read(s,
+      example(
+        field(1, field(2, int64List(packedInt64(1L))), field(1, utf8("v"))), // value, then key
+        field(1, field(2, int64List(packedInt64(99L)))), // no key: the feature named ""
+        field(1, field(1, utf8("b"))), // no value: an empty Feature
+        entry("c", floatList(packedFloat(1f))),
+        entry("c", int64List(packedInt64(2L))), // the same key with another kind
+        entry("d", floatList(packedFloat(1f, 2f))),
+        entry("d", floatList(packedFloat(3f))), // map values replace, lists do not concatenate
+        field(1, field(1, utf8("e"))), // no value: an unset Feature, so a null scalar
+        field(1, field(1, utf8("x")), field(2, int64List(packedInt64(5L))), field(1, utf8("k")))))
     assertEquals(row.getLong(0), 1L)
     assertEquals(longs(row, 1), Seq.empty[Long])
     assertEquals(row.getFloat(2), 2f)
@@ -200,15 +212,18 @@ class TFRecordDeserializerSuite extends FunSuite {
     assert(row.isNullAt(4))
     assertEquals(row.getLong(5), 5L) // an entry naming two keys is the last one's
     // The key-less entry is the feature named "", as protobuf reads a missing string.
-    assertEquals(read(schema("" -> LongType), example(field(1, field(2,
-      int64List(packedInt64(99L)))))).getLong(0), 99L)
+    assertEquals(read(schema("" -> LongType),
+      example(field(1,
+        field(2,
+          int64List(packedInt64(99L)))))).getLong(0), 99L)
   }
 
   test("repeated Example.features messages merge, the last value of a key winning") {
-    val row = read(schema("a" -> LongType, "b" -> LongType, "c" -> LongType), cat(
-      example(entry("a", int64List(packedInt64(1L))), entry("b", int64List(packedInt64(2L)))),
-      example(entry("b", int64List(packedInt64(3L)))),
-      example(entry("c", int64List(packedInt64(4L))))))
+    val row = read(schema("a" -> LongType, "b" -> LongType, "c" -> LongType),
+      cat(
+        example(entry("a", int64List(packedInt64(1L))), entry("b", int64List(packedInt64(2L)))),
+        example(entry("b", int64List(packedInt64(3L)))),
+        example(entry("c", int64List(packedInt64(4L))))))
     assertEquals((row.getLong(0), row.getLong(1), row.getLong(2)), (1L, 3L, 4L))
   }
 
@@ -388,22 +403,25 @@ class TFRecordDeserializerSuite extends FunSuite {
       "w" -> ArrayType(ArrayType(StringType)), "none" -> ArrayType(ArrayType(LongType)),
       "empty" -> ArrayType(ArrayType(LongType)), "ctx" -> ArrayType(StringType))
     val unknown = varintField(7, 1L)
-    val record = cat(unknown, sequenceExample(
-      Seq(entry("ctx", bytesList(bytesValues("p", "q")))),
-      Seq(entry("t", cat(unknown, steps(int64List(packedInt64(1L))), unknown,
-        steps(cat(floatList(packedFloat(9f)), int64List(unpackedInt64(2L, 3L))), Array.empty,
-          int64List(packedInt64(-1L))))),
-        entry("f", steps(floatList(packedFloat(0.5f)), int64List(packedInt64(2L)))),
-        entry("w", steps(bytesList(bytesValues("a", "b")), bytesList())),
-        entry("empty", Array.empty))), unknown)
+    val record = cat(unknown,
+      sequenceExample(
+        Seq(entry("ctx", bytesList(bytesValues("p", "q")))),
+        Seq(entry("t",
+          cat(unknown, steps(int64List(packedInt64(1L))), unknown,
+            steps(cat(floatList(packedFloat(9f)), int64List(unpackedInt64(2L, 3L))), Array.empty,
+              int64List(packedInt64(-1L))))),
+          entry("f", steps(floatList(packedFloat(0.5f)), int64List(packedInt64(2L)))),
+          entry("w", steps(bytesList(bytesValues("a", "b")), bytesList())),
+          entry("empty", Array.empty))), unknown)
     val r = readSequence(s, record)
     assertEquals(nestedLongs(r, 0), Seq(Seq(1L), Seq(2L, 3L), Seq.empty[Long], Seq(-1L)))
     val f = r.getArray(1)
     assertEquals((0 until f.numElements()).map(f.getArray(_).toDoubleArray.toSeq),
       Seq(Seq(0.5), Seq(2.0)))
     val w = r.getArray(2)
-    assertEquals((0 until w.numElements()).map(i => (0 until w.getArray(i).numElements())
-      .map(w.getArray(i).getUTF8String(_).toString)), Seq(Seq("a", "b"), Seq.empty[String]))
+    assertEquals((0 until w.numElements()).map(i =>
+        (0 until w.getArray(i).numElements())
+          .map(w.getArray(i).getUTF8String(_).toString)), Seq(Seq("a", "b"), Seq.empty[String]))
     assert(r.isNullAt(3))
     assertEquals(r.getArray(4).numElements(), 0)
     assertEquals(strings(r, 5), Seq("p", "q"))
@@ -414,26 +432,33 @@ class TFRecordDeserializerSuite extends FunSuite {
     val fromContext = failure(nested,
       sequenceExample(Seq(entry("t", int64List(packedInt64(1L)))), Nil),
       RecordType.SequenceExample)
-    assertEquals(fromContext.text, "Column 't' (array<array<bigint>>) is read from a " +
-      "SequenceExample feature list, but the record has a single feature of that name (context " +
-      "or Example feature): read it as array<bigint>, in the record at byte offset 1000 of " +
-      "test.tfrecord")
+    assertEquals(fromContext.text,
+      "Column 't' (array<array<bigint>>) is read from a " +
+        "SequenceExample feature list, but the record has a single feature of that name (context " +
+        "or Example feature): read it as array<bigint>, in the record at byte offset 1000 of " +
+        "test.tfrecord")
     val flat = schema("t" -> ArrayType(LongType))
     val fromList = failure(flat,
       sequenceExample(Nil, Seq(entry("t", steps(int64List(packedInt64(1L)))))),
       RecordType.SequenceExample)
-    assertEquals(fromList.text, "Column 't' (array<bigint>) is read from a single " +
-      "feature, but the record has a feature list of that name: read it as " +
-      "array<array<bigint>>, in the record at byte offset 1000 of test.tfrecord")
+    assertEquals(fromList.text,
+      "Column 't' (array<bigint>) is read from a single " +
+        "feature, but the record has a feature list of that name: read it as " +
+        "array<array<bigint>>, in the record at byte offset 1000 of test.tfrecord")
     val wrongKind = failure(nested,
       sequenceExample(Nil, Seq(entry("t", steps(int64List(), bytesList(bytesValues("x")))))),
       RecordType.SequenceExample)
-    assertEquals(wrongKind.text, "Column 't' (array<array<bigint>>) cannot be read from a " +
-      "bytes_list feature, in the record at byte offset 1000 of test.tfrecord")
+    assertEquals(wrongKind.text,
+      "Column 't' (array<array<bigint>>) cannot be read from a " +
+        "bytes_list feature, in the record at byte offset 1000 of test.tfrecord")
     // A repeated feature list key: the last wins.
-    val row = readSequence(nested, sequenceExample(Nil, Seq(
-      entry("t", steps(int64List(packedInt64(1L)))), entry("t", steps(int64List(packedInt64(2L),
-        unpackedInt64(3L)))))))
+    val row = readSequence(nested,
+      sequenceExample(Nil,
+        Seq(
+          entry("t", steps(int64List(packedInt64(1L)))),
+          entry("t",
+            steps(int64List(packedInt64(2L),
+              unpackedInt64(3L)))))))
     assertEquals(nestedLongs(row, 0), Seq(Seq(2L, 3L)))
   }
 

@@ -23,8 +23,9 @@ class TFRecordErrorSuite extends FunSuite {
       new TFRecordOptions(Map(TFRecordOptions.ModeOption -> "lenient")))
     assertEquals(conditionOf(e), InvalidOption)
     assertEquals(e.getSqlState, "42K06")
-    assertEquals(e.getMessage, "[TFRECORD_INVALID_OPTION] Invalid value 'lenient' for TFRecord " +
-      "option 'mode'. Valid values: FAILFAST, PERMISSIVE, DROPMALFORMED.")
+    assertEquals(e.getMessage,
+      "[TFRECORD_INVALID_OPTION] Invalid value 'lenient' for TFRecord " +
+        "option 'mode'. Valid values: FAILFAST, PERMISSIVE, DROPMALFORMED.")
     val p = e.getMessageParameters
     assertEquals((p.get("option"), p.get("value"), p.get("valid")),
       ("mode", "lenient", "FAILFAST, PERMISSIVE, DROPMALFORMED"))
@@ -44,11 +45,13 @@ class TFRecordErrorSuite extends FunSuite {
   test("a corrupt record: the file and the offset as parameters, SQLSTATE KD000") {
     val e = new TFRecordCorruptException(Truncated, "Truncated TFRecord: 5 of 12 header bytes",
       "file:/d/part-0.tfrecord", 1234L)
-    assertEquals(e.getMessage, "[TFRECORD_CORRUPT_RECORD.TRUNCATED] Truncated TFRecord: 5 of " +
-      "12 header bytes at byte offset 1234 of file:/d/part-0.tfrecord")
+    assertEquals(e.getMessage,
+      "[TFRECORD_CORRUPT_RECORD.TRUNCATED] Truncated TFRecord: 5 of " +
+        "12 header bytes at byte offset 1234 of file:/d/part-0.tfrecord")
     assertEquals(e.getSqlState, "KD000")
-    assertEquals(e.parameters, Map("reason" -> "Truncated TFRecord: 5 of 12 header bytes",
-      "path" -> "file:/d/part-0.tfrecord", "offset" -> "1234"))
+    assertEquals(e.parameters,
+      Map("reason" -> "Truncated TFRecord: 5 of 12 header bytes",
+        "path" -> "file:/d/part-0.tfrecord", "offset" -> "1234"))
     assert(e.isInstanceOf[java.io.IOException] && !e.isInternalError)
   }
 
@@ -67,7 +70,7 @@ class TFRecordErrorSuite extends FunSuite {
   test("every condition has its SQLSTATE and is documented in docs/errors.md") {
     val root = sys.props.getOrElse("sparktfrecord.root", fail("-Dsparktfrecord.root unset"))
     val doc = new String(java.nio.file.Files.readAllBytes(
-      java.nio.file.Paths.get(root, "docs", "errors.md")), "UTF-8")
+        java.nio.file.Paths.get(root, "docs", "errors.md")), "UTF-8")
     for (c <- All) {
       assert(sqlState(c).matches("[0-9A-Z]{5}"), c)
       assert(doc.contains(s"`$c`"), s"docs/errors.md does not list `$c`")

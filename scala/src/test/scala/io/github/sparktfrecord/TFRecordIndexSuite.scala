@@ -31,7 +31,8 @@ class TFRecordIndexSuite extends FunSuite {
       compression: TFRecordCompression): Path = {
     val path = new Path(new File(dir, name).toURI)
     val writer = new TFRecordWriter(path, conf, compression, index = true)
-    try lengths.foreach(n => writer.write(Array.fill(n)(n.toByte), n)) finally writer.close()
+    try lengths.foreach(n => writer.write(Array.fill(n)(n.toByte), n))
+    finally writer.close()
     path
   }
 

@@ -123,21 +123,22 @@ class TFRecordOptionsSuite extends FunSuite {
         "BZip2" -> "org.apache.hadoop.io.compress.BZip2Codec",
         "org.apache.hadoop.io.compress.BZip2Codec" -> "org.apache.hadoop.io.compress.BZip2Codec")) {
       val e = intercept[IllegalArgumentException](options("compression" -> value))
-      assertEquals(e.text, s"TFRecord option 'compression' is '$value', a codec " +
-        "TensorFlow cannot read (TFRecordDataset reads only GZIP and ZLIB). Use compression " +
-        "gzip or deflate, or set allowNonTensorFlowCodec=true if the files are only for Spark.")
+      assertEquals(e.text,
+        s"TFRecord option 'compression' is '$value', a codec " +
+          "TensorFlow cannot read (TFRecordDataset reads only GZIP and ZLIB). Use compression " +
+          "gzip or deflate, or set allowNonTensorFlowCodec=true if the files are only for Spark.")
       assertEquals(options("compression" -> value, "allowNonTensorFlowCodec" -> "true")
-        .compression, TFRecordCompression.Hadoop(className))
+          .compression, TFRecordCompression.Hadoop(className))
     }
     assertEquals(TFRecordCompression.Hadoop("org.apache.hadoop.io.compress.BZip2Codec")
-      .extension, ".bz2")
+        .extension, ".bz2")
   }
 
   test("compression: an unknown value lists the valid ones, under the name it was given as") {
     for (option <- Seq("compression", "codec")) {
       val message = invalid(option, "brotli")
       assert(message.startsWith(s"Invalid value 'brotli' for TFRecord option '$option'. " +
-        "Valid values: none, gzip, deflate, zlib, "), message)
+          "Valid values: none, gzip, deflate, zlib, "), message)
       for (other <- Seq("snappy", "bzip2", "lz4", "zstd", "a Hadoop CompressionCodec class")) {
         assert(message.contains(other), message)
       }

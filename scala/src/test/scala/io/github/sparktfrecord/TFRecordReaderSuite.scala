@@ -128,9 +128,9 @@ class TFRecordReaderSuite extends FunSuite {
     }
     // The stream's length known: the header's length is refused before the body is read.
     assertEquals(corrupt(reader(cat(file, tfHello.take(15)))), ("Truncated TFRecord: the " +
-      "header claims 5 data bytes, but the file ends 3 bytes after it", 38L))
+        "header claims 5 data bytes, but the file ends 3 bytes after it", 38L))
     assertEquals(corrupt(reader(cat(file, tfHello.take(19)))), ("Truncated TFRecord: the " +
-      "header claims 5 data bytes, but the file ends 7 bytes after it", 38L))
+        "header claims 5 data bytes, but the file ends 7 bytes after it", 38L))
     for (cut <- Seq(12, 15, 17, 19, 20)) {
       assertEquals(corrupt(reader(cat(file, tfHello.take(cut)), known = false)),
         ("Truncated TFRecord: stream ends inside a record of 5 data bytes", 38L), s"cut $cut")
@@ -140,7 +140,7 @@ class TFRecordReaderSuite extends FunSuite {
   test("a length that runs past the stream allocates nothing for it") {
     val lying = cat(tfA, header(100000000L), utf8("short"))
     assertEquals(corrupt(reader(lying)), ("Truncated TFRecord: the header claims 100000000 " +
-      "data bytes, but the file ends 5 bytes after it", 17L))
+        "data bytes, but the file ends 5 bytes after it", 17L))
     val r = reader(lying, known = false)
     assertEquals(corrupt(r),
       ("Truncated TFRecord: stream ends inside a record of 100000000 data bytes", 17L))

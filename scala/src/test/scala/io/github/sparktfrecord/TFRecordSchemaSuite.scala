@@ -53,13 +53,15 @@ class TFRecordSchemaSuite extends FunSuite {
     }
     val nested = intercept[IllegalArgumentException](validate(
       schema("ok" -> LongType, "t" -> ArrayType(ArrayType(LongType))), RecordType.Example, false))
-    assertEquals(nested.text, "Column 't' has type array<array<bigint>>, which recordType " +
-      "Example cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
-      "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
-      "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays of " +
-      "these, and structs and arrays of structs of these (path-named features). Nested arrays " +
-      "become feature lists with recordType SequenceExample.")
-    for (t <- unsupportedTypes; recordType <- Seq(RecordType.Example,
+    assertEquals(nested.text,
+      "Column 't' has type array<array<bigint>>, which recordType Example cannot hold. " +
+        "Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
+        "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
+        "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays of " +
+        "these, and structs and arrays of structs of these (path-named features). Nested arrays " +
+        "become feature lists with recordType SequenceExample.")
+    for (t <- unsupportedTypes;
+      recordType <- Seq(RecordType.Example,
         RecordType.SequenceExample)) {
       val e = intercept[IllegalArgumentException](
         validate(schema("c" -> t), recordType, writing = true))
@@ -72,7 +74,7 @@ class TFRecordSchemaSuite extends FunSuite {
         case _ => t
       }
       assert(e.text.startsWith(s"Column '$column' has type ${leafType.simpleString}, " +
-        s"which recordType ${recordType.name} cannot hold. Supported: boolean, "), e.text)
+          s"which recordType ${recordType.name} cannot hold. Supported: boolean, "), e.text)
       if (recordType == RecordType.SequenceExample) {
         assert(e.text.contains(", arrays of such arrays (feature lists), and structs"),
           e.text)
@@ -100,11 +102,12 @@ class TFRecordSchemaSuite extends FunSuite {
   }
 
   /** One feature `c` of `kind` holding one value: 1, 1.5 or "7". */
-  private def record(kind: Int): Array[Byte] = example(entry("c", kind match {
-    case ProtoWire.KindInt64 => int64List(packedInt64(1L))
-    case ProtoWire.KindFloat => floatList(packedFloat(1.5f))
-    case _ => bytesList(bytesValues("7"))
-  }))
+  private def record(kind: Int): Array[Byte] = example(entry("c",
+    kind match {
+      case ProtoWire.KindInt64 => int64List(packedInt64(1L))
+      case ProtoWire.KindFloat => floatList(packedFloat(1.5f))
+      case _ => bytesList(bytesValues("7"))
+    }))
 
   /** The value column `c` of type `t` reads from a feature of `kind`, or the error message. */
   private def readAs(t: DataType, kind: Int): Either[String, Any] = {
@@ -133,18 +136,21 @@ class TFRecordSchemaSuite extends FunSuite {
     val one = Map[DataType, Any](BooleanType -> true, ByteType -> 1.toByte,
       ShortType -> 1.toShort, IntegerType -> 1, LongType -> 1L, DateType -> 1,
       TimestampType -> 1L, TimestampNTZType -> 1L, FloatType -> 1f, DoubleType -> 1.0,
-      DecimalType(10, 2) -> new JBigDecimal("1.00"), DecimalType(38, 18) -> new JBigDecimal(
+      DecimalType(10, 2) -> new JBigDecimal("1.00"),
+      DecimalType(38, 18) -> new JBigDecimal(
         "1.000000000000000000"), StringType -> "1")
     val oneAndAHalf = Map[DataType, Any](FloatType -> 1.5f, DoubleType -> 1.5,
       DecimalType(10, 2) -> new JBigDecimal("1.50"),
       DecimalType(38, 18) -> new JBigDecimal("1.500000000000000000"), StringType -> "1.5")
     val seven = Map[DataType, Any](StringType -> "7", BinaryType -> Seq('7'.toByte))
     for (t <- scalars; column <- Seq(t, ArrayType(t));
-        (kind, values) <- Seq(KindInt64 -> one, KindFloat -> oneAndAHalf, KindBytes -> seven)) {
+      (kind, values) <- Seq(KindInt64 -> one, KindFloat -> oneAndAHalf, KindBytes -> seven)) {
       val expected = values.get(t) match {
         case Some(v) => Right(v)
-        case None => Left(s"Column 'c' (${column.simpleString}) cannot be read from a " +
-          s"${ProtoWire.KindNames(kind)} feature, in the record at byte offset 0 of test.tfrecord")
+        case None =>
+          val kindName = ProtoWire.KindNames(kind)
+          Left(s"Column 'c' (${column.simpleString}) cannot be read from a $kindName feature, " +
+            "in the record at byte offset 0 of test.tfrecord")
       }
       assertEquals(readAs(column, kind), expected,
         s"${column.simpleString} from ${ProtoWire.KindNames(kind)}")
@@ -152,7 +158,8 @@ class TFRecordSchemaSuite extends FunSuite {
   }
 
   test("an empty or unset Feature is null for a scalar and empty for an array, of any kind") {
-    for (t <- scalars; feature <- Seq(Array.emptyByteArray, int64List(), floatList(),
+    for (t <- scalars;
+      feature <- Seq(Array.emptyByteArray, int64List(), floatList(),
         bytesList())) {
       val bytes = example(entry("c", feature))
       val row = new TFRecordDeserializer(schema("c" -> t, "a" -> ArrayType(t)),

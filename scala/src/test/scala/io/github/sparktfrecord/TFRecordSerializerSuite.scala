@@ -51,22 +51,26 @@ class TFRecordSerializerSuite extends FunSuite {
       assertEquals(toHex(serialize(schema("a" -> t), InternalRow(one))), int1, t.simpleString)
     }
     assertEquals(toHex(serialize(schema("a" -> BooleanType), InternalRow(true))), int1)
-    assertEquals(toHex(serialize(schema("a" -> ArrayType(LongType)), InternalRow(array(-1L,
-      300L)))), "0a 17 0a 15 0a 01 61 12 10 1a 0e 0a 0c ff ff ff ff ff ff ff ff ff 01 ac 02")
+    assertEquals(toHex(serialize(schema("a" -> ArrayType(LongType)),
+        InternalRow(array(-1L,
+          300L)))), "0a 17 0a 15 0a 01 61 12 10 1a 0e 0a 0c ff ff ff ff ff ff ff ff ff 01 ac 02")
     val float1 = "0a 0f 0a 0d 0a 01 61 12 08 12 06 0a 04 00 00 80 3f"
     assertEquals(toHex(serialize(schema("a" -> FloatType), InternalRow(1.0f))), float1)
     assertEquals(toHex(serialize(schema("a" -> DoubleType), InternalRow(1.0))), float1)
     assertEquals(toHex(serialize(schema("a" -> DecimalType(5, 2)),
-      InternalRow(Decimal(new JBigDecimal("1.00"), 5, 2)))), float1)
-    assertEquals(toHex(serialize(schema("f" -> ArrayType(FloatType)), InternalRow(array(1.5f,
-      -2.0f)))), "0a 13 0a 11 0a 01 66 12 0c 12 0a 0a 08 00 00 c0 3f 00 00 00 c0")
+        InternalRow(Decimal(new JBigDecimal("1.00"), 5, 2)))), float1)
+    assertEquals(toHex(serialize(schema("f" -> ArrayType(FloatType)),
+        InternalRow(array(1.5f,
+          -2.0f)))), "0a 13 0a 11 0a 01 66 12 0c 12 0a 0a 08 00 00 c0 3f 00 00 00 c0")
     val hi = "0a 0d 0a 0b 0a 01 73 12 06 0a 04 0a 02 68 69"
     assertEquals(toHex(serialize(schema("s" -> StringType), InternalRow(str("hi")))), hi)
     assertEquals(toHex(serialize(schema("s" -> BinaryType), InternalRow(utf8("hi")))), hi)
-    assertEquals(toHex(serialize(schema("s" -> ArrayType(StringType)), InternalRow(array(
-      str("hi"), str(""))))), "0a 0f 0a 0d 0a 01 73 12 08 0a 06 0a 02 68 69 0a 00")
-    assertEquals(toHex(serialize(schema("s" -> ArrayType(BinaryType)), InternalRow(array(
-      utf8("hi"), utf8(""))))), "0a 0f 0a 0d 0a 01 73 12 08 0a 06 0a 02 68 69 0a 00")
+    assertEquals(toHex(serialize(schema("s" -> ArrayType(StringType)),
+        InternalRow(array(
+          str("hi"), str(""))))), "0a 0f 0a 0d 0a 01 73 12 08 0a 06 0a 02 68 69 0a 00")
+    assertEquals(toHex(serialize(schema("s" -> ArrayType(BinaryType)),
+        InternalRow(array(
+          utf8("hi"), utf8(""))))), "0a 0f 0a 0d 0a 01 73 12 08 0a 06 0a 02 68 69 0a 00")
     // An empty list is a Feature of that kind with no values; a null column is no feature.
     assertEquals(toHex(serialize(schema("a" -> ArrayType(LongType)), InternalRow(array()))),
       "0a 09 0a 07 0a 01 61 12 02 1a 00")
@@ -79,8 +83,9 @@ class TFRecordSerializerSuite extends FunSuite {
       InternalRow(1L, null, str("hi")))
     assertEquals(toHex(bytes),
       "0a 19 0a 0a 0a 01 61 12 05 1a 03 0a 01 01 0a 0b 0a 01 73 12 06 0a 04 0a 02 68 69")
-    assertEquals(toHex(bytes), toHex(example(entry("a", int64List(packedInt64(1L))),
-      entry("s", bytesList(bytesValues("hi"))))))
+    assertEquals(toHex(bytes),
+      toHex(example(entry("a", int64List(packedInt64(1L))),
+        entry("s", bytesList(bytesValues("hi"))))))
   }
 
   test("SequenceExample: the bytes TensorFlow writes, with and without a context") {
@@ -104,9 +109,10 @@ class TFRecordSerializerSuite extends FunSuite {
     assertEquals(serializer.buffer.slice(12, 312).toSeq, bytes.toSeq)
     val e = intercept[TFRecordDataException](serializer.serialize(InternalRow(null)))
     assertEquals((e.condition, e.column), (TFRecordError.DataMismatch, "byteArray"))
-    assertEquals(e.text, "Column 'byteArray' is null in a row: recordType ByteArray " +
-      "writes each value as one record and has nothing to write for a null. Filter the nulls " +
-      "out first.")
+    assertEquals(e.text,
+      "Column 'byteArray' is null in a row: recordType ByteArray " +
+        "writes each value as one record and has nothing to write for a null. Filter the nulls " +
+        "out first.")
   }
 
   test("a null inside an array fails naming the column and the index") {
@@ -175,7 +181,7 @@ class TFRecordSerializerSuite extends FunSuite {
       s"Row too large for one TFRecord: ${delimited(2 * entry)} bytes, $atMost")
     assertEquals(RecordSerializer.checkedSize(max.toLong, "c"), max)
     assertEquals(intercept[TFRecordDataException](RecordSerializer.checkedSize(max + 1L, "c"))
-      .text, s"Column 'c' too large for one TFRecord: ${max + 1L} bytes, $atMost")
+        .text, s"Column 'c' too large for one TFRecord: ${max + 1L} bytes, $atMost")
   }
 
   /** Every column type, its values as they read back: double and decimal pass through float. */
@@ -217,8 +223,9 @@ class TFRecordSerializerSuite extends FunSuite {
   }
 
   private def values(row: SpecializedGetters, s: StructType): Seq[Any] =
-    s.fields.indices.map(i => plain(if (row.isNullAt(i)) null else row.get(i, s(i).dataType),
-      s(i).dataType))
+    s.fields.indices.map(i =>
+      plain(if (row.isNullAt(i)) null else row.get(i, s(i).dataType),
+        s(i).dataType))
 
   private def dec(v: String, p: Int, s: Int): Decimal = Decimal(new JBigDecimal(v), p, s)
 
@@ -291,8 +298,9 @@ class TFRecordSerializerSuite extends FunSuite {
     intercept[IllegalStateException](lists.write(steps, 0, 0, buf, 0))
     val size = lists.measure(steps, 0)
     assertEquals(lists.write(steps, 0, size, buf, 0), size)
-    assertEquals(toHex(buf.take(size)), toHex(ProtoBytes.steps(int64List(packedInt64(1L)),
-      int64List(packedInt64(2L, 3L)))))
+    assertEquals(toHex(buf.take(size)),
+      toHex(ProtoBytes.steps(int64List(packedInt64(1L)),
+        int64List(packedInt64(2L, 3L)))))
   }
 
   test("a decoder fails loudly unless it gets exactly the values begun") {
@@ -312,12 +320,12 @@ class TFRecordSerializerSuite extends FunSuite {
     scalar.end()
     assertEquals(writer.getRow.getLong(1), 4L)
     assertEquals(intercept[IllegalStateException](scalar.bytes(Array[Byte](1), 0, 1))
-      .text, "bytes value for b")
+        .text, "bytes value for b")
     assertEquals(intercept[IllegalStateException](scalar.float(1f)).text,
       "float value for b")
     // Values are handed over only after they were counted.
     assertEquals(intercept[IllegalStateException](
-      new FeatureValueReader(new WireCursor).emit(new FeatureRun, scalar)).text,
+        new FeatureValueReader(new WireCursor).emit(new FeatureRun, scalar)).text,
       "FeatureValueReader.emit before count")
   }
 }

@@ -117,11 +117,11 @@ class TFRecordSplitSuite extends FunSuite {
         TFRecordReader.openSplit(path, conf, framing(options()), 20, length, length))
       assertEquals(e.offset, offsets(1))
       assert(e.text.startsWith("Corrupt TFRecord: data checksum mismatch (found while " +
-        "looking for the first record of a split)"), e.text)
+          "looking for the first record of a split)"), e.text)
       // Without checksums the search takes the header alone.
       val unchecked = framing(options("verifyChecksums" -> "false"))
       assertEquals(drain(TFRecordReader.openSplit(path, conf, unchecked, 20, length, length))
-        .map(_._1), offsets.drop(1))
+          .map(_._1), offsets.drop(1))
   }
 
   dir.test("a record above maxRecordBytes fails in splits as it does in the whole file") { d =>
@@ -131,8 +131,9 @@ class TFRecordSplitSuite extends FunSuite {
     val length = new File(path.toUri).length
     val whole = intercept[TFRecordCorruptException](
       drain(TFRecordReader.open(path, conf, framing(opts), length)))
-    assertEquals((whole.offset, whole.text), (offsets(1), "TFRecord of 1000 bytes " +
-      s"exceeds maxRecordBytes (500) at byte offset ${offsets(1)} of ${path.toString}"))
+    assertEquals((whole.offset, whole.text), (offsets(1),
+      "TFRecord of 1000 bytes " +
+        s"exceeds maxRecordBytes (500) at byte offset ${offsets(1)} of ${path.toString}"))
     // The search for a split's first record passes over it, but the split before stops there
     // and checks that header.
     for (size <- Seq(1L, 5L, 26L, 27L, 100L, 1000L, length)) {
