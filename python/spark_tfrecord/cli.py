@@ -435,7 +435,7 @@ def _explain(exc: Exception) -> CliError:
     causes); Spark's ``PATH_NOT_FOUND`` is a missing input; other errors go by the class of the
     Java exception or of one of its causes.
     """
-    chain = _java_chain(exc)
+    chain = errors.java_chain(exc)
     ours = errors.condition(exc)
     if ours is not None:
         for conditions, status, hint in _CONDITIONS:
@@ -450,25 +450,6 @@ def _explain(exc: Exception) -> CliError:
                 return CliError(_describe(exc, [java]), hint, status)
     # Otherwise the innermost cause says best what went wrong.
     return CliError(_describe(exc, chain[-1:]), _DEBUG_HINT, EXIT_FAILURE)
-
-
-def _java_chain(exc: Exception) -> list[Any]:
-    """The Java exception behind ``exc`` and its causes, outermost first; empty if none.
-
-    py4j raises ``Py4JJavaError`` with the Java exception in ``java_exception``; pyspark turns
-    some of those into its own exceptions, which keep the Java one in ``_origin`` (3.5 and 4.x);
-    JPype (``spark_tfrecord.local``) raises the Java exception itself.
-    """
-    java: Any = getattr(exc, "java_exception", None)
-    if java is None:
-        java = getattr(exc, "_origin", None)
-    if java is None and hasattr(exc, "getClass"):
-        java = exc
-    chain: list[Any] = []
-    while java is not None and len(chain) < 100:  # Java allows cycles of causes
-        chain.append(java)
-        java = java.getCause()
-    return chain
 
 
 def _java_classes(java: Any) -> set[str]:

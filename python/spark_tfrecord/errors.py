@@ -139,7 +139,7 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
     python: Any = error
     while python is not None and id(python) not in seen:
         seen.add(id(python))
-        for java in _java_chain(python):
+        for java in java_chain(python):
             found = from_java(java)
             if found is not None:
                 return found
@@ -152,11 +152,12 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
     return None
 
 
-def _java_chain(error: Any) -> list[Any]:
-    """The Java exception behind ``error`` and its causes, outermost first.
+def java_chain(error: Any) -> list[Any]:
+    """The Java exception behind ``error`` and its causes, outermost first; empty if none
+    (also the CLI's, which reports the first one of ours or the innermost).
 
-    Py4J keeps it in ``java_exception``, PySpark's own exceptions in ``_origin``, and JPype
-    raises the Java exception itself.
+    Py4J keeps it in ``java_exception``, PySpark's own exceptions in ``_origin`` (3.5 and 4.x),
+    and JPype (:mod:`spark_tfrecord.local`) raises the Java exception itself.
     """
     java: Any = getattr(error, "java_exception", None)
     if java is None:
