@@ -27,10 +27,11 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
 
   private val run = new FeatureRun
 
-  /** Visits every feature of the Example in `data[0, length)`. */
-  def walkExample(data: Array[Byte], length: Int, visitor: FeatureVisitor): Unit = {
+  /** Visits every feature of the Example in `data[start, end)`. */
+  def walkExample(data: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor): Unit = {
+    val length = end
     cursor.buf = data
-    cursor.pos = 0
+    cursor.pos = start
     while (cursor.pos < length) {
       val t = cursor.readVarint(length)
       if (t == tag(1, WireLengthDelimited)) { // Example.features
@@ -42,10 +43,12 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     }
   }
 
-  /** Visits the context features and the feature lists of the SequenceExample in `data`. */
-  def walkSequenceExample(data: Array[Byte], length: Int, visitor: FeatureVisitor): Unit = {
+  /** Visits the context features and the feature lists of the SequenceExample in `data[start, end)`. */
+  def walkSequenceExample(data: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor)
+      : Unit = {
+    val length = end
     cursor.buf = data
-    cursor.pos = 0
+    cursor.pos = start
     while (cursor.pos < length) {
       val t = cursor.readVarint(length)
       if (t == tag(1, WireLengthDelimited) || t == tag(2, WireLengthDelimited)) {

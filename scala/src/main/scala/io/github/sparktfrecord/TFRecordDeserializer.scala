@@ -74,8 +74,8 @@ private[sparktfrecord] final class TFRecordDeserializer(
   /** For error messages: the byte offset of the record being decoded, given with it. */
   private var recordOffset = 0L
 
-  /** The row of the record `data[0, length)` whose header starts at byte `offset` of the file. */
-  def deserialize(data: Array[Byte], length: Int, offset: Long): UnsafeRow = {
+  /** The row of the record `data[start, end)` whose header starts at byte `offset` of the file. */
+  def deserialize(data: Array[Byte], start: Int, end: Int, offset: Long): UnsafeRow = {
     recordOffset = offset
     rowWriter.reset()
     rowWriter.zeroOutNullBytes()
@@ -83,11 +83,11 @@ private[sparktfrecord] final class TFRecordDeserializer(
     if (stamp == 0) { java.util.Arrays.fill(seen, -1); stamp = 1 }
     order.startRecord()
     try {
-      if (sequence) walker.walkSequenceExample(data, length, visitor)
-      else walker.walkExample(data, length, visitor)
+      if (sequence) walker.walkSequenceExample(data, start, end, visitor)
+      else walker.walkExample(data, start, end, visitor)
     } catch {
-      case e: WireFormatException => throw TFRecordDataException.malformed(e, sequence, path,
-          offset)
+      case e: WireFormatException => throw TFRecordDataException.malformed(e, start, sequence,
+          path, offset)
     }
     var i = 0
     while (i < numColumns) {
@@ -98,12 +98,13 @@ private[sparktfrecord] final class TFRecordDeserializer(
   }
 
   /** A row of nulls but for the corrupt-record column, which holds the record's bytes. */
-  def corruptRow(data: Array[Byte], length: Int): UnsafeRow = {
+  def corruptRow(data: Array[Byte], start: Int, end: Int): UnsafeRow = {
     rowWriter.reset()
     rowWriter.zeroOutNullBytes()
     var i = 0
     while (i < numColumns) {
-      if (i == corruptColumn) rowWriter.write(i, data, 0, length) else decoders(i).writeNull()
+      if (i == corruptColumn) rowWriter.write(i, data, start, end - start)
+      else decoders(i).writeNull()
       i += 1
     }
     rowWriter.getRow

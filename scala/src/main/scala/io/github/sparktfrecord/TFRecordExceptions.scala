@@ -141,12 +141,14 @@ private[sparktfrecord] object TFRecordDataException {
   /** The record's bytes are not a valid (Sequence)Example. */
   def malformed(
       e: WireFormatException,
+      recordStart: Int,
       sequence: Boolean,
       path: String,
       offset: Long): TFRecordDataException = {
     val message = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
     new TFRecordDataException(TFRecordError.MalformedRecord,
-      s"Malformed $message (${e.getMessage} at byte ${e.position} of the record)", path, offset,
+      s"Malformed $message (${e.getMessage} at byte ${e.position - recordStart} of the record)",
+      path, offset,
       null, e)
   }
 

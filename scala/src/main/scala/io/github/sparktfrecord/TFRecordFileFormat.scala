@@ -185,7 +185,7 @@ private[sparktfrecord] object TFRecordFileFormat {
         reader => {
           writer.reset()
           writer.zeroOutNullBytes()
-          writer.write(0, reader.data, 0, reader.length)
+          writer.write(0, reader.data, reader.dataStart, reader.length)
           writer.getRow
         }
       case recordType if FeaturePaths.isNested(schema) =>
@@ -195,10 +195,10 @@ private[sparktfrecord] object TFRecordFileFormat {
           FailureSafeDecoder.corruptColumn(schema, schema, options))
         FailureSafeDecoder(options.mode,
           new FailureSafeDecoder.RecordDecoder {
-            def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
-              deserializer.deserialize(data, length, offset)
-            def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
-              deserializer.corruptRow(data, length)
+            def decode(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+              deserializer.deserialize(data, start, end, offset)
+            def corruptRow(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+              deserializer.corruptRow(data, start, end)
           })
     }
 
@@ -219,10 +219,10 @@ private[sparktfrecord] object TFRecordFileFormat {
     val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
     FailureSafeDecoder(options.mode,
       new FailureSafeDecoder.RecordDecoder {
-        def decode(data: Array[Byte], length: Int, offset: Long): InternalRow =
-          assembler.assemble(deserializer.deserialize(data, length, offset), offset)
-        def corruptRow(data: Array[Byte], length: Int, offset: Long): InternalRow =
-          assembler.assemble(deserializer.corruptRow(data, length), offset)
+        def decode(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+          assembler.assemble(deserializer.deserialize(data, start, end, offset), offset)
+        def corruptRow(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+          assembler.assemble(deserializer.corruptRow(data, start, end), offset)
       })
   }
 }

@@ -88,7 +88,7 @@ private[sparktfrecord] object TFRecordInputFormat {
 
     override def nextKeyValue(): Boolean =
       if (reader.next()) {
-        key.set(reader.data, 0, reader.length)
+        key.set(reader.data, reader.dataStart, reader.length)
         true
       } else false
 

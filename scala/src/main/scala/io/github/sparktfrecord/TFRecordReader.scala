@@ -9,8 +9,10 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
 /**
  * Reads the framed records of one TFRecord stream into one reused buffer.
  *
- * After [[next]] returns true, the record's data is `data[0, length)` and its header started at
- * file offset `offset`. A clean end of stream is only allowed at a record boundary: a partial
+ * After [[next]] returns true, the record's data is `data[dataStart, dataStart + length)` and its
+ * header started at file offset `offset`. The data is not copied out of the stream's buffer: the
+ * buffer grows to hold a whole record when one is larger, so a decoder copies each value once,
+ * from the bytes read from the file into its row. A clean end of stream is only allowed at a record boundary: a partial
  * header or body is a truncated record, a checksum mismatch a corrupt one, and both name the file
  * and the byte offset of the record.
  *
@@ -22,7 +24,7 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  *
  * Memory is only ever allocated for bytes that exist. When the stream's length is known (an
  * uncompressed file), a length field that runs past it is a truncated record before anything is
- * allocated; otherwise `data` grows as the record's bytes arrive, so a lying length costs at
+ * allocated; otherwise the buffer grows as the record's bytes arrive, so a lying length costs at
  * most about twice what the stream really holds.
  *
  * @param in       the stream, positioned at file offset `start`
@@ -30,9 +32,10 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  * @param start    the file offset `in` starts at
  * @param end      no record whose header starts at or after this offset is read
  * @param streamLength the length of the whole stream (the file's, uncompressed), or -1: unknown
- * @param settings the largest record, whether data CRCs are checked, and whether [[next]] copies
- *                 each record's data into [[data]] (without it, for `count()` and other queries
- *                 that need no column, records are only checksummed where they lie in the buffer)
+ * @param settings the largest record, whether data CRCs are checked, and whether [[next]] makes
+ *                 each record's data whole in [[data]] (without it, for `count()` and other
+ *                 queries that need no column, records are only checksummed chunk by chunk, and
+ *                 the buffer never grows)
  */
 private[sparktfrecord] final class TFRecordReader(
     in: InputStream,
@@ -49,15 +52,20 @@ private[sparktfrecord] final class TFRecordReader(
   private val keepData = settings.keepData
 
   private val crc = new CRC32C
-  private val buffer = new Array[Byte](TFRecordReader.BufferBytes)
+  private var buffer = new Array[Byte](TFRecordReader.BufferBytes)
   private var bufPos = 0
   private var bufLimit = 0
   private var streamPos = start // file offset of buffer(bufLimit)
   private var readAny = false // whether a record was read
 
-  /** The current record's data, valid up to `length`; replaced by a larger array when needed. */
-  var data: Array[Byte] = new Array[Byte](TFRecordReader.InitialRecordBytes)
+  /**
+   * The array holding the current record's data, `data[dataStart, dataStart + length)`: the
+   * reader's buffer, valid until the next call of [[next]].
+   */
+  def data: Array[Byte] = buffer
+  var dataStart: Int = 0
   var length: Int = 0
+  def dataEnd: Int = dataStart + length
   /** File offset of the current record's header. */
   var offset: Long = start
 
@@ -85,12 +93,16 @@ private[sparktfrecord] final class TFRecordReader(
     bufPos += HeaderBytes
     length = len.toInt
     val computedCrc = if (keepData) {
-      readData(length)
-      if (verifyChecksums) maskedCrc(crc, data, 0, length) else 0
+      // The data and its footer, whole in the buffer: the data is read where it lies.
+      if (!ensure(length + FooterBytes)) truncated(length)
+      dataStart = bufPos
+      bufPos += length
+      if (verifyChecksums) maskedCrc(crc, buffer, dataStart, length) else 0
     } else {
-      skipData(length)
+      val skipped = skipData(length)
+      if (!ensure(FooterBytes)) truncated(length)
+      skipped
     }
-    if (!ensure(FooterBytes)) truncated(length)
     val dataCrc = ProtoWire.readFixed32(buffer, bufPos)
     bufPos += FooterBytes
     if (verifyChecksums && computedCrc != dataCrc) {
@@ -158,46 +170,20 @@ private[sparktfrecord] final class TFRecordReader(
     corrupt(TFRecordError.Truncated,
       s"Truncated TFRecord: stream ends inside a record of $len data bytes")
 
-  private def readData(len: Int): Unit = {
-    // A length that fits in the known stream is allocated at once; otherwise only what arrives.
-    reserve(if (streamLength >= 0) len else math.min(len, bufLimit - bufPos), 0, len)
-    var copied = math.min(len, bufLimit - bufPos)
-    System.arraycopy(buffer, bufPos, data, 0, copied)
-    bufPos += copied
-    // Large bodies go straight from the stream into `data`, skipping the buffer.
-    while (len - copied >= buffer.length) {
-      if (copied == data.length) reserve(copied + 1, copied, len)
-      val n = in.read(data, copied, math.min(len, data.length) - copied)
-      if (n < 0) truncated(len)
-      copied += n
-      streamPos += n
-    }
-    if (copied < len) {
-      if (!ensure(len - copied)) truncated(len)
-      reserve(len, copied, len)
-      System.arraycopy(buffer, bufPos, data, copied, len - copied)
-      bufPos += len - copied
-    }
-  }
-
   /**
-   * Makes `data` hold at least `n` bytes, keeping its first `keep`: it at least doubles, so the
-   * copies stay linear, but never beyond the record's `len`.
+   * Makes `n` bytes available at `bufPos`; false at the end of the stream. The buffer grows when
+   * `n` is more than it holds: to `n` at once when the stream's length is known (the header was
+   * checked against it), else only when it is full, at most doubling, so that its size follows
+   * the bytes that arrived.
    */
-  private def reserve(n: Int, keep: Int, len: Int): Unit =
-    if (data.length < n) {
-      val grown = new Array[Byte](math.min(len.toLong, math.max(n, data.length * 2L)).toInt)
-      System.arraycopy(data, 0, grown, 0, keep)
-      data = grown
-    }
-
-  /** Makes `n` (at most the buffer size) bytes available at `bufPos`; false at end of stream. */
   private def ensure(n: Int): Boolean = {
     if (bufLimit - bufPos >= n) return true
     System.arraycopy(buffer, bufPos, buffer, 0, bufLimit - bufPos)
     bufLimit -= bufPos
     bufPos = 0
+    if (n > buffer.length && streamLength >= 0) grow(n)
     while (bufLimit < n) {
+      if (bufLimit == buffer.length) grow(math.min(n.toLong, buffer.length * 2L).toInt)
       val r = try in.read(buffer, bufLimit, buffer.length - bufLimit)
       catch {
         case _: EOFException => -1
@@ -209,12 +195,13 @@ private[sparktfrecord] final class TFRecordReader(
     true
   }
 
+  private def grow(size: Int): Unit = buffer = java.util.Arrays.copyOf(buffer, size)
+
   override def close(): Unit = in.close()
 }
 
 private[sparktfrecord] object TFRecordReader {
   final val BufferBytes = 1 << 16
-  final val InitialRecordBytes = 1 << 12
 
   /**
    * Whether a file may be read in splits: uncompressed files can, unless `splitFiles` is off. A

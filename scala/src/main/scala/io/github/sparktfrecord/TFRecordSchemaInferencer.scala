@@ -152,11 +152,13 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         while (n < options.inferSchemaMaxRecords && reader.next()) {
           try {
             order.startRecord()
-            if (sequence) walker.walkSequenceExample(reader.data, reader.length, visitor)
-            else walker.walkExample(reader.data, reader.length, visitor)
+            if (sequence) {
+              walker.walkSequenceExample(reader.data, reader.dataStart, reader.dataEnd, visitor)
+            } else walker.walkExample(reader.data, reader.dataStart, reader.dataEnd, visitor)
           } catch {
             case e: WireFormatException =>
-              throw TFRecordDataException.malformed(e, sequence, file.getPath.toString,
+              throw TFRecordDataException.malformed(e, reader.dataStart, sequence,
+                file.getPath.toString,
                 reader.offset)
           }
           n += 1

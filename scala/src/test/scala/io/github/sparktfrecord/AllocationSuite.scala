@@ -82,10 +82,10 @@ class AllocationSuite extends FunSuite {
     val deserializer = new TFRecordDeserializer(schema, RecordType.Example, "mem")
     val sum = bytesPerRecord(200000) { i =>
       val data = records(i & 63)
-      deserializer.deserialize(data, data.length, 0L)
+      deserializer.deserialize(data, 0, data.length, 0L)
     }
     assertNoAllocation("the deserializer", sum)
-    val r = deserializer.deserialize(records(5), records(5).length, 0L)
+    val r = deserializer.deserialize(records(5), 0, records(5).length, 0L)
     assertEquals(r.getLong(0), 5L * 1000003L)
     assertEquals(r.getArray(5).numElements(), 16)
   }
@@ -96,7 +96,7 @@ class AllocationSuite extends FunSuite {
     assertNoAllocation("one column",
       bytesPerRecord(200000) { i =>
         val data = records(i & 63)
-        deserializer.deserialize(data, data.length, 0L)
+        deserializer.deserialize(data, 0, data.length, 0L)
       })
   }
 
@@ -122,7 +122,7 @@ class AllocationSuite extends FunSuite {
     assertNoAllocation("the SequenceExample deserializer",
       bytesPerRecord(100000) { i =>
         val d = data(i & 15)
-        deserializer.deserialize(d, d.length, 0L)
+        deserializer.deserialize(d, 0, d.length, 0L)
       })
   }
 
@@ -147,7 +147,7 @@ class AllocationSuite extends FunSuite {
         while (reader.next()) n += 1
         if (n != 64) fail(s"$n records")
       } / 64
-      val readerBytes = TFRecordReader.BufferBytes + TFRecordReader.InitialRecordBytes + 1024
+      val readerBytes = TFRecordReader.BufferBytes + 1024
       assert(perRecord * 64 < readerBytes,
         s"keepData=$keepData: ${perRecord * 64} bytes per pass over 64 records")
     }

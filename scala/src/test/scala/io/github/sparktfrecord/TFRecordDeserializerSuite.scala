@@ -29,8 +29,9 @@ class TFRecordDeserializerSuite extends FunSuite {
       s: StructType,
       record: Array[Byte],
       recordType: RecordType = RecordType.Example): UnsafeRow =
-    deserializer(s, recordType).deserialize(cat(record, Array.fill[Byte](9)(-1)), record.length,
-      Offset)
+    // The record lies inside a larger buffer, as in the reader's: other bytes on both sides.
+    deserializer(s, recordType).deserialize(
+      cat(Array.fill[Byte](7)(-1), record, Array.fill[Byte](9)(-1)), 7, 7 + record.length, Offset)
 
   private def readSequence(s: StructType, record: Array[Byte]): UnsafeRow =
     read(s, record, RecordType.SequenceExample)
@@ -247,7 +248,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val d = deserializer(schema("a" -> LongType, "b" -> StringType, "c" -> ArrayType(LongType)),
       RecordType.Example)
     def row(record: Array[Byte]): (Any, Any, Any) = {
-      val r = d.deserialize(record, record.length, Offset)
+      val r = d.deserialize(record, 0, record.length, Offset)
       def orNull(i: Int)(value: => Any): Any = if (r.isNullAt(i)) null else value
       (orNull(0)(r.getLong(0)), orNull(1)(r.getUTF8String(1).toString), orNull(2)(longs(r, 2)))
     }
@@ -268,7 +269,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val d = deserializer(schema("feature_01" -> LongType, "f" -> LongType, long -> LongType),
       RecordType.Example)
     def row(record: Array[Byte]): Seq[Any] = {
-      val r = d.deserialize(record, record.length, Offset)
+      val r = d.deserialize(record, 0, record.length, Offset)
       (0 until 3).map(i => if (r.isNullAt(i)) null else r.getLong(i))
     }
     def e(name: String, v: Long): Array[Byte] = entry(name, int64List(packedInt64(v)))
@@ -296,7 +297,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val many = (0 until FeatureOrder.MaxPositions + 10).map(i => e(s"u$i", i))
     for (v <- 1L to 2L) {
       val record = example(many ++ Seq(e(longName, v), e("last", -v)): _*)
-      val r = far.deserialize(record, record.length, Offset)
+      val r = far.deserialize(record, 0, record.length, Offset)
       assertEquals((r.getLong(0), r.getLong(1)), (v, -v))
     }
   }
@@ -358,12 +359,12 @@ class TFRecordDeserializerSuite extends FunSuite {
     val twoValues = example(entry("a", int64List(packedInt64(2L, 3L))))
     val malformed = hex("0a 05")
     def error(record: Array[Byte], offset: Long): (String, Long, String) = {
-      val e = intercept[TFRecordDataException](d.deserialize(record, record.length, offset))
+      val e = intercept[TFRecordDataException](d.deserialize(record, 0, record.length, offset))
       (e.path, e.offset, e.getMessage.substring(e.getMessage.lastIndexOf(", in the record")))
     }
     assertEquals(error(twoValues, 17L),
       ("test.tfrecord", 17L, ", in the record at byte offset 17 of test.tfrecord"))
-    assertEquals(d.deserialize(good, good.length, 40L).getLong(0), 1L)
+    assertEquals(d.deserialize(good, 0, good.length, 40L).getLong(0), 1L)
     assertEquals(error(malformed, 80L),
       ("test.tfrecord", 80L, ", in the record at byte offset 80 of test.tfrecord"))
     assertEquals(error(twoValues, 1L << 40), ("test.tfrecord", 1L << 40,
@@ -467,11 +468,11 @@ class TFRecordDeserializerSuite extends FunSuite {
     val d = new TFRecordDeserializer(s, RecordType.Example, "test.tfrecord", corruptColumn = 1)
     val record = example(entry("a", int64List(packedInt64(1L))),
       entry("_corrupt_record", bytesList(bytesValues("from a feature"))))
-    val row = d.deserialize(record, record.length, Offset)
+    val row = d.deserialize(record, 0, record.length, Offset)
     assertEquals(row.getLong(0), 1L)
     assert(row.isNullAt(1))
     val bad = cat(hex("0a 05"), record)
-    val corrupt = d.corruptRow(bad, bad.length - 1)
+    val corrupt = d.corruptRow(bad, 0, bad.length - 1)
     assert(corrupt.isNullAt(0))
     assertEquals(corrupt.getBinary(1).toSeq, bad.dropRight(1).toSeq)
   }

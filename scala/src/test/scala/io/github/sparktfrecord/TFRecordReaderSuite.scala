@@ -47,7 +47,7 @@ class TFRecordReaderSuite extends FunSuite {
   /** Every record of `r`: its offset and data. */
   private def records(r: TFRecordReader): Seq[(Long, Seq[Byte])] = {
     val out = Seq.newBuilder[(Long, Seq[Byte])]
-    while (r.next()) out += ((r.offset, r.data.take(r.length).toSeq))
+    while (r.next()) out += ((r.offset, r.data.slice(r.dataStart, r.dataEnd).toSeq))
     out.result()
   }
 
@@ -144,7 +144,7 @@ class TFRecordReaderSuite extends FunSuite {
     val r = reader(lying, known = false)
     assertEquals(corrupt(r),
       ("Truncated TFRecord: stream ends inside a record of 100000000 data bytes", 17L))
-    assert(r.data.length <= TFRecordReader.InitialRecordBytes, s"${r.data.length} bytes")
+    assert(r.data.length <= TFRecordReader.BufferBytes, s"${r.data.length} bytes")
   }
 
   test("maxRecordBytes, and a length field with its top bit set") {

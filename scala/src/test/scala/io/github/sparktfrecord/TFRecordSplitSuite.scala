@@ -49,7 +49,7 @@ class TFRecordSplitSuite extends FunSuite {
   private def drain(r: TFRecordReader): Seq[(Long, Seq[Byte])] =
     try {
       val out = Seq.newBuilder[(Long, Seq[Byte])]
-      while (r.next()) out += ((r.offset, r.data.take(r.length).toSeq))
+      while (r.next()) out += ((r.offset, r.data.slice(r.dataStart, r.dataEnd).toSeq))
       out.result()
     } finally r.close()
 
