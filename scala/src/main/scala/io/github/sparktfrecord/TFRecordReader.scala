@@ -172,16 +172,22 @@ private[sparktfrecord] final class TFRecordReader(
 
   /**
    * Makes `n` bytes available at `bufPos`; false at the end of the stream. The buffer grows when
-   * `n` is more than it holds: to `n` at once when the stream's length is known (the header was
-   * checked against it), else only when it is full, at most doubling, so that its size follows
-   * the bytes that arrived.
+   * `n` is more than it holds. When the stream's length is known (the header was checked against
+   * it), at once, to `n` and room for up to three more records of that size that the stream
+   * holds: the part of a record moved to the front at each refill is then a small share of what
+   * is read. Otherwise only when it is full, at most doubling, so that its size follows the
+   * bytes that arrived.
    */
   private def ensure(n: Int): Boolean = {
     if (bufLimit - bufPos >= n) return true
     System.arraycopy(buffer, bufPos, buffer, 0, bufLimit - bufPos)
     bufLimit -= bufPos
     bufPos = 0
-    if (n > buffer.length && streamLength >= 0) grow(n)
+    if (n > buffer.length && streamLength >= 0) {
+      val more = math.min(3L * n, TFRecordReader.MaxExtraBufferBytes)
+      val room = math.min(n + more, bufLimit + streamLength - streamPos)
+      grow(math.max(n.toLong, math.min(room, Int.MaxValue - 8L)).toInt)
+    }
     while (bufLimit < n) {
       if (bufLimit == buffer.length) grow(math.min(n.toLong, buffer.length * 2L).toInt)
       val r = try in.read(buffer, bufLimit, buffer.length - bufLimit)
@@ -202,6 +208,8 @@ private[sparktfrecord] final class TFRecordReader(
 
 private[sparktfrecord] object TFRecordReader {
   final val BufferBytes = 1 << 16
+  /** The most that the buffer holds beyond the record that made it grow. */
+  final val MaxExtraBufferBytes = 1L << 24
 
   /**
    * Whether a file may be read in splits: uncompressed files can, unless `splitFiles` is off. A

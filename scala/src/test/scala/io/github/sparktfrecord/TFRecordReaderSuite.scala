@@ -118,6 +118,29 @@ class TFRecordReaderSuite extends FunSuite {
     }
   }
 
+  test("records are read where they lie: the buffer grows once, for room, within the file") {
+    val image = 100000
+    val datas = (0 until 20).map(n => Array.tabulate[Byte](image)(i => (i * 7 + n).toByte))
+    val file = cat(datas.map(framed): _*)
+    val r = reader(file)
+    val buffers = Seq.newBuilder[Array[Byte]]
+    var n = 0
+    while (r.next()) {
+      assertEquals(r.data.slice(r.dataStart, r.dataEnd).toSeq, datas(n).toSeq)
+      buffers += r.data
+      n += 1
+    }
+    assertEquals(n, 20)
+    // One array for every record: no copy of the data into an array of its own.
+    assertEquals(buffers.result().distinct.length, 1)
+    // Room for a few records, so that the part moved to the front at a refill stays small.
+    assertEquals(r.data.length, 4 * (image + TFRecordFraming.FooterBytes))
+    // A file of one large record: the buffer holds what the file holds, no more.
+    val one = reader(framed(datas.head))
+    assert(one.next())
+    assert(one.data.length <= image + OverheadBytes, s"${one.data.length} bytes")
+  }
+
   test("a truncated header, body or footer names the record's offset") {
     val file = cat(tfA, tfHello)
     assertEquals(corrupt(reader(cat(file, tfA.take(5)))),
