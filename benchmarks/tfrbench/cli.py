@@ -251,8 +251,9 @@ def run_all(args: argparse.Namespace) -> Report:
         wide_expected = fingerprint(wide(spark, args.wide_rows).select(WIDE_COLUMN))
     check(wide_expected[0] == args.wide_rows, f"wide data set has {args.wide_rows} rows")
     report.sizes["wide-ours"] = size_of(wide_path)
-    for fmt in tfrecord:
-        bench.time("wide", fmt, reader(bench, fmt, WIDE_DDL, wide_path, WIDE_COLUMN))
+    bench.compare(
+        {("wide", fmt): reader(bench, fmt, WIDE_DDL, wide_path, WIDE_COLUMN) for fmt in tfrecord}
+    )
 
     bench.log(f"inference: the narrow data as {INFER_FILES} files (untimed write)")
     infer_path = out / "infer-ours"
@@ -260,8 +261,9 @@ def run_all(args: argparse.Namespace) -> Report:
         writer(narrow(spark, args.rows, INFER_FILES), OURS, infer_path)()
     report.sizes["infer-ours"] = size_of(infer_path)
     schemas: dict[str, str] = {}
-    for fmt in tfrecord:
-        bench.time("inference", fmt, inferrer(bench, fmt, infer_path, schemas))
+    bench.compare(
+        {("inference", fmt): inferrer(bench, fmt, infer_path, schemas) for fmt in tfrecord}
+    )
 
     bench.log("checking what was written and read")
     check_narrow(bench, expected, use_linkedin)

@@ -54,17 +54,23 @@ def warm_up(bench: Bench, formats: Sequence[str]) -> None:
 
 
 def measure_narrow(bench: Bench, data: DataFrame, formats: Sequence[str]) -> dict[str, int]:
-    """Write, full read and count(); both TFRecord readers read the files we wrote."""
-    for fmt in formats:
-        bench.time("write", fmt, writer(data, fmt, bench.out / f"narrow-{short(fmt)}"))
+    """Write, full read and count(), the formats taking turns in each; both TFRecord readers
+    read the files we wrote."""
+    bench.compare(
+        {("write", fmt): writer(data, fmt, bench.out / f"narrow-{short(fmt)}") for fmt in formats}
+    )
     ours = bench.out / "narrow-ours"
-    for fmt in formats:
-        path = bench.out / "narrow-parquet" if fmt == "parquet" else ours
-        bench.time("full read", fmt, reader(bench, fmt, NARROW_DDL, path))
+
+    def path(fmt: str) -> Path:
+        return bench.out / "narrow-parquet" if fmt == "parquet" else ours
+
+    bench.compare(
+        {("full read", fmt): reader(bench, fmt, NARROW_DDL, path(fmt)) for fmt in formats}
+    )
     counts: dict[str, int] = {}
-    for fmt in formats:
-        if fmt != "parquet":
-            bench.time("count", fmt, counter(bench, fmt, ours, counts))
+    bench.compare(
+        {("count", fmt): counter(bench, fmt, ours, counts) for fmt in formats if fmt != "parquet"}
+    )
     return counts
 
 
@@ -102,16 +108,21 @@ def measure_wide1000(bench: Bench, data: DataFrame) -> str:
     formats = [OURS, "parquet"]
     # Part of both writes: Spark's cache of 1,000 columns, read row by row.
     bench.time("wide-1000 cache read", "noop", lambda: noop(data))
+    bench.compare(
+        {
+            ("wide-1000 write", fmt): writer(data, fmt, bench.out / f"wide1000-{short(fmt)}")
+            for fmt in formats
+        }
+    )
+    # The full reads and the reads of 10 columns take turns too: their ratio is a goal.
+    reads: dict[tuple[str, str], Callable[[], object]] = {}
     for fmt in formats:
         path = bench.out / f"wide1000-{short(fmt)}"
-        bench.time("wide-1000 write", fmt, writer(data, fmt, path))
-    for fmt in formats:
-        path = bench.out / f"wide1000-{short(fmt)}"
-        bench.time("wide-1000 full read", fmt, reader(bench, fmt, WIDE1000_DDL, path))
-    for fmt in formats:
-        path = bench.out / f"wide1000-{short(fmt)}"
-        columns = reader(bench, fmt, WIDE1000_DDL, path, *WIDE1000_SELECTED)
-        bench.time("wide-1000 10 columns", fmt, columns)
+        reads[("wide-1000 full read", fmt)] = reader(bench, fmt, WIDE1000_DDL, path)
+        reads[("wide-1000 10 columns", fmt)] = reader(
+            bench, fmt, WIDE1000_DDL, path, *WIDE1000_SELECTED
+        )
+    bench.compare(reads)
     schemas: dict[str, str] = {}
     infer = inferrer(bench, OURS, bench.out / "wide1000-ours", schemas)
     bench.time("wide-1000 inference", OURS, infer)
@@ -121,11 +132,20 @@ def measure_wide1000(bench: Bench, data: DataFrame) -> str:
 def measure_image(bench: Bench, data: DataFrame) -> None:
     """Write (from the cache) and full read, by us and by Parquet, each reading its own files."""
     formats = [OURS, "parquet"]
-    for fmt in formats:
-        bench.time("image write", fmt, writer(data, fmt, bench.out / f"image-{short(fmt)}"))
-    for fmt in formats:
-        path = bench.out / f"image-{short(fmt)}"
-        bench.time("image full read", fmt, reader(bench, fmt, IMAGE_DDL, path))
+    bench.compare(
+        {
+            ("image write", fmt): writer(data, fmt, bench.out / f"image-{short(fmt)}")
+            for fmt in formats
+        }
+    )
+    bench.compare(
+        {
+            ("image full read", fmt): reader(
+                bench, fmt, IMAGE_DDL, bench.out / f"image-{short(fmt)}"
+            )
+            for fmt in formats
+        }
+    )
 
 
 def machine_scaling(path: Path) -> tuple[float, str]:
