@@ -7,9 +7,10 @@ left out of the page.
 - **tfx-bsl**: ``ExamplesToRecordBatchDecoder`` with the narrow schema, on every narrow record,
   read into memory first (untimed), in batches of ``BATCH``, one thread: decoding only.
 - **Ray Data**: ``ray.data.read_tfrecords`` of a subset of the narrow records (``RAY_RECORDS``
-  in all, the first of each of the first two files, copied to two files of their own), with the narrow schema as
-  ``tf_schema``, ``ray.init(num_cpus=2)``, every batch taken as Arrow. It parses in Python, about a thousand records a second per CPU,
-  so the whole narrow data set would take an hour.
+  in all, the first of each of the first two files, copied to two files of their own), with
+  the narrow schema as ``tf_schema``, ``ray.init(num_cpus=2)``, every batch taken as Arrow. It
+  parses in Python, about a thousand records a second per CPU, so the whole narrow data set
+  would take an hour.
 
 Both are checked against what our reader reads from the same records: the number of records
 and the sums of ``id``, ``label``, ``f0`` and of the values (and their count) in ``ids``.
@@ -189,7 +190,7 @@ def tfx_schema() -> bytes:
         name, kind = item.split(" ", 1)
         element = kind.removeprefix("array<").removesuffix(">")
         schema.feature.add(name=name, type=kinds[element])
-    return schema.SerializeToString()
+    return bytes(schema.SerializeToString())
 
 
 def tfx_child(path: Path, repeat: int) -> PeerResult:
@@ -236,7 +237,8 @@ def ray_child(path: Path, repeat: int) -> PeerResult:
     consume()
     runs, spent = timed(None, repeat, consume)
     ray.shutdown()
-    how = f"ray.data.read_tfrecords with the narrow schema as tf_schema, ray.init(num_cpus={RAY_CPUS})"
+    how = "ray.data.read_tfrecords with the narrow schema as tf_schema,"
+    how += f" ray.init(num_cpus={RAY_CPUS})"
     return PeerResult(runs, asdict(spent), asdict(read[0]), ray.__version__, how)
 
 
