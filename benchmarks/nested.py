@@ -8,9 +8,9 @@ per row). The flat DataFrame holds the same features as columns named by their p
 (``image/height``, ``objects/xmin array<float>``, ...). Both are cached, then written with the
 installed package's jar (``configure()``: the nested pruning extension on); the files must be
 byte for byte the same. Each measurement is the median of ``--repeat`` runs after a warm-up,
-and the table gives nested/flat: the write, a full read, one struct field (``image.height``
-against ``image/height``), one field of the array of structs (``objects.label`` against
-``objects/label``), and ``count()``.
+nested and flat taking turns in each round, and the table gives nested/flat: the write, a full
+read, one struct field (``image.height`` against ``image/height``), one field of the array of
+structs (``objects.label`` against ``objects/label``), and ``count()``.
 """
 
 from __future__ import annotations
@@ -40,14 +40,20 @@ FLAT_EXPRS = [
 ]
 
 
-def timed(repeat: int, action: Callable[[], object]) -> float:
-    action()  # warm-up
-    runs = []
+def timed(
+    repeat: int, nested: Callable[[], object], flat: Callable[[], object]
+) -> tuple[float, float]:
+    """The median seconds of ``nested`` and of ``flat``: one untimed run of each, then
+    ``repeat`` rounds of one run of each in turn."""
+    nested()
+    flat()
+    runs: list[list[float]] = [[], []]
     for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs)
+        for runs_of, action in zip(runs, (nested, flat)):
+            started = time.perf_counter()
+            action()
+            runs_of.append(time.perf_counter() - started)
+    return statistics.median(runs[0]), statistics.median(runs[1])
 
 
 def main() -> int:
@@ -101,13 +107,7 @@ def main() -> int:
 
     flat_ddl = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in flat.schema.fields)
     results: list[tuple[str, float, float]] = []
-    results.append(
-        (
-            "write",
-            timed(args.repeat, write(nested, "nested")),
-            timed(args.repeat, write(flat, "flat")),
-        )
-    )
+    results.append(("write", *timed(args.repeat, write(nested, "nested"), write(flat, "flat"))))
     one = sorted(p for p in (out / "nested").glob("part-*"))
     other = sorted(p for p in (out / "flat").glob("part-*"))
     same = len(one) == len(other) and all(
@@ -120,23 +120,16 @@ def main() -> int:
         ("image.height", ("image.height",), ("`image/height`",)),
         ("objects.label", ("objects.label",), ("`objects/label`",)),
     ):
+        nested_read = read("nested", NESTED, *nested_cols)
         results.append(
-            (
-                label,
-                timed(args.repeat, read("nested", NESTED, *nested_cols)),
-                timed(args.repeat, read("flat", flat_ddl, *flat_cols)),
-            )
+            (label, *timed(args.repeat, nested_read, read("flat", flat_ddl, *flat_cols)))
         )
 
     def count(name: str, ddl: str) -> Callable[[], object]:
         return lambda: spark.read.format("tfrecord").schema(ddl).load(str(out / name)).count()
 
     results.append(
-        (
-            "count()",
-            timed(args.repeat, count("nested", NESTED)),
-            timed(args.repeat, count("flat", flat_ddl)),
-        )
+        ("count()", *timed(args.repeat, count("nested", NESTED), count("flat", flat_ddl)))
     )
     print(f"\nSpark {spark.version}, local[2], {args.rows:,} rows, files byte-identical: {same}")
     print("| measurement | nested (s) | flat (s) | nested/flat |\n|---|---:|---:|---:|")

@@ -31,6 +31,7 @@ import importlib.util
 import json
 import os
 import shlex
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -50,6 +51,7 @@ from .data import (
     IMAGE_BYTES,
     IMAGE_DDL,
     INFER_FILES,
+    NARROW_DDL,
     PARTITIONS,
     ROOT,
     SINGLE_COPIES,
@@ -67,7 +69,7 @@ from .data import (
     wide,
     wide1000,
 )
-from .goals import goals
+from .goals import NESTED_READS, goals
 from .measure import (
     contention,
     inferrer,
@@ -75,6 +77,7 @@ from .measure import (
     measure_floor,
     measure_image,
     measure_narrow,
+    measure_topandas,
     measure_wide1000,
     reader,
     table_rows,
@@ -82,10 +85,20 @@ from .measure import (
     warm_up,
     writer,
 )
+from .nesting import nested_in_child
+from .peers import PEERS, RAY_RECORDS, PeerResult, Totals, peer_in_child, totals_of, write_subset
+from .previous import read_page
 from .profiling import WORKLOADS, profile_child, profile_in_child
 from .report import Report, document, facts, goals_table, load_average, table
 from .sessions import LINKEDIN, LINKEDIN_PACKAGE, OURS, session, short, snapshot_jar
-from .splitting import EQUAL_SPLITS, SPLIT_ROUNDS, split_child, split_in_child
+from .splitting import (
+    EQUAL_SPLITS,
+    SPLIT_ROUNDS,
+    one_core_child,
+    one_core_in_child,
+    split_child,
+    split_in_child,
+)
 from .tfdata import tfdata_child, tfdata_in_child
 from .timing import Bench, Usage
 
@@ -135,8 +148,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--linkedin-jar",
         help=f"a local linkedin jar instead of resolving {LINKEDIN_PACKAGE} from Maven Central",
     )
+    parser.add_argument(
+        "--peers-python",
+        help="the Python of an environment with tfx-bsl and Ray Data (ci/bench --peers makes"
+        " one): they are measured on our narrow files; without it, they are left out",
+    )
+    parser.add_argument(
+        "--skip-nested", action="store_true", help="leave benchmarks/nested.py's reads out"
+    )
+    parser.add_argument(
+        "--previous",
+        default=str(ROOT / "docs" / "benchmarks.md"),
+        help="the page whose figures the goals table shows as the previous ones"
+        " (docs/benchmarks.md, read before it is overwritten)",
+    )
     parser.add_argument("--driver-memory", default="8g", help="spark.driver.memory (8g)")
     parser.add_argument("--split-child", help=argparse.SUPPRESS)
+    parser.add_argument("--one-core-child", help=argparse.SUPPRESS)
     parser.add_argument("--profile-child", help=argparse.SUPPRESS)
     parser.add_argument("--tfdata-child", help=argparse.SUPPRESS)
     parser.add_argument("--jfr", help=argparse.SUPPRESS)
@@ -206,6 +234,47 @@ def run_tfdata(bench: Bench, report: Report, args: argparse.Namespace) -> None:
     report.facts["TensorFlow (tf.data reference)"] = result.version
 
 
+def run_peers(
+    bench: Bench, report: Report, args: argparse.Namespace, expected: dict[str, Totals]
+) -> dict[str, str]:
+    """tfx-bsl and Ray Data in child processes with ``--peers-python``, each checked against
+    ``expected`` (what our reader read from the same records). Returns why a peer was left
+    out, by name."""
+    missing: dict[str, str] = {}
+    paths = {"tfx-bsl": bench.out / "narrow-ours", "ray": bench.out / "ray-subset"}
+    for name in PEERS:
+        if not args.peers_python:
+            missing[name] = "no --peers-python"
+            continue
+        bench.log(f"{name}: on our narrow records, in a child process")
+        result = peer_in_child(args.peers_python, name, paths[name], args.repeat)
+        if not isinstance(result, PeerResult):
+            missing[name] = result
+            bench.log(f"  left out: {result}")
+            continue
+        got = Totals(**result.totals)
+        what = f"{name} read {got.records} records, their sums as ours"
+        check(got.matches(expected[name]), what, f"({got} against {expected[name]})")
+        key = ("decode", "tfx-bsl") if name == "tfx-bsl" else ("read", "ray")
+        bench.runs[key] = result.runs
+        bench.spent[key] = Usage(**result.spent)
+        listed = ", ".join(f"{r:.2f}" for r in result.runs)
+        bench.log(f"  {name}: {result.median:.2f} s ({listed})")
+        report.facts[f"{name} (peer)"] = f"{result.version}: {result.how}"
+    return missing
+
+
+def run_nested(bench: Bench, args: argparse.Namespace) -> None:
+    """benchmarks/nested.py on a quarter of the narrow rows, in a child process."""
+    rows = max(1, args.rows // 4)
+    bench.log(f"nested: benchmarks/nested.py on {rows:,} rows, in a child process")
+    for label, (nested, flat) in nested_in_child(rows, args.repeat, bench.out / "nested").items():
+        if label in NESTED_READS:
+            bench.runs[(f"nested {label}", "nested")] = [nested]
+            bench.runs[(f"nested {label}", "flat")] = [flat]
+            bench.log(f"  {label}: nested {nested:.3f} s, flat {flat:.3f} s")
+
+
 def run_all(args: argparse.Namespace) -> Report:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -220,7 +289,11 @@ def run_all(args: argparse.Namespace) -> Report:
         linkedin_jar=args.linkedin_jar if use_linkedin else None,
     )
     bench = Bench(spark, args.repeat, out)
+    previous = read_page(Path(args.previous))
     report = Report(facts=facts(spark, args), notes=list(args.note))
+    report.facts["previous page"] = (
+        f"`{args.previous}` of {previous.date}" if previous.date else "none"
+    )
     report.facts["ours jar"] += f", {source}"
     tfrecord = [OURS, LINKEDIN] if use_linkedin else [OURS]
 
@@ -234,6 +307,9 @@ def run_all(args: argparse.Namespace) -> Report:
 
     bench.log("narrow: write, full read, count()")
     counts = measure_narrow(bench, data, [OURS, "parquet", *tfrecord[1:]])
+    bench.log("narrow: toPandas() with Arrow, ours and Parquet's")
+    pandas_rows, _ = measure_topandas(bench)
+    expected_totals = {"tfx-bsl": totals_of(data)}
     for name in ("ours", "parquet", "linkedin"):
         if name != "linkedin" or use_linkedin:
             report.sizes[f"narrow-{name}"] = size_of(out / f"narrow-{name}")
@@ -251,8 +327,9 @@ def run_all(args: argparse.Namespace) -> Report:
         wide_expected = fingerprint(wide(spark, args.wide_rows).select(WIDE_COLUMN))
     check(wide_expected[0] == args.wide_rows, f"wide data set has {args.wide_rows} rows")
     report.sizes["wide-ours"] = size_of(wide_path)
-    for fmt in tfrecord:
-        bench.time("wide", fmt, reader(bench, fmt, WIDE_DDL, wide_path, WIDE_COLUMN))
+    bench.compare(
+        {("wide", fmt): reader(bench, fmt, WIDE_DDL, wide_path, WIDE_COLUMN) for fmt in tfrecord}
+    )
 
     bench.log(f"inference: the narrow data as {INFER_FILES} files (untimed write)")
     infer_path = out / "infer-ours"
@@ -260,8 +337,9 @@ def run_all(args: argparse.Namespace) -> Report:
         writer(narrow(spark, args.rows, INFER_FILES), OURS, infer_path)()
     report.sizes["infer-ours"] = size_of(infer_path)
     schemas: dict[str, str] = {}
-    for fmt in tfrecord:
-        bench.time("inference", fmt, inferrer(bench, fmt, infer_path, schemas))
+    bench.compare(
+        {("inference", fmt): inferrer(bench, fmt, infer_path, schemas) for fmt in tfrecord}
+    )
 
     bench.log("checking what was written and read")
     check_narrow(bench, expected, use_linkedin)
@@ -277,6 +355,10 @@ def run_all(args: argparse.Namespace) -> Report:
 
     bench.log("the floor: TFRecordInspector.countRecords, one thread")
     measure_floor(bench, args.rows)
+
+    subset = out / "ray-subset"
+    ray_records = write_subset(out / "narrow-ours", subset, RAY_RECORDS)
+    expected_totals["ray"] = totals_of(bench.read(OURS, NARROW_DDL, subset))
 
     bench.log("splitting: one file, read in fresh sessions with 1 and 2 cores")
     spark.stop()
@@ -301,17 +383,34 @@ def run_all(args: argparse.Namespace) -> Report:
                 bench.spent[key] = bench.spent.get(key, Usage(0, 0, 0, 0)) + Usage(**result.spent)
         report.facts[f"splits of the single file, {layout}"] = str(result.splits)
 
+    bench.log("narrow: full read in a fresh local[1] session, ours and Parquet's")
+    one = one_core_in_child(out, args)
+    for fmt, runs in one.runs.items():
+        check(tuple(one.read[fmt]) == expected, f"{fmt} reading the narrow files in local[1]")
+        bench.runs[("full read, local[1]", fmt)] = runs
+        bench.spent[("full read, local[1]", fmt)] = Usage(**one.spent[fmt])
+        listed = ", ".join(f"{r:.2f}" for r in runs)
+        bench.log(f"  full read, local[1], {fmt}: {statistics.median(runs):.2f} s ({listed})")
+
+    missing = run_peers(bench, report, args, expected_totals)
     if not args.skip_tfdata:
         run_tfdata(bench, report, args)
+    else:
+        missing["tf.data"] = "--skip-tfdata"
+    if not args.skip_nested:
+        run_nested(bench, args)
+    else:
+        missing["nested"] = "--skip-nested"
 
     bench.log(f"profile: {WORKLOADS[args.profile]} in one thread, sampled by Java Flight Recorder")
     where = {"narrow-read": "narrow-ours", "wide1000-select": "wide1000-ours"}
     path = out / where.get(args.profile, f"profile-{args.profile}")
     report.profile = profile_in_child(path, out / f"profile-{args.profile}.jfr", args)
 
-    report.rows = table_rows(bench, use_linkedin, not args.skip_tfdata)
-    report.throughput = throughput(bench, report.sizes, scaling_text, args)
-    report.goals = goals(bench, report.rows, scaling, not args.skip_tfdata)
+    report.rows = table_rows(bench, args.rows, ray_records)
+    counts_of = {"ray": ray_records, "toPandas": pandas_rows}
+    report.throughput = throughput(bench, report.sizes, scaling_text, args, counts_of)
+    report.goals = goals(bench, report.rows, scaling, previous, missing)
     report.facts.update(contention(bench))
     raw = {
         "runs": {f"{what} / {fmt}": runs for (what, fmt), runs in bench.runs.items()},
@@ -329,6 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if args.split_child:
         split_child(args)
+        return 0
+    if args.one_core_child:
+        one_core_child(args)
         return 0
     if args.profile_child:
         profile_child(args)

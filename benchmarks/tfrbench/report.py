@@ -21,7 +21,10 @@ from .data import (
     WIDE1000_SELECTED,
     WIDE_COLUMN,
 )
-from .goals import Goal
+from .goals import KEPT, TFX_LABEL, Goal
+from .measure import RAY_LABEL, TOPANDAS_FILES
+from .peers import BATCH as TFX_BATCH
+from .peers import RAY_CPUS, RAY_RECORDS
 from .profiling import WORKLOADS, Profile
 from .sessions import LINKEDIN_PACKAGE, sha256
 from .splitting import EQUAL_SPLITS, SPLIT_ROUNDS, SPLIT_WARMUP
@@ -112,8 +115,10 @@ def table(rows: Sequence[Row]) -> str:
 
 def goals_table(goals: Sequence[Goal]) -> str:
     """The goals as Markdown: target, measured figure, met or not."""
-    lines = ["| goal | target | measured | status |", "|---|---|---|---|"]
-    lines += [f"| {g.what} | {g.target} | {g.measured} | {g.status} |" for g in goals]
+    lines = ["| goal | target | measured | previous page | status |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {g.what} | {g.target} | {g.measured} | {g.previous} | {g.status} |" for g in goals
+    ]
     return "\n".join(lines)
 
 
@@ -165,6 +170,11 @@ def document(report: Report, args: argparse.Namespace, command: str, chart: str)
         if any(n < DEFAULT_ROWS[k] for k, n in sizes.items())
         else ""
     )
+    peer_note = (
+        ""
+        if args.peers_python
+        else "Not measured in this run: no `--peers-python` (`ci/bench --peers`)."
+    )
     tfdata = (
         "not measured in this run (`--skip-tfdata`)"
         if args.skip_tfdata
@@ -174,10 +184,11 @@ def document(report: Report, args: argparse.Namespace, command: str, chart: str)
 
 Measured by `benchmarks/run.py` on {report.facts["date"]}; every time is the median of
 {args.repeat} run(s) after one untimed run, in one local Spark session (`local[2]`) holding
-both TFRecord jars, each addressed by its class name (the single file and tf.data: in child
-processes of their own). A ratio above 1 means we are faster (on the last two lines: that two
-cores read one file faster than one core). The files are in the OS page cache: reads measure
-CPU, not disk.
+both TFRecord jars, each addressed by its class name (the `local[1]` reads, the single file,
+the peers, tf.data and the nested reads: in child processes of their own). Where readers are
+compared, they take turns: each round runs ours, then Parquet, then linkedin, once each. A
+ratio above 1 means we are faster (on the last two lines: that two cores read one file faster
+than one core). The files are in the OS page cache: reads measure CPU, not disk.
 
 ```
 {command}
@@ -188,7 +199,13 @@ CPU, not disk.
 {goals_table(report.goals)}
 
 Ratios are their time over ours, from the results below; the floor is in "Throughput against
-the floor".{small}
+the floor". "previous page" is the same figure on the page this run replaced
+({report.facts.get("previous page", "none")}). The "kept" lines are issue 25's "nothing else
+gets slower": each should be no more than {KEPT:.0%} below the previous page's figure (the
+noise of this VM between runs). Ratios against Parquet are compared as they are; figures
+without a competitor as their speed over the floor's of the same run (the floor's time over
+theirs), so that a slower or faster day of the machine cancels out; the nested reads as flat
+time over nested time.{small}
 
 ## Results
 
@@ -202,6 +219,25 @@ What each line measures:
   ({PARTITIONS} files).
 - **full read, narrow**: load with the known schema, write to the `noop` sink. Both TFRecord
   readers read the same files (the ones we wrote); Parquet reads its own.
+- **full read, narrow, local[1]**: the same reads, ours and Parquet's by turns, in a fresh
+  `local[1]` session in a child process ({SPLIT_WARMUP} untimed rounds first).
+- **full read, narrow, local[1] vs {TFX_LABEL}**: tfx-bsl's C++
+  `ExamplesToRecordBatchDecoder` (with the narrow schema, so into Arrow `large_list` columns)
+  decoding every narrow record, in batches of {TFX_BATCH}, on one thread, in a child process
+  with the Python of `--peers-python`. The records are read into memory first, untimed: this
+  is decoding only, against our whole read through Spark on one core. Checked: the records
+  decoded and the sums of `id`, `label`, `f0` and `ids` (and the count of `ids` values) equal
+  ours. {peer_note}
+- **full read, narrow vs {RAY_LABEL}**: Ray Data's `ray.data.read_tfrecords` with the narrow
+  schema as `tf_schema`, `ray.init(num_cpus={RAY_CPUS})`, every batch taken as Arrow, in a
+  child process with the Python of `--peers-python`. Ray parses in Python, about a thousand
+  records a second per CPU, so it reads a subset: the first {RAY_RECORDS:,} narrow records (or
+  fewer), half from each of the first two files, copied to two files; its time is scaled to the
+  whole data set (times {args.rows:,} / the subset's records). Checked like tfx-bsl, against our
+  read of the subset.
+- **toPandas(), narrow**: `toPandas()` with `spark.sql.execution.arrow.pyspark.enabled` on
+  (and no fallback) of the first {TOPANDAS_FILES} of the {PARTITIONS} narrow files, ours and
+  Parquet's by turns; both must give the same rows and the same sum of `id`.
 - **full read, narrow vs tf.data**: TensorFlow's own reader on the same files, in a fresh
   Python process without Spark, with {THREADS} threads (`tf.config.threading` inter- and
   intra-op, and tf.data's own pool): `TFRecordDataset(files, num_parallel_reads={THREADS})`,
@@ -234,11 +270,16 @@ What each line measures:
 Times in brackets are the fastest and slowest of the runs: on a shared 2-core VM, expect
 differences of 20 % between sessions.
 
+The nested reads (the "kept" goals) come from `benchmarks/nested.py`, run in a child process on
+{max(1, args.rows // 4):,} rows: an Object-Detection-like nested DataFrame against the same
+features as flat columns, nested and flat by turns; its figures are under "Throughput".
+
 ## Throughput against the floor
 
 The floor is `TFRecordInspector.countRecords` over the narrow files, one thread, from the driver:
 the framing walked and both CRC32Cs checked, nothing parsed. "Per core / floor" is our full
-read's records per second over 2 cores, per core, as a share of the floor's. Rates are over the
+read's records per second per core as a share of the floor's: with `local[2]`, half of its
+records per second; with `local[1]`, all of them. Rates are over the
 TFRecord files read: the narrow ones, or the wide, wide-1000 and single files for their lines;
 image-sized rates count the image bytes ({IMAGE_BYTES:,} a record), the same for both formats.
 The 2-core speed-ups of the single file stand beside the machine's own.
@@ -276,8 +317,11 @@ order-independent hash of every value, for each format reading what it wrote, li
 our files and we reading linkedin's; `count()` results; the wide column read back; our inferred
 schema; the wide-1000 data read whole and its 10 columns, by us and by Parquet, against the
 generator; our wide-1000 inferred schema (1,000 fields of the generated types); the image-sized
-data read back by us and by Parquet; tf.data's record count and the sum of its `id` values;
-`countRecords` totals; the single file read in splits.
+data read back by us and by Parquet; the narrow files read by us and by Parquet in the
+`local[1]` session; toPandas() rows, ours against Parquet's; tfx-bsl's and Ray Data's record
+counts and column sums against ours; tf.data's record count and the sum of its `id` values;
+`countRecords` totals; the single file read in splits; the nested and flat files byte for
+byte the same.
 
 ## Machine and versions
 
@@ -292,7 +336,9 @@ data read back by us and by Parquet; tf.data's record count and the sum of its `
 ## How to reproduce
 
 ```bash
-ci/bench                                   # builds jars + wheel, Spark 3.5 venv, default sizes
+ci/bench --peers --linkedin-source PATH    # the page: builds jars + wheel, Spark 3.5 venv,
+                                           # linkedin's jar from its source at PATH, the
+                                           # peers' venv; default sizes
 ci/bench --rows 20000 --wide1000-rows 2000 --image-rows 200 --repeat 1 \\
     --docs /tmp/bench-docs                 # a quick try that keeps docs/ as is
 ```
@@ -301,7 +347,12 @@ ci/bench --rows 20000 --wide1000-rows 2000 --image-rows 200 --repeat 1 \\
 `--wide-rows`, `--wide1000-rows` and `--image-rows` size the data sets, `--skip-tfdata` leaves
 the tf.data reference out (it needs `tensorflow-cpu`, which `ci/bench` installs), and
 `--profile` chooses what is profiled. Without `--linkedin-jar`, Spark is asked for
-`{LINKEDIN_PACKAGE}`; that artifact is not on Maven Central, so give linkedin's jar with
-`--linkedin-jar PATH`, or leave it out with `--skip-linkedin`. Raw timings of every run, and
-the goals, go to `OUT/results.json`.
+`{LINKEDIN_PACKAGE}`; that artifact is not on Maven Central, so build its jar from a checkout
+of its source with `ci/linkedin-jar PATH` (Maven, from Maven Central only; `ci/bench
+--linkedin-source PATH` does it and passes the jar), give a jar with `--linkedin-jar PATH`, or
+leave it out with `--skip-linkedin`. `ci/bench --peers` installs tfx-bsl and Ray Data into an
+environment of their own and passes its Python as `--peers-python`; without it they are left
+out. `--skip-nested` leaves `benchmarks/nested.py` out, and `--previous PAGE` names the page
+whose figures the goals table shows as the previous ones. Raw timings of every run, and the
+goals, go to `OUT/results.json`.
 """

@@ -8,12 +8,15 @@ import statistics
 import time
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .sessions import gc, jvm, load, short
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+# The key of an action timed with others: (measurement, format) in ``Bench``.
+K = TypeVar("K")
 
 
 @dataclass
@@ -71,21 +74,32 @@ def timed(
 ) -> tuple[list[float], Usage]:
     """Wall-clock seconds of each of ``repeat`` runs (each after a JVM garbage collection), and
     what was used during them; with ``spark`` None, of this process, which has no JVM."""
+    runs, spent = interleaved(spark, repeat, {"": action})
+    return runs[""], spent[""]
+
+
+def interleaved(
+    spark: SparkSession | None, repeat: int, actions: dict[K, Callable[[], object]]
+) -> tuple[dict[K, list[float]], dict[K, Usage]]:
+    """``repeat`` rounds, each running every action once in turn (ours, then Parquet, then
+    linkedin, say), so that a slow spell of the machine falls on all of them alike: the
+    wall-clock seconds of each action's runs, and what was used during them. Each run follows a
+    JVM garbage collection; with ``spark`` None, usage is this process's, which has no JVM."""
 
     def now() -> Usage:
         return process_usage() if spark is None else usage(spark)
 
-    runs = []
-    spent = Usage(0.0, 0.0, 0.0, 0.0)
+    runs: dict[K, list[float]] = {key: [] for key in actions}
+    spent = {key: Usage(0.0, 0.0, 0.0, 0.0) for key in actions}
     for _ in range(repeat):
-        if spark is not None:
-            gc(spark)
-        before = now()
-        start = time.perf_counter()
-        action()
-        runs.append(time.perf_counter() - start)
-        delta = now() - before
-        spent = Usage(*(a + b for a, b in zip(astuple(spent), astuple(delta))))
+        for key, action in actions.items():
+            if spark is not None:
+                gc(spark)
+            before = now()
+            start = time.perf_counter()
+            action()
+            runs[key].append(time.perf_counter() - start)
+            spent[key] = spent[key] + (now() - before)
     return runs, spent
 
 
@@ -119,19 +133,27 @@ class Bench:
     def log(self, message: str) -> None:
         print(f"[{time.perf_counter() - self.started:5.0f} s] {message}", flush=True)
 
-    def time(self, what: str, fmt: str, action: Callable[[], object], warm: bool = True) -> None:
-        """Times ``repeat`` runs of ``action``, after an untimed one unless ``warm`` is false
-        (the JIT is still compiling a query's code during its first run)."""
-        if warm:
+    def time(self, what: str, fmt: str, action: Callable[[], object]) -> None:
+        """Times ``repeat`` runs of ``action`` after an untimed one."""
+        self.compare({(what, fmt): action})
+
+    def compare(self, actions: dict[tuple[str, str], Callable[[], object]]) -> None:
+        """Times the ``actions``, keyed by (measurement, format), interleaved: one untimed run
+        of each (the JIT is still compiling a query's code during its first run), then
+        ``repeat`` rounds of one run of each in turn."""
+        for action in actions.values():
             action()
-        runs, spent = timed(self.spark, self.repeat, action)
-        self.runs[(what, short(fmt))] = runs
-        self.spent[(what, short(fmt))] = spent
-        listed = ", ".join(f"{r:.2f}" for r in runs)
-        self.log(
-            f"  {what}, {short(fmt)}: {statistics.median(runs):.2f} s ({listed}); "
-            f"GC {spent.gc:.1f} s, other processes {spent.others:.2f} cores"
-        )
+        runs, spent = interleaved(self.spark, self.repeat, actions)
+        for (what, fmt), times in runs.items():
+            key = (what, short(fmt))
+            self.runs[key] = times
+            self.spent[key] = spent[(what, fmt)]
+            listed = ", ".join(f"{r:.2f}" for r in times)
+            self.log(
+                f"  {what}, {short(fmt)}: {statistics.median(times):.2f} s ({listed}); "
+                f"GC {spent[(what, fmt)].gc:.1f} s, other processes "
+                f"{spent[(what, fmt)].others:.2f} cores"
+            )
 
     def median(self, what: str, fmt: str) -> float:
         return statistics.median(self.runs[(what, fmt)])
