@@ -152,12 +152,12 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         while (n < options.inferSchemaMaxRecords && reader.next()) {
           try {
             order.startRecord()
-            if (sequence) walker.walkSequenceExample(reader.data, reader.length, visitor)
-            else walker.walkExample(reader.data, reader.length, visitor)
+            if (sequence) walker.walkSequenceExample(reader.data, 0, reader.length, visitor)
+            else walker.walkExample(reader.data, 0, reader.length, visitor)
           } catch {
             case e: WireFormatException =>
               throw TFRecordDataException.malformed(e, sequence, file.getPath.toString,
-                reader.offset)
+                reader.offset, 0)
           }
           n += 1
           records += 1

@@ -82,10 +82,10 @@ class AllocationSuite extends FunSuite {
     val deserializer = new TFRecordDeserializer(schema, RecordType.Example, "mem")
     val sum = bytesPerRecord(200000) { i =>
       val data = records(i & 63)
-      deserializer.deserialize(data, data.length, 0L)
+      deserializer.deserialize(data, 0, data.length, 0L)
     }
     assertNoAllocation("the deserializer", sum)
-    val r = deserializer.deserialize(records(5), records(5).length, 0L)
+    val r = deserializer.deserialize(records(5), 0, records(5).length, 0L)
     assertEquals(r.getLong(0), 5L * 1000003L)
     assertEquals(r.getArray(5).numElements(), 16)
   }
@@ -96,8 +96,21 @@ class AllocationSuite extends FunSuite {
     assertNoAllocation("one column",
       bytesPerRecord(200000) { i =>
         val data = records(i & 63)
-        deserializer.deserialize(data, data.length, 0L)
+        deserializer.deserialize(data, 0, data.length, 0L)
       })
+  }
+
+  test("the generated decoder allocates nothing: every column, and one of many") {
+    for (s <- Seq(schema, StructType(Seq(StructField("tokens", ArrayType(LongType)))))) {
+      val decoder = ExampleDecoderGenerator.decoder(s, RecordType.Example, "mem", -1, null,
+        generated = true)
+      assert(decoder.isInstanceOf[GeneratedExampleDecoder])
+      val perRecord = bytesPerRecord(200000) { i =>
+        val data = records(i & 63)
+        decoder.deserialize(data, 0, data.length, 0L)
+      }
+      assertNoAllocation(s"the generated decoder of ${s.simpleString}", perRecord)
+    }
   }
 
   test("a SequenceExample's feature lists allocate nothing") {
@@ -122,7 +135,7 @@ class AllocationSuite extends FunSuite {
     assertNoAllocation("the SequenceExample deserializer",
       bytesPerRecord(100000) { i =>
         val d = data(i & 15)
-        deserializer.deserialize(d, d.length, 0L)
+        deserializer.deserialize(d, 0, d.length, 0L)
       })
   }
 

@@ -114,7 +114,7 @@ class TFRecordSchemaSuite extends FunSuite {
     val d = new TFRecordDeserializer(schema("c" -> t), RecordType.Example, "test.tfrecord")
     val bytes = record(kind)
     try {
-      val row = d.deserialize(bytes, bytes.length, 0L)
+      val row = d.deserialize(bytes, 0, bytes.length, 0L)
       Right(t match {
         case d: DecimalType => row.getDecimal(0, d.precision, d.scale).toJavaBigDecimal
         case StringType => row.getUTF8String(0).toString
@@ -164,7 +164,7 @@ class TFRecordSchemaSuite extends FunSuite {
       val bytes = example(entry("c", feature))
       val row = new TFRecordDeserializer(schema("c" -> t, "a" -> ArrayType(t)),
         RecordType.Example, "test.tfrecord").deserialize(cat(bytes, example(entry("a", feature))),
-        bytes.length * 2, 0L)
+        0, bytes.length * 2, 0L)
       assert(row.isNullAt(0), t.simpleString)
       assertEquals(row.getArray(1).numElements(), 0, t.simpleString)
     }

@@ -249,7 +249,7 @@ class TFRecordSerializerSuite extends FunSuite {
       val n = serializer.serialize(row)
       val record = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
         TFRecordFraming.HeaderBytes + n)
-      val back = values(deserializer.deserialize(record, n, 0L), allTypes)
+      val back = values(deserializer.deserialize(record, 0, n, 0L), allTypes)
       val expected = allTypes.fields.indices.map(i =>
         stored(if (row.isNullAt(i)) null else row.get(i, allTypes(i).dataType),
           allTypes(i).dataType))
@@ -273,7 +273,7 @@ class TFRecordSerializerSuite extends FunSuite {
         InternalRow(null, null, null, null, null))) {
       val n = serializer.serialize(row)
       val record = serializer.buffer.slice(12, 12 + n)
-      assertEquals(values(deserializer.deserialize(record, n, 0L), s), values(row, s))
+      assertEquals(values(deserializer.deserialize(record, 0, n, 0L), s), values(row, s))
     }
   }
 
