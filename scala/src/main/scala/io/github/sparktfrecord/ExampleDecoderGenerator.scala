@@ -63,7 +63,7 @@ private[sparktfrecord] object ExampleDecoderGenerator {
     catch {
       case e @ (_: Exception | _: LinkageError) =>
         log.warn("The TFRecord decoder generated for a schema did not compile; records of " +
-          "that schema are read by the interpreted decoder", e)
+            "that schema are read by the interpreted decoder", e)
         None
     }
 
@@ -98,7 +98,8 @@ private[sparktfrecord] object ExampleDecoderGenerator {
     // Spark caches compiled classes by their source: classes of ours loaded by another class
     // loader (a jar added to another session) get a class of their own.
     code ++= s"""/* spark-tfrecord decoder, classes of loader ${
-        System.identityHashCode(getClass.getClassLoader)} */
+        System.identityHashCode(getClass.getClassLoader)
+      } */
 public java.lang.Object generate(Object[] references) {
   return new SpecificExampleDecoder(references);
 }

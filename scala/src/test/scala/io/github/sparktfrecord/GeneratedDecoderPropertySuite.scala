@@ -30,7 +30,7 @@ class GeneratedDecoderPropertySuite extends FunSuite {
   }
 
   private def randomSchema(r: Random): StructType =
-    StructType((0 until 1 + r.nextInt(12)).map { i =>
+    StructType((0 until 1 + r.nextInt(10)).map { i =>
       val t = types(r.nextInt(types.size))
       StructField(name(r, i), if (r.nextBoolean()) ArrayType(t) else t)
     })
@@ -47,21 +47,23 @@ class GeneratedDecoderPropertySuite extends FunSuite {
   private def delimited(r: Random, field: Int, content: Array[Byte]): Array[Byte] =
     cat(key(field, 2), length(r, content.length), content)
 
-  private def int64Value(r: Random): Long = r.nextInt(6) match {
-    case 0 => r.nextInt(2).toLong
-    case 1 => r.nextInt(200).toLong - 100
-    case 2 => r.nextLong()
-    case 3 => r.nextInt(70000).toLong - 35000
-    case 4 => Int.MaxValue.toLong + r.nextInt(3)
-    case _ => r.nextInt(128).toLong
-  }
+  /** A value for an int64 column of type `t`; now and then one it cannot hold. */
+  private def int64Value(r: Random, t: DataType): Long =
+    if (r.nextInt(40) == 0) r.nextLong() >> r.nextInt(64)
+    else t match {
+      case BooleanType => r.nextInt(2).toLong
+      case ByteType => r.nextInt(256).toLong - 128
+      case ShortType => r.nextInt(65536).toLong - 32768
+      case IntegerType | DateType => r.nextInt().toLong
+      case _ => r.nextLong() >> r.nextInt(64)
+    }
 
   /** A list message's content: the values of `kind`, packed or not, maybe in pieces. */
-  private def listContent(r: Random, kind: Int, n: Int): Array[Byte] = {
+  private def listContent(r: Random, kind: Int, n: Int, t: DataType): Array[Byte] = {
     val packed = r.nextInt(5) != 0
     kind match {
       case ProtoWire.KindInt64 =>
-        val vs = Seq.fill(n)(int64Value(r))
+        val vs = Seq.fill(n)(int64Value(r, t))
         if (packed) delimited(r, 1, cat(vs.map(varint): _*)) else unpackedInt64(vs: _*)
       case ProtoWire.KindFloat =>
         val vs = Seq.fill(n)(if (r.nextInt(10) == 0) Float.NaN else r.nextFloat() * 100 - 50)
@@ -84,20 +86,23 @@ class GeneratedDecoderPropertySuite extends FunSuite {
   /** A Feature message for a column of type `t` (or any, for an unwanted one). */
   private def feature(r: Random, t: DataType): Array[Byte] = {
     val kind =
-      if (r.nextInt(8) == 0) 1 + r.nextInt(3) else expectedKind(t)
+      if (r.nextInt(30) == 0) 1 + r.nextInt(3) else expectedKind(t)
     val n = t match {
       case _: ArrayType => r.nextInt(6)
-      case _ => if (r.nextInt(8) == 0) r.nextInt(3) else 1
+      case _ => if (r.nextInt(30) == 0) r.nextInt(3) else 1
     }
+    val e = t match { case ArrayType(e, _) => e; case e => e }
     r.nextInt(12) match {
       case 0 => Array.emptyByteArray // unset
       case 1 => // two lists of the kind
-        cat(delimited(r, kind, listContent(r, kind, n)), delimited(r, kind, listContent(r, kind, 1)))
+        cat(delimited(r, kind, listContent(r, kind, n, e)),
+          delimited(r, kind, listContent(r, kind, 1, e)))
       case 2 => // a kind switch: the last kind wins
-        cat(delimited(r, 1 + r.nextInt(3), listContent(r, 1 + r.nextInt(3), 1)),
-          delimited(r, kind, listContent(r, kind, n)))
-      case 3 => cat(delimited(r, kind, listContent(r, kind, n)), varintField(9, 1)) // unknown
-      case _ => delimited(r, kind, listContent(r, kind, n))
+        val first = 1 + r.nextInt(3)
+        cat(delimited(r, first, listContent(r, first, 1, e)),
+          delimited(r, kind, listContent(r, kind, n, e)))
+      case 3 => cat(delimited(r, kind, listContent(r, kind, n, e)), varintField(9, 1)) // unknown
+      case _ => delimited(r, kind, listContent(r, kind, n, e))
     }
   }
 
@@ -116,7 +121,8 @@ class GeneratedDecoderPropertySuite extends FunSuite {
       .map(f => f.name -> feature(r, f.dataType))
     val unwanted = Seq.fill(r.nextInt(4))(s"other${r.nextInt(20)}" -> feature(r, LongType))
     val repeated = if (wanted.nonEmpty && r.nextInt(8) == 0) Seq(wanted.head._1 ->
-      feature(r, schema.fields.head.dataType)) else Nil
+      feature(r, schema.fields.head.dataType))
+    else Nil
     val entries = (wanted ++ unwanted ++ repeated).map { case (n, f) => entry(r, n, f) }
     // Mostly the same order as the schema, as records of one file have it.
     val ordered = if (r.nextInt(6) == 0) r.shuffle(entries) else entries
