@@ -16,7 +16,7 @@ import org.apache.spark.sql.types._
  * ([[TFRecordDeserializer]]) reads the schema: the query never fails for it.
  *
  * Every column of a type or shape the generated code does not read itself (decimal, vector,
- * `array<array<…>>`) is handed over to the interpreter's decoder for that column, feature by
+ * `array<array<...>>`) is handed over to the interpreter's decoder for that column, feature by
  * feature. SequenceExample records are read by the interpreter.
  */
 private[sparktfrecord] object ExampleDecoderGenerator {
