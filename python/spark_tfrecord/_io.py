@@ -26,6 +26,7 @@ OPTIONS = (
     "verifyChecksums", "maxRecordBytes", "splitFiles", "ignoreCorruptFiles",
     "ignoreMissingFiles", "writeIndex", "pathSeparator", "inferNesting", "split", "tfds",
     "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode", "numShards", "shardPrefix",
+    "decoder",
 )  # fmt: skip
 #: Spark's options of every file source (docs/options.md, "Other options that apply").
 SPARK_FILE_OPTIONS = (

@@ -27,35 +27,32 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
 
   private val run = new FeatureRun
 
-  /** Visits every feature of the Example in `data[start, end)`. */
-  def walkExample(data: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor): Unit = {
-    val length = end
-    cursor.buf = data
+  /** Visits every feature of the Example in `buf[start, end)`. */
+  def walkExample(buf: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor): Unit = {
+    cursor.buf = buf
     cursor.pos = start
-    while (cursor.pos < length) {
-      val t = cursor.readVarint(length)
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
       if (t == tag(1, WireLengthDelimited)) { // Example.features
-        val end = cursor.readLengthEnd(length)
-        walkMap(end, visitor, lists = false)
+        val mapEnd = cursor.readLengthEnd(end)
+        walkMap(mapEnd, visitor, lists = false)
       } else {
-        cursor.skipField(t.toInt & 7, length)
+        cursor.skipField(t.toInt & 7, end)
       }
     }
   }
 
-  /** Visits the context features and the feature lists of the SequenceExample in `data[start, end)`. */
-  def walkSequenceExample(data: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor)
-      : Unit = {
-    val length = end
-    cursor.buf = data
+  /** Visits the context features and feature lists of the SequenceExample in `buf[start, end)`. */
+  def walkSequenceExample(buf: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor): Unit = {
+    cursor.buf = buf
     cursor.pos = start
-    while (cursor.pos < length) {
-      val t = cursor.readVarint(length)
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
       if (t == tag(1, WireLengthDelimited) || t == tag(2, WireLengthDelimited)) {
-        val end = cursor.readLengthEnd(length)
-        walkMap(end, visitor, lists = t == tag(2, WireLengthDelimited))
+        val mapEnd = cursor.readLengthEnd(end)
+        walkMap(mapEnd, visitor, lists = t == tag(2, WireLengthDelimited))
       } else {
-        cursor.skipField(t.toInt & 7, length)
+        cursor.skipField(t.toInt & 7, end)
       }
     }
   }
@@ -71,19 +68,28 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
         dispatch(visitor, lists, pos + 4, keyEnd, keyEnd + 2, entryEnd)
         pos = entryEnd
       } else {
-        cursor.pos = pos
-        val t = cursor.readVarint(end)
-        if (t == tag(1, WireLengthDelimited)) {
-          val entryEnd = cursor.readLengthEnd(end)
-          walkEntry(entryEnd, visitor, lists)
-          cursor.pos = entryEnd
-        } else {
-          cursor.skipField(t.toInt & 7, end)
-        }
-        pos = cursor.pos
+        pos = walkField(pos, end, visitor, lists)
       }
     }
     cursor.pos = pos
+  }
+
+  /**
+   * One field of a Features (or FeatureLists) message at `pos` of the cursor's buffer, laid out
+   * in any way protobuf allows: a map entry is visited, any other field skipped. Returns where the
+   * next field starts, at most `end`.
+   */
+  def walkField(pos: Int, end: Int, visitor: FeatureVisitor, lists: Boolean): Int = {
+    cursor.pos = pos
+    val t = cursor.readVarint(end)
+    if (t == tag(1, WireLengthDelimited)) {
+      val entryEnd = cursor.readLengthEnd(end)
+      walkEntry(entryEnd, visitor, lists)
+      entryEnd
+    } else {
+      cursor.skipField(t.toInt & 7, end)
+      cursor.pos
+    }
   }
 
   /**

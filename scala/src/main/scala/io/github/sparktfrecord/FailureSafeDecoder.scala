@@ -19,13 +19,13 @@ private[sparktfrecord] object FailureSafeDecoder {
   /** What the modes wrap: a record's payload into a row, and the row of a bad record. */
   abstract class RecordDecoder {
     /**
-     * The row of the record `data[start, end)` whose header starts at byte `offset` of the file,
+     * The row of the record `buf[start, end)` whose header starts at byte `offset` of the file,
      * overwritten by the next call; a [[TFRecordDataException]] when it does not decode or fit.
      */
-    def decode(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow
+    def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow
 
     /** The row of a bad record: nulls, but for the corrupt-record column, which holds its bytes. */
-    def corruptRow(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow
+    def corruptRow(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow
   }
 
   /** The row of the reader's current record as `mode` makes it (null: drop the record). */

@@ -89,10 +89,11 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
   def next(buf: Array[Byte], off: Int, len: Int): Int = {
     val p = position
     position += 1
-    lookup(p, buf, off, len)
+    at(p, buf, off, len)
   }
 
-  private def lookup(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
+  /** What `names.find` answers for the name `buf[off, off + len)` at `position` of the record. */
+  def at(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
     if (position < lengths.length && lengths(position) == len &&
         ProtoWire.sameBytes(learned, starts(position), buf, off, len)) {
       return ids(position)

@@ -29,16 +29,19 @@ private[sparktfrecord] final class TFRecordDeserializer(
     recordType: RecordType,
     path: String,
     corruptColumn: Int = -1,
-    columns: Array[String] = null) {
+    columns: Array[String] = null) extends RowDecoder {
   import FeatureDecoder._
   import ProtoWire._
 
   private val numColumns = schema.length
   private val sequence = recordType == RecordType.SequenceExample
-  private val rowWriter = new UnsafeRowWriter(numColumns, 64)
-  private val index = new FeatureIndex(
+  /** The writer of the row; the generated decoder writes into it too. */
+  val rowWriter = new UnsafeRowWriter(numColumns, 64)
+  /** The columns by feature name (the corrupt-record column has none). */
+  val index = new FeatureIndex(
     schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n })
-  private val decoders: Array[FeatureDecoder] =
+  /** One per column: what [[GeneratedExampleDecoder]] falls back to, and its array writers. */
+  val decoders: Array[FeatureDecoder] =
     Array.tabulate(numColumns)(i =>
       FeatureDecoder(schema(i), i, rowWriter, if (columns == null) null else columns(i)))
   /** Bit `kind` of `accepted(i)` is set when column i can be read from a feature of that kind. */
@@ -48,12 +51,13 @@ private[sparktfrecord] final class TFRecordDeserializer(
   /** Names by their position in the record, learned from the previous records. */
   private val order = new FeatureOrder(index)
   /** `seen(i) == stamp` when column i was set by the current record. */
-  private val seen = new Array[Int](numColumns)
+  val seen = new Array[Int](numColumns)
   private var stamp = 0
   private val cursor = new WireCursor
   private val values = new FeatureValueReader(cursor)
   private val walker = new ExampleWalker(cursor)
   private val step = new FeatureRun
+  private val run = new FeatureRun
 
   private val visitor = new FeatureVisitor {
     def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
@@ -74,21 +78,34 @@ private[sparktfrecord] final class TFRecordDeserializer(
   /** For error messages: the byte offset of the record being decoded, given with it. */
   private var recordOffset = 0L
 
-  /** The row of the record `data[start, end)` whose header starts at byte `offset` of the file. */
-  def deserialize(data: Array[Byte], start: Int, end: Int, offset: Long): UnsafeRow = {
+  def deserialize(buf: Array[Byte], start: Int, end: Int, offset: Long): UnsafeRow = {
+    beginRecord(offset)
+    try {
+      if (sequence) walker.walkSequenceExample(buf, start, end, visitor)
+      else walker.walkExample(buf, start, end, visitor)
+    } catch {
+      case e: WireFormatException => throw TFRecordDataException.malformed(e, sequence, path,
+          offset, start)
+    }
+    endRecord()
+  }
+
+  /**
+   * Starts the row of the record at `offset`; returns the stamp that marks, in [[seen]], the
+   * columns it sets. [[deserialize]] and the generated decoder both start here...
+   */
+  def beginRecord(offset: Long): Int = {
     recordOffset = offset
     rowWriter.reset()
     rowWriter.zeroOutNullBytes()
     stamp += 1
     if (stamp == 0) { java.util.Arrays.fill(seen, -1); stamp = 1 }
     order.startRecord()
-    try {
-      if (sequence) walker.walkSequenceExample(data, start, end, visitor)
-      else walker.walkExample(data, start, end, visitor)
-    } catch {
-      case e: WireFormatException => throw TFRecordDataException.malformed(e, start, sequence,
-          path, offset)
-    }
+    stamp
+  }
+
+  /** ...and end here: the columns the record did not set are null. */
+  def endRecord(): UnsafeRow = {
     var i = 0
     while (i < numColumns) {
       if (seen(i) != stamp) decoders(i).writeNull()
@@ -97,17 +114,38 @@ private[sparktfrecord] final class TFRecordDeserializer(
     rowWriter.getRow
   }
 
-  /** A row of nulls but for the corrupt-record column, which holds the record's bytes. */
-  def corruptRow(data: Array[Byte], start: Int, end: Int): UnsafeRow = {
+  def corruptRow(buf: Array[Byte], start: Int, end: Int): UnsafeRow = {
     rowWriter.reset()
     rowWriter.zeroOutNullBytes()
     var i = 0
     while (i < numColumns) {
-      if (i == corruptColumn) rowWriter.write(i, data, start, end - start)
+      if (i == corruptColumn) rowWriter.write(i, buf, start, end - start)
       else decoders(i).writeNull()
       i += 1
     }
     rowWriter.getRow
+  }
+
+  /**
+   * The Feature message `buf[start, end)` of an Example into column `ordinal` of the row being
+   * written, for the record at `offset`: what the generated decoder hands over when a feature is
+   * not laid out as it expects, so that such features read (and fail) exactly as here. A
+   * [[WireFormatException]] is the caller's to report.
+   */
+  def decodeFeature(ordinal: Int, buf: Array[Byte], start: Int, end: Int, offset: Long): Unit = {
+    recordOffset = offset
+    cursor.buf = buf
+    walker.readFeature(start, end, run)
+    decode(decoders(ordinal), run)
+  }
+
+  /**
+   * The field at `pos` of the Features message that ends at `end`, laid out in any way, as
+   * [[deserialize]] reads it (marking what it sets in [[seen]]); returns where the next starts.
+   */
+  def decodeField(buf: Array[Byte], pos: Int, end: Int): Int = {
+    cursor.buf = buf
+    walker.walkField(pos, end, visitor, lists = false)
   }
 
   /** One Feature into a scalar, array or vector column. */

@@ -138,17 +138,20 @@ class TFRecordDataException private[sparktfrecord] (
 }
 
 private[sparktfrecord] object TFRecordDataException {
-  /** The record's bytes are not a valid (Sequence)Example. */
+  /**
+   * The record's bytes are not a valid (Sequence)Example: `e` names a position in the buffer
+   * whose record starts at `recordStart`.
+   */
   def malformed(
       e: WireFormatException,
-      recordStart: Int,
       sequence: Boolean,
       path: String,
-      offset: Long): TFRecordDataException = {
+      offset: Long,
+      recordStart: Int): TFRecordDataException = {
     val message = if (sequence) "tf.train.SequenceExample" else "tf.train.Example"
+    val at = e.position - recordStart
     new TFRecordDataException(TFRecordError.MalformedRecord,
-      s"Malformed $message (${e.getMessage} at byte ${e.position - recordStart} of the record)",
-      path, offset,
+      s"Malformed $message (${e.getMessage} at byte $at of the record)", path, offset,
       null, e)
   }
 

@@ -191,14 +191,15 @@ private[sparktfrecord] object TFRecordFileFormat {
       case recordType if FeaturePaths.isNested(schema) =>
         nestedDecoder(schema, recordType, options, path)
       case recordType =>
-        val deserializer = new TFRecordDeserializer(schema, recordType, path,
-          FailureSafeDecoder.corruptColumn(schema, schema, options))
+        val deserializer = ExampleDecoderGenerator.decoder(schema, recordType, path,
+          FailureSafeDecoder.corruptColumn(schema, schema, options), null,
+          options.generatedDecoder)
         FailureSafeDecoder(options.mode,
           new FailureSafeDecoder.RecordDecoder {
-            def decode(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-              deserializer.deserialize(data, start, end, offset)
-            def corruptRow(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-              deserializer.corruptRow(data, start, end)
+            def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+              deserializer.deserialize(buf, start, end, offset)
+            def corruptRow(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+              deserializer.corruptRow(buf, start, end)
           })
     }
 
@@ -214,15 +215,16 @@ private[sparktfrecord] object TFRecordFileFormat {
       path: String): TFRecordReader => InternalRow = {
     val leaves = FeaturePaths.leaves(schema, recordType, options.pathSeparator)
     val flatSchema = FeaturePaths.flatSchema(leaves)
-    val deserializer = new TFRecordDeserializer(flatSchema, recordType, path,
-      FailureSafeDecoder.corruptColumn(schema, flatSchema, options), leaves.map(_.column).toArray)
+    val deserializer = ExampleDecoderGenerator.decoder(flatSchema, recordType, path,
+      FailureSafeDecoder.corruptColumn(schema, flatSchema, options), leaves.map(_.column).toArray,
+      options.generatedDecoder)
     val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
     FailureSafeDecoder(options.mode,
       new FailureSafeDecoder.RecordDecoder {
-        def decode(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-          assembler.assemble(deserializer.deserialize(data, start, end, offset), offset)
-        def corruptRow(data: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-          assembler.assemble(deserializer.corruptRow(data, start, end), offset)
+        def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+          assembler.assemble(deserializer.deserialize(buf, start, end, offset), offset)
+        def corruptRow(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
+          assembler.assemble(deserializer.corruptRow(buf, start, end), offset)
       })
   }
 }

@@ -201,6 +201,16 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     v
   }
 
+  /**
+   * `decoder`: how records are decoded into rows. `generated` (default): by code generated and
+   * compiled for the schema, for flat and nested Example schemas (SequenceExample records, and a
+   * schema whose code does not compile, use the interpreted decoder). `interpreted`: by the
+   * decoder that reads any schema value by value, which reads the same rows.
+   */
+  val generatedDecoder: Boolean =
+    oneOf(DecoderOption, Seq(GeneratedDecoder, InterpretedDecoder), GeneratedDecoder)(identity) ==
+      GeneratedDecoder
+
   /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
   private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =
     parameters.get(name) match {
@@ -267,6 +277,9 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   final val TfdsModeOption = newOption("tfdsMode")
   final val NumShardsOption = newOption("numShards")
   final val ShardPrefixOption = newOption("shardPrefix")
+  final val DecoderOption = newOption("decoder")
+  final val GeneratedDecoder = "generated"
+  final val InterpretedDecoder = "interpreted"
   private val VersionPattern = """\d+\.\d+\.\d+""".r
 
   /** The prefix of the options in a Hadoop job's configuration. */

@@ -157,9 +157,8 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
             } else walker.walkExample(reader.data, reader.dataStart, reader.dataEnd, visitor)
           } catch {
             case e: WireFormatException =>
-              throw TFRecordDataException.malformed(e, reader.dataStart, sequence,
-                file.getPath.toString,
-                reader.offset)
+              throw TFRecordDataException.malformed(e, sequence, file.getPath.toString,
+                reader.offset, reader.dataStart)
           }
           n += 1
           records += 1

@@ -100,6 +100,19 @@ class AllocationSuite extends FunSuite {
       })
   }
 
+  test("the generated decoder allocates nothing: every column, and one of many") {
+    for (s <- Seq(schema, StructType(Seq(StructField("tokens", ArrayType(LongType)))))) {
+      val decoder = ExampleDecoderGenerator.decoder(s, RecordType.Example, "mem", -1, null,
+        generated = true)
+      assert(decoder.isInstanceOf[GeneratedExampleDecoder])
+      val perRecord = bytesPerRecord(200000) { i =>
+        val data = records(i & 63)
+        decoder.deserialize(data, 0, data.length, 0L)
+      }
+      assertNoAllocation(s"the generated decoder of ${s.simpleString}", perRecord)
+    }
+  }
+
   test("a SequenceExample's feature lists allocate nothing") {
     val sequence = StructType(Seq(
       StructField("id", LongType),

@@ -12,26 +12,41 @@ import ErrorText._
  * [[TFRecordDeserializer]] into rows with exact values; malformed bytes into errors that name the
  * byte offset.
  */
-class TFRecordDeserializerSuite extends FunSuite {
+class TFRecordDeserializerSuite(generated: Boolean) extends FunSuite {
   import ProtoBytes._
+
+  def this() = this(false)
 
   private def schema(fields: (String, DataType)*): StructType =
     StructType(fields.map { case (n, t) => StructField(n, t) })
 
   /** The deserializer of a file `test.tfrecord`, whose records come at byte offset 1000. */
-  private def deserializer(s: StructType, recordType: RecordType): TFRecordDeserializer =
-    new TFRecordDeserializer(s, recordType, "test.tfrecord")
+  private def deserializer(s: StructType, recordType: RecordType): RowDecoder =
+    ExampleDecoderGenerator.decoder(s, recordType, "test.tfrecord", -1, null, generated)
+
+  /**
+   * `record` decoded from the middle of a buffer, between bytes that must not be read (tags
+   * before it, continuation bytes after it).
+   */
+  private def decode(d: RowDecoder, record: Array[Byte], offset: Long): UnsafeRow =
+    d.deserialize(cat(hex("0a 0a 0a"), record, Array.fill[Byte](9)(-1)), 3, 3 + record.length,
+      offset)
 
   private final val Offset = 1000L
+
+  test("an Example schema is read by the decoder this suite is for") {
+    val d = deserializer(schema("a" -> LongType, "d" -> DecimalType(10, 2)), RecordType.Example)
+    assertEquals(d.isInstanceOf[GeneratedExampleDecoder], generated)
+    assert(!deserializer(schema("a" -> LongType), RecordType.SequenceExample)
+      .isInstanceOf[GeneratedExampleDecoder])
+  }
 
   /** Decodes `record` followed by bytes that must not be read (continuation bytes). */
   private def read(
       s: StructType,
       record: Array[Byte],
       recordType: RecordType = RecordType.Example): UnsafeRow =
-    // The record lies inside a larger buffer, as in the reader's: other bytes on both sides.
-    deserializer(s, recordType).deserialize(
-      cat(Array.fill[Byte](7)(-1), record, Array.fill[Byte](9)(-1)), 7, 7 + record.length, Offset)
+    decode(deserializer(s, recordType), record, Offset)
 
   private def readSequence(s: StructType, record: Array[Byte]): UnsafeRow =
     read(s, record, RecordType.SequenceExample)
@@ -248,7 +263,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val d = deserializer(schema("a" -> LongType, "b" -> StringType, "c" -> ArrayType(LongType)),
       RecordType.Example)
     def row(record: Array[Byte]): (Any, Any, Any) = {
-      val r = d.deserialize(record, 0, record.length, Offset)
+      val r = decode(d, record, Offset)
       def orNull(i: Int)(value: => Any): Any = if (r.isNullAt(i)) null else value
       (orNull(0)(r.getLong(0)), orNull(1)(r.getUTF8String(1).toString), orNull(2)(longs(r, 2)))
     }
@@ -269,7 +284,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val d = deserializer(schema("feature_01" -> LongType, "f" -> LongType, long -> LongType),
       RecordType.Example)
     def row(record: Array[Byte]): Seq[Any] = {
-      val r = d.deserialize(record, 0, record.length, Offset)
+      val r = decode(d, record, Offset)
       (0 until 3).map(i => if (r.isNullAt(i)) null else r.getLong(i))
     }
     def e(name: String, v: Long): Array[Byte] = entry(name, int64List(packedInt64(v)))
@@ -297,7 +312,7 @@ class TFRecordDeserializerSuite extends FunSuite {
     val many = (0 until FeatureOrder.MaxPositions + 10).map(i => e(s"u$i", i))
     for (v <- 1L to 2L) {
       val record = example(many ++ Seq(e(longName, v), e("last", -v)): _*)
-      val r = far.deserialize(record, 0, record.length, Offset)
+      val r = decode(far, record, Offset)
       assertEquals((r.getLong(0), r.getLong(1)), (v, -v))
     }
   }
@@ -359,12 +374,12 @@ class TFRecordDeserializerSuite extends FunSuite {
     val twoValues = example(entry("a", int64List(packedInt64(2L, 3L))))
     val malformed = hex("0a 05")
     def error(record: Array[Byte], offset: Long): (String, Long, String) = {
-      val e = intercept[TFRecordDataException](d.deserialize(record, 0, record.length, offset))
+      val e = intercept[TFRecordDataException](decode(d, record, offset))
       (e.path, e.offset, e.getMessage.substring(e.getMessage.lastIndexOf(", in the record")))
     }
     assertEquals(error(twoValues, 17L),
       ("test.tfrecord", 17L, ", in the record at byte offset 17 of test.tfrecord"))
-    assertEquals(d.deserialize(good, 0, good.length, 40L).getLong(0), 1L)
+    assertEquals(decode(d, good, 40L).getLong(0), 1L)
     assertEquals(error(malformed, 80L),
       ("test.tfrecord", 80L, ", in the record at byte offset 80 of test.tfrecord"))
     assertEquals(error(twoValues, 1L << 40), ("test.tfrecord", 1L << 40,
@@ -465,10 +480,11 @@ class TFRecordDeserializerSuite extends FunSuite {
 
   test("the corrupt-record column holds the record's bytes and is never read from a feature") {
     val s = schema("a" -> LongType, "_corrupt_record" -> BinaryType)
-    val d = new TFRecordDeserializer(s, RecordType.Example, "test.tfrecord", corruptColumn = 1)
+    val d = ExampleDecoderGenerator.decoder(s, RecordType.Example, "test.tfrecord", 1, null,
+      generated)
     val record = example(entry("a", int64List(packedInt64(1L))),
       entry("_corrupt_record", bytesList(bytesValues("from a feature"))))
-    val row = d.deserialize(record, 0, record.length, Offset)
+    val row = decode(d, record, Offset)
     assertEquals(row.getLong(0), 1L)
     assert(row.isNullAt(1))
     val bad = cat(hex("0a 05"), record)

@@ -39,6 +39,15 @@ class TFRecordOptionsSuite extends FunSuite {
     assertEquals(o.splitFiles, true)
     assertEquals(o.ignoreCorruptFiles, false)
     assertEquals(o.ignoreMissingFiles, false)
+    assertEquals(o.generatedDecoder, true)
+  }
+
+  test("decoder: generated or interpreted, in any case") {
+    assertEquals(options("decoder" -> "Interpreted").generatedDecoder, false)
+    assertEquals(options("decoder" -> "GENERATED").generatedDecoder, true)
+    val e = intercept[IllegalArgumentException](options("decoder" -> "jit"))
+    assertEquals(e.text, validValues("decoder", "jit", "generated, interpreted"))
+    assertEquals(e.asInstanceOf[TFRecordError].condition, TFRecordError.InvalidOption)
   }
 
   test("recordType: the three names in any case") {
@@ -224,7 +233,7 @@ class TFRecordOptionsSuite extends FunSuite {
 
   test("the options are declared once each, codec as compression's other name") {
     val names = getAllOptions.toSeq
-    assertEquals(names.size, 24)
+    assertEquals(names.size, 25)
     assertEquals(names.map(_.toLowerCase).distinct.size, names.size)
     assertEquals(getAlternativeOption(CodecOption), Some(CompressionOption))
     assertEquals(getAlternativeOption(CompressionOption), Some(CodecOption))
