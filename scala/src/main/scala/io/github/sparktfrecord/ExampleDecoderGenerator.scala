@@ -176,7 +176,9 @@ ${arrays.map(i => s"    aw$i = arrayWriter($i);").mkString("\n")}
 
   /** The Feature buf[start, end) of column id. */
   private void feature(int id, byte[] buf, int start, int end, long offset, int stamp) {
-    seen[id] = stamp;
+    // A repeated key: its last entry wins, even over an earlier entry's null.
+    if (seen[id] == stamp) interpreter().clearNull(id);
+    else seen[id] = stamp;
     switch (id / $ColumnsPerMethod) {
 ${(0 until groups).map(g =>
         s"      case $g: columns$g(id, buf, start, end, offset); break;").mkString("\n")}

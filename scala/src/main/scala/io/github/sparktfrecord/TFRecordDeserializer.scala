@@ -5,6 +5,8 @@ import scala.annotation.switch
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.bitset.BitSetMethods
 
 /**
  * Decodes serialized `tf.train.Example` (or `SequenceExample`) messages straight into one reused
@@ -65,15 +67,23 @@ private[sparktfrecord] final class TFRecordDeserializer(
 
     def feature(ordinal: Int, run: FeatureRun): Unit = {
       // A key repeated in one map: the last entry wins, as in protobuf.
-      seen(ordinal) = stamp
+      if (seen(ordinal) == stamp) clearNull(ordinal) else seen(ordinal) = stamp
       decode(decoders(ordinal), run)
     }
 
     def featureList(ordinal: Int, start: Int, end: Int): Unit = {
-      seen(ordinal) = stamp
+      if (seen(ordinal) == stamp) clearNull(ordinal) else seen(ordinal) = stamp
       decodeSteps(decoders(ordinal), start, end)
     }
   }
+
+  /**
+   * Column `ordinal` is read again in this record (a repeated key, whose last entry wins): the
+   * null an earlier entry set (an unset Feature) is cleared, since the row writer only ever sets
+   * null bits. The row's null bits start at its first byte.
+   */
+  def clearNull(ordinal: Int): Unit =
+    BitSetMethods.unset(rowWriter.getBuffer, Platform.BYTE_ARRAY_OFFSET, ordinal)
 
   /** For error messages: the byte offset of the record being decoded, given with it. */
   private var recordOffset = 0L

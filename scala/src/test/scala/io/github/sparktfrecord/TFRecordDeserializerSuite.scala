@@ -234,6 +234,26 @@ class TFRecordDeserializerSuite(generated: Boolean) extends FunSuite {
           int64List(packedInt64(99L)))))).getLong(0), 99L)
   }
 
+  test("a repeated key whose first entry was empty: the last entry's value, not null") {
+    val s = schema("a" -> LongType, "b" -> ArrayType(FloatType), "c" -> StringType,
+      "d" -> DecimalType(30, 2), "e" -> LongType, "f" -> ArrayType(LongType))
+    val empty = Array.emptyByteArray // an unset Feature: a null scalar, an empty array
+    val row = read(s,
+      example(
+        entry("a", empty), entry("b", empty), entry("c", bytesList()), entry("d", empty),
+        entry("a", int64List(packedInt64(7L))), entry("b", floatList(packedFloat(1f, 2f))),
+        entry("c", bytesList(field(1, utf8("x")))), entry("d", int64List(packedInt64(3L))),
+        // And the other way round: a value, then an empty entry, which wins.
+        entry("e", int64List(packedInt64(5L))), entry("e", empty),
+        entry("f", int64List(packedInt64(5L))), entry("f", int64List())))
+    assertEquals(row.getLong(0), 7L)
+    assertEquals(floats(row, 1), Seq(1f, 2f))
+    assertEquals(row.getUTF8String(2).toString, "x")
+    assertEquals(row.getDecimal(3, 30, 2).toJavaBigDecimal, new java.math.BigDecimal("3.00"))
+    assert(row.isNullAt(4))
+    assertEquals(longs(row, 5), Seq.empty[Long])
+  }
+
   test("repeated Example.features messages merge, the last value of a key winning") {
     val row = read(schema("a" -> LongType, "b" -> LongType, "c" -> LongType),
       cat(
