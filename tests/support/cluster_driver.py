@@ -100,7 +100,9 @@ def round_trips(out: str) -> dict[str, Any]:
         df = rng.selectExpr(*columns)
         writer = df.write.format("tfrecord").option("recordType", record_type)
         writer.options(**options).partitionBy("p").save(path)
-        back = spark.read.format("tfrecord").option("recordType", record_type).load(path)
+        # decoder=generated: an Example read fails unless the executors compile its decoder.
+        reader = spark.read.format("tfrecord").option("decoder", "generated")
+        back = reader.option("recordType", record_type).load(path)
         rows = [
             [x.decode() if isinstance(x, (bytes, bytearray)) else x for x in r]
             for r in back.collect()
@@ -118,7 +120,12 @@ def split_read(out: str) -> dict[str, Any]:
     big.coalesce(1).write.format("tfrecord").save(out)
     spark.conf.set("spark.sql.files.maxPartitionBytes", str(SPLIT_BYTES))
     try:
-        df = spark.read.format("tfrecord").schema("id long, s string").load(out)
+        df = (
+            spark.read.format("tfrecord")
+            .schema("id long, s string")
+            .option("decoder", "generated")
+            .load(out)
+        )
 
         markers = f"{out}-markers"
         os.mkdir(markers)

@@ -24,8 +24,8 @@ private[sparktfrecord] object ExampleDecoderGenerator {
 
   private val log = LoggerFactory.getLogger(getClass)
 
-  /** Compiled classes by the columns' [[helper]] names; None: did not compile. */
-  private val compiled = new ConcurrentHashMap[String, Option[GeneratedClass]]()
+  /** Compiled classes by the columns' [[helper]] names; Left: why it did not compile. */
+  private val compiled = new ConcurrentHashMap[String, Either[Throwable, GeneratedClass]]()
 
   /** The columns in one generated method: its `switch` stays well below the JIT's limits. */
   final val ColumnsPerMethod = 64
@@ -33,6 +33,8 @@ private[sparktfrecord] object ExampleDecoderGenerator {
   /**
    * The decoder of the records of `path` into `schema` (see [[TFRecordDeserializer]] for the
    * other arguments): generated when `generated` is set and the schema is a flat Example's.
+   * With `required` (the option `decoder` = `generated` given), an Example schema that cannot
+   * have its generated decoder fails instead of falling back to the interpreter.
    */
   def decoder(
       schema: StructType,
@@ -40,31 +42,47 @@ private[sparktfrecord] object ExampleDecoderGenerator {
       path: String,
       corruptColumn: Int,
       columns: Array[String],
-      generated: Boolean): RowDecoder = {
+      generated: Boolean,
+      required: Boolean = false): RowDecoder = {
     val interpreter = new TFRecordDeserializer(schema, recordType, path, corruptColumn, columns)
-    if (generated && recordType == RecordType.Example && ProtoWire.WordReads) {
-      generate(interpreter, path)
+    if (generated && recordType == RecordType.Example) {
+      if (ProtoWire.WordReads) generate(interpreter, path, required)
+      else if (required) notGenerated("this platform's JVM reads no unaligned words")
+      else interpreter
     } else interpreter
   }
 
   /** The generated decoder over `interpreter`, or the interpreter when it does not compile. */
-  def generate(interpreter: TFRecordDeserializer, path: String): RowDecoder = {
+  def generate(
+      interpreter: TFRecordDeserializer,
+      path: String,
+      required: Boolean = false): RowDecoder = {
     val helpers = interpreter.decoders.map(helper)
     val key = helpers.mkString(",")
     if (compiled.size > 1000) compiled.clear() // a bound, for a JVM that reads very many schemas
     compiled.computeIfAbsent(key, _ => compile(source(helpers))) match {
-      case Some(c) => c.generate(Array(interpreter, path)).asInstanceOf[RowDecoder]
-      case None => interpreter
+      case Right(c) => c.generate(Array(interpreter, path)).asInstanceOf[RowDecoder]
+      case Left(e) if required => notGenerated(s"its generated code did not compile ($e)")
+      case Left(_) => interpreter
     }
   }
 
-  private def compile(source: String): Option[GeneratedClass] =
-    try Some(CodeGenerator.compile(new CodeAndComment(source, Map.empty[String, String]))._1)
+  private def notGenerated(why: String): Nothing = {
+    val o = TFRecordOptions.DecoderOption
+    throw TFRecordError.argument(TFRecordError.InvalidOption,
+      s"Option $o=${TFRecordOptions.GeneratedDecoder} cannot read this schema: $why. Leave " +
+        s"the option out to fall back to the interpreted decoder, or set " +
+        s"$o=${TFRecordOptions.InterpretedDecoder}", "option" -> o,
+      "value" -> TFRecordOptions.GeneratedDecoder)
+  }
+
+  private def compile(source: String): Either[Throwable, GeneratedClass] =
+    try Right(CodeGenerator.compile(new CodeAndComment(source, Map.empty[String, String]))._1)
     catch {
       case e @ (_: Exception | _: LinkageError) =>
         log.warn("The TFRecord decoder generated for a schema did not compile; records of " +
             "that schema are read by the interpreted decoder", e)
-        None
+        Left(e)
     }
 
   /**

@@ -193,7 +193,7 @@ private[sparktfrecord] object TFRecordFileFormat {
       case recordType =>
         val deserializer = ExampleDecoderGenerator.decoder(schema, recordType, path,
           FailureSafeDecoder.corruptColumn(schema, schema, options), null,
-          options.generatedDecoder)
+          options.generatedDecoder, options.generatedDecoderRequired)
         FailureSafeDecoder(options.mode,
           new FailureSafeDecoder.RecordDecoder {
             def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
@@ -217,7 +217,7 @@ private[sparktfrecord] object TFRecordFileFormat {
     val flatSchema = FeaturePaths.flatSchema(leaves)
     val deserializer = ExampleDecoderGenerator.decoder(flatSchema, recordType, path,
       FailureSafeDecoder.corruptColumn(schema, flatSchema, options), leaves.map(_.column).toArray,
-      options.generatedDecoder)
+      options.generatedDecoder, options.generatedDecoderRequired)
     val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
     FailureSafeDecoder(options.mode,
       new FailureSafeDecoder.RecordDecoder {

@@ -211,6 +211,12 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     oneOf(DecoderOption, Seq(GeneratedDecoder, InterpretedDecoder), GeneratedDecoder)(identity) ==
       GeneratedDecoder
 
+  /**
+   * Whether `decoder` = `generated` was given: then an Example schema whose code does not
+   * compile fails the read (TFRECORD_INVALID_OPTION) instead of being read by the interpreter.
+   */
+  val generatedDecoderRequired: Boolean = generatedDecoder && parameters.contains(DecoderOption)
+
   /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
   private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =
     parameters.get(name) match {

@@ -40,11 +40,15 @@ class TFRecordOptionsSuite extends FunSuite {
     assertEquals(o.ignoreCorruptFiles, false)
     assertEquals(o.ignoreMissingFiles, false)
     assertEquals(o.generatedDecoder, true)
+    assertEquals(o.generatedDecoderRequired, false) // generated, falling back if need be
   }
 
   test("decoder: generated or interpreted, in any case") {
     assertEquals(options("decoder" -> "Interpreted").generatedDecoder, false)
     assertEquals(options("decoder" -> "GENERATED").generatedDecoder, true)
+    // Given by name, the generated decoder is required: no fallback to the interpreter.
+    assertEquals(options("Decoder" -> "generated").generatedDecoderRequired, true)
+    assertEquals(options("decoder" -> "interpreted").generatedDecoderRequired, false)
     val e = intercept[IllegalArgumentException](options("decoder" -> "jit"))
     assertEquals(e.text, validValues("decoder", "jit", "generated, interpreted"))
     assertEquals(e.asInstanceOf[TFRecordError].condition, TFRecordError.InvalidOption)
