@@ -403,7 +403,11 @@ def run_all(args: argparse.Namespace) -> Report:
         missing["nested"] = "--skip-nested"
 
     bench.log(f"profile: {WORKLOADS[args.profile]} in one thread, sampled by Java Flight Recorder")
-    where = {"narrow-read": "narrow-ours", "wide1000-select": "wide1000-ours"}
+    where = {
+        "narrow-read": "narrow-ours",
+        "wide1000-select": "wide1000-ours",
+        "wide1000-read": "wide1000-ours",
+    }
     path = out / where.get(args.profile, f"profile-{args.profile}")
     report.profile = profile_in_child(path, out / f"profile-{args.profile}.jfr", args)
 

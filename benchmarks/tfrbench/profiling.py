@@ -32,6 +32,7 @@ class Profile:
 WORKLOADS = {
     "narrow-read": "the narrow full read",
     "wide1000-select": "the wide-1000 read of 10 of the 1,000 columns",
+    "wide1000-read": "the wide-1000 full read of the 1,000 columns",
     "image-write": "our write of the cached image-sized data",
 }
 
@@ -141,6 +142,8 @@ def profile_child(args: argparse.Namespace) -> None:
     else:
         if args.profile == "wide1000-select":
             df = load(spark, OURS, WIDE1000_DDL, path).select(*WIDE1000_SELECTED)
+        elif args.profile == "wide1000-read":
+            df = load(spark, OURS, WIDE1000_DDL, path)
         else:
             df = load(spark, OURS, NARROW_DDL, path)
 

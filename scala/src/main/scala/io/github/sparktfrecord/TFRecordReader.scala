@@ -12,9 +12,9 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  * After [[next]] returns true, the record's data is `data[dataStart, dataStart + length)` and its
  * header started at file offset `offset`. The data is not copied out of the stream's buffer: the
  * buffer grows to hold a whole record when one is larger, so a decoder copies each value once,
- * from the bytes read from the file into its row. A clean end of stream is only allowed at a record boundary: a partial
- * header or body is a truncated record, a checksum mismatch a corrupt one, and both name the file
- * and the byte offset of the record.
+ * from the bytes read from the file into its row. A clean end of stream is only allowed at a
+ * record boundary: a partial header or body is a truncated record, a checksum mismatch a corrupt
+ * one, and both name the file and the byte offset of the record.
  *
  * A reader of a split stops before the first record whose header starts at or after `end`: a
  * record belongs to the split in which its header starts, and is read whole even when its body
