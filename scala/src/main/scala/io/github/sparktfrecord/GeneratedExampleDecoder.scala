@@ -117,6 +117,14 @@ private[sparktfrecord] abstract class GeneratedExampleDecoder(
       if (b >= 0) {
         return if (b <= limit - at - 1) ((at + 1).toLong << 32) | (at + 1 + b) else -1L
       }
+      // Two bytes: 128 to 16,383 (a list of 32 floats, and the entry and Feature holding it).
+      if (limit - at >= 2) {
+        val b1 = buf(at + 1)
+        if (b1 >= 0) {
+          val len = (b & 0x7f) | (b1 << 7)
+          return if (len <= limit - at - 2) ((at + 2).toLong << 32) | (at + 2 + len) else -1L
+        }
+      }
     }
     longDelimited(buf, at, limit)
   }
