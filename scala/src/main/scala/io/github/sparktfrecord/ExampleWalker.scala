@@ -68,7 +68,17 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
         dispatch(visitor, lists, pos + 4, keyEnd, keyEnd + 2, entryEnd)
         pos = entryEnd
       } else {
-        pos = walkField(pos, end, visitor, lists)
+        // As walkField, written out: this loop is the interpreter's and inference's hot path.
+        cursor.pos = pos
+        val t = cursor.readVarint(end)
+        if (t == tag(1, WireLengthDelimited)) {
+          val entryEnd = cursor.readLengthEnd(end)
+          walkEntry(entryEnd, visitor, lists)
+          cursor.pos = entryEnd
+        } else {
+          cursor.skipField(t.toInt & 7, end)
+        }
+        pos = cursor.pos
       }
     }
     cursor.pos = pos
