@@ -481,7 +481,10 @@ def test_query_stopped_mid_batch_then_restarted(spark, tmp_path: Path) -> None:
     view = naive_view(sink)
     assert whole_batches(view, files) == 1
     left = uncommitted(view)
-    assert list(left.values()) in ([], [(files[2], None)])
+    # (d), seen once on Spark 4.0.5 under load: the task for file 3 left its file as its writer
+    # had created it, empty. Every reader still gets no row from it.
+    held = [content for content in left.values() if content != ([], None)]
+    assert held in ([], [(files[2], None)])
     query = start_pipeline(spark, *paths, "0", "availableNow")
     run_to_end(query)
     assert_exactly_once(spark, sink, files)
