@@ -3,8 +3,6 @@ package io.github.sparktfrecord
 import java.io.ByteArrayInputStream
 import java.lang.management.ManagementFactory
 
-import munit.FunSuite
-
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
@@ -15,7 +13,7 @@ import org.apache.spark.unsafe.types.UTF8String
  * of many, a SequenceExample), the serializer and the framing reader. Measured with the JVM's
  * count of the bytes this thread allocated; one object per record would be 16 bytes or more.
  */
-class AllocationSuite extends FunSuite {
+class AllocationSuite extends UnitSuite {
   private val threads =
     ManagementFactory.getThreadMXBean.asInstanceOf[com.sun.management.ThreadMXBean]
 

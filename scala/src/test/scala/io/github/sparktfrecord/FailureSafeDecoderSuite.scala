@@ -3,8 +3,6 @@ package io.github.sparktfrecord
 import java.io.ByteArrayInputStream
 import java.util.zip.CRC32C
 
-import munit.FunSuite
-
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.types.StructType
 
@@ -14,7 +12,7 @@ import ErrorText._
  * The `mode` option over a file of three records, the second of which does not fit the schema:
  * the same three outcomes for a flat schema and for a nested one ([[FailureSafeDecoder]]).
  */
-class FailureSafeDecoderSuite extends FunSuite {
+class FailureSafeDecoderSuite extends UnitSuite {
   import ProtoBytes._
   import TFRecordFraming._
 

@@ -2,8 +2,6 @@ package io.github.sparktfrecord
 
 import java.lang.management.ManagementFactory
 
-import munit.FunSuite
-
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
@@ -16,7 +14,7 @@ import ErrorText._
  * rows through the serializer and back through the deserializer and the assembler, and the
  * nested paths allocating nothing per record.
  */
-class FeaturePathsSuite extends FunSuite {
+class FeaturePathsSuite extends UnitSuite {
   private val schema = StructType.fromDDL(
     "id bigint, image struct<encoded binary, height int, object struct<xmin array<float>, " +
       "label array<bigint>>>, boxes array<struct<x float, name string, inner struct<a " +

@@ -2,8 +2,6 @@ package io.github.sparktfrecord
 
 import scala.util.Random
 
-import munit.FunSuite
-
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
@@ -15,7 +13,7 @@ import org.apache.spark.sql.types._
  * unset features, wrong kinds, values out of range, damaged bytes). Both give the same row, or
  * fail with the same condition, column, offset and message.
  */
-class GeneratedDecoderPropertySuite extends FunSuite {
+class GeneratedDecoderPropertySuite extends UnitSuite {
   import ProtoBytes._
 
   private val types: Seq[DataType] = Seq(LongType, IntegerType, ShortType, ByteType, BooleanType,

@@ -3,12 +3,11 @@ package io.github.sparktfrecord
 import java.io.File
 import java.nio.file.Files
 
-import munit.FunSuite
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
 /** [[HadoopCompat]]: what it does on the Hadoop Spark ships (tests/test_old_hadoop.py: older). */
-class HadoopCompatSuite extends FunSuite {
+class HadoopCompatSuite extends UnitSuite {
 
   private val dir = FunFixture[File](
     setup = _ => Files.createTempDirectory("hadoop-compat-suite").toFile,

@@ -2,10 +2,8 @@ package io.github.sparktfrecord
 
 import scala.util.Random
 
-import munit.FunSuite
-
 /** The wire codec: varints on every path of [[WireCursor.readVarint]], fixed widths, skipping. */
-class ProtoWireSuite extends FunSuite {
+class ProtoWireSuite extends UnitSuite {
   import ProtoBytes._
   import ProtoWire._
 

@@ -1,7 +1,5 @@
 package io.github.sparktfrecord
 
-import munit.FunSuite
-
 import org.apache.spark.sql.types._
 
 import ErrorText._
@@ -11,7 +9,7 @@ import ErrorText._
  * checked against features, features derived from a schema and written as TFDS's JSON, and the
  * connectors refused.
  */
-class TFDSFeaturesSuite extends FunSuite {
+class TFDSFeaturesSuite extends UnitSuite {
   private val M = "tensorflow_datasets.core.features."
 
   private def tensor(dtype: String, dims: String*): String = {

@@ -1,7 +1,5 @@
 package io.github.sparktfrecord
 
-import munit.FunSuite
-
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
@@ -12,7 +10,7 @@ import ErrorText._
  * [[TFRecordDeserializer]] into rows with exact values; malformed bytes into errors that name the
  * byte offset.
  */
-class TFRecordDeserializerSuite(generated: Boolean) extends FunSuite {
+class TFRecordDeserializerSuite(generated: Boolean) extends UnitSuite {
   import ProtoBytes._
 
   def this() = this(false)

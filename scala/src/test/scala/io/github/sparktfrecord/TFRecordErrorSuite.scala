@@ -2,8 +2,6 @@ package io.github.sparktfrecord
 
 import scala.annotation.nowarn
 
-import munit.FunSuite
-
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.types._
 
@@ -11,7 +9,7 @@ import org.apache.spark.sql.types._
  * The errors' conditions, SQLSTATEs and message parameters (the pytest suite checks them end to
  * end, from PySpark and from a Spark Connect client).
  */
-class TFRecordErrorSuite extends FunSuite {
+class TFRecordErrorSuite extends UnitSuite {
   import TFRecordError._
 
   /** The condition as Spark reads it: `getErrorClass` is on 3.5 and (calling ours) on 4.x. */

@@ -4,14 +4,13 @@ import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
-import munit.FunSuite
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 import ErrorText._
 
 /** Index files (written by the writer and by [[TFRecordIndex.indexFile]]). */
-class TFRecordIndexSuite extends FunSuite {
+class TFRecordIndexSuite extends UnitSuite {
   import TFRecordFraming._
 
   private val conf = new Configuration()

@@ -3,7 +3,6 @@ package io.github.sparktfrecord
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Paths}
 
-import munit.FunSuite
 import org.apache.hadoop.conf.Configuration
 
 import org.apache.spark.sql.catalyst.util.{DropMalformedMode, FailFastMode, PermissiveMode}
@@ -12,7 +11,7 @@ import org.apache.spark.sql.internal.SQLConf
 import ErrorText._
 
 /** Every option's valid and invalid values, the Hadoop configuration, and docs/options.md. */
-class TFRecordOptionsSuite extends FunSuite {
+class TFRecordOptionsSuite extends UnitSuite {
   import TFRecordOptions._
 
   private def options(pairs: (String, String)*): TFRecordOptions =

@@ -3,12 +3,10 @@ package io.github.sparktfrecord
 import java.io.{ByteArrayInputStream, EOFException, IOException, InputStream}
 import java.util.zip.CRC32C
 
-import munit.FunSuite
-
 import ErrorText._
 
 /** The framing, against files TensorFlow wrote, and [[TFRecordReader]] over streams. */
-class TFRecordReaderSuite extends FunSuite {
+class TFRecordReaderSuite extends UnitSuite {
   import ProtoBytes._
   import TFRecordFraming._
 

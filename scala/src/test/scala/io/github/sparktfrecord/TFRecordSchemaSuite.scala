@@ -2,8 +2,6 @@ package io.github.sparktfrecord
 
 import java.math.{BigDecimal => JBigDecimal}
 
-import munit.FunSuite
-
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types._
 
@@ -13,7 +11,7 @@ import ErrorText._
  * The type mapping: which Spark types a record type holds (with the errors that say which do
  * not), and which feature kinds each column type reads, with the value each kind gives.
  */
-class TFRecordSchemaSuite extends FunSuite {
+class TFRecordSchemaSuite extends UnitSuite {
   import ProtoBytes._
   import TFRecordSchema._
 

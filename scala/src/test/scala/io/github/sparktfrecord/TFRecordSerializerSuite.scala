@@ -2,8 +2,6 @@ package io.github.sparktfrecord
 
 import java.math.{BigDecimal => JBigDecimal}
 
-import munit.FunSuite
-
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, SpecializedGetters}
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
@@ -19,7 +17,7 @@ import ErrorText._
  * deserializer; the measure / write contract of the encoders and the begin / end one of the
  * decoders.
  */
-class TFRecordSerializerSuite extends FunSuite {
+class TFRecordSerializerSuite extends UnitSuite {
   import ProtoBytes._
 
   private def schema(fields: (String, DataType)*): StructType =

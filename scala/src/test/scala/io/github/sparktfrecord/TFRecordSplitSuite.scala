@@ -6,7 +6,6 @@ import java.util.zip.{CRC32C, DeflaterOutputStream, GZIPOutputStream}
 
 import scala.util.Random
 
-import munit.FunSuite
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
@@ -16,7 +15,7 @@ import ErrorText._
  * Files on the local file system, through Hadoop's, read whole and in splits: every record read
  * exactly once over all the splits of a file, whatever the split size.
  */
-class TFRecordSplitSuite extends FunSuite {
+class TFRecordSplitSuite extends UnitSuite {
   import ProtoBytes._
   import TFRecordFraming._
 

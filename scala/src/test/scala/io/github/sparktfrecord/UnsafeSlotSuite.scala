@@ -1,7 +1,5 @@
 package io.github.sparktfrecord
 
-import munit.FunSuite
-
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeArrayData, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.GenericArrayData
@@ -10,7 +8,7 @@ import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 /** [[UnsafeSlot]] finds the bytes Spark's own getters read, in a row and in an array. */
-class UnsafeSlotSuite extends FunSuite {
+class UnsafeSlotSuite extends UnitSuite {
   private val schema = StructType(Seq(
     StructField("n", LongType), StructField("s", StringType), StructField("b", BinaryType),
     StructField("t", StructType(Seq(StructField("x", IntegerType)))),

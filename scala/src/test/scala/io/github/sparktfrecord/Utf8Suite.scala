@@ -6,15 +6,13 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.Random
 
-import munit.FunSuite
-
 /**
  * [[Utf8.isValid]]: well-formed UTF-8 (the Unicode standard's table 3-7), the bytes that Java's
  * decoder with `CodingErrorAction.REPORT` accepts. Each rule is tested on its own, and the whole
  * is compared with Java's decoder on every sequence of up to three bytes, on four-byte ones, and
  * on random bytes.
  */
-class Utf8Suite extends FunSuite {
+class Utf8Suite extends UnitSuite {
 
   private def bytes(xs: Int*): Array[Byte] = xs.map(_.toByte).toArray
 
