@@ -436,3 +436,16 @@ def test_configure_gives_the_jar_to_a_local_connect_server(tmp_path: Path) -> No
     jars = [earlier, spark_tfrecord.jar_path()] if earlier else [spark_tfrecord.jar_path()]
     assert result["jars"].split(",") == jars
     assert result["rows"] == [[i, [float(i), 0.5]] for i in range(20)]
+    # pyspark 4 sets every option again once the server runs, and the server refuses those it
+    # started with: configure() hides the refusals of its two settings, and no other.
+    ours = [w for w in result["warnings"] if "spark.jars" in w or "spark.sql.extensions" in w]
+    assert ours == [], ours
+    refused = {w.split()[3] for w in result["warnings"] if w.startswith("Failed to set ")}
+    others = {
+        "spark.connect.grpc.binding.address",
+        "spark.driver.host",
+        "spark.driver.bindAddress",
+        "spark.driver.extraJavaOptions",
+        "spark.ui.enabled",
+    }
+    assert refused == (set() if SPARK_3 else others), result["warnings"]

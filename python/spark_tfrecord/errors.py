@@ -51,6 +51,7 @@ __all__ = [
     "UNREADABLE",
     "UNSUPPORTED_TYPE",
     "condition",
+    "install_exception_handler",
     "matches",
     "parameters",
 ]
@@ -150,6 +151,26 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
             break
         python = python.__cause__ or python.__context__
     return None
+
+
+def install_exception_handler() -> None:
+    """Make a classic session's errors start with our condition and message (done once).
+
+    PySpark shows a task's error as a ``Py4JJavaError`` whose first line names a Py4J call
+    (``An error occurred while calling o147.collectToPython.``): Spark's own error is on the
+    outside, and ours is a cause down the Java trace. After this, such an error whose causes
+    hold ours is a ``Py4JJavaError`` still (``spark_tfrecord._captured.TFRecordJavaError``,
+    with the same ``java_exception``) whose text starts with ``[TFRECORD_…] message``, then
+    goes on with the original text. Other errors are unchanged. :func:`spark_tfrecord.configure`
+    and :func:`spark_tfrecord.add_jar` call it; call it yourself when the jar reaches the
+    session otherwise (``spark-submit --jars``). Spark Connect clients raise what the server
+    sends and are not changed (docs/errors.md).
+    """
+    try:
+        from spark_tfrecord import _captured
+    except ImportError:  # no py4j: a pyspark for Spark Connect only
+        return
+    _captured.install()
 
 
 def java_chain(error: Any) -> list[Any]:
