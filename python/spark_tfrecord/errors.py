@@ -7,7 +7,9 @@ while planning (an option, a type, a schema) reach Python as they are: PySpark r
 ``IllegalArgumentException`` and ``getCondition()`` (Spark 4) or ``getErrorClass()`` (3.5)
 returns ours. Errors of a task (damaged files, values that do not fit) reach Python inside
 Spark's own (``FAILED_READ_FILE``, ``TASK_WRITE_FAILED``), as they do for Parquet or JSON: their
-cause carries our condition. :func:`condition` and :func:`parameters` find it wherever it is, in
+cause carries our condition. In a classic session, :func:`install_exception_handler` (which
+``configure()`` and ``add_jar()`` call) makes such an error start with our condition and
+message; a Spark Connect client shows Spark's (docs/errors.md, "What Python shows first"). :func:`condition` and :func:`parameters` find it wherever it is, in
 a classic session (Py4J), a Spark Connect client, or :mod:`spark_tfrecord.local` (JPype)::
 
     >>> import tempfile
