@@ -382,6 +382,38 @@ def test_a_client_matches_errors_by_condition(client: dict[str, Any]) -> None:
     assert outer == "FAILED_READ_FILE.NO_HINT", client["truncated"]
 
 
+def test_what_a_client_reads_first(client: dict[str, Any]) -> None:
+    """docs/errors.md, "What Python shows first": a client raises what the server sends as the
+    outermost error. That is ours for a planning error; for a task's error it is Spark's own
+    (FAILED_READ_FILE / TASK_WRITE_FAILED on 4.x, the job's "Job aborted" on 3.5), with ours in
+    the causes, where errors.condition finds it (test above)."""
+    kind, first, *_ = client["bad_record_type"]
+    assert kind == "IllegalArgumentException"
+    assert first == (
+        "[TFRECORD_INVALID_OPTION] Invalid value 'Bogus' for TFRecord option 'recordType'. "
+        "Valid values: Example, SequenceExample, ByteArray."
+    )
+    read_kind, read_first, *_ = client["truncated"]
+    write_kind, write_first, *_ = client["null_element"]
+    if SPARK_3:
+        aborted = "(org.apache.spark.SparkException) Job aborted due to stage failure: "
+        assert (read_kind, write_kind) == ("SparkConnectGrpcException",) * 2
+        assert read_first.startswith(aborted) and write_first.startswith(aborted)
+        # Spark 3.5 passes a reader's IOException through unwrapped: ours is in the line.
+        assert (
+            "io.github.sparktfrecord.TFRecordCorruptException: "
+            "[TFRECORD_CORRUPT_RECORD.TRUNCATED] " in read_first
+        ), read_first
+        assert "[TASK_WRITE_FAILED] Task failed while writing rows to file:" in write_first
+        return
+    assert (read_kind, write_kind) == ("SparkException", "SparkException")
+    assert read_first.startswith(
+        "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://"
+    )
+    assert read_first.endswith("/truncated/a.tfrecord.  SQLSTATE: KD001"), read_first
+    assert write_first.startswith("[TASK_WRITE_FAILED] Task failed while writing rows to file:")
+
+
 def test_add_jar_to_a_second_session_of_a_server_that_has_it(client: dict[str, Any]) -> None:
     assert client["other_is_new"]
     assert client["add_jar"] == spark_tfrecord.jar_path()
