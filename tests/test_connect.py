@@ -27,6 +27,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from ipaddress import ip_address
@@ -455,6 +456,27 @@ def test_configure_adds_the_jar_for_a_server_the_builder_starts(options: dict[st
     builder = SparkSession.builder.config(map={**options, "spark.jars": "/x/other.jar"})
     assert spark_tfrecord.configure(builder) is builder
     assert builder._options["spark.jars"] == "/x/other.jar," + spark_tfrecord.jar_path()
+
+
+def test_configure_hides_only_the_refusals_of_its_own_settings() -> None:
+    """The filter configure() adds for a local server: its two settings with its values, as
+    pyspark's Connect conf warns them; the same key with another value, and another key, warn."""
+    from pyspark.sql import SparkSession
+
+    def shown(key: str, value: str) -> list[str]:
+        message = f"Failed to set {key} to Some({value}) due to [CANNOT_MODIFY_CONFIG] Cannot"
+        with warnings.catch_warnings(record=True) as caught:
+            spark_tfrecord.configure(SparkSession.builder.remote("local[2]"))
+            warnings.warn_explicit(
+                message, UserWarning, "conf.py", 1, module="pyspark.sql.connect.conf"
+            )
+        return [str(w.message) for w in caught]
+
+    jar = spark_tfrecord.jar_path()
+    assert shown("spark.jars", jar) == []
+    assert shown("spark.sql.extensions", spark_tfrecord.EXTENSIONS) == []
+    assert len(shown("spark.jars", jar + ",/x/other.jar")) == 1
+    assert len(shown("spark.driver.host", "127.0.0.1")) == 1
 
 
 def test_configure_gives_the_jar_to_a_local_connect_server(tmp_path: Path) -> None:
