@@ -9,8 +9,9 @@ returns ours. Errors of a task (damaged files, values that do not fit) reach Pyt
 Spark's own (``FAILED_READ_FILE``, ``TASK_WRITE_FAILED``), as they do for Parquet or JSON: their
 cause carries our condition. In a classic session, :func:`install_exception_handler` (which
 ``configure()`` and ``add_jar()`` call) makes such an error start with our condition and
-message; a Spark Connect client shows Spark's (docs/errors.md, "What Python shows first"). :func:`condition` and :func:`parameters` find it wherever it is, in
-a classic session (Py4J), a Spark Connect client, or :mod:`spark_tfrecord.local` (JPype)::
+message; a Spark Connect client shows Spark's (docs/errors.md, "What Python shows first").
+:func:`condition` and :func:`parameters` find ours wherever it is, in a classic session (Py4J),
+a Spark Connect client, or :mod:`spark_tfrecord.local` (JPype)::
 
     >>> import tempfile
     >>> from spark_tfrecord import errors
