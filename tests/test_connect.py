@@ -27,6 +27,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from ipaddress import ip_address
@@ -382,6 +383,35 @@ def test_a_client_matches_errors_by_condition(client: dict[str, Any]) -> None:
     assert outer == "FAILED_READ_FILE.NO_HINT", client["truncated"]
 
 
+def test_what_a_client_reads_first(client: dict[str, Any]) -> None:
+    """docs/errors.md, "What Python shows first": a client raises what the server sends as the
+    outermost error. That is ours for a planning error; for a task's error it is Spark's own
+    (FAILED_READ_FILE / TASK_WRITE_FAILED on 4.x, the job's "Job aborted" on 3.5), with ours in
+    the causes, where errors.condition finds it (test above)."""
+    kind, first, *_ = client["bad_record_type"]
+    assert kind == "IllegalArgumentException"
+    assert first == (
+        "[TFRECORD_INVALID_OPTION] Invalid value 'Bogus' for TFRecord option 'recordType'. "
+        "Valid values: Example, SequenceExample, ByteArray."
+    )
+    read_kind, read_first, *_ = client["truncated"]
+    write_kind, write_first, *_ = client["null_element"]
+    if SPARK_3:
+        aborted = "(org.apache.spark.SparkException) Job aborted due to stage failure: "
+        assert (read_kind, write_kind) == ("SparkConnectGrpcException",) * 2
+        assert read_first.startswith(aborted) and write_first.startswith(aborted)
+        # Then the task's error: here Spark's "Encountered error while reading file …".
+        assert "/truncated/a.tfrecord" in read_first, read_first
+        assert "[TASK_WRITE_FAILED] Task failed while writing rows to file:" in write_first
+        return
+    assert (read_kind, write_kind) == ("SparkException", "SparkException")
+    assert read_first.startswith(
+        "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file://"
+    )
+    assert read_first.endswith("/truncated/a.tfrecord.  SQLSTATE: KD001"), read_first
+    assert write_first.startswith("[TASK_WRITE_FAILED] Task failed while writing rows to file:")
+
+
 def test_add_jar_to_a_second_session_of_a_server_that_has_it(client: dict[str, Any]) -> None:
     assert client["other_is_new"]
     assert client["add_jar"] == spark_tfrecord.jar_path()
@@ -425,6 +455,27 @@ def test_configure_adds_the_jar_for_a_server_the_builder_starts(options: dict[st
     assert builder._options["spark.jars"] == "/x/other.jar," + spark_tfrecord.jar_path()
 
 
+def test_configure_hides_only_the_refusals_of_its_own_settings() -> None:
+    """The filter configure() adds for a local server: its two settings with its values, as
+    pyspark's Connect conf warns them; the same key with another value, and another key, warn."""
+    from pyspark.sql import SparkSession
+
+    def shown(key: str, value: str) -> list[str]:
+        message = f"Failed to set {key} to Some({value}) due to [CANNOT_MODIFY_CONFIG] Cannot"
+        with warnings.catch_warnings(record=True) as caught:
+            spark_tfrecord.configure(SparkSession.builder.remote("local[2]"))
+            warnings.warn_explicit(
+                message, UserWarning, "conf.py", 1, module="pyspark.sql.connect.conf"
+            )
+        return [str(w.message) for w in caught]
+
+    jar = spark_tfrecord.jar_path()
+    assert shown("spark.jars", jar) == []
+    assert shown("spark.sql.extensions", spark_tfrecord.EXTENSIONS) == []
+    assert len(shown("spark.jars", jar + ",/x/other.jar")) == 1
+    assert len(shown("spark.driver.host", "127.0.0.1")) == 1
+
+
 def test_configure_gives_the_jar_to_a_local_connect_server(tmp_path: Path) -> None:
     # pyspark 3.5 needs the Connect server's jar too (as --packages would give it): configure
     # keeps it. SPARK_TESTING makes the local server take a free port (not 15002).
@@ -436,3 +487,16 @@ def test_configure_gives_the_jar_to_a_local_connect_server(tmp_path: Path) -> No
     jars = [earlier, spark_tfrecord.jar_path()] if earlier else [spark_tfrecord.jar_path()]
     assert result["jars"].split(",") == jars
     assert result["rows"] == [[i, [float(i), 0.5]] for i in range(20)]
+    # pyspark 4 sets every option again once the server runs, and the server refuses those it
+    # started with: configure() hides the refusals of its two settings, and no other.
+    ours = [w for w in result["warnings"] if "spark.jars" in w or "spark.sql.extensions" in w]
+    assert ours == [], ours
+    refused = {w.split()[3] for w in result["warnings"] if w.startswith("Failed to set ")}
+    others = {
+        "spark.connect.grpc.binding.address",
+        "spark.driver.host",
+        "spark.driver.bindAddress",
+        "spark.driver.extraJavaOptions",
+        "spark.ui.enabled",
+    }
+    assert refused == (set() if SPARK_3 else others), result["warnings"]

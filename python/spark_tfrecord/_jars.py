@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+from spark_tfrecord import errors
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -108,7 +111,13 @@ def configure(
     which is started with the builder's configuration. A builder for a Spark Connect server
     that runs elsewhere (``remote("sc://...")``, ``SPARK_REMOTE``, or Spark Connect's own
     builder) cannot ship a jar, so this raises ``ValueError``: start that server with the jar
-    (``start-connect-server.sh --jars``), or call :func:`add_jar` on the session.
+    (``start-connect-server.sh --jars``), or call :func:`add_jar` on the session. For a local
+    Connect server, pyspark 4 sets every option again once the server runs, and the server
+    refuses ``spark.jars`` and ``spark.sql.extensions`` with a warning each, although it started
+    with them: configure() hides those two warnings (for the values it set), and no other.
+
+    It also calls :func:`spark_tfrecord.errors.install_exception_handler`, so that the errors
+    of a classic session start with our condition and message.
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure(SparkSession.builder.master("local[1]")).getOrCreate()
@@ -131,8 +140,39 @@ def configure(
     extensions = [e for e in options.get("spark.sql.extensions", "").split(",") if e.strip()]
     if EXTENSIONS not in extensions:
         extensions.append(EXTENSIONS)
-    builder = builder.config("spark.jars", ",".join(existing))
-    return builder.config("spark.sql.extensions", ",".join(extensions))
+    settings = {"spark.jars": ",".join(existing), "spark.sql.extensions": ",".join(extensions)}
+    if _starts_local_server(options):
+        _quiet_reapplied(settings)
+    errors.install_exception_handler()
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+def _starts_local_server(options: dict[str, str]) -> bool:
+    """Whether the builder starts a Spark Connect server in this process (``remote("local")``,
+    or ``spark.api.mode`` ``connect``) rather than a classic session."""
+    url = options.get("spark.remote", os.environ.get("SPARK_REMOTE", ""))
+    mode = options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))
+    return url.startswith("local") or mode.lower() == "connect"
+
+
+def _quiet_reapplied(settings: dict[str, str]) -> None:
+    """Hide the warnings that say these settings could not be set again, and no other.
+
+    pyspark 4's builder starts the local Connect server with the builder's options, then sets
+    each of them again on the running session (``Builder._apply_options``), which the server
+    refuses for ``spark.jars`` and ``spark.sql.extensions`` with a ``UserWarning`` (``Failed to
+    set spark.jars to Some(...) due to [CANNOT_MODIFY_CONFIG] ...``): the server already has
+    them. The filter matches these keys with exactly these values, and a refusal.
+    """
+    for key, value in settings.items():
+        warnings.filterwarnings(
+            "ignore",
+            message=re.escape(f"Failed to set {key} to Some({value}) due to [CANNOT_MODIFY_"),
+            category=UserWarning,
+            module=r"pyspark\.sql\.connect\.",
+        )
 
 
 def _server_elsewhere(builder: object, options: dict[str, str]) -> str | None:
@@ -159,12 +199,13 @@ def add_jar(
     a Spark Connect session uploads it with ``spark.addArtifacts``, into the server's class
     loader for that session alone. The jar is the one for the session's Spark version (the
     server's, for Spark Connect) and ``scala_version`` (as for :func:`configure`). Adding it twice
-    does no harm.
+    does no harm. It calls :func:`spark_tfrecord.errors.install_exception_handler` too.
 
     >>> add_jar(spark)  # doctest: +ELLIPSIS
     '.../spark_tfrecord/jars/spark-tfrecord-spark...jar'
     """
     jar = jar_path(spark.version, scala_version=scala_version)
+    errors.install_exception_handler()
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         cast(Any, spark).addArtifacts(jar)  # not on pyspark 3.5's classic session type
     else:
