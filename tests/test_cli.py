@@ -438,6 +438,19 @@ def test_tfds_errors_name_the_flags(
         "spark-tfrecord: error: --cast nope:string: no column 'nope' (the columns: id, name, "
         "age, height_m, country, signup_day) (see spark-tfrecord convert --help)"
     ]
+    # Through Spark, a TFDS folder needs --split, and the message says so in the flag's words.
+    from spark_tfrecord import write_tfds
+
+    folder = write_tfds(spark.range(3), str(tmp_path / "d"), "ids", "train")
+    assert cli.main(["inspect", folder, "--spark"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "spark-tfrecord: error: TFRecordArgumentException: [TFRECORD_DATASET_FOLDER] "
+        f"file:{folder} is a TensorFlow Datasets folder: choose a split with --split NAME (its "
+        "splits: train). (see docs/tfds.md)"
+    ]
+    assert cli.main(["inspect", folder, "--spark", "--split", "train"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "records: 3"
+
     not_json = tmp_path / "features.json"
     not_json.write_text("{nope")
     assert cli.main([*tfds_args, "--features", str(not_json)]) == 2

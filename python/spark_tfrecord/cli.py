@@ -747,6 +747,7 @@ def _explain(exc: Exception) -> CliError:
                 message = _describe(exc, java[:1] or chain[-1:])
                 if errors.matches(exc, errors.TFDS_FEATURES):
                     message = _command_line_words(message)
+                message = message.replace("with the option 'split'", "with --split NAME")
                 if (
                     errors.matches(exc, errors.DATASET_FOLDER)
                     and "already has the split" in message
