@@ -30,7 +30,7 @@ examples:
   spark-tfrecord convert people.csv /data/tfds --tfds people_ds --split train \\
       --cast signup_day:string                                  a date column as TFDS Text
   spark-tfrecord convert data.parquet /data/tfds --tfds my_ds --split test \\
-      --features /data/tfds/other_ds/1.0.0/features.json         TFDS features of your own
+      --features /data/tfds/other_ds/1.0.0/features.json        TFDS features of your own
   spark-tfrecord convert in/ out/ --from json --conf spark.sql.shuffle.partitions=8
   spark-tfrecord inspect out/people -n 5                        schema, counts, first records
   spark-tfrecord inspect /data/tfds/my_ds --split train         a TFDS dataset (counts from its
@@ -683,9 +683,10 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="schema, counts and first records",
         description="Show files, record count, inferred schema and the first records. Local "
-        "paths are read without Spark (the bundled decoder in a JVM: about 0.7 s for a small "
-        "folder, from 0.5 s of JVM start and class loading); other paths, --schema and --spark "
-        "go through Spark (about 5 s). A TensorFlow Datasets folder (DATA_DIR/NAME/VERSION, or "
+        "paths are read without Spark, by the bundled decoder in a small JVM: for a small "
+        "folder about 2 s of CPU, mostly the JVM's start and its loading of Hadoop's and "
+        "Spark's classes (docs/getting-started.md has the figures); other paths, --schema and "
+        "--spark go through Spark. A TensorFlow Datasets folder (DATA_DIR/NAME/VERSION, or "
         "DATA_DIR/NAME with one version) shows each split, counted by its dataset_info.json, "
         "and its features.json's schema.",
         epilog=_EPILOG,
