@@ -395,6 +395,25 @@ def test_tfds_cast_and_features(spark, tmp_path: Path, capsys: pytest.CaptureFix
     rows = people_rows(tfds, data_dir / "as_days" / "1.0.0")
     assert [int(r["signup_day"]) for r in rows] == [days(p[5]) for p in PEOPLE]
 
+    # A timestamp column: int64 microseconds since 1970 (UTC), exact.
+    stamps = tmp_path / "stamps.csv"
+    stamps.write_text("id,at\n1,2024-01-05 10:00:00.123456\n2,1969-12-31 23:59:59.999999\n")
+    micros = [
+        r[0]
+        for r in spark.sql(
+            "SELECT unix_micros(timestamp'2024-01-05 10:00:00.123456') UNION ALL "
+            "SELECT unix_micros(timestamp'1969-12-31 23:59:59.999999')"
+        ).collect()
+    ]
+    assert (
+        cli.main(["convert", str(stamps), str(data_dir), "--tfds", "at", "--split", "train"]) == 0
+    )
+    assert capsys.readouterr().out.endswith(
+        "(at: timestamp as int64 microseconds since 1970-01-01)\n"
+    )
+    rows = people_rows(tfds, data_dir / "at" / "1.0.0")
+    assert [int(r["at"]) for r in rows] == micros
+
     # features.json as TFDS writes it (FeaturesDict.save_config): its types, not the defaults.
     features = tfds.features.FeaturesDict(
         {
