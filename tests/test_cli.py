@@ -585,3 +585,29 @@ def test_inspect_detects_gzip_without_the_option(tmp_path: Path) -> None:
         " |-- id: long (nullable = true)",
         '{"id": 1}',
     ]
+
+
+def test_progress_goes_to_a_terminal_on_stderr_only(tmp_path: Path) -> None:
+    """With stderr a terminal, the progress bar may draw there; stdout keeps the answer alone."""
+    import pty
+
+    for i in range(9):
+        (tmp_path / f"part-{i}.tfrecord").write_bytes(GOOD)
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*CLI, "inspect", str(tmp_path), "-n", "0"],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == [
+        f"files: 9, {len(GOOD) * 9:,} bytes",
+        "records: 9",
+        "root",
+        " |-- id: long (nullable = true)",
+    ]
