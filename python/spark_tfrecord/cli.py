@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
 from spark_tfrecord import errors
 from spark_tfrecord._io import Compression, RecordType, SaveMode
@@ -25,13 +27,21 @@ examples:
   spark-tfrecord convert out/tf back.parquet --to parquet       TFRecord back to Parquet
   spark-tfrecord convert data.parquet /data/tfds --tfds my_ds --split train --shards 8
                                             a TensorFlow Datasets dataset (/data/tfds/my_ds/1.0.0)
+  spark-tfrecord convert people.csv /data/tfds --tfds people_ds --split train \\
+      --cast signup_day:string                                  a date column as TFDS Text
+  spark-tfrecord convert data.parquet /data/tfds --tfds my_ds --split test \\
+      --features /data/tfds/other_ds/1.0.0/features.json        TFDS features of your own
   spark-tfrecord convert in/ out/ --from json --conf spark.sql.shuffle.partitions=8
   spark-tfrecord inspect out/people -n 5                        schema, counts, first records
+  spark-tfrecord inspect /data/tfds/my_ds --split train         a TFDS dataset (counts from its
+                                                                dataset_info.json)
+  spark-tfrecord inspect 'out/tf/*.tfrecord-*' --compression gzip   a glob; gzip without .gz
   spark-tfrecord inspect s3a://bucket/tf --spark                the same through Spark
   spark-tfrecord index out/tf                                   index files for PyTorch and DALI
 
 exit status: 0 done, 2 bad arguments (or columns TFRecord cannot hold), 3 input not found,
-             4 corrupt or malformed data, 5 Spark or Java failure
+             4 corrupt or malformed data, 5 Spark or Java failure,
+             6 the destination exists (give --mode overwrite or --mode append)
 """
 
 #: Spark's built-in file formats (Avro is an external module that pyspark does not ship).
@@ -45,7 +55,7 @@ _EXTENSIONS = {
     ".txt": "text",
 }
 
-EXIT_USAGE, EXIT_NOT_FOUND, EXIT_BAD_DATA, EXIT_FAILURE = 2, 3, 4, 5
+EXIT_USAGE, EXIT_NOT_FOUND, EXIT_BAD_DATA, EXIT_FAILURE, EXIT_EXISTS = 2, 3, 4, 5, 6
 
 #: Exit statuses by the condition of our error (docs/errors.md lists them), the first that
 #: matches, with the hint shown under the message.
@@ -66,12 +76,16 @@ _CONDITIONS = (
             errors.UNSUPPORTED_TYPE,
             errors.INVALID_SCHEMA,
             errors.CANNOT_INFER_SCHEMA,
-            errors.TFDS_FEATURES,
-            errors.DATASET_FOLDER,
         ),
         EXIT_USAGE,
         "see spark-tfrecord --help, docs/options.md and docs/types.md",
     ),
+    (
+        (errors.TFDS_FEATURES,),
+        EXIT_USAGE,
+        "give --cast COLUMN:TYPE or --features FILE; see docs/tfds.md",
+    ),
+    ((errors.DATASET_FOLDER,), EXIT_USAGE, "see docs/tfds.md"),
 )
 #: For errors of Spark or the JVM without a condition of ours: exit statuses by the class of
 #: the Java exception or of one of its causes (or a subclass).
@@ -113,7 +127,8 @@ def _session(master: str, conf: list[str]) -> SparkSession:
         SparkSession.builder.appName("spark-tfrecord")
         .master(master)
         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={quiet.as_uri()}")
-        .config("spark.ui.showConsoleProgress", "true")
+        # Spark's progress bar goes to stderr: for people at a terminal, not for pipes and logs.
+        .config("spark.ui.showConsoleProgress", str(sys.stderr.isatty()).lower())
     )
     for item in conf:
         key, sep, value = item.partition("=")
@@ -127,18 +142,151 @@ def _load(spark: SparkSession, path: str, fmt: str, args: argparse.Namespace) ->
     from spark_tfrecord import read
 
     if fmt == "tfrecord":
-        return read(spark, path, record_type=args.record_type, schema=args.schema)
+        options = {"compression": args.compression} if args.compression else {}
+        return read(spark, path, record_type=args.record_type, schema=args.schema, **options)
     reader = spark.read.format(fmt)
     if fmt == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
     return reader.load(path)
 
 
+def _casts(items: list[str]) -> list[tuple[str, str]]:
+    """``--cast COLUMN:TYPE`` items as (column, type), checked before Spark starts."""
+    casts = []
+    for item in items:
+        column, sep, type_name = item.partition(":")
+        if not (sep and column and type_name.strip()):
+            raise CliError(
+                f"--cast takes COLUMN:TYPE, got {item!r}",
+                "a Spark SQL type: --cast signup_day:string, --cast price:double",
+                EXIT_USAGE,
+            )
+        casts.append((column, type_name.strip()))
+    return casts
+
+
+#: Integer types that ``--cast`` turns a date or timestamp into as TFRecord stores them.
+_INTEGERS = ("bigint", "long", "int", "integer")
+
+
+def _cast(df: DataFrame, column: str, type_name: str) -> DataFrame:
+    """``df`` with ``column`` cast to ``type_name``: Spark SQL's CAST, but a date or timestamp to
+    bigint is days or microseconds since 1970-01-01 (UTC), as TFRecord stores them (CAST
+    refuses a date, and truncates a timestamp to seconds)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DateType, TimestampType
+
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    if column not in fields:
+        raise CliError(
+            f"--cast {column}:{type_name}: no column {column!r} (the columns: {', '.join(fields)})",
+            "see spark-tfrecord convert --help",
+            EXIT_USAGE,
+        )
+    source = fields[column]
+    quoted = "`" + column.replace("`", "``") + "`"
+    if isinstance(source, (DateType, TimestampType)) and type_name.lower() in _INTEGERS:
+        unit = "unix_date" if isinstance(source, DateType) else "unix_micros"
+        value = F.expr(f"{unit}({quoted})")
+        return df.withColumn(
+            column, value if type_name.lower() in ("bigint", "long") else value.cast(type_name)
+        )
+    try:
+        return df.withColumn(column, F.col(quoted).cast(type_name))
+    except Exception as e:  # a type Spark cannot parse, or a cast it refuses
+        raise CliError(
+            f"--cast {column}:{type_name}: {_first_line(str(e))}",
+            "a Spark SQL type such as string, bigint, double, array<float>",
+            EXIT_USAGE,
+        ) from None
+
+
+def _tfds_mapped(df: DataFrame) -> tuple[DataFrame, list[str]]:
+    """``df`` with each date and timestamp column (or array of them) as int64, as TFRecord stores
+    them: exact, and the one way TFDS can hold them. Returns the notes that say so."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DateType, TimestampType
+
+    notes = []
+    for field in df.schema.fields:
+        t = field.dataType
+        element = t.elementType if isinstance(t, ArrayType) else t
+        if isinstance(element, DateType):
+            function, unit = "unix_date", "days"
+        elif type(element) is TimestampType:  # not timestamp_ntz: no time zone says which day
+            function, unit = "unix_micros", "microseconds"
+        else:
+            continue
+        quoted = "`" + field.name.replace("`", "``") + "`"
+        expression = (
+            f"transform({quoted}, x -> {function}(x))"
+            if isinstance(t, ArrayType)
+            else f"{function}({quoted})"
+        )
+        df = df.withColumn(field.name, F.expr(expression))
+        notes.append(f"{field.name}: {t.simpleString()} as int64 {unit} since 1970-01-01")
+    return df, notes
+
+
+def _features_file(path: str) -> str:
+    """The TFDS features in ``path`` (a features.json, or the JSON ``features=`` takes)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        json.loads(text)
+    except OSError as e:
+        raise CliError(
+            f"--features {path}: {e.strerror}", "give a features.json file", EXIT_NOT_FOUND
+        ) from None
+    except ValueError as e:
+        raise CliError(
+            f"--features {path} is not JSON: {e}",
+            "give a features.json as TFDS writes it, or the JSON of a FeaturesDict",
+            EXIT_USAGE,
+        ) from None
+    return text
+
+
+def _refuse_existing(args: argparse.Namespace) -> None:
+    """Refuse, before Spark starts, a local destination that the save mode would refuse."""
+    if not _is_local(args.dst):
+        return  # Spark refuses it (PATH_ALREADY_EXISTS), reported the same way by _explain
+    dst = Path(args.dst.removeprefix("file:"))
+    if args.tfds is not None:
+        info = dst / args.tfds / "1.0.0" / "dataset_info.json"
+        if args.mode != "overwrite" and info.is_file():
+            try:
+                splits = [s.get("name") for s in json.loads(info.read_text()).get("splits", [])]
+            except ValueError:
+                return  # the write reports what is wrong with it
+            if args.split in splits:
+                raise _split_exists(str(info.parent), args.split)
+    elif args.mode in ("error", "errorifexists") and dst.exists():
+        raise _exists(args.dst)
+
+
+def _exists(dst: str) -> CliError:
+    return CliError(f"{dst} already exists", "use --mode overwrite or --mode append", EXIT_EXISTS)
+
+
+def _split_exists(folder: str, split: str) -> CliError:
+    return CliError(
+        f"the TFDS dataset {folder} already has the split {split!r}",
+        "use --mode overwrite to replace it, or another --split",
+        EXIT_EXISTS,
+    )
+
+
 def _convert(args: argparse.Namespace) -> int:
     from spark_tfrecord import write, write_tfds
 
     tfds_only = [
-        flag for flag, given in (("--split", args.split), ("--shards", args.shards)) if given
+        flag
+        for flag, given in (
+            ("--split", args.split),
+            ("--shards", args.shards),
+            ("--features", args.features),
+        )
+        if given
     ]
     if args.tfds is None and tfds_only:
         raise CliError(
@@ -171,14 +319,29 @@ def _convert(args: argparse.Namespace) -> int:
             "or spark.sql.orc.compression.codec=...",
             EXIT_USAGE,
         )
+    casts = _casts(args.cast)
+    features = _features_file(args.features) if args.features else None
+    _refuse_existing(args)
     spark = _session(args.master, args.conf)
     source_format = args.source_format or _guess_format(args.src)
     df = _load(spark, args.src, source_format, args)
+    for column, type_name in casts:
+        df = _cast(df, column, type_name)
     partition_by = args.partition_by.split(",") if args.partition_by else None
     if args.tfds is not None:
+        df, notes = _tfds_mapped(df)
         mode: TfdsMode = "overwrite" if args.mode == "overwrite" else "error"
-        folder = write_tfds(df, args.dst, args.tfds, args.split, num_shards=args.shards, mode=mode)
-        print(f"wrote split {args.split} of the TFDS dataset {folder} from {args.src}")
+        folder = write_tfds(
+            df,
+            args.dst,
+            args.tfds,
+            args.split,
+            num_shards=args.shards,
+            features=features,
+            mode=mode,
+        )
+        mapped = f" ({'; '.join(notes)})" if notes else ""
+        print(f"wrote split {args.split} of the TFDS dataset {folder} from {args.src}{mapped}")
         return 0
     if args.to == "tfrecord":
         options = {"compression": args.compression} if args.compression else {}
@@ -209,6 +372,9 @@ def _print_schema(schema: dict[str, Any]) -> None:
             return t
         if t.get("type") == "array":
             return f"array<{type_name(t['elementType'])}>"
+        if t.get("type") == "struct":
+            fields = ",".join(f"{f['name']}:{type_name(f['type'])}" for f in t["fields"])
+            return f"struct<{fields}>"
         return str(t.get("type"))
 
     print("root")
@@ -219,49 +385,146 @@ def _print_schema(schema: dict[str, Any]) -> None:
         )
 
 
+def _glob_root(path: str) -> str:
+    """The folder above the first glob character of ``path`` (``path`` itself without one)."""
+    first = min((i for i, c in enumerate(path) if c in "*?[{"), default=-1)
+    return path if first < 0 else path[: path.rfind("/", 0, first) + 1] or "."
+
+
 def _partition_values(root: str, file: str) -> dict[str, str]:
     """``name=value`` directories between ``root`` and ``file``, as Spark discovers them."""
-    root_parts = Path(root.removeprefix("file:")).resolve().parts
+    root_parts = Path(_glob_root(root).removeprefix("file:")).resolve().parts
     dirs = Path(file.removeprefix("file:")).parent.parts[len(root_parts) :]
     return dict(d.split("=", 1) for d in dirs if "=" in d)
 
 
-def _inspect_local(args: argparse.Namespace) -> int:
-    from rich.progress import Progress
+def _local_options(args: argparse.Namespace) -> dict[str, str]:
+    """The inspector's options: the record type's decoder without generated code (nothing to
+    compile for a few records), and the compression when given."""
+    options = {"decoder": "interpreted"}
+    if args.compression:
+        options["compression"] = args.compression
+    return options
 
+
+def _count(paths: list[str], options: dict[str, str]) -> int:
+    """Records in the files, with a progress bar on stderr when it is a terminal."""
     from spark_tfrecord import local
 
+    if len(paths) < 8 or not sys.stderr.isatty():
+        return sum(local.count_records(p, **options) for p in paths)
+    from rich.console import Console
+    from rich.progress import Progress
+
+    total = 0
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("counting records", total=len(paths))
+        for path in paths:
+            total += local.count_records(path, **options)
+            progress.advance(task)
+    return total
+
+
+def _show_rows(args: argparse.Namespace, files: list[str], schema: dict[str, Any]) -> None:
+    from spark_tfrecord import local
+
+    partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
+    data_schema = {**schema, "fields": [f for f in schema["fields"] if not f.get("partition")]}
+    options = _local_options(args)
+    shown = 0
+    for path in files:
+        if shown >= args.n:
+            break
+        rows = local.head(
+            [path], data_schema, args.n - shown, record_type=args.record_type, **options
+        )
+        for row in rows:
+            if partitions:
+                row.update(_partition_values(args.path, path))
+            print(json.dumps(row, ensure_ascii=False))
+            shown += 1
+
+
+def _inspect_local(args: argparse.Namespace) -> int:
+    from spark_tfrecord import local
+
+    folder = local.tfds_folder(args.path) if not _has_glob(args.path) else None
+    if folder is not None:
+        return _inspect_tfds(args, folder)
+    if args.split:
+        raise CliError(
+            f"--split reads a TensorFlow Datasets folder, and {args.path} is not one "
+            "(no dataset_info.json in it or in its one version folder)",
+            "inspect a TFDS dataset as DATA_DIR/NAME or DATA_DIR/NAME/VERSION",
+            EXIT_USAGE,
+        )
     files = local.list_files(args.path)
     if not files:
         raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
-    schema = local.infer_schema([f.path for f in files], record_type=args.record_type)
-    partitions = _partition_values(args.path, files[0].path)
-    for name in partitions:
-        schema["fields"].append({"name": name, "type": "string", "nullable": True, "metadata": {}})
+    paths = [f.path for f in files]
+    options = _local_options(args)
+    schema = local.infer_schema(paths, record_type=args.record_type, **options)
+    for name in _partition_values(args.path, files[0].path):
+        schema["fields"].append(
+            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
+        )
     print(f"files: {len(files)}, {sum(f.size for f in files):,} bytes")
-    total = 0
-    with Progress(transient=True, disable=len(files) < 8) as progress:
-        task = progress.add_task("counting records", total=len(files))
-        for f in files:
-            total += local.count_records(f.path)
-            progress.advance(task)
-    print(f"records: {total:,}")
+    print(f"records: {_count(paths, options):,}")
     _print_schema(schema)
-    data_schema = {**schema, "fields": schema["fields"][: len(schema["fields"]) - len(partitions)]}
-    shown = 0
-    for f in files:
-        if shown >= args.n:
-            break
-        for row in local.head([f.path], data_schema, args.n - shown, record_type=args.record_type):
-            row.update(_partition_values(args.path, f.path))
-            print(json.dumps(row, ensure_ascii=False))
-            shown += 1
+    _show_rows(args, paths, schema)
+    return 0
+
+
+def _local_path(path: str) -> str:
+    """A local path as the user writes it (Hadoop prints ``file:/tmp/x``)."""
+    return path.removeprefix("file:") if path.startswith("file:/") else path
+
+
+def _has_glob(path: str) -> bool:
+    return any(c in path for c in "*?[{")
+
+
+def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
+    from spark_tfrecord import local
+
+    if args.record_type != "Example" or args.compression:
+        raise CliError(
+            f"{folder} is a TensorFlow Datasets folder: uncompressed tf.train.Example shards",
+            "leave out --record-type and --compression",
+            EXIT_USAGE,
+        )
+    name, version, shards = local.tfds_shards(folder)
+    splits = list(dict.fromkeys(s.split for s in shards))
+    if args.split is not None:
+        if args.split not in splits:
+            raise CliError(
+                f"the TFDS dataset {_local_path(folder)} has no split {args.split!r} "
+                f"(its splits: {', '.join(splits) or 'none'})",
+                "give one of them to --split, or leave --split out for all",
+                EXIT_USAGE,
+            )
+        splits = [args.split]
+    chosen = [s for s in shards if s.split in splits]
+    print(f"tfds: {name} {version}, {_local_path(folder)}")
+    for split in splits:
+        of = [s for s in chosen if s.split == split]
+        print(
+            f"split {split}: files: {len(of)}, {sum(s.size for s in of):,} bytes, "
+            f"records: {sum(s.records for s in of):,} (dataset_info.json)"
+        )
+    print(f"records: {sum(s.records for s in chosen):,}")
+    schema = local.tfds_schema(folder)
+    _print_schema(schema)
+    _show_rows(args, [s.path for s in chosen if s.records > 0], schema)
     return 0
 
 
 def _inspect_spark(args: argparse.Namespace) -> int:
     spark = _session(args.master, args.conf)
-    df = _load(spark, args.path, "tfrecord", args)
+    if args.split:
+        df = spark.read.format("tfrecord").option("split", args.split).load(args.path)
+    else:
+        df = _load(spark, args.path, "tfrecord", args)
     files = df.inputFiles()
     print(f"files: {len(files)}")
     print(f"records: {df.count():,}")
@@ -314,9 +577,17 @@ def _record_type(value: str) -> str:
     return names.get(value.lower(), value)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr, as the command's others."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"spark-tfrecord: error: {message} (see {self.prog} --help)\n")
+        sys.exit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
     formatter = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="spark-tfrecord",
         description="Convert data to and from TensorFlow TFRecord files with Spark, "
         "and look inside them.",
@@ -324,7 +595,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=formatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{convert,inspect,index}")
-    session = argparse.ArgumentParser(add_help=False)
+    session = _Parser(add_help=False)
     session.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     session.add_argument(
         "--conf",
@@ -333,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a Spark setting, repeatable",
     )
-    common = argparse.ArgumentParser(add_help=False, parents=[session])
+    common = _Parser(add_help=False, parents=[session])
     common.add_argument(
         "--record-type",
         default="Example",
@@ -389,6 +660,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --tfds: exactly N shard files (default: from the data's size)",
     )
+    convert.add_argument(
+        "--features",
+        metavar="FILE",
+        help="with --tfds: the TFDS features, a features.json as TFDS writes it (or the JSON of "
+        "a FeaturesDict's to_json()); default: derived from the columns (docs/tfds.md)",
+    )
+    convert.add_argument(
+        "--cast",
+        action="append",
+        default=[],
+        metavar="COLUMN:TYPE",
+        help="cast a column to a Spark SQL type before writing, repeatable: --cast "
+        "signup_day:string, --cast price:double. A date or timestamp to bigint is days or "
+        "microseconds since 1970-01-01. With --tfds, date and timestamp columns not cast are "
+        "written so, as int64",
+    )
     convert.set_defaults(run=_convert)
 
     inspect = sub.add_parser(
@@ -396,12 +683,29 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="schema, counts and first records",
         description="Show files, record count, inferred schema and the first records. Local "
-        "paths are read without Spark (the bundled decoder in a JVM, about a second); other "
-        "paths, --schema and --spark go through Spark.",
+        "paths are read without Spark, by the bundled decoder in a small JVM: for a small "
+        "folder about 2 s of CPU, mostly the JVM's start and its loading of Hadoop's and "
+        "Spark's classes (docs/getting-started.md has the figures); other paths, --schema and "
+        "--spark go through Spark. A TensorFlow Datasets folder (DATA_DIR/NAME/VERSION, or "
+        "DATA_DIR/NAME with one version) shows each split, counted by its dataset_info.json, "
+        "and its features.json's schema.",
         epilog=_EPILOG,
         formatter_class=formatter,
     )
-    inspect.add_argument("path", help="TFRecord file or directory")
+    inspect.add_argument(
+        "path", help="TFRecord file, directory, glob (quoted) or TensorFlow Datasets folder"
+    )
+    inspect.add_argument(
+        "--split",
+        metavar="NAME",
+        help="of a TensorFlow Datasets folder: this split only (default: every split)",
+    )
+    inspect.add_argument(
+        "--compression",
+        choices=get_args(Compression),
+        help="for files without a .gz or .deflate extension (TensorFlow's GZIP / ZLIB shards): "
+        "the data source's compression option",
+    )
     inspect.add_argument("-n", type=int, default=10, help="records to show (default 10)")
     inspect.add_argument("--spark", action="store_true", help="use Spark even for local paths")
     inspect.set_defaults(run=_inspect)
@@ -441,7 +745,24 @@ def _explain(exc: Exception) -> CliError:
         for conditions, status, hint in _CONDITIONS:
             if any(errors.matches(exc, c) for c in conditions):
                 java = [j for j in chain if errors.from_java(j) is not None]
-                return CliError(_describe(exc, java[:1] or chain[-1:]), hint, status)
+                message = _describe(exc, java[:1] or chain[-1:])
+                if errors.matches(exc, errors.TFDS_FEATURES):
+                    message = _command_line_words(message)
+                message = message.replace("with the option 'split'", "with --split NAME")
+                if (
+                    errors.matches(exc, errors.DATASET_FOLDER)
+                    and "already has the split" in message
+                ):
+                    return CliError(
+                        message.split(" Write it with mode overwrite")[0],
+                        "use --mode overwrite to replace it, or another --split",
+                        EXIT_EXISTS,
+                    )
+                return CliError(message, hint, status)
+    if _error_condition(exc) == "PATH_ALREADY_EXISTS":
+        return CliError(
+            _describe(exc, chain[:1]), "use --mode overwrite or --mode append", EXIT_EXISTS
+        )
     if _error_condition(exc) == "PATH_NOT_FOUND":
         return CliError(_describe(exc, chain[:1]), "check the path", EXIT_NOT_FOUND)
     for class_names, status, hint in _JAVA_FAILURES:
@@ -450,6 +771,19 @@ def _explain(exc: Exception) -> CliError:
                 return CliError(_describe(exc, [java]), hint, status)
     # Otherwise the innermost cause says best what went wrong.
     return CliError(_describe(exc, chain[-1:]), _DEBUG_HINT, EXIT_FAILURE)
+
+
+def _command_line_words(message: str) -> str:
+    """A TFDS features error as the command line says it: its flags, not write_tfds's
+    ``features=``."""
+    column = re.search(r"Column '([^']+)'", message)
+    flag = f"--cast {column.group(1)}:" if column else "--cast COLUMN:"
+    message = message.replace(
+        "Cast it (to bigint, double or string)", f"Cast it ({flag}bigint, double or string)"
+    )
+    return message.replace("give features=", "give --features FILE").replace(
+        "Give features=", "Give --features FILE"
+    )
 
 
 def _java_classes(java: Any) -> set[str]:
@@ -473,18 +807,36 @@ def _error_condition(exc: Exception) -> str | None:
     return None if condition is None else str(condition)
 
 
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ""
+
+
 def _describe(exc: Exception, java: list[Any]) -> str:
     """``ClassName: first line of the message`` of the Java exception if given, else of ``exc``."""
     if java:
         name, message = java[0].getClass().getSimpleName(), java[0].getMessage()
     else:
         name, message = type(exc).__name__, str(exc)
-    lines = str(message or "").strip().splitlines()
-    return f"{name}: {lines[0] if lines else ''}"
+    return f"{name}: {_first_line(str(message or ''))}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; return its exit status."""
+    """Run the command; return its exit status.
+
+    Its answer is all it prints on stdout; a failure is one line on stderr,
+    ``spark-tfrecord: error: <message> (<hint>)``, and an exit status (the epilog lists them).
+    """
+    # pyspark 4.x warns on import that it does not yet fully support pandas 3, which the
+    # command does not use; only this warning, only while the command runs.
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+        )
+        return _run(argv)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         result: int = args.run(args)
@@ -495,6 +847,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SPARK_TFRECORD_DEBUG"):
             raise
         error = _explain(e)
-    print(f"spark-tfrecord: error: {error}", file=sys.stderr)
-    print(f"hint: {error.hint}", file=sys.stderr)
+    print(f"spark-tfrecord: error: {error} ({error.hint})", file=sys.stderr)
     return error.status

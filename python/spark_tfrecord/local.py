@@ -1,7 +1,8 @@
 """TFRecord files on this machine without Spark: the bundled jar's decoder in a JVM via JPype.
 
-The JVM starts on first use (about a second), with the jar and pyspark's own jars on its class
-path; no SparkSession, no cluster. This is what ``spark-tfrecord inspect`` uses for local paths.
+The JVM starts on first use, with the jar and the few of pyspark's jars it needs on its class
+path; no SparkSession, no cluster, no logging. This is what ``spark-tfrecord inspect`` uses for
+local paths (docs/getting-started.md has what it costs).
 
 Example (a plain example, not a doctest: the JVM it starts would outlive the test)::
 
@@ -11,12 +12,55 @@ Example (a plain example, not a doctest: the JVM it starts would outlive the tes
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from spark_tfrecord._io import RecordType
+
+#: The JVM's logging configuration: off (the command reports failures itself, in one line).
+_LOG4J2 = Path(__file__).resolve().parent / "log4j2-cli.properties"
+#: Flags of a JVM that lives for one short command: the client compiler only, the serial
+#: collector, the JDK's class data sharing archive, and log4j's simple logger, switched off
+#: (log4j-core would load some 500 classes to configure itself, and print Spark's INFO lines).
+_JVM_FLAGS = (
+    "-Xmx1g",
+    "-Xshare:auto",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:+UseSerialGC",
+    "-Dlog4j2.loggerContextFactory=org.apache.logging.log4j.simple.SimpleLoggerContextFactory",
+    "-Dorg.apache.logging.log4j.simplelog.level=OFF",
+    "-Dlog4j2.StatusLogger.level=OFF",
+)
+#: pyspark's jars that the inspector's classes come from (of Spark 3.5 and 4.x), by name
+#: prefix, in the order a class is most often found in. They come first on the class path, the
+#: other jars after them (so that no class is ever missing), and log4j-core is not started.
+_SPARK_JARS = (
+    "scala-library-",
+    "spark-catalyst_",
+    "spark-sql-api_",
+    "spark-unsafe_",
+    "spark-common-utils",  # and spark-common-utils-java (4.1 and later)
+    "spark-sql_",
+    "hadoop-client-api-",
+    "hadoop-client-runtime-",
+    "jackson-",
+    "json4s-",
+    "scala-reflect-",
+    "scala-collection-compat_",
+    "scala-parser-combinators_",
+    "icu4j-",
+    "slf4j-api-",
+    "log4j-",
+    "kryo-shaded-",  # UTF8String is KryoSerializable
+    "commons-logging-",
+    "jcl-over-slf4j-",
+    "paranamer-",
+    "javax.servlet-api-",
+    "jakarta.servlet-api-",
+)
 
 
 @dataclass(frozen=True)
@@ -27,38 +71,62 @@ class DataFile:
     size: int
 
 
+@dataclass(frozen=True)
+class Shard:
+    """One shard of a TFDS split: its split, records (from ``dataset_info.json``), size, path."""
+
+    split: str
+    records: int
+    size: int
+    path: str
+
+
+def _pyspark_jars() -> Path:
+    """pyspark's ``jars`` folder, found without importing pyspark (which takes a while)."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("spark_tfrecord.local needs pyspark installed (its jars)")
+    return Path(next(iter(spec.submodule_search_locations))) / "jars"
+
+
+def _class_path() -> list[str]:
+    """The bundled jar, the jars of pyspark it uses most (:data:`_SPARK_JARS`), then the rest."""
+    from spark_tfrecord._jars import jar_path
+
+    jars = sorted(p.name for p in _pyspark_jars().glob("*.jar"))
+    first = [n for prefix in _SPARK_JARS for n in jars if n.startswith(prefix)]
+    rest = [n for n in jars if n not in set(first)]
+    return [jar_path(), *(str(_pyspark_jars() / n) for n in first + rest)]
+
+
 def _tools() -> Any:
     """The JVM class ``io.github.sparktfrecord.TFRecordInspector``, starting the JVM if needed."""
     import jpype
 
     if not jpype.isJVMStarted():
-        import pyspark
-
-        from spark_tfrecord._jars import jar_path
-
-        spark_jars = Path(pyspark.__file__).resolve().parent / "jars"
         jpype.startJVM(
-            "-Xmx1g",
-            "-Dlog4j2.level=ERROR",
-            "-Dlog4j2.StatusLogger.level=OFF",
-            classpath=[jar_path(), str(spark_jars / "*")],
+            *_JVM_FLAGS,
+            f"-Dlog4j2.configurationFile={_LOG4J2.as_uri()}",
+            classpath=_class_path(),
             convertStrings=True,
         )
     return jpype.JClass("io.github.sparktfrecord.TFRecordInspector")
 
 
-def _options(record_type: RecordType, options: dict[str, str] | None) -> Any:
+def _options(record_type: RecordType | None, options: dict[str, str] | None) -> Any:
     import jpype
 
     java_map = jpype.JClass("java.util.HashMap")()
-    java_map.put("recordType", record_type)
+    if record_type is not None:
+        java_map.put("recordType", record_type)
     for key, value in (options or {}).items():
         java_map.put(key, value)
     return java_map
 
 
 def list_files(path: str) -> list[DataFile]:
-    """The data files under ``path`` (or ``path`` itself), skipping ``_*`` and ``.*`` names."""
+    """The data files under ``path`` (itself when a file, every match when a glob), skipping
+    ``_*`` and ``.*`` names and TFDS metadata files."""
     files = []
     for line in _tools().listFiles(path):
         size, name = str(line).split("\t", 1)
@@ -66,9 +134,36 @@ def list_files(path: str) -> list[DataFile]:
     return files
 
 
-def count_records(path: str) -> int:
-    """Records in one file, walking the framing and checking both checksums of each."""
-    return int(_tools().countRecords(path))
+def count_records(path: str, **options: str) -> int:
+    """Records in one file, walking the framing and checking both checksums of each.
+
+    ``options`` are the data source's (``compression="gzip"`` for a gzip file without ``.gz``).
+    """
+    return int(_tools().countRecords(path, _options(None, options)))
+
+
+def tfds_folder(path: str) -> str | None:
+    """The TFDS version folder at ``path`` or just under it (a dataset folder with one version)."""
+    found = _tools().tfdsFolder(path)
+    return None if found is None else str(found)
+
+
+def tfds_shards(folder: str) -> tuple[str, str, list[Shard]]:
+    """A TFDS version folder's dataset name, version and shards, as ``dataset_info.json`` has
+    them (nothing is read but it)."""
+    lines = [str(line) for line in _tools().tfdsShards(folder)]
+    name, version = lines[0].split("\t")
+    shards = []
+    for line in lines[1:]:
+        split, records, size, path = line.split("\t", 3)
+        shards.append(Shard(split, int(records), int(size), path))
+    return name, version, shards
+
+
+def tfds_schema(folder: str) -> dict[str, Any]:
+    """The schema of a TFDS version folder's records, from its ``features.json``."""
+    result: dict[str, Any] = json.loads(str(_tools().tfdsSchemaJson(folder)))
+    return result
 
 
 def infer_schema(

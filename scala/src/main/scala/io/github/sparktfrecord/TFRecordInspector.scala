@@ -15,12 +15,12 @@ import org.apache.spark.sql.types.{DataType, StructType}
 object TFRecordInspector {
 
   /**
-   * Walks the framing of a file (decompressing by extension) and checks both CRCs of every
-   * record, parsing nothing: the floor under any reader. Returns the number of records.
+   * Walks the framing of a file (decompressing by extension, else by the `compression` option)
+   * and checks both CRCs of every record, parsing nothing: the floor under any reader. Returns
+   * the number of records.
    */
-  def countRecords(path: String): Long = {
-    val options = TFRecordOptions.sessionFree(java.util.Collections.emptyMap[String, String]())
-    val reader = openFile(path, options, keepData = false)
+  def countRecords(path: String, options: java.util.Map[String, String]): Long = {
+    val reader = openFile(path, TFRecordOptions.sessionFree(options), keepData = false)
     try {
       var n = 0L
       while (reader.next()) n += 1
@@ -28,22 +28,87 @@ object TFRecordInspector {
     } finally reader.close()
   }
 
+  /** [[countRecords]] with the default options. */
+  def countRecords(path: String): Long =
+    countRecords(path, java.util.Collections.emptyMap[String, String]())
+
   /**
-   * The data files under `path` (itself when it is a file), recursively, skipping names that
-   * start with `_` or `.` as Spark does, sorted by path: each as "size<TAB>path".
+   * The data files under `path` (itself when it is a file; every match when it is a glob),
+   * recursively, skipping names that start with `_` or `.` as Spark does, and TFDS metadata
+   * files, sorted by path: each as "size<TAB>path". A glob that matches nothing gives none; a
+   * path that does not exist fails with `FileNotFoundException`.
    */
   def listFiles(path: String): Array[String] = {
     val root = new Path(path)
     val fs = root.getFileSystem(new Configuration())
     val found = Array.newBuilder[String]
-    def visit(status: FileStatus): Unit = {
-      val name = status.getPath.getName
-      if (status.getPath != root && (name.startsWith("_") || name.startsWith("."))) return
-      if (status.isDirectory) fs.listStatus(status.getPath).foreach(visit)
-      else found += s"${status.getLen}\t${status.getPath}"
+    def visit(status: FileStatus, top: Boolean): Unit = {
+      val file = status.getPath
+      val name = file.getName
+      if (!top && (name.startsWith("_") || name.startsWith("."))) return
+      if (status.isDirectory) fs.listStatus(file).foreach(visit(_, top = false))
+      else if (top || !isTFDSMetadata(file)) found += s"${status.getLen}\t$file"
     }
-    visit(fs.getFileStatus(root))
+    // globStatus returns the path itself when it has no glob characters, null when it is missing.
+    val matches = Option(fs.globStatus(root)).getOrElse(Array.empty[FileStatus])
+    if (matches.isEmpty && !hasGlob(path)) fs.getFileStatus(root) // FileNotFoundException
+    matches.foreach(visit(_, top = true))
     found.result().sortBy(_.split('\t')(1))
+  }
+
+  private def isTFDSMetadata(file: Path): Boolean =
+    TFDSDataset.isMetadata(file) || file.getName.endsWith(".labels.txt")
+
+  private def hasGlob(path: String): Boolean = path.exists(c => "*?[]{}".indexOf(c) >= 0)
+
+  /**
+   * The TensorFlow Datasets version folder at `path` (a folder with `dataset_info.json`) or just
+   * under it (a dataset folder holding one version), or null when `path` is neither.
+   */
+  def tfdsFolder(path: String): String = {
+    val root = new Path(path)
+    val conf = new Configuration()
+    val fs = root.getFileSystem(conf)
+    def isVersion(p: Path): Boolean = fs.exists(new Path(p, TFDSDataset.InfoFile))
+    if (!fs.getFileStatus(root).isDirectory) null
+    else if (isVersion(root)) fs.getFileStatus(root).getPath.toString
+    else {
+      val versions = fs.listStatus(root).filter(s => s.isDirectory && isVersion(s.getPath))
+      if (versions.length == 1) versions(0).getPath.toString else null
+    }
+  }
+
+  /**
+   * The dataset of a TFDS version folder: its first line "name<TAB>version", then one line per
+   * shard of each split, in the order of `dataset_info.json`:
+   * "split<TAB>records<TAB>bytes<TAB>path", the records as `dataset_info.json` counts them, the
+   * bytes the file's size. Fails naming the folder when `dataset_info.json` cannot be used.
+   */
+  def tfdsShards(folder: String): Array[String] = {
+    val root = new Path(folder)
+    val conf = new Configuration()
+    val fs = root.getFileSystem(conf)
+    val info = TFDSDataset.readInfo(root, conf).getOrElse(
+      throw new java.io.FileNotFoundException(s"$folder/${TFDSDataset.InfoFile}"))
+    val splits = info.splits
+    // readSplit refuses a folder of another file format than tfrecord, naming it.
+    if (splits.nonEmpty) TFDSDataset.readSplit(root, splits.head.name, conf)
+    val lines = Array.newBuilder[String]
+    lines += s"${info.name}\t${info.version}"
+    for (split <- splits; (name, records) <- info.shardNames(split).zip(split.shardLengths)) {
+      val shard = fs.getFileStatus(new Path(root, name))
+      lines += s"${split.name}\t$records\t${shard.getLen}\t${shard.getPath}"
+    }
+    lines.result()
+  }
+
+  /** The schema of a read of a TFDS version folder, from its `features.json`, as JSON. */
+  def tfdsSchemaJson(folder: String): String = {
+    val root = new Path(folder)
+    val conf = new Configuration()
+    val (features, names) = TFDSDataset.readFeatures(root, conf).getOrElse(
+      throw new java.io.FileNotFoundException(s"$folder/${TFDSDataset.FeaturesFile}"))
+    TFDSFeatures.schema(features, names).json
   }
 
   /** The schema the data source would infer for these files, as `StructType` JSON. */
