@@ -9,6 +9,7 @@ import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 import org.slf4j.LoggerFactory
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -66,10 +67,16 @@ private[sparktfrecord] object TFRecordPlanningWarnings {
   }
 
   /** Warns once per unknown key of `options`, naming the closest valid option. */
-  def unknownOptions(session: SparkSession, options: Map[String, String]): Unit =
-    options.keys.filterNot(isKnown).toSeq.sorted.foreach { key =>
+  def unknownOptions(session: SparkSession, options: Map[String, String]): Unit = {
+    // As the user spelt them: a read's options come in a map of lower-cased keys.
+    val spelt = options match {
+      case c: CaseInsensitiveMap[String @unchecked] => c.originalMap
+      case other => other
+    }
+    spelt.keys.filterNot(isKnown).toSeq.sorted.foreach { key =>
       once(session, "option " + key.toLowerCase(Locale.ROOT))(unknownOptionMessage(key))
     }
+  }
 
   def unknownOptionMessage(key: String): String = {
     val hint = closest(key, TFRecordOptions.Names ++ SparkOptionNames)

@@ -69,10 +69,13 @@ private[sparktfrecord] object TFRecordSchema {
   def rejectMaps(schema: StructType): Unit =
     mapIn(schema, "").foreach { case (path, map) =>
       val column = path.takeWhile(_ != '.')
-      val where = if (path == column) s"Column '$path'" else s"Field '$path' of column '$column'"
+      val where =
+        if (path != column) s"Field '$path' of column '$column' has type"
+        else if (schema(column).dataType == map) s"Column '$path' has type"
+        else s"Column '$path' (${schema(column).dataType.simpleString}) holds a"
       val use = if (path == column) path else s"`$path`"
       throw TFRecordError.argument(TFRecordError.UnsupportedType,
-        s"$where has type ${map.simpleString}, which TFRecord cannot hold: a tf.train.Example " +
+        s"$where ${map.simpleString}, which TFRecord cannot hold: a tf.train.Example " +
           "feature is a flat list of one kind (int64, float or bytes), and a map has no " +
           "TensorFlow kind. Store its keys and values as two array columns " +
           s"(map_keys($use), map_values($use)), or the map as a JSON string (to_json($use)).",
