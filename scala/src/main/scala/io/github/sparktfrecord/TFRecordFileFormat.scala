@@ -67,7 +67,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       dataSchema: StructType): OutputWriterFactory = {
     val parsed = new TFRecordOptions(options)
     TFRecordPlanningWarnings.unknownOptions(sparkSession, options)
-    TFRecordSchema.rejectMaps(dataSchema)
+    TFRecordSchema.rejectMaps(dataSchema, parsed.recordType)
     val sharded = TFRecordShardedWrite.prepare(job, options, parsed, dataSchema)
     TFRecordSchema.validate(sharded.map(_.schema).getOrElse(dataSchema), parsed.recordType,
       writing = true, parsed.pathSeparator)
@@ -107,7 +107,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
     val parsed = new TFRecordOptions(options)
     TFRecordPlanningWarnings.unknownOptions(sparkSession, options)
-    TFRecordSchema.rejectMaps(dataSchema)
+    TFRecordSchema.rejectMaps(dataSchema, parsed.recordType)
     TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false,
       parsed.pathSeparator)
     TFRecordPlanningWarnings.absentColumns(sparkSession, requiredSchema, options, parsed,

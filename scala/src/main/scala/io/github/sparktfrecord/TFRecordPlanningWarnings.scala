@@ -133,6 +133,7 @@ private[sparktfrecord] object TFRecordPlanningWarnings {
     if (columns.isEmpty) return
     val leaves = FeaturePaths.leaves(columns, parsed.recordType, parsed.pathSeparator)
     val wanted = leaves.map(_.name).toSet
+    val started = System.nanoTime()
     val held = try {
       val path = new Path(root.get)
       val fs = path.getFileSystem(conf)
@@ -146,6 +147,10 @@ private[sparktfrecord] object TFRecordPlanningWarnings {
       case NonFatal(e) =>
         log.debug("Could not check which columns the records hold", e)
         wanted
+    }
+    if (log.isDebugEnabled) {
+      log.debug(s"Checked ${wanted.size} feature(s) against the sampled records in " +
+        s"${(System.nanoTime() - started) / 1000000} ms")
     }
     val absent = leaves.filterNot(l => held.contains(l.name))
     if (absent.nonEmpty) {

@@ -66,7 +66,7 @@ private[sparktfrecord] object TFRecordSchema {
    * Refuses a map column, or a struct or array column with a map inside, naming the map's path
    * (`props`, `meta.tags`): a feature has no kind a map could take.
    */
-  def rejectMaps(schema: StructType): Unit =
+  def rejectMaps(schema: StructType, recordType: RecordType): Unit =
     mapIn(schema, "").foreach { case (path, map) =>
       val column = path.takeWhile(_ != '.')
       val where =
@@ -79,7 +79,7 @@ private[sparktfrecord] object TFRecordSchema {
           "feature is a flat list of one kind (int64, float or bytes), and a map has no " +
           "TensorFlow kind. Store its keys and values as two array columns " +
           s"(map_keys($use), map_values($use)), or the map as a JSON string (to_json($use)).",
-        "column" -> path, "type" -> map.simpleString)
+        "column" -> path, "type" -> map.simpleString, "recordType" -> recordType.name)
     }
 
   /**
@@ -91,7 +91,7 @@ private[sparktfrecord] object TFRecordSchema {
       recordType: RecordType,
       writing: Boolean,
       separator: String = TFRecordOptions.DefaultPathSeparator): Unit = {
-    rejectMaps(schema)
+    rejectMaps(schema, recordType)
     recordType match {
       case RecordType.ByteArray =>
         val ok = if (writing) schema.length == 1 && schema.head.dataType == BinaryType
