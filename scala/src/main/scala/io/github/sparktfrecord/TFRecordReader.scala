@@ -276,22 +276,12 @@ private[sparktfrecord] object TFRecordReader {
     val n = readHead(raw, head)
     val in = new SequenceInputStream(new ByteArrayInputStream(head, 0, n), raw)
     val named = TFRecordCompression.forFile(path, settings.compression, conf)
-    val (codec, chosen) =
-      if (named != TFRecordCompression.None) {
-        // The extension decides before the option does.
-        val byName =
-          TFRecordCompression.forFile(path, TFRecordCompression.None, conf) == named
-        (named, if (byName) ByName else ByOption)
-      } else (TFRecordCompression.detect(head, n), ByFirstBytes)
+    val detected = named == TFRecordCompression.None
+    val codec = if (detected) TFRecordCompression.detect(head, n) else named
     if (codec == TFRecordCompression.None) {
       new TFRecordReader(in, path.toString, 0L, end, fileLength, settings)
-    } else decompressing(in, head, n, path, conf, settings, codec, chosen)
+    } else decompressing(in, head, n, path, conf, settings, codec, detected)
   }
-
-  // How the codec of a compressed file was chosen, for messages.
-  private final val ByName = "as its name says"
-  private final val ByOption = "as the compression option says"
-  private final val ByFirstBytes = "as its first bytes say"
 
   /** Fills `head` from `in` as far as the stream goes; returns how many bytes it holds. */
   private def readHead(in: InputStream, head: Array[Byte]): Int = {
@@ -317,9 +307,15 @@ private[sparktfrecord] object TFRecordReader {
       conf: Configuration,
       settings: FramingSettings,
       codec: TFRecordCompression,
-      chosen: String): TFRecordReader = {
+      detected: Boolean): TFRecordReader = {
     def cannot(why: String): Nothing = {
-      val hint = TFRecordCompression.likely(head, n, codec, byName = chosen == ByName)
+      // The extension decides before the option does.
+      val byName = !detected &&
+        TFRecordCompression.forFile(path, TFRecordCompression.None, conf) == codec
+      val chosen = if (detected) "as its first bytes say"
+      else if (byName) "as its name says"
+      else "as the compression option says"
+      val hint = TFRecordCompression.likely(head, n, codec, byName)
       throw new TFRecordCorruptException(TFRecordError.Unreadable,
         s"Cannot decompress as ${codec.name}, $chosen ($why${if (hint.isEmpty) "" else "; "}" +
           s"$hint)", path.toString, 0L)
