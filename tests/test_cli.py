@@ -245,7 +245,8 @@ def test_arguments_are_checked_before_spark_starts(tmp_path: Path) -> None:
             ["inspect", "{data}", "--schema", "m map<string,string>"],
             GOOD,
             2,
-            "AnalysisException: [UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE] ",
+            "TFRecordArgumentException: [TFRECORD_UNSUPPORTED_TYPE] Column 'm' has type "
+            "map<string,string>, which TFRecord cannot hold",
         ),
         (
             ["inspect", "{data}", "--spark"],

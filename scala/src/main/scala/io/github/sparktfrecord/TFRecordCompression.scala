@@ -118,8 +118,9 @@ private[sparktfrecord] object TFRecordCompression {
   }
 
   /**
-   * The codec of a file being read: its extension decides (`.gz`, `.deflate`/`.zlib`, or one a
-   * Hadoop codec claims), else the `compression` option, else none.
+   * The codec of a file being read, as its name and the options say: its extension decides
+   * (`.gz`, `.deflate`/`.zlib`, or one a Hadoop codec claims), else the `compression` option.
+   * None here means that nothing said: the file's first bytes then decide ([[detect]]).
    */
   def forFile(path: Path, option: TFRecordCompression, conf: Configuration): TFRecordCompression = {
     val name = path.getName.toLowerCase(Locale.ROOT)
@@ -131,5 +132,71 @@ private[sparktfrecord] object TFRecordCompression {
       val codec = new CompressionCodecFactory(conf).getCodec(path)
       if (codec == null) None else Hadoop(codec.getClass.getName)
     }
+  }
+
+  /** How many of a file's first bytes [[detect]] looks at: one TFRecord header. */
+  final val HeadBytes = TFRecordFraming.HeaderBytes
+
+  /**
+   * The codec of a file whose name and options say nothing (TensorFlow's own `-of-` shards
+   * written with `compression_type="GZIP"` have no `.gz`), from its first `n` bytes `head`:
+   *  - none when they are a sound TFRecord header (8 length bytes and their masked CRC32C), so
+   *    that an uncompressed file is never taken for a compressed one, whatever its first
+   *    record's length (a length whose first bytes are gzip's magic, or `0x78` as zlib's);
+   *  - else GZIP when they start with gzip's magic and method (`1f 8b 08`);
+   *  - else ZLIB when they start with a zlib header: deflate with a window of at most 32 KiB
+   *    (`78`, ...) and a check value that 31 divides;
+   *  - else none: the reader then reports the header as corrupt ([[likely]] says what it looks
+   *    like).
+   * An empty file is none.
+   */
+  def detect(head: Array[Byte], n: Int): TFRecordCompression =
+    if (isTFRecordHeader(head, n)) None
+    else if (isGzip(head, n)) Gzip
+    else if (isZlib(head, n)) Deflate
+    else None
+
+  /** Whether `head` starts as a stream of `codec` does (GZIP, ZLIB; others are not checked). */
+  def startsAs(codec: TFRecordCompression, head: Array[Byte], n: Int): Boolean = codec match {
+    case Gzip => isGzip(head, n)
+    case Deflate => isZlib(head, n)
+    case _ => true
+  }
+
+  private def isTFRecordHeader(head: Array[Byte], n: Int): Boolean =
+    n >= TFRecordFraming.HeaderBytes &&
+      TFRecordFraming.maskedCrc(new java.util.zip.CRC32C, head, 0, 8) ==
+      ProtoWire.readFixed32(head, 8)
+
+  private def isGzip(head: Array[Byte], n: Int): Boolean =
+    n >= 3 && head(0) == 0x1f.toByte && head(1) == 0x8b.toByte && head(2) == 8
+
+  private def isZlib(head: Array[Byte], n: Int): Boolean =
+    n >= 2 && head(0) == 0x78.toByte && ((head(0) & 0xff) * 256 + (head(1) & 0xff)) % 31 == 0
+
+  private def startsWith(head: Array[Byte], n: Int, magic: Int*): Boolean =
+    n >= magic.length && magic.indices.forall(i => head(i) == magic(i).toByte)
+
+  /**
+   * What the first `n` bytes of a file that did not read as `codec` look like, and the option
+   * to set, or "" when they look like nothing known; for the errors at offset 0 of a file (a
+   * corrupt header, a stream the codec could not decompress). `byName`: the file's extension
+   * chose `codec`, which no option overrides.
+   */
+  def likely(head: Array[Byte], n: Int, codec: TFRecordCompression, byName: Boolean): String = {
+    val detected = "or leave it unset: GZIP and ZLIB are detected by their first bytes"
+    val (what, setting) =
+      if (codec != None && isTFRecordHeader(head, n)) {
+        ("an uncompressed TFRecord header", "compression=none (or leave it unset)")
+      } else if (codec != Gzip && isGzip(head, n)) ("gzip's", s"compression=gzip ($detected)")
+      else if (codec != Deflate && isZlib(head, n)) {
+        ("a zlib header (TensorFlow's ZLIB)", s"compression=zlib ($detected)")
+      } else if (startsWith(head, n, 'B', 'Z', 'h')) {
+        ("bzip2's", "compression=bzip2 with allowNonTensorFlowCodec=true")
+      } else if (startsWith(head, n, 0x28, 0xb5, 0x2f, 0xfd)) {
+        ("zstd's", "compression=zstd with allowNonTensorFlowCodec=true")
+      } else return ""
+    if (byName) s"the file's first bytes are $what, but its extension says ${codec.name}: rename it"
+    else s"the file's first bytes are $what: set $setting"
   }
 }

@@ -46,7 +46,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
   }
 
   override def supportDataType(dataType: DataType): Boolean =
-    TFRecordSchema.supportsDataType(dataType)
+    TFRecordSchema.supportsOrExplains(dataType)
 
   /** See [[TFRecordReader.isSplittable]]. */
   override def isSplitable(
@@ -66,6 +66,8 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       options: Map[String, String],
       dataSchema: StructType): OutputWriterFactory = {
     val parsed = new TFRecordOptions(options)
+    TFRecordPlanningWarnings.unknownOptions(sparkSession, options)
+    TFRecordSchema.rejectMaps(dataSchema, parsed.recordType)
     val sharded = TFRecordShardedWrite.prepare(job, options, parsed, dataSchema)
     TFRecordSchema.validate(sharded.map(_.schema).getOrElse(dataSchema), parsed.recordType,
       writing = true, parsed.pathSeparator)
@@ -104,8 +106,12 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
     val parsed = new TFRecordOptions(options)
+    TFRecordPlanningWarnings.unknownOptions(sparkSession, options)
+    TFRecordSchema.rejectMaps(dataSchema, parsed.recordType)
     TFRecordSchema.validate(requiredSchema, parsed.recordType, writing = false,
       parsed.pathSeparator)
+    TFRecordPlanningWarnings.absentColumns(sparkSession, requiredSchema, options, parsed,
+      hadoopConf)
     FailureSafeDecoder.checkCorruptColumn(requiredSchema, parsed)
     // Spark's own wrapper: a class of ours would be deserialized by the broadcast's class loader,
     // which differs from the task's when the jar came with `ADD JAR` or `addArtifacts`.

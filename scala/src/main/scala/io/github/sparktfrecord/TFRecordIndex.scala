@@ -44,12 +44,13 @@ object TFRecordIndex {
   def indexFile(file: Path, conf: Configuration, options: TFRecordOptions): (Long, Long) = {
     val fs = file.getFileSystem(conf)
     val length = fs.getFileStatus(file).getLen
-    checkCompression(TFRecordCompression.forFile(file, options.compression, conf), file.toString)
     val index = pathFor(file)
     val temporary = new Path(index.getParent, index.getName + ".tmp")
     val reader = TFRecordReader.open(file, conf, FramingSettings(options, keepData = false), length)
     var records = 0L
     try {
+      // The codec the file was opened with: by its name, the option or its first bytes.
+      checkCompression(reader.compression, file.toString)
       val writer = new IndexWriter(fs.create(temporary, true))
       try {
         while (reader.next()) {

@@ -12,7 +12,8 @@ import org.apache.spark.sql.internal.SQLConf
 /**
  * Every option of the `tfrecord` data source, parsed once from the case-insensitive option map.
  * A value that is not valid fails here, on the driver, before a job starts, naming the valid
- * values. Options this class does not know are ignored, as Spark's own file sources ignore them.
+ * values. Options this class does not know are ignored, as Spark's own file sources ignore them,
+ * with one warning per query ([[TFRecordPlanningWarnings]]).
  *
  * The same options configure the Hadoop formats, read from a job's [[Configuration]] (see the
  * constructor that takes one).
@@ -287,6 +288,9 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   final val GeneratedDecoder = "generated"
   final val InterpretedDecoder = "interpreted"
   private val VersionPattern = """\d+\.\d+\.\d+""".r
+
+  /** Every option's name, as docs/options.md spells it, sorted case-insensitively. */
+  lazy val Names: Seq[String] = getAllOptions.toSeq.sortBy(_.toLowerCase(Locale.ROOT))
 
   /** The prefix of the options in a Hadoop job's configuration. */
   final val HadoopPrefix = "tfrecord."

@@ -1,6 +1,6 @@
 package io.github.sparktfrecord
 
-import java.io.{EOFException, InputStream}
+import java.io.{ByteArrayInputStream, EOFException, InputStream, SequenceInputStream}
 import java.util.zip.CRC32C
 
 import org.apache.hadoop.conf.Configuration
@@ -36,6 +36,8 @@ import org.apache.hadoop.fs.{FSDataInputStream, Path}
  *                 each record's data whole in [[data]] (without it, for `count()` and other
  *                 queries that need no column, records are only checksummed chunk by chunk, and
  *                 the buffer never grows)
+ * @param compression the codec `in` was decompressed with (none: the file's own bytes), for
+ *                 error messages and for the callers that accept some codecs only
  */
 private[sparktfrecord] final class TFRecordReader(
     in: InputStream,
@@ -43,7 +45,9 @@ private[sparktfrecord] final class TFRecordReader(
     start: Long,
     end: Long,
     streamLength: Long,
-    settings: FramingSettings) extends java.io.Closeable {
+    settings: FramingSettings,
+    val compression: TFRecordCompression = TFRecordCompression.None)
+  extends java.io.Closeable {
   import TFRecordFraming._
 
   // Copied out of `settings`: the per-record code reads fields of its own.
@@ -125,9 +129,7 @@ private[sparktfrecord] final class TFRecordReader(
     }
     val len = ProtoWire.readFixed64(buffer, bufPos)
     val lengthCrc = ProtoWire.readFixed32(buffer, bufPos + 8)
-    if (maskedCrc(crc, buffer, bufPos, 8) != lengthCrc) {
-      corrupt(TFRecordError.LengthChecksum, "Corrupt TFRecord: length checksum mismatch")
-    }
+    if (maskedCrc(crc, buffer, bufPos, 8) != lengthCrc) badLengthChecksum()
     val fits = streamLength < 0 || len <= streamLength - offset - OverheadBytes
     if (len < 0 || len > maxRecordBytes || !fits) badLength(len)
     len
@@ -136,6 +138,16 @@ private[sparktfrecord] final class TFRecordReader(
   // Errors are built out of line, keeping the per-record methods small enough to inline.
   private def corrupt(condition: String, message: String): Nothing =
     throw new TFRecordCorruptException(condition, message, path, offset)
+
+  /** At offset 0 of a file, says what the file looks like when that is known. */
+  private def badLengthChecksum(): Nothing = {
+    val hint = if (offset != 0) ""
+    else TFRecordCompression.likely(java.util.Arrays.copyOfRange(buffer, bufPos, bufLimit),
+      bufLimit - bufPos, compression, byName = false)
+    corrupt(TFRecordError.LengthChecksum,
+      "Corrupt TFRecord: length checksum mismatch" +
+        (if (hint.isEmpty) "" else s" ($hint)"))
+  }
 
   private def truncatedHeader(): Nothing =
     corrupt(TFRecordError.Truncated,
@@ -212,9 +224,11 @@ private[sparktfrecord] object TFRecordReader {
   final val MaxExtraBufferBytes = 1L << 24
 
   /**
-   * Whether a file may be read in splits: uncompressed files can, unless `splitFiles` is off. A
-   * split's reader starts at the first record header in it (found by its length CRC) and reads
-   * every record whose header starts in it. Compressed files are read whole.
+   * Whether a file may be read in splits: files that their name (or the `compression` option)
+   * does not say are compressed can, unless `splitFiles` is off. A split's reader starts at the
+   * first record header in it (found by its length CRC) and reads every record whose header
+   * starts in it. Compressed files are read whole: one whose first bytes say so
+   * ([[TFRecordCompression.detect]]) by the split at its start, all others of it reading nothing.
    */
   def isSplittable(path: Path, options: TFRecordOptions, conf: Configuration): Boolean =
     options.splitFiles &&
@@ -228,8 +242,8 @@ private[sparktfrecord] object TFRecordReader {
     HadoopCompat.openForRead(path, conf, fileLength)
 
   /**
-   * Opens a whole file of `fileLength` bytes for reading, decompressing it when its extension or
-   * the settings say so.
+   * Opens a whole file of `fileLength` bytes for reading, decompressing it when its name or the
+   * settings say so, else when its first bytes do ([[TFRecordCompression.detect]]).
    */
   def open(
       path: Path,
@@ -237,16 +251,83 @@ private[sparktfrecord] object TFRecordReader {
       settings: FramingSettings,
       fileLength: Long): TFRecordReader = {
     val raw = openStream(path, conf, fileLength)
-    val codec = TFRecordCompression.forFile(path, settings.compression, conf)
-    val in = try codec.decompress(raw, conf)
+    try detecting(raw, path, conf, settings, fileLength)
     catch {
-      case e: java.io.IOException =>
+      case e: Throwable =>
         raw.close()
-        throw new TFRecordCorruptException(
-          TFRecordError.Unreadable, s"Cannot decompress (${e.getMessage})", path.toString, 0L)
+        throw e
     }
-    val streamLength = if (codec == TFRecordCompression.None) fileLength else -1L
-    new TFRecordReader(in, path.toString, 0L, Long.MaxValue, streamLength, settings)
+  }
+
+  /**
+   * Reads the first bytes of `raw` (at offset 0) and opens the whole file as its name or the
+   * settings say, else as those bytes say: as it is (a split reader of `[0, end)`) or
+   * decompressed (the whole file, whatever `end`). The bytes read are handed on in front of the
+   * rest of the stream, not read again: on an object store a seek back would cost a request.
+   */
+  private def detecting(
+      raw: FSDataInputStream,
+      path: Path,
+      conf: Configuration,
+      settings: FramingSettings,
+      fileLength: Long,
+      end: Long = Long.MaxValue): TFRecordReader = {
+    val head = new Array[Byte](TFRecordCompression.HeadBytes)
+    val n = readHead(raw, head)
+    val in = new SequenceInputStream(new ByteArrayInputStream(head, 0, n), raw)
+    val named = TFRecordCompression.forFile(path, settings.compression, conf)
+    val detected = named == TFRecordCompression.None
+    val codec = if (detected) TFRecordCompression.detect(head, n) else named
+    if (codec == TFRecordCompression.None) {
+      new TFRecordReader(in, path.toString, 0L, end, fileLength, settings)
+    } else decompressing(in, head, n, path, conf, settings, codec, detected)
+  }
+
+  /** Fills `head` from `in` as far as the stream goes; returns how many bytes it holds. */
+  private def readHead(in: InputStream, head: Array[Byte]): Int = {
+    var n = 0
+    var r = 0
+    while (n < head.length && r >= 0) {
+      r = in.read(head, n, head.length - n)
+      if (r > 0) n += r
+    }
+    n
+  }
+
+  /**
+   * A reader of the whole file, `in` (the file's bytes from offset 0, the first `n` of which are
+   * `head`) decompressed by `codec`. A GZIP or ZLIB file that does not start as one fails here,
+   * saying what its first bytes look like.
+   */
+  private def decompressing(
+      in: InputStream,
+      head: Array[Byte],
+      n: Int,
+      path: Path,
+      conf: Configuration,
+      settings: FramingSettings,
+      codec: TFRecordCompression,
+      detected: Boolean): TFRecordReader = {
+    def cannot(why: String): Nothing = {
+      // The extension decides before the option does.
+      val byName = !detected &&
+        TFRecordCompression.forFile(path, TFRecordCompression.None, conf) == codec
+      val chosen = if (detected) "as its first bytes say"
+      else if (byName) "as its name says"
+      else "as the compression option says"
+      val hint = TFRecordCompression.likely(head, n, codec, byName)
+      throw new TFRecordCorruptException(TFRecordError.Unreadable,
+        s"Cannot decompress as ${codec.name}, $chosen ($why${if (hint.isEmpty) "" else "; "}" +
+          s"$hint)", path.toString, 0L)
+    }
+    if (n > 0 && !TFRecordCompression.startsAs(codec, head, n)) {
+      cannot(s"the file does not start as a ${codec.name} stream does")
+    }
+    val decompressed = try codec.decompress(in, conf)
+    catch {
+      case e: java.io.IOException => cannot(String.valueOf(e.getMessage))
+    }
+    new TFRecordReader(decompressed, path.toString, 0L, Long.MaxValue, -1L, settings, codec)
   }
 
   /**
@@ -264,9 +345,11 @@ private[sparktfrecord] object TFRecordReader {
     else openSplit(path, conf, settings, start, start + length, fileLength)
 
   /**
-   * Opens the split `[start, end)` of an uncompressed file of `fileLength` bytes: positioned at
-   * the first record whose header starts in the split (see [[findRecordStart]]), or an empty
-   * reader when none does.
+   * Opens the split `[start, end)` of a file of `fileLength` bytes whose name says it is not
+   * compressed: positioned at the first record whose header starts in the split (see
+   * [[findRecordStart]]), or an empty reader when none does. A file whose first bytes say it is
+   * compressed after all ([[TFRecordCompression.detect]]) is read whole by its split at offset 0,
+   * and not at all by the others: each of those reads the file's first bytes to know.
    */
   def openSplit(
       path: Path,
@@ -277,7 +360,12 @@ private[sparktfrecord] object TFRecordReader {
       fileLength: Long): TFRecordReader = {
     val in = openStream(path, conf, fileLength)
     try {
-      val first = if (start == 0) 0L
+      if (start == 0) return detecting(in, path, conf, settings, fileLength, end)
+      val head = new Array[Byte](TFRecordCompression.HeadBytes)
+      val n = math.min(head.length.toLong, fileLength).toInt
+      in.readFully(0L, head, 0, n)
+      val compressed = TFRecordCompression.detect(head, n) != TFRecordCompression.None
+      val first = if (compressed) -1L
       else findRecordStart(in, path.toString, start, end, fileLength, settings)
       val from = if (first < 0) end else first
       in.seek(math.min(from, fileLength))

@@ -42,6 +42,47 @@ private[sparktfrecord] object TFRecordSchema {
   }
 
   /**
+   * What the data source tells Spark it supports: [[supportsDataType]], and maps at any depth,
+   * which Spark would otherwise refuse with its own `UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE`,
+   * without the column: [[validate]] refuses them with ours, naming the column.
+   */
+  def supportsOrExplains(dataType: DataType): Boolean =
+    supportsDataType(dataType) || mapIn(dataType, "").isDefined
+
+  /** The first map in `dataType` (a column's type, the column `column`): its path and type. */
+  private def mapIn(dataType: DataType, column: String): Option[(String, MapType)] =
+    dataType match {
+      case m: MapType => Some(column -> m)
+      case ArrayType(e, _) => mapIn(e, column)
+      case s: StructType =>
+        s.fields.iterator.map(f =>
+          mapIn(f.dataType,
+            if (column.isEmpty) f.name
+            else s"$column.${f.name}")).collectFirst { case Some(found) => found }
+      case _ => None
+    }
+
+  /**
+   * Refuses a map column, or a struct or array column with a map inside, naming the map's path
+   * (`props`, `meta.tags`): a feature has no kind a map could take.
+   */
+  def rejectMaps(schema: StructType, recordType: RecordType): Unit =
+    mapIn(schema, "").foreach { case (path, map) =>
+      val column = path.takeWhile(_ != '.')
+      val where =
+        if (path != column) s"Field '$path' of column '$column' has type"
+        else if (schema(column).dataType == map) s"Column '$path' has type"
+        else s"Column '$path' (${schema(column).dataType.simpleString}) holds a"
+      val use = if (path == column) path else s"`$path`"
+      throw TFRecordError.argument(TFRecordError.UnsupportedType,
+        s"$where ${map.simpleString}, which TFRecord cannot hold: a tf.train.Example " +
+          "feature is a flat list of one kind (int64, float or bytes), and a map has no " +
+          "TensorFlow kind. Store its keys and values as two array columns " +
+          s"(map_keys($use), map_values($use)), or the map as a JSON string (to_json($use)).",
+        "column" -> path, "type" -> map.simpleString, "recordType" -> recordType.name)
+    }
+
+  /**
    * Checks a whole schema against a record type, on the driver, so that an unsupported column
    * fails before any data is read or written.
    */
@@ -49,7 +90,8 @@ private[sparktfrecord] object TFRecordSchema {
       schema: StructType,
       recordType: RecordType,
       writing: Boolean,
-      separator: String = TFRecordOptions.DefaultPathSeparator): Unit =
+      separator: String = TFRecordOptions.DefaultPathSeparator): Unit = {
+    rejectMaps(schema, recordType)
     recordType match {
       case RecordType.ByteArray =>
         val ok = if (writing) schema.length == 1 && schema.head.dataType == BinaryType
@@ -74,6 +116,7 @@ private[sparktfrecord] object TFRecordSchema {
           if (!supportsDataType(l.dataType)) throw unsupported(l.column, l.dataType, recordType)
         }
     }
+  }
 
   def unsupported(column: String, dataType: DataType, recordType: RecordType): Exception = {
     val hint = dataType match {

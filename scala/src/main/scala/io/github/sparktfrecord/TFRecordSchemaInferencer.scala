@@ -60,6 +60,9 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     val listStats = mutable.ArrayBuffer.empty[Stats]
     private val numbers = mutable.HashMap.empty[String, Int]
 
+    /** Whether `name` was met, as a context feature or a feature list. */
+    def has(name: String): Boolean = numbers.contains(name)
+
     /** The number of `name`, the next one when it is met for the first time. */
     def number(name: String): Int = numbers.getOrElseUpdate(name, {
         names += name
@@ -143,7 +146,12 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       }
     }
 
-    def read(file: FileStatus, options: TFRecordOptions, conf: Configuration): this.type = {
+    /** Reads the file's sample, or less: until `enough` says so after a record. */
+    def read(
+        file: FileStatus,
+        options: TFRecordOptions,
+        conf: Configuration,
+        enough: NumberedFeatures => Boolean = _ => false): this.type = {
       var reader: TFRecordReader = null
       try {
         reader = TFRecordReader.open(file.getPath, conf, FramingSettings(options, keepData = true),
@@ -162,6 +170,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
           }
           n += 1
           records += 1
+          if (enough(features)) n = Int.MaxValue
         }
       } catch {
         // As Spark's scans do: keep what was read before the bad record, go on with the next file.
@@ -219,6 +228,31 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     }
     val flat = (context ++ featureLists).toSeq
     if (options.inferNesting) nest(flat, options.pathSeparator) else StructType(flat)
+  }
+
+  /**
+   * Which of the features `wanted` some record of the sample that inference reads from `files`
+   * holds (as a context feature or a feature list), so that a column inference gave is always
+   * held. `first`, one of the files, is read first, up to the first record after which every
+   * wanted feature was met: most often that is all it takes. Only when some are still not met
+   * are `files` listed and their sample read whole.
+   */
+  def heldFeatures(
+      first: FileStatus,
+      files: => Seq[FileStatus],
+      options: TFRecordOptions,
+      conf: Configuration,
+      wanted: Set[String]): Set[String] = {
+    val sequence = options.recordType == RecordType.SequenceExample
+    var met = 0
+    val firstSample = new FileSample(sequence).read(first, options, conf,
+      features =>
+        // Looked up again only when a feature was met for the first time.
+        features.names.size != met && { met = features.names.size; wanted.forall(features.has) })
+    if (wanted.forall(firstSample.features.has)) return wanted
+    val samples = readInParallel(sampleFiles(files, options.inferSchemaMaxFiles), options, conf,
+      sequence)
+    wanted.filter(name => firstSample.features.has(name) || samples.exists(_.features.has(name)))
   }
 
   /**

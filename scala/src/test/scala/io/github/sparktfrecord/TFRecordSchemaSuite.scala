@@ -39,6 +39,35 @@ class TFRecordSchemaSuite extends UnitSuite {
     for (t <- unsupportedTypes) assert(!supportsDataType(t), t.simpleString)
   }
 
+  test("a map at any depth is ours to refuse, naming its path and what to use instead") {
+    val m = MapType(StringType, LongType)
+    for (t <- Seq(m, ArrayType(m), schema("x" -> LongType, "tags" -> m),
+        ArrayType(schema(
+          "tags" -> m)))) {
+      assert(supportsOrExplains(t), t.simpleString) // so that Spark does not refuse it first
+    }
+    assert(!supportsOrExplains(CalendarIntervalType))
+    def refused(s: StructType): TFRecordArgumentException = {
+      val e = intercept[TFRecordArgumentException](validate(s, RecordType.Example, true))
+      assertEquals(e.condition, TFRecordError.UnsupportedType)
+      e
+    }
+    val top = refused(schema("id" -> LongType, "props" -> m))
+    assertEquals(top.text,
+      "Column 'props' has type map<string,bigint>, which TFRecord cannot " +
+        "hold: a tf.train.Example feature is a flat list of one kind (int64, float or bytes), and " +
+        "a map has no TensorFlow kind. Store its keys and values as two array columns " +
+        "(map_keys(props), map_values(props)), or the map as a JSON string (to_json(props)).")
+    assertEquals(top.parameters("column"), "props")
+    val nested = refused(schema("meta" -> ArrayType(schema("id" -> LongType, "tags" -> m))))
+    assert(nested.text.startsWith("Field 'meta.tags' of column 'meta' has type " +
+        "map<string,bigint>, which TFRecord cannot hold"), nested.text)
+    assert(nested.text.endsWith("(map_keys(`meta.tags`), map_values(`meta.tags`)), or the map " +
+        "as a JSON string (to_json(`meta.tags`))."), nested.text)
+    assertEquals(nested.parameters("column"), "meta.tags")
+    assertEquals(refused(schema("a" -> ArrayType(m))).parameters("column"), "a")
+  }
+
   test("validate: Example holds no nested arrays, SequenceExample does") {
     val flat = schema(scalars.zipWithIndex.flatMap { case (t, i) =>
       Seq(s"s$i" -> t, s"a$i" -> ArrayType(t))
@@ -58,7 +87,8 @@ class TFRecordSchemaSuite extends UnitSuite {
         "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays of " +
         "these, and structs and arrays of structs of these (path-named features). Nested arrays " +
         "become feature lists with recordType SequenceExample.")
-    for (t <- unsupportedTypes;
+    // Maps are refused before, with their own message (below).
+    for (t <- unsupportedTypes.filterNot(supportsOrExplains);
       recordType <- Seq(RecordType.Example,
         RecordType.SequenceExample)) {
       val e = intercept[IllegalArgumentException](

@@ -172,6 +172,136 @@ class TFRecordSplitSuite extends UnitSuite {
     val e = intercept[TFRecordCorruptException](
       TFRecordReader.open(notGzip, conf, framing(options()), new File(notGzip.toUri).length))
     assertEquals(e.offset, 0L)
-    assert(e.text.startsWith("Cannot decompress ("), e.text)
+    assert(e.text.startsWith("Cannot decompress as gzip, as its name says ("), e.text)
+  }
+
+  /** `plain` compressed by `wrap` into `d/name`. */
+  private def compressedFile(
+      d: File,
+      name: String,
+      plain: Array[Byte],
+      wrap: ByteArrayOutputStream => java.io.OutputStream): Path = {
+    val bytes = new ByteArrayOutputStream
+    val out = wrap(bytes)
+    out.write(plain)
+    out.close()
+    val file = new File(d, name)
+    Files.write(file.toPath, bytes.toByteArray)
+    new Path(file.toURI)
+  }
+
+  /** The first 12 bytes of a file whose first record holds `length` data bytes. */
+  private def header(length: Long): Array[Byte] = {
+    val head = new Array[Byte](HeaderBytes)
+    writeLongLE(head, 0, length)
+    ProtoWire.writeFixed32(head, 8, maskedCrc(new CRC32C, head, 0, 8))
+    head
+  }
+
+  test("detect: a sound TFRecord header is uncompressed, whatever its first bytes") {
+    import TFRecordCompression._
+    // 0x088b1f = 559903: the length's bytes begin 1f 8b 08, gzip's magic and method.
+    val gzipLike = header(0x088b1fL)
+    assertEquals(gzipLike.take(3).toSeq, Seq(0x1f, 0x8b, 0x08).map(_.toByte))
+    assertEquals(detect(gzipLike, HeadBytes), None)
+    // 0x9c78: the length's low byte is 0x78 and 78 9c is a valid zlib header (0x789c % 31 == 0).
+    val zlibLike = header(0x9c78L)
+    assertEquals(zlibLike.take(2).toSeq, Seq(0x78, 0x9c).map(_.toByte))
+    assertEquals(detect(zlibLike, HeadBytes), None)
+    // The same bytes with a wrong length CRC are what they look like.
+    val badCrc = gzipLike.clone()
+    badCrc(8) = (badCrc(8) ^ 1).toByte
+    assertEquals(detect(badCrc, HeadBytes), Gzip)
+    val zlibHead = zlibLike.clone()
+    zlibHead(8) = (zlibHead(8) ^ 1).toByte
+    assertEquals(detect(zlibHead, HeadBytes), Deflate)
+    // 78 9d is not a zlib header (0x789d % 31 != 0); 1f 8b 07 is not gzip's deflate method.
+    assertEquals(detect(Array[Byte](0x78, 0x9d.toByte, 0, 0), 4), None)
+    assertEquals(detect(Array[Byte](0x1f, 0x8b.toByte, 7, 0), 4), None)
+    assertEquals(detect(new Array[Byte](HeadBytes), 0), None) // an empty file
+    assertEquals(detect(Array[Byte](0x1f, 0x8b.toByte, 8), 3), Gzip) // shorter than a header
+  }
+
+  dir.test("uncompressed files whose first length looks like gzip or zlib read as they are") { d =>
+    for ((length, name) <- Seq(0x088b1f -> "gzip-like", 0x9c78 -> "zlib-like")) {
+      val datas = Seq(Array.tabulate[Byte](length)(_.toByte), Array[Byte](1, 2, 3))
+      val (path, offsets) = write(d, name, datas)
+      val expected = offsets.zip(datas.map(_.toSeq))
+      val bytes = Files.readAllBytes(new File(path.toUri).toPath)
+      assertEquals(TFRecordCompression.detect(bytes, HeaderBytes), TFRecordCompression.None)
+      val fileLength = bytes.length.toLong
+      assertEquals(drain(TFRecordReader.open(path, conf, framing(options()), fileLength)),
+        expected, name)
+      for (size <- Seq(1000L, 40000L, fileLength)) {
+        assertEquals(readInSplits(path, size, options()), expected, s"$name in splits of $size")
+      }
+    }
+  }
+
+  dir.test("gzip and zlib files without an extension are detected, whole and in splits") { d =>
+    val datas = randomRecords(7, 200, 3000)
+    val plain = cat(datas.map(framed): _*)
+    val expected = datas.scanLeft(0L)(_ + _.length + OverheadBytes).init.zip(datas.map(_.toSeq))
+    for ((path, codec) <- Seq(
+        compressedFile(d, "train.tfrecord-00000-of-00002", plain, new GZIPOutputStream(_)) ->
+          TFRecordCompression.Gzip,
+        compressedFile(d, "train.tfrecord-00001-of-00002", plain, new DeflaterOutputStream(_)) ->
+          TFRecordCompression.Deflate,
+        compressedFile(d, "named.tfrecord", plain, new GZIPOutputStream(_)) ->
+          TFRecordCompression.Gzip)) {
+      // Planned by name: Spark may split it; the split at 0 reads it all, the others nothing.
+      assert(TFRecordReader.isSplittable(path, options(), conf), path.getName)
+      val length = new File(path.toUri).length
+      val whole = TFRecordReader.open(path, conf, framing(options()), length)
+      assertEquals(whole.compression, codec, path.getName)
+      assertEquals(drain(whole), expected, path.getName)
+      for (size <- Seq(100L, 4096L, length / 3 + 1, length)) {
+        assertEquals(readInSplits(path, size, options()), expected, s"${path.getName} / $size")
+      }
+      // compression=none is the default: the first bytes still decide.
+      assertEquals(readInSplits(path, 1000L, options("compression" -> "none")), expected)
+      // Without data (count()), likewise.
+      val counted = TFRecordReader.open(path, conf, FramingSettings(options(), false), length)
+      assertEquals(Iterator.continually(counted.next()).takeWhile(identity).size, datas.size)
+      counted.close()
+    }
+  }
+
+  dir.test("errors at offset 0 say what the first bytes look like and the option to set") { d =>
+    val plain = cat(randomRecords(8, 5, 100).map(framed): _*)
+    def opened(path: Path, opts: TFRecordOptions): Throwable = intercept[Throwable] {
+      val r = TFRecordReader.open(path, conf, framing(opts), new File(path.toUri).length)
+      try while (r.next()) {}
+      finally r.close()
+    }
+    val gzip = compressedFile(d, "g", plain, new GZIPOutputStream(_))
+    val asZlib = opened(gzip, options("compression" -> "zlib"))
+    assertEquals(asZlib.asInstanceOf[TFRecordError].condition, TFRecordError.Unreadable)
+    assertEquals(asZlib.text,
+      "Cannot decompress as deflate, as the compression option says " +
+        "(the file does not start as a deflate stream does; the file's first bytes are gzip's: set compression=gzip (or " +
+        s"leave it unset: GZIP and ZLIB are detected by their first bytes)) at byte offset 0 of $gzip")
+    val zlib = compressedFile(d, "z", plain, new DeflaterOutputStream(_))
+    val asGzip = opened(zlib, options("compression" -> "gzip"))
+    assert(asGzip.text.contains("are a zlib header (TensorFlow's ZLIB): set compression=zlib"),
+      asGzip.text)
+    val plainFile = compressedFile(d, "p", plain, identity)
+    val plainAsGzip = opened(plainFile, options("compression" -> "gzip"))
+    assert(plainAsGzip.text.contains(
+        "are an uncompressed TFRecord header: set compression=none"), plainAsGzip.text)
+    val misnamed = compressedFile(d, "p.tfrecord.gz", plain, identity)
+    assert(opened(misnamed, options()).text.contains("Cannot decompress as gzip, as its name " +
+      "says (the file does not start as a gzip stream does; the file's first bytes are an uncompressed TFRecord header, " +
+      "but its extension says gzip: rename it)"))
+    val bzip2 = compressedFile(d, "b", "BZh91AY&SY0123456789".getBytes("US-ASCII"), identity)
+    val asPlain = opened(bzip2, options())
+    assertEquals(asPlain.asInstanceOf[TFRecordError].condition, TFRecordError.LengthChecksum)
+    assertEquals(asPlain.text,
+      "Corrupt TFRecord: length checksum mismatch (the file's first " +
+        "bytes are bzip2's: set compression=bzip2 with allowNonTensorFlowCodec=true) at byte " +
+        s"offset 0 of $bzip2")
+    val other = compressedFile(d, "o", Array.fill[Byte](20)(7), identity)
+    assertEquals(opened(other, options()).text,
+      s"Corrupt TFRecord: length checksum mismatch at byte offset 0 of $other")
   }
 }
