@@ -1,9 +1,7 @@
 package io.github.sparktfrecord
 
-import munit.FunSuite
-
 /** Which option keys are unknown, and the close match their warning names. */
-class TFRecordPlanningWarningsSuite extends FunSuite {
+class TFRecordPlanningWarningsSuite extends UnitSuite {
   import TFRecordPlanningWarnings._
 
   test("ours, Spark's, Hadoop settings and Spark's internal keys are known, in any case") {
