@@ -45,11 +45,8 @@ FENCE = re.compile(r"^```(\S*)\s*$")
 #: The blocks not run, by page and the first line of their code: each has a marker in the page
 #: saying why. Keep this list as short as the docs allow.
 MARKED = {
-    ("README.md", "ci/quickstart   # build jars + wheel, install them with pyspark, convert"),
-    (
-        "README.md",
-        "ci/sbt stageJars          # the three jars, copied into python/spark_tfrecord/jars",
-    ),
+    ("README.md", "ci/quickstart   # build jars + wheel"),
+    ("README.md", "python -m build           # sdist, then the wheel from it"),
     ("benchmarks.md", "benchmarks/run.py --peers-python"),
     ("benchmarks.md", "ci/bench --peers --linkedin-source PATH"),
     ("getting-started.md", "pip install spark-tfrecord"),
@@ -323,7 +320,7 @@ def check_errors(ran: Ran, cwd: Path) -> None:
 
 
 def check_types(ran: Ran, cwd: Path) -> None:
-    assert table(ran.output("inferNesting")) == [["height"], ["480"]]
+    assert table(ran.output('option("inferNesting", "true")')) == [["height"], ["480"]]
 
 
 CHECKS: dict[str, Callable[[Ran, Path], None]] = {
