@@ -38,17 +38,61 @@ venv() {
   echo "$dir"
 }
 
-# Builds the three jars (sbt, incremental) and the wheel; prints the wheel's path. Arguments are
-# sbt tasks to run first in the same sbt start: ci/test passes the scalafmt check and `test`.
+# The checkout as a fresh clone of it is: the files git tracks, as they are in the working tree
+# (uncommitted changes included; untracked files are left out, as a clone would lack them), and
+# no jars, wheel or egg-info. It is $CACHE/clone, which keeps sbt's output (target/,
+# project/target/) from the previous run so that sbt compiles only what changed; on a fresh
+# machine (CI) there is none. Prints its path.
+fresh_clone() {
+  local dir="$CACHE/clone"
+  mkdir -p "$dir/project"
+  find "$dir" -mindepth 1 -maxdepth 1 ! -name target ! -name project -exec rm -rf {} +
+  find "$dir/project" -mindepth 1 -maxdepth 1 ! -name target ! -name project -exec rm -rf {} +
+  (
+    cd "$ROOT"
+    git ls-files -z | while IFS= read -r -d '' f; do
+      if [ -e "$f" ]; then printf '%s\0' "$f"; fi # not a tracked file deleted in the tree
+    done | tar --null -T - -cf -
+  ) | tar -xf - -C "$dir"
+  echo "$dir"
+}
+
+# Builds the wheel as a fresh clone builds it, with `python -m build` (the sdist, then the wheel
+# from the sdist) in fresh_clone's copy, where no jar exists yet: setup.py runs
+# `ci/sbt stageJars` itself. Puts both into $ROOT/dist, checks that each carries the three jars,
+# and prints the wheel's path. Arguments are sbt tasks to run first in the copy, so that sbt
+# compiles once: ci/test passes the formatting check and the unit tests (and writeTestClasspath,
+# whose class path file is copied to $ROOT/target/ for the tests).
 build_wheel() {
-  log "building the jars (ci/sbt $* stageJars writeTestClasspath)"
-  bash "$ROOT/ci/sbt" "$@" stageJars writeTestClasspath </dev/null >&2
-  local tools
+  local clone tools
+  clone="$(fresh_clone)"
+  if [ "$#" -gt 0 ]; then
+    log "ci/sbt $* in a fresh copy of the checkout ($clone)"
+    SPARK_TFRECORD_CACHE="$CACHE" bash "$clone/ci/sbt" "$@" </dev/null >&2
+    if [ -f "$clone/target/spark3.5_2.13.classpath" ]; then
+      mkdir -p "$ROOT/target"
+      cp "$clone/target/spark3.5_2.13.classpath" "$ROOT/target/"
+    fi
+  fi
   tools="$(venv tools)"
   "$tools/bin/python" -m pip install -q build "$RUFF" "$MYPY" >&2
-  log "building the wheel (python -m build)"
+  log "building the sdist and the wheel (python -m build in $clone, which has no jars yet)"
   rm -rf "$ROOT/dist"
-  (cd "$ROOT" && "$tools/bin/python" -m build --outdir dist >&2)
+  (cd "$clone" && SPARK_TFRECORD_CACHE="$CACHE" "$tools/bin/python" -m build --outdir "$ROOT/dist" >&2)
+  "$tools/bin/python" - "$ROOT"/dist/spark_tfrecord-*.tar.gz "$ROOT"/dist/spark_tfrecord-*.whl <<'PY' >&2
+import re, sys, tarfile, zipfile
+for artifact in sys.argv[1:]:
+    if artifact.endswith(".whl"):
+        names = zipfile.ZipFile(artifact).namelist()
+    else:
+        names = tarfile.open(artifact).getnames()
+    jars = sorted(n.rsplit("/", 1)[1] for n in names if re.search(r"spark_tfrecord/jars/[^/]+[.]jar$", n))
+    if [re.sub(r"-[^-]+[.]jar$", "", j) for j in jars] != [
+        "spark-tfrecord-spark3.5_2.12", "spark-tfrecord-spark3.5_2.13", "spark-tfrecord-spark4_2.13"
+    ]:
+        sys.exit(f"{artifact} does not carry the three jars: {jars}")
+    print(f"{artifact.rsplit('/', 1)[1]}: {', '.join(jars)}")
+PY
   ls "$ROOT"/dist/spark_tfrecord-*.whl
 }
 

@@ -205,31 +205,6 @@ def test_the_index_command_writes_what_the_writer_wrote(spark, tf, tmp_path: Pat
     assert not indexes(damaged) and not indexes(deflate)
 
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "pytorch.md"
-
-
-def test_the_pytorch_guide_runs(spark, tmp_path: Path) -> None:
-    """docs/pytorch.md's examples: Spark writes with indexes, then a trainer process (the
-    tfrecord package and spark_tfrecord only) reads every shard."""
-    blocks = dict(
-        re.findall(
-            r"<!-- run by tests/test_index.py: (\w+) -->\n```python\n(.*?)```",
-            DOC.read_text(),
-            re.S,
-        )
-    )
-    assert set(blocks) == {"spark", "trainer"}
-    where = str(tmp_path / "train")
-    exec(blocks["spark"].replace("/tmp/train", where), {"spark": spark})
-    assert len(spark_tfrecord.indexed_files(where)) == 4
-    trainer = subprocess.run(
-        [sys.executable, "-c", blocks["trainer"].replace("/tmp/train", where)],
-        capture_output=True,
-        text=True,
-    )
-    assert trainer.returncode == 0, trainer.stderr
-
-
 def spark_tfrecord_example(tf: Any, i: int) -> bytes:
     feature = {"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i]))}
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()

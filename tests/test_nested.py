@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import struct
 from pathlib import Path
 
@@ -432,14 +431,3 @@ def test_partitioned_nested_write_and_count(spark, out: Path) -> None:
     got = as_tuples(back.drop("part").collect())
     assert got == EXPECTED
     assert sorted(r.part for r in back.select("part", "image.height").collect()) == [0, 0, 1, 1, 1]
-
-
-DOC = Path(__file__).resolve().parent.parent / "docs" / "types.md"
-
-
-def test_the_worked_example_in_the_docs_runs(spark, tf, tmp_path: Path) -> None:
-    (block,) = re.findall(
-        r"<!-- run by tests/test_nested.py -->\n```python\n(.*?)```", DOC.read_text(), re.S
-    )
-    exec(block.replace("/tmp/nested", str(tmp_path / "nested")), {"spark": spark})
-    assert len(tfrecord_files(tmp_path / "nested")) >= 1

@@ -190,7 +190,8 @@ compared, they take turns: each round runs ours, then Parquet, then linkedin, on
 ratio above 1 means we are faster (on the last two lines: that two cores read one file faster
 than one core). The files are in the OS page cache: reads measure CPU, not disk.
 
-```
+<!-- docs-test: not run: the benchmark run that made this page (35 minutes, and a linkedin jar) -->
+```bash
 {command}
 ```
 
@@ -335,6 +336,7 @@ byte the same.
 
 ## How to reproduce
 
+<!-- docs-test: not run: 35 minutes of benchmarks (the quick try: several), linkedin's source -->
 ```bash
 ci/bench --peers --linkedin-source PATH    # the page: builds jars + wheel, Spark 3.5 venv,
                                            # linkedin's jar from its source at PATH, the
