@@ -630,6 +630,19 @@ def test_tensorflow_shard_names_without_tfds(spark: Any, tf: Any, tmp_path: Path
         spark_tfrecord.write(df, str(tmp_path / "three"), shard_prefix="part", mode="append")
     spark_tfrecord.write(df, str(tmp_path / "three"), shard_prefix="other", mode="append")
     assert len(list((tmp_path / "three").glob("other-*-of-*"))) == 2
+    # Mode overwrite replaces the shards: on Spark 4.x it empties the folder after prepareWrite,
+    # so the check for the prefix's files waits for the job's setup.
+    spark_tfrecord.write(
+        df.where("id >= 4"),
+        str(tmp_path / "three"),
+        shard_prefix="part",
+        num_shards=2,
+        mode="overwrite",
+    )
+    left = sorted(p.name for p in (tmp_path / "three").iterdir() if p.name[0] not in "._")
+    assert left == ["part-00000-of-00002", "part-00001-of-00002"]
+    again = spark_tfrecord.read(spark, str(tmp_path / "three")).collect()
+    assert sorted(r.id for r in again) == list(range(4, 10))
     # A write producing more files than num_shards fails at commit and leaves nothing behind.
     over = tmp_path / "over"
     with pytest.raises(Exception, match="produced 3 files, more than its numShards 2"):

@@ -12,6 +12,11 @@ import org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter
 private[sparktfrecord] class TFRecordShardCommitter(output: Path, context: TaskAttemptContext)
   extends FileOutputCommitter(output, context) {
 
+  override def setupJob(jobContext: JobContext): Unit = {
+    TFRecordShardedWrite.checkPrefixFree(jobContext.getConfiguration)
+    super.setupJob(jobContext)
+  }
+
   override def commitJob(jobContext: JobContext): Unit = {
     super.commitJob(jobContext)
     TFRecordShardedWrite.finish(jobContext.getConfiguration)

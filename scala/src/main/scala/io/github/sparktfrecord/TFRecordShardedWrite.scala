@@ -98,18 +98,9 @@ private[sparktfrecord] object TFRecordShardedWrite {
     }
     val prepared = parsed.tfds match {
       case None =>
-        val fs = folder.getFileSystem(conf)
-        val prefix = parsed.shardPrefix.get + "-"
-        val taken = if (!fs.exists(folder)) Nil
-        else fs.listStatus(folder).map(_.getPath.getName)
-          .filter(n => n.startsWith(prefix) && n.contains("-of-")).toSeq
-        if (taken.nonEmpty) {
-          throw TFRecordError.argument(TFRecordError.DatasetFolder,
-            s"$folder already has files named " +
-              s"${parsed.shardPrefix.get}-NNNNN-of-NNNNN (${taken.sorted.head}): a sharded " +
-              "write numbers all the files of its prefix, so it writes into a folder without " +
-              "them (mode overwrite empties it first), or with another shardPrefix.")
-        }
+        // Whether the folder already has shards of the prefix is checked at job setup
+        // ([[checkPrefixFree]]): on Spark 4.x, mode overwrite empties the folder after
+        // prepareWrite, just before the job's setup.
         dataSchema
       case Some(name) =>
         if (parsed.recordType != RecordType.Example) {
@@ -187,6 +178,30 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val out = file.getFileSystem(conf).create(file, false)
     try out.write(records.toString.getBytes("US-ASCII"))
     finally out.close()
+  }
+
+  /**
+   * At job setup, before any task runs and after mode overwrite has emptied the folder: a
+   * `shardPrefix` write numbers all the files of its prefix, so the folder must hold none yet.
+   */
+  def checkPrefixFree(conf: Configuration): Unit = {
+    if (conf.get(WriteIdKey) == null) return
+    val options = TFRecordOptions.sessionFree(HadoopCompat.propsWithPrefix(conf, OptionsKey))
+    val prefix = options.shardPrefix match {
+      case Some(p) if options.tfds.isEmpty => p
+      case _ => return
+    }
+    val folder = new Path(conf.get(FolderKey))
+    val fs = folder.getFileSystem(conf)
+    val taken = if (!fs.exists(folder)) Nil
+    else fs.listStatus(folder).map(_.getPath.getName)
+      .filter(n => n.startsWith(prefix + "-") && n.contains("-of-")).toSeq
+    if (taken.nonEmpty) {
+      throw TFRecordError.argument(TFRecordError.DatasetFolder,
+        s"$folder already has files named $prefix-NNNNN-of-NNNNN (${taken.sorted.head}): a " +
+          "sharded write numbers all the files of its prefix, so it writes into a folder " +
+          "without them (mode overwrite empties it first), or with another shardPrefix.")
+    }
   }
 
   /**
