@@ -24,7 +24,8 @@ class TFRecordPlanningWarningsSuite extends UnitSuite {
     assertEquals(closest("header", TFRecordOptions.Names), None)
     val message = unknownOptionMessage("compresion")
     assert(message.startsWith("Unknown tfrecord option 'compresion' (ignored); did you mean " +
-        "'compression'? Valid options: allowNonTensorFlowCodec, codec, columnNameOfCorruptRecord, "),
+        "'compression'? Valid options: allowNonTensorFlowCodec, codec, " +
+        "columnNameOfCorruptRecord, "),
       message)
     assert(unknownOptionMessage("header").startsWith(
       "Unknown tfrecord option 'header' (ignored). Valid options: "))

@@ -55,8 +55,8 @@ class TFRecordSchemaSuite extends UnitSuite {
     val top = refused(schema("id" -> LongType, "props" -> m))
     assertEquals(top.text,
       "Column 'props' has type map<string,bigint>, which TFRecord cannot " +
-        "hold: a tf.train.Example feature is a flat list of one kind (int64, float or bytes), and " +
-        "a map has no TensorFlow kind. Store its keys and values as two array columns " +
+        "hold: a tf.train.Example feature is a flat list of one kind (int64, float or bytes), " +
+        "and a map has no TensorFlow kind. Store its keys and values as two array columns " +
         "(map_keys(props), map_values(props)), or the map as a JSON string (to_json(props)).")
     assertEquals(top.parameters("column"), "props")
     val nested = refused(schema("meta" -> ArrayType(schema("id" -> LongType, "tags" -> m))))

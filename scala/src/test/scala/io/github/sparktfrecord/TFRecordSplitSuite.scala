@@ -144,15 +144,8 @@ class TFRecordSplitSuite extends UnitSuite {
   dir.test("compressed files are read whole, by extension or by the option") { d =>
     val datas = randomRecords(4, 50, 2000)
     val plain = cat(datas.map(framed): _*)
-    def compressed(name: String, wrap: ByteArrayOutputStream => java.io.OutputStream): Path = {
-      val bytes = new ByteArrayOutputStream
-      val out = wrap(bytes)
-      out.write(plain)
-      out.close()
-      val file = new File(d, name)
-      Files.write(file.toPath, bytes.toByteArray)
-      new Path(file.toURI)
-    }
+    def compressed(name: String, wrap: ByteArrayOutputStream => java.io.OutputStream): Path =
+      compressedFile(d, name, plain, wrap)
     val offsets = datas.scanLeft(0L)(_ + _.length + OverheadBytes).init
     val expected = offsets.zip(datas.map(_.toSeq))
     for ((path, opts) <- Seq(
@@ -279,8 +272,9 @@ class TFRecordSplitSuite extends UnitSuite {
     assertEquals(asZlib.asInstanceOf[TFRecordError].condition, TFRecordError.Unreadable)
     assertEquals(asZlib.text,
       "Cannot decompress as deflate, as the compression option says " +
-        "(the file does not start as a deflate stream does; the file's first bytes are gzip's: set compression=gzip (or " +
-        s"leave it unset: GZIP and ZLIB are detected by their first bytes)) at byte offset 0 of $gzip")
+        "(the file does not start as a deflate stream does; the file's first bytes are " +
+        "gzip's: set compression=gzip (or leave it unset: GZIP and ZLIB are detected by their " +
+        s"first bytes)) at byte offset 0 of $gzip")
     val zlib = compressedFile(d, "z", plain, new DeflaterOutputStream(_))
     val asGzip = opened(zlib, options("compression" -> "gzip"))
     assert(asGzip.text.contains("are a zlib header (TensorFlow's ZLIB): set compression=zlib"),
@@ -291,8 +285,8 @@ class TFRecordSplitSuite extends UnitSuite {
         "are an uncompressed TFRecord header: set compression=none"), plainAsGzip.text)
     val misnamed = compressedFile(d, "p.tfrecord.gz", plain, identity)
     assert(opened(misnamed, options()).text.contains("Cannot decompress as gzip, as its name " +
-      "says (the file does not start as a gzip stream does; the file's first bytes are an uncompressed TFRecord header, " +
-      "but its extension says gzip: rename it)"))
+      "says (the file does not start as a gzip stream does; the file's first bytes are an " +
+      "uncompressed TFRecord header, but its extension says gzip: rename it)"))
     val bzip2 = compressedFile(d, "b", "BZh91AY&SY0123456789".getBytes("US-ASCII"), identity)
     val asPlain = opened(bzip2, options())
     assertEquals(asPlain.asInstanceOf[TFRecordError].condition, TFRecordError.LengthChecksum)
