@@ -3,8 +3,10 @@ and the fix the table gives."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import re
 import subprocess
 import zipfile
 from pathlib import Path
@@ -79,13 +81,28 @@ def test_a_jar_for_another_scala_version(data: Path) -> None:
     assert any(kind in link for link in result["chain"] for kind in linkage), result
 
 
-def test_a_renamed_gzip_file_and_the_compression_fix(spark: Any, tmp_path: Path) -> None:
+def test_a_renamed_compressed_file_and_the_compression_fix(spark: Any, tmp_path: Path) -> None:
     record = frame(example(entry(b"x", feature("int64", int64_list_packed([7])))))
-    path = tmp_path / "renamed.tfrecord"
-    path.write_bytes(gzip.compress(record))
-    with pytest.raises(Exception, match="Corrupt TFRecord: length checksum mismatch"):
-        spark_tfrecord.read(spark, str(path), schema="x long").collect()
-    fixed = spark_tfrecord.read(spark, str(path), schema="x long", compression="gzip")
+    # GZIP (and ZLIB) are recognised by their first bytes: a renamed file reads as it is.
+    renamed = tmp_path / "renamed.tfrecord"
+    renamed.write_bytes(gzip.compress(record))
+    for options in ({}, {"compression": "gzip"}):
+        read = spark_tfrecord.read(spark, str(renamed), schema="x long", **options)
+        assert [r.x for r in read.collect()] == [7]
+    # Another codec fails, and its message names the fix that the table gives.
+    other = tmp_path / "renamed-bzip2.tfrecord"
+    other.write_bytes(bz2.compress(record))
+    with pytest.raises(
+        Exception,
+        match=re.escape(
+            "length checksum mismatch (the file's first bytes are bzip2's: set compression=bzip2 "
+            "with allowNonTensorFlowCodec=true) at byte offset 0"
+        ),
+    ):
+        spark_tfrecord.read(spark, str(other), schema="x long").collect()
+    fixed = spark_tfrecord.read(
+        spark, str(other), schema="x long", compression="bzip2", allowNonTensorFlowCodec="true"
+    )
     assert [r.x for r in fixed.collect()] == [7]
 
 
