@@ -4,13 +4,16 @@ by their first bytes in every reader, whole or in splits."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import spark_tfrecord
-from spark_tfrecord import errors, local
+from spark_tfrecord import errors
 
 SHARDS, PER_SHARD = 2, 300
 MAGIC = {"GZIP": b"\x1f\x8b\x08", "ZLIB": b"\x78"}
@@ -100,14 +103,31 @@ def test_local_tools_and_index_detect_gzip(spark, tf, tmp_path: Path) -> None:
     data = tmp_path / "data"
     shards = _tf_shards(tf, data, "GZIP")
     files = sorted(str(p) for p in data.iterdir())
-    assert [local.count_records(f) for f in files] == [PER_SHARD] * SHARDS
-    schema = local.infer_schema(files)
-    assert {f["name"]: f["type"] for f in schema["fields"]} == {
+    # spark_tfrecord.local in a process of its own, as a script or the CLI uses it: its JVM
+    # (JPype) in this process, beside TensorFlow's libraries, crashed pytest's exit (SIGSEGV).
+    script = (
+        "import json, sys\n"
+        "from spark_tfrecord import local\n"
+        "files = json.loads(sys.argv[1])\n"
+        "schema = local.infer_schema(files)\n"
+        "print(json.dumps({'counts': [local.count_records(f) for f in files], 'schema': schema,"
+        " 'head': local.head(files, schema, 2)}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(files)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert got["counts"] == [PER_SHARD] * SHARDS
+    assert {f["name"]: f["type"] for f in got["schema"]["fields"]} == {
         "id": "long",
         "name": "string",
         "x": {"type": "array", "elementType": "float", "containsNull": False},
     }
-    assert local.head(files, schema, 2)[1] == {"id": 1, "name": "n1", "x": [0.25, -1.0]}
+    assert got["head"][1] == {"id": 1, "name": "n1", "x": [0.25, -1.0]}
     jvm: Any = spark._jvm
     lines = jvm.io.github.sparktfrecord.TFRecordIndex.indexFiles(
         spark._jsparkSession, [str(data)], {}

@@ -172,8 +172,9 @@ def infer_schema(
     """The schema the data source infers, as Spark's JSON form of a ``StructType``."""
     import jpype
 
+    tools = _tools()  # starts the JVM, which the array below needs
     array = jpype.JArray(jpype.JString)(paths)
-    text = _tools().inferSchemaJson(array, _options(record_type, options))
+    text = tools.inferSchemaJson(array, _options(record_type, options))
     result: dict[str, Any] = json.loads(str(text))
     return result
 
@@ -189,6 +190,7 @@ def head(
     """The first ``n`` records as dicts; bytes as text when valid UTF-8, else ``0x…`` hex."""
     import jpype
 
+    tools = _tools()  # starts the JVM, which the array below needs
     array = jpype.JArray(jpype.JString)(paths)
-    rows = _tools().readRecordsJson(array, json.dumps(schema), _options(record_type, options), n)
+    rows = tools.readRecordsJson(array, json.dumps(schema), _options(record_type, options), n)
     return [json.loads(str(r)) for r in rows]
