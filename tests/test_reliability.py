@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -137,12 +138,14 @@ def failing_at_700(spark, n: int = 1000, partitions: int = 2):  # type: ignore[n
 
 def data_files(path: Path) -> list[str]:
     """Every file a reader would see (not hidden, not _SUCCESS), relative to `path`."""
-    return sorted(
-        str(p.relative_to(path))
-        for p in path.rglob("*")
-        if p.is_file()
-        and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
-    )
+    found = []
+    for parent, dirs, files in os.walk(path):
+        # Readers skip hidden folders (a staging `.spark-staging-*`, Hadoop's `_temporary`): not
+        # walked, as a task still aborting may remove its attempt's folder meanwhile.
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        here = Path(parent).relative_to(path)
+        found += [str(here / f) for f in files if not f.startswith((".", "_"))]
+    return sorted(found)
 
 
 def fails_then_settles(spark, write: Callable[[], object]) -> None:  # type: ignore[no-untyped-def]
@@ -221,8 +224,9 @@ def test_failed_dynamic_partition_overwrite_changes_nothing(spark, out: Path) ->
     df = failing_at_700(spark).selectExpr("id", "if(id % 2 = 0, 'y', 'z') as p")
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
     try:
-        with pytest.raises(Exception, match="boom on purpose"):
-            spark_tfrecord.write(df, str(out), mode="overwrite", partition_by="p")
+        fails_then_settles(
+            spark, lambda: spark_tfrecord.write(df, str(out), mode="overwrite", partition_by="p")
+        )
     finally:
         spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
     assert data_files(out) == before
