@@ -24,6 +24,9 @@ import org.apache.spark.sql.types._
  */
 private[sparktfrecord] object FeaturePaths {
 
+  /** What joins the field names of a nested column's path (the `pathSeparator` option). */
+  final val DefaultSeparator = "/"
+
   /** A struct field met on the way down: its ordinal in its parent and its own type. */
   final case class Step(ordinal: Int, struct: StructType)
 

@@ -16,10 +16,3 @@ private[sparktfrecord] final case class FramingSettings(
     maxRecordBytes: Int,
     verifyChecksums: Boolean,
     keepData: Boolean)
-
-private[sparktfrecord] object FramingSettings {
-
-  /** The framing options of `options`, for a reader that keeps each record's data or not. */
-  def apply(options: TFRecordOptions, keepData: Boolean): FramingSettings =
-    FramingSettings(options.compression, options.maxRecordBytes, options.verifyChecksums, keepData)
-}

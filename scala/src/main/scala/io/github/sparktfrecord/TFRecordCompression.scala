@@ -94,7 +94,7 @@ private[sparktfrecord] object TFRecordCompression {
         val known = HadoopShortNames.contains(lower) || simpleName.endsWith("codec")
         if (!known) {
           val others = HadoopShortNames.keys.toSeq.sorted :+ "a Hadoop CompressionCodec class name"
-          TFRecordOptions.invalid(option, value,
+          throw TFRecordError.invalidOption(option, value,
             TensorFlowNames ++ others.map(_ + " (with allowNonTensorFlowCodec)"))
         }
         if (!allowOthers) {
@@ -110,7 +110,7 @@ private[sparktfrecord] object TFRecordCompression {
           case _: ClassNotFoundException | _: LinkageError => false
         }
         if (!loadable) {
-          TFRecordOptions.invalid(option, value,
+          throw TFRecordError.invalidOption(option, value,
             TensorFlowNames :+ "a Hadoop CompressionCodec class on the class path")
         }
         Hadoop(className)

@@ -89,6 +89,16 @@ object TFRecordError {
       parameters: (String, String)*): TFRecordArgumentException =
     new TFRecordArgumentException(condition, reason, parameters.toMap + ("reason" -> reason))
 
+  /** An option's value that is not one of `valid` (values, or a sentence saying which). */
+  private[sparktfrecord] def invalidOption(
+      option: String,
+      value: String,
+      valid: Seq[String]): TFRecordArgumentException =
+    argument(InvalidOption,
+      s"Invalid value '$value' for TFRecord option '$option'. " +
+        s"Valid values: ${valid.mkString(", ")}.",
+      "option" -> option, "value" -> value, "valid" -> valid.mkString(", "))
+
   /** A column's value that does not fit, on write: no file or offset to name. */
   private[sparktfrecord] def writeError(
       condition: String,

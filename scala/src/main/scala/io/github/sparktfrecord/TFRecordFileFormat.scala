@@ -48,14 +48,14 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
   override def supportDataType(dataType: DataType): Boolean =
     TFRecordSchema.supportsOrExplains(dataType)
 
-  /** See [[TFRecordReader.isSplittable]]. */
+  /** See [[TFRecordOptions.isSplittable]]. */
   override def isSplitable(
       sparkSession: SparkSession,
       options: Map[String, String],
       path: Path): Boolean = {
     // Spark asks once per file: the configuration (for Hadoop codec lookup) is made once.
     if (codecConf == null) codecConf = SparkShims.hadoopConf(sparkSession, options)
-    TFRecordReader.isSplittable(path, new TFRecordOptions(options), codecConf)
+    new TFRecordOptions(options).isSplittable(path, codecConf)
   }
 
   @transient private var codecConf: Configuration = _
@@ -118,7 +118,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     val conf = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))
 
     // Without a column to fill (count()), records are checked but their data is never copied.
-    val framing = FramingSettings(parsed, keepData = requiredSchema.nonEmpty)
+    val framing = parsed.framing(keepData = requiredSchema.nonEmpty)
     val split = parsed.split
     // Per task, the shard names of each TFDS folder read (from its dataset_info.json).
     val splitShards = new java.util.HashMap[Path, Set[String]]()

@@ -16,6 +16,9 @@ private[sparktfrecord] object TFRecordFraming {
   final val HeaderBytes = 12
   final val FooterBytes = 4
   final val OverheadBytes = HeaderBytes + FooterBytes
+
+  /** The largest byte array the JVM reliably allocates: the default `maxRecordBytes`. */
+  final val MaxRecordBytes: Int = Int.MaxValue - 64
   private final val MaskDelta = 0xa282ead8
 
   def mask(crc: Int): Int = ((crc >>> 15) | (crc << 17)) + MaskDelta

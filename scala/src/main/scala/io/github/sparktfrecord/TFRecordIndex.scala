@@ -46,7 +46,7 @@ object TFRecordIndex {
     val length = fs.getFileStatus(file).getLen
     val index = pathFor(file)
     val temporary = new Path(index.getParent, index.getName + ".tmp")
-    val reader = TFRecordReader.open(file, conf, FramingSettings(options, keepData = false), length)
+    val reader = TFRecordReader.open(file, conf, options.framing(keepData = false), length)
     var records = 0L
     try {
       // The codec the file was opened with: by its name, the option or its first bytes.

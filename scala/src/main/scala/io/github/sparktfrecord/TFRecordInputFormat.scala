@@ -46,7 +46,7 @@ class TFRecordInputFormat extends FileInputFormat[BytesWritable, NullWritable] {
 
   override protected def isSplitable(context: JobContext, file: Path): Boolean = {
     val conf = context.getConfiguration
-    TFRecordReader.isSplittable(file, TFRecordInputFormat.jobOptions(conf), conf)
+    TFRecordInputFormat.jobOptions(conf).isSplittable(file, conf)
   }
 
   override def createRecordReader(
@@ -82,7 +82,7 @@ private[sparktfrecord] object TFRecordInputFormat {
       val fileLength = path.getFileSystem(conf).getFileStatus(path).getLen
       start = file.getStart
       length = math.max(1L, file.getLength)
-      reader = TFRecordReader.openPart(path, conf, FramingSettings(options, keepData = true),
+      reader = TFRecordReader.openPart(path, conf, options.framing(keepData = true),
         start, file.getLength, fileLength)
     }
 

@@ -160,6 +160,6 @@ object TFRecordInspector {
     val path = new Path(file)
     val conf = new Configuration()
     val length = path.getFileSystem(conf).getFileStatus(path).getLen
-    TFRecordReader.open(path, conf, FramingSettings(options, keepData), length)
+    TFRecordReader.open(path, conf, options.framing(keepData), length)
   }
 }

@@ -3,6 +3,7 @@ package io.github.sparktfrecord
 import java.util.Locale
 
 import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
 
 import org.apache.spark.sql.catalyst.{DataSourceOptions, FileSourceOptions}
 import org.apache.spark.sql.catalyst.util.{CaseInsensitiveMap, DropMalformedMode, FailFastMode}
@@ -235,6 +236,17 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
       }
   }
 
+  /**
+   * Whether `path` may be read in splits: unless `splitFiles` is off, when its framing can be
+   * ([[TFRecordReader.isSplittable]]).
+   */
+  def isSplittable(path: Path, conf: Configuration): Boolean =
+    splitFiles && TFRecordReader.isSplittable(path, compression, conf)
+
+  /** What a framing reader opens with, for a reader that keeps each record's data or not. */
+  def framing(keepData: Boolean): FramingSettings =
+    FramingSettings(compression, maxRecordBytes, verifyChecksums, keepData)
+
   private def booleanOption(name: String, default: => Boolean): Boolean =
     parameters.get(name) match {
       case None => default
@@ -275,7 +287,7 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   final val WriteIndexOption = newOption("writeIndex")
   final val PathSeparatorOption = newOption("pathSeparator")
   final val InferNestingOption = newOption("inferNesting")
-  final val DefaultPathSeparator = "/"
+  final val DefaultPathSeparator = FeaturePaths.DefaultSeparator
   final val SplitOption = newOption("split")
   final val TfdsOption = newOption("tfds")
   final val TfdsVersionOption = newOption("tfdsVersion")
@@ -322,12 +334,8 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   /** The `mode` option's values, spelled as Spark's JSON and CSV sources spell them. */
   val ParseModes: Seq[ParseMode] = Seq(FailFastMode, PermissiveMode, DropMalformedMode)
 
-  /** The largest byte array the JVM reliably allocates. */
-  final val DefaultMaxRecordBytes: Int = Int.MaxValue - 64
+  final val DefaultMaxRecordBytes: Int = TFRecordFraming.MaxRecordBytes
 
   def invalid(option: String, value: String, valid: Seq[String]): Nothing =
-    throw TFRecordError.argument(TFRecordError.InvalidOption,
-      s"Invalid value '$value' for TFRecord option '$option'. " +
-        s"Valid values: ${valid.mkString(", ")}.",
-      "option" -> option, "value" -> value, "valid" -> valid.mkString(", "))
+    throw TFRecordError.invalidOption(option, value, valid)
 }

@@ -32,7 +32,7 @@ class TFRecordOutputFormat extends FileOutputFormat[BytesWritable, Writable] {
         TFRecordCompression.parse("mapreduce.output.fileoutputformat.compress.codec", codec,
           options.allowNonTensorFlowCodec)
       } else TFRecordCompression.None
-    val extension = TFRecordOutputWriterFactory.Extension + compression.extension
+    val extension = TFRecordWriter.Extension + compression.extension
     val file = getDefaultWorkFile(context, extension)
     if (options.writeIndex) TFRecordIndex.checkCompression(compression, file.toString)
     val writer = new TFRecordWriter(file, conf, compression, index = options.writeIndex)

@@ -9,15 +9,15 @@ import org.apache.spark.sql.types.StructType
 
 /**
  * Writes one TFRecord file of a write task. Each row is serialized into the serializer's reused
- * buffer, framed in place, and written with one call. In a sharded write
- * ([[TFRecordShardedWrite]]) it also writes, on close, the file's record count beside it.
+ * buffer, framed in place, and written with one call. In a write counted at job commit
+ * ([[CountedWrite]]) it reports the file's record count when it closes.
  */
 private[sparktfrecord] final class TFRecordOutputWriter(
     val path: String,
     schema: StructType,
     options: TFRecordOptions,
     context: TaskAttemptContext,
-    sharded: Option[TFRecordShardedWrite.Prepared] = None) extends OutputWriter {
+    counted: Option[CountedWrite] = None) extends OutputWriter {
 
   private val writer =
     new TFRecordWriter(new Path(path), context.getConfiguration, options.compression,
@@ -25,7 +25,7 @@ private[sparktfrecord] final class TFRecordOutputWriter(
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
     case other => new TFRecordSerializer(schema, other, options.pathSeparator,
-        requireValues = sharded.exists(_.requireValues))
+        requireValues = counted.exists(_.requireValues))
   }
   private var records = 0L
 
@@ -37,9 +37,6 @@ private[sparktfrecord] final class TFRecordOutputWriter(
 
   override def close(): Unit = {
     writer.close()
-    sharded.foreach { s =>
-      TFRecordShardedWrite.writeCount(new Path(path), s.writeId, records,
-        context.getConfiguration)
-    }
+    counted.foreach(_.fileClosed(new Path(path), records, context.getConfiguration))
   }
 }

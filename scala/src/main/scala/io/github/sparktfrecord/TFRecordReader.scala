@@ -230,9 +230,8 @@ private[sparktfrecord] object TFRecordReader {
    * starts in it. Compressed files are read whole: one whose first bytes say so
    * ([[TFRecordCompression.detect]]) by the split at its start, all others of it reading nothing.
    */
-  def isSplittable(path: Path, options: TFRecordOptions, conf: Configuration): Boolean =
-    options.splitFiles &&
-      TFRecordCompression.forFile(path, options.compression, conf) == TFRecordCompression.None
+  def isSplittable(path: Path, compression: TFRecordCompression, conf: Configuration): Boolean =
+    TFRecordCompression.forFile(path, compression, conf) == TFRecordCompression.None
 
   /**
    * Opens a file to be read from a position to the end of a split or of the file: see

@@ -90,7 +90,7 @@ private[sparktfrecord] object TFRecordSchema {
       schema: StructType,
       recordType: RecordType,
       writing: Boolean,
-      separator: String = TFRecordOptions.DefaultPathSeparator): Unit = {
+      separator: String = FeaturePaths.DefaultSeparator): Unit = {
     rejectMaps(schema, recordType)
     recordType match {
       case RecordType.ByteArray =>

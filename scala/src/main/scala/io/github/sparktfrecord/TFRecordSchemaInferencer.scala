@@ -154,7 +154,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         enough: NumberedFeatures => Boolean = _ => false): this.type = {
       var reader: TFRecordReader = null
       try {
-        reader = TFRecordReader.open(file.getPath, conf, FramingSettings(options, keepData = true),
+        reader = TFRecordReader.open(file.getPath, conf, options.framing(keepData = true),
           file.getLen)
         var n = 0
         while (n < options.inferSchemaMaxRecords && reader.next()) {

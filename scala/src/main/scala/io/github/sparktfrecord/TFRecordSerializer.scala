@@ -28,7 +28,7 @@ import org.apache.spark.sql.types._
 private[sparktfrecord] final class TFRecordSerializer(
     schema: StructType,
     recordType: RecordType,
-    separator: String = TFRecordOptions.DefaultPathSeparator,
+    separator: String = FeaturePaths.DefaultSeparator,
     requireValues: Boolean = false)
   extends RecordSerializer {
   import ProtoWire._
@@ -204,7 +204,7 @@ private[sparktfrecord] abstract class RecordSerializer {
 private[sparktfrecord] object RecordSerializer {
   /** The most data bytes a written record holds: framed, it must fit in one byte array. */
   final val MaxDataBytes: Int =
-    TFRecordOptions.DefaultMaxRecordBytes - TFRecordFraming.OverheadBytes
+    TFRecordFraming.MaxRecordBytes - TFRecordFraming.OverheadBytes
 
   /**
    * `size` bytes, of a record or of a column's part of one, as an Int when one record can hold

@@ -40,6 +40,10 @@ private[sparktfrecord] object TFRecordShardedWrite {
 
   /** What [[prepare]] decided: the schema to serialize with, and the write's id. */
   final case class Prepared(schema: StructType, writeId: String, requireValues: Boolean)
+    extends CountedWrite {
+    override def fileClosed(path: Path, records: Long, conf: Configuration): Unit =
+      writeCount(path, writeId, records, conf)
+  }
 
   def isSharded(options: TFRecordOptions): Boolean =
     options.tfds.isDefined || options.shardPrefix.isDefined

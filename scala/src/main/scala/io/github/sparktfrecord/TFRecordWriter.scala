@@ -63,6 +63,9 @@ private[sparktfrecord] final class TFRecordWriter(
 
 private[sparktfrecord] object TFRecordWriter {
   final val BufferBytes = 1 << 16
+
+  /** The extension of the files written, before the compression's (`.gz`, `.deflate`). */
+  final val Extension = ".tfrecord"
 }
 
 /** A reused buffer for one record's data with room for its framing around it. */

@@ -42,7 +42,7 @@ class FailureSafeDecoderSuite extends UnitSuite {
     val file = cat(datas.map(framed): _*)
     val options = new TFRecordOptions(Map("mode" -> mode))
     val reader = new TFRecordReader(new ByteArrayInputStream(file), "test.tfrecord", 0L,
-      Long.MaxValue, file.length.toLong, FramingSettings(options, keepData = true))
+      Long.MaxValue, file.length.toLong, options.framing(keepData = true))
     val decode = TFRecordFileFormat.decoder(schema, options, "test.tfrecord")
     val out = Seq.newBuilder[Any]
     while (reader.next()) {

@@ -43,7 +43,7 @@ class TFRecordSplitSuite extends UnitSuite {
     new TFRecordOptions(pairs.toMap)
 
   /** A reader's settings from options, keeping each record's data. */
-  private def framing(opts: TFRecordOptions): FramingSettings = FramingSettings(opts, true)
+  private def framing(opts: TFRecordOptions): FramingSettings = opts.framing(true)
 
   private def drain(r: TFRecordReader): Seq[(Long, Seq[Byte])] =
     try {
@@ -153,14 +153,14 @@ class TFRecordSplitSuite extends UnitSuite {
         compressed("b.tfrecord.deflate", new DeflaterOutputStream(_)) -> options(),
         compressed("c.zlib", new DeflaterOutputStream(_)) -> options(),
         compressed("d.bin", new GZIPOutputStream(_)) -> options("compression" -> "gzip"))) {
-      assert(!TFRecordReader.isSplittable(path, opts, conf), path.getName)
+      assert(!opts.isSplittable(path, conf), path.getName)
       val length = new File(path.toUri).length
       assertEquals(drain(TFRecordReader.openPart(path, conf, framing(opts), 0, length, length)),
         expected, path.getName)
     }
     val (uncompressed, _) = write(d, "e.tfrecord", datas)
-    assert(TFRecordReader.isSplittable(uncompressed, options(), conf))
-    assert(!TFRecordReader.isSplittable(uncompressed, options("splitFiles" -> "false"), conf))
+    assert(options().isSplittable(uncompressed, conf))
+    assert(!options("splitFiles" -> "false").isSplittable(uncompressed, conf))
     val notGzip = compressed("f.tfrecord.gz", identity)
     val e = intercept[TFRecordCorruptException](
       TFRecordReader.open(notGzip, conf, framing(options()), new File(notGzip.toUri).length))
@@ -243,7 +243,7 @@ class TFRecordSplitSuite extends UnitSuite {
         compressedFile(d, "named.tfrecord", plain, new GZIPOutputStream(_)) ->
           TFRecordCompression.Gzip)) {
       // Planned by name: Spark may split it; the split at 0 reads it all, the others nothing.
-      assert(TFRecordReader.isSplittable(path, options(), conf), path.getName)
+      assert(options().isSplittable(path, conf), path.getName)
       val length = new File(path.toUri).length
       val whole = TFRecordReader.open(path, conf, framing(options()), length)
       assertEquals(whole.compression, codec, path.getName)
@@ -254,7 +254,7 @@ class TFRecordSplitSuite extends UnitSuite {
       // compression=none is the default: the first bytes still decide.
       assertEquals(readInSplits(path, 1000L, options("compression" -> "none")), expected)
       // Without data (count()), likewise.
-      val counted = TFRecordReader.open(path, conf, FramingSettings(options(), false), length)
+      val counted = TFRecordReader.open(path, conf, options().framing(false), length)
       assertEquals(Iterator.continually(counted.next()).takeWhile(identity).size, datas.size)
       counted.close()
     }
