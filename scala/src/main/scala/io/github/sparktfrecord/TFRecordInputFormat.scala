@@ -2,12 +2,11 @@ package io.github.sparktfrecord
 
 import java.util.{List => JList}
 
-import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.hadoop.io.{BytesWritable, NullWritable}
 import org.apache.hadoop.mapred.JobConf
 import org.apache.hadoop.mapreduce.{InputSplit, JobContext, RecordReader, TaskAttemptContext}
-import org.apache.hadoop.mapreduce.lib.input.{FileInputFormat, FileSplit}
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat
 import org.apache.hadoop.mapreduce.task.JobContextImpl
 
 /**
@@ -46,56 +45,18 @@ class TFRecordInputFormat extends FileInputFormat[BytesWritable, NullWritable] {
 
   override protected def isSplitable(context: JobContext, file: Path): Boolean = {
     val conf = context.getConfiguration
-    TFRecordInputFormat.jobOptions(conf).isSplittable(file, conf)
+    TFRecordRecordReader.jobOptions(conf).isSplittable(file, conf)
   }
 
   override def createRecordReader(
       split: InputSplit,
       context: TaskAttemptContext): RecordReader[BytesWritable, NullWritable] =
-    new TFRecordInputFormat.Reader
+    new TFRecordRecordReader
 }
 
-private[sparktfrecord] object TFRecordInputFormat {
-
-  /**
-   * The options of a Hadoop job (the Hadoop formats'): the keys of `conf` that start with
-   * `tfrecord.`, over Spark's defaults where a session would give them.
-   */
-  def jobOptions(conf: Configuration): TFRecordOptions = TFRecordOptions.sessionFree(
-    HadoopCompat.propsWithPrefix(conf, TFRecordOptions.HadoopPrefix))
+private object TFRecordInputFormat {
 
   // FileInputFormat.INPUT_DIR_NONRECURSIVE_IGNORE_SUBDIRS, a field older Hadoop releases lack.
   private val IgnoreSubdirs =
     "mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs"
-
-  private final class Reader extends RecordReader[BytesWritable, NullWritable] {
-    private var reader: TFRecordReader = _
-    private val key = new BytesWritable()
-    private var start = 0L
-    private var length = 1L
-
-    override def initialize(split: InputSplit, context: TaskAttemptContext): Unit = {
-      val file = split.asInstanceOf[FileSplit]
-      val conf = context.getConfiguration
-      val path = file.getPath
-      val options = jobOptions(conf)
-      val fileLength = path.getFileSystem(conf).getFileStatus(path).getLen
-      start = file.getStart
-      length = math.max(1L, file.getLength)
-      reader = TFRecordReader.openPart(path, conf, options.framing(keepData = true),
-        start, file.getLength, fileLength)
-    }
-
-    override def nextKeyValue(): Boolean =
-      if (reader.next()) {
-        key.set(reader.data, reader.dataStart, reader.length)
-        true
-      } else false
-
-    override def getCurrentKey: BytesWritable = key
-    override def getCurrentValue: NullWritable = NullWritable.get()
-    override def getProgress: Float =
-      math.min(1f, math.max(0f, (reader.position - start).toFloat / length))
-    override def close(): Unit = if (reader != null) reader.close()
-  }
 }
