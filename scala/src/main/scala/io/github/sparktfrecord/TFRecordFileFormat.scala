@@ -72,7 +72,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     TFRecordSchema.validate(sharded.map(_.schema).getOrElse(dataSchema), parsed.recordType,
       writing = true, parsed.pathSeparator)
     if (parsed.writeIndex) {
-      TFRecordIndex.checkCompression(parsed.compression, "the files of this write")
+      IndexWriter.checkCompression(parsed.compression, "the files of this write")
     }
     new TFRecordOutputWriterFactory(parsed, sharded)
   }

@@ -38,7 +38,7 @@ private[sparktfrecord] object TFRecordRecordWriter {
           options.allowNonTensorFlowCodec)
       } else TFRecordCompression.None
     val file = workFile(TFRecordWriter.Extension + compression.extension)
-    if (options.writeIndex) TFRecordIndex.checkCompression(compression, file.toString)
+    if (options.writeIndex) IndexWriter.checkCompression(compression, file.toString)
     new TFRecordRecordWriter(
       new TFRecordWriter(file, conf, compression, index = options.writeIndex))
   }

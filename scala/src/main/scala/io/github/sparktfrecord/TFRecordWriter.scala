@@ -25,7 +25,7 @@ private[sparktfrecord] final class TFRecordWriter(
   private val indexWriter: IndexWriter =
     if (!index) null
     else {
-      try new IndexWriter(file.getFileSystem(conf).create(TFRecordIndex.pathFor(file), false))
+      try new IndexWriter(file.getFileSystem(conf).create(IndexWriter.pathFor(file), false))
       catch {
         case e: Throwable =>
           out.close()

@@ -52,7 +52,7 @@ class TFRecordIndexSuite extends UnitSuite {
   dir.test("the writer's index: one '<offset> <framed size>' line per record, newline-ended") {
     d =>
       val data = write(d, "a.tfrecord", lengths, TFRecordCompression.None)
-      val index = TFRecordIndex.pathFor(data)
+      val index = IndexWriter.pathFor(data)
       assertEquals(index.getName, "_a.tfrecord.idx")
       assertEquals(lines(index), expected(lengths))
       assertEquals(new File(data.toUri).length, lengths.map(_ + OverheadBytes.toLong).sum)
@@ -60,14 +60,14 @@ class TFRecordIndexSuite extends UnitSuite {
 
   dir.test("gzip files are indexed by offsets in the uncompressed stream") { d =>
     val data = write(d, "a.tfrecord.gz", lengths, TFRecordCompression.Gzip)
-    assertEquals(lines(TFRecordIndex.pathFor(data)), expected(lengths))
+    assertEquals(lines(IndexWriter.pathFor(data)), expected(lengths))
   }
 
   dir.test("indexFile writes what the writer wrote, and replaces an old index") { d =>
     for ((name, codec) <- Seq("p.tfrecord" -> TFRecordCompression.None,
         "g.tfrecord.gz" -> TFRecordCompression.Gzip)) {
       val data = write(d, name, lengths, codec)
-      val index = TFRecordIndex.pathFor(data)
+      val index = IndexWriter.pathFor(data)
       val written = lines(index)
       Files.write(new File(index.toUri).toPath, "stale".getBytes)
       assertEquals(TFRecordIndex.indexFile(data, conf, options()),
@@ -80,7 +80,7 @@ class TFRecordIndexSuite extends UnitSuite {
 
   dir.test("indexFile on a damaged file fails naming it, and leaves no index behind") { d =>
     val data = write(d, "a.tfrecord", lengths, TFRecordCompression.None)
-    new File(TFRecordIndex.pathFor(data).toUri).delete()
+    new File(IndexWriter.pathFor(data).toUri).delete()
     val file = new File(data.toUri)
     val bytes = Files.readAllBytes(file.toPath)
     bytes(bytes.length / 2) = (bytes(bytes.length / 2) ^ 1).toByte
@@ -93,7 +93,7 @@ class TFRecordIndexSuite extends UnitSuite {
 
   dir.test("deflate and other codecs have no index: refused naming the valid ones") { d =>
     val e = intercept[IllegalArgumentException](
-      TFRecordIndex.checkCompression(TFRecordCompression.Deflate, "x.tfrecord.deflate"))
+      IndexWriter.checkCompression(TFRecordCompression.Deflate, "x.tfrecord.deflate"))
     assert(e.text.contains("x.tfrecord.deflate"), e.text)
     assert(e.text.contains("none, gzip"), e.text)
     val data = new Path(new File(d, "a.tfrecord.deflate").toURI)
