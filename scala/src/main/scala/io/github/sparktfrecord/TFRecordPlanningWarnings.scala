@@ -20,8 +20,8 @@ import org.apache.spark.sql.types.StructType
  * both are most often a typo, which would otherwise cost a silent misread.
  */
 private[sparktfrecord] object TFRecordPlanningWarnings {
-  // Named for the data source, which is what users look for in their logs.
-  private val log = LoggerFactory.getLogger(classOf[TFRecordFileFormat])
+  // Named for the data source, which is what users look for in their logs (docs/options.md).
+  private val log = LoggerFactory.getLogger("io.github.sparktfrecord.TFRecordFileFormat")
 
   /** (SQL execution, what) pairs already warned about: the most recent ones only. */
   private val warned = new java.util.LinkedHashMap[String, java.lang.Boolean](64, 0.75f, true) {

@@ -7,8 +7,10 @@ import org.apache.spark.sql.catalyst.expressions.SchemaPruning.{identifyRootFiel
 import org.apache.spark.sql.catalyst.planning.ScanOperation
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{FileFormat, HadoopFsRelation}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 
 /**
@@ -36,7 +38,13 @@ object TFRecordSchemaPruning extends Rule[LogicalPlan] {
 
   private def ours(relation: LogicalRelation): Boolean = relation.relation match {
     case fs: HadoopFsRelation =>
-      fs.fileFormat.isInstanceOf[TFRecordFileFormat] && FeaturePaths.isNested(fs.dataSchema)
+      isTFRecord(fs.fileFormat) && FeaturePaths.isNested(fs.dataSchema)
+    case _ => false
+  }
+
+  /** Whether `format` is the `tfrecord` data source's (its registered short name). */
+  private def isTFRecord(format: FileFormat): Boolean = format match {
+    case source: DataSourceRegister => source.shortName() == "tfrecord"
     case _ => false
   }
 
