@@ -1,7 +1,8 @@
 // One source tree (scala/src/main/scala) compiled three times: Spark 3.5 with Scala 2.12 and 2.13,
 // and Spark 4.x with Scala 2.13. The few lines that differ live in scala-spark-3 / scala-spark-4.
 // `ci/sbt package` builds all three jars; `ci/sbt publishLocal` publishes them for Scala users.
-// `ci/sbt test` runs the unit tests (scala/src/test/scala, no Spark session) on both Spark lines.
+// `ci/sbt test` runs the Scala tests (scala/src/test/scala: unit suites below Spark, integration
+// suites on a local SparkSession) on both Spark lines.
 
 ThisBuild / organization := "io.github.sparktfrecord"
 // The version is the Python package's: one number for the wheel and the jars inside it.
@@ -50,11 +51,17 @@ def sparkJar(
 def unitTests(project: Project) = project.settings(
   Test / unmanagedSourceDirectories := Seq(
     (LocalRootProject / baseDirectory).value / "scala/src/test/scala"),
+  // log4j2.properties: the integration suites' SparkSessions log warnings only.
+  Test / unmanagedResourceDirectories := Seq(
+    (LocalRootProject / baseDirectory).value / "scala/src/test/resources"),
   libraryDependencies += "org.scalameta" %% "munit" % "1.0.0" % Test,
   // A JVM of their own, told where the checkout is (a test reads docs/options.md).
   Test / fork := true,
   Test / javaOptions ++= Seq(
-    "-Xmx1g", s"-Dsparktfrecord.root=${(LocalRootProject / baseDirectory).value}")
+    "-Xmx1g", s"-Dsparktfrecord.root=${(LocalRootProject / baseDirectory).value}",
+    // The integration suites' SparkSession: Spark 3.5's block manager reaches into sun.nio.ch,
+    // which Java 17 opens only when asked (Spark's launcher asks; a test JVM must too).
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED")
 )
 
 // CRC32C is java.util.zip.CRC32C (Java 9+), so the Spark 3.5 jars need Java 11 or newer.

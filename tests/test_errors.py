@@ -1,4 +1,22 @@
-"""Every refusal names what is wrong: the option and its valid values, the column, the file."""
+"""Every refusal names what is wrong: the option and its valid values, the column, the file.
+
+Error behaviour lives in this file and its family, `test_errors_*.py`:
+
+- here: options and their valid values (codecs included), column types and values that do not
+  fit, damaged files and hostile protobuf, every row of docs/errors.md, inference's errors;
+- `test_errors_columns.py`: maps, nested columns and SequenceExample feature lists that cannot be
+  read or written as asked, each naming the column;
+- `test_errors_modes.py`: the read modes (FAILFAST, PERMISSIVE, DROPMALFORMED) and Spark's
+  ignoreCorruptFiles / ignoreMissingFiles;
+- `test_errors_conditions.py`: the error conditions and parameters, as a program matches them;
+- `test_errors_first_lines.py`: the first lines a PySpark user reads;
+- `test_errors_troubleshooting.py`: the troubleshooting table of docs/errors.md;
+- `test_errors_hostile_lengths.py`: headers that lie about their length, on a small heap.
+
+Refusals that belong to one feature stay with it: TFDS writes in test_tfds.py, the CLI's exit
+codes in test_cli.py, Spark Connect in test_connect.py, the Python helpers' arguments in
+test_python_api.py.
+"""
 
 from __future__ import annotations
 
@@ -447,3 +465,41 @@ def test_deep_groups_that_end_are_skipped(spark, tmp_path: Path) -> None:
     )
     path = write_records(tmp_path / "g.tfrecord", [payload])
     assert [r.a for r in spark_tfrecord.read(spark, str(path), schema="a long").collect()] == [5]
+
+
+# --- codecs ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("compression", "snappy"),
+        ("compression", "zstd"),
+        ("codec", "org.apache.hadoop.io.compress.BZip2Codec"),
+    ],
+)
+def test_codecs_tensorflow_cannot_read_are_refused(spark, out: Path, option, value) -> None:
+    with pytest.raises(
+        Exception, match=f"TFRecord option '{option}' is '{value}', a codec TensorFlow cannot read"
+    ):
+        spark.range(3).write.format("tfrecord").option(option, value).save(str(out))
+
+
+def test_unknown_compression_lists_valid_values(spark, out: Path) -> None:
+    with pytest.raises(
+        Exception,
+        match=r"Invalid value 'brotli' for TFRecord option 'compression'\. Valid values: none",
+    ):
+        spark.range(3).write.format("tfrecord").option("compression", "brotli").save(str(out))
+
+
+# --- schema inference --------------------------------------------------------------------------
+
+
+def test_nothing_to_infer_from(spark, tmp_path: Path) -> None:
+    write_records(tmp_path / "empty" / "a.tfrecord", [])
+    with pytest.raises(Exception, match=r"Cannot infer a TFRecord schema.*schema"):
+        spark_tfrecord.read(spark, str(tmp_path / "empty"))
+    write_records(tmp_path / "featureless" / "a.tfrecord", [example(), b""])
+    with pytest.raises(Exception, match="2 records read from 1 of 1 files have no features"):
+        spark_tfrecord.read(spark, str(tmp_path / "featureless"))

@@ -1,10 +1,9 @@
-"""Schema inference: kinds, shapes, merging, sampling, determinism, and its errors."""
+"""Schema inference: kinds, shapes, merging, sampling, determinism. Its errors are in
+test_errors.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 import spark_tfrecord
 from support.tfrecord_bytes import (
@@ -112,15 +111,6 @@ def test_sampling_options_limit_what_is_read(spark, tmp_path: Path) -> None:
     assert everything.columns == ["f0", "late0", "f1", "late1", "f2", "late2", "f3", "late3"]
     # Columns outside the sample are simply not selected; the rows are all there.
     assert two_files.count() == 8
-
-
-def test_nothing_to_infer_from(spark, tmp_path: Path) -> None:
-    write_records(tmp_path / "empty" / "a.tfrecord", [])
-    with pytest.raises(Exception, match=r"Cannot infer a TFRecord schema.*schema"):
-        spark_tfrecord.read(spark, str(tmp_path / "empty"))
-    write_records(tmp_path / "featureless" / "a.tfrecord", [example(), b""])
-    with pytest.raises(Exception, match="2 records read from 1 of 1 files have no features"):
-        spark_tfrecord.read(spark, str(tmp_path / "featureless"))
 
 
 def test_byte_array_needs_no_inference(spark, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import Row
 
 import spark_tfrecord
-from support import tfrecord_files
+from support import tfrecord_files, write_with_tensorflow
 from test_roundtrip import f32
 
 SCHEMA = (
@@ -220,13 +220,6 @@ def tree(data_type: object) -> object:
     return data_type.simpleString()  # type: ignore[attr-defined]
 
 
-def write_with_tensorflow(tf, path: Path, examples: list[object]) -> None:
-    path.mkdir(parents=True)
-    with tf.io.TFRecordWriter(str(path / "od.tfrecord")) as writer:
-        for example in examples:
-            writer.write(example.SerializeToString())
-
-
 def test_object_detection_files_read_with_inferred_nesting(spark, tf, tmp_path: Path) -> None:
     made = object_detection_examples(tf)
     write_with_tensorflow(tf, tmp_path / "od", [e for _, e in made])
@@ -293,22 +286,6 @@ def test_object_detection_lists_zip_into_an_array_of_structs(spark, tf, tmp_path
     assert len(rows[1].image.object) == 3 and rows[2].image.object == []
 
 
-def test_leaf_and_prefix_is_an_error_naming_both(spark, tf, tmp_path: Path) -> None:
-    example = tf.train.Example(
-        features=tf.train.Features(
-            feature={
-                "a": tf.train.Feature(int64_list=tf.train.Int64List(value=[1])),
-                "a/b": tf.train.Feature(int64_list=tf.train.Int64List(value=[2])),
-            }
-        )
-    )
-    write_with_tensorflow(tf, tmp_path / "t", [example])
-    with pytest.raises(Exception, match=r"'a' is a feature and also the path of the feature 'a/b'"):
-        spark_tfrecord.read(spark, str(tmp_path / "t"), inferNesting=True).schema  # noqa: B018
-    # Without inferNesting: today's flat columns.
-    assert sorted(spark_tfrecord.read(spark, str(tmp_path / "t")).columns) == ["a", "a/b"]
-
-
 def test_pruning_keeps_unselected_features_on_the_wire(spark, out: Path) -> None:
     df = spark.createDataFrame(ROWS, SCHEMA)
     spark_tfrecord.write(df, str(out))
@@ -339,88 +316,6 @@ def test_pruning_keeps_unselected_features_on_the_wire(spark, out: Path) -> None
         ]  # fmt: skip
     finally:
         spark.conf.unset("spark.sql.optimizer.nestedSchemaPruning.enabled")
-
-
-def test_unequal_lists_are_an_error_naming_column_and_file(spark, tf, tmp_path: Path) -> None:
-    def example(n: int, xs: list[float], labels: list[int]) -> object:
-        return tf.train.Example(
-            features=tf.train.Features(
-                feature={
-                    "id": tf.train.Feature(int64_list=tf.train.Int64List(value=[n])),
-                    "boxes/x": tf.train.Feature(float_list=tf.train.FloatList(value=xs)),
-                    "boxes/label": tf.train.Feature(int64_list=tf.train.Int64List(value=labels)),
-                }
-            )
-        )
-
-    write_with_tensorflow(
-        tf,
-        tmp_path / "t",
-        [example(1, [0.5], [1]), example(2, [0.5, 1.0], [1]), example(3, [], [])],
-    )
-    schema = "id long, boxes array<struct<x float, label bigint>>"
-    path = str(tmp_path / "t")
-    with pytest.raises(
-        Exception, match=r"Column 'boxes' .*'boxes/x' 2, 'boxes/label' 1.*od\.tfrecord"
-    ):
-        spark_tfrecord.read(spark, path, schema=schema).collect()
-    dropped = spark_tfrecord.read(spark, path, schema=schema, mode="DROPMALFORMED")
-    assert sorted(tuple(r) for r in dropped.collect()) == [(1, [(0.5, 1)]), (3, [])]
-    permissive = spark_tfrecord.read(
-        spark, path, schema=schema + ", _corrupt_record binary", mode="PERMISSIVE"
-    ).collect()
-    bad = [r for r in permissive if r._corrupt_record is not None]
-    assert len(bad) == 1 and bad[0].id is None and bad[0].boxes is None
-    # A missing list leaves the field null in every element.
-    only_x = spark_tfrecord.read(
-        spark, path, schema="id long, boxes array<struct<x float, y float>>"
-    )
-    assert sorted(tuple(r) for r in only_x.where("id = 1").collect()) == [(1, [(0.5, None)])]
-
-
-def test_what_cannot_be_written_fails_naming_the_column(spark, out: Path) -> None:
-    lists = spark.createDataFrame(
-        [(1, [([1, 2],)])], "id long, boxes array<struct<xs array<long>>>"
-    )
-    with pytest.raises(Exception, match=r"Column 'boxes.xs' has type array<bigint>: in an Example"):
-        spark_tfrecord.write(lists, str(out))
-    assert not out.exists()
-    # The same array of structs is a sequence of steps in a SequenceExample.
-    spark_tfrecord.write(lists, str(out), record_type="SequenceExample")
-    back = spark_tfrecord.read(
-        spark, str(out), record_type="SequenceExample", schema=lists.schema
-    ).collect()
-    assert [tuple(r) for r in back] == [(1, [Row(xs=[1, 2])])]
-    nulls = spark.createDataFrame([(1, [(1,), None])], "id long, boxes array<struct<x long>>")
-    with pytest.raises(
-        Exception, match=r"Column 'boxes.x': element 1 of its array of structs is null"
-    ):
-        spark_tfrecord.write(nulls, str(out / "nulls"))
-    same = spark.createDataFrame([(1, (2,))], "`a/b` long, a struct<b long>")
-    with pytest.raises(Exception, match=r"Columns 'a/b' and 'a.b' would both be the feature 'a/b'"):
-        spark_tfrecord.write(same, str(out / "same"))
-    # Another separator resolves it.
-    spark_tfrecord.write(same, str(out / "dots"), pathSeparator=".")
-    back = spark_tfrecord.read(spark, str(out / "dots"), pathSeparator=".", inferNesting=True)
-    assert back.schema.simpleString() == "struct<a/b:bigint,a:struct<b:bigint>>"
-    assert [tuple(r) for r in back.collect()] == [(1, Row(b=2))]
-
-
-def test_a_step_with_many_values_for_a_single_field(spark, out: Path) -> None:
-    df = spark.createDataFrame(
-        [(1, [["a", "b"], []])], "id long, `events/kind` array<array<string>>"
-    )
-    spark_tfrecord.write(df, str(out), record_type="SequenceExample")
-    schema = "id long, events array<struct<kind string>>"
-    with pytest.raises(Exception, match=r"step 0 of feature list 'events/kind' holds 2"):
-        spark_tfrecord.read(spark, str(out), record_type="SequenceExample", schema=schema).collect()
-    fine = spark_tfrecord.read(
-        spark,
-        str(out),
-        record_type="SequenceExample",
-        schema="id long, events array<struct<kind array<string>>>",
-    )
-    assert [tuple(r) for r in fine.collect()] == [(1, [Row(kind=["a", "b"]), Row(kind=[])])]
 
 
 def test_partitioned_nested_write_and_count(spark, out: Path) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import spark_tfrecord
 from support import tfrecord_files
 
@@ -107,28 +105,3 @@ def test_we_read_what_tensorflow_writes(spark, tf, tmp_path: Path) -> None:
     ]
     (first,) = [r for r in inferred.collect() if r.id == 7]
     assert [[bytes(b) for b in step] for step in first.text] == [[b"\xff", "é".encode()]]
-
-
-def test_shape_mismatches_name_the_column(spark, out: Path) -> None:
-    df = spark.createDataFrame(ROWS, SCHEMA)
-    spark_tfrecord.write(df, str(out), record_type="SequenceExample")
-    with pytest.raises(
-        Exception,
-        match=r"Column 'frames' \(array<float>\) is read from a single feature",
-    ):
-        spark_tfrecord.read(
-            spark, str(out), record_type="SequenceExample", schema="frames array<float>"
-        ).collect()
-    with pytest.raises(
-        Exception,
-        match=r"'tokens' \(array<array<bigint>>\) is read from a SequenceExample feature list",
-    ):
-        spark_tfrecord.read(
-            spark, str(out), record_type="SequenceExample", schema="tokens array<array<long>>"
-        ).collect()
-
-
-def test_null_step_names_the_column(spark, out: Path) -> None:
-    df = spark.createDataFrame([([[1], None],)], "steps array<array<long>>")
-    with pytest.raises(Exception, match="'steps' holds an array with a null element at index 1"):
-        spark_tfrecord.write(df, str(out), record_type="SequenceExample")

@@ -5,8 +5,6 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-import pytest
-
 import spark_tfrecord
 from support import tfrecord_files
 
@@ -64,9 +62,3 @@ def test_feature_spec_reads_our_files(spark, tf, out: Path) -> None:
     assert parsed["tags"].to_list()[first] == [b"x", b"y"]
     assert parsed["emb"].to_list()[1 - first] == [3.0]
     assert tf.sparse.to_dense(parsed["score"]).numpy().tolist()[first] == [0.5]
-
-
-def test_feature_spec_refuses_nested_arrays_for_examples(spark) -> None:
-    schema = spark.createDataFrame([], "x array<array<int>>").schema
-    with pytest.raises(ValueError, match="Column 'x' is an array of arrays"):
-        spark_tfrecord.feature_spec(schema)

@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 #: The tests folder, which holds this package.
 TESTS = Path(__file__).resolve().parent.parent
@@ -34,6 +35,14 @@ QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 def tfrecord_files(path: Path) -> list[Path]:
     """The data files under `path` that a reader sees (not `_SUCCESS`, `.crc` or `_` indexes)."""
     return sorted(p for p in path.rglob("*.tfrecord*") if not p.name.startswith((".", "_")))
+
+
+def write_with_tensorflow(tf: Any, path: Path, examples: list[Any]) -> None:
+    """Writes `examples` (``tf.train.Example``) with TensorFlow's writer as ``path/od.tfrecord``."""
+    path.mkdir(parents=True)
+    with tf.io.TFRecordWriter(str(path / "od.tfrecord")) as writer:
+        for example in examples:
+            writer.write(example.SerializeToString())
 
 
 def module_command(name: str, *args: str) -> list[str]:

@@ -1,5 +1,5 @@
 """Reads a path with each of several formats in a new local session with the given jars,
-for test_troubleshooting (whose messages need a session that lacks our jar, or has another).
+for test_errors_troubleshooting (whose messages need a session that lacks our jar, or has another).
 
 ``python -m support.read_in_new_session ARGS``, ARGS one JSON list: the jars, the formats,
 the path. It prints, per format, the rows read or the chain of Java exceptions (class: message,

@@ -1,5 +1,5 @@
-"""Run by test_hostile_lengths in a process of its own: a Spark driver with a small heap reads
-files whose record headers claim up to 2 GiB, and prints each outcome as one JSON line.
+"""Run by test_errors_hostile_lengths in a process of its own: a Spark driver with a small heap
+reads files whose record headers claim up to 2 GiB, and prints each outcome as one JSON line.
 
 Usage: python -m support.small_heap_child DATA_DIR DRIVER_MEMORY
 DATA_DIR holds ``{none,gzip,deflate}/hostile-*`` files (good records with ids 0 and 1, then the
