@@ -1,11 +1,22 @@
 package io.github.sparktfrecord
 
+import scala.annotation.nowarn
+
 import org.apache.hadoop.conf.Configuration
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 /** What differs between Spark 3.5 and Spark 4.x, for the Spark 3.5 jars. */
 private[sparktfrecord] object SparkShims {
+
+  /**
+   * Scala's Java collection converters (`import SparkShims.Converters._`, then `asScala`):
+   * `scala.collection.JavaConverters`, the one both Scala 2.12 and 2.13 have (2.13 deprecates it
+   * for `scala.jdk.CollectionConverters`, which 2.12 does not have).
+   */
+  @nowarn("cat=deprecation")
+  val Converters: scala.collection.JavaConverters.type = scala.collection.JavaConverters
+
   /** The Hadoop configuration of a session with the data source's options applied. */
   def hadoopConf(session: SparkSession, options: Map[String, String]): Configuration =
     session.sessionState.newHadoopConfWithOptions(options)

@@ -7,6 +7,10 @@ import org.apache.spark.sql.classic
 
 /** What differs between Spark 3.5 and Spark 4.x, for the Spark 4 jar. */
 private[sparktfrecord] object SparkShims {
+
+  /** Scala's Java collection converters (`import SparkShims.Converters._`, then `asScala`). */
+  val Converters: scala.jdk.CollectionConverters.type = scala.jdk.CollectionConverters
+
   /**
    * The Hadoop configuration of a session with the data source's options applied. File formats
    * only ever run in a classic (non-Connect) session, which alone has a session state.

@@ -145,51 +145,24 @@ private[sparktfrecord] abstract class FeatureEncoder(val column: String) extends
 private[sparktfrecord] object FeatureEncoder {
   import ProtoWire._
 
-  /** The encoder for a column, or an error naming the column when its type has no encoding. */
-  def apply(column: String, dataType: DataType): FeatureEncoder = dataType match {
-    case LongType | TimestampType | TimestampNTZType =>
-      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getLong(i) }
-    case IntegerType | DateType =>
-      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getInt(i) }
-    case ShortType =>
-      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getShort(i) }
-    case ByteType =>
-      new Int64Scalar(column) { def value(r: SpecializedGetters, i: Int) = r.getByte(i) }
-    case BooleanType =>
-      new Int64Scalar(column) {
-        def value(r: SpecializedGetters, i: Int) = if (r.getBoolean(i)) 1L else 0L
-      }
-    case FloatType =>
-      new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getFloat(i) }
-    case DoubleType =>
-      new FloatScalar(column) { def value(r: SpecializedGetters, i: Int) = r.getDouble(i).toFloat }
-    case d: DecimalType => new FloatScalar(column) {
-        def value(r: SpecializedGetters, i: Int) = r.getDecimal(i, d.precision, d.scale).toFloat
-      }
-    case StringType => new StringScalar(column)
-    case BinaryType => new BinaryScalar(column)
-    case ArrayType(LongType | TimestampType | TimestampNTZType, _) =>
-      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getLong(i) }
-    case ArrayType(IntegerType | DateType, _) =>
-      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getInt(i) }
-    case ArrayType(ShortType, _) =>
-      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getShort(i) }
-    case ArrayType(ByteType, _) =>
-      new Int64Array(column) { def value(a: ArrayData, i: Int) = a.getByte(i) }
-    case ArrayType(BooleanType, _) =>
-      new Int64Array(column) { def value(a: ArrayData, i: Int) = if (a.getBoolean(i)) 1L else 0L }
-    case ArrayType(FloatType, _) =>
-      new FloatArray(column) { def value(a: ArrayData, i: Int) = a.getFloat(i) }
-    case ArrayType(DoubleType, _) =>
-      new FloatArray(column) { def value(a: ArrayData, i: Int) = a.getDouble(i).toFloat }
-    case ArrayType(d: DecimalType, _) => new FloatArray(column) {
-        def value(a: ArrayData, i: Int) = a.getDecimal(i, d.precision, d.scale).toFloat
-      }
-    case ArrayType(StringType, _) => new BytesArray(column, binary = false)
-    case ArrayType(BinaryType, _) => new BytesArray(column, binary = true)
-    case v if TFRecordSchema.isVector(v) => new VectorEncoder(column)
-    case other => throw TFRecordSchema.unsupported(column, other, RecordType.SequenceExample)
-  }
+  /**
+   * The encoder for a column: its layout and its values' [[TypeEntry]] from the [[TypeTable]]
+   * (whose kind the entry's class says, and which reads each value); an error naming the column
+   * when its type has no encoding (a feature list's steps are each encoded by this encoder of
+   * their array type, see [[FeatureListEncoder]]).
+   */
+  def apply(column: String, dataType: DataType): FeatureEncoder =
+    TypeTable.column(dataType) match {
+      case Some((Layout.Scalar, e: Int64Entry)) => new Int64Scalar(column, e)
+      case Some((Layout.Scalar, e: FloatEntry)) => new FloatScalar(column, e)
+      case Some((Layout.Scalar, e: BytesEntry)) =>
+        if (e.binary) new BinaryScalar(column) else new StringScalar(column)
+      case Some((Layout.List, e: Int64Entry)) => new Int64Array(column, e)
+      case Some((Layout.List, e: FloatEntry)) => new FloatArray(column, e)
+      case Some((Layout.List, e: BytesEntry)) => new BytesArray(column, e.binary)
+      case Some((Layout.Vector, _)) => new VectorEncoder(column)
+      case _ => throw TFRecordSchema.unsupported(column, dataType, RecordType.SequenceExample)
+    }
 
   /**
    * A Spark ML vector, stored as struct<type: tinyint (0 sparse, 1 dense), size: int,
@@ -232,25 +205,25 @@ private[sparktfrecord] object FeatureEncoder {
     }
   }
 
-  private abstract class Int64Scalar(column: String) extends FeatureEncoder(column) {
-    def value(row: SpecializedGetters, ordinal: Int): Long
+  private final class Int64Scalar(column: String, entry: Int64Entry)
+    extends FeatureEncoder(column) {
     private var v = 0L
     def kind: Int = KindInt64
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
-      v = value(row, ordinal)
+      v = entry.int64(row, ordinal)
       packedSize(varintSize(v))
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int =
       writeVarint(buf, writeTagAndLength(buf, pos, 1, varintSize(v)), v)
   }
 
-  private abstract class FloatScalar(column: String) extends FeatureEncoder(column) {
-    def value(row: SpecializedGetters, ordinal: Int): Float
+  private final class FloatScalar(column: String, entry: FloatEntry)
+    extends FeatureEncoder(column) {
     def kind: Int = KindFloat
     def listSize(row: SpecializedGetters, ordinal: Int): Long = packedSize(4)
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
       val p = writeTagAndLength(buf, pos, 1, 4)
-      writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(value(row, ordinal)))
+      writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(entry.float32(row, ordinal)))
     }
   }
 
@@ -298,8 +271,8 @@ private[sparktfrecord] object FeatureEncoder {
     }
   }
 
-  private abstract class Int64Array(column: String) extends FeatureEncoder(column) {
-    def value(array: ArrayData, index: Int): Long
+  private final class Int64Array(column: String, entry: Int64Entry)
+    extends FeatureEncoder(column) {
     private var payload = 0L
     def kind: Int = KindInt64
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
@@ -309,7 +282,7 @@ private[sparktfrecord] object FeatureEncoder {
       var i = 0
       while (i < n) {
         if (a.isNullAt(i)) nullElement(i)
-        size += varintSize(value(a, i))
+        size += varintSize(entry.int64(a, i))
         i += 1
       }
       payload = size
@@ -322,15 +295,15 @@ private[sparktfrecord] object FeatureEncoder {
       var p = writeTagAndLength(buf, pos, 1, payload)
       var i = 0
       while (i < n) {
-        p = writeVarint(buf, p, value(a, i))
+        p = writeVarint(buf, p, entry.int64(a, i))
         i += 1
       }
       p
     }
   }
 
-  private abstract class FloatArray(column: String) extends FeatureEncoder(column) {
-    def value(array: ArrayData, index: Int): Float
+  private final class FloatArray(column: String, entry: FloatEntry)
+    extends FeatureEncoder(column) {
     def kind: Int = KindFloat
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
@@ -349,7 +322,7 @@ private[sparktfrecord] object FeatureEncoder {
       var p = writeTagAndLength(buf, pos, 1, 4 * n)
       var i = 0
       while (i < n) {
-        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(value(a, i)))
+        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(entry.float32(a, i)))
         i += 1
       }
       p

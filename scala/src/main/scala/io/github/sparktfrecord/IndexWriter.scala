@@ -49,7 +49,8 @@ private[sparktfrecord] final class IndexWriter(out: OutputStream) extends java.i
     at + digits
   }
 
-  private def flush(): Unit = {
+  /** Writes the lines added so far to the stream. */
+  def flush(): Unit = {
     out.write(buffer, 0, used)
     used = 0
   }

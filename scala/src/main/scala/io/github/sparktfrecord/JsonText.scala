@@ -1,81 +1,105 @@
 package io.github.sparktfrecord
 
-import java.nio.charset.StandardCharsets
+import java.io.StringWriter
+
+import com.fasterxml.jackson.core.{JsonFactory, JsonGenerator, PrettyPrinter}
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters
 import org.apache.spark.sql.types._
 
-/** Rows as JSON text for people to read (not for machines: bytes become text or hex). */
+/**
+ * Rows of one schema as JSON text for people to read (not for machines: bytes become text or
+ * hex), one object per row, `{"id": 1, "x": [0.5, 1.0]}`. Jackson writes the JSON; each value's
+ * rendering is its [[TypeEntry.json]], chosen once for the schema.
+ */
+private[sparktfrecord] final class JsonText(schema: StructType) {
+  import JsonText._
+
+  private val fields: Array[Value] = schema.fields.map(f => value(f.dataType))
+  private val names: Array[String] = schema.fieldNames
+
+  def row(r: InternalRow): String = {
+    val out = new StringWriter
+    val gen = Factory.createGenerator(out)
+    gen.setPrettyPrinter(Spaced)
+    writeStruct(gen, r, names, fields)
+    gen.close()
+    out.toString
+  }
+}
+
 private[sparktfrecord] object JsonText {
-  def row(r: InternalRow, schema: StructType): String = {
-    val sb = new StringBuilder("{")
-    schema.fields.zipWithIndex.foreach { case (f, i) =>
-      if (i > 0) sb.append(", ")
-      quote(sb, f.name)
-      sb.append(": ")
-      value(sb, r, i, f.dataType)
-    }
-    sb.append("}").toString
+  private val Factory = new JsonFactory()
+
+  /** Writes value `i` of a row or array, not null. */
+  private abstract class Value {
+    def write(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit
   }
 
-  private def value(sb: StringBuilder, r: SpecializedGetters, i: Int, t: DataType): Unit =
-    if (r.isNullAt(i)) sb.append("null")
-    else t match {
-      case BooleanType => sb.append(r.getBoolean(i))
-      case ByteType => sb.append(r.getByte(i))
-      case ShortType => sb.append(r.getShort(i))
-      case IntegerType => sb.append(r.getInt(i))
-      case DateType => quote(sb, java.time.LocalDate.ofEpochDay(r.getInt(i).toLong).toString)
-      case LongType => sb.append(r.getLong(i))
-      case TimestampType | TimestampNTZType =>
-        val micros = r.getLong(i)
-        quote(sb, java.time.Instant.EPOCH.plusNanos(Math.multiplyExact(micros, 1000L)).toString)
-      case FloatType => number(sb, r.getFloat(i).toDouble, java.lang.Float.toString(r.getFloat(i)))
-      case DoubleType => number(sb, r.getDouble(i), java.lang.Double.toString(r.getDouble(i)))
-      case d: DecimalType =>
-        sb.append(r.getDecimal(i, d.precision, d.scale).toJavaBigDecimal.toPlainString)
-      case StringType => bytes(sb, r.getUTF8String(i).getBytes)
-      case BinaryType => bytes(sb, r.getBinary(i))
-      case ArrayType(e, _) =>
-        val a = r.getArray(i)
-        sb.append('[')
-        var j = 0
-        while (j < a.numElements()) {
-          if (j > 0) sb.append(", ")
-          value(sb, a, j, e)
-          j += 1
+  private def writeStruct(
+      gen: JsonGenerator,
+      r: SpecializedGetters,
+      names: Array[String],
+      fields: Array[Value]): Unit = {
+    gen.writeStartObject()
+    var i = 0
+    while (i < fields.length) {
+      gen.writeFieldName(names(i))
+      writeOrNull(gen, r, i, fields(i))
+      i += 1
+    }
+    gen.writeEndObject()
+  }
+
+  private def writeOrNull(gen: JsonGenerator, from: SpecializedGetters, i: Int, v: Value): Unit =
+    if (from.isNullAt(i)) gen.writeNull() else v.write(gen, from, i)
+
+  private def value(t: DataType): Value = t match {
+    case ArrayType(e, _) =>
+      val element = value(e)
+      new Value {
+        def write(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit = {
+          val a = from.getArray(i)
+          gen.writeStartArray()
+          var j = 0
+          while (j < a.numElements()) {
+            writeOrNull(gen, a, j, element)
+            j += 1
+          }
+          gen.writeEndArray()
         }
-        sb.append(']')
-      case u: UserDefinedType[_] => value(sb, r, i, u.sqlType)
-      case s: StructType =>
-        val struct = r.getStruct(i, s.length)
-        sb.append(row(struct, s))
-      case other => quote(sb, other.simpleString)
-    }
+      }
+    case u: UserDefinedType[_] => value(u.sqlType)
+    case s: StructType =>
+      val fields = s.fields.map(f => value(f.dataType))
+      new Value {
+        def write(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
+          writeStruct(gen, from.getStruct(i, fields.length), s.fieldNames, fields)
+      }
+    case other => TypeTable.entry(other) match {
+        case Some(entry) => new Value {
+            def write(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
+              entry.json(gen, from, i)
+          }
+        case None => new Value {
+            def write(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
+              gen.writeString(other.simpleString)
+          }
+      }
+  }
 
-  private def number(sb: StringBuilder, d: Double, text: String): Unit =
-    if (d.isNaN || d.isInfinite) quote(sb, text) else sb.append(text)
-
-  private def bytes(sb: StringBuilder, b: Array[Byte]): Unit =
-    if (Utf8.isValid(b, 0, b.length)) quote(sb, new String(b, StandardCharsets.UTF_8))
-    else {
-      sb.append("\"0x")
-      b.foreach(x => sb.append(f"${x & 0xff}%02x"))
-      sb.append('"')
-    }
-
-  private def quote(sb: StringBuilder, s: String): Unit = {
-    sb.append('"')
-    s.foreach {
-      case '"' => sb.append("\\\"")
-      case '\\' => sb.append("\\\\")
-      case '\n' => sb.append("\\n")
-      case '\r' => sb.append("\\r")
-      case '\t' => sb.append("\\t")
-      case c if c < ' ' => sb.append(f"\\u${c.toInt}%04x")
-      case c => sb.append(c)
-    }
-    sb.append('"')
+  /** JSON on one line with a space after each `,` and `:`, as Python's `json.dumps` writes it. */
+  private object Spaced extends PrettyPrinter {
+    def writeRootValueSeparator(g: JsonGenerator): Unit = g.writeRaw(' ')
+    def writeStartObject(g: JsonGenerator): Unit = g.writeRaw('{')
+    def writeEndObject(g: JsonGenerator, entries: Int): Unit = g.writeRaw('}')
+    def writeObjectEntrySeparator(g: JsonGenerator): Unit = g.writeRaw(", ")
+    def writeObjectFieldValueSeparator(g: JsonGenerator): Unit = g.writeRaw(": ")
+    def writeStartArray(g: JsonGenerator): Unit = g.writeRaw('[')
+    def writeEndArray(g: JsonGenerator, values: Int): Unit = g.writeRaw(']')
+    def writeArrayValueSeparator(g: JsonGenerator): Unit = g.writeRaw(", ")
+    def beforeArrayValues(g: JsonGenerator): Unit = ()
+    def beforeObjectEntries(g: JsonGenerator): Unit = ()
   }
 }

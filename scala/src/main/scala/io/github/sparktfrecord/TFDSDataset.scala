@@ -1,6 +1,6 @@
 package io.github.sparktfrecord
 
-import java.io.{FileNotFoundException, IOException}
+import java.io.FileNotFoundException
 import java.nio.charset.StandardCharsets.UTF_8
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -117,39 +117,16 @@ private[sparktfrecord] object TFDSDataset {
     val fs = file.getFileSystem(conf)
     try {
       val in = fs.open(file)
-      try Some(new String(readAll(in), UTF_8))
+      try Some(new String(in.readAllBytes(), UTF_8))
       finally in.close()
     } catch {
       case _: FileNotFoundException => None
     }
   }
 
-  private def readAll(in: java.io.InputStream): Array[Byte] = {
-    val out = new java.io.ByteArrayOutputStream()
-    val buffer = new Array[Byte](1 << 14)
-    var n = in.read(buffer)
-    while (n >= 0) {
-      out.write(buffer, 0, n)
-      n = in.read(buffer)
-    }
-    out.toByteArray
-  }
-
-  /**
-   * Writes `text` to `file` so that it appears whole or not at all: into a hidden file beside
-   * it, then renamed over it.
-   */
-  def writeAtomically(fs: FileSystem, file: Path, text: String): Unit = {
-    val temporary = new Path(file.getParent, s"_${file.getName}.${java.util.UUID.randomUUID}")
-    val out = fs.create(temporary, false)
-    try out.write(text.getBytes(UTF_8))
-    finally out.close()
-    if (fs.exists(file) && !fs.delete(file, false)) throw new IOException(s"Cannot replace $file")
-    if (!fs.rename(temporary, file)) {
-      fs.delete(temporary, false)
-      throw new IOException(s"Cannot rename $temporary to $file")
-    }
-  }
+  /** Writes `text` to `file` so that it appears whole or not at all ([[AtomicWrite]]). */
+  def writeAtomically(fs: FileSystem, file: Path, text: String): Unit =
+    AtomicWrite(fs, file)(_.write(text.getBytes(UTF_8)))
 
   /** The features of the dataset in `folder`, and the class names of its ClassLabels. */
   def readFeatures(folder: Path, conf: Configuration)

@@ -44,6 +44,7 @@ private[sparktfrecord] object TFDSFeature {
 }
 
 private[sparktfrecord] object TFDSFeatures {
+  import SparkShims.Converters._
   import TFDSFeature._
 
   private val Mapper = new ObjectMapper()
@@ -120,24 +121,12 @@ private[sparktfrecord] object TFDSFeatures {
     }
   }
 
-  /** The elements of a JSON array (without the Java converters, which differ in Scala 2.13). */
-  def elements(node: JsonNode): Seq[JsonNode] = {
-    val out = Seq.newBuilder[JsonNode]
-    val it = node.elements
-    while (it.hasNext) out += it.next()
-    out.result()
-  }
+  /** The elements of a JSON array. */
+  def elements(node: JsonNode): Seq[JsonNode] = node.elements.asScala.toList
 
   /** The fields of a JSON object, in their order. */
-  def fields(node: JsonNode): Seq[(String, JsonNode)] = {
-    val out = Seq.newBuilder[(String, JsonNode)]
-    val it = node.fields
-    while (it.hasNext) {
-      val e = it.next()
-      out += e.getKey -> e.getValue
-    }
-    out.result()
-  }
+  def fields(node: JsonNode): Seq[(String, JsonNode)] =
+    node.fields.asScala.map(e => e.getKey -> e.getValue).toList
 
   private def join(path: String, key: String): String = if (path.isEmpty) key else s"$path/$key"
 
@@ -149,17 +138,11 @@ private[sparktfrecord] object TFDSFeatures {
     throw TFRecordError.argument(TFRecordError.TfdsFeatures,
       s"TFDS feature '$path' (${connector}) is not supported: $why.")
 
-  /** The Spark type of a stored dtype (the integers are int64 lists, floats float lists). */
+  /** The Spark type of a stored tensor: the [[TypeTable]]'s for its dtype; a string for Text. */
   private def sparkType(t: Tensor, path: String): DataType = t.connector match {
     case "Text" => StringType
-    case _ => t.dtype match {
-        case "bool" => BooleanType
-        case "float32" | "float16" | "bfloat16" => FloatType
-        case "float64" => DoubleType
-        case "string" => BinaryType
-        case d if d.startsWith("int") || d.startsWith("uint") => LongType
-        case d => unsupported(path, t.connector, s"dtype $d has no TFRecord list")
-      }
+    case _ => TypeTable.fromTfdsDtype(t.dtype).map(_.dataType)
+        .getOrElse(unsupported(path, t.connector, s"dtype ${t.dtype} has no TFRecord list"))
   }
 
   /**
@@ -255,19 +238,15 @@ private[sparktfrecord] object TFDSFeatures {
     struct(schema, features.fields, "", inSequence = false)
   }
 
-  /** Whether a column (or element) of type `t` holds the values of `tensor`. */
-  private def holds(t: DataType, tensor: Tensor): Boolean =
-    (tensor.connector, tensor.dtype, t) match {
-      case ("Image" | "Video" | "Audio", "string", BinaryType) => true
-      case ("Image" | "Video" | "Audio", "string", _) => false
-      case ("Text", _, StringType | BinaryType) => true
-      case (_, "string", StringType | BinaryType) => true
-      case (_, "bool", BooleanType) => true
-      case (_, d, ByteType | ShortType | IntegerType | LongType)
-        if d.startsWith("int") || d.startsWith("uint") => true
-      case (_, d, FloatType | DoubleType) if d.startsWith("float") || d == "bfloat16" => true
-      case _ => false
-    }
+  /**
+   * Whether a column (or element) of type `t` holds the values of `tensor`: encoded media only
+   * as binary, Text as a string or binary, else as the [[TypeTable]] says.
+   */
+  private def holds(t: DataType, tensor: Tensor): Boolean = tensor.connector match {
+    case "Image" | "Video" | "Audio" if tensor.dtype == "string" => t == BinaryType
+    case "Text" if t == StringType || t == BinaryType => true
+    case _ => TypeTable.entry(t).exists(_.holdsTfds(tensor.dtype))
+  }
 
   private def describe(f: TFDSFeature): String = f match {
     case _: Dict => "FeaturesDict (a struct)"
@@ -304,17 +283,12 @@ private[sparktfrecord] object TFDSFeatures {
             "shape (k,), a BBoxFeature).", "column" -> column)
       case other => scalar(other, column)
     }
-    def scalar(t: DataType, column: String): Tensor = t match {
-      case ByteType | ShortType | IntegerType | LongType => Tensor("Tensor", "int64", Nil)
-      case FloatType | DoubleType => Tensor("Tensor", "float32", Nil)
-      case BooleanType => Tensor("Tensor", "bool", Nil)
-      case StringType => Tensor("Text", "string", Nil)
-      case BinaryType => Tensor("Tensor", "string", Nil)
-      case other => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
-          s"Column '$column' has type ${other.simpleString}, which has no TFDS feature that " +
+    def scalar(t: DataType, column: String): Tensor =
+      TypeTable.entry(t).flatMap(e => e.tfdsDtype.map(Tensor(e.tfdsConnector, _, Nil)))
+        .getOrElse(throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"Column '$column' has type ${t.simpleString}, which has no TFDS feature that " +
             "decodes back to it. Cast it (to bigint, double or string), or give features=.",
-          "column" -> column)
-    }
+          "column" -> column))
     feature(schema, "", inSequence = false) match {
       case d: Dict => Dict(d.fields.map { case (k, v) => k -> v })
       case _ => throw new IllegalStateException("a schema is a struct")

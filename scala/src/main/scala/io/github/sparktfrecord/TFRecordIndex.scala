@@ -13,34 +13,25 @@ object TFRecordIndex {
   /**
    * Writes the index of an existing TFRecord file beside it, reading the file through (both CRCs
    * of every record checked unless `verifyChecksums` is off). The index appears whole or not at
-   * all: it is written under a temporary name, then renamed. Returns the file's records and bytes.
+   * all ([[AtomicWrite]]). Returns the file's records and bytes.
    */
   def indexFile(file: Path, conf: Configuration, options: TFRecordOptions): (Long, Long) = {
     val fs = file.getFileSystem(conf)
     val length = fs.getFileStatus(file).getLen
     val index = IndexWriter.pathFor(file)
-    val temporary = new Path(index.getParent, index.getName + ".tmp")
     val reader = TFRecordReader.open(file, conf, options.framing(keepData = false), length)
     var records = 0L
     try {
       // The codec the file was opened with: by its name, the option or its first bytes.
       IndexWriter.checkCompression(reader.compression, file.toString)
-      val writer = new IndexWriter(fs.create(temporary, true))
-      try {
+      AtomicWrite(fs, index) { out =>
+        val writer = new IndexWriter(out)
         while (reader.next()) {
           writer.add(reader.offset, TFRecordFraming.OverheadBytes + reader.length)
           records += 1
         }
-      } finally writer.close()
-      if (fs.exists(index)) fs.delete(index, false)
-      if (!fs.rename(temporary, index)) {
-        throw new java.io.IOException(s"Cannot rename $temporary to $index")
+        writer.flush()
       }
-    } catch {
-      case e: Throwable =>
-        try fs.delete(temporary, false)
-        catch { case d: Exception => e.addSuppressed(d) }
-        throw e
     } finally reader.close()
     (records, length)
   }
@@ -55,17 +46,12 @@ object TFRecordIndex {
       spark: SparkSession,
       paths: java.util.List[String],
       options: java.util.Map[String, String]): Array[String] = {
-    val map = Map.newBuilder[String, String]
-    val it = options.entrySet().iterator()
-    while (it.hasNext) {
-      val e = it.next()
-      map += e.getKey -> e.getValue
-    }
+    import SparkShims.Converters._
     val readOptions =
-      map.result() + (TFRecordOptions.RecordTypeOption -> RecordType.ByteArray.name)
+      options.asScala.toMap + (TFRecordOptions.RecordTypeOption -> RecordType.ByteArray.name)
     val parsed = new TFRecordOptions(readOptions)
     val files = spark.read.format("tfrecord").options(readOptions)
-      .load((0 until paths.size).map(paths.get): _*).inputFiles.sorted
+      .load(paths.asScala.toSeq: _*).inputFiles.sorted
     if (files.isEmpty) return Array.empty
     val hadoopConf = SparkShims.hadoopConf(spark, readOptions)
     files.foreach { f =>

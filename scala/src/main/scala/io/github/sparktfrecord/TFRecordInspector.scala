@@ -133,6 +133,7 @@ object TFRecordInspector {
       limit: Int): Array[String] = {
     val schema = DataType.fromJson(schemaJson).asInstanceOf[StructType]
     val parsed = TFRecordOptions.sessionFree(options)
+    val json = new JsonText(schema)
     val out = Array.newBuilder[String]
     var n = 0
     val it = paths.iterator
@@ -144,7 +145,7 @@ object TFRecordInspector {
         while (n < limit && reader.next()) {
           val row = decode(reader)
           if (row != null) {
-            out += JsonText.row(row, schema)
+            out += json.row(row)
             n += 1
           }
         }

@@ -322,13 +322,9 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
 
   private def overSessionFreeDefaults(
       options: java.util.Map[String, String]): CaseInsensitiveMap[String] = {
-    var map = CaseInsensitiveMap(SessionFreeDefaults)
-    val it = options.entrySet().iterator()
-    while (it.hasNext) {
-      val e = it.next()
-      map = map + (e.getKey -> e.getValue) // replaces a default spelled in another case
-    }
-    map
+    import SparkShims.Converters._
+    // Each option replaces a default spelled in another case.
+    options.asScala.foldLeft(CaseInsensitiveMap(SessionFreeDefaults))(_ + _)
   }
 
   /** The `mode` option's values, spelled as Spark's JSON and CSV sources spell them. */

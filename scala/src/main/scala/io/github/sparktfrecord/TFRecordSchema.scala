@@ -8,26 +8,11 @@ private[sparktfrecord] object TFRecordSchema {
   /** The column of a `ByteArray` record type. */
   final val ByteArrayColumn = "byteArray"
 
-  /** Types one feature value maps to: int64 (integers, dates, timestamps), float, bytes. */
-  def isScalar(dataType: DataType): Boolean = dataType match {
-    case BooleanType | ByteType | ShortType | IntegerType | LongType => true
-    case DateType | TimestampType | TimestampNTZType => true
-    case FloatType | DoubleType | _: DecimalType => true
-    case StringType | BinaryType => true
-    case _ => false
-  }
+  /** Types one feature value maps to: those with an entry in the [[TypeTable]]. */
+  def isScalar(dataType: DataType): Boolean = TypeTable.entry(dataType).isDefined
 
-  /**
-   * Spark ML's `VectorUDT` (and the older mllib one), recognised by name so that the jar does not
-   * depend on spark-mllib: a vector is written as a dense `float_list`.
-   */
-  def isVector(dataType: DataType): Boolean = dataType match {
-    case u: UserDefinedType[_] =>
-      val name = u.getClass.getName
-      name == "org.apache.spark.ml.linalg.VectorUDT" ||
-        name == "org.apache.spark.mllib.linalg.VectorUDT"
-    case _ => false
-  }
+  /** Spark ML's vectors: [[TypeTable.isVector]]. */
+  def isVector(dataType: DataType): Boolean = TypeTable.isVector(dataType)
 
   /**
    * Any type some record type can hold, structs and arrays of structs included (see
@@ -36,9 +21,7 @@ private[sparktfrecord] object TFRecordSchema {
   def supportsDataType(dataType: DataType): Boolean = dataType match {
     case s: StructType => s.fields.forall(f => supportsDataType(f.dataType))
     case ArrayType(s: StructType, _) => supportsDataType(s)
-    case ArrayType(ArrayType(e, _), _) => isScalar(e)
-    case ArrayType(e, _) => isScalar(e)
-    case t => isScalar(t) || isVector(t)
+    case t => TypeTable.column(t).isDefined
   }
 
   /**
@@ -126,10 +109,7 @@ private[sparktfrecord] object TFRecordSchema {
     }
     TFRecordError.argument(TFRecordError.UnsupportedType,
       s"Column '$column' has type ${dataType.simpleString}, which recordType ${recordType.name} " +
-        "cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
-        "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
-        "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays " +
-        "of these" +
+        s"cannot hold. Supported: ${TypeTable.describeSupported}; arrays of these" +
         (if (recordType == RecordType.SequenceExample) {
            ", arrays of such arrays (feature lists)"
          } else "") + ", and structs and arrays of structs of these (path-named features)." + hint,

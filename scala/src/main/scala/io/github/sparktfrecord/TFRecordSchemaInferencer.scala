@@ -43,11 +43,7 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       binary ||= other.binary
     }
 
-    def dataType: DataType = kind match {
-      case KindInt64 => LongType
-      case KindFloat => FloatType
-      case _ => if (binary) BinaryType else StringType
-    }
+    def dataType: DataType = TypeTable.inferred(kind, binary).dataType
   }
 
   /**

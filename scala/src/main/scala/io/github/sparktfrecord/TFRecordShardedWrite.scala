@@ -9,6 +9,7 @@ import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.hadoop.mapreduce.{Job, OutputCommitter}
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat
 
+import org.apache.spark.sql.execution.datasources.DataSourceUtils
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{DataType, StructType}
 
@@ -74,9 +75,10 @@ private[sparktfrecord] object TFRecordShardedWrite {
       refuse(s"also take '${TFRecordOptions.ShardPrefixOption}': TFDS names its shards itself")
     }
     val partitionColumns = options.collectFirst {
-      case (k, v) if k.equalsIgnoreCase("__partition_columns") => v
-    }.getOrElse("[]")
-    if (partitionColumns.replaceAll("""[\s\[\]]""", "").nonEmpty) {
+      case (k, v) if k.equalsIgnoreCase(DataSourceUtils.PARTITIONING_COLUMNS_KEY) =>
+        DataSourceUtils.decodePartitioningColumns(v)
+    }.getOrElse(Nil)
+    if (partitionColumns.nonEmpty) {
       refuse("be partitioned (partitionBy): its shards are one sequence of files in one folder")
     }
     if (options.keys.exists(_.equalsIgnoreCase("maxRecordsPerFile")) ||

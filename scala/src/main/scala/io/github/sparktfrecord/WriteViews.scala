@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
 import org.apache.spark.sql.types.Decimal
 import org.apache.spark.unsafe.types.UTF8String
 
+// The views through which the write path (TFRecordSerializer) reads nested columns in place.
+
 /**
  * A struct field of a row or an array element, read without allocating: an [[UnsafeRow]] pointed
  * at the struct's bytes when its container is unsafe (as the rows of a write are), else Spark's
