@@ -1,10 +1,8 @@
-"""Spark sessions: the data sources and jars they hold, and child processes with sessions of
-their own."""
+"""Spark sessions: the data sources and jars they hold."""
 
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,14 +14,6 @@ if TYPE_CHECKING:
 OURS = "io.github.sparktfrecord.TFRecordFileFormat"
 LINKEDIN = "com.linkedin.spark.datasources.tfrecord.DefaultSource"
 LINKEDIN_PACKAGE = "com.linkedin.sparktfrecord:spark-tfrecord_2.12:0.7.0"
-
-# What a child process runs (with --split-child or --profile-child): a session in a fresh JVM.
-ENTRY = Path(__file__).resolve().parents[1] / "run.py"
-
-
-def child_command(*args: str) -> list[str]:
-    """The command that runs ``benchmarks/run.py`` with ``args`` in this Python."""
-    return [sys.executable, str(ENTRY), *args]
 
 
 def snapshot_jar(out: Path, given: str | None) -> str:
