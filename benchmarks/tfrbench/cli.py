@@ -122,79 +122,64 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--rows", type=int, default=DEFAULT_ROWS["rows"], help="narrow rows (2000000)"
-    )
-    parser.add_argument(
-        "--wide-rows", type=int, default=None, help="wide (100-column) rows (as many as --rows)"
-    )
-    parser.add_argument(
+    add, hidden, flag = parser.add_argument, argparse.SUPPRESS, "store_true"
+    add("--rows", type=int, default=DEFAULT_ROWS["rows"], help="narrow rows (2000000)")
+    add("--wide-rows", type=int, help="wide (100-column) rows (as many as --rows)")
+    add(
         "--wide1000-rows",
         type=int,
         default=DEFAULT_ROWS["wide1000_rows"],
         help="wide-1000 (1000-column) rows (100000)",
     )
-    parser.add_argument(
+    add(
         "--image-rows",
         type=int,
         default=DEFAULT_ROWS["image_rows"],
         help="image-sized (100 KB) rows (10000)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (3)")
-    parser.add_argument(
-        "--out", default=str(ROOT / ".cache" / "bench"), help="data directory (.cache/bench)"
-    )
-    parser.add_argument(
-        "--docs", default=str(ROOT / "docs"), help="where benchmarks.md and .png go (docs/)"
-    )
-    parser.add_argument("--skip-linkedin", action="store_true", help="leave linkedin out")
-    parser.add_argument(
-        "--skip-tfdata", action="store_true", help="leave the tf.data reference out"
-    )
-    parser.add_argument(
+    add("--repeat", type=int, default=3, help="runs per measurement (3)")
+    add("--out", default=str(ROOT / ".cache" / "bench"), help="data directory (.cache/bench)")
+    add("--docs", default=str(ROOT / "docs"), help="where benchmarks.md and .png go (docs/)")
+    add("--skip-linkedin", action=flag, help="leave linkedin out")
+    add("--skip-tfdata", action=flag, help="leave the tf.data reference out")
+    add("--skip-nested", action=flag, help="leave benchmarks/nested.py's reads out")
+    add(
         "--profile",
         choices=list(WORKLOADS),
         default="narrow-read",
         help="what Java Flight Recorder samples (narrow-read)",
     )
-    parser.add_argument(
-        "--linkedin-jar",
-        help=f"a local linkedin jar instead of resolving {LINKEDIN_PACKAGE} from Maven Central",
-    )
-    parser.add_argument(
+    add("--linkedin-jar", help=f"a local linkedin jar, not {LINKEDIN_PACKAGE} from Maven Central")
+    add(
         "--peers-python",
-        help="the Python of an environment with tfx-bsl and Ray Data (ci/bench --peers makes"
-        " one): they are measured on our narrow files; without it, they are left out",
+        help="the Python of an environment with tfx-bsl and Ray Data (ci/bench"
+        " --peers makes one), measured on our narrow files; without it, left out",
     )
-    parser.add_argument(
-        "--skip-nested", action="store_true", help="leave benchmarks/nested.py's reads out"
-    )
-    parser.add_argument(
+    add(
         "--results",
-        help="where the run's results go, and what --page renders (benchmarks/results.json;"
-        " with --docs elsewhere, DOCS/results.json)",
+        help="where the run's results go, and what --page renders"
+        " (benchmarks/results.json; with --docs elsewhere, DOCS/results.json)",
     )
-    parser.add_argument(
+    add(
         "--previous",
         default=str(RESULTS),
-        help="the results whose figures the goals table shows as the previous ones"
-        " (benchmarks/results.json, read before it is overwritten)",
+        help="the results whose figures the goals table shows"
+        " as the previous ones (benchmarks/results.json, read before it is replaced)",
     )
-    parser.add_argument(
-        "--page", action="store_true", help="render the page from --results, measuring nothing"
-    )
-    parser.add_argument("--driver-memory", default="8g", help="spark.driver.memory (8g)")
-    parser.add_argument("--split-child", help=argparse.SUPPRESS)
-    parser.add_argument("--one-core-child", help=argparse.SUPPRESS)
-    parser.add_argument("--profile-child", help=argparse.SUPPRESS)
-    parser.add_argument("--tfdata-child", help=argparse.SUPPRESS)
-    parser.add_argument("--jfr", help=argparse.SUPPRESS)
-    parser.add_argument("--cores", type=int, default=2, help=argparse.SUPPRESS)
-    parser.add_argument("--split-bytes", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--ours-jar", help="our jar to measure (the installed wheel's)")
-    parser.add_argument(
-        "--note", action="append", default=[], help="a line for the notes of benchmarks.md"
-    )
+    add("--page", action=flag, help="render the page from --results, measuring nothing")
+    add("--driver-memory", default="8g", help="spark.driver.memory (8g)")
+    add("--ours-jar", help="our jar to measure (the installed wheel's)")
+    add("--note", action="append", default=[], help="a line for the notes of benchmarks.md")
+    for child in (
+        "--split-child",
+        "--one-core-child",
+        "--profile-child",
+        "--tfdata-child",
+        "--jfr",
+    ):
+        add(child, help=hidden)
+    add("--cores", type=int, default=2, help=hidden)
+    add("--split-bytes", type=int, default=0, help=hidden)
     args = parser.parse_args(argv)
     if args.results is None:
         docs = Path(args.docs).resolve() == (ROOT / "docs").resolve()
