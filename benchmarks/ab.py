@@ -16,11 +16,12 @@ rebuild during the run changes nothing. The data sets of ``run.py`` are written 
 ``nested.py``'s nested one. Then each round starts, per jar (the order alternating between
 rounds), a fresh ``local[1]`` session that times the narrow full read and a fresh ``local[2]``
 session that times everything else; each session runs every measurement once untimed, then
-``--repeat`` rounds of all of them in turn. Reads go to the ``noop`` sink; the write is of the
-narrow data set, generated and cached first. What each read returns (row count and a hash of
+``--repeat`` rounds of all of them in turn. Reads go to the ``noop`` sink; the writes are of the
+narrow data set, generated and cached first, and of the image-sized files, read and cached
+first. What each read returns (row count and a hash of
 every value) must be the same for both jars. Prints the median of every run of each jar, the
 fastest and slowest in brackets, and after/before (below 1: faster after): a Markdown table for
-a closing note.
+a closing note, with how busy other processes kept the machine meanwhile.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from tfrbench.data import (
     wide1000,
 )
 from tfrbench.sessions import OURS, load, noop, session, snapshot_jar
-from tfrbench.timing import interleaved
+from tfrbench.timing import Usage, interleaved
 
 # The measurements, by the cores of the session that times them.
 MEASUREMENTS = {
@@ -68,6 +69,7 @@ MEASUREMENTS = {
         "full read, wide-1000",
         "read 10 of 1000 columns, wide-1000",
         "full read, image-sized",
+        "write, image-sized",
         "full read, nested",
         "read objects.label, nested",
     ],
@@ -116,12 +118,13 @@ def child(args: argparse.Namespace) -> None:
         what: (lambda df=df: noop(df)) for what, df in reads.items() if what in wanted
     }
     seen: dict[str, Any] = {what: fingerprint(reads[what]) for what in actions}
+    written = data / f"written-{os.getpid()}"
     if args.cores == 2:
         narrow_df = reads["full read, narrow, local[2]"]
-        written = data / f"written-{os.getpid()}"
-        # Generated once and cached, so that the write measures the writer, as run.py's does.
+        # Cached first, so that the writes measure the writer, as run.py's do.
         generated = narrow(spark, args.rows, PARTITIONS).cache()
-        generated.count()
+        images = load(spark, OURS, IMAGE_DDL, data / "image").cache()
+        generated.count(), images.count()
         schema: list[str] = []
 
         def infer() -> None:
@@ -129,18 +132,23 @@ def child(args: argparse.Namespace) -> None:
 
         actions["count(), narrow"] = narrow_df.count
         actions["write, narrow"] = lambda: (
-            generated.write.format(OURS).mode("overwrite").save(str(written))
+            generated.write.format(OURS).mode("overwrite").save(str(written / "narrow"))
+        )
+        actions["write, image-sized"] = lambda: (
+            images.write.format(OURS).mode("overwrite").save(str(written / "image"))
         )
         actions[f"schema inference, {INFER_FILES} files"] = infer
         seen["count(), narrow"] = narrow_df.count()
         infer()
         seen[f"schema inference, {INFER_FILES} files"] = schema[0]
-    runs, _ = interleaved(spark, args.repeat, actions, warmup=1)
+    runs, spent = interleaved(spark, args.repeat, actions, warmup=1)
     if args.cores == 2:
-        seen["write, narrow"] = fingerprint(load(spark, OURS, NARROW_DDL, written))
+        seen["write, narrow"] = fingerprint(load(spark, OURS, NARROW_DDL, written / "narrow"))
+        seen["write, image-sized"] = fingerprint(load(spark, OURS, IMAGE_DDL, written / "image"))
         shutil.rmtree(written, ignore_errors=True)
     spark.stop()
-    emit({"runs": runs, "seen": seen})
+    total = sum(spent.values(), Usage(0, 0, 0, 0))
+    emit({"runs": runs, "seen": seen, "others": total.others})
 
 
 def main() -> int:
@@ -152,8 +160,10 @@ def main() -> int:
     parser.add_argument("--before", help="the jar, or folder of jars, before the change")
     parser.add_argument("--after", help="the jar, or folder of jars, after the change")
     parser.add_argument("--rows", type=int, default=2_000_000, help="narrow rows (2000000)")
-    parser.add_argument("--wide1000-rows", type=int, default=100_000, help="wide-1000 rows")
-    parser.add_argument("--image-rows", type=int, default=10_000, help="image-sized rows")
+    parser.add_argument(
+        "--wide1000-rows", type=int, default=100_000, help="wide-1000 rows (100000)"
+    )
+    parser.add_argument("--image-rows", type=int, default=10_000, help="image-sized rows (10000)")
     parser.add_argument("--rounds", type=int, default=3, help="sessions per jar and cores (3)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per session (3)")
     parser.add_argument(
@@ -194,6 +204,7 @@ def main() -> int:
         (data / "_DONE").write_text("")
     runs: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
     seen: dict[str, dict[str, Any]] = {"before": {}, "after": {}}
+    others: list[float] = []
     started = time.perf_counter()
     for round_ in range(args.rounds):
         for which in ("before", "after") if round_ % 2 == 0 else ("after", "before"):
@@ -201,6 +212,7 @@ def main() -> int:
                 cmd = ["--jar", jars[which], "--cores", str(cores), "--repeat", str(args.repeat)]
                 result = run(script("ab", *cmd, *sizes))
                 seen[which].update(result["seen"])
+                others.append(result["others"])
                 for what, times in result["runs"].items():
                     runs[which].setdefault(what, []).extend(times)
                 print(
@@ -214,6 +226,7 @@ def main() -> int:
     if differ:
         raise SystemExit(f"the jars read different rows in: {differ}\n{seen}")
     print(table(runs, args, time.perf_counter() - started))
+    print(f"other processes during the timed runs: {statistics.mean(others):.2f} cores on average")
     return 0
 
 
