@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -36,10 +35,6 @@ class Split:
     rows: int
     hash: int
     jar: str
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.runs)
 
 
 def split_in_child(path: Path, cores: int, split_bytes: int, args: argparse.Namespace) -> Split:
