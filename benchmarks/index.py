@@ -20,10 +20,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tfrbench.data import ROOT
+from tfrbench.timing import interleaved, timed
+
 CLI = [sys.executable, "-m", "spark_tfrecord"]
 
 
@@ -74,38 +77,34 @@ def main() -> int:
     subprocess.run(["cat", str(data)], stdout=subprocess.DEVNULL, check=True)  # warm the cache
 
     ours = data.parent / f"_{data.name}.idx"
-    commands: list[float] = []
-    jobs: list[float] = []
-    tasks: list[float] = []
-    for _ in range(1 + args.repeat):  # the first run is not timed
-        start = time.perf_counter()
+    reported: list[tuple[float, float]] = []  # the job's and the task's seconds, as printed
+
+    def index() -> None:
         done = subprocess.run(
             [*CLI, "index", str(data), "--master", "local[2]"], capture_output=True, text=True
         )
-        elapsed = time.perf_counter() - start
         if done.returncode != 0:
             sys.exit(done.stderr)
         found = re.search(r"in ([\d.]+) s \(.*; ([\d,.]+) MB/s per task", done.stdout)
         assert found, done.stdout
-        commands.append(elapsed)
-        jobs.append(float(found.group(1)))
-        tasks.append(size / 1e6 / float(found.group(2).replace(",", "")))
-    command, job, task = (statistics.median(t[1:]) for t in (commands, jobs, tasks))
+        reported.append(
+            (float(found.group(1)), size / 1e6 / float(found.group(2).replace(",", "")))
+        )
+
+    runs, _ = interleaved(None, args.repeat, {"command": index}, warmup=1)
+    command = statistics.median(runs["command"])
+    job, task = (statistics.median(r[i] for r in reported[1:]) for i in (0, 1))
 
     theirs = work / "theirs.idx"
-    start = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from tfrecord.tools.tfrecord2idx import create_index; "
-            "create_index(sys.argv[1], sys.argv[2])",
-            str(data),
-            str(theirs),
-        ],
-        check=True,
-    )
-    package = time.perf_counter() - start
+    create_index = [
+        sys.executable,
+        "-c",
+        "import sys; from tfrecord.tools.tfrecord2idx import create_index; "
+        "create_index(sys.argv[1], sys.argv[2])",
+        str(data),
+        str(theirs),
+    ]
+    package = timed(None, 1, lambda: subprocess.run(create_index, check=True))[0][0]
     same = ours.read_bytes() == theirs.read_bytes()
     records = ours.read_bytes().count(b"\n")
 

@@ -21,39 +21,23 @@ import os
 import shutil
 import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-NESTED = (
-    "id bigint, image struct<height:bigint,width:bigint,encoded:binary>, "
-    "objects array<struct<xmin:float,ymin:float,xmax:float,ymax:float,label:bigint>>"
-)
-FLAT_EXPRS = [
-    "id",
-    "image.height as `image/height`",
-    "image.width as `image/width`",
-    "image.encoded as `image/encoded`",
-    *[f"objects.{f} as `objects/{f}`" for f in ("xmin", "ymin", "xmax", "ymax", "label")],
-]
+from tfrbench.child import emit
+from tfrbench.data import FLAT_EXPRS, NESTED_DDL, ROOT, nested
+from tfrbench.timing import interleaved
 
-
-def timed(
-    repeat: int, nested: Callable[[], object], flat: Callable[[], object]
-) -> tuple[float, float]:
-    """The median seconds of ``nested`` and of ``flat``: one untimed run of each, then
-    ``repeat`` rounds of one run of each in turn."""
-    nested()
-    flat()
-    runs: list[list[float]] = [[], []]
-    for _ in range(repeat):
-        for runs_of, action in zip(runs, (nested, flat)):
-            started = time.perf_counter()
-            action()
-            runs_of.append(time.perf_counter() - started)
-    return statistics.median(runs[0]), statistics.median(runs[1])
+# What is measured: (nested columns, flat columns) read, None for the write and count().
+MEASUREMENTS: dict[str, tuple[str, ...] | None] = {
+    "write": None,
+    "full read": (),
+    "image.height": ("image.height", "`image/height`"),
+    "objects.label": ("objects.label", "`objects/label`"),
+    "count()": None,
+}
 
 
 def main() -> int:
@@ -78,63 +62,41 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     out = Path(args.out)
     shutil.rmtree(out, ignore_errors=True)
-
-    nested = (
-        spark.range(0, args.rows, 1, 8)
-        .selectExpr(
-            "id",
-            "named_struct('height', 200 + id % 400, 'width', 300 + id % 500, "
-            "'encoded', unhex(sha2(cast(id as string), 256) || repeat('ab', 224))) as image",
-            "slice(transform(sequence(0, 6), i -> named_struct("
-            "'xmin', cast(i / 10.0 as float), 'ymin', cast(id % 97 / 100.0 as float), "
-            "'xmax', cast(i / 10.0 + 0.05 as float), 'ymax', cast(0.99 as float), "
-            "'label', id % 90 + i)), 1, cast(id % 8 as int)) as objects",
-        )
-        .cache()
+    frames = {"nested": nested(spark, args.rows).cache()}
+    frames["flat"] = frames["nested"].selectExpr(*FLAT_EXPRS).cache()
+    ddl = {"nested": NESTED_DDL}
+    ddl["flat"] = ", ".join(
+        f"`{f.name}` {f.dataType.simpleString()}" for f in frames["flat"].schema.fields
     )
-    flat = nested.selectExpr(*FLAT_EXPRS).cache()
-    print(f"{nested.count():,} rows, {flat.count():,} flat", flush=True)
+    print(f"{frames['nested'].count():,} rows, {frames['flat'].count():,} flat", flush=True)
 
-    def write(df: object, name: str) -> Callable[[], object]:
-        return lambda: df.write.format("tfrecord").mode("overwrite").save(str(out / name))  # type: ignore[attr-defined]
+    def action(what: str, name: str) -> Callable[[], object]:
+        if what == "write":
+            df: Any = frames[name]
+            return lambda: df.write.format("tfrecord").mode("overwrite").save(str(out / name))
+        loaded = spark.read.format("tfrecord").schema(ddl[name]).load(str(out / name))
+        if what == "count()":
+            return loaded.count
+        columns = MEASUREMENTS[what] or ()
+        chosen = loaded.select(columns[name == "flat"]) if columns else loaded
+        return lambda: chosen.write.format("noop").mode("overwrite").save()
 
-    def read(name: str, ddl: str, *columns: str) -> Callable[[], object]:
-        def run() -> None:
-            df = spark.read.format("tfrecord").schema(ddl).load(str(out / name))
-            (df.select(*columns) if columns else df).write.format("noop").mode("overwrite").save()
-
-        return run
-
-    flat_ddl = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in flat.schema.fields)
-    results: list[tuple[str, float, float]] = []
-    results.append(("write", *timed(args.repeat, write(nested, "nested"), write(flat, "flat"))))
-    one = sorted(p for p in (out / "nested").glob("part-*"))
-    other = sorted(p for p in (out / "flat").glob("part-*"))
-    same = len(one) == len(other) and all(
-        filecmp.cmp(a, b, shallow=False) for a, b in zip(one, other)
-    )
-    if not same:
-        raise SystemExit("the nested and the flat write differ")
-    for label, nested_cols, flat_cols in (
-        ("full read", (), ()),
-        ("image.height", ("image.height",), ("`image/height`",)),
-        ("objects.label", ("objects.label",), ("`objects/label`",)),
-    ):
-        nested_read = read("nested", NESTED, *nested_cols)
-        results.append(
-            (label, *timed(args.repeat, nested_read, read("flat", flat_ddl, *flat_cols)))
-        )
-
-    def count(name: str, ddl: str) -> Callable[[], object]:
-        return lambda: spark.read.format("tfrecord").schema(ddl).load(str(out / name)).count()
-
-    results.append(
-        ("count()", *timed(args.repeat, count("nested", NESTED), count("flat", flat_ddl)))
-    )
-    print(f"\nSpark {spark.version}, local[2], {args.rows:,} rows, files byte-identical: {same}")
+    medians: dict[str, tuple[float, float]] = {}
+    for what in MEASUREMENTS:
+        actions = {name: action(what, name) for name in ("nested", "flat")}
+        runs, _ = interleaved(None, args.repeat, actions, warmup=1)
+        medians[what] = (statistics.median(runs["nested"]), statistics.median(runs["flat"]))
+        if what == "write":
+            one, other = (sorted((out / n).glob("part-*")) for n in ("nested", "flat"))
+            if len(one) != len(other) or not all(
+                filecmp.cmp(a, b, shallow=False) for a, b in zip(one, other)
+            ):
+                raise SystemExit("the nested and the flat write differ")
+    print(f"\nSpark {spark.version}, local[2], {args.rows:,} rows; nested and flat files the same")
     print("| measurement | nested (s) | flat (s) | nested/flat |\n|---|---:|---:|---:|")
-    for label, n, f in results:
-        print(f"| {label} | {n:.3f} | {f:.3f} | {n / f:.2f} |")
+    for what, (n, f) in medians.items():
+        print(f"| {what} | {n:.3f} | {f:.3f} | {n / f:.2f} |")
+    emit(medians)
     spark.stop()
     return 0
 

@@ -23,11 +23,13 @@ import os
 import shutil
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tfrbench.data import ROOT
+from tfrbench.timing import interleaved
 
 
 def main() -> int:
@@ -101,18 +103,11 @@ def measure(df: Any, rows: int, out: Path, repeat: int) -> dict[str, float]:
         )
 
     actions: dict[str, Callable[[], None]] = {"plain": plain, "tfds": tfds, "sharded": sharded}
-    names = list(actions)
-    runs: dict[str, list[float]] = {name: [] for name in actions}
-    for round in range(repeat + 1):  # round 0 is the warm-up
-        # Interleaved, in a rotating order; each output deleted once timed, so that no write
-        # pays for flushing an earlier one's pages to disk.
-        for name in names[round % 3 :] + names[: round % 3]:
-            started = time.perf_counter()
-            actions[name]()
-            seconds = time.perf_counter() - started
-            if round > 0:
-                runs[name].append(seconds)
-            shutil.rmtree(out, ignore_errors=True)
+    # In a rotating order; each output deleted once timed, so that no write pays for flushing
+    # an earlier one's pages to disk.
+    runs, _ = interleaved(
+        None, repeat, actions, warmup=1, rotate=True, after=lambda: shutil.rmtree(out, True)
+    )
     return {name: statistics.median(times) for name, times in runs.items()}
 
 

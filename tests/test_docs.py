@@ -50,6 +50,7 @@ MARKED = {
     ("README.md", "python -m build           # sdist, then the wheel from it"),
     ("benchmarks.md", "benchmarks/run.py --peers-python"),
     ("benchmarks.md", "ci/bench --peers --linkedin-source PATH"),
+    ("benchmarks.md", "git worktree add /tmp/before 4955d65"),
     ("getting-started.md", "pip install spark-tfrecord"),
     ("pytorch.md", "spark-tfrecord index s3a://bucket/train --master yarn"),
     ("pytorch.md", "from nvidia.dali import fn, pipeline_def"),
@@ -98,6 +99,19 @@ def blocks(page: Path) -> list[Block]:
 
 
 ALL = [b for page in PAGES for b in blocks(page)]
+
+
+def test_benchmarks_page_is_rendered_from_its_results(tmp_path: Path) -> None:
+    """docs/benchmarks.md is generated: `benchmarks/run.py --page` renders it again from the
+    results it shows (benchmarks/results.json), by benchmarks/page.toml and page.md, to the
+    byte. So its figures are data, and an edit made to the page alone fails here."""
+    results = ROOT / "benchmarks" / "results.json"
+    command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--page"]
+    command += ["--results", str(results), "--docs", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rendered = (tmp_path / "benchmarks.md").read_text()
+    assert rendered == (ROOT / "docs" / "benchmarks.md").read_text()
 
 
 def test_every_block_is_tagged_and_every_marker_is_listed(capsys: pytest.CaptureFixture) -> None:

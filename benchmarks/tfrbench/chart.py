@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .report import Report
+from .page import Row
 
 
-def draw(report: Report, path: Path) -> None:
+def draw(rows: list[Row], facts: dict[str, str], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = report.rows
     labels = [f"{r.name}\nvs {r.other_label}" for r in rows]
     y = list(range(len(rows)))
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 0.75 * len(rows) + 1.8))
@@ -46,10 +45,10 @@ def draw(report: Report, path: Path) -> None:
     for i, x in zip(y, ratios):
         right.text(x, i, f" {x:.2f}x", va="center", fontsize=8)
     fig.suptitle(
-        f"spark-tfrecord, {report.facts['narrow rows']} narrow rows, "
-        f"{report.facts['wide-1000 rows']} wide-1000 rows, "
-        f"{report.facts['image-sized rows']} image-sized rows, "
-        f"{report.facts['cores (nproc)']} cores, pyspark {report.facts['pyspark']}",
+        f"spark-tfrecord, {facts['narrow rows']} narrow rows, "
+        f"{facts['wide-1000 rows']} wide-1000 rows, "
+        f"{facts['image-sized rows']} image-sized rows, "
+        f"{facts['cores (nproc)']} cores, pyspark {facts['pyspark']}",
         fontsize=10,
     )
     fig.tight_layout()

@@ -20,8 +20,13 @@ tf.data reference and the profile run in child processes. Every figure is the me
 not a consumer. Correctness is checked along the way (row counts and an order-independent hash
 of every value), and a failed check stops the run before any table is printed.
 
-Writes ``docs/benchmarks.md`` and ``docs/benchmarks.png``, and the raw timings and the goals to
-``OUT/results.json``.
+Writes the run's results (every run's seconds, the sizes, the facts) to ``benchmarks/results.json``
+(with ``--docs`` elsewhere: beside the page), and from them ``docs/benchmarks.md`` (by
+``benchmarks/page.toml`` and ``benchmarks/page.md``) and ``docs/benchmarks.png``. The goals'
+previous figures come from the results file the run replaces. ``--page`` renders the page
+again from a results file without measuring anything::
+
+    .cache/venv/spark-3.5/bin/python benchmarks/run.py --page
 """
 
 from __future__ import annotations
@@ -35,8 +40,9 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .chart import draw
 from .checks import (
@@ -69,10 +75,11 @@ from .data import (
     wide,
     wide1000,
 )
-from .goals import NESTED_READS, goals
 from .measure import (
     contention,
+    facts,
     inferrer,
+    load_average,
     machine_scaling,
     measure_floor,
     measure_image,
@@ -80,16 +87,13 @@ from .measure import (
     measure_topandas,
     measure_wide1000,
     reader,
-    table_rows,
-    throughput,
     warm_up,
     writer,
 )
 from .nesting import nested_in_child
+from .page import RESULTS, Page, goals_table, save, table
 from .peers import PEERS, RAY_RECORDS, PeerResult, Totals, peer_in_child, totals_of, write_subset
-from .previous import read_page
 from .profiling import WORKLOADS, profile_child, profile_in_child
-from .report import Report, document, facts, goals_table, load_average, table
 from .sessions import LINKEDIN, LINKEDIN_PACKAGE, OURS, session, short, snapshot_jar
 from .splitting import (
     EQUAL_SPLITS,
@@ -103,78 +107,83 @@ from .tfdata import tfdata_child, tfdata_in_child
 from .timing import Bench, Usage
 
 
+@dataclass
+class Report:
+    """What a run finds besides its timings: the facts, the sizes of the files, notes."""
+
+    facts: dict[str, str]
+    sizes: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="benchmarks/run.py",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--rows", type=int, default=DEFAULT_ROWS["rows"], help="narrow rows (2000000)"
-    )
-    parser.add_argument(
-        "--wide-rows", type=int, default=None, help="wide (100-column) rows (as many as --rows)"
-    )
-    parser.add_argument(
+    add, hidden, flag = parser.add_argument, argparse.SUPPRESS, "store_true"
+    add("--rows", type=int, default=DEFAULT_ROWS["rows"], help="narrow rows (2000000)")
+    add("--wide-rows", type=int, help="wide (100-column) rows (as many as --rows)")
+    add(
         "--wide1000-rows",
         type=int,
         default=DEFAULT_ROWS["wide1000_rows"],
         help="wide-1000 (1000-column) rows (100000)",
     )
-    parser.add_argument(
+    add(
         "--image-rows",
         type=int,
         default=DEFAULT_ROWS["image_rows"],
         help="image-sized (100 KB) rows (10000)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (3)")
-    parser.add_argument(
-        "--out", default=str(ROOT / ".cache" / "bench"), help="data directory (.cache/bench)"
-    )
-    parser.add_argument(
-        "--docs", default=str(ROOT / "docs"), help="where benchmarks.md and .png go (docs/)"
-    )
-    parser.add_argument("--skip-linkedin", action="store_true", help="leave linkedin out")
-    parser.add_argument(
-        "--skip-tfdata", action="store_true", help="leave the tf.data reference out"
-    )
-    parser.add_argument(
+    add("--repeat", type=int, default=3, help="runs per measurement (3)")
+    add("--out", default=str(ROOT / ".cache" / "bench"), help="data directory (.cache/bench)")
+    add("--docs", default=str(ROOT / "docs"), help="where benchmarks.md and .png go (docs/)")
+    add("--skip-linkedin", action=flag, help="leave linkedin out")
+    add("--skip-tfdata", action=flag, help="leave the tf.data reference out")
+    add("--skip-nested", action=flag, help="leave benchmarks/nested.py's reads out")
+    add(
         "--profile",
         choices=list(WORKLOADS),
         default="narrow-read",
         help="what Java Flight Recorder samples (narrow-read)",
     )
-    parser.add_argument(
-        "--linkedin-jar",
-        help=f"a local linkedin jar instead of resolving {LINKEDIN_PACKAGE} from Maven Central",
-    )
-    parser.add_argument(
+    add("--linkedin-jar", help=f"a local linkedin jar, not {LINKEDIN_PACKAGE} from Maven Central")
+    add(
         "--peers-python",
-        help="the Python of an environment with tfx-bsl and Ray Data (ci/bench --peers makes"
-        " one): they are measured on our narrow files; without it, they are left out",
+        help="the Python of an environment with tfx-bsl and Ray Data (ci/bench"
+        " --peers makes one), measured on our narrow files; without it, left out",
     )
-    parser.add_argument(
-        "--skip-nested", action="store_true", help="leave benchmarks/nested.py's reads out"
+    add(
+        "--results",
+        help="where the run's results go, and what --page renders"
+        " (benchmarks/results.json; with --docs elsewhere, DOCS/results.json)",
     )
-    parser.add_argument(
+    add(
         "--previous",
-        default=str(ROOT / "docs" / "benchmarks.md"),
-        help="the page whose figures the goals table shows as the previous ones"
-        " (docs/benchmarks.md, read before it is overwritten)",
+        default=str(RESULTS),
+        help="the results whose figures the goals table shows"
+        " as the previous ones (benchmarks/results.json, read before it is replaced)",
     )
-    parser.add_argument("--driver-memory", default="8g", help="spark.driver.memory (8g)")
-    parser.add_argument("--split-child", help=argparse.SUPPRESS)
-    parser.add_argument("--one-core-child", help=argparse.SUPPRESS)
-    parser.add_argument("--profile-child", help=argparse.SUPPRESS)
-    parser.add_argument("--tfdata-child", help=argparse.SUPPRESS)
-    parser.add_argument("--jfr", help=argparse.SUPPRESS)
-    parser.add_argument("--cores", type=int, default=2, help=argparse.SUPPRESS)
-    parser.add_argument("--split-bytes", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--ours-jar", help="our jar to measure (the installed wheel's)")
-    parser.add_argument(
-        "--note", action="append", default=[], help="a line for the notes of benchmarks.md"
-    )
+    add("--page", action=flag, help="render the page from --results, measuring nothing")
+    add("--driver-memory", default="8g", help="spark.driver.memory (8g)")
+    add("--ours-jar", help="our jar to measure (the installed wheel's)")
+    add("--note", action="append", default=[], help="a line for the notes of benchmarks.md")
+    for child in (
+        "--split-child",
+        "--one-core-child",
+        "--profile-child",
+        "--tfdata-child",
+        "--jfr",
+    ):
+        add(child, help=hidden)
+    add("--cores", type=int, default=2, help=hidden)
+    add("--split-bytes", type=int, default=0, help=hidden)
     args = parser.parse_args(argv)
+    if args.results is None:
+        docs = Path(args.docs).resolve() == (ROOT / "docs").resolve()
+        args.results = str(RESULTS if docs else Path(args.docs) / "results.json")
     if args.wide_rows is None:
         args.wide_rows = args.rows
     if min(args.rows, args.wide_rows, args.wide1000_rows, args.image_rows, args.repeat) < 1:
@@ -269,13 +278,13 @@ def run_nested(bench: Bench, args: argparse.Namespace) -> None:
     rows = max(1, args.rows // 4)
     bench.log(f"nested: benchmarks/nested.py on {rows:,} rows, in a child process")
     for label, (nested, flat) in nested_in_child(rows, args.repeat, bench.out / "nested").items():
-        if label in NESTED_READS:
+        if label in ("full read", "image.height", "objects.label"):
             bench.runs[(f"nested {label}", "nested")] = [nested]
             bench.runs[(f"nested {label}", "flat")] = [flat]
             bench.log(f"  {label}: nested {nested:.3f} s, flat {flat:.3f} s")
 
 
-def run_all(args: argparse.Namespace) -> Report:
+def run_all(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     use_linkedin = not args.skip_linkedin
@@ -289,11 +298,13 @@ def run_all(args: argparse.Namespace) -> Report:
         linkedin_jar=args.linkedin_jar if use_linkedin else None,
     )
     bench = Bench(spark, args.repeat, out)
-    previous = read_page(Path(args.previous))
     report = Report(facts=facts(spark, args), notes=list(args.note))
-    report.facts["previous page"] = (
-        f"`{args.previous}` of {previous.date}" if previous.date else "none"
-    )
+    previous: dict[str, Any] = {}
+    if Path(args.previous).is_file():
+        previous = json.loads(Path(args.previous).read_text())
+        report.facts["previous page"] = f"`{args.previous}` of {previous['facts']['date']}"
+    else:
+        report.facts["previous page"] = "none"
     report.facts["ours jar"] += f", {source}"
     tfrecord = [OURS, LINKEDIN] if use_linkedin else [OURS]
 
@@ -409,22 +420,35 @@ def run_all(args: argparse.Namespace) -> Report:
         "wide1000-read": "wide1000-ours",
     }
     path = out / where.get(args.profile, f"profile-{args.profile}")
-    report.profile = profile_in_child(path, out / f"profile-{args.profile}.jfr", args)
-
-    report.rows = table_rows(bench, args.rows, ray_records)
-    counts_of = {"ray": ray_records, "toPandas": pandas_rows}
-    report.throughput = throughput(bench, report.sizes, scaling_text, args, counts_of)
-    report.goals = goals(bench, report.rows, scaling, previous, missing)
+    profile = profile_in_child(path, out / f"profile-{args.profile}.jfr", args)
     report.facts.update(contention(bench))
-    raw = {
-        "runs": {f"{what} / {fmt}": runs for (what, fmt), runs in bench.runs.items()},
-        "spent": {f"{what} / {fmt}": asdict(u) for (what, fmt), u in bench.spent.items()},
-        "sizes": report.sizes,
-        "facts": report.facts,
-        "goals": [asdict(g) for g in report.goals],
+    settings = {
+        "rows": args.rows,
+        "wide_rows": args.wide_rows,
+        "wide1000_rows": args.wide1000_rows,
+        "image_rows": args.image_rows,
+        "repeat": args.repeat,
+        "single_rows": args.rows * SINGLE_COPIES,
+        "nested_rows": max(1, args.rows // 4),
+        "image_bytes": args.image_rows * IMAGE_BYTES,
+        "ray_records": ray_records,
+        "topandas_rows": pandas_rows,
+        "scaling": scaling,
+        "peers": bool(args.peers_python),
+        "tfdata": not args.skip_tfdata,
     }
-    (out / "results.json").write_text(json.dumps(raw, indent=2) + "\n")
-    return report
+    return {
+        "command": "",
+        "settings": settings,
+        "missing": missing,
+        "facts": report.facts,
+        "sizes": report.sizes,
+        "runs": {f"{what} / {fmt}": runs for (what, fmt), runs in bench.runs.items()},
+        "notes": report.notes,
+        "profile": None if profile is None else asdict(profile),
+        "previous": Page(previous).goal_values() if previous else {},
+        "spent": {f"{what} / {fmt}": asdict(u) for (what, fmt), u in bench.spent.items()},
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -442,24 +466,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tfdata_child:
         tfdata_child(args)
         return 0
-    import matplotlib  # noqa: F401  (fail now, not after twenty minutes)
+    if not args.page:
+        import matplotlib  # noqa: F401  (fail now, not after twenty minutes)
 
-    if not args.skip_tfdata and importlib.util.find_spec("tensorflow") is None:
+    if not args.page and not args.skip_tfdata and importlib.util.find_spec("tensorflow") is None:
         raise SystemExit("tensorflow-cpu is not installed: install it, or pass --skip-tfdata.")
 
-    started = time.perf_counter()
-    report = run_all(args)
-    report.facts["harness wall time"] = f"{time.perf_counter() - started:.0f} s"
-    report.facts["load average at end"] = load_average()
-    command = shlex.join(["benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
-    print("\n" + goals_table(report.goals))
-    print("\n" + table(report.rows))
-    print("\n" + "\n".join(f"{k}: {v}" for k, v in report.throughput.items()))
-    for note in report.notes:
+    results_path = Path(args.results)
+    if not args.page:
+        started = time.perf_counter()
+        results = run_all(args)
+        results["facts"]["harness wall time"] = f"{time.perf_counter() - started:.0f} s"
+        results["facts"]["load average at end"] = load_average()
+        given = sys.argv[1:] if argv is None else argv
+        results["command"] = shlex.join(["benchmarks/run.py", *given])
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        save(results, results_path)
+    page = Page(json.loads(results_path.read_text()))
+    print("\n" + goals_table(page.goals()))
+    print("\n" + table(page.rows()))
+    print("\n" + "\n".join(f"{k}: {v}" for k, v in page.rates().items()))
+    for note in page.results["notes"]:
         print(f"note: {note}")
     docs = Path(args.docs)
     docs.mkdir(parents=True, exist_ok=True)
-    draw(report, docs / "benchmarks.png")
-    (docs / "benchmarks.md").write_text(document(report, args, command, "benchmarks.png"))
-    print(f"\nwrote {docs / 'benchmarks.md'} and {docs / 'benchmarks.png'}")
+    if not args.page:
+        draw(page.rows(), page.results["facts"], docs / "benchmarks.png")
+    (docs / "benchmarks.md").write_text(page.markdown("benchmarks.png"))
+    print(f"\nwrote {docs / 'benchmarks.md'} from {results_path}")
     return 0

@@ -87,6 +87,27 @@ def wide1000_expr(i: int) -> str:
     return f"{value} & 1073741823 AS {WIDE1000_COLUMNS[i]}"
 
 
+# nested: Object-Detection-like, ``image`` a struct (with 256 random bytes) and ``objects`` 0 to 7
+# boxes; the flat data set holds the same features as columns named by their paths.
+NESTED_DDL = (
+    "id bigint, image struct<height:bigint,width:bigint,encoded:binary>, "
+    "objects array<struct<xmin:float,ymin:float,xmax:float,ymax:float,label:bigint>>"
+)
+NESTED_EXPRS = [
+    "id",
+    "named_struct('height', 200 + id % 400, 'width', 300 + id % 500, "
+    "'encoded', unhex(sha2(cast(id as string), 256) || repeat('ab', 224))) as image",
+    "slice(transform(sequence(0, 6), i -> named_struct("
+    "'xmin', cast(i / 10.0 as float), 'ymin', cast(id % 97 / 100.0 as float), "
+    "'xmax', cast(i / 10.0 + 0.05 as float), 'ymax', cast(0.99 as float), "
+    "'label', id % 90 + i)), 1, cast(id % 8 as int)) as objects",
+]
+FLAT_EXPRS = [
+    "id",
+    *[f"image.{f} as `image/{f}`" for f in ("height", "width", "encoded")],
+    *[f"objects.{f} as `objects/{f}`" for f in ("xmin", "ymin", "xmax", "ymax", "label")],
+]
+
 # image-sized: an id and about 100 KB of random, incompressible bytes per record.
 IMAGE_DDL = "id bigint, image binary"
 IMAGE_BYTES = 100_000
@@ -104,6 +125,10 @@ def wide1000(spark: SparkSession, rows: int) -> DataFrame:
     return spark.range(0, rows, 1, PARTITIONS).selectExpr(
         *[wide1000_expr(i) for i in range(len(WIDE1000_COLUMNS))]
     )
+
+
+def nested(spark: SparkSession, rows: int) -> DataFrame:
+    return spark.range(0, rows, 1, PARTITIONS).selectExpr(*NESTED_EXPRS)
 
 
 def image(spark: SparkSession, rows: int) -> DataFrame:

@@ -1,10 +1,11 @@
-"""The measurements in the main session (``local[2]``), and what their runs come to: the lines
-of the results table, the rates against the floor, and how much the machine was shared."""
+"""The measurements in the main session (``local[2]``), the facts of the machine they ran on,
+and how much it was shared."""
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import datetime as dt
+import platform
 import subprocess
 import time
 from collections.abc import Sequence
@@ -14,23 +15,19 @@ from typing import TYPE_CHECKING, Callable
 
 from .checks import check
 from .data import (
-    IMAGE_BYTES,
     IMAGE_DDL,
-    INFER_FILES,
     NARROW_DDL,
-    SINGLE_COPIES,
     WIDE1000_DDL,
     WIDE1000_SELECTED,
     conf,
     data_files,
     narrow,
 )
-from .sessions import OURS, jvm, noop, short
-from .splitting import EQUAL_SPLITS
-from .timing import Bench, Row, Usage
+from .sessions import LINKEDIN_PACKAGE, OURS, jvm, noop, sha256, short
+from .timing import Bench, Usage
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 
 def writer(df: DataFrame, fmt: str, path: Path) -> Callable[[], object]:
@@ -182,82 +179,6 @@ def contention(bench: Bench) -> dict[str, str]:
     }
 
 
-# The two ways the single file is split.
-LAYOUTS = ("default splits", f"{EQUAL_SPLITS} equal splits")
-
-
-def two_cores(bench: Bench, layout: str) -> Row:
-    """The single file read with 2 cores against 1: the 2-core speed-up."""
-    one = bench.runs[(f"one file, {layout}", "local[1]")]
-    two = bench.runs[(f"one file, {layout}", "local[2]")]
-    name = f"full read, 1 file, {layout}, local[2]"
-    return Row(name, statistics.median(two), "local[1]", statistics.median(one), two, one)
-
-
-def table_rows(bench: Bench, rows: int, ray_records: int) -> list[Row]:
-    """The lines of the results table, of what was measured; the Ray Data line's time is its
-    time on ``ray_records`` records scaled to the ``rows`` of the narrow data set."""
-    from .goals import TFX_LABEL
-
-    measured = {fmt for _, fmt in bench.runs}
-    narrow = "full read, narrow"
-    lines = [
-        bench.row("write, narrow", "write", "parquet"),
-        bench.row(narrow, "full read", "parquet"),
-        bench.row(f"{narrow}, local[1]", "full read, local[1]", "parquet"),
-    ]
-    if "tfx-bsl" in measured:
-        one = bench.runs[("full read, local[1]", "ours")]
-        decode = bench.runs[("decode", "tfx-bsl")]
-        lines.append(
-            Row(
-                f"{narrow}, local[1]",
-                statistics.median(one),
-                TFX_LABEL,
-                statistics.median(decode),
-                one,
-                decode,
-            )
-        )
-    if "tf.data" in measured:
-        lines.append(bench.row(narrow, "full read", "tf.data"))
-    if "ray" in measured:
-        ours = bench.runs[("full read", "ours")]
-        scaled = [t * rows / ray_records for t in bench.runs[("read", "ray")]]
-        lines.append(
-            Row(narrow, statistics.median(ours), RAY_LABEL, statistics.median(scaled), ours, scaled)
-        )
-    if "linkedin" in measured:
-        lines += [
-            bench.row("write, narrow", "write", "linkedin"),
-            bench.row(narrow, "full read", "linkedin"),
-            bench.row("count(), narrow", "count", "linkedin"),
-            bench.row("read 1 of 100 columns, wide", "wide", "linkedin"),
-            bench.row(f"schema inference, {INFER_FILES} files", "inference", "linkedin"),
-        ]
-    lines.append(bench.row(f"toPandas(), narrow, {TOPANDAS_FILES} files", "toPandas", "parquet"))
-    full = bench.runs[("wide-1000 full read", "ours")]
-    some = bench.runs[("wide-1000 10 columns", "ours")]
-    lines += [
-        bench.row("write, wide-1000", "wide-1000 write", "parquet"),
-        bench.row("full read, wide-1000", "wide-1000 full read", "parquet"),
-        bench.row("read 10 of 1000 columns, wide-1000", "wide-1000 10 columns", "parquet"),
-        Row(
-            "read 10 of 1000 columns, wide-1000",
-            statistics.median(some),
-            "ours, all 1000",
-            statistics.median(full),
-            some,
-            full,
-        ),
-        bench.row("write, image-sized", "image write", "parquet"),
-        bench.row("full read, image-sized", "image full read", "parquet"),
-    ]
-    return lines + [two_cores(bench, layout) for layout in LAYOUTS]
-
-
-# The label of the Ray Data line of the results, whose time is scaled from a subset.
-RAY_LABEL = "Ray Data, 2 CPUs (scaled)"
 # Narrow files (of 8) that toPandas() reads, by us and by Parquet.
 TOPANDAS_FILES = 2
 
@@ -296,109 +217,49 @@ def measure_topandas(bench: Bench) -> tuple[int, int]:
     return got["ours"]
 
 
-def records(per_second: float) -> str:
-    """Records per second, in millions unless that rounds to nothing (small test runs)."""
-    if per_second >= 1e5:
-        return f"{per_second / 1e6:.2f} M records/s"
-    return f"{per_second / 1e3:.1f} k records/s"
+def facts(spark: SparkSession, args: argparse.Namespace) -> dict[str, str]:
+    import pyspark
 
-
-def throughput(
-    bench: Bench,
-    sizes: dict[str, int],
-    scaling: str,
-    args: argparse.Namespace,
-    counts: dict[str, int],
-) -> dict[str, str]:
-    """Records and bytes per second of our reads (and of linkedin, the peers and tf.data),
-    against the floor; the 2-core speed-ups beside the machine's own; image bytes per second;
-    the nested reads. ``counts`` holds the records of the Ray Data subset (``ray``) and the rows
-    of toPandas() (``toPandas``)."""
-
-    def rate(what: str, fmt: str, rows: int = args.rows, nbytes: int = sizes["narrow-ours"]) -> str:
-        seconds = bench.median(what, fmt)
-        mb = f", {nbytes / seconds / 1e6:.0f} MB/s" if nbytes else ""
-        return f"{seconds:.2f} s: {records(rows / seconds)}{mb}"
-
-    def images(what: str, fmt: str) -> str:
-        seconds = bench.median(what, fmt)
-        return f"{seconds:.2f} s: {args.image_rows * IMAGE_BYTES / seconds / 1e6:.0f} MB/s"
-
-    floor = args.rows / bench.median("floor", "ours")
-    per_core = args.rows / bench.median("full read", "ours") / 2
-    one_core = args.rows / bench.median("full read, local[1]", "ours")
-    rates = {
-        "countRecords, 1 thread (the floor)": rate("floor", "ours"),
-        "count(), local[2]": rate("count", "ours"),
-        "full read, local[2]": rate("full read", "ours"),
-        "full read, narrow, per core / floor": (
-            f"{per_core / floor:.0%} ({records(per_core)} per core, the floor {records(floor)})"
-        ),
-        "full read, narrow, local[1]": rate("full read, local[1]", "ours"),
-        "full read, narrow, local[1], per core / floor": (
-            f"{one_core / floor:.0%} ({records(one_core)}, the floor {records(floor)})"
-        ),
-        "Parquet: full read, narrow, local[2]": rate("full read", "parquet"),
-        "Parquet: full read, narrow, local[1]": rate("full read, local[1]", "parquet"),
-        **{
-            f"full read, 1 file, {layout}, local[{cores}]": rate(
-                f"one file, {layout}",
-                f"local[{cores}]",
-                args.rows * SINGLE_COPIES,
-                sizes["single-ours"],
-            )
-            for layout in LAYOUTS
-            for cores in (1, 2)
-        },
-        **{
-            f"full read, 1 file, {layout}, 2 cores / 1": f"{two_cores(bench, layout).ratio:.2f}x"
-            for layout in LAYOUTS
-        },
-        "2-core scaling of the machine (the ceiling)": scaling,
-        "read 1 of 100 columns, wide, local[2]": rate(
-            "wide", "ours", args.wide_rows, sizes["wide-ours"]
-        ),
-        f"schema inference, {INFER_FILES} files": f"{bench.median('inference', 'ours'):.3f} s",
-        "full read, wide-1000, local[2]": rate(
-            "wide-1000 full read", "ours", args.wide1000_rows, sizes["wide1000-ours"]
-        ),
-        "read 10 of 1000 columns, wide-1000, local[2]": rate(
-            "wide-1000 10 columns", "ours", args.wide1000_rows, sizes["wide1000-ours"]
-        ),
-        "wide-1000: the cache alone to noop (part of both writes)": (
-            f"{bench.median('wide-1000 cache read', 'noop'):.2f} s"
-        ),
-        "schema inference, wide-1000 (1000 columns)": (
-            f"{bench.median('wide-1000 inference', 'ours'):.3f} s"
-        ),
-        "write, image-sized, local[2]": images("image write", "ours"),
-        "full read, image-sized, local[2]": images("image full read", "ours"),
-        "Parquet: write, image-sized": images("image write", "parquet"),
-        "Parquet: full read, image-sized": images("image full read", "parquet"),
+    meminfo = Path("/proc/meminfo").read_text().splitlines()
+    mem_kb = next(int(x.split()[1]) for x in meminfo if x.startswith("MemTotal:"))
+    cpu = next(
+        (x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
+         if x.startswith("model name")),
+        platform.processor(),
+    )  # fmt: skip
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    jar = args.ours_jar
+    mtime = dt.datetime.fromtimestamp(Path(jar).stat().st_mtime, dt.timezone.utc)
+    built = mtime.strftime("%Y-%m-%d %H:%M UTC")
+    if args.skip_linkedin:
+        linkedin = "skipped (--skip-linkedin)"
+    elif args.linkedin_jar:
+        linkedin = f"`{Path(args.linkedin_jar).name}` (sha256 {sha256(args.linkedin_jar)})"
+        linkedin += ", a local jar passed with --linkedin-jar"
+    else:
+        linkedin = f"`{LINKEDIN_PACKAGE}` from Maven Central (spark.jars.packages)"
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cores (nproc)": subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip(),
+        "CPU": cpu,
+        "memory (MemTotal)": f"{mem_kb / 1024 / 1024:.1f} GiB",
+        "Java": java.strip().splitlines()[0] if java.strip() else "unknown",
+        "Python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "Spark master": str(spark.sparkContext.master),
+        "driver memory": args.driver_memory,
+        "ours jar": f"`{Path(jar).name}`, built {built}",
+        "ours jar sha256": sha256(jar),
+        "linkedin": linkedin,
+        "narrow rows": f"{args.rows:,}",
+        "wide rows": f"{args.wide_rows:,}",
+        "wide-1000 rows": f"{args.wide1000_rows:,}",
+        "image-sized rows": f"{args.image_rows:,}",
+        "repeat (median of)": str(args.repeat),
+        "load average at start (1, 5, 15 min)": load_average(),
     }
-    pandas = counts["toPandas"]
-    for fmt in ("ours", "parquet"):
-        label = "toPandas(), Arrow on" if fmt == "ours" else "Parquet: toPandas(), Arrow on"
-        rates[f"{label}, {TOPANDAS_FILES} narrow files"] = rate("toPandas", fmt, pandas, 0)
-    measured = {fmt for _, fmt in bench.runs}
-    if "tfx-bsl" in measured:
-        rates["tfx-bsl decoder, narrow, 1 thread (decoding only)"] = rate("decode", "tfx-bsl")
-    if "ray" in measured:
-        rates[f"Ray Data read_tfrecords, {counts['ray']:,} narrow records, 2 CPUs"] = rate(
-            "read", "ray", counts["ray"], 0
-        )
-    if "tf.data" in measured:
-        rates["tf.data + parse_example, narrow, 2 threads"] = rate("full read", "tf.data")
-    for what, fmt in bench.runs:
-        if what.startswith("nested ") and fmt == "nested":
-            nested, flat = bench.median(what, "nested"), bench.median(what, "flat")
-            rates[f"nested, {what[len('nested ') :]}: flat / nested"] = (
-                f"{flat / nested:.2f}x (nested {nested:.3f} s, flat {flat:.3f} s)"
-            )
-    if "linkedin" in measured:
-        rates["linkedin: count(), local[2]"] = rate("count", "linkedin")
-        rates["linkedin: full read, local[2]"] = rate("full read", "linkedin")
-        rates["linkedin: read 1 of 100 columns, wide"] = rate(
-            "wide", "linkedin", args.wide_rows, sizes["wide-ours"]
-        )
-    return rates
+
+
+def load_average() -> str:
+    """Other work on the machine skews every figure: the 1, 5 and 15 minute load averages."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])

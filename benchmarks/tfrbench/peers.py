@@ -22,19 +22,17 @@ its path, and imports nothing of Spark.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import shlex
 import statistics
 import struct
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .child import MISSING, Missing, emit, run
 from .data import NARROW_DDL, data_files
 from .timing import timed
 
@@ -47,9 +45,6 @@ BATCH = 1024
 # Records Ray Data reads (fewer if the first narrow file has fewer), and its CPUs.
 RAY_RECORDS = 20_000
 RAY_CPUS = 2
-RESULT_MARK = "PEER-RESULT "
-# The exit status of a child whose peer is not installed.
-MISSING = 3
 QUIET = {"CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "3", "RAY_DEDUP_LOGS": "0"}
 
 
@@ -133,20 +128,11 @@ def peer_in_child(python: str, name: str, path: Path, repeat: int) -> PeerResult
     """Runs peer ``name`` on the TFRecord files under ``path`` with ``python``: its result, or
     why it was not measured."""
     cmd = [python, "-m", "tfrbench.peers", name, str(path), "--repeat", str(repeat)]
-    print(f"  {shlex.join(cmd)}", flush=True)
-    here = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, **QUIET, "PYTHONPATH": here}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if done.returncode == MISSING:
-        return done.stdout.strip() or f"{PEERS[name]} is not installed in {python}"
-    lines = [x for x in done.stdout.splitlines() if x.startswith(RESULT_MARK)]
-    if done.returncode != 0 or not lines:
-        from .checks import CheckFailed
-
-        raise CheckFailed(
-            f"the {name} child failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
-        )
-    return PeerResult(**json.loads(lines[-1][len(RESULT_MARK) :]))
+    env = {**os.environ, **QUIET, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    try:
+        return PeerResult(**run(cmd, env))
+    except Missing as e:
+        return str(e)
 
 
 def flat(column: Any) -> Any:
@@ -254,8 +240,7 @@ def main() -> int:
         print(f"{PEERS[args.peer]} is not installed in {sys.executable} ({e})")
         return MISSING
     child = tfx_child if args.peer == "tfx-bsl" else ray_child
-    result = child(Path(args.path), args.repeat)
-    print(RESULT_MARK + json.dumps(asdict(result)), flush=True)
+    emit(child(Path(args.path), args.repeat))
     return 0
 
 

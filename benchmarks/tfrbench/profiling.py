@@ -6,15 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .child import emit, run, script
 from .data import NARROW_DDL, WIDE1000_DDL, WIDE1000_SELECTED, image
-from .sessions import OURS, child_command, jvm, load, noop, session
+from .sessions import OURS, jvm, load, noop, session
 
 
 @dataclass
@@ -69,14 +69,13 @@ def profile_in_child(path: Path, jfr: Path, args: argparse.Namespace) -> Profile
     if tool is None or not Path(tool).exists():
         print("  no `jfr` tool (JDK bin): no profile", flush=True)
         return None
-    cmd = child_command(
-        "--profile-child", str(path),
+    cmd = script(
+        "run", "--profile-child", str(path),
         "--jfr", str(jfr), "--repeat", str(args.repeat), "--driver-memory", args.driver_memory,
         "--ours-jar", args.ours_jar, "--profile", args.profile,
         "--image-rows", str(args.image_rows),
     )  # fmt: skip
-    print(f"  {shlex.join(cmd)}", flush=True)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    run(cmd)
     printed = subprocess.run(
         [tool, "print", "--json", "--events", "jdk.ExecutionSample", str(jfr)],
         check=True, stdout=subprocess.PIPE, text=True,
@@ -165,3 +164,4 @@ def profile_child(args: argparse.Namespace) -> None:
     spark.stop()
     if args.profile == "image-write":
         shutil.rmtree(path)  # a copy of image-ours, not needed
+    emit({"jfr": args.jfr})

@@ -1,10 +1,8 @@
-"""Spark sessions: the data sources and jars they hold, and child processes with sessions of
-their own."""
+"""Spark sessions: the data sources and jars they hold."""
 
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,24 +15,24 @@ OURS = "io.github.sparktfrecord.TFRecordFileFormat"
 LINKEDIN = "com.linkedin.spark.datasources.tfrecord.DefaultSource"
 LINKEDIN_PACKAGE = "com.linkedin.sparktfrecord:spark-tfrecord_2.12:0.7.0"
 
-# What a child process runs (with --split-child or --profile-child): a session in a fresh JVM.
-ENTRY = Path(__file__).resolve().parents[1] / "run.py"
-
-
-def child_command(*args: str) -> list[str]:
-    """The command that runs ``benchmarks/run.py`` with ``args`` in this Python."""
-    return [sys.executable, str(ENTRY), *args]
-
 
 def snapshot_jar(out: Path, given: str | None) -> str:
-    """A copy of our jar (the installed wheel's unless given): reinstalling the wheel mid-run
-    cannot change what is measured."""
+    """A copy of our jar (the installed wheel's unless given; of a folder of jars, as
+    ``ci/sbt stageJars`` leaves them, the one for this pyspark): rebuilding or reinstalling
+    mid-run cannot change what is measured."""
     import shutil
     import zipfile
 
     import spark_tfrecord
 
     installed = Path(given or spark_tfrecord.jar_path())
+    if installed.is_dir():
+        # The bundled jar's name for this pyspark, of any version of ours.
+        line = Path(spark_tfrecord.jar_path()).name.rsplit("-", 1)[0]
+        found = sorted(installed.glob(f"{line}-*.jar"))
+        if len(found) != 1:
+            raise SystemExit(f"{installed} holds {len(found)} jars named {line}-*.jar, not one")
+        installed = found[0]
     copy = out / "jars" / installed.name
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(installed, copy)
@@ -57,8 +55,9 @@ def session(
     linkedin: str | None,
     linkedin_jar: str | None,
     java_options: str = "",
+    conf: dict[str, str] | None = None,
 ) -> SparkSession:
-    """A local session with our jar and, unless ``linkedin`` is None, linkedin's."""
+    """A local session with our jar and, unless ``linkedin`` is None, linkedin's, and ``conf``."""
     from pyspark.sql import SparkSession
 
     builder = (
@@ -70,6 +69,8 @@ def session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(PARTITIONS))
     )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     builder = builder.config("spark.jars", ",".join(j for j in (ours, linkedin_jar) if j))
     if linkedin is not None and linkedin_jar is None:
         builder = builder.config("spark.jars.packages", linkedin)

@@ -4,18 +4,15 @@
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
-import statistics
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .checks import CheckFailed, fingerprint
+from .checks import fingerprint
+from .child import emit, run, script
 from .data import NARROW_DDL
-from .sessions import OURS, child_command, load, noop, session, sha256, short
-from .timing import interleaved, timed
+from .sessions import OURS, load, noop, session, sha256, short
+from .timing import interleaved
 
 # The single file is also read in this many equal splits: an even count keeps both cores busy.
 EQUAL_SPLITS = 8
@@ -23,7 +20,6 @@ EQUAL_SPLITS = 8
 SPLIT_ROUNDS = 3
 # Untimed reads of the single file in each child session before the timed ones.
 SPLIT_WARMUP = 3
-RESULT_MARK = "BENCH-RESULT "
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -40,29 +36,20 @@ class Split:
     hash: int
     jar: str
 
-    @property
-    def median(self) -> float:
-        return statistics.median(self.runs)
-
 
 def split_in_child(path: Path, cores: int, split_bytes: int, args: argparse.Namespace) -> Split:
     """Reads the single file in a fresh ``local[cores]`` session; ``split_bytes`` (0: Spark's
     default) is ``spark.sql.files.maxPartitionBytes``."""
-    cmd = child_command(
-        "--split-child", str(path),
+    cmd = script(
+        "run", "--split-child", str(path),
         "--cores", str(cores), "--repeat", str(args.repeat), "--driver-memory", args.driver_memory,
         "--ours-jar", args.ours_jar, "--split-bytes", str(split_bytes),
     )  # fmt: skip
-    print(f"  {shlex.join(cmd)}", flush=True)
-    done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
-    lines = [x for x in done.stdout.splitlines() if x.startswith(RESULT_MARK)]
-    if not lines:
-        raise CheckFailed(f"the local[{cores}] child printed no result:\n{done.stdout}")
-    return Split(**json.loads(lines[-1][len(RESULT_MARK) :]))
+    return Split(**run(cmd))
 
 
 def split_child(args: argparse.Namespace) -> None:
-    """The child's side of ``split_in_child``: prints its ``Split`` after ``RESULT_MARK``."""
+    """The child's side of ``split_in_child``: emits its ``Split``."""
     spark = session(
         ours=args.ours_jar,
         cores=args.cores,
@@ -76,13 +63,11 @@ def split_child(args: argparse.Namespace) -> None:
     splits = df.rdd.getNumPartitions()
     # Warm-up, untimed, until the JIT is done: while it compiles it takes a core, which
     # local[1] does not miss and local[2] does.
-    for _ in range(SPLIT_WARMUP):
-        noop(df)
-    runs, spent = timed(spark, args.repeat, lambda: noop(df))
+    runs, spent = interleaved(spark, args.repeat, {"": lambda: noop(df)}, warmup=SPLIT_WARMUP)
     rows, digest = fingerprint(df)
-    result = Split(runs, asdict(spent), splits, rows, digest, sha256(args.ours_jar))
+    result = Split(runs[""], asdict(spent[""]), splits, rows, digest, sha256(args.ours_jar))
     spark.stop()
-    print(RESULT_MARK + json.dumps(asdict(result)), flush=True)
+    emit(result)
 
 
 @dataclass
@@ -97,17 +82,12 @@ class OneCore:
 
 def one_core_in_child(out: Path, args: argparse.Namespace) -> OneCore:
     """The narrow full read, ours and Parquet's taking turns, in a fresh ``local[1]`` session."""
-    cmd = child_command(
-        "--one-core-child", str(out),
+    cmd = script(
+        "run", "--one-core-child", str(out),
         "--repeat", str(args.repeat), "--driver-memory", args.driver_memory,
         "--ours-jar", args.ours_jar,
     )  # fmt: skip
-    print(f"  {shlex.join(cmd)}", flush=True)
-    done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
-    lines = [x for x in done.stdout.splitlines() if x.startswith(RESULT_MARK)]
-    if not lines:
-        raise CheckFailed(f"the local[1] child printed no result:\n{done.stdout}")
-    return OneCore(**json.loads(lines[-1][len(RESULT_MARK) :]))
+    return OneCore(**run(cmd))
 
 
 def to_noop(df: DataFrame) -> Callable[[], object]:
@@ -115,7 +95,7 @@ def to_noop(df: DataFrame) -> Callable[[], object]:
 
 
 def one_core_child(args: argparse.Namespace) -> None:
-    """The child's side of ``one_core_in_child``: prints its ``OneCore`` after ``RESULT_MARK``."""
+    """The child's side of ``one_core_in_child``: emits its ``OneCore``."""
     spark = session(
         ours=args.ours_jar, cores=1, memory=args.driver_memory, linkedin=None, linkedin_jar=None
     )
@@ -125,11 +105,7 @@ def one_core_child(args: argparse.Namespace) -> None:
         "parquet": load(spark, "parquet", NARROW_DDL, out / "narrow-parquet"),
     }
     actions = {short(fmt): to_noop(df) for fmt, df in frames.items()}
-    for _ in range(SPLIT_WARMUP):
-        for action in actions.values():
-            action()
-    runs, spent = interleaved(spark, args.repeat, actions)
+    runs, spent = interleaved(spark, args.repeat, actions, warmup=SPLIT_WARMUP)
     read = {short(fmt): list(fingerprint(df)) for fmt, df in frames.items()}
-    result = OneCore(runs, {k: asdict(u) for k, u in spent.items()}, read)
     spark.stop()
-    print(RESULT_MARK + json.dumps(asdict(result)), flush=True)
+    emit(OneCore(runs, {k: asdict(u) for k, u in spent.items()}, read))

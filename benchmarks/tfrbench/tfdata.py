@@ -4,18 +4,14 @@ threads, in a child process (a fresh Python without a Spark JVM)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shlex
 import statistics
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .checks import CheckFailed
+from .child import emit, run, script
 from .data import NARROW_DDL, data_files
-from .sessions import child_command
 from .timing import timed
 
 if TYPE_CHECKING:
@@ -24,7 +20,6 @@ if TYPE_CHECKING:
 # Records per batch, and the threads of every TensorFlow pool (as many as local[2] has cores).
 BATCH = 1024
 THREADS = 2
-RESULT_MARK = "TFDATA-RESULT "
 # No GPU, and less start-up chatter on stderr.
 QUIET_TF = {"CUDA_VISIBLE_DEVICES": "-1", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
@@ -73,17 +68,8 @@ def narrow_struct() -> StructType:
 
 def tfdata_in_child(path: Path, args: argparse.Namespace) -> TFData:
     """Reads the TFRecord files under ``path`` with tf.data in a child process."""
-    cmd = child_command("--tfdata-child", str(path), "--repeat", str(args.repeat))
-    print(f"  {shlex.join(cmd)}", flush=True)
-    env = {**os.environ, **QUIET_TF}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    lines = [x for x in done.stdout.splitlines() if x.startswith(RESULT_MARK)]
-    if done.returncode != 0 or not lines:
-        # Its stderr only now: TensorFlow logs a line or two at start whatever the log level.
-        raise CheckFailed(
-            f"the tf.data child failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
-        )
-    return TFData(**json.loads(lines[-1][len(RESULT_MARK) :]))
+    cmd = script("run", "--tfdata-child", str(path), "--repeat", str(args.repeat))
+    return TFData(**run(cmd, env={**os.environ, **QUIET_TF}))
 
 
 def flat(tensor: Any) -> Any:
@@ -98,7 +84,7 @@ def flat(tensor: Any) -> Any:
 def tfdata_child(args: argparse.Namespace) -> None:
     """The child's side of ``tfdata_in_child``: ``TFRecordDataset`` (2 files at a time) ->
     ``batch`` -> ``parse_example`` (2 batches at a time), every tensor of every batch taken
-    to NumPy; one untimed run, then ``--repeat`` timed ones. Prints its ``TFData``."""
+    to NumPy; one untimed run, then ``--repeat`` timed ones. Emits its ``TFData``."""
     import tensorflow as tf
 
     from spark_tfrecord import feature_spec
@@ -129,5 +115,4 @@ def tfdata_child(args: argparse.Namespace) -> None:
 
     consume()  # warm-up: tf.function tracing and the first file reads
     runs, spent = timed(None, args.repeat, consume)
-    result = TFData(runs, asdict(spent), version=tf.__version__, **totals)
-    print(RESULT_MARK + json.dumps(asdict(result)), flush=True)
+    emit(TFData(runs, asdict(spent), version=tf.__version__, **totals))

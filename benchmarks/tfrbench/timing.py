@@ -1,5 +1,5 @@
-"""Timing: the wall clock and CPU time of timed runs, every measurement's runs, and a line of
-the results table made from them."""
+"""The measurement harness: the wall clock and CPU time of timed runs, actions taking turns, and
+``Bench``, which keeps every measurement's runs. Every benchmark times through ``interleaved``."""
 
 from __future__ import annotations
 
@@ -79,44 +79,43 @@ def timed(
 
 
 def interleaved(
-    spark: SparkSession | None, repeat: int, actions: dict[K, Callable[[], object]]
+    spark: SparkSession | None,
+    repeat: int,
+    actions: dict[K, Callable[[], object]],
+    *,
+    warmup: int = 0,
+    rotate: bool = False,
+    after: Callable[[], object] | None = None,
 ) -> tuple[dict[K, list[float]], dict[K, Usage]]:
-    """``repeat`` rounds, each running every action once in turn (ours, then Parquet, then
-    linkedin, say), so that a slow spell of the machine falls on all of them alike: the
-    wall-clock seconds of each action's runs, and what was used during them. Each run follows a
-    JVM garbage collection; with ``spark`` None, usage is this process's, which has no JVM."""
+    """``warmup`` untimed rounds (the JIT is still compiling a query's code during its first
+    runs), then ``repeat`` rounds, each running every action once in turn (ours, then Parquet,
+    then linkedin, say; with ``rotate``, each round starting one further on), so that a slow
+    spell of the machine falls on all of them alike: the wall-clock seconds of each action's
+    runs, and what was used during them. ``after`` runs, untimed, after every action (to delete
+    what it wrote). Each run follows a JVM garbage collection; with ``spark`` None, usage is
+    this process's, which has no JVM."""
 
     def now() -> Usage:
         return process_usage() if spark is None else usage(spark)
 
     runs: dict[K, list[float]] = {key: [] for key in actions}
     spent = {key: Usage(0.0, 0.0, 0.0, 0.0) for key in actions}
-    for _ in range(repeat):
-        for key, action in actions.items():
+    keys = list(actions)
+    for round_ in range(warmup + repeat):
+        shift = round_ % len(keys) if rotate else 0
+        for key in keys[shift:] + keys[:shift]:
             if spark is not None:
                 gc(spark)
             before = now()
             start = time.perf_counter()
-            action()
-            runs[key].append(time.perf_counter() - start)
-            spent[key] = spent[key] + (now() - before)
+            actions[key]()
+            seconds = time.perf_counter() - start
+            if round_ >= warmup:
+                runs[key].append(seconds)
+                spent[key] = spent[key] + (now() - before)
+            if after is not None:
+                after()
     return runs, spent
-
-
-@dataclass
-class Row:
-    """One line of the results table: our time against another time of the same work."""
-
-    name: str
-    ours: float
-    other_label: str
-    other: float
-    ours_runs: list[float] = field(default_factory=list)
-    other_runs: list[float] = field(default_factory=list)
-
-    @property
-    def ratio(self) -> float:
-        return self.other / self.ours
 
 
 @dataclass
@@ -138,12 +137,9 @@ class Bench:
         self.compare({(what, fmt): action})
 
     def compare(self, actions: dict[tuple[str, str], Callable[[], object]]) -> None:
-        """Times the ``actions``, keyed by (measurement, format), interleaved: one untimed run
-        of each (the JIT is still compiling a query's code during its first run), then
-        ``repeat`` rounds of one run of each in turn."""
-        for action in actions.values():
-            action()
-        runs, spent = interleaved(self.spark, self.repeat, actions)
+        """Times the ``actions``, keyed by (measurement, format), interleaved after one untimed
+        round."""
+        runs, spent = interleaved(self.spark, self.repeat, actions, warmup=1)
         for (what, fmt), times in runs.items():
             key = (what, short(fmt))
             self.runs[key] = times
@@ -157,10 +153,6 @@ class Bench:
 
     def median(self, what: str, fmt: str) -> float:
         return statistics.median(self.runs[(what, fmt)])
-
-    def row(self, name: str, what: str, other: str) -> Row:
-        ours, theirs = self.runs[(what, "ours")], self.runs[(what, other)]
-        return Row(name, statistics.median(ours), other, statistics.median(theirs), ours, theirs)
 
     def read(self, fmt: str, ddl: str | None, path: Path) -> DataFrame:
         return load(self.spark, fmt, ddl, path)
