@@ -129,7 +129,7 @@ def test_local_tools_and_index_detect_gzip(spark, tf, tmp_path: Path) -> None:
     }
     assert got["head"][1] == {"id": 1, "name": "n1", "x": [0.25, -1.0]}
     jvm: Any = spark._jvm
-    lines = jvm.io.github.sparktfrecord.TFRecordIndex.indexFiles(
+    lines = jvm.io.github.sparktfrecord.tools.TFRecordIndex.indexFiles(
         spark._jsparkSession, [str(data)], {}
     )
     assert [str(line).split("\t")[0] for line in lines] == [str(PER_SHARD)] * SHARDS
@@ -148,7 +148,9 @@ def test_zlib_files_found_by_their_bytes_are_not_indexed(spark, tf, tmp_path: Pa
     _tf_shards(tf, data, "ZLIB")
     jvm: Any = spark._jvm
     with pytest.raises(Exception) as err:
-        jvm.io.github.sparktfrecord.TFRecordIndex.indexFiles(spark._jsparkSession, [str(data)], {})
+        jvm.io.github.sparktfrecord.tools.TFRecordIndex.indexFiles(
+            spark._jsparkSession, [str(data)], {}
+        )
     assert errors.condition(err.value) == errors.INVALID_OPTION
     assert "Cannot index " in str(err.value)
     assert "train.tfrecord-0000" in str(err.value)

@@ -44,7 +44,7 @@ def read_paths(spark: Any, path: Path) -> dict[str, Callable[[], Any]]:
     return {
         "collect": lambda: read(spark, path).collect(),
         "count": lambda: read(spark, path).count(),
-        "inspect": lambda: spark._jvm.io.github.sparktfrecord.TFRecordInspector.countRecords(
+        "inspect": lambda: spark._jvm.io.github.sparktfrecord.tools.TFRecordInspector.countRecords(
             str(path)
         ),
         "TFRecordInputFormat": lambda: spark.sparkContext.newAPIHadoopFile(

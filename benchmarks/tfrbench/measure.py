@@ -89,7 +89,7 @@ def inferrer(bench: Bench, fmt: str, path: Path, schemas: dict[str, str]) -> Cal
 def measure_floor(bench: Bench, rows: int) -> None:
     """``TFRecordInspector.countRecords`` over the narrow files we wrote, one after another."""
     files = [str(f) for f in data_files(bench.out / "narrow-ours") if f.suffix == ".tfrecord"]
-    api = jvm(bench.spark).io.github.sparktfrecord.TFRecordInspector
+    api = jvm(bench.spark).io.github.sparktfrecord.tools.TFRecordInspector
     totals: list[int] = []
 
     def count() -> None:

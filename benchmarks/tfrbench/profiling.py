@@ -39,8 +39,8 @@ WORKLOADS = {
 
 # What a method on top of the stack is part of: the first prefix of its class that matches.
 READ_AREAS = [
-    ("framing: reading records, checking their CRCs", ("io.github.sparktfrecord.TFRecordReader",
-        "io.github.sparktfrecord.TFRecordFraming", "java.util.zip.CRC32C")),
+    ("framing: reading records, checking their CRCs", (
+        "io.github.sparktfrecord.framing.", "java.util.zip.CRC32C")),
     # The decoder generated per schema is compiled into Spark's package, as Spark's own code is.
     ("decoding: the wire format into the row", ("io.github.sparktfrecord.",
         "org.apache.spark.sql.catalyst.expressions.GeneratedClass$SpecificExampleDecoder")),
@@ -49,9 +49,8 @@ READ_AREAS = [
     ("file system and streams", ("org.apache.hadoop.", "java.io.", "java.nio.", "sun.nio.")),
 ]  # fmt: skip
 WRITE_AREAS = [
-    ("framing: writing records, their CRCs", ("io.github.sparktfrecord.TFRecordWriter",
-        "io.github.sparktfrecord.RecordBuffer", "io.github.sparktfrecord.TFRecordFraming",
-        "java.util.zip.CRC32C")),
+    ("framing: writing records, their CRCs", (
+        "io.github.sparktfrecord.framing.", "java.util.zip.CRC32C")),
     ("encoding: the row into the wire format", ("io.github.sparktfrecord.",)),
     ("Spark's in-memory cache, rows out of it", ("org.apache.spark.sql.execution.columnar.",)),
     ("Spark's rows, memory copies", (

@@ -544,7 +544,7 @@ def _index(args: argparse.Namespace) -> int:
     options = {"compression": args.compression} if args.compression else {}
     jvm: Any = spark._jvm
     start = time.perf_counter()
-    lines = jvm.io.github.sparktfrecord.TFRecordIndex.indexFiles(
+    lines = jvm.io.github.sparktfrecord.tools.TFRecordIndex.indexFiles(
         spark._jsparkSession, list(args.paths), options
     )
     seconds = time.perf_counter() - start

@@ -100,7 +100,7 @@ def _class_path() -> list[str]:
 
 
 def _tools() -> Any:
-    """The JVM class ``io.github.sparktfrecord.TFRecordInspector``, starting the JVM if needed."""
+    """The JVM class ``tools.TFRecordInspector`` of our jar, starting the JVM if needed."""
     import jpype
 
     if not jpype.isJVMStarted():
@@ -110,7 +110,7 @@ def _tools() -> Any:
             classpath=_class_path(),
             convertStrings=True,
         )
-    return jpype.JClass("io.github.sparktfrecord.TFRecordInspector")
+    return jpype.JClass("io.github.sparktfrecord.tools.TFRecordInspector")
 
 
 def _options(record_type: RecordType | None, options: dict[str, str] | None) -> Any:

@@ -55,7 +55,7 @@ def main() -> int:
             rows=rows(inferred),
             count=inferred.count(),
             inspect=sum(
-                jvm.io.github.sparktfrecord.TFRecordInspector.countRecords(str(p))
+                jvm.io.github.sparktfrecord.tools.TFRecordInspector.countRecords(str(p))
                 for p in Path(path).glob("part-*")
             ),
         )

@@ -55,7 +55,7 @@ def cases(spark: Any, file: Path) -> list[tuple[str, dict[str, str], Callable[[]
         (
             "TFRecordInspector.countRecords (inspect)",
             {},
-            lambda: spark._jvm.io.github.sparktfrecord.TFRecordInspector.countRecords(path),
+            lambda: spark._jvm.io.github.sparktfrecord.tools.TFRecordInspector.countRecords(path),
         ),
     ]
     if file.parent.name == "none":

@@ -2,6 +2,8 @@ package io.github.sparktfrecord
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
+import io.github.sparktfrecord.sql.TFRecordOptions
+
 /**
  * TensorFlow Datasets folders from Scala (`spark-shell`), the same calls as Python's
  * `spark_tfrecord.write_tfds` and `read_tfds`:

@@ -2,6 +2,8 @@ package io.github.sparktfrecord
 
 import org.apache.spark.sql.SparkSessionExtensions
 
+import io.github.sparktfrecord.sql.TFRecordSchemaPruning
+
 /**
  * The session extensions of the `tfrecord` data source: nested column pruning
  * ([[TFRecordSchemaPruning]]). Enabled with

@@ -9,6 +9,8 @@ import org.apache.hadoop.mapreduce.{InputSplit, JobContext, RecordReader, TaskAt
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat
 import org.apache.hadoop.mapreduce.task.JobContextImpl
 
+import io.github.sparktfrecord.hadoop.TFRecordRecordReader
+
 /**
  * TFRecord files for Hadoop MapReduce and Spark RDDs (`mapreduce` API): each record's data as
  * the key, `NullWritable` as the value. Uncompressed files split exactly as the data source

@@ -4,6 +4,8 @@ import org.apache.hadoop.io.{BytesWritable, Writable}
 import org.apache.hadoop.mapreduce.{RecordWriter, TaskAttemptContext}
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat
 
+import io.github.sparktfrecord.hadoop.TFRecordRecordWriter
+
 /**
  * Writes TFRecord files from Hadoop MapReduce and Spark RDDs (`mapreduce` API): each key's bytes
  * become one record; values are ignored. Compression follows `tfrecord.compression` (`gzip`,

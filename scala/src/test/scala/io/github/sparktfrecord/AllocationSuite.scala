@@ -8,6 +8,11 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
+import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, GeneratedExampleDecoder, RecordType}
+import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.framing.{FramingSettings, RecordBuffer, TFRecordCompression}
+import io.github.sparktfrecord.framing.{TFRecordFraming, TFRecordReader}
+
 /**
  * The hot loops allocate nothing per record once warm: the deserializer (all columns, one column
  * of many, a SequenceExample), the serializer and the framing reader. Measured with the JVM's

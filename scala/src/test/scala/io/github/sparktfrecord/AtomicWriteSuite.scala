@@ -7,6 +7,8 @@ import java.nio.file.Files
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
+import io.github.sparktfrecord.framing.AtomicWrite
+
 /** [[AtomicWrite]]: a file appears whole, replaces the one there, or leaves nothing behind. */
 class AtomicWriteSuite extends UnitSuite {
   private val conf = new Configuration()

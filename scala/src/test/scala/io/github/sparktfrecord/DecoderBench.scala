@@ -5,6 +5,10 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
+import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, GeneratedExampleDecoder, RecordType}
+import io.github.sparktfrecord.codec.{RowDecoder, TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.framing.TFRecordFraming
+
 /**
  * Decoding only, one thread, records in memory: nanoseconds per record of the generated decoder
  * and the interpreter, taken in alternation, on benchmarks/tfrbench's narrow record and on the

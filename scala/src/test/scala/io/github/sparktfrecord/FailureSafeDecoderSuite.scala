@@ -8,6 +8,9 @@ import org.apache.spark.sql.types.StructType
 
 import ErrorText._
 
+import io.github.sparktfrecord.framing.{TFRecordFraming, TFRecordReader}
+import io.github.sparktfrecord.sql.{FailureSafeDecoder, TFRecordOptions, TFRecordRows}
+
 /**
  * The `mode` option over a file of three records, the second of which does not fit the schema:
  * the same three outcomes for a flat schema and for a nested one ([[FailureSafeDecoder]]).
@@ -43,7 +46,7 @@ class FailureSafeDecoderSuite extends UnitSuite {
     val options = new TFRecordOptions(Map("mode" -> mode))
     val reader = new TFRecordReader(new ByteArrayInputStream(file), "test.tfrecord", 0L,
       Long.MaxValue, file.length.toLong, options.framing(keepData = true))
-    val decode = TFRecordFileFormat.decoder(schema, options, "test.tfrecord")
+    val decode = TFRecordRows.decoder(schema, options, "test.tfrecord")
     val out = Seq.newBuilder[Any]
     while (reader.next()) {
       val row = decode(reader)

@@ -9,6 +9,10 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
+import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, RecordType}
+import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.framing.TFRecordFraming
+
 /**
  * Nested schemas as path-named features: the names and flat types of the leaves, what is refused,
  * rows through the serializer and back through the deserializer and the assembler, and the

@@ -5,6 +5,10 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
+import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, GeneratedExampleDecoder, RecordType}
+import io.github.sparktfrecord.codec.{RowDecoder, TFRecordDeserializer}
+import io.github.sparktfrecord.wire.ProtoWire
+
 /**
  * The generated decoder against the interpreter on random schemas (every type the generated
  * code reads, and a few it leaves to the interpreter; scalars and arrays; names short, long and

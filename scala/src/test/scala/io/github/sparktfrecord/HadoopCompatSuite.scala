@@ -6,6 +6,8 @@ import java.nio.file.Files
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
+import io.github.sparktfrecord.framing.HadoopCompat
+
 /** [[HadoopCompat]]: what it does on the Hadoop Spark ships (tests/test_old_hadoop.py: older). */
 class HadoopCompatSuite extends UnitSuite {
 

@@ -9,6 +9,8 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types.StructType
 
+import io.github.sparktfrecord.framing.{TFRecordCompression, TFRecordWriter}
+
 /**
  * The base of the integration suites: one local `SparkSession` for the whole suite (two cores,
  * no UI, two shuffle partitions, the data source's session extensions), stopped after its last

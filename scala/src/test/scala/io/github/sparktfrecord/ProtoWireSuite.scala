@@ -2,6 +2,8 @@ package io.github.sparktfrecord
 
 import scala.util.Random
 
+import io.github.sparktfrecord.wire.{ProtoWire, WireCursor}
+
 /** The wire codec: varints on every path of [[WireCursor.readVarint]], fixed widths, skipping. */
 class ProtoWireSuite extends UnitSuite {
   import ProtoBytes._

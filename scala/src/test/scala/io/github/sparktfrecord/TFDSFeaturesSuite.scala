@@ -4,6 +4,9 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
+import io.github.sparktfrecord.codec.FeaturePaths
+import io.github.sparktfrecord.tfds.TFDSFeatures
+
 /**
  * TFDS feature connectors: `features.json` (as TFDS 4.9 writes it) to a Spark schema, a schema
  * checked against features, features derived from a schema and written as TFDS's JSON, and the

@@ -5,6 +5,10 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
+import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, GeneratedExampleDecoder, RecordType}
+import io.github.sparktfrecord.codec.RowDecoder
+import io.github.sparktfrecord.wire.FeatureOrder
+
 /**
  * Example and SequenceExample bytes, built by hand (or as TensorFlow wrote them), through
  * [[TFRecordDeserializer]] into rows with exact values; malformed bytes into errors that name the

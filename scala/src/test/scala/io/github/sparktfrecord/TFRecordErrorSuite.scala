@@ -5,6 +5,9 @@ import scala.annotation.nowarn
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.types._
 
+import io.github.sparktfrecord.codec.{RecordType, TFRecordSchema}
+import io.github.sparktfrecord.sql.TFRecordOptions
+
 /**
  * The errors' conditions, SQLSTATEs and message parameters (the pytest suite checks them end to
  * end, from PySpark and from a Spark Connect client).

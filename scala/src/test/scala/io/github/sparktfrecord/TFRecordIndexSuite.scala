@@ -9,6 +9,11 @@ import org.apache.hadoop.fs.Path
 
 import ErrorText._
 
+import io.github.sparktfrecord.framing.{IndexWriter, TFRecordCompression, TFRecordFraming}
+import io.github.sparktfrecord.framing.TFRecordWriter
+import io.github.sparktfrecord.sql.TFRecordOptions
+import io.github.sparktfrecord.tools.TFRecordIndex
+
 /** Index files (written by the writer and by [[TFRecordIndex.indexFile]]). */
 class TFRecordIndexSuite extends UnitSuite {
   import TFRecordFraming._

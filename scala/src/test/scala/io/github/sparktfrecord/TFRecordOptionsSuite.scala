@@ -10,6 +10,10 @@ import org.apache.spark.sql.internal.SQLConf
 
 import ErrorText._
 
+import io.github.sparktfrecord.codec.RecordType
+import io.github.sparktfrecord.framing.TFRecordCompression
+import io.github.sparktfrecord.sql.TFRecordOptions
+
 /** Every option's valid and invalid values, the Hadoop configuration, and docs/options.md. */
 class TFRecordOptionsSuite extends UnitSuite {
   import TFRecordOptions._

@@ -1,5 +1,7 @@
 package io.github.sparktfrecord
 
+import io.github.sparktfrecord.sql.{TFRecordOptions, TFRecordPlanningWarnings}
+
 /** Which option keys are unknown, and the close match their warning names. */
 class TFRecordPlanningWarningsSuite extends UnitSuite {
   import TFRecordPlanningWarnings._

@@ -5,6 +5,11 @@ import java.util.zip.CRC32C
 
 import ErrorText._
 
+import io.github.sparktfrecord.framing.{FramingSettings, TFRecordCompression, TFRecordFraming}
+import io.github.sparktfrecord.framing.TFRecordReader
+import io.github.sparktfrecord.sql.TFRecordOptions
+import io.github.sparktfrecord.wire.ProtoWire
+
 /** The framing, against files TensorFlow wrote, and [[TFRecordReader]] over streams. */
 class TFRecordReaderSuite extends UnitSuite {
   import ProtoBytes._

@@ -7,6 +7,10 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
+import io.github.sparktfrecord.codec.{FeatureDecoder, FeatureEncoder, RecordType}
+import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSchema}
+import io.github.sparktfrecord.wire.ProtoWire
+
 /**
  * The type mapping: which Spark types a record type holds (with the errors that say which do
  * not), and which feature kinds each column type reads, with the value each kind gives.

@@ -12,6 +12,12 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import ErrorText._
 
+import io.github.sparktfrecord.codec.{ByteArraySerializer, FeatureDecoder, FeatureEncoder}
+import io.github.sparktfrecord.codec.{FeatureListEncoder, RecordSerializer, RecordType}
+import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.framing.TFRecordFraming
+import io.github.sparktfrecord.wire.{FeatureRun, FeatureValueReader, WireCursor}
+
 /**
  * Rows into the bytes TensorFlow writes for the same Example, and back through the
  * deserializer; the measure / write contract of the encoders and the begin / end one of the

@@ -11,6 +11,8 @@ import org.apache.spark.sql.Row
 
 import ErrorText._
 
+import io.github.sparktfrecord.framing.TFRecordFraming
+
 /**
  * Writes whose files are named and counted at job commit: TensorFlow's sharded names
  * (`shardPrefix`, `numShards`) and TensorFlow Datasets folders (`TFDS.write`, `TFDS.read`),

@@ -11,6 +11,11 @@ import org.apache.hadoop.fs.Path
 
 import ErrorText._
 
+import io.github.sparktfrecord.framing.{FramingSettings, TFRecordCompression, TFRecordFraming}
+import io.github.sparktfrecord.framing.TFRecordReader
+import io.github.sparktfrecord.sql.TFRecordOptions
+import io.github.sparktfrecord.wire.ProtoWire
+
 /**
  * Files on the local file system, through Hadoop's, read whole and in splits: every record read
  * exactly once over all the splits of a file, whatever the split size.

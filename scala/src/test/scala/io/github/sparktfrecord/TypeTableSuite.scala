@@ -7,6 +7,11 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
+import io.github.sparktfrecord.codec.{BytesEntry, FeatureEncoder, FloatEntry, Int64Entry, Layout}
+import io.github.sparktfrecord.codec.{TypeEntry, TypeTable}
+import io.github.sparktfrecord.tools.JsonText
+import io.github.sparktfrecord.wire.ProtoWire
+
 /**
  * The type table: one entry per Spark type, whose kind, writer, reader setters, copy, JSON and
  * TFDS mapping agree with each other and with the components that consult them.

@@ -7,6 +7,8 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
+import io.github.sparktfrecord.codec.UnsafeSlot
+
 /** [[UnsafeSlot]] finds the bytes Spark's own getters read, in a row and in an array. */
 class UnsafeSlotSuite extends UnitSuite {
   private val schema = StructType(Seq(

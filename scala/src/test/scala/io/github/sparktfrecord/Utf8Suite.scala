@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.Random
 
+import io.github.sparktfrecord.wire.Utf8
+
 /**
  * [[Utf8.isValid]]: well-formed UTF-8 (the Unicode standard's table 3-7), the bytes that Java's
  * decoder with `CodingErrorAction.REPORT` accepts. Each rule is tested on its own, and the whole

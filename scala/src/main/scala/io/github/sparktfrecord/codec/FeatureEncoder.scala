@@ -1,0 +1,372 @@
+package io.github.sparktfrecord.codec
+
+import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.types.UTF8String
+
+import io.github.sparktfrecord.TFRecordError
+import io.github.sparktfrecord.wire.ProtoWire
+
+/**
+ * Encodes one column's value as the value of a map entry, in two steps per value: [[measure]]
+ * returns its size (protobuf prefixes each message with its length) and keeps what the write
+ * needs; [[write]] then writes that value. A write of any other value than the one measured last,
+ * or of another size than measured, fails loudly. Values are read through `SpecializedGetters`,
+ * so the same encoders serve row columns and the elements of an array (the steps of a feature
+ * list).
+ */
+private[sparktfrecord] abstract class ValueEncoder {
+  private var measuredRow: SpecializedGetters = _
+  private var measuredOrdinal = -1
+
+  /** The encoded size of the value at `ordinal`. */
+  final def measure(row: SpecializedGetters, ordinal: Int): Int = {
+    val size = sizeOf(row, ordinal)
+    measuredRow = row
+    measuredOrdinal = ordinal
+    size
+  }
+
+  /** Writes the value [[measure]] measured last, `size` bytes at `pos`; returns the end. */
+  final def write(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int = {
+    if ((row ne measuredRow) || ordinal != measuredOrdinal) notMeasured(ordinal)
+    measuredRow = null
+    val end = writeMeasured(row, ordinal, size, buf, pos)
+    if (end - pos != size) mismeasured(end - pos, size)
+    end
+  }
+
+  // Out of line, so that write() stays small enough to inline.
+  private def notMeasured(ordinal: Int): Nothing =
+    throw new IllegalStateException(s"ValueEncoder.write of value $ordinal without measure")
+
+  private def mismeasured(written: Int, size: Int): Nothing =
+    throw new IllegalStateException(s"ValueEncoder wrote $written bytes, measured $size")
+
+  /** Measures the value at `ordinal`, keeping what [[writeMeasured]] needs. */
+  protected def sizeOf(row: SpecializedGetters, ordinal: Int): Int
+
+  /** Writes the value at `ordinal`, which [[sizeOf]] has just measured at `size` bytes. */
+  protected def writeMeasured(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int
+}
+
+/** A `FeatureList`: one Feature per element of an array of arrays. */
+private[sparktfrecord] final class FeatureListEncoder(column: String, step: FeatureEncoder)
+  extends ValueEncoder {
+  import ProtoWire._
+
+  protected def sizeOf(row: SpecializedGetters, ordinal: Int): Int = {
+    val steps = row.getArray(ordinal)
+    val n = steps.numElements()
+    var size = 0L
+    var i = 0
+    while (i < n) {
+      if (steps.isNullAt(i)) step.nullElement(i)
+      size += lengthDelimitedSize(step.measure(steps, i)) // FeatureList.feature
+      i += 1
+    }
+    RecordSerializer.checkedSize(size, column)
+  }
+
+  protected def writeMeasured(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int = {
+    val steps = row.getArray(ordinal)
+    val n = steps.numElements()
+    var p = pos
+    var i = 0
+    while (i < n) {
+      // Measured again: the step encoder keeps what it measured for one value only.
+      val featureSize = step.measure(steps, i)
+      p = writeTagAndLength(buf, p, 1, featureSize) // FeatureList.feature
+      p = step.write(steps, i, featureSize, buf, p)
+      i += 1
+    }
+    p
+  }
+}
+
+/** Encodes one value as a `Feature`: its kind, and a BytesList, FloatList or Int64List. */
+private[sparktfrecord] abstract class FeatureEncoder(val column: String) extends ValueEncoder {
+  import ProtoWire._
+
+  /** `Feature.kind` field number: [[ProtoWire.KindBytes]], `KindFloat` or `KindInt64`. */
+  def kind: Int
+
+  /**
+   * The size of the BytesList / FloatList / Int64List message for the value at `ordinal`,
+   * keeping what [[writeList]] needs. A Long, checked once by the caller: no sum wraps.
+   */
+  protected def listSize(row: SpecializedGetters, ordinal: Int): Long
+
+  /** Writes the list message's fields just measured; returns the position after them. */
+  protected def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int
+
+  private var measuredListSize = 0L
+
+  protected final def sizeOf(row: SpecializedGetters, ordinal: Int): Int = {
+    measuredListSize = listSize(row, ordinal)
+    RecordSerializer.checkedSize(lengthDelimitedSize(measuredListSize), column)
+  }
+
+  /** The whole Feature message: kind tag, list length, list. */
+  protected final def writeMeasured(
+      row: SpecializedGetters,
+      ordinal: Int,
+      size: Int,
+      buf: Array[Byte],
+      pos: Int): Int = {
+    writeList(row, ordinal, buf, writeTagAndLength(buf, pos, kind, measuredListSize))
+  }
+
+  /** Size of a packed field (tag, length, payload), nothing when there are no values. */
+  protected final def packedSize(payload: Long): Long =
+    if (payload == 0) 0 else lengthDelimitedSize(payload)
+
+  final def nullElement(index: Int): Nothing =
+    throw TFRecordError.writeError(TFRecordError.DataMismatch, column,
+      s"Column '$column' holds an array with a null element at index $index: TFRecord feature " +
+        "lists cannot hold nulls. Drop or fill them first (for example with " +
+        "filter(x -> x IS NOT NULL) or coalesce).")
+}
+
+private[sparktfrecord] object FeatureEncoder {
+  import ProtoWire._
+
+  /**
+   * The encoder for a column: its layout and its values' [[TypeEntry]] from the [[TypeTable]]
+   * (whose kind the entry's class says, and which reads each value); an error naming the column
+   * when its type has no encoding (a feature list's steps are each encoded by this encoder of
+   * their array type, see [[FeatureListEncoder]]).
+   */
+  def apply(column: String, dataType: DataType): FeatureEncoder =
+    TypeTable.column(dataType) match {
+      case Some((Layout.Scalar, e: Int64Entry)) => new Int64Scalar(column, e)
+      case Some((Layout.Scalar, e: FloatEntry)) => new FloatScalar(column, e)
+      case Some((Layout.Scalar, e: BytesEntry)) =>
+        if (e.binary) new BinaryScalar(column) else new StringScalar(column)
+      case Some((Layout.List, e: Int64Entry)) => new Int64Array(column, e)
+      case Some((Layout.List, e: FloatEntry)) => new FloatArray(column, e)
+      case Some((Layout.List, e: BytesEntry)) => new BytesArray(column, e.binary)
+      case Some((Layout.Vector, _)) => new VectorEncoder(column)
+      case _ => throw TFRecordSchema.unsupported(column, dataType, RecordType.SequenceExample)
+    }
+
+  /**
+   * A Spark ML vector, stored as struct<type: tinyint (0 sparse, 1 dense), size: int,
+   * indices: array<int>, values: array<double>>, written as a dense float_list.
+   */
+  private final class VectorEncoder(column: String) extends FeatureEncoder(column) {
+    private var size = 0
+    def kind: Int = KindFloat
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      val v = row.getStruct(ordinal, 4)
+      size = if (v.getByte(0) == 1) v.getArray(3).numElements() else v.getInt(1)
+      packedSize(4L * size)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      if (size == 0) return pos
+      val v = row.getStruct(ordinal, 4)
+      val values = v.getArray(3)
+      var p = writeTagAndLength(buf, pos, 1, 4 * size)
+      if (v.getByte(0) == 1) {
+        var i = 0
+        while (i < size) {
+          p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(values.getDouble(i).toFloat))
+          i += 1
+        }
+      } else {
+        val indices = v.getArray(2)
+        val nonZeros = indices.numElements()
+        var next = 0
+        var i = 0
+        while (i < size) {
+          val x = if (next < nonZeros && indices.getInt(next) == i) {
+            next += 1
+            values.getDouble(next - 1).toFloat
+          } else 0f
+          p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(x))
+          i += 1
+        }
+      }
+      p
+    }
+  }
+
+  private final class Int64Scalar(column: String, entry: Int64Entry)
+    extends FeatureEncoder(column) {
+    private var v = 0L
+    def kind: Int = KindInt64
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      v = entry.int64(row, ordinal)
+      packedSize(varintSize(v))
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int =
+      writeVarint(buf, writeTagAndLength(buf, pos, 1, varintSize(v)), v)
+  }
+
+  private final class FloatScalar(column: String, entry: FloatEntry)
+    extends FeatureEncoder(column) {
+    def kind: Int = KindFloat
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = packedSize(4)
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      val p = writeTagAndLength(buf, pos, 1, 4)
+      writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(entry.float32(row, ordinal)))
+    }
+  }
+
+  private final class StringScalar(column: String) extends FeatureEncoder(column) {
+    private var s: UTF8String = _
+    def kind: Int = KindBytes
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      s = row.getUTF8String(ordinal)
+      lengthDelimitedSize(s.numBytes())
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      val p = writeTagAndLength(buf, pos, 1, s.numBytes())
+      s.writeToMemory(buf, Platform.BYTE_ARRAY_OFFSET + p)
+      p + s.numBytes()
+    }
+  }
+
+  private final class BinaryScalar(column: String) extends FeatureEncoder(column) {
+    // Where the value's bytes lie: in an UnsafeRow they are copied from there (no array is made
+    // for them), else from the array that getBinary returns.
+    private var base: AnyRef = _
+    private var offset = 0L
+    private var length = 0
+    def kind: Int = KindBytes
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      row match {
+        case unsafe: UnsafeRow =>
+          val slot = unsafe.getLong(ordinal)
+          base = unsafe.getBaseObject
+          offset = UnsafeSlot.offset(unsafe.getBaseOffset, slot)
+          length = UnsafeSlot.size(slot)
+        case _ =>
+          val b = row.getBinary(ordinal)
+          base = b
+          offset = Platform.BYTE_ARRAY_OFFSET
+          length = b.length
+      }
+      lengthDelimitedSize(length)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      val p = writeTagAndLength(buf, pos, 1, length)
+      Platform.copyMemory(base, offset, buf, Platform.BYTE_ARRAY_OFFSET + p, length)
+      base = null
+      p + length
+    }
+  }
+
+  private final class Int64Array(column: String, entry: Int64Entry)
+    extends FeatureEncoder(column) {
+    private var payload = 0L
+    def kind: Int = KindInt64
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var size = 0L
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        size += varintSize(entry.int64(a, i))
+        i += 1
+      }
+      payload = size
+      packedSize(size)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      if (payload == 0) return pos
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var p = writeTagAndLength(buf, pos, 1, payload)
+      var i = 0
+      while (i < n) {
+        p = writeVarint(buf, p, entry.int64(a, i))
+        i += 1
+      }
+      p
+    }
+  }
+
+  private final class FloatArray(column: String, entry: FloatEntry)
+    extends FeatureEncoder(column) {
+    def kind: Int = KindFloat
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        i += 1
+      }
+      packedSize(4L * n)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      if (n == 0) return pos
+      var p = writeTagAndLength(buf, pos, 1, 4 * n)
+      var i = 0
+      while (i < n) {
+        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(entry.float32(a, i)))
+        i += 1
+      }
+      p
+    }
+  }
+
+  private final class BytesArray(column: String, binary: Boolean) extends FeatureEncoder(column) {
+    def kind: Int = KindBytes
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var size = 0L
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        size += lengthDelimitedSize(
+          if (binary) a.getBinary(i).length else a.getUTF8String(i).numBytes())
+        i += 1
+      }
+      size
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      val a = row.getArray(ordinal)
+      val n = a.numElements()
+      var p = pos
+      var i = 0
+      while (i < n) {
+        if (binary) {
+          val b = a.getBinary(i)
+          p = writeTagAndLength(buf, p, 1, b.length)
+          System.arraycopy(b, 0, buf, p, b.length)
+          p += b.length
+        } else {
+          val s = a.getUTF8String(i)
+          p = writeTagAndLength(buf, p, 1, s.numBytes())
+          s.writeToMemory(buf, Platform.BYTE_ARRAY_OFFSET + p)
+          p += s.numBytes()
+        }
+        i += 1
+      }
+      p
+    }
+  }
+}

@@ -1,0 +1,169 @@
+package io.github.sparktfrecord.codec
+
+import org.apache.spark.sql.types._
+
+import io.github.sparktfrecord.TFRecordError
+
+/**
+ * How the columns of a nested schema map to the flat features of a record, by TensorFlow's own
+ * convention of path-like feature names (`image/encoded`, `image/object/bbox/xmin`):
+ *
+ *  - a struct column becomes one feature per leaf, named by the path of field names from the
+ *    column down, joined with the `pathSeparator` option (`/` by default), recursively;
+ *  - an array of structs becomes one feature per leaf of its element. In an `Example` that is a
+ *    list holding the leaf of every element, all of the array's length (parallel lists), so
+ *    each leaf must be a single value. In a `SequenceExample` it is a feature list holding one
+ *    Feature per element (the steps), so a leaf may also be a list;
+ *  - every other column is one feature, named by the column, as in a flat schema.
+ *
+ * A list field of an array of structs in an `Example` is written as the concatenation of the
+ * elements' lists when its field's metadata fixes their length ([[ListLengthKey]]): each element
+ * holds exactly that many values, and the list is split back into elements on read. That is how
+ * TensorFlow Datasets stores a `Sequence` of fixed-shape tensors (a `BBoxFeature` is 4 floats).
+ *
+ * The serializer and the deserializer work on the resulting [[Leaf]]s; a flat schema has one
+ * leaf per column, each its own feature.
+ */
+private[sparktfrecord] object FeaturePaths {
+
+  /** What joins the field names of a nested column's path (the `pathSeparator` option). */
+  final val DefaultSeparator = "/"
+
+  /** A struct field met on the way down: its ordinal in its parent and its own type. */
+  final case class Step(ordinal: Int, struct: StructType)
+
+  /**
+   * One feature of a schema.
+   *
+   * @param name the feature's name
+   * @param column the leaf as Spark names it (`image.object.bbox.xmin`), for messages
+   * @param leafType the leaf field's own type
+   * @param dataType what the flat codec reads and writes for the feature: the leaf's type, or for
+   *   a leaf of an array of structs `array<T>` (Example) or `array<array<…>>` (SequenceExample)
+   * @param structs the struct fields from the row down to the struct that holds `ordinal`
+   * @param ordinal the leaf's ordinal, or that of the array of structs the leaf is in
+   * @param element for a leaf of an array of structs, the element's type; else null
+   * @param inElement the struct fields from the element down to the struct that holds the leaf
+   * @param elementOrdinal the leaf's ordinal in that struct; -1 when not in an array of structs
+   * @param listLength the values each list of the leaf must hold ([[ListLengthKey]]); 0: any
+   * @param concatenated a list field of an array of structs in an `Example`, stored as the
+   *   concatenation of the elements' lists (each of `listLength` values)
+   */
+  final case class Leaf(
+      name: String,
+      column: String,
+      leafType: DataType,
+      dataType: DataType,
+      structs: Seq[Step],
+      ordinal: Int,
+      element: StructType,
+      inElement: Seq[Step],
+      elementOrdinal: Int,
+      listLength: Int = 0,
+      concatenated: Boolean = false) {
+    def inArrayOfStructs: Boolean = element != null
+  }
+
+  /**
+   * The field metadata key (a long) that fixes how many values each list of an array field
+   * holds: checked on write, and used to split a concatenated list of an array of structs.
+   */
+  final val ListLengthKey = "tfrecord.listLength"
+
+  /** The fixed list length of `field`, or 0. */
+  def listLength(field: StructField): Int =
+    if (field.metadata.contains(ListLengthKey)) field.metadata.getLong(ListLengthKey).toInt else 0
+
+  /** Whether some column is a struct or an array of structs (ML vectors are not structs here). */
+  def isNested(schema: StructType): Boolean = schema.fields.exists(f =>
+    f.dataType match {
+      case _: StructType | ArrayType(_: StructType, _) => true
+      case _ => false
+    })
+
+  /**
+   * The features of `schema`, in the order of its fields (depth first). Fails, naming the
+   * column, for an array of structs a record type cannot hold, and when two columns would be
+   * written as the same feature.
+   */
+  def leaves(schema: StructType, recordType: RecordType, separator: String): IndexedSeq[Leaf] = {
+    val sequence = recordType == RecordType.SequenceExample
+    val out = IndexedSeq.newBuilder[Leaf]
+
+    def inElement(
+        struct: StructType,
+        name: String,
+        column: String,
+        structs: Seq[Step],
+        arrayOrdinal: Int,
+        element: StructType,
+        path: Seq[Step]): Unit =
+      struct.fields.zipWithIndex.foreach { case (f, i) =>
+        val leafName = name + separator + f.name
+        val leafColumn = column + "." + f.name
+        val length = listLength(f)
+        f.dataType match {
+          case s: StructType if s.isEmpty => noFields(leafColumn)
+          case s: StructType =>
+            inElement(s, leafName, leafColumn, structs, arrayOrdinal, element, path :+ Step(i, s))
+          case t =>
+            val why = t match {
+              case ArrayType(_: StructType, _) =>
+                Some("an array of structs inside an array of structs has no feature layout")
+              case ArrayType(ArrayType(_, _), _) =>
+                Some("an array of arrays inside an array of structs has no feature layout")
+              case _: ArrayType if !sequence && length > 0 => None
+              case _: ArrayType | _: UserDefinedType[_] if !sequence =>
+                Some("in an Example an array of structs is written as one list per field, " +
+                  "so each field must hold one value; recordType SequenceExample writes each " +
+                  "element as a step, where a field may be a list (or give the field the " +
+                  s"metadata $ListLengthKey: lists of one length are written concatenated)")
+              case _: UserDefinedType[_] => Some("a vector inside an array of structs is not " +
+                  "supported; use array<float> or array<double>")
+              case _ => None
+            }
+            why.foreach { w =>
+              throw TFRecordError.argument(TFRecordError.UnsupportedType,
+                s"Column '$leafColumn' has type ${t.simpleString}: $w.", "column" -> leafColumn)
+            }
+            val step = t match {
+              case a: ArrayType => a.copy(containsNull = false)
+              case s => ArrayType(s, containsNull = false)
+            }
+            val flat = if (sequence) ArrayType(step, containsNull = false) else step
+            out += Leaf(leafName, leafColumn, t, flat, structs, arrayOrdinal, element, path, i,
+              length, concatenated = !sequence && t.isInstanceOf[ArrayType])
+        }
+      }
+
+    def walk(struct: StructType, prefix: String, columnPrefix: String, structs: Seq[Step]): Unit =
+      struct.fields.zipWithIndex.foreach { case (f, i) =>
+        val name = prefix + f.name
+        val column = columnPrefix + f.name
+        f.dataType match {
+          case s: StructType if s.isEmpty => noFields(column)
+          case ArrayType(s: StructType, _) if s.isEmpty => noFields(column)
+          case s: StructType => walk(s, name + separator, column + ".", structs :+ Step(i, s))
+          case ArrayType(e: StructType, _) => inElement(e, name, column, structs, i, e, Nil)
+          case t => out += Leaf(name, column, t, t, structs, i, null, Nil, -1, listLength(f))
+        }
+      }
+
+    def noFields(column: String): Nothing = throw TFRecordError.argument(
+      TFRecordError.InvalidSchema,
+      s"Column '$column' is a struct with no fields, which has no feature to be written as.",
+      "column" -> column)
+    walk(schema, "", "", Nil)
+    val all = out.result()
+    all.groupBy(_.name).values.find(_.size > 1).foreach { same =>
+      throw TFRecordError.argument(TFRecordError.InvalidSchema,
+        s"Columns ${same.map(l => s"'${l.column}'").mkString(" and ")} would both be the " +
+          s"feature '${same.head.name}'. Rename one, or choose another pathSeparator.")
+    }
+    all
+  }
+
+  /** The flat schema of the features: one column per leaf, named by its feature name. */
+  def flatSchema(leaves: Seq[Leaf]): StructType =
+    StructType(leaves.map(l => StructField(l.name, l.dataType, nullable = true)))
+}

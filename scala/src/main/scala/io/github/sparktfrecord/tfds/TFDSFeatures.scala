@@ -1,0 +1,351 @@
+package io.github.sparktfrecord.tfds
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.{JsonNodeFactory, ObjectNode}
+
+import org.apache.spark.sql.types._
+
+import io.github.sparktfrecord.{SparkShims, TFRecordArgumentException, TFRecordError}
+import io.github.sparktfrecord.codec.{FeaturePaths, TypeTable}
+
+/**
+ * TensorFlow Datasets feature connectors as `features.json` describes them (the
+ * `tfds.features.FeatureConnector.to_proto()` JSON, or its `to_json()` form), reduced to what is
+ * stored in each record, and mapped to and from Spark types:
+ *
+ * | connector | stored | Spark |
+ * |---|---|---|
+ * | `FeaturesDict` | one feature per leaf, named by its path (`objects/bbox`) | struct |
+ * | `Sequence` of a dict | per leaf, every element's values, concatenated | array of struct |
+ * | `Sequence` of a tensor | the values of every element | array |
+ * | `Tensor`, `Scalar` | int64, float or bytes list, row-major | scalar or array |
+ * | `ClassLabel` | int64 | bigint (class names in the field's metadata) |
+ * | `Text` | bytes | string |
+ * | `Image`, `Video` (frames), encoded `Audio` | bytes | binary (array for video) |
+ * | `BBoxFeature` | 4 floats | array<float> of 4 |
+ *
+ * A stored shape with an unknown dimension after the first is ragged (TFDS stores it in other
+ * features), and is refused by name, as are connectors not listed here.
+ */
+private[sparktfrecord] sealed trait TFDSFeature
+
+private[sparktfrecord] object TFDSFeature {
+  final case class Dict(fields: Seq[(String, TFDSFeature)]) extends TFDSFeature
+
+  final case class Sequence(feature: TFDSFeature) extends TFDSFeature
+
+  /**
+   * One stored tensor.
+   *
+   * @param connector the connector's class name without its module (`Image`, `ClassLabel`)
+   * @param dtype the stored dtype: `int64`, `float32`, `string`, ... (as TFDS spells them)
+   * @param shape the stored shape of one value, -1 for an unknown dimension
+   */
+  final case class Tensor(connector: String, dtype: String, shape: Seq[Long]) extends TFDSFeature {
+    def values: Long = shape.product
+  }
+}
+
+private[sparktfrecord] object TFDSFeatures {
+  import SparkShims.Converters._
+  import TFDSFeature._
+
+  private val Mapper = new ObjectMapper()
+  private val Module = "tensorflow_datasets.core.features."
+  /** The keys of a feature's proto JSON that are not its content. */
+  private val NotContent = Set("pythonClassName", "description", "valueRange")
+
+  /** Field metadata keys of columns read from, or checked against, a TFDS dataset. */
+  final val ConnectorKey = "tfds.feature"
+  final val ClassNamesKey = "tfds.classNames"
+
+  def parse(json: String): Dict = parse(Mapper.readTree(json), "") match {
+    case d: Dict => d
+    case other => throw invalid("", s"the top-level feature must be a FeaturesDict, not $other")
+  }
+
+  /** The connector `node` describes, at feature path `path` (for messages). */
+  private def parse(node: JsonNode, path: String): TFDSFeature = {
+    val (className, content) =
+      if (node.has("type") && node.has("content")) (node.get("type").asText, node.get("content"))
+      else if (node.has("pythonClassName")) {
+        val key = fields(node).map(_._1).find(k => !NotContent(k))
+        (node.get("pythonClassName").asText, key.map(node.get).getOrElse(Mapper.createObjectNode))
+      } else throw invalid(path, s"not a TFDS feature connector: $node")
+    val name = className.substring(className.lastIndexOf('.') + 1)
+    def shape(of: JsonNode): Seq[Long] = {
+      val s = of.get("shape")
+      val dims = if (s == null) null else if (s.isArray) s else s.get("dimensions")
+      if (dims == null) Nil
+      else elements(dims).map(d => if (d.isNull) -1L else d.asText.toLong)
+    }
+    def dtype(of: JsonNode, default: String): String =
+      Option(of.get("dtype")).map(_.asText).getOrElse(default)
+    name match {
+      case "FeaturesDict" =>
+        val features = Option(content.get("features")).getOrElse(content)
+        Dict(fields(features).map { case (k, v) => k -> parse(v, join(path, k)) })
+      case "Sequence" =>
+        val inner = parse(content.get("feature"), path)
+        inner match {
+          case _: Sequence => unsupported(path, name,
+              "a Sequence of a Sequence is stored ragged (ragged_flat_values and row lengths)")
+          case Dict(fields) if fields.exists(_._2.isInstanceOf[Sequence]) =>
+            unsupported(path,
+              name, "a Sequence inside a Sequence is stored ragged (ragged_flat_values)")
+          case _ => Sequence(inner)
+        }
+      case "Tensor" | "Scalar" =>
+        val encoding = Option(content.get("encoding")).map(_.asText.toLowerCase).getOrElse("none")
+        if (encoding != "none") {
+          unsupported(path, name, s"tensors with encoding '$encoding' are stored compressed")
+        }
+        Tensor(name, dtype(content, "float32"), shape(content))
+      case "ClassLabel" => Tensor(name, "int64", Nil)
+      case "Text" =>
+        if (content.has("encoder") || content.has("encoderConfig")) {
+          unsupported(path, name, "text with an encoder is stored as token ids")
+        }
+        Tensor(name, "string", Nil)
+      case "Image" | "LabeledImage" => Tensor("Image", "string", Nil)
+      // One encoded image per frame.
+      case "Video" => Tensor(name, "string", shape(content).take(1).padTo(1, -1L))
+      case "Translation"
+        if !content.has("variableLanguagesPerExample") ||
+          !content.get("variableLanguagesPerExample").asBoolean =>
+        Dict(elements(content.get("languages")).map(_.asText -> Tensor("Text", "string", Nil)))
+      case "Dataset" => unsupported(path, name, "a Dataset feature is stored ragged")
+      case "BBoxFeature" => Tensor(name, "float32", Seq(4L))
+      case "Audio" =>
+        if (content.has("lazyDecode") && content.get("lazyDecode").asBoolean) {
+          Tensor(name, "string", Nil)
+        } else Tensor(name, dtype(content, "int64"), shape(content))
+      case other => unsupported(path, other, "this connector is not supported by spark-tfrecord")
+    }
+  }
+
+  /** The elements of a JSON array. */
+  def elements(node: JsonNode): Seq[JsonNode] = node.elements.asScala.toList
+
+  /** The fields of a JSON object, in their order. */
+  def fields(node: JsonNode): Seq[(String, JsonNode)] =
+    node.fields.asScala.map(e => e.getKey -> e.getValue).toList
+
+  private def join(path: String, key: String): String = if (path.isEmpty) key else s"$path/$key"
+
+  private def invalid(path: String, why: String): TFRecordArgumentException =
+    TFRecordError.argument(TFRecordError.TfdsFeatures,
+      s"Invalid TFDS features${if (path.isEmpty) "" else s" at '$path'"}: $why")
+
+  private def unsupported(path: String, connector: String, why: String): Nothing =
+    throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+      s"TFDS feature '$path' (${connector}) is not supported: $why.")
+
+  /** The Spark type of a stored tensor: the [[TypeTable]]'s for its dtype; a string for Text. */
+  private def sparkType(t: Tensor, path: String): DataType = t.connector match {
+    case "Text" => StringType
+    case _ => TypeTable.fromTfdsDtype(t.dtype).map(_.dataType)
+        .getOrElse(unsupported(path, t.connector, s"dtype ${t.dtype} has no TFRecord list"))
+  }
+
+  /**
+   * The Spark schema of a dataset of `features` (see the table above). `classNames` holds the
+   * class names of ClassLabel features by feature path, put into their fields' metadata.
+   */
+  def schema(features: Dict, classNames: Map[String, Seq[String]]): StructType = {
+    def field(name: String, f: TFDSFeature, path: String, inSequence: Boolean): StructField =
+      f match {
+        case Dict(fields) =>
+          StructField(name,
+            StructType(fields.map { case (k, v) =>
+              field(k, v, join(path, k), inSequence)
+            }), nullable = true)
+        case Sequence(Dict(fields)) =>
+          val element = StructType(fields.map { case (k, v) => field(k, v, join(path, k), true) })
+          StructField(name, ArrayType(element, containsNull = false), nullable = true)
+        case Sequence(t: Tensor) =>
+          if (t.shape.contains(-1L)) {
+            unsupported(path, "Sequence",
+              s"a sequence of ${t.connector} of shape " +
+                s"${t.shape.mkString("(", ", ", ")")} is stored ragged")
+          }
+          StructField(name, ArrayType(sparkType(t, path), containsNull = false), nullable = true,
+            metadata(t, classNames.get(path), 0))
+        case Sequence(_) => unsupported(path, "Sequence", "nested sequences are stored ragged")
+        case t: Tensor =>
+          if (t.shape.drop(1).contains(-1L) || (inSequence && t.shape.contains(-1L))) {
+            unsupported(path, t.connector,
+              s"shape ${t.shape.mkString("(", ", ", ")")} is stored ragged")
+          }
+          val element = sparkType(t, path)
+          val dataType = if (t.shape.isEmpty) element else ArrayType(element, containsNull = false)
+          val length = if (t.shape.nonEmpty && !t.shape.contains(-1L)) t.values.toInt else 0
+          StructField(name, dataType, nullable = true, metadata(t, classNames.get(path), length))
+      }
+    StructType(features.fields.map { case (k, v) => field(k, v, k, inSequence = false) })
+  }
+
+  private def metadata(t: Tensor, names: Option[Seq[String]], listLength: Int): Metadata = {
+    val b = new MetadataBuilder().putString(ConnectorKey, t.connector)
+    names.foreach(n => b.putStringArray(ClassNamesKey, n.toArray))
+    if (listLength > 0) b.putLong(FeaturePaths.ListLengthKey, listLength)
+    b.build()
+  }
+
+  /**
+   * `schema` with the metadata of `features` on its fields, after checking that it can be
+   * written as them: every feature a column (and no other column), each of a type that holds
+   * it. Fails naming the column.
+   */
+  def check(schema: StructType, features: Dict): StructType = {
+    def struct(s: StructType, fields: Seq[(String, TFDSFeature)], prefix: String,
+        inSequence: Boolean): StructType = {
+      val byName = fields.toMap
+      s.fields.find(f => !byName.contains(f.name)).foreach { f =>
+        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"Column '$prefix${f.name}' is not a feature of the " +
+            s"dataset (its features: ${fields.map(_._1).mkString(", ")}).")
+      }
+      val names = s.fieldNames.toSet
+      fields.find(f => !names(f._1)).foreach { case (k, _) =>
+        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"The dataset's feature '$prefix$k' has no column in the DataFrame.")
+      }
+      StructType(s.fields.map(f => field(f, byName(f.name), prefix + f.name, inSequence)))
+    }
+    def field(f: StructField, feature: TFDSFeature, column: String, inSequence: Boolean)
+        : StructField = (f.dataType, feature) match {
+      case (s: StructType, Dict(fields)) =>
+        f.copy(dataType = struct(s, fields, column + ".", inSequence))
+      case (ArrayType(s: StructType, n), Sequence(Dict(fields))) =>
+        f.copy(dataType = ArrayType(struct(s, fields, column + ".", inSequence = true), n))
+      case (ArrayType(e, _), Sequence(t: Tensor)) if t.shape.forall(_ > 0) && holds(e, t) =>
+        f.copy(metadata = new MetadataBuilder().withMetadata(f.metadata)
+          .putString(ConnectorKey, "Sequence").build())
+      case (t, tensor: Tensor) if tensor.shape.isEmpty && holds(t, tensor) =>
+        f.copy(metadata = new MetadataBuilder().withMetadata(f.metadata)
+          .putString(ConnectorKey, tensor.connector).build())
+      case (ArrayType(e, _), tensor: Tensor)
+        if tensor.shape.nonEmpty && holds(e, tensor) &&
+          !tensor.shape.drop(1).contains(-1L) && !(inSequence && tensor.shape.contains(-1L)) =>
+        val b = new MetadataBuilder().withMetadata(f.metadata)
+          .putString(ConnectorKey, tensor.connector)
+        if (!tensor.shape.contains(-1L)) b.putLong(FeaturePaths.ListLengthKey, tensor.values)
+        f.copy(metadata = b.build())
+      case (t, expected) =>
+        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"Column '$column' has type ${t.simpleString}, " +
+            s"which cannot be written as the TFDS feature ${describe(expected)}" +
+            (if (inSequence) " inside a Sequence" else "") + ".", "column" -> column)
+    }
+    struct(schema, features.fields, "", inSequence = false)
+  }
+
+  /**
+   * Whether a column (or element) of type `t` holds the values of `tensor`: encoded media only
+   * as binary, Text as a string or binary, else as the [[TypeTable]] says.
+   */
+  private def holds(t: DataType, tensor: Tensor): Boolean = tensor.connector match {
+    case "Image" | "Video" | "Audio" if tensor.dtype == "string" => t == BinaryType
+    case "Text" if t == StringType || t == BinaryType => true
+    case _ => TypeTable.entry(t).exists(_.holdsTfds(tensor.dtype))
+  }
+
+  private def describe(f: TFDSFeature): String = f match {
+    case _: Dict => "FeaturesDict (a struct)"
+    case Sequence(_: Dict) => "Sequence of a FeaturesDict (an array of structs)"
+    case Sequence(t: Tensor) => s"Sequence of ${describe(t)} (an array)"
+    case Sequence(_) => "Sequence"
+    case t: Tensor =>
+      val shape = if (t.shape.isEmpty) "a scalar"
+      else
+        s"shape ${t.shape.map(d => if (d < 0) "None" else d.toString).mkString("(", ", ", ")")}"
+      s"${t.connector} ($shape of ${t.dtype})"
+  }
+
+  /**
+   * The features of a DataFrame written without them: integers int64, float and double float32,
+   * boolean bool, string `Text`, binary a string `Tensor`, arrays of those shape `(None,)`,
+   * structs `FeaturesDict`, arrays of structs `Sequence`. Fails naming a column that has none.
+   */
+  def fromSchema(schema: StructType): Dict = {
+    def feature(t: DataType, column: String, inSequence: Boolean): TFDSFeature = t match {
+      case s: StructType => Dict(s.fields.map(f =>
+          f.name -> feature(f.dataType, if (column.isEmpty) f.name else s"$column.${f.name}",
+            inSequence)).toSeq)
+      case ArrayType(s: StructType, _) if !inSequence =>
+        Sequence(feature(s, column, inSequence = true))
+      case ArrayType(e, _) if !inSequence =>
+        scalar(e, column) match {
+          case Tensor("Text", _, _) => Tensor("Tensor", "string", Seq(-1L))
+          case Tensor(c, d, _) => Tensor(c, d, Seq(-1L))
+        }
+      case ArrayType(_, _) => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"Column '$column' is an array inside an array of structs: TFDS stores lists of " +
+            "unknown length there ragged. Give features= with a fixed shape (a Tensor of " +
+            "shape (k,), a BBoxFeature).", "column" -> column)
+      case other => scalar(other, column)
+    }
+    def scalar(t: DataType, column: String): Tensor =
+      TypeTable.entry(t).flatMap(e => e.tfdsDtype.map(Tensor(e.tfdsConnector, _, Nil)))
+        .getOrElse(throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+          s"Column '$column' has type ${t.simpleString}, which has no TFDS feature that " +
+            "decodes back to it. Cast it (to bigint, double or string), or give features=.",
+          "column" -> column))
+    feature(schema, "", inSequence = false) match {
+      case d: Dict => Dict(d.fields.map { case (k, v) => k -> v })
+      case _ => throw new IllegalStateException("a schema is a struct")
+    }
+  }
+
+  /** `features` as `features.json` holds it: the proto JSON TFDS writes and reads. */
+  def toJson(features: Dict): String = {
+    val f = JsonNodeFactory.instance
+    def node(feature: TFDSFeature): ObjectNode = {
+      val o = f.objectNode()
+      feature match {
+        case Dict(fields) =>
+          o.put("pythonClassName", Module + "features_dict.FeaturesDict")
+          val all = o.putObject("featuresDict").putObject("features")
+          fields.foreach { case (k, v) => all.set[JsonNode](k, node(v)) }
+        case Sequence(inner) =>
+          o.put("pythonClassName", Module + "sequence_feature.Sequence")
+          val s = o.putObject("sequence")
+          s.set[JsonNode]("feature", node(inner))
+          s.put("length", "-1")
+        case Tensor("Text", _, _) =>
+          o.put("pythonClassName", Module + "text_feature.Text")
+          o.putObject("text")
+        case Tensor(_, dtype, shape) =>
+          o.put("pythonClassName", Module + "tensor_feature.Tensor")
+          val t = o.putObject("tensor")
+          val s = t.putObject("shape")
+          if (shape.nonEmpty) {
+            val dims = s.putArray("dimensions")
+            shape.foreach(d => dims.add(d.toString))
+          }
+          t.put("dtype", dtype)
+          t.put("encoding", "none")
+      }
+      o
+    }
+    Mapper.writerWithDefaultPrettyPrinter().writeValueAsString(node(features))
+  }
+
+  /** The paths of the ClassLabel features (`objects/label`), for their `.labels.txt` files. */
+  def classLabels(features: Dict): Seq[String] = {
+    def walk(f: TFDSFeature, path: String): Seq[String] = f match {
+      case Dict(fields) => fields.flatMap { case (k, v) => walk(v, join(path, k)) }
+      case Sequence(inner) => walk(inner, path)
+      case Tensor("ClassLabel", _, _) => Seq(path)
+      case _ => Nil
+    }
+    walk(features, "")
+  }
+
+  /**
+   * The file TFDS keeps a ClassLabel's names in, `<name>.labels.txt`, for the feature at `path`:
+   * its parents' names joined with `-` (`objects-label.labels.txt`).
+   */
+  def labelsFile(path: String): String = path.replace('/', '-') + ".labels.txt"
+}

@@ -1,0 +1,268 @@
+package io.github.sparktfrecord.wire
+
+import io.github.sparktfrecord.WireFormatException
+
+/**
+ * Walks `Example` → `Features` → map entries → `Feature` (and `SequenceExample` → context /
+ * `FeatureLists` → `FeatureList` → `Feature`) as protobuf parses them: fields in any order,
+ * unknown fields skipped, repeated `features` / `feature_lists` messages merged, a key repeated in
+ * a map taken from its last entry, and in a Feature the last kind wins while repeated occurrences
+ * of that kind since the last switch concatenate. One difference: a map entry whose `value` field
+ * itself occurs twice keeps the last (protobuf would merge the two; TensorFlow rejects the record,
+ * and no writer produces one).
+ *
+ * {{{
+ * message Example         { Features features = 1; }
+ * message SequenceExample { Features context = 1; FeatureLists feature_lists = 2; }
+ * message Features        { map<string, Feature> feature = 1; }        // entry: key = 1, value = 2
+ * message FeatureLists    { map<string, FeatureList> feature_list = 1; }
+ * message FeatureList     { repeated Feature feature = 1; }
+ * message Feature         { oneof kind { BytesList bytes_list = 1; FloatList float_list = 2;
+ *                                        Int64List int64_list = 3; } }
+ * message BytesList { repeated bytes value = 1; }
+ * message FloatList { repeated float value = 1 [packed = true]; }
+ * message Int64List { repeated int64 value = 1 [packed = true]; }
+ * }}}
+ */
+private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
+  import ProtoWire._
+
+  private val run = new FeatureRun
+
+  /** Visits every feature of the Example in `buf[start, end)`. */
+  def walkExample(buf: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor): Unit = {
+    cursor.buf = buf
+    cursor.pos = start
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) { // Example.features
+        val mapEnd = cursor.readLengthEnd(end)
+        walkMap(mapEnd, visitor, lists = false)
+      } else {
+        cursor.skipField(t.toInt & 7, end)
+      }
+    }
+  }
+
+  /** Visits the context features and feature lists of the SequenceExample in `buf[start, end)`. */
+  def walkSequenceExample(buf: Array[Byte], start: Int, end: Int, visitor: FeatureVisitor): Unit = {
+    cursor.buf = buf
+    cursor.pos = start
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited) || t == tag(2, WireLengthDelimited)) {
+        val mapEnd = cursor.readLengthEnd(end)
+        walkMap(mapEnd, visitor, lists = t == tag(2, WireLengthDelimited))
+      } else {
+        cursor.skipField(t.toInt & 7, end)
+      }
+    }
+  }
+
+  /** Features or FeatureLists, from the cursor to `end`: map entries { key = 1, value = 2 }. */
+  private def walkMap(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
+    val buf = cursor.buf
+    var pos = cursor.pos
+    while (pos < end) {
+      val entryEnd = shortEntryEnd(buf, pos, end)
+      if (entryEnd > 0) {
+        val keyEnd = pos + 4 + buf(pos + 3)
+        dispatch(visitor, lists, pos + 4, keyEnd, keyEnd + 2, entryEnd)
+        pos = entryEnd
+      } else {
+        // As walkField, written out: this loop is the interpreter's and inference's hot path.
+        cursor.pos = pos
+        val t = cursor.readVarint(end)
+        if (t == tag(1, WireLengthDelimited)) {
+          val entryEnd = cursor.readLengthEnd(end)
+          walkEntry(entryEnd, visitor, lists)
+          cursor.pos = entryEnd
+        } else {
+          cursor.skipField(t.toInt & 7, end)
+        }
+        pos = cursor.pos
+      }
+    }
+    cursor.pos = pos
+  }
+
+  /**
+   * One field of a Features (or FeatureLists) message at `pos` of the cursor's buffer, laid out
+   * in any way protobuf allows: a map entry is visited, any other field skipped. Returns where the
+   * next field starts, at most `end`.
+   */
+  def walkField(pos: Int, end: Int, visitor: FeatureVisitor, lists: Boolean): Int = {
+    cursor.pos = pos
+    val t = cursor.readVarint(end)
+    if (t == tag(1, WireLengthDelimited)) {
+      val entryEnd = cursor.readLengthEnd(end)
+      walkEntry(entryEnd, visitor, lists)
+      entryEnd
+    } else {
+      cursor.skipField(t.toInt & 7, end)
+      cursor.pos
+    }
+  }
+
+  /**
+   * Where the map entry at `pos` ends when it is laid out as writers of small features lay it out,
+   * every length one byte: `0A len 0A keyLen key… 12 valueLen value…`, the key and the value
+   * each once and filling the entry exactly; else 0. Recognised from a few bytes, so that
+   * skipping an unwanted feature costs little more.
+   */
+  private def shortEntryEnd(buf: Array[Byte], pos: Int, end: Int): Int = {
+    if (end - pos < 6 || buf(pos) != tag(1, WireLengthDelimited) ||
+        buf(pos + 2) != tag(1, WireLengthDelimited)) {
+      return 0
+    }
+    val entryLen = buf(pos + 1)
+    val keyLen = buf(pos + 3)
+    if (entryLen < 0 || keyLen < 0) return 0
+    val entryEnd = pos + 2 + entryLen
+    val valueTag = pos + 4 + keyLen
+    // A negative value length byte (a longer varint) cannot pass the last test.
+    if (entryEnd > end || entryEnd - valueTag < 2 || buf(valueTag) != tag(2, WireLengthDelimited) ||
+        valueTag + 2 + buf(valueTag + 1) != entryEnd) {
+      return 0
+    }
+    entryEnd
+  }
+
+  private def walkEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
+    // As every writer lays an entry out: the key, then the value, each once, the key shorter than
+    // 128 bytes. Recognised from a few bytes, so that unwanted features cost little more.
+    val buf = cursor.buf
+    val at = cursor.pos
+    if (end - at >= 4 && buf(at) == tag(1, WireLengthDelimited) && buf(at + 1) >= 0) {
+      val keyEnd = at + 2 + buf(at + 1)
+      if (end - keyEnd >= 2 && buf(keyEnd) == tag(2, WireLengthDelimited)) {
+        cursor.pos = keyEnd + 1
+        if (cursor.readLengthEnd(end) == end) {
+          dispatch(visitor, lists, at + 2, keyEnd, cursor.pos, end)
+          return
+        }
+      }
+      cursor.pos = at
+    }
+    walkAnyEntry(end, visitor, lists)
+  }
+
+  private def walkAnyEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
+    // Key and value may come in either order, or be missing (then "" and an empty message).
+    var keyStart = cursor.pos
+    var keyEnd = cursor.pos
+    var valueStart = end
+    var valueEnd = end
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) {
+        keyEnd = cursor.readLengthEnd(end)
+        keyStart = cursor.pos
+        cursor.pos = keyEnd
+      } else if (t == tag(2, WireLengthDelimited)) {
+        valueEnd = cursor.readLengthEnd(end)
+        valueStart = cursor.pos
+        cursor.pos = valueEnd
+      } else {
+        cursor.skipField(t.toInt & 7, end)
+      }
+    }
+    dispatch(visitor, lists, keyStart, keyEnd, valueStart, valueEnd)
+  }
+
+  private def dispatch(
+      visitor: FeatureVisitor,
+      lists: Boolean,
+      keyStart: Int,
+      keyEnd: Int,
+      valueStart: Int,
+      valueEnd: Int): Unit = {
+    // Unwanted features are skipped here, before their values are looked at.
+    val id = visitor.lookup(cursor.buf, keyStart, keyEnd - keyStart)
+    if (id >= 0) {
+      if (lists) {
+        visitor.featureList(id, valueStart, valueEnd)
+      } else {
+        readFeature(valueStart, valueEnd, run)
+        visitor.feature(id, run)
+      }
+    }
+  }
+
+  /**
+   * Reads the Feature message `[start, end)` into `run`: its kind (the last of its oneof fields)
+   * and where the run of that kind lies. The values are not counted yet.
+   */
+  def readFeature(start: Int, end: Int, run: FeatureRun): Unit = {
+    run.end = end
+    run.count = -1
+    // The usual Feature: one list message, shorter than 128 bytes, filling it.
+    val buf = cursor.buf
+    if (end - start >= 2) {
+      val t = buf(start)
+      if ((t & 7) == WireLengthDelimited && t >= tag(KindBytes, WireLengthDelimited) &&
+          t <= tag(KindInt64, WireLengthDelimited) && start + 2 + buf(start + 1) == end) {
+        run.kind = t >>> 3
+        run.start = start
+        run.lists = 1
+        run.lastListStart = start + 2
+        run.lastListEnd = end
+        cursor.pos = end
+        return
+      }
+    }
+    cursor.pos = start
+    var kind = KindNone
+    run.start = end
+    run.lists = 0
+    while (cursor.pos < end) {
+      val tagPos = cursor.pos
+      val t = cursor.readVarint(end)
+      val field = t >>> 3
+      if (field >= KindBytes && field <= KindInt64) {
+        if ((t & 7) != WireLengthDelimited) {
+          throw new WireFormatException(s"Feature field $field has wire type ${t & 7}", tagPos)
+        }
+        if (field != kind) { kind = field.toInt; run.start = tagPos; run.lists = 0 }
+        run.lastListEnd = cursor.readLengthEnd(end)
+        run.lastListStart = cursor.pos
+        run.lists += 1
+        cursor.pos = run.lastListEnd
+      } else {
+        cursor.skipField(t.toInt & 7, end)
+      }
+    }
+    run.kind = kind
+  }
+
+  /** The number of steps (Feature messages) in the FeatureList `[start, end)`. */
+  def countSteps(start: Int, end: Int): Int = {
+    cursor.pos = start
+    var n = 0
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) n += 1
+      cursor.skipField(t.toInt & 7, end)
+    }
+    n
+  }
+
+  /**
+   * Reads the next step of a FeatureList at or after `from` and before `end` into `run` (as
+   * [[readFeature]] does) and returns the end of its Feature message, where the search for the
+   * step after it starts; -1 when there is none.
+   */
+  def nextStep(from: Int, end: Int, run: FeatureRun): Int = {
+    cursor.pos = from
+    while (cursor.pos < end) {
+      val t = cursor.readVarint(end)
+      if (t == tag(1, WireLengthDelimited)) {
+        val stepEnd = cursor.readLengthEnd(end)
+        readFeature(cursor.pos, stepEnd, run)
+        return stepEnd
+      }
+      cursor.skipField(t.toInt & 7, end)
+    }
+    -1
+  }
+}

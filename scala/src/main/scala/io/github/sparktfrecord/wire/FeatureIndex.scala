@@ -1,0 +1,162 @@
+package io.github.sparktfrecord.wire
+
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.apache.spark.unsafe.Platform
+
+/** Answers which number a feature name (its UTF-8 bytes) stands for, or -1. */
+private[sparktfrecord] trait FeatureNames {
+  def find(buf: Array[Byte], off: Int, len: Int): Int
+}
+
+/** Open-addressing lookup from a feature name's UTF-8 bytes to its column ordinal (null: none). */
+private[sparktfrecord] final class FeatureIndex(names: Array[String]) extends FeatureNames {
+  private val keys = names.map(n => if (n == null) null else n.getBytes(UTF_8))
+  private val mask = Integer.highestOneBit(math.max(4, keys.length * 4)) - 1
+  private val slots: Array[Int] = {
+    val table = Array.fill(mask + 1)(-1)
+    keys.indices.filter(keys(_) != null).foreach { i =>
+      var s = FeatureIndex.hash(keys(i), 0, keys(i).length) & mask
+      while (table(s) >= 0) s = (s + 1) & mask
+      // Spark may request the same name twice only if the schema has it twice; first one wins.
+      if (!keys.indices.take(i).exists(j => java.util.Arrays.equals(keys(j), keys(i)))) {
+        table(s) = i
+      }
+    }
+    table
+  }
+
+  /** Names of up to eight bytes as little-endian longs, compared in one go (else unused). */
+  private val words: Array[Long] = keys.map { k =>
+    if (k == null || k.length > 8) 0L
+    else k.indices.map(j => (k(j) & 0xffL) << (8 * j)).foldLeft(0L)(_ | _)
+  }
+  private val wordMasks: Array[Long] =
+    keys.map(k => if (k == null || k.length > 8 || k.isEmpty) 0L else -1L >>> (64 - 8 * k.length))
+
+  /** Whether column `i` is named by `buf[off, off + len)`. */
+  private def is(i: Int, buf: Array[Byte], off: Int, len: Int): Boolean = {
+    val k = keys(i)
+    if (k.length != len) return false
+    if (len <= 8 && ProtoWire.WordReads && buf.length - off >= 8) {
+      val word = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + off)
+      return ((word ^ words(i)) & wordMasks(i)) == 0L
+    }
+    var j = 0
+    while (j < len) {
+      if (k(j) != buf(off + j)) return false
+      j += 1
+    }
+    true
+  }
+
+  /** The ordinal of the column named by `buf[off, off + len)`, or -1. */
+  def find(buf: Array[Byte], off: Int, len: Int): Int = {
+    var s = FeatureIndex.hash(buf, off, len) & mask
+    while (true) {
+      val i = slots(s)
+      if (i < 0) return -1
+      if (is(i, buf, off, len)) return i
+      s = (s + 1) & mask
+    }
+    -1
+  }
+}
+
+/**
+ * The feature names of the previous records by position, with what `names` answered for each:
+ * records of one file list their features in the same order, so a name is recognised by comparing
+ * its bytes with the name met at its position last time, without hashing it. Unwanted names are
+ * remembered too, so a query of a few columns of a wide record hashes nothing. A name that
+ * differs from last time's is looked up and learned in its place.
+ */
+private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
+  private var ids = new Array[Int](16)
+  /** The name learned at each position: `learned[starts(e), starts(e) + lengths(e))`; -1: none. */
+  private var starts = new Array[Int](16)
+  private var lengths = Array.fill(16)(-1)
+  private var capacities = new Array[Int](16)
+  private var learned = new Array[Byte](1024)
+  private var used = 0
+
+  /** The position in the record of the next name [[next]] is asked for. */
+  private var position = 0
+
+  /** A new record: its first name comes next. */
+  def startRecord(): Unit = position = 0
+
+  /** What `names.find` answers for the record's next name, `buf[off, off + len)`. */
+  def next(buf: Array[Byte], off: Int, len: Int): Int = {
+    val p = position
+    position += 1
+    at(p, buf, off, len)
+  }
+
+  /** What `names.find` answers for the name `buf[off, off + len)` at `position` of the record. */
+  def at(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
+    if (position < lengths.length && lengths(position) == len &&
+        ProtoWire.sameBytes(learned, starts(position), buf, off, len)) {
+      return ids(position)
+    }
+    learn(position, buf, off, len)
+  }
+
+  private def learn(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
+    val id = names.find(buf, off, len)
+    // What a hostile record could make this hold stays small: long names and far positions are
+    // looked up each time.
+    if (len > FeatureOrder.MaxNameLength || position >= FeatureOrder.MaxPositions) return id
+    if (position >= lengths.length) grow(position + 1)
+    if (len > capacities(position)) {
+      if (used + len > learned.length) {
+        // Records whose order keeps changing: start afresh rather than grow without bound.
+        if (used + len > FeatureOrder.MaxNameBytes) forget()
+        if (used + len > learned.length) {
+          learned = java.util.Arrays.copyOf(learned, math.max(learned.length * 2, used + len))
+        }
+      }
+      starts(position) = used
+      capacities(position) = len
+      used += len
+    }
+    System.arraycopy(buf, off, learned, starts(position), len)
+    lengths(position) = len
+    ids(position) = id
+    id
+  }
+
+  private def grow(size: Int): Unit = {
+    val n = math.max(size, lengths.length * 2)
+    ids = java.util.Arrays.copyOf(ids, n)
+    starts = java.util.Arrays.copyOf(starts, n)
+    capacities = java.util.Arrays.copyOf(capacities, n)
+    val old = lengths.length
+    lengths = java.util.Arrays.copyOf(lengths, n)
+    java.util.Arrays.fill(lengths, old, n, -1)
+  }
+
+  private def forget(): Unit = {
+    java.util.Arrays.fill(lengths, -1)
+    java.util.Arrays.fill(capacities, 0)
+    used = 0
+  }
+}
+
+private[sparktfrecord] object FeatureOrder {
+  final val MaxNameBytes = 1 << 20
+  final val MaxNameLength = 1024
+  final val MaxPositions = 1 << 16
+}
+
+private[sparktfrecord] object FeatureIndex {
+  def hash(buf: Array[Byte], off: Int, len: Int): Int = {
+    var h = len
+    var i = off
+    val end = off + len
+    while (i < end) {
+      h = 31 * h + buf(i)
+      i += 1
+    }
+    h ^ (h >>> 16)
+  }
+}
