@@ -149,20 +149,15 @@ private[sparktfrecord] object FeatureEncoder {
   import ProtoWire._
 
   /**
-   * The encoder for a column: its layout and its values' [[TypeEntry]] from the [[TypeTable]]
-   * (whose kind the entry's class says, and which reads each value); an error naming the column
-   * when its type has no encoding (a feature list's steps are each encoded by this encoder of
-   * their array type, see [[FeatureListEncoder]]).
+   * The encoder for a column: its layout and its values' [[TypeEntry]] from the [[TypeTable]],
+   * whose [[TypeEntry.encoder]] picks the encoder class that reads its type's values; an error
+   * naming the column when its type has no encoding (a feature list's steps are each encoded by
+   * this encoder of their array type, see [[FeatureListEncoder]]).
    */
   def apply(column: String, dataType: DataType): FeatureEncoder =
     TypeTable.column(dataType) match {
-      case Some((Layout.Scalar, e: Int64Entry)) => new Int64Scalar(column, e)
-      case Some((Layout.Scalar, e: FloatEntry)) => new FloatScalar(column, e)
-      case Some((Layout.Scalar, e: BytesEntry)) =>
-        if (e.binary) new BinaryScalar(column) else new StringScalar(column)
-      case Some((Layout.List, e: Int64Entry)) => new Int64Array(column, e)
-      case Some((Layout.List, e: FloatEntry)) => new FloatArray(column, e)
-      case Some((Layout.List, e: BytesEntry)) => new BytesArray(column, e.binary)
+      case Some((Layout.Scalar, e)) => e.encoder(column, list = false)
+      case Some((Layout.List, e)) => e.encoder(column, list = true)
       case Some((Layout.Vector, _)) => new VectorEncoder(column)
       case _ => throw TFRecordSchema.unsupported(column, dataType, RecordType.SequenceExample)
     }
@@ -208,29 +203,72 @@ private[sparktfrecord] object FeatureEncoder {
     }
   }
 
-  private final class Int64Scalar(column: String, entry: Int64Entry)
+  /**
+   * An int64 scalar. Each type's final subclass reads its value with the getter of its type, so
+   * that no value passes through another virtual call.
+   */
+  private[sparktfrecord] abstract class Int64Scalar(column: String)
     extends FeatureEncoder(column) {
     private var v = 0L
-    def kind: Int = KindInt64
-    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
-      v = entry.int64(row, ordinal)
-      packedSize(varintSize(v))
+    final def kind: Int = KindInt64
+    protected final def measured(value: Long): Long = {
+      v = value
+      packedSize(varintSize(value))
     }
-    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int =
+    final def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int =
       writeVarint(buf, writeTagAndLength(buf, pos, 1, varintSize(v)), v)
   }
 
-  private final class FloatScalar(column: String, entry: FloatEntry)
-    extends FeatureEncoder(column) {
-    def kind: Int = KindFloat
-    def listSize(row: SpecializedGetters, ordinal: Int): Long = packedSize(4)
-    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
-      val p = writeTagAndLength(buf, pos, 1, 4)
-      writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(entry.float32(row, ordinal)))
-    }
+  final class LongScalar(column: String) extends Int64Scalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = measured(row.getLong(ordinal))
   }
 
-  private final class StringScalar(column: String) extends FeatureEncoder(column) {
+  final class IntScalar(column: String) extends Int64Scalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = measured(row.getInt(ordinal))
+  }
+
+  final class ShortScalar(column: String) extends Int64Scalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = measured(row.getShort(ordinal))
+  }
+
+  final class ByteScalar(column: String) extends Int64Scalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = measured(row.getByte(ordinal))
+  }
+
+  final class BooleanScalar(column: String) extends Int64Scalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long =
+      measured(if (row.getBoolean(ordinal)) 1L else 0L)
+  }
+
+  /** A float scalar; each type's final subclass reads its value, as [[Int64Scalar]]'s do. */
+  private[sparktfrecord] abstract class FloatScalar(column: String)
+    extends FeatureEncoder(column) {
+    private var f = 0f
+    final def kind: Int = KindFloat
+    protected final def measured(value: Float): Long = {
+      f = value
+      packedSize(4)
+    }
+    final def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int =
+      writeFixed32(buf, writeTagAndLength(buf, pos, 1, 4), java.lang.Float.floatToRawIntBits(f))
+  }
+
+  final class FloatValueScalar(column: String) extends FloatScalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = measured(row.getFloat(ordinal))
+  }
+
+  final class DoubleScalar(column: String) extends FloatScalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long =
+      measured(row.getDouble(ordinal).toFloat)
+  }
+
+  final class DecimalScalar(column: String, precision: Int, scale: Int)
+    extends FloatScalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long =
+      measured(row.getDecimal(ordinal, precision, scale).toFloat)
+  }
+
+  final class StringScalar(column: String) extends FeatureEncoder(column) {
     private var s: UTF8String = _
     def kind: Int = KindBytes
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
@@ -244,7 +282,7 @@ private[sparktfrecord] object FeatureEncoder {
     }
   }
 
-  private final class BinaryScalar(column: String) extends FeatureEncoder(column) {
+  final class BinaryScalar(column: String) extends FeatureEncoder(column) {
     // Where the value's bytes lie: in an UnsafeRow they are copied from there (no array is made
     // for them), else from the array that getBinary returns.
     private var base: AnyRef = _
@@ -274,41 +312,150 @@ private[sparktfrecord] object FeatureEncoder {
     }
   }
 
-  private final class Int64Array(column: String, entry: Int64Entry)
+  /**
+   * An int64 list. The loops over the elements are each type's final subclass's, which reads
+   * them with the getter of its type: no element passes through another virtual call.
+   */
+  private[sparktfrecord] abstract class Int64Array(column: String)
     extends FeatureEncoder(column) {
     private var payload = 0L
-    def kind: Int = KindInt64
-    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+    final def kind: Int = KindInt64
+
+    /** The varints' bytes of the `n` elements of `a`; an error at a null element. */
+    protected def payloadOf(a: ArrayData, n: Int): Long
+
+    /** Writes the `n` elements of `a` as varints at `pos`; returns the end. */
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int
+
+    final def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
-      val n = a.numElements()
+      payload = payloadOf(a, a.numElements())
+      packedSize(payload)
+    }
+    final def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      if (payload == 0) return pos
+      val a = row.getArray(ordinal)
+      writeValues(a, a.numElements(), buf, writeTagAndLength(buf, pos, 1, payload))
+    }
+  }
+
+  final class LongArray(column: String) extends Int64Array(column) {
+    protected def payloadOf(a: ArrayData, n: Int): Long = {
       var size = 0L
       var i = 0
       while (i < n) {
         if (a.isNullAt(i)) nullElement(i)
-        size += varintSize(entry.int64(a, i))
+        size += varintSize(a.getLong(i))
         i += 1
       }
-      payload = size
-      packedSize(size)
+      size
     }
-    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
-      if (payload == 0) return pos
-      val a = row.getArray(ordinal)
-      val n = a.numElements()
-      var p = writeTagAndLength(buf, pos, 1, payload)
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var p = pos
       var i = 0
       while (i < n) {
-        p = writeVarint(buf, p, entry.int64(a, i))
+        p = writeVarint(buf, p, a.getLong(i))
         i += 1
       }
       p
     }
   }
 
-  private final class FloatArray(column: String, entry: FloatEntry)
+  final class IntArray(column: String) extends Int64Array(column) {
+    protected def payloadOf(a: ArrayData, n: Int): Long = {
+      var size = 0L
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        size += varintSize(a.getInt(i).toLong)
+        i += 1
+      }
+      size
+    }
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var p = pos
+      var i = 0
+      while (i < n) {
+        p = writeVarint(buf, p, a.getInt(i).toLong)
+        i += 1
+      }
+      p
+    }
+  }
+
+  final class ShortArray(column: String) extends Int64Array(column) {
+    protected def payloadOf(a: ArrayData, n: Int): Long = {
+      var size = 0L
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        size += varintSize(a.getShort(i).toLong)
+        i += 1
+      }
+      size
+    }
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var p = pos
+      var i = 0
+      while (i < n) {
+        p = writeVarint(buf, p, a.getShort(i).toLong)
+        i += 1
+      }
+      p
+    }
+  }
+
+  final class ByteArray(column: String) extends Int64Array(column) {
+    protected def payloadOf(a: ArrayData, n: Int): Long = {
+      var size = 0L
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        size += varintSize(a.getByte(i).toLong)
+        i += 1
+      }
+      size
+    }
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var p = pos
+      var i = 0
+      while (i < n) {
+        p = writeVarint(buf, p, a.getByte(i).toLong)
+        i += 1
+      }
+      p
+    }
+  }
+
+  /** Booleans are 0 or 1: one byte each. */
+  final class BooleanArray(column: String) extends Int64Array(column) {
+    protected def payloadOf(a: ArrayData, n: Int): Long = {
+      var i = 0
+      while (i < n) {
+        if (a.isNullAt(i)) nullElement(i)
+        i += 1
+      }
+      n
+    }
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var i = 0
+      while (i < n) {
+        buf(pos + i) = if (a.getBoolean(i)) 1 else 0
+        i += 1
+      }
+      pos + n
+    }
+  }
+
+  /** A float list; its final subclasses loop over the elements, as [[Int64Array]]'s do. */
+  private[sparktfrecord] abstract class FloatArray(column: String)
     extends FeatureEncoder(column) {
-    def kind: Int = KindFloat
-    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+    final def kind: Int = KindFloat
+
+    /** Writes the `n` elements of `a` as little-endian floats at `pos`; returns the end. */
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int
+
+    final def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
       val n = a.numElements()
       var i = 0
@@ -318,21 +465,52 @@ private[sparktfrecord] object FeatureEncoder {
       }
       packedSize(4L * n)
     }
-    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+    final def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
       val a = row.getArray(ordinal)
       val n = a.numElements()
-      if (n == 0) return pos
-      var p = writeTagAndLength(buf, pos, 1, 4 * n)
+      if (n == 0) pos else writeValues(a, n, buf, writeTagAndLength(buf, pos, 1, 4 * n))
+    }
+  }
+
+  final class FloatValueArray(column: String) extends FloatArray(column) {
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var p = pos
       var i = 0
       while (i < n) {
-        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(entry.float32(a, i)))
+        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(a.getFloat(i)))
         i += 1
       }
       p
     }
   }
 
-  private final class BytesArray(column: String, binary: Boolean) extends FeatureEncoder(column) {
+  final class DoubleArray(column: String) extends FloatArray(column) {
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var p = pos
+      var i = 0
+      while (i < n) {
+        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(a.getDouble(i).toFloat))
+        i += 1
+      }
+      p
+    }
+  }
+
+  final class DecimalArray(column: String, precision: Int, scale: Int)
+    extends FloatArray(column) {
+    protected def writeValues(a: ArrayData, n: Int, buf: Array[Byte], pos: Int): Int = {
+      var p = pos
+      var i = 0
+      while (i < n) {
+        val f = a.getDecimal(i, precision, scale).toFloat
+        p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(f))
+        i += 1
+      }
+      p
+    }
+  }
+
+  final class BytesArray(column: String, binary: Boolean) extends FeatureEncoder(column) {
     def kind: Int = KindBytes
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)

@@ -12,6 +12,8 @@ import org.apache.spark.unsafe.Platform
 import io.github.sparktfrecord.ValueOutOfRangeException
 import io.github.sparktfrecord.wire.{ProtoWire, Utf8}
 
+import FeatureEncoder._
+
 /**
  * How one Spark type meets TensorFlow: one entry per type a feature value can take, which every
  * component consults instead of matching on Spark types itself. Adding a type is adding an entry
@@ -19,9 +21,11 @@ import io.github.sparktfrecord.wire.{ProtoWire, Utf8}
  *
  * An entry declares, for its Spark type:
  *  - '''kind''': the `Feature.kind` its values are written as ([[ProtoWire.KindInt64]],
- *    `KindFloat` or `KindBytes`); what the subclass is says the same and carries the writer:
- *    [[Int64Entry.int64]], [[FloatEntry.float32]], or a [[BytesEntry]] (whose bytes the encoder
- *    copies itself, as it can without allocating);
+ *    `KindFloat` or `KindBytes`); what the subclass is says the same and declares the value
+ *    written: [[Int64Entry.int64]], [[FloatEntry.float32]], or a [[BytesEntry]]'s bytes;
+ *  - '''writer''': [[encoder]], the encoder of a column of the type (one value or a list),
+ *    chosen once per schema: a final class whose loop reads the values with the type's own getter
+ *    and writes them as `int64`/`float32` do, so that no value passes through a virtual call;
  *  - '''reader''': [[accepts]] says which kinds a column of the type reads, and [[fromInt64]],
  *    [[fromFloat]], [[fromBytes]] set one decoded value into slot `slot` of a row or array writer
  *    (range-checked: a value the type cannot hold throws [[ValueOutOfRangeException]]);
@@ -35,8 +39,9 @@ import io.github.sparktfrecord.wire.{ProtoWire, Utf8}
  *    as when no features are given, and [[holdsTfds]], whether it holds a stored dtype;
  *  - '''messages''': [[name]] (Spark SQL's) and [[doc]], as the supported-types message lists it.
  *
- * The hooks are called per value: they are small, allocate nothing (but [[StringEntry]]'s reading
- * of numbers as text, and decimals, as Spark's own `Decimal` does), and are chosen once per column.
+ * The reader, copy and JSON hooks are called per value: they are small, allocate nothing (but
+ * [[StringEntry]]'s reading of numbers as text, and decimals, as Spark's own `Decimal` does), and
+ * are chosen once per column.
  */
 private[sparktfrecord] sealed abstract class TypeEntry(val kind: Int) {
   import TypeTable._
@@ -68,6 +73,9 @@ private[sparktfrecord] sealed abstract class TypeEntry(val kind: Int) {
 
   /** Nulls field `ordinal` of a row (a decimal's null keeps its variable-size space). */
   def setNull(to: UnsafeRowWriter, ordinal: Int): Unit = to.setNullAt(ordinal)
+
+  /** The encoder of a column of this type: one value, or a `list` of them. */
+  def encoder(column: String, list: Boolean): FeatureEncoder
 
   /** Copies value `i` of `from` to slot `slot` of `to`. */
   def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit
@@ -118,6 +126,10 @@ private[sparktfrecord] sealed abstract class BytesEntry(val binary: Boolean)
   extends TypeEntry(ProtoWire.KindBytes) {
   def elementSize: Int = 8
   def javaName: String = "Bytes"
+  def encoder(column: String, list: Boolean): FeatureEncoder =
+    if (list) new BytesArray(column, binary)
+    else if (binary) new BinaryScalar(column)
+    else new StringScalar(column)
 
   override def fromBytes(buf: Array[Byte], off: Int, len: Int, to: UnsafeWriter, slot: Int)
       : Unit = to.write(slot, buf, off, len)
@@ -277,6 +289,8 @@ private[sparktfrecord] object TypeTable {
     def dataType: DataType = BooleanType
     def elementSize: Int = 1
     def javaName: String = "Boolean"
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new BooleanArray(column) else new BooleanScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = if (from.getBoolean(i)) 1L else 0L
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit =
       if (v == 0L || v == 1L) to.write(slot, v == 1L)
@@ -293,6 +307,8 @@ private[sparktfrecord] object TypeTable {
     def dataType: DataType = ByteType
     def elementSize: Int = 1
     def javaName: String = "Byte"
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new ByteArray(column) else new ByteScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getByte(i)
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit =
       if (v == v.toByte) to.write(slot, v.toByte) else outOfRange(v)
@@ -307,6 +323,8 @@ private[sparktfrecord] object TypeTable {
     def dataType: DataType = ShortType
     def elementSize: Int = 2
     def javaName: String = "Short"
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new ShortArray(column) else new ShortScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getShort(i)
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit =
       if (v == v.toShort) to.write(slot, v.toShort) else outOfRange(v)
@@ -321,6 +339,8 @@ private[sparktfrecord] object TypeTable {
   sealed abstract class Int32Entry extends Int64Entry {
     def elementSize: Int = 4
     def javaName: String = "Int"
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new IntArray(column) else new IntScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getInt(i)
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit =
       if (v == v.toInt) to.write(slot, v.toInt) else outOfRange(v)
@@ -347,6 +367,8 @@ private[sparktfrecord] object TypeTable {
   sealed abstract class Int64ValueEntry extends Int64Entry {
     def elementSize: Int = 8
     def javaName: String = "Long"
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new LongArray(column) else new LongScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getLong(i)
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit = to.write(slot, v)
     def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit =
@@ -380,6 +402,8 @@ private[sparktfrecord] object TypeTable {
     def dataType: DataType = FloatType
     def elementSize: Int = 4
     def javaName: String = "Float"
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new FloatValueArray(column) else new FloatValueScalar(column)
     def float32(from: SpecializedGetters, i: Int): Float = from.getFloat(i)
     override def fromFloat(v: Float, to: UnsafeWriter, slot: Int): Unit = to.write(slot, v)
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit = to.write(slot, v.toFloat)
@@ -396,6 +420,8 @@ private[sparktfrecord] object TypeTable {
     def dataType: DataType = DoubleType
     def elementSize: Int = 8
     def javaName: String = "Double"
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new DoubleArray(column) else new DoubleScalar(column)
     def float32(from: SpecializedGetters, i: Int): Float = from.getDouble(i).toFloat
     override def fromFloat(v: Float, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, v.toDouble)
@@ -417,6 +443,9 @@ private[sparktfrecord] object TypeTable {
     def dataType: DataType = t
     def elementSize: Int = 8
     def javaName: String = null
+    def encoder(column: String, list: Boolean): FeatureEncoder =
+      if (list) new DecimalArray(column, precision, scale)
+      else new DecimalScalar(column, precision, scale)
     def float32(from: SpecializedGetters, i: Int): Float =
       from.getDecimal(i, precision, scale).toFloat
     override def fromFloat(v: Float, to: UnsafeWriter, slot: Int): Unit = {
