@@ -116,6 +116,6 @@ def test_the_spark_3_5_jars_load_on_java_8_but_need_its_crc32c() -> None:
     ):
         with zipfile.ZipFile(spark_tfrecord.jar_path(spark_version, scala_version=scala)) as jar:
             header = jar.read("io/github/sparktfrecord/TFRecordFileFormat.class")[:8]
-            reader = jar.read("io/github/sparktfrecord/TFRecordReader.class")
+            reader = jar.read("io/github/sparktfrecord/framing/TFRecordReader.class")
         assert header[:4] == b"\xca\xfe\xba\xbe" and int.from_bytes(header[6:8], "big") == major
         assert b"java/util/zip/CRC32C" in reader
