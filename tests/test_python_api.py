@@ -6,12 +6,14 @@ import doctest
 import importlib
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import spark_tfrecord
 from support import child_env, module_command
+from support.tfrecord_bytes import frame
 
 
 def test_jar_path_picks_the_jar_for_each_spark_line() -> None:
@@ -148,3 +150,38 @@ def test_the_helpers_know_every_documented_option() -> None:
     doc = (Path(__file__).resolve().parent.parent / "docs" / "options.md").read_text()
     documented = re.findall(r"^\| `([^`]+)` \|", doc, flags=re.MULTILINE)
     assert sorted(OPTIONS) == sorted(documented)
+
+
+def test_the_testing_plugin_stops_the_local_jvm_before_faulthandler_lets_go(tmp_path: Path) -> None:
+    """pytest's faulthandler plugin puts back, at the end of a session, the SIGSEGV handler it
+    found at start-up, over the one of a JVM that spark_tfrecord.local started in the process
+    meanwhile; the JVM must be stopped before that, or its stop at exit crashes the process."""
+    data = tmp_path / "three.tfrecord"
+    data.write_bytes(frame(b"") * 3)  # three empty Examples
+    seen = tmp_path / "jvm-running-when-faulthandler-let-go"
+    (tmp_path / "conftest.py").write_text(
+        "import faulthandler, jpype\n"
+        "pytest_plugins = ['spark_tfrecord.testing']\n"
+        "_disable = faulthandler.disable\n"
+        "def disable():\n"
+        f"    with open({str(seen)!r}, 'a') as f:\n"
+        "        f.write(str(jpype.isJVMStarted()) + '\\n')\n"
+        "    _disable()\n"
+        "faulthandler.disable = disable\n"
+    )
+    (tmp_path / "test_local.py").write_text(
+        "from spark_tfrecord import local\n"
+        "def test_count():\n"
+        f"    assert local.count_records({str(data)!r}) == 3\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_local.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+    assert seen.read_text().split() == ["False"]

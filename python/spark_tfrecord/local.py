@@ -113,6 +113,20 @@ def _tools() -> Any:
     return jpype.JClass("io.github.sparktfrecord.tools.TFRecordInspector")
 
 
+def stop_jvm() -> None:
+    """Stops the JVM this module started in this process, if it runs. JPype stops it at exit
+    anyway; stop it yourself where something will, before that, take back the JVM's signal
+    handlers: pytest's ``faulthandler`` plugin does at the end of a session, and a JVM that
+    then stops crashes the process (exit 139). The ``spark_tfrecord.testing`` plugin calls
+    this at the end of a pytest session. A JVM stopped cannot start again in the process (a
+    JPype limit)."""
+    import sys
+
+    jpype = sys.modules.get("jpype")
+    if jpype is not None and jpype.isJVMStarted():
+        jpype.shutdownJVM()
+
+
 def _options(record_type: RecordType | None, options: dict[str, str] | None) -> Any:
     import jpype
 

@@ -10,6 +10,10 @@ extra, ``pip install "spark-tfrecord[test]"``. Use them from a ``conftest.py``::
 
 ``spark`` is one local SparkSession for the whole test session, with the bundled jar on its
 class path, the UI off, two shuffle partitions and UTC as the session time zone.
+
+The plugin also stops, at the end of the session, the JVM that :mod:`spark_tfrecord.local` (or
+``spark-tfrecord inspect`` of local files, called in the tests' process) started: see
+:func:`spark_tfrecord.local.stop_jvm`.
 """
 
 from __future__ import annotations
@@ -51,3 +55,14 @@ def spark() -> Iterator[SparkSession]:
     session = local_session(conf={"spark.driver.memory": "2g"})
     yield session
     session.stop()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stops the in-process JVM of :mod:`spark_tfrecord.local`, if one runs, before pytest's
+    ``faulthandler`` plugin puts back the SIGSEGV handler it found at start-up. The JVM catches
+    its own SIGSEGVs (its null checks are made that way); without its handler, JPype stopping
+    the JVM at exit kills the process after the last test, about one run in three."""
+    from spark_tfrecord.local import stop_jvm
+
+    stop_jvm()
