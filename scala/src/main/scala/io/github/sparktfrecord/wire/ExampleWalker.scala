@@ -25,6 +25,7 @@ import io.github.sparktfrecord.WireFormatException
  * }}}
  */
 private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
+  import ExampleWalker._
   import ProtoWire._
 
   private val run = new FeatureRun
@@ -196,19 +197,21 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
   def readFeature(start: Int, end: Int, run: FeatureRun): Unit = {
     run.end = end
     run.count = -1
-    // The usual Feature: one list message, shorter than 128 bytes, filling it.
+    // The usual Feature: one list message filling it.
     val buf = cursor.buf
     if (end - start >= 2) {
       val t = buf(start)
-      if ((t & 7) == WireLengthDelimited && t >= tag(KindBytes, WireLengthDelimited) &&
-          t <= tag(KindInt64, WireLengthDelimited) && start + 2 + buf(start + 1) == end) {
-        run.kind = t >>> 3
-        run.start = start
-        run.lists = 1
-        run.lastListStart = start + 2
-        run.lastListEnd = end
-        cursor.pos = end
-        return
+      if (t == BytesListTag || t == FloatListTag || t == Int64ListTag) {
+        val list = ExampleWalker.usualList(buf, start, end, t)
+        if (list >= 0) {
+          run.kind = t >>> 3
+          run.start = start
+          run.lists = 1
+          run.lastListStart = (list >>> 32).toInt
+          run.lastListEnd = end
+          cursor.pos = end
+          return
+        }
       }
     }
     cursor.pos = start
@@ -264,5 +267,49 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
       cursor.skipField(t.toInt & 7, end)
     }
     -1
+  }
+}
+
+/**
+ * The one-byte tags of the fields an Example is made of, and the recognisers of the usual layout
+ * (as TensorFlow and every writer lay a record out) that the fast path ([[UsualLayoutReader]]) and
+ * [[FeatureValueReader]] share. A recogniser never throws: it answers `(start << 32) | end` of
+ * what it found, or -1 for anything else, which the caller then leaves to the general walk.
+ */
+private[sparktfrecord] object ExampleWalker {
+  import ProtoWire._
+
+  /** `Example.features` (and `SequenceExample.context`). */
+  final val FeaturesTag = (1 << 3) | WireLengthDelimited
+  /** `SequenceExample.feature_lists`. */
+  final val FeatureListsTag = (2 << 3) | WireLengthDelimited
+  /** One entry of the `Features.feature` map, and its `key` and `value` fields. */
+  final val EntryTag = (1 << 3) | WireLengthDelimited
+  final val KeyTag = (1 << 3) | WireLengthDelimited
+  final val EntryValueTag = (2 << 3) | WireLengthDelimited
+  /** The list messages of a Feature, by kind. */
+  final val BytesListTag = (KindBytes << 3) | WireLengthDelimited
+  final val FloatListTag = (KindFloat << 3) | WireLengthDelimited
+  final val Int64ListTag = (KindInt64 << 3) | WireLengthDelimited
+  /** A list's `value` field: a packed run of numbers, or one bytes value. */
+  final val ListValueTag = (1 << 3) | WireLengthDelimited
+
+  /**
+   * The length-delimited field at `at` whose one-byte tag is `fieldTag`, ending at most at
+   * `limit`: `(start << 32) | end` of its bytes, else -1.
+   */
+  def usualField(buf: Array[Byte], at: Int, limit: Int, fieldTag: Int): Long =
+    if (at < limit && buf(at) == fieldTag) delimited(buf, at + 1, limit) else -1L
+
+  /** The Feature `buf[start, end)` is one list message whose tag is `listTag`, filling it. */
+  def usualList(buf: Array[Byte], start: Int, end: Int, listTag: Int): Long = {
+    val l = usualField(buf, start, end, listTag)
+    if (l.toInt == end) l else -1L
+  }
+
+  /** The list message `buf[start, end)` is one `value` field, filling it. */
+  def usualValue(buf: Array[Byte], start: Int, end: Int): Long = {
+    val v = usualField(buf, start, end, ListValueTag)
+    if (v.toInt == end) v else -1L
   }
 }
