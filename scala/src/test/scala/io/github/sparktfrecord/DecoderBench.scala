@@ -19,7 +19,8 @@ import io.github.sparktfrecord.framing.TFRecordFraming
  * (`interpreted`), taken in alternation, on benchmarks/tfrbench's narrow record, on the wide-1000
  * record (all columns, and 10 of 1,000) and on a nested record (a struct and an array of
  * structs). Run by hand:
- * `ci/sbt "spark4_213/Test/runMain io.github.sparktfrecord.DecoderBench"`.
+ * `ci/sbt "spark4_213/Test/runMain io.github.sparktfrecord.DecoderBench"` (add `wide` to time the
+ * wide shapes only).
  */
 object DecoderBench {
   private def records(schema: StructType, rows: Seq[InternalRow]): Array[Array[Byte]] = {
@@ -108,7 +109,8 @@ object DecoderBench {
       ("wide-1000, all columns", wideSchema, wideData, 4000),
       ("wide-1000, 10 of 1000", ten, wideData, 40000),
       ("nested", nestedSchema, nestedData, 200000))
-    for ((label, schema, data, n) <- cases) {
+    // An argument picks the shapes whose label contains it.
+    for ((label, schema, data, n) <- cases if args.forall(a => label.contains(a))) {
       val fast = decoder(schema, fastPath = true)
       val general = decoder(schema, fastPath = false)
       val f = Seq.newBuilder[Double]

@@ -41,23 +41,17 @@ private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: Fea
       var q = (features >>> 32).toInt
       val mapEnd = features.toInt
       while (q < mapEnd) {
-        // One map entry: 0A len 0A keyLen key 12 len Feature, the key shorter than 128 bytes.
-        val entry = usualField(buf, q, mapEnd, EntryTag)
+        val entry = usualEntry(buf, q, mapEnd)
         if (entry < 0) return false
-        val entryStart = (entry >>> 32).toInt
+        val keyStart = (entry >>> 32).toInt
+        val keyLength = buf(keyStart - 1)
         val entryEnd = entry.toInt
-        if (entryEnd - entryStart < 4 || buf(entryStart) != KeyTag) return false
-        val keyLength = buf(entryStart + 1)
-        val keyStart = entryStart + 2
-        val keyEnd = keyStart + keyLength
-        if (keyLength < 0 || entryEnd - keyEnd < 2) return false
-        val value = usualField(buf, keyEnd, entryEnd, EntryValueTag)
-        if (value.toInt != entryEnd) return false
         val id = order.at(position, buf, keyStart, keyLength)
         position += 1
         if (id >= 0) {
           row.set(id)
-          if (!readers(id).read(buf, (value >>> 32).toInt, entryEnd)) return false
+          val valueStart = entryValue(buf, keyStart + keyLength, entryEnd)
+          if (!readers(id).read(buf, valueStart, entryEnd)) return false
         }
         q = entryEnd
       }

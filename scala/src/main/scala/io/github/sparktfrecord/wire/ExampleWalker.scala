@@ -65,10 +65,12 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     val buf = cursor.buf
     var pos = cursor.pos
     while (pos < end) {
-      val entryEnd = shortEntryEnd(buf, pos, end)
-      if (entryEnd > 0) {
-        val keyEnd = pos + 4 + buf(pos + 3)
-        dispatch(visitor, lists, pos + 4, keyEnd, keyEnd + 2, entryEnd)
+      val entry = usualEntry(buf, pos, end)
+      if (entry >= 0) {
+        val keyStart = (entry >>> 32).toInt
+        val keyEnd = keyStart + buf(keyStart - 1)
+        val entryEnd = entry.toInt
+        dispatch(visitor, lists, keyStart, keyEnd, entryValue(buf, keyEnd, entryEnd), entryEnd)
         pos = entryEnd
       } else {
         // As walkField, written out: this loop is the interpreter's and inference's hot path.
@@ -103,30 +105,6 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
       cursor.skipField(t.toInt & 7, end)
       cursor.pos
     }
-  }
-
-  /**
-   * Where the map entry at `pos` ends when it is laid out as writers of small features lay it out,
-   * every length one byte: `0A len 0A keyLen key… 12 valueLen value…`, the key and the value
-   * each once and filling the entry exactly; else 0. Recognised from a few bytes, so that
-   * skipping an unwanted feature costs little more.
-   */
-  private def shortEntryEnd(buf: Array[Byte], pos: Int, end: Int): Int = {
-    if (end - pos < 6 || buf(pos) != tag(1, WireLengthDelimited) ||
-        buf(pos + 2) != tag(1, WireLengthDelimited)) {
-      return 0
-    }
-    val entryLen = buf(pos + 1)
-    val keyLen = buf(pos + 3)
-    if (entryLen < 0 || keyLen < 0) return 0
-    val entryEnd = pos + 2 + entryLen
-    val valueTag = pos + 4 + keyLen
-    // A negative value length byte (a longer varint) cannot pass the last test.
-    if (entryEnd > end || entryEnd - valueTag < 2 || buf(valueTag) != tag(2, WireLengthDelimited) ||
-        valueTag + 2 + buf(valueTag + 1) != entryEnd) {
-      return 0
-    }
-    entryEnd
   }
 
   private def walkEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
@@ -293,6 +271,42 @@ private[sparktfrecord] object ExampleWalker {
   final val Int64ListTag = (KindInt64 << 3) | WireLengthDelimited
   /** A list's `value` field: a packed run of numbers, or one bytes value. */
   final val ListValueTag = (1 << 3) | WireLengthDelimited
+
+  /** The shortest map entry: `0A 04 0A 00 12 00`, an empty key and an empty Feature. */
+  private final val MinEntryBytes = 6
+
+  /**
+   * The map entry at `at`, ending at most at `limit`, when it is laid out as every writer lays it
+   * out: `0A len 0A keyLen key 12 len Feature`, the key (shorter than 128 bytes) and the value
+   * each once, filling the entry: `(keyStart << 32) | entryEnd`, else -1. The key's length is the
+   * byte before it; [[entryValue]] finds where the value starts. Recognised from a few bytes, so
+   * that skipping an unwanted feature costs little more.
+   */
+  def usualEntry(buf: Array[Byte], at: Int, limit: Int): Long = {
+    if (limit - at < MinEntryBytes || buf(at) != EntryTag) return -1L
+    var entryStart = at + 2
+    var entryEnd = entryStart + buf(at + 1)
+    if (entryEnd < entryStart) { // a length of more than one byte
+      val entry = delimited(buf, at + 1, limit)
+      if (entry < 0) return -1L
+      entryStart = (entry >>> 32).toInt
+      entryEnd = entry.toInt
+    }
+    if (entryEnd > limit || entryEnd - entryStart < 4 || buf(entryStart) != KeyTag) return -1L
+    val keyLength = buf(entryStart + 1)
+    val keyEnd = entryStart + 2 + keyLength
+    if (keyLength < 0 || entryEnd - keyEnd < 2 || buf(keyEnd) != EntryValueTag) return -1L
+    if (keyEnd + 2 + buf(keyEnd + 1) != entryEnd &&
+        delimited(buf, keyEnd + 1, entryEnd).toInt != entryEnd) {
+      return -1L
+    }
+    ((entryStart + 2).toLong << 32) | entryEnd
+  }
+
+  /** Where the value of an entry [[usualEntry]] recognised starts: its key ends at `keyEnd`. */
+  def entryValue(buf: Array[Byte], keyEnd: Int, entryEnd: Int): Int =
+    if (keyEnd + 2 + buf(keyEnd + 1) == entryEnd) keyEnd + 2
+    else (delimited(buf, keyEnd + 1, entryEnd) >>> 32).toInt
 
   /**
    * The length-delimited field at `at` whose one-byte tag is `fieldTag`, ending at most at
