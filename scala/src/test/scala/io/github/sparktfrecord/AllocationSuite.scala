@@ -105,7 +105,7 @@ class AllocationSuite extends UnitSuite {
 
   test("both paths allocate nothing: every column, and one of many") {
     for (s <- Seq(schema, StructType(Seq(StructField("tokens", ArrayType(LongType)))));
-        fastPath <- Seq(true, false)) {
+      fastPath <- Seq(true, false)) {
       val decoder = new TFRecordDeserializer(s, RecordType.Example, "mem", fastPath = fastPath)
       val perRecord = bytesPerRecord(200000) { i =>
         val data = records(i & 63)

@@ -64,8 +64,9 @@ object DecoderBench {
       (0 until 4096).map { i =>
         val objects = Array.fill[Any](1 + r.nextInt(5))(InternalRow(r.nextInt(80).toLong,
           r.nextFloat(), InternalRow(r.nextFloat(), r.nextFloat())))
-        InternalRow(i.toLong, InternalRow(r.nextInt(1000), r.nextInt(1000),
-          UTF8String.fromString("jpeg")), new GenericArrayData(objects))
+        InternalRow(i.toLong,
+          InternalRow(r.nextInt(1000), r.nextInt(1000),
+            UTF8String.fromString("jpeg")), new GenericArrayData(objects))
       })
 
   /** The decoder of `schema`, nested or flat, trying the fast path or not. */

@@ -143,7 +143,8 @@ private[sparktfrecord] object ColumnWriter {
     TypeTable.column(field.dataType) match {
       case Some((layout, entry)) =>
         new ColumnWriter(name, field.dataType, ordinal, layout.code, entry, row)
-      case None => throw TFRecordSchema.unsupported(name, field.dataType, RecordType.SequenceExample)
+      case None =>
+        throw TFRecordSchema.unsupported(name, field.dataType, RecordType.SequenceExample)
     }
   }
 }

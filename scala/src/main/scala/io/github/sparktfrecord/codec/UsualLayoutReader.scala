@@ -80,7 +80,8 @@ private[sparktfrecord] object UsualLayoutReader {
       case DoubleEntry => new FloatScalar(row, o, true)
       case StringEntry | BinaryEntry => new BytesScalar(row, o)
       case _ => GiveUp
-    } else if (w.shape == ShapeArray) w.entry match {
+    }
+    else if (w.shape == ShapeArray) w.entry match {
       case LongEntry | TimestampEntry | TimestampNTZEntry => new LongArray(row, o, aw)
       case IntegerEntry | DateEntry => new IntArray(row, o, aw)
       case ShortEntry => new ShortArray(row, o, aw)
@@ -90,7 +91,8 @@ private[sparktfrecord] object UsualLayoutReader {
       case DoubleEntry => new DoubleArray(row, o, aw)
       case StringEntry | BinaryEntry => new BytesArray(row, o, aw)
       case _ => GiveUp
-    } else GiveUp
+    }
+    else GiveUp
   }
 
   /** What [[values]] answers for an empty list (no values: a null scalar, an empty array). */
