@@ -66,11 +66,15 @@ private[sparktfrecord] object UsualLayoutReader {
   import ExampleWalker._
   import TypeTable._
 
-  /** The reader of column `w`'s usual Feature, chosen from its type's entry and its shape. */
-  def reader(w: ColumnWriter, row: UnsafeRowWriter): ColumnReader = {
-    val o = w.ordinal
-    val aw = w.arrayWriter
-    if (w.shape == ShapeScalar) w.entry match {
+  /** The reader of column `w`'s usual Feature, chosen from its shape and its type's entry. */
+  def reader(w: ColumnWriter, row: UnsafeRowWriter): ColumnReader = w.shape match {
+    case ShapeScalar => scalarReader(w.entry, row, w.ordinal)
+    case ShapeArray => arrayReader(w.entry, row, w.ordinal, w.arrayWriter)
+    case _ => GiveUp // a vector, or array<array<T>> (feature lists): the general path's
+  }
+
+  private def scalarReader(entry: TypeEntry, row: UnsafeRowWriter, o: Int): ColumnReader =
+    entry match {
       case LongEntry | TimestampEntry | TimestampNTZEntry => new LongScalar(row, o)
       case IntegerEntry | DateEntry => new IntScalar(row, o)
       case ShortEntry => new ShortScalar(row, o)
@@ -79,20 +83,23 @@ private[sparktfrecord] object UsualLayoutReader {
       case FloatTypeEntry => new FloatScalar(row, o, false)
       case DoubleEntry => new FloatScalar(row, o, true)
       case StringEntry | BinaryEntry => new BytesScalar(row, o)
-      case _ => GiveUp
+      case _ => GiveUp // a decimal
     }
-    else if (w.shape == ShapeArray) w.entry match {
-      case LongEntry | TimestampEntry | TimestampNTZEntry => new LongArray(row, o, aw)
-      case IntegerEntry | DateEntry => new IntArray(row, o, aw)
-      case ShortEntry => new ShortArray(row, o, aw)
-      case ByteEntry => new ByteArray(row, o, aw)
-      case BooleanEntry => new BooleanArray(row, o, aw)
-      case FloatTypeEntry => new FloatArray(row, o, aw)
-      case DoubleEntry => new DoubleArray(row, o, aw)
-      case StringEntry | BinaryEntry => new BytesArray(row, o, aw)
-      case _ => GiveUp
-    }
-    else GiveUp
+
+  private def arrayReader(
+      entry: TypeEntry,
+      row: UnsafeRowWriter,
+      o: Int,
+      aw: UnsafeArrayWriter): ColumnReader = entry match {
+    case LongEntry | TimestampEntry | TimestampNTZEntry => new LongArray(row, o, aw)
+    case IntegerEntry | DateEntry => new IntArray(row, o, aw)
+    case ShortEntry => new ShortArray(row, o, aw)
+    case ByteEntry => new ByteArray(row, o, aw)
+    case BooleanEntry => new BooleanArray(row, o, aw)
+    case FloatTypeEntry => new FloatArray(row, o, aw)
+    case DoubleEntry => new DoubleArray(row, o, aw)
+    case StringEntry | BinaryEntry => new BytesArray(row, o, aw)
+    case _ => GiveUp // decimals
   }
 
   /** What [[values]] answers for an empty list (no values: a null scalar, an empty array). */
