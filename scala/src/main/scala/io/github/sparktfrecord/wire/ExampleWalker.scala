@@ -36,7 +36,7 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = start
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) { // Example.features
+      if (t == FeaturesTag) {
         val mapEnd = cursor.readLengthEnd(end)
         walkMap(mapEnd, visitor, lists = false)
       } else {
@@ -51,9 +51,9 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = start
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited) || t == tag(2, WireLengthDelimited)) {
+      if (t == FeaturesTag || t == FeatureListsTag) {
         val mapEnd = cursor.readLengthEnd(end)
-        walkMap(mapEnd, visitor, lists = t == tag(2, WireLengthDelimited))
+        walkMap(mapEnd, visitor, lists = t == FeatureListsTag)
       } else {
         cursor.skipField(t.toInt & 7, end)
       }
@@ -73,10 +73,10 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
         dispatch(visitor, lists, keyStart, keyEnd, entryValue(buf, keyEnd, entryEnd), entryEnd)
         pos = entryEnd
       } else {
-        // As walkField, written out: this loop is the interpreter's and inference's hot path.
+        // Another layout, or another field.
         cursor.pos = pos
         val t = cursor.readVarint(end)
-        if (t == tag(1, WireLengthDelimited)) {
+        if (t == EntryTag) {
           val entryEnd = cursor.readLengthEnd(end)
           walkEntry(entryEnd, visitor, lists)
           cursor.pos = entryEnd
@@ -89,44 +89,8 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = pos
   }
 
-  /**
-   * One field of a Features (or FeatureLists) message at `pos` of the cursor's buffer, laid out
-   * in any way protobuf allows: a map entry is visited, any other field skipped. Returns where the
-   * next field starts, at most `end`.
-   */
-  def walkField(pos: Int, end: Int, visitor: FeatureVisitor, lists: Boolean): Int = {
-    cursor.pos = pos
-    val t = cursor.readVarint(end)
-    if (t == tag(1, WireLengthDelimited)) {
-      val entryEnd = cursor.readLengthEnd(end)
-      walkEntry(entryEnd, visitor, lists)
-      entryEnd
-    } else {
-      cursor.skipField(t.toInt & 7, end)
-      cursor.pos
-    }
-  }
-
+  /** A map entry [[usualEntry]] did not recognise, up to `end`: laid out in any way. */
   private def walkEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
-    // As every writer lays an entry out: the key, then the value, each once, the key shorter than
-    // 128 bytes. Recognised from a few bytes, so that unwanted features cost little more.
-    val buf = cursor.buf
-    val at = cursor.pos
-    if (end - at >= 4 && buf(at) == tag(1, WireLengthDelimited) && buf(at + 1) >= 0) {
-      val keyEnd = at + 2 + buf(at + 1)
-      if (end - keyEnd >= 2 && buf(keyEnd) == tag(2, WireLengthDelimited)) {
-        cursor.pos = keyEnd + 1
-        if (cursor.readLengthEnd(end) == end) {
-          dispatch(visitor, lists, at + 2, keyEnd, cursor.pos, end)
-          return
-        }
-      }
-      cursor.pos = at
-    }
-    walkAnyEntry(end, visitor, lists)
-  }
-
-  private def walkAnyEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
     // Key and value may come in either order, or be missing (then "" and an empty message).
     var keyStart = cursor.pos
     var keyEnd = cursor.pos
@@ -134,11 +98,11 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     var valueEnd = end
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) {
+      if (t == KeyTag) {
         keyEnd = cursor.readLengthEnd(end)
         keyStart = cursor.pos
         cursor.pos = keyEnd
-      } else if (t == tag(2, WireLengthDelimited)) {
+      } else if (t == EntryValueTag) {
         valueEnd = cursor.readLengthEnd(end)
         valueStart = cursor.pos
         cursor.pos = valueEnd
@@ -222,7 +186,7 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     var n = 0
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) n += 1
+      if (t == StepTag) n += 1
       cursor.skipField(t.toInt & 7, end)
     }
     n
@@ -237,7 +201,7 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = from
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) {
+      if (t == StepTag) {
         val stepEnd = cursor.readLengthEnd(end)
         readFeature(cursor.pos, stepEnd, run)
         return stepEnd
@@ -269,6 +233,8 @@ private[sparktfrecord] object ExampleWalker {
   final val BytesListTag = (KindBytes << 3) | WireLengthDelimited
   final val FloatListTag = (KindFloat << 3) | WireLengthDelimited
   final val Int64ListTag = (KindInt64 << 3) | WireLengthDelimited
+  /** A step of a `FeatureList`: one Feature. */
+  final val StepTag = (1 << 3) | WireLengthDelimited
   /** A list's `value` field: a packed run of numbers, or one bytes value. */
   final val ListValueTag = (1 << 3) | WireLengthDelimited
 
