@@ -41,9 +41,7 @@ WORKLOADS = {
 READ_AREAS = [
     ("framing: reading records, checking their CRCs", (
         "io.github.sparktfrecord.framing.", "java.util.zip.CRC32C")),
-    # The decoder generated per schema is compiled into Spark's package, as Spark's own code is.
-    ("decoding: the wire format into the row", ("io.github.sparktfrecord.",
-        "org.apache.spark.sql.catalyst.expressions.GeneratedClass$SpecificExampleDecoder")),
+    ("decoding: the wire format into the row", ("io.github.sparktfrecord.",)),
     ("Spark's row and array writers, memory copies", (
         "org.apache.spark.sql.catalyst.expressions.codegen.Unsafe", "org.apache.spark.unsafe.")),
     ("file system and streams", ("org.apache.hadoop.", "java.io.", "java.nio.", "sun.nio.")),

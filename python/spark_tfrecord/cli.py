@@ -399,8 +399,8 @@ def _partition_values(root: str, file: str) -> dict[str, str]:
 
 
 def _local_options(args: argparse.Namespace) -> dict[str, str]:
-    """The inspector's options: the record type's decoder without generated code (nothing to
-    compile for a few records), and the compression when given."""
+    """The inspector's options: the general decoder only (a few records do not pay for the fast
+    path's trial), and the compression when given."""
     options = {"decoder": "interpreted"}
     if args.compression:
         options["compression"] = args.compression

@@ -100,7 +100,7 @@ def round_trips(out: str) -> dict[str, Any]:
         df = rng.selectExpr(*columns)
         writer = df.write.format("tfrecord").option("recordType", record_type)
         writer.options(**options).partitionBy("p").save(path)
-        # decoder=generated: an Example read fails unless the executors compile its decoder.
+        # decoder=generated: the fast path, on the executors.
         reader = spark.read.format("tfrecord").option("decoder", "generated")
         back = reader.option("recordType", record_type).load(path)
         rows = [

@@ -68,7 +68,7 @@ def main(url: str, out: str, malformed: str, truncated: str) -> dict[str, Any]:
     df = spark.createDataFrame(rows, schema)
     result["dataframe"] = type(df).__module__
     df.write.format("tfrecord").save(out + "/plain")
-    # decoder=generated: the read fails unless the server compiles the generated decoder.
+    # decoder=generated: the fast path, on the server.
     plain = (
         spark.read.format("tfrecord")
         .schema(schema)
@@ -183,7 +183,7 @@ def main(url: str, out: str, malformed: str, truncated: str) -> dict[str, Any]:
     result["add_jar"] = spark_tfrecord.add_jar(other)
     pairs = other.range(40).selectExpr("id", "cast(id * 2 as string) as s")
     spark_tfrecord.write(pairs, out + "/added", compression="gzip")
-    # The jar of this session is the uploaded one: the generated decoder extends its classes.
+    # The jar of this session is the uploaded one: the fast path's classes are its.
     added = spark_tfrecord.read(other, out + "/added", decoder="generated").collect()
     result["added"] = sorted([r.id, r.s] for r in added)
     other.stop()  # without stop(), closing the two sessions' channels at exit can hang on 4.3

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, GeneratedExampleDecoder, RecordType}
+import io.github.sparktfrecord.codec.RecordType
 import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
 import io.github.sparktfrecord.framing.{FramingSettings, RecordBuffer, TFRecordCompression}
 import io.github.sparktfrecord.framing.{TFRecordFraming, TFRecordReader}
@@ -85,10 +85,10 @@ class AllocationSuite extends UnitSuite {
     val deserializer = new TFRecordDeserializer(schema, RecordType.Example, "mem")
     val sum = bytesPerRecord(200000) { i =>
       val data = records(i & 63)
-      deserializer.deserialize(data, 0, data.length, 0L)
+      deserializer.decode(data, 0, data.length, 0L)
     }
     assertNoAllocation("the deserializer", sum)
-    val r = deserializer.deserialize(records(5), 0, records(5).length, 0L)
+    val r = deserializer.decode(records(5), 0, records(5).length, 0L)
     assertEquals(r.getLong(0), 5L * 1000003L)
     assertEquals(r.getArray(5).numElements(), 16)
   }
@@ -99,20 +99,20 @@ class AllocationSuite extends UnitSuite {
     assertNoAllocation("one column",
       bytesPerRecord(200000) { i =>
         val data = records(i & 63)
-        deserializer.deserialize(data, 0, data.length, 0L)
+        deserializer.decode(data, 0, data.length, 0L)
       })
   }
 
-  test("the generated decoder allocates nothing: every column, and one of many") {
-    for (s <- Seq(schema, StructType(Seq(StructField("tokens", ArrayType(LongType)))))) {
-      val decoder = ExampleDecoderGenerator.decoder(s, RecordType.Example, "mem", -1, null,
-        generated = true)
-      assert(decoder.isInstanceOf[GeneratedExampleDecoder])
+  test("both paths allocate nothing: every column, and one of many") {
+    for (s <- Seq(schema, StructType(Seq(StructField("tokens", ArrayType(LongType)))));
+      fastPath <- Seq(true, false)) {
+      val decoder = new TFRecordDeserializer(s, RecordType.Example, "mem", fastPath = fastPath)
       val perRecord = bytesPerRecord(200000) { i =>
         val data = records(i & 63)
-        decoder.deserialize(data, 0, data.length, 0L)
+        decoder.decode(data, 0, data.length, 0L)
       }
-      assertNoAllocation(s"the generated decoder of ${s.simpleString}", perRecord)
+      assert(decoder.triesFastPath == fastPath)
+      assertNoAllocation(s"fastPath=$fastPath, ${s.simpleString}", perRecord)
     }
   }
 
@@ -138,7 +138,7 @@ class AllocationSuite extends UnitSuite {
     assertNoAllocation("the SequenceExample deserializer",
       bytesPerRecord(100000) { i =>
         val d = data(i & 15)
-        deserializer.deserialize(d, 0, d.length, 0L)
+        deserializer.decode(d, 0, d.length, 0L)
       })
   }
 

@@ -1,25 +1,33 @@
 package io.github.sparktfrecord
 
+import java.lang.management.ManagementFactory
+
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, GeneratedExampleDecoder, RecordType}
-import io.github.sparktfrecord.codec.{RowDecoder, TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, NestedRowDecoder}
+import io.github.sparktfrecord.codec.{RecordType, RowDecoder, TFRecordDeserializer}
+import io.github.sparktfrecord.codec.TFRecordSerializer
 import io.github.sparktfrecord.framing.TFRecordFraming
 
 /**
- * Decoding only, one thread, records in memory: nanoseconds per record of the generated decoder
- * and the interpreter, taken in alternation, on benchmarks/tfrbench's narrow record and on the
- * wide-1000 record (all columns, and 10 of 1,000). Run by hand:
- * `ci/sbt "spark35_212/Test/runMain io.github.sparktfrecord.DecoderBench"`.
+ * Decoding only, one thread, records in memory: thread CPU nanoseconds per record of the fast
+ * path (tried first, as the option `decoder` = `generated` reads) and of the general path alone
+ * (`interpreted`), taken in alternation, on benchmarks/tfrbench's narrow record, on the wide-1000
+ * record (all columns, and 10 of 1,000) and on a nested record (a struct and an array of
+ * structs). Run by hand:
+ * `ci/sbt "spark4_213/Test/runMain io.github.sparktfrecord.DecoderBench"` (add `wide` to time the
+ * wide shapes only).
  */
 object DecoderBench {
   private def records(schema: StructType, rows: Seq[InternalRow]): Array[Array[Byte]] = {
     val serializer = new TFRecordSerializer(schema, RecordType.Example)
+    val unsafe = UnsafeProjection.create(schema)
     rows.map { r =>
-      val n = serializer.serialize(r)
+      val n = serializer.serialize(unsafe(r))
       serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
     }.toArray
   }
@@ -47,18 +55,46 @@ object DecoderBench {
           if (i % 2 == 0) r.nextFloat(): Any else (r.nextLong() & 1073741823L): Any): _*)
       })
 
-  /** Nanoseconds per record of one pass over `data` (repeated to `n` records). */
+  private val nestedSchema = StructType.fromDDL(
+    "id bigint, image struct<height: int, width: int, format: string>, " +
+      "objects array<struct<label: bigint, score: float, bbox: struct<x: float, y: float>>>")
+
+  private def nested(r: scala.util.Random): Array[Array[Byte]] =
+    records(nestedSchema,
+      (0 until 4096).map { i =>
+        val objects = Array.fill[Any](1 + r.nextInt(5))(InternalRow(r.nextInt(80).toLong,
+          r.nextFloat(), InternalRow(r.nextFloat(), r.nextFloat())))
+        InternalRow(i.toLong,
+          InternalRow(r.nextInt(1000), r.nextInt(1000),
+            UTF8String.fromString("jpeg")), new GenericArrayData(objects))
+      })
+
+  /** The decoder of `schema`, nested or flat, trying the fast path or not. */
+  private def decoder(schema: StructType, fastPath: Boolean): RowDecoder =
+    if (!FeaturePaths.isNested(schema)) {
+      new TFRecordDeserializer(schema, RecordType.Example, "mem", fastPath = fastPath)
+    } else {
+      val leaves = FeaturePaths.leaves(schema, RecordType.Example, "/")
+      new NestedRowDecoder(
+        new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "mem",
+          -1, leaves.map(_.column).toArray, fastPath),
+        new NestedRowAssembler(schema, leaves, RecordType.Example, "mem"))
+    }
+
+  private val threads = ManagementFactory.getThreadMXBean
+
+  /** CPU nanoseconds per record of one pass over `data` (repeated to `n` records). */
   private def time(d: RowDecoder, data: Array[Array[Byte]], n: Int): Double = {
-    val t0 = System.nanoTime()
+    val t0 = threads.getCurrentThreadCpuTime
     var i = 0
     var sink = 0L
     while (i < n) {
       val rec = data(i % data.length)
-      sink += d.deserialize(rec, 0, rec.length, 0L).getSizeInBytes
+      sink += d.decode(rec, 0, rec.length, 0L).getSizeInBytes
       i += 1
     }
     if (sink == 42) println()
-    (System.nanoTime() - t0).toDouble / n
+    (threads.getCurrentThreadCpuTime - t0).toDouble / n
   }
 
   private def median(xs: Seq[Double]): Double = xs.sorted.apply(xs.size / 2)
@@ -67,26 +103,28 @@ object DecoderBench {
     val r = new scala.util.Random(1)
     val narrowData = narrow(r)
     val wideData = wide(r)
+    val nestedData = nested(r)
     val ten = StructType(wideSchema.fields.indices.filter(_ % 100 == 0).map(wideSchema(_)))
     val cases = Seq(
       ("narrow, all 9 columns", narrowSchema, narrowData, 400000),
       ("wide-1000, all columns", wideSchema, wideData, 4000),
-      ("wide-1000, 10 of 1000", ten, wideData, 40000))
-    for ((label, schema, data, n) <- cases) {
-      val gen = ExampleDecoderGenerator.decoder(schema, RecordType.Example, "mem", -1, null, true)
-      val int = new TFRecordDeserializer(schema, RecordType.Example, "mem")
-      require(gen.isInstanceOf[GeneratedExampleDecoder])
+      ("wide-1000, 10 of 1000", ten, wideData, 40000),
+      ("nested", nestedSchema, nestedData, 200000))
+    // An argument picks the shapes whose label contains it.
+    for ((label, schema, data, n) <- cases if args.forall(a => label.contains(a))) {
+      val fast = decoder(schema, fastPath = true)
+      val general = decoder(schema, fastPath = false)
+      val f = Seq.newBuilder[Double]
       val g = Seq.newBuilder[Double]
-      val it = Seq.newBuilder[Double]
       for (round <- 0 until 15) {
-        val a = time(gen, data, n)
-        val b = time(int, data, n)
-        if (round >= 3) { g += a; it += b } // the first rounds warm the JIT up
+        val a = time(fast, data, n)
+        val b = time(general, data, n)
+        if (round >= 3) { f += a; g += b } // the first rounds warm the JIT up
       }
-      val (gs, is) = (g.result(), it.result())
-      val ratios = gs.zip(is).map { case (a, b) => b / a }
-      println(f"$label%-24s generated ${median(gs)}%8.1f ns/record (${gs.min}%.1f-${gs.max}%.1f)" +
-        f"  interpreted ${median(is)}%8.1f (${is.min}%.1f-${is.max}%.1f)" +
+      val (fs, gs) = (f.result(), g.result())
+      val ratios = fs.zip(gs).map { case (a, b) => b / a }
+      println(f"$label%-24s fast ${median(fs)}%8.1f ns/record (${fs.min}%.1f-${fs.max}%.1f)" +
+        f"  general ${median(gs)}%8.1f (${gs.min}%.1f-${gs.max}%.1f)" +
         f"  speed-up ${median(ratios)}%.2f (${ratios.min}%.2f-${ratios.max}%.2f)")
     }
   }

@@ -87,7 +87,7 @@ class FeaturePathsSuite extends UnitSuite {
       val n = serializer.serialize(r)
       val data = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
         TFRecordFraming.HeaderBytes + n)
-      val back = assembler.assemble(deserializer.deserialize(data, 0, n, 0L), 0L)
+      val back = assembler.assemble(deserializer.decode(data, 0, n, 0L), 0L)
       toScala(back.copy()).asInstanceOf[Row]
     }
   }
@@ -175,7 +175,7 @@ class FeaturePathsSuite extends UnitSuite {
     val assembler = new NestedRowAssembler(s, leaves, RecordType.Example, "mem")
     bytesPerRecord(100000) { i =>
       val d = records(i & 3)
-      assembler.assemble(deserializer.deserialize(d, 0, d.length, 0L), 0L)
+      assembler.assemble(deserializer.decode(d, 0, d.length, 0L), 0L)
     }
   }
 
@@ -212,7 +212,7 @@ class FeaturePathsSuite extends UnitSuite {
     val n = serializer.serialize(unsafe(boxes, boxRows.take(1)).head)
     val flat =
       new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
-        .deserialize(serializer.buffer.slice(TFRecordFraming.HeaderBytes,
+        .decode(serializer.buffer.slice(TFRecordFraming.HeaderBytes,
           TFRecordFraming.HeaderBytes + n), 0, n, 0L)
     assertEquals(flat.getArray(1).toFloatArray().length, 8)
     assertEquals(flat.getArray(2).toLongArray().toSeq, Seq(7L, 8L))
@@ -238,7 +238,7 @@ class FeaturePathsSuite extends UnitSuite {
     val record = flat.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
     // The file the assembler was built for, and the offset the record came with.
     val read = intercept[TFRecordDataException](
-      assembler.assemble(d.deserialize(record, 0, n, 77L), 77L))
+      assembler.assemble(d.decode(record, 0, n, 77L), 77L))
     assert(read.text.contains("'objects/bbox' 6 values, 4 per element, 'objects/label' 2"),
       read.text)
     assert(read.text.endsWith("in the record at byte offset 77 of test.tfrecord"),

@@ -5,16 +5,16 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
-import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, GeneratedExampleDecoder, RecordType}
-import io.github.sparktfrecord.codec.RowDecoder
+import io.github.sparktfrecord.codec.{RecordType, RowDecoder, TFRecordDeserializer}
 import io.github.sparktfrecord.wire.FeatureOrder
 
 /**
  * Example and SequenceExample bytes, built by hand (or as TensorFlow wrote them), through
  * [[TFRecordDeserializer]] into rows with exact values; malformed bytes into errors that name the
- * byte offset.
+ * byte offset. Run with the general path only; [[FastPathSuite]] runs it with the fast path tried
+ * first.
  */
-class TFRecordDeserializerSuite(generated: Boolean) extends UnitSuite {
+class TFRecordDeserializerSuite(fastPath: Boolean) extends UnitSuite {
   import ProtoBytes._
 
   def this() = this(false)
@@ -23,24 +23,23 @@ class TFRecordDeserializerSuite(generated: Boolean) extends UnitSuite {
     StructType(fields.map { case (n, t) => StructField(n, t) })
 
   /** The deserializer of a file `test.tfrecord`, whose records come at byte offset 1000. */
-  private def deserializer(s: StructType, recordType: RecordType): RowDecoder =
-    ExampleDecoderGenerator.decoder(s, recordType, "test.tfrecord", -1, null, generated)
+  private def deserializer(s: StructType, recordType: RecordType): TFRecordDeserializer =
+    new TFRecordDeserializer(s, recordType, "test.tfrecord", fastPath = fastPath)
 
   /**
    * `record` decoded from the middle of a buffer, between bytes that must not be read (tags
    * before it, continuation bytes after it).
    */
   private def decode(d: RowDecoder, record: Array[Byte], offset: Long): UnsafeRow =
-    d.deserialize(cat(hex("0a 0a 0a"), record, Array.fill[Byte](9)(-1)), 3, 3 + record.length,
+    d.decode(cat(hex("0a 0a 0a"), record, Array.fill[Byte](9)(-1)), 3, 3 + record.length,
       offset)
 
   private final val Offset = 1000L
 
-  test("an Example schema is read by the decoder this suite is for") {
+  test("an Example schema is read by the path this suite is for") {
     val d = deserializer(schema("a" -> LongType, "d" -> DecimalType(10, 2)), RecordType.Example)
-    assertEquals(d.isInstanceOf[GeneratedExampleDecoder], generated)
-    assert(!deserializer(schema("a" -> LongType), RecordType.SequenceExample)
-      .isInstanceOf[GeneratedExampleDecoder])
+    assertEquals(d.triesFastPath, fastPath)
+    assert(!deserializer(schema("a" -> LongType), RecordType.SequenceExample).triesFastPath)
   }
 
   /** Decodes `record` followed by bytes that must not be read (continuation bytes). */
@@ -502,15 +501,14 @@ class TFRecordDeserializerSuite(generated: Boolean) extends UnitSuite {
 
   test("the corrupt-record column holds the record's bytes and is never read from a feature") {
     val s = schema("a" -> LongType, "_corrupt_record" -> BinaryType)
-    val d = ExampleDecoderGenerator.decoder(s, RecordType.Example, "test.tfrecord", 1, null,
-      generated)
+    val d = new TFRecordDeserializer(s, RecordType.Example, "test.tfrecord", 1, null, fastPath)
     val record = example(entry("a", int64List(packedInt64(1L))),
       entry("_corrupt_record", bytesList(bytesValues("from a feature"))))
     val row = decode(d, record, Offset)
     assertEquals(row.getLong(0), 1L)
     assert(row.isNullAt(1))
     val bad = cat(hex("0a 05"), record)
-    val corrupt = d.corruptRow(bad, 0, bad.length - 1)
+    val corrupt = d.corruptRow(bad, 0, bad.length - 1, Offset)
     assert(corrupt.isNullAt(0))
     assertEquals(corrupt.getBinary(1).toSeq, bad.dropRight(1).toSeq)
   }

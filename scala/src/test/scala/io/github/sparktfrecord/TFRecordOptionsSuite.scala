@@ -42,16 +42,13 @@ class TFRecordOptionsSuite extends UnitSuite {
     assertEquals(o.splitFiles, true)
     assertEquals(o.ignoreCorruptFiles, false)
     assertEquals(o.ignoreMissingFiles, false)
-    assertEquals(o.generatedDecoder, true)
-    assertEquals(o.generatedDecoderRequired, false) // generated, falling back if need be
+    assertEquals(o.fastPath, true)
   }
 
   test("decoder: generated or interpreted, in any case") {
-    assertEquals(options("decoder" -> "Interpreted").generatedDecoder, false)
-    assertEquals(options("decoder" -> "GENERATED").generatedDecoder, true)
-    // Given by name, the generated decoder is required: no fallback to the interpreter.
-    assertEquals(options("Decoder" -> "generated").generatedDecoderRequired, true)
-    assertEquals(options("decoder" -> "interpreted").generatedDecoderRequired, false)
+    assertEquals(options("decoder" -> "Interpreted").fastPath, false)
+    assertEquals(options("decoder" -> "GENERATED").fastPath, true)
+    assertEquals(options("Decoder" -> "generated").fastPath, true)
     val e = intercept[IllegalArgumentException](options("decoder" -> "jit"))
     assertEquals(e.text, validValues("decoder", "jit", "generated, interpreted"))
     assertEquals(e.asInstanceOf[TFRecordError].condition, TFRecordError.InvalidOption)

@@ -7,7 +7,7 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
-import io.github.sparktfrecord.codec.{FeatureDecoder, FeatureEncoder, RecordType}
+import io.github.sparktfrecord.codec.{ColumnWriter, FeatureEncoder, RecordType}
 import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSchema}
 import io.github.sparktfrecord.wire.ProtoWire
 
@@ -146,7 +146,7 @@ class TFRecordSchemaSuite extends UnitSuite {
     val d = new TFRecordDeserializer(schema("c" -> t), RecordType.Example, "test.tfrecord")
     val bytes = record(kind)
     try {
-      val row = d.deserialize(bytes, 0, bytes.length, 0L)
+      val row = d.decode(bytes, 0, bytes.length, 0L)
       Right(t match {
         case d: DecimalType => row.getDecimal(0, d.precision, d.scale).toJavaBigDecimal
         case StringType => row.getUTF8String(0).toString
@@ -195,7 +195,7 @@ class TFRecordSchemaSuite extends UnitSuite {
         bytesList())) {
       val bytes = example(entry("c", feature))
       val row = new TFRecordDeserializer(schema("c" -> t, "a" -> ArrayType(t)),
-        RecordType.Example, "test.tfrecord").deserialize(cat(bytes, example(entry("a", feature))),
+        RecordType.Example, "test.tfrecord").decode(cat(bytes, example(entry("a", feature))),
         0, bytes.length * 2, 0L)
       assert(row.isNullAt(0), t.simpleString)
       assertEquals(row.getArray(1).numElements(), 0, t.simpleString)
@@ -205,7 +205,7 @@ class TFRecordSchemaSuite extends UnitSuite {
   test("a type no feature maps to fails when the decoder or encoder is built") {
     for (t <- unsupportedTypes.filterNot(_.isInstanceOf[ArrayType])) {
       val decoding = intercept[IllegalArgumentException](
-        FeatureDecoder(StructField("c", t), 0, new UnsafeRowWriter(1)))
+        ColumnWriter(StructField("c", t), 0, new UnsafeRowWriter(1)))
       assert(decoding.text.startsWith(s"Column 'c' has type ${t.simpleString}"))
       val encoding = intercept[IllegalArgumentException](FeatureEncoder("c", t))
       assert(encoding.text.startsWith(s"Column 'c' has type ${t.simpleString}"))

@@ -12,7 +12,7 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import ErrorText._
 
-import io.github.sparktfrecord.codec.{ByteArraySerializer, FeatureDecoder, FeatureEncoder}
+import io.github.sparktfrecord.codec.{ByteArraySerializer, ColumnWriter, FeatureEncoder}
 import io.github.sparktfrecord.codec.{FeatureListEncoder, RecordSerializer, RecordType}
 import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
 import io.github.sparktfrecord.framing.TFRecordFraming
@@ -253,7 +253,7 @@ class TFRecordSerializerSuite extends UnitSuite {
       val n = serializer.serialize(row)
       val record = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
         TFRecordFraming.HeaderBytes + n)
-      val back = values(deserializer.deserialize(record, 0, n, 0L), allTypes)
+      val back = values(deserializer.decode(record, 0, n, 0L), allTypes)
       val expected = allTypes.fields.indices.map(i =>
         stored(if (row.isNullAt(i)) null else row.get(i, allTypes(i).dataType),
           allTypes(i).dataType))
@@ -277,7 +277,7 @@ class TFRecordSerializerSuite extends UnitSuite {
         InternalRow(null, null, null, null, null))) {
       val n = serializer.serialize(row)
       val record = serializer.buffer.slice(12, 12 + n)
-      assertEquals(values(deserializer.deserialize(record, 0, n, 0L), s), values(row, s))
+      assertEquals(values(deserializer.decode(record, 0, n, 0L), s), values(row, s))
     }
   }
 
@@ -311,12 +311,12 @@ class TFRecordSerializerSuite extends UnitSuite {
     val writer = new UnsafeRowWriter(2, 64)
     writer.reset()
     writer.zeroOutNullBytes()
-    val list = FeatureDecoder(StructField("a", ArrayType(LongType)), 0, writer)
+    val list = ColumnWriter(StructField("a", ArrayType(LongType)), 0, writer)
     list.beginArray(2)
     list.int64(1L)
     assertEquals(intercept[IllegalStateException](list.end()).text,
       "Column 'a': 1 values written, 2 begun")
-    val scalar = FeatureDecoder(StructField("b", LongType), 1, writer)
+    val scalar = ColumnWriter(StructField("b", LongType), 1, writer)
     scalar.beginScalar()
     assertEquals(intercept[IllegalStateException](scalar.end()).text,
       "Column 'b': 0 values written, 1 begun")

@@ -293,49 +293,25 @@ private[sparktfrecord] object NestedRowAssembler {
    * `target`: an element's share of a concatenated list. Fixed-size values only.
    */
   private final class SliceCell(elementType: DataType, target: UnsafeRowWriter, column: String) {
-    private val writer = new UnsafeArrayWriter(target, elementType.defaultSize)
-    private val copyValue: ValueCopy = elementType match {
-      case BooleanType => new ValueCopy {
-          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getBoolean(from))
-        }
-      case ByteType => new ValueCopy {
-          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getByte(from))
-        }
-      case ShortType => new ValueCopy {
-          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getShort(from))
-        }
-      case IntegerType | DateType => new ValueCopy {
-          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getInt(from))
-        }
-      case LongType | TimestampType => new ValueCopy {
-          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getLong(from))
-        }
-      case FloatType => new ValueCopy {
-          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getFloat(from))
-        }
-      case DoubleType => new ValueCopy {
-          def apply(l: UnsafeArrayData, from: Int, to: Int) = writer.write(to, l.getDouble(from))
-        }
-      case other => throw TFRecordError.argument(TFRecordError.UnsupportedType,
-          s"Column '$column' has elements of type ${other.simpleString}, which a list split per " +
-            "element cannot hold: only numbers and booleans can.", "column" -> column)
+    // Fixed-size values only, as the type table declares them.
+    private val entry: TypeEntry = TypeTable.entry(elementType) match {
+      case Some(e @ (_: Int64Entry | TypeTable.FloatTypeEntry | TypeTable.DoubleEntry)) => e
+      case _ => throw TFRecordError.argument(TFRecordError.UnsupportedType,
+          s"Column '$column' has elements of type ${elementType.simpleString}, which a list " +
+            "split per element cannot hold: only numbers and booleans can.", "column" -> column)
     }
+    private val writer = new UnsafeArrayWriter(target, entry.elementSize)
 
     def copy(list: UnsafeArrayData, start: Int, length: Int, ordinal: Int): Unit = {
       val previousCursor = target.cursor()
       writer.initialize(length)
       var j = 0
       while (j < length) {
-        copyValue(list, start + j, j)
+        entry.copy(list, start + j, writer, j)
         j += 1
       }
       target.setOffsetAndSizeFromPreviousCursor(ordinal, previousCursor)
     }
-  }
-
-  /** Copies value `from` of a list to value `to` of the array being written. */
-  private abstract class ValueCopy {
-    def apply(list: UnsafeArrayData, from: Int, to: Int): Unit
   }
 
   /** Copies one value of a type from an unsafe row or array into a row writer's field. */
@@ -345,42 +321,14 @@ private[sparktfrecord] object NestedRowAssembler {
   }
 
   private object Cell {
-    def apply(dataType: DataType): Cell = dataType match {
-      case BooleanType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getBoolean(i))
+    /** A type of the type table with values of a fixed size; else one copied as bytes. */
+    def apply(dataType: DataType): Cell = TypeTable.entry(dataType) match {
+      case Some(_: BytesEntry) | None => VariableSize // strings, binaries, arrays, vectors
+      case Some(e) => new Cell {
+          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int): Unit =
+            e.copy(f, i, t, o)
+          override def setNull(t: UnsafeRowWriter, o: Int): Unit = e.setNull(t, o)
         }
-      case ByteType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getByte(i))
-        }
-      case ShortType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getShort(i))
-        }
-      case IntegerType | DateType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getInt(i))
-        }
-      case LongType | TimestampType | TimestampNTZType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getLong(i))
-        }
-      case FloatType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getFloat(i))
-        }
-      case DoubleType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getDouble(i))
-        }
-      case d: DecimalType => new Cell {
-          def copy(f: SpecializedGetters, i: Int, t: UnsafeRowWriter, o: Int) =
-            t.write(o, f.getDecimal(i, d.precision, d.scale), d.precision, d.scale)
-          override def setNull(t: UnsafeRowWriter, o: Int): Unit =
-            t.write(o, null: Decimal, d.precision, d.scale)
-        }
-      case _ => VariableSize // string, binary, arrays, vectors: self-contained bytes
     }
   }
 

@@ -32,8 +32,6 @@ import FeatureEncoder._
  *    [[elementSize]] is the slot width for an `UnsafeArrayWriter`; [[setNull]] nulls a row field;
  *  - '''nested copy''': [[copy]] copies one value from an unsafe row or array (or any
  *    `SpecializedGetters`) into a row or array writer, bytes as bytes;
- *  - '''generated code''': [[javaName]], the suffix of the generated decoder's typed helpers
- *    (`Long`, `Int`, ..., `Bytes`), null where the generated code has none;
  *  - '''JSON''': [[json]] renders one value for people (see [[JsonText]]);
  *  - '''TFDS''': [[tfdsDtype]] and [[tfdsConnector]], the feature a column of the type is written
  *    as when no features are given, and [[holdsTfds]], whether it holds a stored dtype;
@@ -80,9 +78,6 @@ private[sparktfrecord] sealed abstract class TypeEntry(val kind: Int) {
   /** Copies value `i` of `from` to slot `slot` of `to`. */
   def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit
 
-  /** The suffix of the generated decoder's helpers for this type, or null when it has none. */
-  def javaName: String
-
   /** Writes value `i` of `from` (not null) as JSON. */
   def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit
 
@@ -125,7 +120,6 @@ private[sparktfrecord] sealed abstract class FloatEntry extends TypeEntry(ProtoW
 private[sparktfrecord] sealed abstract class BytesEntry(val binary: Boolean)
   extends TypeEntry(ProtoWire.KindBytes) {
   def elementSize: Int = 8
-  def javaName: String = "Bytes"
   def encoder(column: String, list: Boolean): FeatureEncoder =
     if (list) new BytesArray(column, binary)
     else if (binary) new BinaryScalar(column)
@@ -147,7 +141,7 @@ private[sparktfrecord] sealed abstract class BytesEntry(val binary: Boolean)
 /**
  * How a column lays its values out in a feature: one value, a list, a feature list of lists, or
  * an ML vector (a struct Spark stores it as, written as a dense `float_list`). `code` is the
- * number [[FeatureDecoder]] knows the shape by.
+ * number [[ColumnWriter]] knows the shape by.
  */
 private[sparktfrecord] sealed abstract class Layout(val code: Int)
 
@@ -288,7 +282,6 @@ private[sparktfrecord] object TypeTable {
   case object BooleanEntry extends Int64Entry {
     def dataType: DataType = BooleanType
     def elementSize: Int = 1
-    def javaName: String = "Boolean"
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new BooleanArray(column) else new BooleanScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = if (from.getBoolean(i)) 1L else 0L
@@ -306,7 +299,6 @@ private[sparktfrecord] object TypeTable {
   case object ByteEntry extends Int64Entry {
     def dataType: DataType = ByteType
     def elementSize: Int = 1
-    def javaName: String = "Byte"
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new ByteArray(column) else new ByteScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getByte(i)
@@ -322,7 +314,6 @@ private[sparktfrecord] object TypeTable {
   case object ShortEntry extends Int64Entry {
     def dataType: DataType = ShortType
     def elementSize: Int = 2
-    def javaName: String = "Short"
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new ShortArray(column) else new ShortScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getShort(i)
@@ -338,7 +329,6 @@ private[sparktfrecord] object TypeTable {
   /** An int, or a date (days since 1970-01-01): both are 4-byte ints in Spark's rows. */
   sealed abstract class Int32Entry extends Int64Entry {
     def elementSize: Int = 4
-    def javaName: String = "Int"
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new IntArray(column) else new IntScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getInt(i)
@@ -366,7 +356,6 @@ private[sparktfrecord] object TypeTable {
   /** A bigint, or a timestamp (microseconds since 1970-01-01): 8-byte longs in Spark's rows. */
   sealed abstract class Int64ValueEntry extends Int64Entry {
     def elementSize: Int = 8
-    def javaName: String = "Long"
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new LongArray(column) else new LongScalar(column)
     def int64(from: SpecializedGetters, i: Int): Long = from.getLong(i)
@@ -401,7 +390,6 @@ private[sparktfrecord] object TypeTable {
   case object FloatTypeEntry extends FloatEntry {
     def dataType: DataType = FloatType
     def elementSize: Int = 4
-    def javaName: String = "Float"
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new FloatValueArray(column) else new FloatValueScalar(column)
     def float32(from: SpecializedGetters, i: Int): Float = from.getFloat(i)
@@ -419,7 +407,6 @@ private[sparktfrecord] object TypeTable {
   case object DoubleEntry extends FloatEntry {
     def dataType: DataType = DoubleType
     def elementSize: Int = 8
-    def javaName: String = "Double"
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new DoubleArray(column) else new DoubleScalar(column)
     def float32(from: SpecializedGetters, i: Int): Float = from.getDouble(i).toFloat
@@ -442,7 +429,6 @@ private[sparktfrecord] object TypeTable {
     private val scale = t.scale
     def dataType: DataType = t
     def elementSize: Int = 8
-    def javaName: String = null
     def encoder(column: String, list: Boolean): FeatureEncoder =
       if (list) new DecimalArray(column, precision, scale)
       else new DecimalScalar(column, precision, scale)

@@ -6,10 +6,11 @@ import org.apache.spark.sql.catalyst.util.PermissiveMode
 import org.apache.spark.sql.types.{BinaryType, StringType, StructType}
 
 import io.github.sparktfrecord.{TFRecordDataException, TFRecordError}
+import io.github.sparktfrecord.codec.RowDecoder
 import io.github.sparktfrecord.framing.TFRecordReader
 
 /**
- * The `mode` option, written once for the flat and the nested decoders, as Spark's
+ * The `mode` option, written once for the flat and the nested decoders ([[RowDecoder]]), as Spark's
  * `FailureSafeParser` is for its JSON and CSV sources. A record whose framing is sound but whose
  * payload does not decode or does not fit the schema (a [[TFRecordDataException]]) fails the
  * read (FAILFAST), is dropped (DROPMALFORMED) or becomes a row of nulls holding the record's
@@ -19,20 +20,8 @@ import io.github.sparktfrecord.framing.TFRecordReader
  */
 private[sparktfrecord] object FailureSafeDecoder {
 
-  /** What the modes wrap: a record's payload into a row, and the row of a bad record. */
-  abstract class RecordDecoder {
-    /**
-     * The row of the record `buf[start, end)` whose header starts at byte `offset` of the file,
-     * overwritten by the next call; a [[TFRecordDataException]] when it does not decode or fit.
-     */
-    def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow
-
-    /** The row of a bad record: nulls, but for the corrupt-record column, which holds its bytes. */
-    def corruptRow(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow
-  }
-
   /** The row of the reader's current record as `mode` makes it (null: drop the record). */
-  def apply(mode: ParseMode, decoder: RecordDecoder): TFRecordReader => InternalRow =
+  def apply(mode: ParseMode, decoder: RowDecoder): TFRecordReader => InternalRow =
     mode match {
       case FailFastMode =>
         reader => decoder.decode(reader.data, reader.dataStart, reader.dataEnd, reader.offset)

@@ -209,20 +209,16 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
   }
 
   /**
-   * `decoder`: how records are decoded into rows. `generated` (default): by code generated and
-   * compiled for the schema, for flat and nested Example schemas (SequenceExample records, and a
-   * schema whose code does not compile, use the interpreted decoder). `interpreted`: by the
-   * decoder that reads any schema value by value, which reads the same rows.
+   * `decoder`: how records are decoded into rows. `generated` (default): `Example` records laid
+   * out the usual way (as TensorFlow writes them) are read by the fast path, a reader per column
+   * chosen once per schema, and any other record by the general path, which reads any layout and
+   * SequenceExample records. `interpreted`: every record by the general path, which reads the
+   * same rows and fails on the same records with the same errors. The values keep the names they
+   * had when the fast path was generated code.
    */
-  val generatedDecoder: Boolean =
+  val fastPath: Boolean =
     oneOf(DecoderOption, Seq(GeneratedDecoder, InterpretedDecoder), GeneratedDecoder)(identity) ==
       GeneratedDecoder
-
-  /**
-   * Whether `decoder` = `generated` was given: then an Example schema whose code does not
-   * compile fails the read (TFRECORD_INVALID_OPTION) instead of being read by the interpreter.
-   */
-  val generatedDecoderRequired: Boolean = generatedDecoder && parameters.contains(DecoderOption)
 
   /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
   private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =

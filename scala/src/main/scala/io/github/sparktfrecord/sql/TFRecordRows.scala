@@ -7,8 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types.StructType
 
-import io.github.sparktfrecord.codec.{ExampleDecoderGenerator, FeaturePaths, NestedRowAssembler}
-import io.github.sparktfrecord.codec.RecordType
+import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, NestedRowDecoder}
+import io.github.sparktfrecord.codec.{RecordType, RowDecoder, TFRecordDeserializer}
 import io.github.sparktfrecord.framing.TFRecordReader
 
 /**
@@ -65,18 +65,11 @@ private[sparktfrecord] object TFRecordRows {
           writer.getRow
         }
       case recordType if FeaturePaths.isNested(schema) =>
-        nestedDecoder(schema, recordType, options, path)
+        FailureSafeDecoder(options.mode, nestedDecoder(schema, recordType, options, path))
       case recordType =>
-        val deserializer = ExampleDecoderGenerator.decoder(schema, recordType, path,
-          FailureSafeDecoder.corruptColumn(schema, schema, options), null,
-          options.generatedDecoder, options.generatedDecoderRequired)
         FailureSafeDecoder(options.mode,
-          new FailureSafeDecoder.RecordDecoder {
-            def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-              deserializer.deserialize(buf, start, end, offset)
-            def corruptRow(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-              deserializer.corruptRow(buf, start, end)
-          })
+          new TFRecordDeserializer(schema, recordType, path,
+            FailureSafeDecoder.corruptColumn(schema, schema, options), null, options.fastPath))
     }
 
   /**
@@ -88,19 +81,13 @@ private[sparktfrecord] object TFRecordRows {
       schema: StructType,
       recordType: RecordType,
       options: TFRecordOptions,
-      path: String): TFRecordReader => InternalRow = {
+      path: String): RowDecoder = {
     val leaves = FeaturePaths.leaves(schema, recordType, options.pathSeparator)
     val flatSchema = FeaturePaths.flatSchema(leaves)
-    val deserializer = ExampleDecoderGenerator.decoder(flatSchema, recordType, path,
-      FailureSafeDecoder.corruptColumn(schema, flatSchema, options), leaves.map(_.column).toArray,
-      options.generatedDecoder, options.generatedDecoderRequired)
-    val assembler = new NestedRowAssembler(schema, leaves, recordType, path)
-    FailureSafeDecoder(options.mode,
-      new FailureSafeDecoder.RecordDecoder {
-        def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-          assembler.assemble(deserializer.deserialize(buf, start, end, offset), offset)
-        def corruptRow(buf: Array[Byte], start: Int, end: Int, offset: Long): InternalRow =
-          assembler.assemble(deserializer.corruptRow(buf, start, end), offset)
-      })
+    new NestedRowDecoder(
+      new TFRecordDeserializer(flatSchema, recordType, path,
+        FailureSafeDecoder.corruptColumn(schema, flatSchema, options),
+        leaves.map(_.column).toArray, options.fastPath),
+      new NestedRowAssembler(schema, leaves, recordType, path))
   }
 }

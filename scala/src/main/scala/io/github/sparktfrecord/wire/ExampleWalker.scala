@@ -25,6 +25,7 @@ import io.github.sparktfrecord.WireFormatException
  * }}}
  */
 private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
+  import ExampleWalker._
   import ProtoWire._
 
   private val run = new FeatureRun
@@ -35,7 +36,7 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = start
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) { // Example.features
+      if (t == FeaturesTag) {
         val mapEnd = cursor.readLengthEnd(end)
         walkMap(mapEnd, visitor, lists = false)
       } else {
@@ -50,9 +51,9 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = start
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited) || t == tag(2, WireLengthDelimited)) {
+      if (t == FeaturesTag || t == FeatureListsTag) {
         val mapEnd = cursor.readLengthEnd(end)
-        walkMap(mapEnd, visitor, lists = t == tag(2, WireLengthDelimited))
+        walkMap(mapEnd, visitor, lists = t == FeatureListsTag)
       } else {
         cursor.skipField(t.toInt & 7, end)
       }
@@ -64,16 +65,18 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     val buf = cursor.buf
     var pos = cursor.pos
     while (pos < end) {
-      val entryEnd = shortEntryEnd(buf, pos, end)
-      if (entryEnd > 0) {
-        val keyEnd = pos + 4 + buf(pos + 3)
-        dispatch(visitor, lists, pos + 4, keyEnd, keyEnd + 2, entryEnd)
+      val entry = usualEntry(buf, pos, end)
+      if (entry >= 0) {
+        val keyStart = (entry >>> 32).toInt
+        val keyEnd = keyStart + buf(keyStart - 1)
+        val entryEnd = entry.toInt
+        dispatch(visitor, lists, keyStart, keyEnd, entryValue(buf, keyEnd, entryEnd), entryEnd)
         pos = entryEnd
       } else {
-        // As walkField, written out: this loop is the interpreter's and inference's hot path.
+        // Another layout, or another field.
         cursor.pos = pos
         val t = cursor.readVarint(end)
-        if (t == tag(1, WireLengthDelimited)) {
+        if (t == EntryTag) {
           val entryEnd = cursor.readLengthEnd(end)
           walkEntry(entryEnd, visitor, lists)
           cursor.pos = entryEnd
@@ -86,68 +89,8 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = pos
   }
 
-  /**
-   * One field of a Features (or FeatureLists) message at `pos` of the cursor's buffer, laid out
-   * in any way protobuf allows: a map entry is visited, any other field skipped. Returns where the
-   * next field starts, at most `end`.
-   */
-  def walkField(pos: Int, end: Int, visitor: FeatureVisitor, lists: Boolean): Int = {
-    cursor.pos = pos
-    val t = cursor.readVarint(end)
-    if (t == tag(1, WireLengthDelimited)) {
-      val entryEnd = cursor.readLengthEnd(end)
-      walkEntry(entryEnd, visitor, lists)
-      entryEnd
-    } else {
-      cursor.skipField(t.toInt & 7, end)
-      cursor.pos
-    }
-  }
-
-  /**
-   * Where the map entry at `pos` ends when it is laid out as writers of small features lay it out,
-   * every length one byte: `0A len 0A keyLen key… 12 valueLen value…`, the key and the value
-   * each once and filling the entry exactly; else 0. Recognised from a few bytes, so that
-   * skipping an unwanted feature costs little more.
-   */
-  private def shortEntryEnd(buf: Array[Byte], pos: Int, end: Int): Int = {
-    if (end - pos < 6 || buf(pos) != tag(1, WireLengthDelimited) ||
-        buf(pos + 2) != tag(1, WireLengthDelimited)) {
-      return 0
-    }
-    val entryLen = buf(pos + 1)
-    val keyLen = buf(pos + 3)
-    if (entryLen < 0 || keyLen < 0) return 0
-    val entryEnd = pos + 2 + entryLen
-    val valueTag = pos + 4 + keyLen
-    // A negative value length byte (a longer varint) cannot pass the last test.
-    if (entryEnd > end || entryEnd - valueTag < 2 || buf(valueTag) != tag(2, WireLengthDelimited) ||
-        valueTag + 2 + buf(valueTag + 1) != entryEnd) {
-      return 0
-    }
-    entryEnd
-  }
-
+  /** A map entry [[usualEntry]] did not recognise, up to `end`: laid out in any way. */
   private def walkEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
-    // As every writer lays an entry out: the key, then the value, each once, the key shorter than
-    // 128 bytes. Recognised from a few bytes, so that unwanted features cost little more.
-    val buf = cursor.buf
-    val at = cursor.pos
-    if (end - at >= 4 && buf(at) == tag(1, WireLengthDelimited) && buf(at + 1) >= 0) {
-      val keyEnd = at + 2 + buf(at + 1)
-      if (end - keyEnd >= 2 && buf(keyEnd) == tag(2, WireLengthDelimited)) {
-        cursor.pos = keyEnd + 1
-        if (cursor.readLengthEnd(end) == end) {
-          dispatch(visitor, lists, at + 2, keyEnd, cursor.pos, end)
-          return
-        }
-      }
-      cursor.pos = at
-    }
-    walkAnyEntry(end, visitor, lists)
-  }
-
-  private def walkAnyEntry(end: Int, visitor: FeatureVisitor, lists: Boolean): Unit = {
     // Key and value may come in either order, or be missing (then "" and an empty message).
     var keyStart = cursor.pos
     var keyEnd = cursor.pos
@@ -155,11 +98,11 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     var valueEnd = end
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) {
+      if (t == KeyTag) {
         keyEnd = cursor.readLengthEnd(end)
         keyStart = cursor.pos
         cursor.pos = keyEnd
-      } else if (t == tag(2, WireLengthDelimited)) {
+      } else if (t == EntryValueTag) {
         valueEnd = cursor.readLengthEnd(end)
         valueStart = cursor.pos
         cursor.pos = valueEnd
@@ -196,19 +139,21 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
   def readFeature(start: Int, end: Int, run: FeatureRun): Unit = {
     run.end = end
     run.count = -1
-    // The usual Feature: one list message, shorter than 128 bytes, filling it.
+    // The usual Feature: one list message filling it.
     val buf = cursor.buf
     if (end - start >= 2) {
       val t = buf(start)
-      if ((t & 7) == WireLengthDelimited && t >= tag(KindBytes, WireLengthDelimited) &&
-          t <= tag(KindInt64, WireLengthDelimited) && start + 2 + buf(start + 1) == end) {
-        run.kind = t >>> 3
-        run.start = start
-        run.lists = 1
-        run.lastListStart = start + 2
-        run.lastListEnd = end
-        cursor.pos = end
-        return
+      if (t == BytesListTag || t == FloatListTag || t == Int64ListTag) {
+        val list = ExampleWalker.usualList(buf, start, end, t)
+        if (list >= 0) {
+          run.kind = t >>> 3
+          run.start = start
+          run.lists = 1
+          run.lastListStart = (list >>> 32).toInt
+          run.lastListEnd = end
+          cursor.pos = end
+          return
+        }
       }
     }
     cursor.pos = start
@@ -241,7 +186,7 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     var n = 0
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) n += 1
+      if (t == StepTag) n += 1
       cursor.skipField(t.toInt & 7, end)
     }
     n
@@ -256,7 +201,7 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
     cursor.pos = from
     while (cursor.pos < end) {
       val t = cursor.readVarint(end)
-      if (t == tag(1, WireLengthDelimited)) {
+      if (t == StepTag) {
         val stepEnd = cursor.readLengthEnd(end)
         readFeature(cursor.pos, stepEnd, run)
         return stepEnd
@@ -264,5 +209,87 @@ private[sparktfrecord] final class ExampleWalker(cursor: WireCursor) {
       cursor.skipField(t.toInt & 7, end)
     }
     -1
+  }
+}
+
+/**
+ * The one-byte tags of the fields an Example is made of, and the recognisers of the usual layout
+ * (as TensorFlow and every writer lay a record out) that the fast path ([[UsualLayoutReader]]) and
+ * [[FeatureValueReader]] share. A recogniser never throws: it answers `(start << 32) | end` of
+ * what it found, or -1 for anything else, which the caller then leaves to the general walk.
+ */
+private[sparktfrecord] object ExampleWalker {
+  import ProtoWire._
+
+  /** `Example.features` (and `SequenceExample.context`). */
+  final val FeaturesTag = (1 << 3) | WireLengthDelimited
+  /** `SequenceExample.feature_lists`. */
+  final val FeatureListsTag = (2 << 3) | WireLengthDelimited
+  /** One entry of the `Features.feature` map, and its `key` and `value` fields. */
+  final val EntryTag = (1 << 3) | WireLengthDelimited
+  final val KeyTag = (1 << 3) | WireLengthDelimited
+  final val EntryValueTag = (2 << 3) | WireLengthDelimited
+  /** The list messages of a Feature, by kind. */
+  final val BytesListTag = (KindBytes << 3) | WireLengthDelimited
+  final val FloatListTag = (KindFloat << 3) | WireLengthDelimited
+  final val Int64ListTag = (KindInt64 << 3) | WireLengthDelimited
+  /** A step of a `FeatureList`: one Feature. */
+  final val StepTag = (1 << 3) | WireLengthDelimited
+  /** A list's `value` field: a packed run of numbers, or one bytes value. */
+  final val ListValueTag = (1 << 3) | WireLengthDelimited
+
+  /** The shortest map entry: `0A 04 0A 00 12 00`, an empty key and an empty Feature. */
+  private final val MinEntryBytes = 6
+
+  /**
+   * The map entry at `at`, ending at most at `limit`, when it is laid out as every writer lays it
+   * out: `0A len 0A keyLen key 12 len Feature`, the key (shorter than 128 bytes) and the value
+   * each once, filling the entry: `(keyStart << 32) | entryEnd`, else -1. The key's length is the
+   * byte before it; [[entryValue]] finds where the value starts. Recognised from a few bytes, so
+   * that skipping an unwanted feature costs little more.
+   */
+  def usualEntry(buf: Array[Byte], at: Int, limit: Int): Long = {
+    if (limit - at < MinEntryBytes || buf(at) != EntryTag) return -1L
+    var entryStart = at + 2
+    var entryEnd = entryStart + buf(at + 1)
+    if (entryEnd < entryStart) { // a length of more than one byte
+      val entry = delimited(buf, at + 1, limit)
+      if (entry < 0) return -1L
+      entryStart = (entry >>> 32).toInt
+      entryEnd = entry.toInt
+    }
+    if (entryEnd > limit || entryEnd - entryStart < 4 || buf(entryStart) != KeyTag) return -1L
+    val keyLength = buf(entryStart + 1)
+    val keyEnd = entryStart + 2 + keyLength
+    if (keyLength < 0 || entryEnd - keyEnd < 2 || buf(keyEnd) != EntryValueTag) return -1L
+    if (keyEnd + 2 + buf(keyEnd + 1) != entryEnd &&
+        delimited(buf, keyEnd + 1, entryEnd).toInt != entryEnd) {
+      return -1L
+    }
+    ((entryStart + 2).toLong << 32) | entryEnd
+  }
+
+  /** Where the value of an entry [[usualEntry]] recognised starts: its key ends at `keyEnd`. */
+  def entryValue(buf: Array[Byte], keyEnd: Int, entryEnd: Int): Int =
+    if (keyEnd + 2 + buf(keyEnd + 1) == entryEnd) keyEnd + 2
+    else (delimited(buf, keyEnd + 1, entryEnd) >>> 32).toInt
+
+  /**
+   * The length-delimited field at `at` whose one-byte tag is `fieldTag`, ending at most at
+   * `limit`: `(start << 32) | end` of its bytes, else -1.
+   */
+  def usualField(buf: Array[Byte], at: Int, limit: Int, fieldTag: Int): Long =
+    if (at < limit && buf(at) == fieldTag) delimited(buf, at + 1, limit) else -1L
+
+  /** The Feature `buf[start, end)` is one list message whose tag is `listTag`, filling it. */
+  def usualList(buf: Array[Byte], start: Int, end: Int, listTag: Int): Long = {
+    val l = usualField(buf, start, end, listTag)
+    if (l.toInt == end) l else -1L
+  }
+
+  /** The list message `buf[start, end)` is one `value` field, filling it. */
+  def usualValue(buf: Array[Byte], start: Int, end: Int): Long = {
+    val v = usualField(buf, start, end, ListValueTag)
+    if (v.toInt == end) v else -1L
   }
 }

@@ -68,14 +68,19 @@ private[sparktfrecord] final class FeatureIndex(names: Array[String]) extends Fe
  * records of one file list their features in the same order, so a name is recognised by comparing
  * its bytes with the name met at its position last time, without hashing it. Unwanted names are
  * remembered too, so a query of a few columns of a wide record hashes nothing. A name that
- * differs from last time's is looked up and learned in its place.
+ * differs from last time's is looked up and learned in its place. The one name-by-position cache
+ * of the read path: the fast and the general path of a file share one.
  */
 private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
-  private var ids = new Array[Int](16)
-  /** The name learned at each position: `learned[starts(e), starts(e) + lengths(e))`; -1: none. */
-  private var starts = new Array[Int](16)
-  private var lengths = Array.fill(16)(-1)
-  private var capacities = new Array[Int](16)
+  import FeatureOrder._
+
+  /**
+   * Per position, [[Stride]] longs side by side, so that one recognition reads one cache line:
+   * the name's length (high 32 bits; -1: none learned) and its answer (low 32 bits); its first
+   * eight bytes as a little-endian word; the mask of the bytes the name has of them; where its
+   * bytes start in [[learned]] (high 32 bits) and the room they have there (low 32 bits).
+   */
+  private var state: Array[Long] = newState(16)
   private var learned = new Array[Byte](1024)
   private var used = 0
 
@@ -94,9 +99,19 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
 
   /** What `names.find` answers for the name `buf[off, off + len)` at `position` of the record. */
   def at(position: Int, buf: Array[Byte], off: Int, len: Int): Int = {
-    if (position < lengths.length && lengths(position) == len &&
-        ProtoWire.sameBytes(learned, starts(position), buf, off, len)) {
-      return ids(position)
+    val s = position * Stride
+    val state = this.state
+    if (s < state.length) {
+      val head = state(s)
+      if ((head >> 32).toInt == len) {
+        // A name of up to eight bytes is one masked word, where eight bytes can be read.
+        if (len <= 8 && ProtoWire.WordReads && off <= buf.length - 8) {
+          val word = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + off)
+          if (((word ^ state(s + 1)) & state(s + 2)) == 0L) return head.toInt
+        } else if (ProtoWire.sameBytes(learned, (state(s + 3) >>> 32).toInt, buf, off, len)) {
+          return head.toInt
+        }
+      }
     }
     learn(position, buf, off, len)
   }
@@ -105,47 +120,58 @@ private[sparktfrecord] final class FeatureOrder(names: FeatureNames) {
     val id = names.find(buf, off, len)
     // What a hostile record could make this hold stays small: long names and far positions are
     // looked up each time.
-    if (len > FeatureOrder.MaxNameLength || position >= FeatureOrder.MaxPositions) return id
-    if (position >= lengths.length) grow(position + 1)
-    if (len > capacities(position)) {
+    if (len > MaxNameLength || position >= MaxPositions) return id
+    val s = position * Stride
+    if (s >= state.length) grow(position + 1)
+    val capacity = if (state(s) == Unlearned) 0 else state(s + 3).toInt
+    if (len > capacity) {
       if (used + len > learned.length) {
         // Records whose order keeps changing: start afresh rather than grow without bound.
-        if (used + len > FeatureOrder.MaxNameBytes) forget()
+        if (used + len > MaxNameBytes) forget()
         if (used + len > learned.length) {
           learned = java.util.Arrays.copyOf(learned, math.max(learned.length * 2, used + len))
         }
       }
-      starts(position) = used
-      capacities(position) = len
+      state(s + 3) = (used.toLong << 32) | len
       used += len
     }
-    System.arraycopy(buf, off, learned, starts(position), len)
-    lengths(position) = len
-    ids(position) = id
+    val start = (state(s + 3) >>> 32).toInt
+    System.arraycopy(buf, off, learned, start, len)
+    var word = 0L
+    var j = 0
+    while (j < len && j < 8) { word |= (buf(off + j) & 0xffL) << (8 * j); j += 1 }
+    state(s) = (len.toLong << 32) | (id & 0xffffffffL)
+    state(s + 1) = word
+    state(s + 2) = if (len == 0) 0L else if (len >= 8) -1L else -1L >>> (64 - 8 * len)
     id
   }
 
-  private def grow(size: Int): Unit = {
-    val n = math.max(size, lengths.length * 2)
-    ids = java.util.Arrays.copyOf(ids, n)
-    starts = java.util.Arrays.copyOf(starts, n)
-    capacities = java.util.Arrays.copyOf(capacities, n)
-    val old = lengths.length
-    lengths = java.util.Arrays.copyOf(lengths, n)
-    java.util.Arrays.fill(lengths, old, n, -1)
+  private def grow(positions: Int): Unit = {
+    val old = state
+    state = newState(math.max(positions, old.length / Stride * 2))
+    System.arraycopy(old, 0, state, 0, old.length)
   }
 
   private def forget(): Unit = {
-    java.util.Arrays.fill(lengths, -1)
-    java.util.Arrays.fill(capacities, 0)
+    state = newState(state.length / Stride)
     used = 0
   }
 }
 
 private[sparktfrecord] object FeatureOrder {
+  /** Longs per position in [[FeatureOrder]]'s state. */
+  final val Stride = 4
+  private final val Unlearned = -1L << 32
   final val MaxNameBytes = 1 << 20
   final val MaxNameLength = 1024
   final val MaxPositions = 1 << 16
+
+  private def newState(positions: Int): Array[Long] = {
+    val a = new Array[Long](positions * Stride)
+    var s = 0
+    while (s < a.length) { a(s) = Unlearned; s += Stride }
+    a
+  }
 }
 
 private[sparktfrecord] object FeatureIndex {

@@ -50,12 +50,11 @@ private[sparktfrecord] final class FeatureValueReader(cursor: WireCursor) {
     run.singleField = false
     if (start == end) return 0
     val buf = cursor.buf
-    if (buf(start) != ((1 << 3) | WireLengthDelimited)) return -1
-    cursor.pos = start + 1
-    if (cursor.readLengthEnd(end) != end) return -1
-    val len = end - cursor.pos
-    run.fieldStart = cursor.pos
+    val value = ExampleWalker.usualValue(buf, start, end)
+    if (value < 0) return -1
+    run.fieldStart = (value >>> 32).toInt
     run.fieldEnd = end
+    val len = end - run.fieldStart
     (run.kind: @switch) match {
       case KindFloat =>
         if ((len & 3) != 0) return -1

@@ -31,6 +31,45 @@ private[sparktfrecord] object ProtoWire {
 
   def tag(field: Int, wireType: Int): Int = (field << 3) | wireType
 
+  /**
+   * The bytes of the length-delimited field whose length varint is at `at`, ending at most at
+   * `limit`: `(start << 32) | end`; -1 when they do not fit (or the varint is not a length).
+   * Never throws: what a reader that gives up on anything unusual needs.
+   */
+  def delimited(buf: Array[Byte], at: Int, limit: Int): Long = {
+    if (at < limit) {
+      val b = buf(at)
+      if (b >= 0) {
+        return if (b <= limit - at - 1) ((at + 1).toLong << 32) | (at + 1 + b) else -1L
+      }
+      // Two bytes: 128 to 16,383 (a list of 32 floats, and the entry and Feature holding it).
+      if (limit - at >= 2) {
+        val b1 = buf(at + 1)
+        if (b1 >= 0) {
+          val len = (b & 0x7f) | (b1 << 7)
+          return if (len <= limit - at - 2) ((at + 2).toLong << 32) | (at + 2 + len) else -1L
+        }
+      }
+    }
+    longDelimited(buf, at, limit)
+  }
+
+  private def longDelimited(buf: Array[Byte], at: Int, limit: Int): Long = {
+    var len = 0L
+    var p = at
+    var shift = 0
+    while (p < limit && shift < 35) {
+      val b = buf(p)
+      p += 1
+      len |= (b & 0x7fL) << shift
+      if (b >= 0) {
+        return if (len <= limit - p) (p.toLong << 32) | (p + len) else -1L
+      }
+      shift += 7
+    }
+    -1L
+  }
+
   /** Bytes taken by `value` as an unsigned varint (1 to 10). */
   def varintSize(value: Long): Int = {
     // 64 - leading zeros = significant bits; seven of them per byte, at least one byte.

@@ -1,0 +1,435 @@
+package io.github.sparktfrecord.codec
+
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
+import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
+import org.apache.spark.unsafe.Platform
+
+import io.github.sparktfrecord.wire.{ExampleWalker, FeatureOrder, ProtoWire}
+
+/**
+ * The fast path: reads an `Example` record laid out the usual way (as TensorFlow and every writer
+ * lay it out), with one [[UsualLayoutReader.ColumnReader]] per column chosen once per schema, for
+ * the column's type and shape. It walks the record itself: `Example.features` as one field, its
+ * map entries laid out `0A len 0A keyLen key 12 len Feature`, names recognised by position
+ * ([[FeatureOrder]], shared with the general path); each wanted column's reader then reads the
+ * usual Feature: one list of the column's kind holding one `value` field (packed numbers), or a
+ * bytes list of plain values, or an empty list.
+ *
+ * On anything else (another layout, an unset Feature, another kind, unpacked values, a value the
+ * column cannot hold, a decimal, vector or `array<array<T>>` column present in the record) it
+ * gives up: [[read]] returns false, having perhaps written part of the row, and
+ * [[TFRecordDeserializer]] has the general path ([[AnyLayoutReader]]) read the record again,
+ * whole. It never throws on a record's bytes: what is wrong with a record is the general path's to
+ * say.
+ */
+private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: FeatureOrder) {
+  import ExampleWalker._
+  import UsualLayoutReader._
+
+  private val readers: Array[ColumnReader] =
+    row.columnWriters.map(w => UsualLayoutReader.reader(w, row.writer))
+
+  /** Reads the record `buf[start, end)` into the row begun for it; false: it gave up. */
+  def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+    val readers = this.readers
+    val order = this.order
+    var position = 0
+    var p = start
+    while (p < end) {
+      val features = usualField(buf, p, end, FeaturesTag)
+      if (features < 0) return false
+      var q = (features >>> 32).toInt
+      val mapEnd = features.toInt
+      while (q < mapEnd) {
+        val entry = usualEntry(buf, q, mapEnd)
+        if (entry < 0) return false
+        val keyStart = (entry >>> 32).toInt
+        val keyLength = buf(keyStart - 1)
+        val entryEnd = entry.toInt
+        val id = order.at(position, buf, keyStart, keyLength)
+        position += 1
+        if (id >= 0) {
+          row.set(id)
+          val valueStart = entryValue(buf, keyStart + keyLength, entryEnd)
+          if (!readers(id).read(buf, valueStart, entryEnd)) return false
+        }
+        q = entryEnd
+      }
+      p = mapEnd
+    }
+    true
+  }
+}
+
+private[sparktfrecord] object UsualLayoutReader {
+  import ColumnWriter._
+  import ExampleWalker._
+  import TypeTable._
+
+  /** The reader of column `w`'s usual Feature, chosen from its shape and its type's entry. */
+  def reader(w: ColumnWriter, row: UnsafeRowWriter): ColumnReader = w.shape match {
+    case ShapeScalar => scalarReader(w.entry, row, w.ordinal)
+    case ShapeArray => arrayReader(w.entry, row, w.ordinal, w.arrayWriter)
+    case _ => GiveUp // a vector, or array<array<T>> (feature lists): the general path's
+  }
+
+  private def scalarReader(entry: TypeEntry, row: UnsafeRowWriter, o: Int): ColumnReader =
+    entry match {
+      case LongEntry | TimestampEntry | TimestampNTZEntry => new LongScalar(row, o)
+      case IntegerEntry | DateEntry => new IntScalar(row, o)
+      case ShortEntry => new ShortScalar(row, o)
+      case ByteEntry => new ByteScalar(row, o)
+      case BooleanEntry => new BooleanScalar(row, o)
+      case FloatTypeEntry => new FloatScalar(row, o, false)
+      case DoubleEntry => new FloatScalar(row, o, true)
+      case StringEntry | BinaryEntry => new BytesScalar(row, o)
+      case _ => GiveUp // a decimal
+    }
+
+  private def arrayReader(
+      entry: TypeEntry,
+      row: UnsafeRowWriter,
+      o: Int,
+      aw: UnsafeArrayWriter): ColumnReader = entry match {
+    case LongEntry | TimestampEntry | TimestampNTZEntry => new LongArray(row, o, aw)
+    case IntegerEntry | DateEntry => new IntArray(row, o, aw)
+    case ShortEntry => new ShortArray(row, o, aw)
+    case ByteEntry => new ByteArray(row, o, aw)
+    case BooleanEntry => new BooleanArray(row, o, aw)
+    case FloatTypeEntry => new FloatArray(row, o, aw)
+    case DoubleEntry => new DoubleArray(row, o, aw)
+    case StringEntry | BinaryEntry => new BytesArray(row, o, aw)
+    case _ => GiveUp // decimals
+  }
+
+  /** What [[values]] answers for an empty list (no values: a null scalar, an empty array). */
+  private final val Empty = -2L
+
+  /**
+   * The `value` field of the usual Feature `buf[start, end)`, one list of the kind whose tag is
+   * `listTag`: `(start << 32) | end`; [[Empty]] for an empty list; else -1.
+   */
+  private def values(buf: Array[Byte], start: Int, end: Int, listTag: Int): Long = {
+    val list = usualList(buf, start, end, listTag)
+    if (list < 0) -1L
+    else if ((list >>> 32).toInt == end) Empty
+    else usualValue(buf, (list >>> 32).toInt, end)
+  }
+
+  /** Reads one column's usual Feature `buf[start, end)` into the row; false: it gives up. */
+  abstract class ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean
+
+    /** Set by [[int64]]: the value of a scalar's one varint. */
+    protected final var value = 0L
+    /** Set by [[varint]]: where the varint it read ends; -1 if it is longer than ten bytes. */
+    protected final var varintEnd = 0
+
+    /**
+     * The one value of a scalar's packed int64 run, into [[value]]: 1; 0 for an empty list (the
+     * scalar is null); -1 for anything else.
+     */
+    protected final def int64(buf: Array[Byte], start: Int, end: Int): Int = {
+      val f = values(buf, start, end, Int64ListTag)
+      if (f == Empty) return 0
+      if (f < 0) return -1
+      val from = (f >>> 32).toInt
+      val to = f.toInt
+      if (from == to) return -1
+      value = varint(buf, from, to)
+      if (varintEnd == to) 1 else -1
+    }
+
+    /**
+     * The varint at `pos` of a packed run that ends before `end` on a varint's last byte (so no
+     * varint runs past it).
+     */
+    protected final def varint(buf: Array[Byte], pos: Int, end: Int): Long = {
+      val b = buf(pos)
+      if (b >= 0) { varintEnd = pos + 1; return b }
+      var result = b & 0x7fL
+      var p = pos + 1
+      var shift = 7
+      while (shift < 64) {
+        val c = buf(p)
+        p += 1
+        result |= (c & 0x7fL) << shift
+        if (c >= 0) { varintEnd = p; return result }
+        shift += 7
+      }
+      varintEnd = -1
+      0L
+    }
+
+    /**
+     * The packed int64 run of an array column's usual Feature, counted and its array begun: the
+     * run's start, or -1 (also when it does not end on a varint's last byte). An empty list is
+     * an empty array: the run's end.
+     */
+    protected final def beginInt64Array(
+        aw: UnsafeArrayWriter,
+        buf: Array[Byte],
+        start: Int,
+        end: Int): Int = {
+      val f = values(buf, start, end, Int64ListTag)
+      if (f == Empty) {
+        aw.initialize(0)
+        return end
+      }
+      if (f < 0 || f.toInt == (f >>> 32).toInt || buf(f.toInt - 1) < 0) return -1
+      val from = (f >>> 32).toInt
+      aw.initialize(ProtoWire.countVarints(buf, from, f.toInt))
+      from
+    }
+  }
+
+  /** A column the fast path does not read (decimal, vector, `array<array<T>>`): it gives up. */
+  object GiveUp extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = false
+  }
+
+  final class LongScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
+      case 1 => row.write(ordinal, value); true
+      case 0 => row.setNullAt(ordinal); true
+      case _ => false
+    }
+  }
+
+  final class IntScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
+      case 1 => value == value.toInt && { row.write(ordinal, value.toInt); true }
+      case 0 => row.setNullAt(ordinal); true
+      case _ => false
+    }
+  }
+
+  final class ShortScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
+      case 1 => value == value.toShort && { row.write(ordinal, value.toShort); true }
+      case 0 => row.setNullAt(ordinal); true
+      case _ => false
+    }
+  }
+
+  final class ByteScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
+      case 1 => value == value.toByte && { row.write(ordinal, value.toByte); true }
+      case 0 => row.setNullAt(ordinal); true
+      case _ => false
+    }
+  }
+
+  final class BooleanScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
+      case 1 => (value == 0L || value == 1L) && { row.write(ordinal, value == 1L); true }
+      case 0 => row.setNullAt(ordinal); true
+      case _ => false
+    }
+  }
+
+  /** A float or double scalar: one packed float. */
+  final class FloatScalar(row: UnsafeRowWriter, ordinal: Int, double: Boolean)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val f = values(buf, start, end, FloatListTag)
+      if (f == Empty) { row.setNullAt(ordinal); return true }
+      if (f < 0 || f.toInt - (f >>> 32).toInt != 4) return false
+      val v = Platform.getFloat(buf, Platform.BYTE_ARRAY_OFFSET + (f >>> 32))
+      if (double) row.write(ordinal, v.toDouble) else row.write(ordinal, v)
+      true
+    }
+  }
+
+  /** A string or binary scalar: one bytes value. */
+  final class BytesScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val f = values(buf, start, end, BytesListTag)
+      if (f == Empty) { row.setNullAt(ordinal); return true }
+      if (f < 0) return false
+      val from = (f >>> 32).toInt
+      row.write(ordinal, buf, from, f.toInt - from)
+      true
+    }
+  }
+
+  final class LongArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val arrayStart = row.cursor()
+      var p = beginInt64Array(aw, buf, start, end)
+      if (p < 0) return false
+      var i = 0
+      while (p < end) {
+        val b = buf(p)
+        if (b >= 0) { aw.write(i, b.toLong); p += 1 }
+        else {
+          val v = varint(buf, p, end)
+          if (varintEnd < 0) return false
+          aw.write(i, v)
+          p = varintEnd
+        }
+        i += 1
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+
+  final class IntArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val arrayStart = row.cursor()
+      var p = beginInt64Array(aw, buf, start, end)
+      if (p < 0) return false
+      var i = 0
+      while (p < end) {
+        val v = varint(buf, p, end)
+        if (varintEnd < 0 || v != v.toInt) return false
+        aw.write(i, v.toInt)
+        p = varintEnd
+        i += 1
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+
+  final class ShortArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val arrayStart = row.cursor()
+      var p = beginInt64Array(aw, buf, start, end)
+      if (p < 0) return false
+      var i = 0
+      while (p < end) {
+        val v = varint(buf, p, end)
+        if (varintEnd < 0 || v != v.toShort) return false
+        aw.write(i, v.toShort)
+        p = varintEnd
+        i += 1
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+
+  final class ByteArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val arrayStart = row.cursor()
+      var p = beginInt64Array(aw, buf, start, end)
+      if (p < 0) return false
+      var i = 0
+      while (p < end) {
+        val v = varint(buf, p, end)
+        if (varintEnd < 0 || v != v.toByte) return false
+        aw.write(i, v.toByte)
+        p = varintEnd
+        i += 1
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+
+  /** Booleans: every value one byte, 0 or 1. */
+  final class BooleanArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val arrayStart = row.cursor()
+      var p = beginInt64Array(aw, buf, start, end)
+      if (p < 0) return false
+      var i = 0
+      while (p < end) {
+        val b = buf(p)
+        if (b != 0 && b != 1) return false
+        aw.write(i, b == 1)
+        p += 1
+        i += 1
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+
+  /**
+   * A float array: the packed little-endian floats copied into the array in one go (the fast
+   * path runs where the platform is little-endian, as Spark's arrays then are).
+   */
+  final class FloatArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val f = values(buf, start, end, FloatListTag)
+      val arrayStart = row.cursor()
+      if (f == Empty) aw.initialize(0)
+      else {
+        if (f < 0) return false
+        val from = (f >>> 32).toInt
+        val len = f.toInt - from
+        if (len == 0 || (len & 3) != 0) return false
+        val count = len >> 2
+        val elementsAt = aw.cursor() + UnsafeArrayData.calculateHeaderPortionInBytes(count)
+        aw.initialize(count)
+        Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET + from, aw.getBuffer, elementsAt, len)
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+
+  final class DoubleArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val f = values(buf, start, end, FloatListTag)
+      val arrayStart = row.cursor()
+      if (f == Empty) aw.initialize(0)
+      else {
+        if (f < 0) return false
+        val from = (f >>> 32).toInt
+        val len = f.toInt - from
+        if (len == 0 || (len & 3) != 0) return false
+        val count = len >> 2
+        aw.initialize(count)
+        var i = 0
+        while (i < count) {
+          aw.write(i, Platform.getFloat(buf, Platform.BYTE_ARRAY_OFFSET + from + 4 * i).toDouble)
+          i += 1
+        }
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+
+  /** A string or binary array: a bytes list of plain `value` fields, counted, then copied. */
+  final class BytesArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
+    extends ColumnReader {
+    def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val l = usualList(buf, start, end, BytesListTag)
+      if (l < 0) return false
+      val from = (l >>> 32).toInt
+      var p = from
+      var count = 0
+      while (p < end) {
+        val v = usualField(buf, p, end, ListValueTag)
+        if (v < 0) return false
+        p = v.toInt
+        count += 1
+      }
+      val arrayStart = row.cursor()
+      aw.initialize(count)
+      p = from
+      var i = 0
+      while (i < count) {
+        val v = ProtoWire.delimited(buf, p + 1, end)
+        val s = (v >>> 32).toInt
+        aw.write(i, buf, s, v.toInt - s)
+        p = v.toInt
+        i += 1
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+  }
+}

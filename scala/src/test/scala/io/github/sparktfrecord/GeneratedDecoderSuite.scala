@@ -1,4 +1,0 @@
-package io.github.sparktfrecord
-
-/** [[TFRecordDeserializerSuite]] through the decoder generated per schema. */
-class GeneratedDecoderSuite extends TFRecordDeserializerSuite(true)
