@@ -16,7 +16,7 @@ import org.apache.spark.util.SerializableConfiguration
 
 import io.github.sparktfrecord.codec.TFRecordSchema
 import io.github.sparktfrecord.framing.{IndexWriter, TFRecordReader}
-import io.github.sparktfrecord.sql.{FailureSafeDecoder, TFRecordOptions}
+import io.github.sparktfrecord.sql.{FailureSafeReader, TFRecordOptions}
 import io.github.sparktfrecord.sql.{TFRecordOutputWriterFactory, TFRecordPlanningWarnings}
 import io.github.sparktfrecord.sql.{TFRecordRows, TFRecordSchemaInferencer}
 import io.github.sparktfrecord.tfds.{TFDSDataset, TFRecordShardedWrite}
@@ -119,7 +119,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
       parsed.pathSeparator)
     TFRecordPlanningWarnings.absentColumns(sparkSession, requiredSchema, options, parsed,
       hadoopConf)
-    FailureSafeDecoder.checkCorruptColumn(requiredSchema, parsed)
+    FailureSafeReader.checkCorruptColumn(requiredSchema, parsed)
     // Spark's own wrapper: a class of ours would be deserialized by the broadcast's class loader,
     // which differs from the task's when the jar came with `ADD JAR` or `addArtifacts`.
     val conf = sparkSession.sparkContext.broadcast(new SerializableConfiguration(hadoopConf))

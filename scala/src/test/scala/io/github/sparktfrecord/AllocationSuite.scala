@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.github.sparktfrecord.codec.RecordType
-import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer}
 import io.github.sparktfrecord.framing.{FramingSettings, RecordBuffer, TFRecordCompression}
 import io.github.sparktfrecord.framing.{TFRecordFraming, TFRecordReader}
 
@@ -65,7 +65,7 @@ class AllocationSuite extends UnitSuite {
 
   /** The rows as serialized Examples. */
   private lazy val records: Array[Array[Byte]] = {
-    val serializer = new TFRecordSerializer(schema, RecordType.Example)
+    val serializer = new ExampleSerializer(schema, RecordType.Example)
     rows.map { r =>
       val n = serializer.serialize(r)
       serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
@@ -76,13 +76,13 @@ class AllocationSuite extends UnitSuite {
     assert(perRecord < 1.0, s"$what allocates $perRecord bytes per record")
 
   test("serializing a row allocates nothing") {
-    val serializer = new TFRecordSerializer(schema, RecordType.Example)
+    val serializer = new ExampleSerializer(schema, RecordType.Example)
     assertNoAllocation("the serializer",
       bytesPerRecord(200000)(i => serializer.serialize(rows(i & 63))))
   }
 
   test("deserializing every column allocates nothing") {
-    val deserializer = new TFRecordDeserializer(schema, RecordType.Example, "mem")
+    val deserializer = new ExampleDeserializer(schema, RecordType.Example, "mem")
     val sum = bytesPerRecord(200000) { i =>
       val data = records(i & 63)
       deserializer.decode(data, 0, data.length, 0L)
@@ -95,7 +95,7 @@ class AllocationSuite extends UnitSuite {
 
   test("one column of many allocates nothing") {
     val one = StructType(Seq(StructField("tokens", ArrayType(LongType))))
-    val deserializer = new TFRecordDeserializer(one, RecordType.Example, "mem")
+    val deserializer = new ExampleDeserializer(one, RecordType.Example, "mem")
     assertNoAllocation("one column",
       bytesPerRecord(200000) { i =>
         val data = records(i & 63)
@@ -106,7 +106,7 @@ class AllocationSuite extends UnitSuite {
   test("both paths allocate nothing: every column, and one of many") {
     for (s <- Seq(schema, StructType(Seq(StructField("tokens", ArrayType(LongType)))));
       fastPath <- Seq(true, false)) {
-      val decoder = new TFRecordDeserializer(s, RecordType.Example, "mem", fastPath = fastPath)
+      val decoder = new ExampleDeserializer(s, RecordType.Example, "mem", fastPath = fastPath)
       val perRecord = bytesPerRecord(200000) { i =>
         val data = records(i & 63)
         decoder.decode(data, 0, data.length, 0L)
@@ -121,7 +121,7 @@ class AllocationSuite extends UnitSuite {
       StructField("id", LongType),
       StructField("frames", ArrayType(ArrayType(FloatType))),
       StructField("words", ArrayType(ArrayType(StringType)))))
-    val serializer = new TFRecordSerializer(sequence, RecordType.SequenceExample)
+    val serializer = new ExampleSerializer(sequence, RecordType.SequenceExample)
     val steps = (n: Int, f: Int => Any) =>
       new GenericArrayData(
         Array.tabulate[Any](n)(j => new GenericArrayData(Array.fill[Any](3)(f(j)))))
@@ -134,7 +134,7 @@ class AllocationSuite extends UnitSuite {
       val n = serializer.serialize(r)
       serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
     }
-    val deserializer = new TFRecordDeserializer(sequence, RecordType.SequenceExample, "mem")
+    val deserializer = new ExampleDeserializer(sequence, RecordType.SequenceExample, "mem")
     assertNoAllocation("the SequenceExample deserializer",
       bytesPerRecord(100000) { i =>
         val d = data(i & 15)

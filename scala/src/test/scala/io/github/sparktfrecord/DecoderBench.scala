@@ -9,8 +9,8 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, NestedRowDecoder}
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, TFRecordDeserializer}
-import io.github.sparktfrecord.codec.TFRecordSerializer
+import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
+import io.github.sparktfrecord.codec.ExampleSerializer
 import io.github.sparktfrecord.framing.TFRecordFraming
 
 /**
@@ -24,7 +24,7 @@ import io.github.sparktfrecord.framing.TFRecordFraming
  */
 object DecoderBench {
   private def records(schema: StructType, rows: Seq[InternalRow]): Array[Array[Byte]] = {
-    val serializer = new TFRecordSerializer(schema, RecordType.Example)
+    val serializer = new ExampleSerializer(schema, RecordType.Example)
     val unsafe = UnsafeProjection.create(schema)
     rows.map { r =>
       val n = serializer.serialize(unsafe(r))
@@ -72,11 +72,11 @@ object DecoderBench {
   /** The decoder of `schema`, nested or flat, trying the fast path or not. */
   private def decoder(schema: StructType, fastPath: Boolean): RowDecoder =
     if (!FeaturePaths.isNested(schema)) {
-      new TFRecordDeserializer(schema, RecordType.Example, "mem", fastPath = fastPath)
+      new ExampleDeserializer(schema, RecordType.Example, "mem", fastPath = fastPath)
     } else {
       val leaves = FeaturePaths.leaves(schema, RecordType.Example, "/")
       new NestedRowDecoder(
-        new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "mem",
+        new ExampleDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "mem",
           -1, leaves.map(_.column).toArray, fastPath),
         new NestedRowAssembler(schema, leaves, RecordType.Example, "mem"))
     }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.github.sparktfrecord.codec.{RecordType, TFRecordSerializer}
+import io.github.sparktfrecord.codec.{RecordType, ExampleSerializer}
 
 /**
  * Encoding only, one thread, rows in memory: the CPU time of serializing 1M unsafe rows of an
@@ -37,7 +37,7 @@ object EncoderBench {
   private val threads = ManagementFactory.getThreadMXBean
 
   /** Milliseconds of this thread's CPU time to serialize `n` rows (cycling through `data`). */
-  private def time(s: TFRecordSerializer, data: Array[UnsafeRow], n: Int): Double = {
+  private def time(s: ExampleSerializer, data: Array[UnsafeRow], n: Int): Double = {
     val t0 = threads.getCurrentThreadCpuTime
     var i = 0
     var sink = 0L
@@ -52,7 +52,7 @@ object EncoderBench {
   def main(args: Array[String]): Unit = {
     val rounds = if (args.nonEmpty) args(0).toInt else 20
     val data = rows(new scala.util.Random(1))
-    val serializer = new TFRecordSerializer(schema, RecordType.Example)
+    val serializer = new ExampleSerializer(schema, RecordType.Example)
     val ms = (0 until rounds + 5).map(_ => time(serializer, data, 1000000)).drop(5).sorted
     println(f"EncoderBench 1M rows, 11 columns: best ${ms.head}%.1f ms, " +
       f"median ${ms(ms.size / 2)}%.1f ms (${ms.size} rounds)")

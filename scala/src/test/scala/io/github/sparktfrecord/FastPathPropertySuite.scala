@@ -5,7 +5,7 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, TFRecordDeserializer}
+import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
 import io.github.sparktfrecord.wire.ProtoWire
 
 /**
@@ -174,12 +174,12 @@ class FastPathPropertySuite extends UnitSuite {
     var failures = 0
     for (s <- 0 until 300) {
       val schema = randomSchema(r)
-      val general = new TFRecordDeserializer(schema, RecordType.Example, "p.tfrecord",
+      val general = new ExampleDeserializer(schema, RecordType.Example, "p.tfrecord",
         fastPath = false)
-      var fast: TFRecordDeserializer = null
+      var fast: ExampleDeserializer = null
       for (i <- 0 until 40) {
         // A new one now and then, before the give-up rule could stop it trying the fast path.
-        if (i % 12 == 0) fast = new TFRecordDeserializer(schema, RecordType.Example, "p.tfrecord")
+        if (i % 12 == 0) fast = new ExampleDeserializer(schema, RecordType.Example, "p.tfrecord")
         assert(fast.triesFastPath, schema.simpleString)
         val rec = record(r, schema)
         val start = r.nextInt(5)

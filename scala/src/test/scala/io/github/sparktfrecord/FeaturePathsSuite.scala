@@ -10,7 +10,7 @@ import org.apache.spark.sql.types._
 import ErrorText._
 
 import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, RecordType}
-import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer}
 import io.github.sparktfrecord.framing.TFRecordFraming
 
 /**
@@ -77,10 +77,10 @@ class FeaturePathsSuite extends UnitSuite {
   }
 
   private def roundTrip(s: StructType, recordType: RecordType, input: Seq[Row]): Seq[Row] = {
-    val serializer = new TFRecordSerializer(s, recordType)
+    val serializer = new ExampleSerializer(s, recordType)
     val leaves = FeaturePaths.leaves(s, recordType, "/")
     val deserializer =
-      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), recordType, "test.tfrecord")
+      new ExampleDeserializer(FeaturePaths.flatSchema(leaves), recordType, "test.tfrecord")
     val assembler = new NestedRowAssembler(s, leaves, recordType, "test.tfrecord")
     val toScala = CatalystTypeConverters.createToScalaConverter(s)
     unsafe(s, input).map { r =>
@@ -153,7 +153,7 @@ class FeaturePathsSuite extends UnitSuite {
     val toCatalyst = CatalystTypeConverters.createToCatalystConverter(s)
     val generic = scalaRows.map(r => toCatalyst(r).asInstanceOf[InternalRow]).toArray
     val input = unsafe(s, scalaRows).toArray
-    val serializer = new TFRecordSerializer(s, RecordType.Example)
+    val serializer = new ExampleSerializer(s, RecordType.Example)
     val perGeneric = bytesPerRecord(100000)(i => serializer.serialize(generic(i & 3)))
     assert(perGeneric < 1.0, s"the nested serializer allocates $perGeneric bytes per row")
     val perRecord = readingAllocates(s, records(serializer, input))
@@ -161,7 +161,7 @@ class FeaturePathsSuite extends UnitSuite {
   }
 
   /** Each row serialized: the data of its record. */
-  private def records(serializer: TFRecordSerializer, rows: Array[UnsafeRow]): Array[Array[Byte]] =
+  private def records(serializer: ExampleSerializer, rows: Array[UnsafeRow]): Array[Array[Byte]] =
     rows.map { r =>
       val n = serializer.serialize(r)
       serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
@@ -171,7 +171,7 @@ class FeaturePathsSuite extends UnitSuite {
   private def readingAllocates(s: StructType, records: Array[Array[Byte]]): Double = {
     val leaves = FeaturePaths.leaves(s, RecordType.Example, "/")
     val deserializer =
-      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "mem")
+      new ExampleDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "mem")
     val assembler = new NestedRowAssembler(s, leaves, RecordType.Example, "mem")
     bytesPerRecord(100000) { i =>
       val d = records(i & 3)
@@ -208,10 +208,10 @@ class FeaturePathsSuite extends UnitSuite {
     val back = roundTrip(boxes, RecordType.Example, boxRows)
     boxRows.zip(back).foreach { case (want, got) => assert(same(got, want), s"$got != $want") }
     // On the wire: one list of 4 floats per element, as TensorFlow Datasets stores it.
-    val serializer = new TFRecordSerializer(boxes, RecordType.Example)
+    val serializer = new ExampleSerializer(boxes, RecordType.Example)
     val n = serializer.serialize(unsafe(boxes, boxRows.take(1)).head)
     val flat =
-      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
+      new ExampleDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
         .decode(serializer.buffer.slice(TFRecordFraming.HeaderBytes,
           TFRecordFraming.HeaderBytes + n), 0, n, 0L)
     assertEquals(flat.getArray(1).toFloatArray().length, 8)
@@ -219,7 +219,7 @@ class FeaturePathsSuite extends UnitSuite {
   }
 
   test("a fixed-length list of another length fails on write and on read") {
-    val serializer = new TFRecordSerializer(boxes, RecordType.Example)
+    val serializer = new ExampleSerializer(boxes, RecordType.Example)
     val e = intercept[TFRecordDataException](serializer.serialize(
       unsafe(boxes, Seq(Row(1L, Seq(Row(Seq(1f, 2f, 3f, 4f), 1L), Row(Seq(1f), 2L))))).head))
     assert(e.text.contains("Column 'objects.bbox': element 1 of its array of structs " +
@@ -227,14 +227,14 @@ class FeaturePathsSuite extends UnitSuite {
     // 6 floats for 2 labels: not 4 per element.
     val flatSchema = StructType.fromDDL("id bigint, `objects/bbox` array<float>, " +
       "`objects/label` array<bigint>")
-    val flat = new TFRecordSerializer(flatSchema, RecordType.Example)
+    val flat = new ExampleSerializer(flatSchema, RecordType.Example)
     val n = flat.serialize(unsafe(flatSchema,
       Seq(Row(1L, Seq(1f, 2f, 3f, 4f, 5f, 6f),
         Seq(1L, 2L)))).head)
     val leaves = FeaturePaths.leaves(boxes, RecordType.Example, "/")
     val assembler = new NestedRowAssembler(boxes, leaves, RecordType.Example, "test.tfrecord")
     val d =
-      new TFRecordDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
+      new ExampleDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
     val record = flat.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
     // The file the assembler was built for, and the offset the record came with.
     val read = intercept[TFRecordDataException](
@@ -248,7 +248,7 @@ class FeaturePathsSuite extends UnitSuite {
 
   test("concatenated lists allocate nothing per record, written or read") {
     val input = unsafe(boxes, boxRows).toArray
-    val serializer = new TFRecordSerializer(boxes, RecordType.Example)
+    val serializer = new ExampleSerializer(boxes, RecordType.Example)
     val perRow = bytesPerRecord(100000)(i => serializer.serialize(input(i & 3)))
     assert(perRow < 1.0, s"writing concatenated lists allocates $perRow bytes per row")
     val perRecord = readingAllocates(boxes, records(serializer, input))

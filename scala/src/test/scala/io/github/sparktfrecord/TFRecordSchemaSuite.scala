@@ -8,7 +8,7 @@ import org.apache.spark.sql.types._
 import ErrorText._
 
 import io.github.sparktfrecord.codec.{ColumnWriter, FeatureEncoder, RecordType}
-import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSchema}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, TFRecordSchema}
 import io.github.sparktfrecord.wire.ProtoWire
 
 /**
@@ -143,7 +143,7 @@ class TFRecordSchemaSuite extends UnitSuite {
 
   /** The value column `c` of type `t` reads from a feature of `kind`, or the error message. */
   private def readAs(t: DataType, kind: Int): Either[String, Any] = {
-    val d = new TFRecordDeserializer(schema("c" -> t), RecordType.Example, "test.tfrecord")
+    val d = new ExampleDeserializer(schema("c" -> t), RecordType.Example, "test.tfrecord")
     val bytes = record(kind)
     try {
       val row = d.decode(bytes, 0, bytes.length, 0L)
@@ -194,7 +194,7 @@ class TFRecordSchemaSuite extends UnitSuite {
       feature <- Seq(Array.emptyByteArray, int64List(), floatList(),
         bytesList())) {
       val bytes = example(entry("c", feature))
-      val row = new TFRecordDeserializer(schema("c" -> t, "a" -> ArrayType(t)),
+      val row = new ExampleDeserializer(schema("c" -> t, "a" -> ArrayType(t)),
         RecordType.Example, "test.tfrecord").decode(cat(bytes, example(entry("a", feature))),
         0, bytes.length * 2, 0L)
       assert(row.isNullAt(0), t.simpleString)

@@ -8,7 +8,7 @@ import org.apache.spark.unsafe.Platform
 import io.github.sparktfrecord.{TFRecordDataException, TFRecordError}
 
 /**
- * Reads a nested schema: turns the flat row the [[TFRecordDeserializer]] decoded (one column per
+ * Reads a nested schema: turns the flat row the [[ExampleDeserializer]] decoded (one column per
  * path-named feature, see [[FeaturePaths]]) into a row of `schema`, in one reused writer.
  *
  *  - a struct is null when none of its features is present;

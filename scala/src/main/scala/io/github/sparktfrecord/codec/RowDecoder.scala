@@ -4,8 +4,8 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 
 /**
  * Decodes one record's payload into one reused [[UnsafeRow]]: the flat decoder
- * ([[TFRecordDeserializer]]) and the nested one over it ([[NestedRowDecoder]]) are one, and the
- * `mode` option ([[io.github.sparktfrecord.sql.FailureSafeDecoder]]) wraps either.
+ * ([[ExampleDeserializer]]) and the nested one over it ([[NestedRowDecoder]]) are one, and the
+ * `mode` option ([[io.github.sparktfrecord.sql.FailureSafeReader]]) wraps either.
  */
 private[sparktfrecord] trait RowDecoder {
   /**

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
 import org.apache.spark.unsafe.Platform
 
-import io.github.sparktfrecord.wire.{ExampleWalker, FeatureOrder, ProtoWire}
+import io.github.sparktfrecord.wire.{ExampleWalker, FeatureOrder, PackedVarints, ProtoWire}
 
 /**
  * The fast path: reads an `Example` record laid out the usual way (as TensorFlow and every writer
@@ -18,7 +18,7 @@ import io.github.sparktfrecord.wire.{ExampleWalker, FeatureOrder, ProtoWire}
  * On anything else (another layout, an unset Feature, another kind, unpacked values, a value the
  * column cannot hold, a decimal, vector or `array<array<T>>` column present in the record) it
  * gives up: [[read]] returns false, having perhaps written part of the row, and
- * [[TFRecordDeserializer]] has the general path ([[AnyLayoutReader]]) read the record again,
+ * [[ExampleDeserializer]] has the general path ([[AnyLayoutReader]]) read the record again,
  * whole. It never throws on a record's bytes: what is wrong with a record is the general path's to
  * say.
  */
@@ -117,13 +117,11 @@ private[sparktfrecord] object UsualLayoutReader {
   }
 
   /** Reads one column's usual Feature `buf[start, end)` into the row; false: it gives up. */
-  abstract class ColumnReader {
+  abstract class ColumnReader extends PackedVarints {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean
 
     /** Set by [[int64]]: the value of a scalar's one varint. */
     protected final var value = 0L
-    /** Set by [[varint]]: where the varint it read ends; -1 if it is longer than ten bytes. */
-    protected final var varintEnd = 0
 
     /**
      * The one value of a scalar's packed int64 run, into [[value]]: 1; 0 for an empty list (the
@@ -135,30 +133,9 @@ private[sparktfrecord] object UsualLayoutReader {
       if (f < 0) return -1
       val from = (f >>> 32).toInt
       val to = f.toInt
-      if (from == to) return -1
-      value = varint(buf, from, to)
+      if (from == to || buf(to - 1) < 0) return -1
+      value = varint(buf, from)
       if (varintEnd == to) 1 else -1
-    }
-
-    /**
-     * The varint at `pos` of a packed run that ends before `end` on a varint's last byte (so no
-     * varint runs past it).
-     */
-    protected final def varint(buf: Array[Byte], pos: Int, end: Int): Long = {
-      val b = buf(pos)
-      if (b >= 0) { varintEnd = pos + 1; return b }
-      var result = b & 0x7fL
-      var p = pos + 1
-      var shift = 7
-      while (shift < 64) {
-        val c = buf(p)
-        p += 1
-        result |= (c & 0x7fL) << shift
-        if (c >= 0) { varintEnd = p; return result }
-        shift += 7
-      }
-      varintEnd = -1
-      0L
     }
 
     /**
@@ -264,7 +241,7 @@ private[sparktfrecord] object UsualLayoutReader {
         val b = buf(p)
         if (b >= 0) { aw.write(i, b.toLong); p += 1 }
         else {
-          val v = varint(buf, p, end)
+          val v = varint(buf, p)
           if (varintEnd < 0) return false
           aw.write(i, v)
           p = varintEnd
@@ -284,7 +261,7 @@ private[sparktfrecord] object UsualLayoutReader {
       if (p < 0) return false
       var i = 0
       while (p < end) {
-        val v = varint(buf, p, end)
+        val v = varint(buf, p)
         if (varintEnd < 0 || v != v.toInt) return false
         aw.write(i, v.toInt)
         p = varintEnd
@@ -303,7 +280,7 @@ private[sparktfrecord] object UsualLayoutReader {
       if (p < 0) return false
       var i = 0
       while (p < end) {
-        val v = varint(buf, p, end)
+        val v = varint(buf, p)
         if (varintEnd < 0 || v != v.toShort) return false
         aw.write(i, v.toShort)
         p = varintEnd
@@ -322,7 +299,7 @@ private[sparktfrecord] object UsualLayoutReader {
       if (p < 0) return false
       var i = 0
       while (p < end) {
-        val v = varint(buf, p, end)
+        val v = varint(buf, p)
         if (varintEnd < 0 || v != v.toByte) return false
         aw.write(i, v.toByte)
         p = varintEnd

@@ -8,7 +8,7 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import io.github.sparktfrecord.TFRecordError
 
-// The views through which the write path (TFRecordSerializer) reads nested columns in place.
+// The views through which the write path (ExampleSerializer) reads nested columns in place.
 
 /**
  * A struct field of a row or an array element, read without allocating: an [[UnsafeRow]] pointed

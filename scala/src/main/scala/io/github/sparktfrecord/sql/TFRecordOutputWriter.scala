@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.datasources.OutputWriter
 import org.apache.spark.sql.types.StructType
 
 import io.github.sparktfrecord.codec.{ByteArraySerializer, RecordSerializer, RecordType}
-import io.github.sparktfrecord.codec.TFRecordSerializer
+import io.github.sparktfrecord.codec.ExampleSerializer
 import io.github.sparktfrecord.framing.TFRecordWriter
 
 /**
@@ -28,7 +28,7 @@ private[sparktfrecord] final class TFRecordOutputWriter(
       index = options.writeIndex)
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
-    case other => new TFRecordSerializer(schema, other, options.pathSeparator,
+    case other => new ExampleSerializer(schema, other, options.pathSeparator,
         requireValues = counted.exists(_.requireValues))
   }
   private var records = 0L

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types.StructType
 
 import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, NestedRowDecoder}
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, TFRecordDeserializer}
+import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
 import io.github.sparktfrecord.framing.TFRecordReader
 
 /**
@@ -46,7 +46,7 @@ private[sparktfrecord] object TFRecordRows {
   /**
    * Turns the reader's current record into a row of `schema` (null: drop it); chosen once per
    * file. Records whose payload does not decode or fit are handled by the `mode` option
-   * ([[FailureSafeDecoder]]).
+   * ([[FailureSafeReader]]).
    */
   def decoder(
       schema: StructType,
@@ -65,11 +65,11 @@ private[sparktfrecord] object TFRecordRows {
           writer.getRow
         }
       case recordType if FeaturePaths.isNested(schema) =>
-        FailureSafeDecoder(options.mode, nestedDecoder(schema, recordType, options, path))
+        FailureSafeReader(options.mode, nestedDecoder(schema, recordType, options, path))
       case recordType =>
-        FailureSafeDecoder(options.mode,
-          new TFRecordDeserializer(schema, recordType, path,
-            FailureSafeDecoder.corruptColumn(schema, schema, options), null, options.fastPath))
+        FailureSafeReader(options.mode,
+          new ExampleDeserializer(schema, recordType, path,
+            FailureSafeReader.corruptColumn(schema, schema, options), null, options.fastPath))
     }
 
   /**
@@ -85,8 +85,8 @@ private[sparktfrecord] object TFRecordRows {
     val leaves = FeaturePaths.leaves(schema, recordType, options.pathSeparator)
     val flatSchema = FeaturePaths.flatSchema(leaves)
     new NestedRowDecoder(
-      new TFRecordDeserializer(flatSchema, recordType, path,
-        FailureSafeDecoder.corruptColumn(schema, flatSchema, options),
+      new ExampleDeserializer(flatSchema, recordType, path,
+        FailureSafeReader.corruptColumn(schema, flatSchema, options),
         leaves.map(_.column).toArray, options.fastPath),
       new NestedRowAssembler(schema, leaves, recordType, path))
   }

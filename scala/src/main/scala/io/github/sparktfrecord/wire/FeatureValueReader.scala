@@ -9,7 +9,7 @@ import io.github.sparktfrecord.WireFormatException
  * and unpacked encodings) in two steps: [[count]] counts them, without decoding packed values, and
  * [[emit]] then hands them over to a [[ValueSink]].
  */
-private[sparktfrecord] final class FeatureValueReader(cursor: WireCursor) {
+private[sparktfrecord] final class FeatureValueReader(cursor: WireCursor) extends PackedVarints {
   import FeatureValueReader._
   import ProtoWire._
 
@@ -108,12 +108,27 @@ private[sparktfrecord] final class FeatureValueReader(cursor: WireCursor) {
   private def emitField(run: FeatureRun, sink: ValueSink): Unit = {
     val buf = cursor.buf
     (run.fieldCase: @switch) match {
-      case Int64Packed | Int64Single =>
-        cursor.pos = run.fieldStart
-        while (cursor.pos < run.fieldEnd) sink.int64(cursor.readVarint(run.fieldEnd))
+      case Int64Packed | Int64Single => int64s(buf, run.fieldStart, run.fieldEnd, sink)
       case FloatPacked | FloatSingle => sink.floats(buf, run.fieldStart, run.count)
       case _ => sink.bytes(buf, run.fieldStart, run.fieldEnd - run.fieldStart)
     }
+  }
+
+  /**
+   * The varints of a packed run `buf[from, until)` that [[count]] found ends on a varint's last
+   * byte, into `sink`: how many.
+   */
+  private def int64s(buf: Array[Byte], from: Int, until: Int, sink: ValueSink): Int = {
+    var p = from
+    var n = 0
+    while (p < until) {
+      val v = varint(buf, p)
+      if (varintEnd < 0) tooLong(p)
+      sink.int64(v)
+      p = varintEnd
+      n += 1
+    }
+    n
   }
 
   /**
@@ -138,11 +153,8 @@ private[sparktfrecord] final class FeatureValueReader(cursor: WireCursor) {
           cursor.pos = runEnd
           n
         } else {
-          var n = 0
-          while (cursor.pos < runEnd) {
-            sink.int64(cursor.readVarint(runEnd))
-            n += 1
-          }
+          val n = int64s(buf, cursor.pos, runEnd, sink)
+          cursor.pos = runEnd
           n
         }
       case Int64Single =>

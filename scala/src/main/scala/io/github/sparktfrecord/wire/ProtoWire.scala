@@ -29,6 +29,8 @@ private[sparktfrecord] object ProtoWire {
 
   final val KindNames: Array[String] = Array("unset", "bytes_list", "float_list", "int64_list")
 
+  final val VarintTooLong = "varint longer than 10 bytes"
+
   def tag(field: Int, wireType: Int): Int = (field << 3) | wireType
 
   /**
@@ -179,6 +181,42 @@ private[sparktfrecord] object ProtoWire {
 }
 
 /**
+ * The read path's one loop over the varints of a packed int64 run, for the fast path's int64
+ * columns and the general path's packed runs alike. Its callers have checked that the run's last
+ * byte ends a varint, so no varint it reads runs past the run, and it checks no bound. It returns
+ * the value and leaves where the varint ends in [[varintEnd]] (-1 past ten bytes), so that the
+ * caller keeps its position in a local: a field of the position would be read again after each
+ * write into an array, which the JIT cannot tell apart from it.
+ */
+private[sparktfrecord] abstract class PackedVarints {
+
+  /** Where the varint [[varint]] read last ends; -1 if it is longer than ten bytes. */
+  protected final var varintEnd = 0
+
+  /** The varint at `pos` of a packed run that ends on a varint's last byte. */
+  protected final def varint(buf: Array[Byte], pos: Int): Long = {
+    val b = buf(pos)
+    if (b >= 0) { varintEnd = pos + 1; return b }
+    var result = b & 0x7fL
+    var p = pos + 1
+    var shift = 7
+    while (shift < 64) {
+      val c = buf(p)
+      p += 1
+      result |= (c & 0x7fL) << shift
+      if (c >= 0) { varintEnd = p; return result }
+      shift += 7
+    }
+    varintEnd = -1
+    0L
+  }
+
+  /** The error of a varint at `pos` longer than ten bytes, at its eleventh, as [[WireCursor]]'s. */
+  protected final def tooLong(pos: Int): Nothing =
+    throw new WireFormatException(ProtoWire.VarintTooLong, pos + 10)
+}
+
+/**
  * A position in a message being decoded, with the bounds it may not cross. One per task; every
  * failure names the byte offset inside the record, which the caller turns into a file offset.
  */
@@ -251,7 +289,7 @@ private[sparktfrecord] final class WireCursor {
       if (b >= 0) return result
       shift += 7
     }
-    throw new WireFormatException("varint longer than 10 bytes", pos)
+    throw new WireFormatException(VarintTooLong, pos)
   }
 
   /** Reads a length prefix and returns the end of the delimited bytes, checked against `limit`. */

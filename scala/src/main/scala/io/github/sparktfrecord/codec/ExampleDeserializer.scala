@@ -22,7 +22,7 @@ import io.github.sparktfrecord.wire.{FeatureIndex, FeatureOrder, ProtoWire}
  * Example schema, a platform that reads unaligned little-endian words, `fastPath` set: the
  * option `decoder` is not `interpreted`); when it gives up on a record, the general path reads
  * that record again from its start. A file whose records keep making it give up (more than a
- * quarter of at least [[TFRecordDeserializer.MinTrialRecords]]) stops trying it, so that a file of
+ * quarter of at least [[ExampleDeserializer.MinTrialRecords]]) stops trying it, so that a file of
  * unusual records pays the double read only briefly.
  *
  * One deserializer reads the records of one file, `path`, which its errors name with the byte
@@ -32,14 +32,14 @@ import io.github.sparktfrecord.wire.{FeatureIndex, FeatureOrder, ProtoWire}
  * record's raw bytes (mode PERMISSIVE); it is never read from a feature. `columns`, when given,
  * names each column in messages (the Spark paths of a nested schema's features).
  */
-private[sparktfrecord] final class TFRecordDeserializer(
+private[sparktfrecord] final class ExampleDeserializer(
     schema: StructType,
     recordType: RecordType,
     path: String,
     corruptColumn: Int = -1,
     columns: Array[String] = null,
     fastPath: Boolean = true) extends RowDecoder {
-  import TFRecordDeserializer._
+  import ExampleDeserializer._
 
   private val row = new RowBuilder(schema, corruptColumn, columns)
   /** The columns by feature name (the corrupt-record column has none), learned by position. */
@@ -86,7 +86,7 @@ private[sparktfrecord] final class TFRecordDeserializer(
     row.corruptRow(buf, start, end)
 }
 
-private[sparktfrecord] object TFRecordDeserializer {
+private[sparktfrecord] object ExampleDeserializer {
   /** The fewest records the give-up rule judges the fast path on. */
   final val MinTrialRecords = 16
 }

@@ -14,7 +14,7 @@ import ErrorText._
 
 import io.github.sparktfrecord.codec.{ByteArraySerializer, ColumnWriter, FeatureEncoder}
 import io.github.sparktfrecord.codec.{FeatureListEncoder, RecordSerializer, RecordType}
-import io.github.sparktfrecord.codec.{TFRecordDeserializer, TFRecordSerializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer}
 import io.github.sparktfrecord.framing.TFRecordFraming
 import io.github.sparktfrecord.wire.{FeatureRun, FeatureValueReader, WireCursor}
 
@@ -23,7 +23,7 @@ import io.github.sparktfrecord.wire.{FeatureRun, FeatureValueReader, WireCursor}
  * deserializer; the measure / write contract of the encoders and the begin / end one of the
  * decoders.
  */
-class TFRecordSerializerSuite extends UnitSuite {
+class ExampleSerializerSuite extends UnitSuite {
   import ProtoBytes._
 
   private def schema(fields: (String, DataType)*): StructType =
@@ -33,7 +33,7 @@ class TFRecordSerializerSuite extends UnitSuite {
       s: StructType,
       row: InternalRow,
       recordType: RecordType = RecordType.Example): Array[Byte] = {
-    val serializer = new TFRecordSerializer(s, recordType)
+    val serializer = new ExampleSerializer(s, recordType)
     val n = serializer.serialize(row)
     serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
   }
@@ -148,7 +148,7 @@ class TFRecordSerializerSuite extends UnitSuite {
 
   private def tooLarge(s: StructType, row: InternalRow, recordType: RecordType): String =
     intercept[TFRecordDataException](
-      new TFRecordSerializer(s, recordType).serialize(row)).text
+      new ExampleSerializer(s, recordType).serialize(row)).text
 
   private val atMost = s"at most ${Int.MaxValue - 64 - 16} fit in one record"
 
@@ -247,8 +247,8 @@ class TFRecordSerializerSuite extends UnitSuite {
     new GenericInternalRow(new Array[Any](24)))
 
   test("rows of every type read back, bit-exact but for double and decimal (through float)") {
-    val serializer = new TFRecordSerializer(allTypes, RecordType.Example)
-    val deserializer = new TFRecordDeserializer(allTypes, RecordType.Example, "test.tfrecord")
+    val serializer = new ExampleSerializer(allTypes, RecordType.Example)
+    val deserializer = new ExampleDeserializer(allTypes, RecordType.Example, "test.tfrecord")
     for (row <- rows) {
       val n = serializer.serialize(row)
       val record = serializer.buffer.slice(TFRecordFraming.HeaderBytes,
@@ -267,8 +267,8 @@ class TFRecordSerializerSuite extends UnitSuite {
     val s = schema("ctx" -> StringType, "t" -> ArrayType(ArrayType(LongType)),
       "f" -> ArrayType(ArrayType(FloatType)), "w" -> ArrayType(ArrayType(StringType)),
       "ctxs" -> ArrayType(IntegerType))
-    val serializer = new TFRecordSerializer(s, RecordType.SequenceExample)
-    val deserializer = new TFRecordDeserializer(s, RecordType.SequenceExample, "test.tfrecord")
+    val serializer = new ExampleSerializer(s, RecordType.SequenceExample)
+    val deserializer = new ExampleDeserializer(s, RecordType.SequenceExample, "test.tfrecord")
     for (row <- Seq(
         InternalRow(str("c"), array(array(1L, -2L), array(), array(Long.MaxValue)),
           array(array(0.5f), array(1f, 2f)), array(array(str("a")), array(str(""), str("b"))),

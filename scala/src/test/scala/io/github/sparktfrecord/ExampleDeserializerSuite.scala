@@ -5,16 +5,16 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, TFRecordDeserializer}
+import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
 import io.github.sparktfrecord.wire.FeatureOrder
 
 /**
  * Example and SequenceExample bytes, built by hand (or as TensorFlow wrote them), through
- * [[TFRecordDeserializer]] into rows with exact values; malformed bytes into errors that name the
+ * [[ExampleDeserializer]] into rows with exact values; malformed bytes into errors that name the
  * byte offset. Run with the general path only; [[FastPathSuite]] runs it with the fast path tried
  * first.
  */
-class TFRecordDeserializerSuite(fastPath: Boolean) extends UnitSuite {
+class ExampleDeserializerSuite(fastPath: Boolean) extends UnitSuite {
   import ProtoBytes._
 
   def this() = this(false)
@@ -23,8 +23,8 @@ class TFRecordDeserializerSuite(fastPath: Boolean) extends UnitSuite {
     StructType(fields.map { case (n, t) => StructField(n, t) })
 
   /** The deserializer of a file `test.tfrecord`, whose records come at byte offset 1000. */
-  private def deserializer(s: StructType, recordType: RecordType): TFRecordDeserializer =
-    new TFRecordDeserializer(s, recordType, "test.tfrecord", fastPath = fastPath)
+  private def deserializer(s: StructType, recordType: RecordType): ExampleDeserializer =
+    new ExampleDeserializer(s, recordType, "test.tfrecord", fastPath = fastPath)
 
   /**
    * `record` decoded from the middle of a buffer, between bytes that must not be read (tags
@@ -376,6 +376,16 @@ class TFRecordDeserializerSuite(fastPath: Boolean) extends UnitSuite {
     val (eleven, elevenAt) =
       withFeature("a", int64List(field(1, Array.fill[Byte](10)(-1), hex("01"))))
     check(eleven, "varint longer than 10 bytes", elevenAt + 4 + 10)
+    // The same run under each fast-path reader of int64 values: each gives the record up, and the
+    // general path names the error.
+    for (t <- Seq(LongType, ArrayType(IntegerType), ArrayType(ShortType), ArrayType(ByteType))) {
+      assertEquals(failure(schema("a" -> t), eleven).text,
+        malformed("varint longer than 10 bytes", elevenAt + 4 + 10), t.simpleString)
+    }
+    // A scalar's run cut inside a varint, at the very end of the record's buffer.
+    val (cutScalar, cutScalarAt) = withFeature("a", int64List(field(1, hex("80"))))
+    assertEquals(failure(schema("a" -> LongType), cutScalar).text,
+      malformed("packed int64 run ends inside a varint", cutScalarAt + 4))
     val (elevenSingle, elevenSingleAt) =
       withFeature("a", int64List(key(1, 0), Array.fill[Byte](10)(-1), hex("01")))
     check(elevenSingle, "varint longer than 10 bytes", elevenSingleAt + 3 + 10)
@@ -501,7 +511,7 @@ class TFRecordDeserializerSuite(fastPath: Boolean) extends UnitSuite {
 
   test("the corrupt-record column holds the record's bytes and is never read from a feature") {
     val s = schema("a" -> LongType, "_corrupt_record" -> BinaryType)
-    val d = new TFRecordDeserializer(s, RecordType.Example, "test.tfrecord", 1, null, fastPath)
+    val d = new ExampleDeserializer(s, RecordType.Example, "test.tfrecord", 1, null, fastPath)
     val record = example(entry("a", int64List(packedInt64(1L))),
       entry("_corrupt_record", bytesList(bytesValues("from a feature"))))
     val row = decode(d, record, Offset)

@@ -29,7 +29,7 @@ import io.github.sparktfrecord.wire.ProtoWire
  * fails naming its column instead of leaving its feature out. An array column whose field fixes
  * its length ([[FeaturePaths.ListLengthKey]]) fails when a row's array holds another number.
  */
-private[sparktfrecord] final class TFRecordSerializer(
+private[sparktfrecord] final class ExampleSerializer(
     schema: StructType,
     recordType: RecordType,
     separator: String = FeaturePaths.DefaultSeparator,

@@ -9,13 +9,13 @@ import org.apache.spark.sql.types.StructType
 import ErrorText._
 
 import io.github.sparktfrecord.framing.{TFRecordFraming, TFRecordReader}
-import io.github.sparktfrecord.sql.{FailureSafeDecoder, TFRecordOptions, TFRecordRows}
+import io.github.sparktfrecord.sql.{FailureSafeReader, TFRecordOptions, TFRecordRows}
 
 /**
  * The `mode` option over a file of three records, the second of which does not fit the schema:
- * the same three outcomes for a flat schema and for a nested one ([[FailureSafeDecoder]]).
+ * the same three outcomes for a flat schema and for a nested one ([[FailureSafeReader]]).
  */
-class FailureSafeDecoderSuite extends UnitSuite {
+class FailureSafeReaderSuite extends UnitSuite {
   import ProtoBytes._
   import TFRecordFraming._
 
@@ -79,20 +79,20 @@ class FailureSafeDecoderSuite extends UnitSuite {
   }
 
   test("the corrupt-record column: only in PERMISSIVE, and binary or string") {
-    def column(mode: String, schema: StructType): Int = FailureSafeDecoder.corruptColumn(
+    def column(mode: String, schema: StructType): Int = FailureSafeReader.corruptColumn(
       schema, schema, new TFRecordOptions(Map("mode" -> mode)))
     assertEquals(column("PERMISSIVE", flat), 1)
     assertEquals(column("DROPMALFORMED", flat), -1)
     assertEquals(column("FAILFAST", flat), -1)
     assertEquals(column("PERMISSIVE", StructType.fromDDL("a bigint")), -1)
     val permissive = new TFRecordOptions(Map("mode" -> "PERMISSIVE"))
-    FailureSafeDecoder.checkCorruptColumn(StructType.fromDDL("_corrupt_record string"), permissive)
-    val e = intercept[IllegalArgumentException](FailureSafeDecoder.checkCorruptColumn(
+    FailureSafeReader.checkCorruptColumn(StructType.fromDDL("_corrupt_record string"), permissive)
+    val e = intercept[IllegalArgumentException](FailureSafeReader.checkCorruptColumn(
       StructType.fromDDL("_corrupt_record int"), permissive))
     assertEquals(e.text,
       "The corrupt-record column '_corrupt_record' must be binary or " +
         "string, not int")
-    FailureSafeDecoder.checkCorruptColumn(StructType.fromDDL("_corrupt_record int"),
+    FailureSafeReader.checkCorruptColumn(StructType.fromDDL("_corrupt_record int"),
       new TFRecordOptions(Map("mode" -> "DROPMALFORMED")))
   }
 }

@@ -18,7 +18,7 @@ import io.github.sparktfrecord.framing.TFRecordReader
  *
  * The mode is chosen once, when a file's decoder is built: the per-record function tests nothing.
  */
-private[sparktfrecord] object FailureSafeDecoder {
+private[sparktfrecord] object FailureSafeReader {
 
   /** The row of the reader's current record as `mode` makes it (null: drop the record). */
   def apply(mode: ParseMode, decoder: RowDecoder): TFRecordReader => InternalRow =
