@@ -8,9 +8,8 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, NestedRowDecoder}
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
-import io.github.sparktfrecord.codec.ExampleSerializer
+import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer, FeaturePaths}
+import io.github.sparktfrecord.codec.{NestedRowAssembler, NestedRowDecoder, RecordType, RowDecoder}
 import io.github.sparktfrecord.framing.TFRecordFraming
 
 /**

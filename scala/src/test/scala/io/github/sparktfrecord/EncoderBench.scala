@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.github.sparktfrecord.codec.{RecordType, ExampleSerializer}
+import io.github.sparktfrecord.codec.{ExampleSerializer, RecordType}
 
 /**
  * Encoding only, one thread, rows in memory: the CPU time of serializing 1M unsafe rows of an

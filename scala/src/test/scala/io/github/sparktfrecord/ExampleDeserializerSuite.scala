@@ -5,7 +5,7 @@ import org.apache.spark.sql.types._
 
 import ErrorText._
 
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, RecordType, RowDecoder}
 import io.github.sparktfrecord.wire.FeatureOrder
 
 /**

@@ -5,7 +5,7 @@ import scala.util.Random
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, RecordType, RowDecoder}
 import io.github.sparktfrecord.wire.ProtoWire
 
 /**

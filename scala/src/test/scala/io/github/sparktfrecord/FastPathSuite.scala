@@ -2,7 +2,7 @@ package io.github.sparktfrecord
 
 import org.apache.spark.sql.types._
 
-import io.github.sparktfrecord.codec.{RecordType, ExampleDeserializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, RecordType}
 
 /**
  * [[ExampleDeserializerSuite]] with the fast path tried first (what the option `decoder` =

@@ -7,8 +7,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.datasources.OutputWriter
 import org.apache.spark.sql.types.StructType
 
-import io.github.sparktfrecord.codec.{ByteArraySerializer, RecordSerializer, RecordType}
-import io.github.sparktfrecord.codec.ExampleSerializer
+import io.github.sparktfrecord.codec.{ByteArraySerializer, ExampleSerializer, RecordSerializer}
+import io.github.sparktfrecord.codec.RecordType
 import io.github.sparktfrecord.framing.TFRecordWriter
 
 /**

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types.StructType
 
 import io.github.sparktfrecord.codec.{FeaturePaths, NestedRowAssembler, NestedRowDecoder}
-import io.github.sparktfrecord.codec.{RecordType, RowDecoder, ExampleDeserializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, RecordType, RowDecoder}
 import io.github.sparktfrecord.framing.TFRecordReader
 
 /**
