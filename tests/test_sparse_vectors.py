@@ -165,3 +165,20 @@ def test_a_bad_vector_layout_fails_at_planning_listing_the_values(spark, out: Pa
     with pytest.raises(Exception, match=r"vectorLayout.*dense, sparse"):
         spark_tfrecord.write(df, str(out), vectorLayout="csr")
     assert not out.exists()
+
+
+def test_a_vector_written_sparse_is_held_no_absent_column_warning(spark, out: Path) -> None:
+    from pyspark.ml.linalg import SparseVector, VectorUDT
+    from pyspark.sql.types import StructField, StructType
+    from test_planning_warnings import driver_log
+
+    schema = StructType([StructField("v", VectorUDT())])
+    df = spark.createDataFrame([(SparseVector(4, [1], [2.0]),)], schema)
+    spark_tfrecord.write(df, str(out), vector_layout="sparse")
+    with driver_log(spark) as log:
+        rows = spark_tfrecord.read(spark, str(out), schema=schema).collect()
+    assert [r.v for r in rows] == [SparseVector(4, [1], [2.0])]
+    assert log == []  # the feature "v" is absent, but "v/indices" holds the column
+    with driver_log(spark) as log:
+        spark_tfrecord.read(spark, str(out), schema="w long").collect()
+    assert len(log) == 1 and "column(s) 'w'" in log[0]
