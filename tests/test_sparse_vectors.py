@@ -11,6 +11,7 @@ import pytest
 
 import spark_tfrecord
 from support import tfrecord_files
+from test_planning_warnings import driver_log
 
 
 def _bits(x: float) -> bytes:
@@ -170,7 +171,6 @@ def test_a_bad_vector_layout_fails_at_planning_listing_the_values(spark, out: Pa
 def test_a_vector_written_sparse_is_held_no_absent_column_warning(spark, out: Path) -> None:
     from pyspark.ml.linalg import SparseVector, VectorUDT
     from pyspark.sql.types import StructField, StructType
-    from test_planning_warnings import driver_log
 
     schema = StructType([StructField("v", VectorUDT())])
     df = spark.createDataFrame([(SparseVector(4, [1], [2.0]),)], schema)
