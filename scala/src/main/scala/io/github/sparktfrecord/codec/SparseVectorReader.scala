@@ -54,7 +54,7 @@ private[sparktfrecord] final class SparseVectorReader(
   /** Feature `k` of [[names]] in the current record: its values are kept until [[finish]]. */
   def feature(k: Int, run: FeatureRun): Unit = {
     val v = k / 3
-    val part = VectorParts(k % 3)._1
+    val part = VectorIndices + k % 3 // the order of VectorParts
     val d = vectors(v)
     val n = values.count(run)
     val kind = if (part == VectorValues) ProtoWire.KindFloat else ProtoWire.KindInt64
@@ -99,7 +99,8 @@ private[sparktfrecord] final class SparseVectorReader(
         s"has both the dense feature '${fieldNames(d.ordinal)}' and the sparse features " +
           s"'${featureName(d, VectorIndices)}', '${featureName(d, VectorValues)}'")
     }
-    VectorParts.foreach { case (part, _) =>
+    var part = VectorIndices
+    while (part <= VectorSize) {
       if ((parts(v) & (1 << part)) == 0) {
         val what = if (part == VectorSize) "its size, " else ""
         fail(d,
@@ -107,6 +108,7 @@ private[sparktfrecord] final class SparseVectorReader(
             s"'${featureName(d, VectorValues)}' and '${featureName(d, VectorSize)}', but the " +
             s"record has no '${featureName(d, part)}' (${what}written with vectorLayout sparse)")
       }
+      part += 1
     }
     if (sizeCounts(v) != 1) {
       fail(d,
