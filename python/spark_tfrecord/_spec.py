@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 if TYPE_CHECKING:
@@ -35,15 +36,39 @@ def _dtype(tf: Any, data_type: DataType, column: str) -> Any:
     )
 
 
+def _vector_size(field: Any, column: str, sizes: Mapping[str, int]) -> int:
+    """The size of vector column ``column``: ``sizes`` gives it, else its Spark ML metadata
+    (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set)."""
+    if column in sizes:
+        return int(sizes[column])
+    attrs = field.metadata.get("ml_attr", {})
+    if isinstance(attrs, dict) and "num_attrs" in attrs:
+        return int(attrs["num_attrs"])
+    raise ValueError(
+        f"Column {column!r} is a vector written sparse, and tf.io.SparseFeature needs its size: "
+        f"its metadata has no ml_attr.num_attrs. Give it as sizes={{{column!r}: N}}."
+    )
+
+
 @overload
 def feature_spec(
-    schema: StructType, *, record_type: Literal["Example"] = ..., separator: str = ...
+    schema: StructType,
+    *,
+    record_type: Literal["Example"] = ...,
+    separator: str = ...,
+    vector_layout: Literal["dense", "sparse"] = ...,
+    sizes: Mapping[str, int] | None = ...,
 ) -> dict[str, Any]: ...
 
 
 @overload
 def feature_spec(
-    schema: StructType, *, record_type: Literal["SequenceExample"], separator: str = ...
+    schema: StructType,
+    *,
+    record_type: Literal["SequenceExample"],
+    separator: str = ...,
+    vector_layout: Literal["dense", "sparse"] = ...,
+    sizes: Mapping[str, int] | None = ...,
 ) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
 
@@ -52,12 +77,19 @@ def feature_spec(
     *,
     record_type: Literal["Example", "SequenceExample"] = "Example",
     separator: str = "/",
+    vector_layout: Literal["dense", "sparse"] = "dense",
+    sizes: Mapping[str, int] | None = None,
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
 
     - a non-nullable scalar column: ``tf.io.FixedLenFeature([], dtype)``
     - a nullable scalar column: ``tf.io.VarLenFeature(dtype)`` (absent → an empty sparse row)
     - an array or vector column: ``tf.io.RaggedFeature(dtype)``
+    - with ``vector_layout="sparse"`` (files written with it), a vector column ``c``:
+      ``tf.io.SparseFeature(index_key="c/indices", value_key="c/values", dtype=tf.float32,
+      size=N)``, N from ``sizes={"c": N}`` or else the column's Spark ML metadata
+      (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set); without
+      either, a ValueError naming the column. ``tf.io.parse_example`` gives a ``SparseTensor``.
     - with ``record_type="SequenceExample"``, ``array<array<T>>`` columns are feature lists, read
       as ``tf.io.RaggedFeature(dtype)`` sequence features; the result is then the pair
       ``(context_features, sequence_features)`` for ``tf.io.parse_sequence_example``.
@@ -96,6 +128,7 @@ def feature_spec(
     from pyspark.sql.types import ArrayType, StructType
 
     sequence_type = record_type == "SequenceExample"
+    known_sizes: Mapping[str, int] = sizes or {}
     context: dict[str, Any] = {}
     sequence: dict[str, Any] = {}
 
@@ -144,6 +177,13 @@ def feature_spec(
                         "which only record_type='SequenceExample' has."
                     )
                 sequence[name] = ragged(data_type.elementType.elementType, column)
+            elif vector_layout == "sparse" and type(data_type).__name__ == "VectorUDT":
+                context[name] = tf.io.SparseFeature(
+                    index_key=name + separator + "indices",
+                    value_key=name + separator + "values",
+                    dtype=tf.float32,
+                    size=_vector_size(field, column, known_sizes),
+                )
             elif isinstance(data_type, ArrayType) or type(data_type).__name__ == "VectorUDT":
                 element = data_type.elementType if isinstance(data_type, ArrayType) else data_type
                 context[name] = ragged(element, column)

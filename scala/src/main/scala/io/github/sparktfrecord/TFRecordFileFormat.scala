@@ -77,7 +77,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     TFRecordSchema.rejectMaps(dataSchema, parsed.recordType)
     val sharded = TFRecordShardedWrite.prepare(job, options, parsed, dataSchema)
     TFRecordSchema.validate(sharded.map(_.schema).getOrElse(dataSchema), parsed.recordType,
-      writing = true, parsed.pathSeparator)
+      writing = true, parsed.pathSeparator, parsed.sparseVectors)
     if (parsed.writeIndex) {
       IndexWriter.checkCompression(parsed.compression, "the files of this write")
     }

@@ -142,6 +142,33 @@ class AllocationSuite extends UnitSuite {
       })
   }
 
+  test("sparse vectors (vectorLayout sparse) allocate nothing, written and read") {
+    val s = StructType(Seq(StructField("id", LongType),
+      StructField("v", new org.apache.spark.ml.linalg.VectorUDT)))
+    // VectorUDT's storage of a sparse vector: type 0, size, indices, values.
+    val input = Array.tabulate(16)(i =>
+      InternalRow(i.toLong,
+        InternalRow(0.toByte, 1 << 20,
+          new GenericArrayData(Array.tabulate[Any](i)(j => j * 1000 + i)),
+          new GenericArrayData(Array.tabulate[Any](i)(j => j + 0.5)))))
+    val serializer = new ExampleSerializer(s, RecordType.Example, "/", sparseVectors = true)
+    assertNoAllocation("the sparse vector serializer",
+      bytesPerRecord(100000)(i => serializer.serialize(input(i & 15))))
+    val data = input.map { r =>
+      val n = serializer.serialize(r)
+      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    }
+    val deserializer = new ExampleDeserializer(s, RecordType.Example, "mem")
+    assertNoAllocation("the sparse vector deserializer",
+      bytesPerRecord(100000) { i =>
+        val d = data(i & 15)
+        deserializer.decode(d, 0, d.length, 0L)
+      })
+    val r = deserializer.decode(data(7), 0, data(7).length, 0L).getStruct(1, 4)
+    assertEquals((r.getInt(1), r.getArray(2).toIntArray.toSeq, r.getArray(3).toDoubleArray.toSeq),
+      (1 << 20, Seq.tabulate(7)(j => j * 1000 + 7), Seq.tabulate(7)(j => j + 0.5)))
+  }
+
   test("the framing reader allocates nothing per record") {
     val writer = new RecordBuffer
     val out = new java.io.ByteArrayOutputStream

@@ -522,4 +522,97 @@ class ExampleDeserializerSuite(fastPath: Boolean) extends UnitSuite {
     assert(corrupt.isNullAt(0))
     assertEquals(corrupt.getBinary(1).toSeq, bad.dropRight(1).toSeq)
   }
+
+  private val vector: DataType = new org.apache.spark.ml.linalg.VectorUDT
+
+  /** A vector column's struct (VectorUDT's storage): type, size, indices, values. */
+  private def vectorOf(row: UnsafeRow, i: Int): (Byte, Int, Seq[Int], Seq[Double]) = {
+    val v = row.getStruct(i, 4)
+    (v.getByte(0), if (v.isNullAt(1)) -1 else v.getInt(1),
+      if (v.isNullAt(2)) Nil else v.getArray(2).toIntArray.toSeq, v.getArray(3).toDoubleArray.toSeq)
+  }
+
+  private def int64s(values: Long*): Array[Byte] =
+    int64List(if (values.isEmpty) Array.emptyByteArray else packedInt64(values: _*))
+  private def float32s(values: Float*): Array[Byte] =
+    floatList(if (values.isEmpty) Array.emptyByteArray else packedFloat(values: _*))
+
+  test("a vector column reads its sparse features, in any order, into a SparseVector") {
+    val s = schema("id" -> LongType, "v" -> vector, "w" -> vector)
+    val row = read(s,
+      example(
+        entry("v/size", int64s(1L << 20)),
+        entry("id", int64s(9L)),
+        entry("v/values", float32s(0.5f, 0f, -2f)),
+        entry("w", float32s(1f, 0f)), // today's dense layout, beside it
+        entry("v/indices", int64s(3L, 70000L, 1048575L))))
+    assertEquals(row.getLong(0), 9L)
+    assertEquals(vectorOf(row, 1), (0.toByte, 1 << 20, Seq(3, 70000, 1048575), Seq(0.5, 0.0, -2.0)))
+    assertEquals(vectorOf(row, 2), (1.toByte, -1, Nil, Seq(1.0, 0.0)))
+    // An empty vector, and the next record's vector absent: null.
+    val empty = read(s,
+      example(entry("v/indices", int64s()), entry("v/values", float32s()),
+        entry("v/size", int64s(4L))))
+    assertEquals(vectorOf(empty, 1), (0.toByte, 4, Nil, Nil))
+    assert(empty.isNullAt(2))
+    val d = deserializer(s, RecordType.Example)
+    decode(d,
+      example(entry("v/indices", int64s(1L)), entry("v/values", float32s(1f)),
+        entry("v/size", int64s(2L))), Offset)
+    val next = decode(d, example(entry("id", int64s(1L))), Offset)
+    assert(next.isNullAt(1))
+    // Unpacked lists read the same (the general path's).
+    val unpacked = read(s,
+      example(entry("v/indices", int64List(unpackedInt64(0L, 2L))),
+        entry("v/values", floatList(unpackedFloat(1f, 2f))), entry("v/size", int64s(3L))))
+    assertEquals(vectorOf(unpacked, 1), (0.toByte, 3, Seq(0, 2), Seq(1.0, 2.0)))
+  }
+
+  test("a vector's sparse features that do not make a vector fail naming the column") {
+    val s = schema("v" -> vector)
+    val prefix = "Column 'v' (vector) "
+    def fails(entries: Array[Byte]*): String = {
+      val e = failure(s, example(entries: _*))
+      assertEquals(e.column, "v")
+      e.text
+    }
+    val at = ", in the record at byte offset 1000 of test.tfrecord"
+    assertEquals(fails(entry("v/indices", int64s(1L)), entry("v/values", float32s(1f))),
+      prefix + "is read from the sparse features 'v/indices', 'v/values' and 'v/size', but " +
+        "the record has no 'v/size' (its size, written with vectorLayout sparse)" + at)
+    assertEquals(fails(entry("v/indices", int64s(1L)), entry("v/size", int64s(3L))),
+      prefix + "is read from the sparse features 'v/indices', 'v/values' and 'v/size', but " +
+        "the record has no 'v/values' (written with vectorLayout sparse)" + at)
+    assertEquals(fails(entry("v/indices", int64s(2L, 1L)), entry("v/values", float32s(1f, 2f)),
+      entry("v/size", int64s(3L))),
+      prefix + "has the index 1 after 2 in 'v/indices': indices must be increasing" + at)
+    assertEquals(fails(entry("v/indices", int64s(1L, 1L)), entry("v/values", float32s(1f, 2f)),
+      entry("v/size", int64s(3L))),
+      prefix + "has the index 1 after 1 in 'v/indices': indices must be increasing" + at)
+    assertEquals(fails(entry("v/indices", int64s(3L)), entry("v/values", float32s(1f)),
+      entry("v/size", int64s(3L))),
+      prefix + "has the index 3 in 'v/indices', outside the vector's size 3" + at)
+    assertEquals(fails(entry("v/indices", int64s(-1L)), entry("v/values", float32s(1f)),
+      entry("v/size", int64s(3L))),
+      prefix + "has the index -1 in 'v/indices', outside the vector's size 3" + at)
+    assertEquals(fails(entry("v/indices", int64s(0L, 1L)), entry("v/values", float32s(1f)),
+      entry("v/size", int64s(3L))),
+      prefix + "has 2 indices in 'v/indices' but 1 values in 'v/values': they must be as " +
+        "many" + at)
+    assertEquals(fails(entry("v/indices", int64s()), entry("v/values", float32s()),
+      entry("v/size", int64s(3L, 4L))),
+      prefix + "needs one value in 'v/size', the vector's size, but it holds 2" + at)
+    assertEquals(fails(entry("v/indices", int64s()), entry("v/values", float32s()),
+      entry("v/size", int64s(1L << 31))),
+      prefix + "has the size 2147483648 in 'v/size': a vector's size is from 0 to " +
+        "2147483647" + at)
+    assertEquals(fails(entry("v/indices", float32s(1f)), entry("v/values", float32s(1f)),
+      entry("v/size", int64s(3L))),
+      prefix + "cannot be read from its float_list feature 'v/indices': it must be " +
+        "int64_list" + at)
+    assertEquals(fails(entry("v", float32s(1f)), entry("v/indices", int64s(0L)),
+      entry("v/values", float32s(1f)), entry("v/size", int64s(3L))),
+      prefix + "has both the dense feature 'v' and the sparse features 'v/indices', " +
+        "'v/values'" + at)
+  }
 }

@@ -332,4 +332,97 @@ class ExampleSerializerSuite extends UnitSuite {
         new FeatureValueReader(new WireCursor).emit(new FeatureRun, scalar)).text,
       "FeatureValueReader.emit before count")
   }
+
+  private val vector: DataType = new org.apache.spark.ml.linalg.VectorUDT
+
+  /** VectorUDT's storage of a sparse vector (type 0) and of a dense one (type 1). */
+  private def sparseVector(size: Int, indices: Seq[Int], values: Seq[Double]): InternalRow =
+    InternalRow(0.toByte, size, array(indices: _*), array(values: _*))
+  private def denseVector(values: Double*): InternalRow =
+    InternalRow(1.toByte, null, null, array(values: _*))
+
+  private def serializeSparse(s: StructType, row: InternalRow, separator: String = "/")
+      : Array[Byte] = {
+    val serializer = new ExampleSerializer(s, RecordType.Example, separator, sparseVectors = true)
+    val n = serializer.serialize(row)
+    serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+  }
+
+  private def sparseFeatures(name: String, size: Long, indices: Seq[Long], values: Seq[Float])
+      : Seq[Array[Byte]] = Seq(
+    entry(s"$name/indices",
+      int64List(if (indices.isEmpty) Array.emptyByteArray
+      else packedInt64(indices: _*))),
+    entry(s"$name/values",
+      floatList(if (values.isEmpty) Array.emptyByteArray
+      else packedFloat(values: _*))),
+    entry(s"$name/size", int64List(packedInt64(size))))
+
+  test("vectorLayout sparse: a SparseVector's stored entries, explicit zeros kept, and its size") {
+    val s = schema("id" -> LongType, "v" -> vector)
+    val bytes = serializeSparse(s,
+      InternalRow(7L,
+        sparseVector(1 << 20, Seq(1, 3, 1048575), Seq(0.5, 0.0, -2.0))))
+    assertEquals(toHex(bytes),
+      toHex(example(entry("id", int64List(packedInt64(7L))) +:
+        sparseFeatures("v", 1L << 20, Seq(1L, 3L, 1048575L), Seq(0.5f, 0f, -2f)): _*)))
+    // 2^20 dense floats would be 4 MB; the sparse record is under a hundred bytes.
+    assertEquals(bytes.length, 88)
+  }
+
+  test("vectorLayout sparse: a DenseVector's non-zero entries, by bits (-0.0 and NaN kept)") {
+    val s = schema("v" -> vector)
+    val bytes = serializeSparse(s,
+      InternalRow(denseVector(0.0, -0.0, Double.NaN, 1.5, 0.0, 1e-300)))
+    // 1e-300 is not zero, so it is an entry, though float rounds it to 0.
+    assertEquals(toHex(bytes),
+      toHex(example(
+        sparseFeatures("v", 6L, Seq(1L, 2L, 3L, 5L), Seq(-0.0f, Float.NaN, 1.5f, 0f)): _*)))
+    // An all-zero vector: empty lists, and its size.
+    assertEquals(toHex(serializeSparse(s, InternalRow(denseVector(0.0, 0.0)))),
+      toHex(example(sparseFeatures("v", 2L, Nil, Nil): _*)))
+    assertEquals(toHex(serializeSparse(s, InternalRow(sparseVector(5, Nil, Nil)))),
+      toHex(example(sparseFeatures("v", 5L, Nil, Nil): _*)))
+  }
+
+  test("vectorLayout sparse: pathSeparator joins the parts' names; nulls write no feature") {
+    val s = schema("v" -> vector, "w" -> vector)
+    val bytes = serializeSparse(s, InternalRow(sparseVector(4, Seq(2), Seq(3.0)), null), ".")
+    assertEquals(toHex(bytes),
+      toHex(example(
+        entry("v.indices", int64List(packedInt64(2L))),
+        entry("v.values", floatList(packedFloat(3f))),
+        entry("v.size", int64List(packedInt64(4L))))))
+    // Without the option the vector is dense, as before.
+    assertEquals(toHex(serialize(schema("v" -> vector),
+        InternalRow(sparseVector(3, Seq(2),
+          Seq(3.0))))), toHex(example(entry("v", floatList(packedFloat(0f, 0f, 3f))))))
+  }
+
+  test("vectorLayout sparse: a column named as a vector's part is refused before writing") {
+    val s = schema("v" -> vector, "v/size" -> LongType)
+    val e = intercept[IllegalArgumentException](
+      new ExampleSerializer(s, RecordType.Example, "/", sparseVectors = true))
+    assertEquals(e.text,
+      "Columns 'v' and 'v/size' would both be the feature 'v/size'. " +
+        "Rename one, or choose another pathSeparator.")
+  }
+
+  test("vectorLayout sparse: written vectors read back as the same SparseVector") {
+    val s = schema("v" -> vector)
+    val d = new ExampleDeserializer(s, RecordType.Example, "t.tfrecord")
+    def roundTrip(v: InternalRow): (Byte, Int, Seq[Int], Seq[Long]) = {
+      val bytes = serializeSparse(s, InternalRow(v))
+      val r = d.decode(bytes, 0, bytes.length, 0L).getStruct(0, 4)
+      (r.getByte(0), r.getInt(1), r.getArray(2).toIntArray.toSeq,
+        r.getArray(3).toDoubleArray.toSeq.map(java.lang.Double.doubleToRawLongBits))
+    }
+    def bits(values: Double*): Seq[Long] = values.map(java.lang.Double.doubleToRawLongBits)
+    // Values are float32: 0.1 reads back as 0.1f widened, exactly.
+    assertEquals(roundTrip(sparseVector(1 << 20, Seq(0, 7, 1048575), Seq(0.1, 0.0, -3.0))),
+      (0.toByte, 1 << 20, Seq(0, 7, 1048575), bits(0.1f.toDouble, 0.0, -3.0)))
+    assertEquals(roundTrip(denseVector(0.0, -0.0, Double.NaN, 2.5)),
+      (0.toByte, 4, Seq(1, 2, 3), bits(-0.0, Double.NaN, 2.5)))
+    assertEquals(roundTrip(sparseVector(3, Nil, Nil)), (0.toByte, 3, Nil, Nil))
+  }
 }

@@ -43,6 +43,15 @@ class TFRecordOptionsSuite extends UnitSuite {
     assertEquals(o.ignoreCorruptFiles, false)
     assertEquals(o.ignoreMissingFiles, false)
     assertEquals(o.fastPath, true)
+    assertEquals(o.sparseVectors, false)
+  }
+
+  test("vectorLayout: dense or sparse, in any case; another value lists them") {
+    assertEquals(options("vectorLayout" -> "Sparse").sparseVectors, true)
+    assertEquals(options("VECTORLAYOUT" -> "dense").sparseVectors, false)
+    val e = intercept[IllegalArgumentException](options("vectorLayout" -> "csr"))
+    assertEquals(e.text, validValues("vectorLayout", "csr", "dense, sparse"))
+    assertEquals(e.asInstanceOf[TFRecordError].condition, TFRecordError.InvalidOption)
   }
 
   test("decoder: generated or interpreted, in any case") {
@@ -237,7 +246,7 @@ class TFRecordOptionsSuite extends UnitSuite {
 
   test("the options are declared once each, codec as compression's other name") {
     val names = getAllOptions.toSeq
-    assertEquals(names.size, 25)
+    assertEquals(names.size, 26)
     assertEquals(names.map(_.toLowerCase).distinct.size, names.size)
     assertEquals(getAlternativeOption(CodecOption), Some(CompressionOption))
     assertEquals(getAlternativeOption(CompressionOption), Some(CodecOption))

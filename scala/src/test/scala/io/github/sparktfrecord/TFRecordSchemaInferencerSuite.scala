@@ -122,4 +122,46 @@ class TFRecordSchemaInferencerSuite extends LocalSparkSuite {
         noFeatures.text)
     }
   }
+
+  test("x/indices, x/values and x/size (vectorLayout sparse) infer one vector column x") {
+    withTempDir { dir =>
+      writeRecords(new File(dir, "a.tfrecord"),
+        example(entry("id", int64s(1)), entry("x/indices", int64s(2, 5)),
+          entry("x/values", floats(0.5f, -1f)), entry("x/size", int64s(8))),
+        example(entry("id", int64s(2)), entry("x/indices", int64List()),
+          entry("x/values", floatList()), entry("x/size", int64s(8))),
+        // Not a vector: its size holds two values; and y's parts without y/size.
+        example(entry("z/indices", int64s(1)), entry("z/values", floats(1f)),
+        entry("z/size", int64s(3, 4)), entry("y/indices", int64s(0)),
+        entry("y/values", floats(1f))))
+      val df = inferred(dir)
+      // The test class path has a VectorUDT by spark-mllib's class name (a stand-in).
+      assertEquals(df.schema.fields.map(f => f.name -> f.dataType.typeName).toSeq,
+        Seq("id" -> "long", "x" -> "vector", "z/indices" -> "long", "z/values" -> "float",
+          "z/size" -> "array", "y/indices" -> "long", "y/values" -> "float"))
+      // Internal rows: the stand-in UDT has no user class Spark can turn them into.
+      val rows = df.select("id", "x").queryExecution.toRdd.map(_.copy()).collect()
+        .filter(!_.isNullAt(0)).sortBy(_.getLong(0))
+      val vectors = rows.toSeq.map { r =>
+        val v = r.getStruct(1, 4)
+        (v.getByte(0), v.getInt(1), v.getArray(2).toIntArray.toSeq,
+          v.getArray(3).toDoubleArray.toSeq)
+      }
+      assertEquals(vectors,
+        Seq((0.toByte, 8, Seq(2, 5), Seq(0.5, -1.0)),
+          (0.toByte, 8, Nil, Nil)))
+    }
+  }
+
+  test("a vector written sparse by the writer reads back, inferred, with another separator") {
+    withTempDir { dir =>
+      writeRecords(new File(dir, "a.tfrecord"),
+        example(entry("x.indices", int64s(0)), entry("x.values", floats(2f)),
+          entry("x.size", int64s(1))))
+      assertEquals(inferred(dir, "pathSeparator" -> ".").schema("x").dataType.typeName,
+        "vector")
+      // With the default separator they are three columns.
+      assertEquals(inferred(dir).schema.fieldNames.toSeq, Seq("x.indices", "x.values", "x.size"))
+    }
+  }
 }

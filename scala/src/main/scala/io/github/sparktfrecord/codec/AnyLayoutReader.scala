@@ -5,7 +5,7 @@ import scala.annotation.switch
 import io.github.sparktfrecord.{TFRecordDataException, ValueOutOfRangeException}
 import io.github.sparktfrecord.WireFormatException
 import io.github.sparktfrecord.wire.{ExampleWalker, FeatureOrder, FeatureRun}
-import io.github.sparktfrecord.wire.{FeatureValueReader, FeatureVisitor, WireCursor}
+import io.github.sparktfrecord.wire.{FeatureValueReader, FeatureVisitor}
 
 /**
  * The general path: reads a record laid out in any way protobuf allows ([[ExampleWalker]]), value
@@ -21,27 +21,36 @@ private[sparktfrecord] final class AnyLayoutReader(
     row: RowBuilder,
     order: FeatureOrder,
     sequence: Boolean,
-    path: String) {
+    path: String,
+    values: FeatureValueReader,
+    sparse: SparseVectorReader) {
   import ColumnWriter._
   import io.github.sparktfrecord.wire.ProtoWire._
 
   private val writers = row.columnWriters
+  private val numColumns = writers.length
   private val rowWriter = row.writer
-  private val cursor = new WireCursor
-  private val values = new FeatureValueReader(cursor)
-  private val walker = new ExampleWalker(cursor)
+  private val walker = new ExampleWalker(values.cursor)
   private val step = new FeatureRun
 
   private val visitor = new FeatureVisitor {
     def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
       order.next(buf, keyOff, keyLen)
 
-    def feature(ordinal: Int, run: FeatureRun): Unit = {
-      row.set(ordinal)
-      decode(writers(ordinal), run)
-    }
+    def feature(ordinal: Int, run: FeatureRun): Unit =
+      if (ordinal >= numColumns) sparse.feature(ordinal - numColumns, run)
+      else {
+        row.set(ordinal)
+        decode(writers(ordinal), run)
+      }
 
     def featureList(ordinal: Int, start: Int, end: Int): Unit = {
+      if (ordinal >= numColumns) {
+        throw TFRecordDataException.mismatch(null,
+          s"Feature '${sparse.names(ordinal -
+              numColumns)}' of a vector's sparse layout is a feature list: it must be a feature",
+          path, row.offset)
+      }
       row.set(ordinal)
       decodeSteps(writers(ordinal), start, end)
     }
@@ -50,6 +59,7 @@ private[sparktfrecord] final class AnyLayoutReader(
   /** Reads the record `buf[start, end)` whole into the row begun for it. */
   def read(buf: Array[Byte], start: Int, end: Int): Unit = {
     order.startRecord()
+    sparse.startRecord()
     try {
       if (sequence) walker.walkSequenceExample(buf, start, end, visitor)
       else walker.walkExample(buf, start, end, visitor)
@@ -57,6 +67,7 @@ private[sparktfrecord] final class AnyLayoutReader(
       case e: WireFormatException => throw TFRecordDataException.malformed(e, sequence, path,
           row.offset, start)
     }
+    sparse.finish()
   }
 
   /** One Feature into a scalar, array or vector column. */

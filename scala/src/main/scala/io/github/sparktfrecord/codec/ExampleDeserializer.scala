@@ -3,7 +3,8 @@ package io.github.sparktfrecord.codec
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types._
 
-import io.github.sparktfrecord.wire.{FeatureIndex, FeatureOrder, ProtoWire}
+import io.github.sparktfrecord.wire.{FeatureIndex, FeatureOrder, FeatureValueReader, ProtoWire}
+import io.github.sparktfrecord.wire.WireCursor
 
 /**
  * Decodes serialized `tf.train.Example` (or `SequenceExample`) messages straight into one reused
@@ -16,7 +17,8 @@ import io.github.sparktfrecord.wire.{FeatureIndex, FeatureOrder, ProtoWire}
  *  - the fast path, [[UsualLayoutReader]], a reader per column chosen for its type and shape,
  *    which reads `Example` records laid out the usual way, as TensorFlow writes them;
  *  - the general path, [[AnyLayoutReader]], which reads any layout, SequenceExample records,
- *    decimals, vectors and feature lists, and raises every error.
+ *    decimals, vectors (dense, or sparse: [[SparseVectorReader]]) and feature lists, and
+ *    raises every error.
  *
  * Each record is read whole by one of them. The fast path is tried first where it applies (an
  * Example schema, a platform that reads unaligned little-endian words, `fastPath` set: the
@@ -30,7 +32,8 @@ import io.github.sparktfrecord.wire.{FeatureIndex, FeatureOrder, ProtoWire}
  *
  * `corruptColumn`, when not -1, is the ordinal of the column that [[corruptRow]] fills with a bad
  * record's raw bytes (mode PERMISSIVE); it is never read from a feature. `columns`, when given,
- * names each column in messages (the Spark paths of a nested schema's features).
+ * names each column in messages (the Spark paths of a nested schema's features). `separator`
+ * (the option `pathSeparator`) joins a vector column's name to its sparse features' suffixes.
  */
 private[sparktfrecord] final class ExampleDeserializer(
     schema: StructType,
@@ -38,15 +41,20 @@ private[sparktfrecord] final class ExampleDeserializer(
     path: String,
     corruptColumn: Int = -1,
     columns: Array[String] = null,
-    fastPath: Boolean = true) extends RowDecoder {
+    fastPath: Boolean = true,
+    separator: String = FeaturePaths.DefaultSeparator) extends RowDecoder {
   import ExampleDeserializer._
 
   private val row = new RowBuilder(schema, corruptColumn, columns)
+  private val values = new FeatureValueReader(new WireCursor)
+  /** The vector columns' sparse features, looked up after the columns' own names. */
+  private val sparse = new SparseVectorReader(row, schema.fieldNames, separator, values, path)
   /** The columns by feature name (the corrupt-record column has none), learned by position. */
   private val order = new FeatureOrder(new FeatureIndex(
-    schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n }))
-  private val general =
-    new AnyLayoutReader(row, order, recordType == RecordType.SequenceExample, path)
+    schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n } ++
+      sparse.names))
+  private val general = new AnyLayoutReader(row, order, recordType == RecordType.SequenceExample,
+    path, values, sparse)
   private val usual: UsualLayoutReader =
     if (fastPath && recordType == RecordType.Example && ProtoWire.WordReads) {
       new UsualLayoutReader(row, order)

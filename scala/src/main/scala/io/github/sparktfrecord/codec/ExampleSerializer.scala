@@ -25,6 +25,10 @@ import io.github.sparktfrecord.wire.ProtoWire
  * the structs on the way to each feature are found once per row (viewed in place, without
  * allocating), and an array of structs is read through one [[ElementFieldArray]] per feature.
  *
+ * With `sparseVectors` (the option `vectorLayout` `sparse`), a vector column is written as
+ * `tf.io.SparseFeature` reads it: three features, its positions, values and size
+ * ([[FeaturePaths.VectorParts]]).
+ *
  * With `requireValues` (a TensorFlow Datasets write, whose features have no null), a null value
  * fails naming its column instead of leaving its feature out. An array column whose field fixes
  * its length ([[FeaturePaths.ListLengthKey]]) fails when a row's array holds another number.
@@ -33,12 +37,13 @@ private[sparktfrecord] final class ExampleSerializer(
     schema: StructType,
     recordType: RecordType,
     separator: String = FeaturePaths.DefaultSeparator,
-    requireValues: Boolean = false)
+    requireValues: Boolean = false,
+    sparseVectors: Boolean = false)
   extends RecordSerializer {
   import ProtoWire._
 
   private val sequence = recordType == RecordType.SequenceExample
-  private val leaves = FeaturePaths.leaves(schema, recordType, separator)
+  private val leaves = FeaturePaths.leaves(schema, recordType, separator, sparseVectors)
   private val numLeaves = leaves.length
   private val keys: Array[Array[Byte]] = leaves.map(_.name.getBytes(UTF_8)).toArray
   /** Whether feature i goes to SequenceExample.feature_lists rather than the features/context. */
@@ -54,6 +59,7 @@ private[sparktfrecord] final class ExampleSerializer(
       case ArrayType(step @ ArrayType(_, _), _) if sequence =>
         val stepType = if (l.inArrayOfStructs) l.leafType else step
         new FeatureListEncoder(l.column, FeatureEncoder(l.column, stepType))
+      case _ if l.vectorPart != 0 => FeatureEncoder.sparseVector(l.column, l.vectorPart)
       case t => FeatureEncoder(l.column, t)
     }
   }.toArray

@@ -204,6 +204,129 @@ private[sparktfrecord] object FeatureEncoder {
   }
 
   /**
+   * The encoder of one of the three features of a vector written sparse
+   * ([[FeaturePaths.VectorParts]]): its positions, its values or its size.
+   */
+  def sparseVector(column: String, part: Int): FeatureEncoder = part match {
+    case FeaturePaths.VectorIndices => new VectorIndicesEncoder(column)
+    case FeaturePaths.VectorValues => new VectorValuesEncoder(column)
+    case FeaturePaths.VectorSize => new VectorSizeEncoder(column)
+  }
+
+  /**
+   * The entries a vector writes sparse, from VectorUDT's storage struct<type: tinyint (0 sparse,
+   * 1 dense), size: int, indices: array<int>, values: array<double>>: a sparse vector's stored
+   * entries as stored (explicit zeros kept, so that it reads back the same), a dense vector's
+   * non-zero ones. Non-zero is by bits, so that -0.0 and NaN are kept as values.
+   */
+  private abstract class SparseVectorPart(column: String) extends FeatureEncoder(column) {
+    protected var dense = false
+    protected var indices: ArrayData = _
+    protected var values: ArrayData = _
+    /** Entries: a sparse vector's stored ones; a dense vector's non-zero ones. */
+    protected var entries = 0
+
+    protected final def view(row: SpecializedGetters, ordinal: Int): Unit = {
+      val v = row.getStruct(ordinal, 4)
+      dense = v.getByte(0) == 1
+      values = v.getArray(3)
+      if (dense) {
+        indices = null
+        val n = values.numElements()
+        var count = 0
+        var i = 0
+        while (i < n) {
+          if (stored(i)) count += 1
+          i += 1
+        }
+        entries = count
+      } else {
+        indices = v.getArray(2)
+        entries = indices.numElements()
+      }
+    }
+
+    /** Whether dense value `i` is written: its bits are not those of 0.0. */
+    protected final def stored(i: Int): Boolean =
+      java.lang.Double.doubleToRawLongBits(values.getDouble(i)) != 0L
+  }
+
+  /** `<col>/indices`: the entries' positions, increasing, as a packed int64_list. */
+  private final class VectorIndicesEncoder(column: String) extends SparseVectorPart(column) {
+    private var payload = 0L
+    def kind: Int = KindInt64
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      view(row, ordinal)
+      var sum = 0L
+      if (dense) {
+        val n = values.numElements()
+        var i = 0
+        while (i < n) {
+          if (stored(i)) sum += varintSize(i.toLong)
+          i += 1
+        }
+      } else {
+        var i = 0
+        while (i < entries) {
+          sum += varintSize(indices.getInt(i).toLong)
+          i += 1
+        }
+      }
+      payload = sum
+      packedSize(sum)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      if (payload == 0) return pos
+      var p = writeTagAndLength(buf, pos, 1, payload)
+      if (dense) {
+        val n = values.numElements()
+        var i = 0
+        while (i < n) {
+          if (stored(i)) p = writeVarint(buf, p, i.toLong)
+          i += 1
+        }
+      } else {
+        var i = 0
+        while (i < entries) {
+          p = writeVarint(buf, p, indices.getInt(i).toLong)
+          i += 1
+        }
+      }
+      p
+    }
+  }
+
+  /** `<col>/values`: the entries' values as a packed float_list (doubles rounded to float). */
+  private final class VectorValuesEncoder(column: String) extends SparseVectorPart(column) {
+    def kind: Int = KindFloat
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      view(row, ordinal)
+      packedSize(4L * entries)
+    }
+    def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
+      if (entries == 0) return pos
+      var p = writeTagAndLength(buf, pos, 1, 4L * entries)
+      val n = values.numElements()
+      var i = 0
+      while (i < n) {
+        if (!dense || stored(i)) {
+          p = writeFixed32(buf, p, java.lang.Float.floatToRawIntBits(values.getDouble(i).toFloat))
+        }
+        i += 1
+      }
+      p
+    }
+  }
+
+  /** `<col>/size`: the vector's size, one int64, so that a reader rebuilds it exactly. */
+  private final class VectorSizeEncoder(column: String) extends Int64Scalar(column) {
+    def listSize(row: SpecializedGetters, ordinal: Int): Long = {
+      val v = row.getStruct(ordinal, 4)
+      measured(if (v.getByte(0) == 1) v.getArray(3).numElements().toLong else v.getInt(1).toLong)
+    }
+  }
+
+  /**
    * An int64 scalar. Each type's final subclass reads its value with the getter of its type, so
    * that no value passes through another virtual call.
    */

@@ -48,6 +48,8 @@ private[sparktfrecord] object FeaturePaths {
    * @param listLength the values each list of the leaf must hold ([[ListLengthKey]]); 0: any
    * @param concatenated a list field of an array of structs in an `Example`, stored as the
    *   concatenation of the elements' lists (each of `listLength` values)
+   * @param vectorPart for one of the three features of a vector written sparse, which
+   *   ([[VectorIndices]], [[VectorValues]], [[VectorSize]]); 0 for every other feature
    */
   final case class Leaf(
       name: String,
@@ -60,9 +62,25 @@ private[sparktfrecord] object FeaturePaths {
       inElement: Seq[Step],
       elementOrdinal: Int,
       listLength: Int = 0,
-      concatenated: Boolean = false) {
+      concatenated: Boolean = false,
+      vectorPart: Int = 0) {
     def inArrayOfStructs: Boolean = element != null
   }
+
+  /**
+   * The features a vector column `c` is written as with the option `vectorLayout` `sparse`,
+   * `tf.io.SparseFeature`'s layout: `c/indices` (int64, increasing), `c/values` (float) and
+   * `c/size` (int64, one value), each named `c`, the separator and this suffix.
+   */
+  final val VectorIndices = 1
+  final val VectorValues = 2
+  final val VectorSize = 3
+  final val VectorParts: Seq[(Int, String)] =
+    Seq(VectorIndices -> "indices", VectorValues -> "values", VectorSize -> "size")
+
+  /** The feature names of the sparse layout of the vector feature `name`, in [[VectorParts]]. */
+  def sparseVectorNames(name: String, separator: String): Seq[String] =
+    VectorParts.map { case (_, suffix) => name + separator + suffix }
 
   /**
    * The field metadata key (a long) that fixes how many values each list of an array field
@@ -84,9 +102,14 @@ private[sparktfrecord] object FeaturePaths {
   /**
    * The features of `schema`, in the order of its fields (depth first). Fails, naming the
    * column, for an array of structs a record type cannot hold, and when two columns would be
-   * written as the same feature.
+   * written as the same feature. With `sparseVectors` (the write option `vectorLayout`
+   * `sparse`), a vector column is three features, one per [[VectorParts]].
    */
-  def leaves(schema: StructType, recordType: RecordType, separator: String): IndexedSeq[Leaf] = {
+  def leaves(
+      schema: StructType,
+      recordType: RecordType,
+      separator: String,
+      sparseVectors: Boolean = false): IndexedSeq[Leaf] = {
     val sequence = recordType == RecordType.SequenceExample
     val out = IndexedSeq.newBuilder[Leaf]
 
@@ -145,6 +168,11 @@ private[sparktfrecord] object FeaturePaths {
           case ArrayType(s: StructType, _) if s.isEmpty => noFields(column)
           case s: StructType => walk(s, name + separator, column + ".", structs :+ Step(i, s))
           case ArrayType(e: StructType, _) => inElement(e, name, column, structs, i, e, Nil)
+          case t if sparseVectors && TypeTable.isVector(t) =>
+            VectorParts.foreach { case (part, suffix) =>
+              out += Leaf(name + separator + suffix, column, t, t, structs, i, null, Nil, -1,
+                vectorPart = part)
+            }
           case t => out += Leaf(name, column, t, t, structs, i, null, Nil, -1, listLength(f))
         }
       }

@@ -50,6 +50,9 @@ private[sparktfrecord] final class RowBuilder(
       BitSetMethods.unset(writer.getBuffer, Platform.BYTE_ARRAY_OFFSET, ordinal)
     } else seen(ordinal) = stamp
 
+  /** Whether column `ordinal` was set by the current record. */
+  def isSet(ordinal: Int): Boolean = seen(ordinal) == stamp
+
   /** The row: the columns the record did not set are null (each as its writer writes null). */
   def end(): UnsafeRow = {
     var i = 0

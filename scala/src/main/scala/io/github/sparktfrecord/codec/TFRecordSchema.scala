@@ -69,13 +69,15 @@ private[sparktfrecord] object TFRecordSchema {
 
   /**
    * Checks a whole schema against a record type, on the driver, so that an unsupported column
-   * fails before any data is read or written.
+   * fails before any data is read or written. `sparseVectors`: a write with `vectorLayout`
+   * `sparse`, whose vectors' three features must not meet other columns' names.
    */
   def validate(
       schema: StructType,
       recordType: RecordType,
       writing: Boolean,
-      separator: String = FeaturePaths.DefaultSeparator): Unit = {
+      separator: String = FeaturePaths.DefaultSeparator,
+      sparseVectors: Boolean = false): Unit = {
     rejectMaps(schema, recordType)
     recordType match {
       case RecordType.ByteArray =>
@@ -89,7 +91,7 @@ private[sparktfrecord] object TFRecordSchema {
             "schema" -> schema.simpleString)
         }
       case RecordType.Example =>
-        FeaturePaths.leaves(schema, recordType, separator).foreach { l =>
+        FeaturePaths.leaves(schema, recordType, separator, sparseVectors).foreach { l =>
           l.dataType match {
             case t @ ArrayType(ArrayType(_, _), _) => throw unsupported(l.column, t, recordType)
             case t if !supportsDataType(t) => throw unsupported(l.column, t, recordType)
@@ -97,7 +99,7 @@ private[sparktfrecord] object TFRecordSchema {
           }
         }
       case RecordType.SequenceExample =>
-        FeaturePaths.leaves(schema, recordType, separator).foreach { l =>
+        FeaturePaths.leaves(schema, recordType, separator, sparseVectors).foreach { l =>
           if (!supportsDataType(l.dataType)) throw unsupported(l.column, l.dataType, recordType)
         }
     }

@@ -202,6 +202,19 @@ private[sparktfrecord] object TypeTable {
     case _ => false
   }
 
+  /**
+   * Spark ML's vector type (`org.apache.spark.ml.linalg.VectorUDT`), made by name when
+   * spark-mllib is on the class path, which schema inference gives a vector written sparse.
+   */
+  lazy val vectorType: Option[DataType] =
+    try {
+      Some(Class.forName("org.apache.spark.ml.linalg.VectorUDT", true,
+        Option(Thread.currentThread.getContextClassLoader).getOrElse(getClass.getClassLoader))
+        .getConstructor().newInstance().asInstanceOf[DataType])
+    } catch {
+      case _: ReflectiveOperationException | _: LinkageError => None
+    }
+
   /** The types of each kind, as the supported-types message lists them. */
   def describeSupported: String = {
     def of(k: Int) = entries.filter(_.kind == k).map(e => docOf(e))

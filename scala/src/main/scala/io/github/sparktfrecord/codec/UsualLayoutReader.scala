@@ -48,6 +48,8 @@ private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: Fea
         val entryEnd = entry.toInt
         val id = order.at(position, buf, keyStart, keyLength)
         position += 1
+        // Ordinals past the columns' are a vector's sparse features: the general path's.
+        if (id >= readers.length) return false
         if (id >= 0) {
           row.set(id)
           val valueStart = entryValue(buf, keyStart + keyLength, entryEnd)

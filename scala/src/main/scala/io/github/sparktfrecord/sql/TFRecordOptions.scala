@@ -220,6 +220,17 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     oneOf(DecoderOption, Seq(GeneratedDecoder, InterpretedDecoder), GeneratedDecoder)(identity) ==
       GeneratedDecoder
 
+  /**
+   * `vectorLayout`: how a write lays out Spark ML vector columns. `dense` (default): one
+   * `float_list` of every value. `sparse`: `tf.io.SparseFeature`'s layout, three features per
+   * vector column `c`: `c/indices` (int64, the stored or non-zero positions, increasing),
+   * `c/values` (float) and `c/size` (int64, one value), joined with `pathSeparator`. A read
+   * takes either layout, whatever this option says.
+   */
+  val sparseVectors: Boolean =
+    oneOf(VectorLayoutOption, Seq(DenseVectors, SparseVectors), DenseVectors)(identity) ==
+      SparseVectors
+
   /** The value of `values` named (case-insensitively) by option `name`, or `default`. */
   private def oneOf[T](name: String, values: Seq[T], default: T)(valueName: T => String): T =
     parameters.get(name) match {
@@ -300,6 +311,9 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   final val DecoderOption = newOption("decoder")
   final val GeneratedDecoder = "generated"
   final val InterpretedDecoder = "interpreted"
+  final val VectorLayoutOption = newOption("vectorLayout")
+  final val DenseVectors = "dense"
+  final val SparseVectors = "sparse"
   private val VersionPattern = """\d+\.\d+\.\d+""".r
 
   /** Every option's name, as docs/options.md spells it, sorted case-insensitively. */

@@ -29,7 +29,7 @@ private[sparktfrecord] final class TFRecordOutputWriter(
   private val serializer: RecordSerializer = options.recordType match {
     case RecordType.ByteArray => new ByteArraySerializer(schema.head.name)
     case other => new ExampleSerializer(schema, other, options.pathSeparator,
-        requireValues = counted.exists(_.requireValues))
+        requireValues = counted.exists(_.requireValues), sparseVectors = options.sparseVectors)
   }
   private var records = 0L
 

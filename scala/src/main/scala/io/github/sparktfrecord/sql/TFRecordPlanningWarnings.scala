@@ -12,7 +12,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.types.StructType
 
-import io.github.sparktfrecord.codec.{FeaturePaths, RecordType}
+import io.github.sparktfrecord.codec.{FeaturePaths, RecordType, TypeTable}
 
 /**
  * The warnings a read or a write logs on the driver while its query is planned, once per query
@@ -134,7 +134,11 @@ private[sparktfrecord] object TFRecordPlanningWarnings {
     val columns = StructType(required.filterNot(_.name == parsed.columnNameOfCorruptRecord))
     if (columns.isEmpty) return
     val leaves = FeaturePaths.leaves(columns, parsed.recordType, parsed.pathSeparator)
-    val wanted = leaves.map(_.name).toSet
+    // A vector column is also held by its sparse layout's features (vectorLayout sparse).
+    def sparseName(l: FeaturePaths.Leaf): Option[String] =
+      if (TypeTable.isVector(l.dataType)) Some(l.name + parsed.pathSeparator + "indices")
+      else None
+    val wanted = leaves.flatMap(l => l.name +: sparseName(l).toSeq).toSet
     val started = System.nanoTime()
     val held = try {
       val path = new Path(root.get)
@@ -154,7 +158,7 @@ private[sparktfrecord] object TFRecordPlanningWarnings {
       log.debug(s"Checked ${wanted.size} feature(s) against the sampled records in " +
         s"${(System.nanoTime() - started) / 1000000} ms")
     }
-    val absent = leaves.filterNot(l => held.contains(l.name))
+    val absent = leaves.filterNot(l => held.contains(l.name) || sparseName(l).exists(held.contains))
     if (absent.nonEmpty) {
       val names = absent.map(l =>
         if (l.column == l.name) s"'${l.name}'"

@@ -69,7 +69,8 @@ private[sparktfrecord] object TFRecordRows {
       case recordType =>
         FailureSafeReader(options.mode,
           new ExampleDeserializer(schema, recordType, path,
-            FailureSafeReader.corruptColumn(schema, schema, options), null, options.fastPath))
+            FailureSafeReader.corruptColumn(schema, schema, options), null, options.fastPath,
+            options.pathSeparator))
     }
 
   /**
@@ -87,7 +88,7 @@ private[sparktfrecord] object TFRecordRows {
     new NestedRowDecoder(
       new ExampleDeserializer(flatSchema, recordType, path,
         FailureSafeReader.corruptColumn(schema, flatSchema, options),
-        leaves.map(_.column).toArray, options.fastPath),
+        leaves.map(_.column).toArray, options.fastPath, options.pathSeparator),
       new NestedRowAssembler(schema, leaves, recordType, path))
   }
 }

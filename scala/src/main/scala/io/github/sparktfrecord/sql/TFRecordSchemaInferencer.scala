@@ -10,6 +10,7 @@ import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.types._
 
 import io.github.sparktfrecord.{TFRecordDataException, TFRecordError, WireFormatException}
+import io.github.sparktfrecord.codec
 import io.github.sparktfrecord.codec.{RecordType, TFRecordSchema, TypeTable}
 import io.github.sparktfrecord.framing.TFRecordReader
 import io.github.sparktfrecord.wire.{ExampleWalker, FeatureNames, FeatureOrder, FeatureRun}
@@ -28,6 +29,9 @@ import io.github.sparktfrecord.wire.WireCursor
  *  - shape: an array when some record holds more than one value, else a scalar (empty → null);
  *    a SequenceExample's feature lists are always `array<array<…>>`, after the context columns.
  *  - columns come in the order the features are first met, so the same files give the same schema.
+ *  - `x/indices` (int64), `x/values` (float) and `x/size` (int64, one value), a vector written
+ *    with `vectorLayout` `sparse`, are one column `x` of Spark ML's vector type when spark-mllib
+ *    is on the class path (else three columns).
  */
 private[sparktfrecord] object TFRecordSchemaInferencer {
   import ProtoWire._
@@ -218,11 +222,17 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         s"Cannot infer a TFRecord schema: $what. Give the schema with .schema(...), or point " +
           "the reader at files that hold tf.train.Example records.")
     }
-    val context = names.indices.filter(stats(_) != null).map { i =>
+    val vectors = sparseVectors(names, stats, options.pathSeparator)
+    val context = names.indices.filter(stats(_) != null).flatMap { i =>
       val s = stats(i)
       val dataType =
         if (s.maxValues > 1) ArrayType(s.dataType, containsNull = false) else s.dataType
-      StructField(names(i), dataType, nullable = true)
+      vectors.get(i) match {
+        case Some((name: String, vector: DataType)) =>
+          Some(StructField(name, vector, nullable = true))
+        case None if vectors.contains(-i - 1) => None // a part of a vector given above
+        case None => Some(StructField(names(i), dataType, nullable = true))
+      }
     }
     val featureLists = names.indices.filter(listStats(_) != null).map { i =>
       val step = ArrayType(listStats(i).dataType, containsNull = false)
@@ -231,6 +241,39 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
     }
     val flat = (context ++ featureLists).toSeq
     if (options.inferNesting) nest(flat, options.pathSeparator) else StructType(flat)
+  }
+
+  /**
+   * The vectors written with `vectorLayout` `sparse`: features `x/indices` (int64), `x/values`
+   * (float) and `x/size` (int64, one value) are one column `x` of Spark ML's vector type, when
+   * spark-mllib is on the class path and no feature is named `x` itself. Keyed by the first
+   * part's number (the column goes there) with its name and type; the other parts' numbers `i`
+   * are keys `-i - 1`, whose features are left out.
+   */
+  private def sparseVectors(
+      names: collection.Seq[String],
+      stats: collection.Seq[Stats],
+      separator: String): Map[Int, (String, DataType)] = TypeTable.vectorType match {
+    case None => Map.empty
+    case Some(vector) =>
+      val numbers = names.indices.filter(stats(_) != null).map(i => names(i) -> i).toMap
+      def kindOf(i: Int) = stats(i).kind
+      val suffix = separator + "size"
+      names.indices.filter(i => stats(i) != null && names(i).endsWith(suffix)).flatMap { sizeAt =>
+        val x = names(sizeAt).dropRight(suffix.length)
+        val parts = codec.FeaturePaths.sparseVectorNames(x, separator).map(numbers.get)
+        parts match {
+          case Seq(Some(ix), Some(vx), Some(sx))
+            if x.nonEmpty && !numbers.contains(x) &&
+              kindOf(sx) == KindInt64 && stats(sx).maxValues <= 1 &&
+              (kindOf(ix) == KindInt64 || kindOf(ix) == KindNone) &&
+              (kindOf(vx) == KindFloat || kindOf(vx) == KindNone) =>
+            val first = Seq(ix, vx, sx).min
+            val column: (String, DataType) = x -> vector
+            (first -> column) +: Seq(ix, vx, sx).filter(_ != first).map(p => (-p - 1) -> column)
+          case _ => Nil
+        }
+      }.toMap
   }
 
   /**

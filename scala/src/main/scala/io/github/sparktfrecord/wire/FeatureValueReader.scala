@@ -9,7 +9,8 @@ import io.github.sparktfrecord.WireFormatException
  * and unpacked encodings) in two steps: [[count]] counts them, without decoding packed values, and
  * [[emit]] then hands them over to a [[ValueSink]].
  */
-private[sparktfrecord] final class FeatureValueReader(cursor: WireCursor) extends PackedVarints {
+private[sparktfrecord] final class FeatureValueReader(
+    val cursor: WireCursor) extends PackedVarints {
   import FeatureValueReader._
   import ProtoWire._
 
