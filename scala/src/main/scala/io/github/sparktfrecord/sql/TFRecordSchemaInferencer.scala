@@ -222,15 +222,14 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
         s"Cannot infer a TFRecord schema: $what. Give the schema with .schema(...), or point " +
           "the reader at files that hold tf.train.Example records.")
     }
-    val vectors = sparseVectors(names, stats, options.pathSeparator)
+    val (vectors, vectorParts) = sparseVectors(names, stats, options.pathSeparator)
     val context = names.indices.filter(stats(_) != null).flatMap { i =>
       val s = stats(i)
       val dataType =
         if (s.maxValues > 1) ArrayType(s.dataType, containsNull = false) else s.dataType
       vectors.get(i) match {
-        case Some((name: String, vector: DataType)) =>
-          Some(StructField(name, vector, nullable = true))
-        case None if vectors.contains(-i - 1) => None // a part of a vector given above
+        case Some(column) => Some(column)
+        case None if vectorParts(i) => None // a part of a vector given at its first part
         case None => Some(StructField(names(i), dataType, nullable = true))
       }
     }
@@ -246,34 +245,34 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
   /**
    * The vectors written with `vectorLayout` `sparse`: features `x/indices` (int64), `x/values`
    * (float) and `x/size` (int64, one value) are one column `x` of Spark ML's vector type, when
-   * spark-mllib is on the class path and no feature is named `x` itself. Keyed by the first
-   * part's number (the column goes there) with its name and type; the other parts' numbers `i`
-   * are keys `-i - 1`, whose features are left out.
+   * spark-mllib is on the class path and no feature is named `x` itself. Returns each vector
+   * column by the number of its first part (the column goes there), and the numbers of every
+   * part (whose features are left out).
    */
   private def sparseVectors(
       names: collection.Seq[String],
       stats: collection.Seq[Stats],
-      separator: String): Map[Int, (String, DataType)] = TypeTable.vectorType match {
-    case None => Map.empty
+      separator: String): (Map[Int, StructField], Set[Int]) = TypeTable.vectorType match {
+    case None => (Map.empty, Set.empty)
     case Some(vector) =>
       val numbers = names.indices.filter(stats(_) != null).map(i => names(i) -> i).toMap
       def kindOf(i: Int) = stats(i).kind
       val suffix = separator + "size"
-      names.indices.filter(i => stats(i) != null && names(i).endsWith(suffix)).flatMap { sizeAt =>
-        val x = names(sizeAt).dropRight(suffix.length)
-        val parts = codec.FeaturePaths.sparseVectorNames(x, separator).map(numbers.get)
-        parts match {
-          case Seq(Some(ix), Some(vx), Some(sx))
-            if x.nonEmpty && !numbers.contains(x) &&
-              kindOf(sx) == KindInt64 && stats(sx).maxValues <= 1 &&
-              (kindOf(ix) == KindInt64 || kindOf(ix) == KindNone) &&
-              (kindOf(vx) == KindFloat || kindOf(vx) == KindNone) =>
-            val first = Seq(ix, vx, sx).min
-            val column: (String, DataType) = x -> vector
-            (first -> column) +: Seq(ix, vx, sx).filter(_ != first).map(p => (-p - 1) -> column)
-          case _ => Nil
+      val found = names.indices.filter(i => stats(i) != null && names(i).endsWith(suffix))
+        .flatMap { sizeAt =>
+          val x = names(sizeAt).dropRight(suffix.length)
+          codec.FeaturePaths.sparseVectorNames(x, separator).map(numbers.get) match {
+            case Seq(Some(ix), Some(vx), Some(sx))
+              if x.nonEmpty && !numbers.contains(x) &&
+                kindOf(sx) == KindInt64 && stats(sx).maxValues <= 1 &&
+                (kindOf(ix) == KindInt64 || kindOf(ix) == KindNone) &&
+                (kindOf(vx) == KindFloat || kindOf(vx) == KindNone) =>
+              Some(Seq(ix, vx, sx) -> StructField(x, vector, nullable = true))
+            case _ => None
+          }
         }
-      }.toMap
+      (found.map { case (parts, column) => parts.min -> column }.toMap,
+        found.flatMap(_._1).toSet)
   }
 
   /**
