@@ -9,9 +9,10 @@
    gzip) and as Parquet (Spark's default codec, ``spark.sql.parquet.compression.codec``:
    snappy), by turns: bytes on disk (the ``part-*`` files) and write time; then each one's
    read of its own files, in full (the ``noop`` sink) and ``count()``, for information. The
-   goal: TFRecord (default codec) within 1.5x Parquet's bytes. For scale, the first ``--dense-rows`` rows (1,000: about 4 GB of TFRecord)
-   written with ``vector_layout="dense"`` against ``sparse``, once each; the dense files are
-   deleted after, and skipped if the disk lacks room for them.
+   goal: TFRecord (default codec) within 1.5x Parquet's bytes. For scale, the first
+   ``--dense-rows`` rows (1,000: about 4 GB of TFRecord) written with
+   ``vector_layout="dense"`` against ``sparse``, once each; the dense files are deleted
+   after, and skipped if the disk lacks room for them.
 2. Ragged lists. ``--ragged-rows`` rows of ``id`` and ``x array<array<bigint>>`` (0 to 8 inner
    lists of 0 to 16 values each, empty ones included), cached, written as TFRecord ``Example``
    records in TFDS's ragged layout (``x/ragged_flat_values``, ``x/ragged_row_lengths_0``) and as
