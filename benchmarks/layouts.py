@@ -1,6 +1,6 @@
 """What the sparse and ragged layouts cost (issue 32, "Measured"): against Parquet, one run.
 
-    python benchmarks/layouts.py [--rows 1000000] [--ragged-rows 3000000] [--repeat 3]
+    python benchmarks/layouts.py [--rows 1000000] [--ragged-rows 12000000] [--repeat 3]
 
 1. Sparse vectors. ``--rows`` rows of ``id`` and ``tf``, ``HashingTF(numFeatures=2**20)``
    over 50 tokens a row drawn from a vocabulary of a million (so about 50 distinct tokens, and
@@ -14,19 +14,22 @@
    ``vector_layout="dense"`` against ``sparse``, once each; the dense files are deleted
    after, and skipped if the disk lacks room for them.
 2. Ragged lists. ``--ragged-rows`` rows of ``id`` and ``x array<array<bigint>>`` (0 to 8 inner
-   lists of 0 to 16 values each, empty ones included), cached, written as TFRecord ``Example``
-   records in TFDS's ragged layout (``x/ragged_flat_values``, ``x/ragged_row_lengths_0``) and as
-   Parquet, untimed. Timed, by turns: each format's full read of its own files, ``x`` and
-   ``id`` to the ``noop`` sink (our reader decodes every value into the rows; Parquet's
-   vectorized reader decodes every page of ``x`` into its column vectors), and ``count()``.
-   A jar without the ragged layout refuses the write: part 2 then says so and the exit status
-   is 3.
+   lists of 0 to 16 values each, empty ones included; values below a million, hashes of the
+   row id and a fixed seed), written straight from the generator (too big to cache), untimed,
+   as TFRecord ``Example`` records in TFDS's ragged layout (``x/ragged_flat_values``,
+   ``x/ragged_row_lengths_0``) and as Parquet. Timed, by turns: each format's full read of its
+   own files, ``id`` and ``x`` to the ``noop`` sink (which forces full decoding in both: our
+   reader decodes every value into the rows, Parquet's vectorized reader every page of ``x``
+   into its column vectors), and ``count()``. The goal: Parquet's full read time over ours at
+   least 1. A jar without the ragged layout refuses the write: part 2 then says so, measures
+   nothing, and the exit status is 3.
 
 Every figure is the median of ``--repeat`` runs after one untimed round (the dense write: one
 run, no warm-up), in one ``local[2]`` session with the jar of the installed package (or of
 ``PYTHONPATH``'s); ratios are Parquet's time over ours (above 1: we are faster) and our bytes
-over Parquet's. Checked before any timing is printed: each format's files read back give the
-cached rows (the row count and an order-independent hash of every row).
+over Parquet's. Checked before any read is timed: each format's files read back give the
+generated rows (the row count and the XOR of a hash of each row). Prints the tables, then
+the runs' seconds and the bytes as JSON on one line.
 """
 
 from __future__ import annotations
@@ -71,12 +74,16 @@ def main() -> int:
     parser.add_argument(
         "--dense-rows", type=int, default=1_000, help="of those, written dense (0: none)"
     )
-    parser.add_argument("--ragged-rows", type=int, default=3_000_000, help="ragged rows")
+    parser.add_argument("--ragged-rows", type=int, default=12_000_000, help="ragged rows")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each")
     parser.add_argument(
         "--part", choices=("sparse", "ragged", "both"), default="both", help="what to measure"
     )
-    parser.add_argument("--out", default=str(ROOT / ".cache" / "bench-layouts"))
+    parser.add_argument(
+        "--out",
+        default=str(ROOT / ".cache" / "bench-layouts"),
+        help="where the files go (emptied first, deleted after)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
@@ -211,7 +218,7 @@ def dense(spark: SparkSession, first: DataFrame, out: Path) -> dict[str, Any] | 
     paths = {layout: out / layout for layout in ("dense", "sparse")}
     writes = {
         layout: (
-            lambda layout=layout: spark_tfrecord.write(  # type: ignore[misc]
+            lambda layout=layout: spark_tfrecord.write(
                 first, str(paths[layout]), mode="overwrite", vector_layout=layout
             )
         )
@@ -236,15 +243,17 @@ def dense(spark: SparkSession, first: DataFrame, out: Path) -> dict[str, Any] | 
 
 
 def ragged_expr() -> str:
-    """``x``: 0 to ``OUTER`` inner lists of 0 to ``INNER`` values, each a hash of the row id and
-    a fixed seed (``array`` and ``slice``, which Spark compiles, not ``transform``)."""
-    inner = [
-        "slice(array("
-        + ", ".join(f"pmod(xxhash64(id, 42, {j}, {k}), 1000000)" for k in range(INNER))
-        + f"), 1, CAST(pmod(xxhash64(id, 41, {j}), {INNER + 1}) AS INT))"
-        for j in range(OUTER)
-    ]
-    return f"slice(array({', '.join(inner)}), 1, CAST(pmod(xxhash64(id, 40), {OUTER + 1}) AS INT))"
+    """``x``: 0 to ``OUTER`` inner lists of 0 to ``INNER`` values, each value a hash of the row
+    id and a fixed seed. ``transform`` (interpreted) rather than ``array`` of every value and
+    ``slice`` (compiled): 128 values' code makes a method too large for the JIT to compile, 40
+    times slower."""
+    lengths = f"CAST(pmod(xxhash64(id, 41, j), {INNER + 1}) AS INT)"
+    inner = (
+        f"transform(slice(sequence(1, {INNER}), 1, {lengths}), "
+        "k -> pmod(xxhash64(id, 42, j, k), 1000000))"
+    )
+    count = f"CAST(pmod(xxhash64(id, 40), {OUTER + 1}) AS INT)"
+    return f"transform(slice(sequence(1, {OUTER}), 1, {count}), j -> {inner})"
 
 
 def ragged(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str, Any] | None:
@@ -253,18 +262,10 @@ def ragged(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
 
+    # Not cached (it would not fit in memory): written from the generator, checked against it.
     df = spark.range(0, args.ragged_rows, 1, PARTITIONS).selectExpr("id", f"{ragged_expr()} AS x")
-    df = df.cache()
-    stats = df.selectExpr(
-        "count(*) AS rows", "sum(size(x)) AS lists", "sum(size(flatten(x))) AS values"
-    ).first()
-    print(
-        f"\n2. ragged lists: {stats['rows']:,} rows, {stats['lists']:,} inner lists, "
-        f"{stats['values']:,} values",
-        flush=True,
-    )
     paths = {"tfrecord": out / "tfrecord", "parquet": out / "parquet"}
-    df.write.mode("overwrite").parquet(str(paths["parquet"]))
+    print("\n2. ragged lists", flush=True)
     try:
         df.write.format("tfrecord").mode("overwrite").save(str(paths["tfrecord"]))
     except (Py4JJavaError, PySparkException) as e:
@@ -273,22 +274,31 @@ def ragged(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
             "part 2 not measured: this jar does not write array<array<bigint>> in Example "
             "records (the ragged layout, branch i32-ragged). It said:\n  " + first_line[:500]
         )
-        df.unpersist()
         shutil.rmtree(out, ignore_errors=True)
         return None
+    df.write.mode("overwrite").parquet(str(paths["parquet"]))
     size = {name: files_bytes(path) for name, path in paths.items()}
     loaded = {
         "tfrecord": spark.read.format("tfrecord").schema(df.schema).load(str(paths["tfrecord"])),
         "parquet": spark.read.parquet(str(paths["parquet"])),
     }
     check(df, loaded, "xxhash64(id, x)")
+    stats = (
+        loaded["parquet"]
+        .selectExpr("count(*) AS rows", "sum(size(x)) AS lists", "sum(size(flatten(x))) AS values")
+        .first()
+    )
+    print(
+        f"{stats['rows']:,} rows, {stats['lists']:,} inner lists, {stats['values']:,} values",
+        flush=True,
+    )
     full_runs, _ = interleaved(spark, args.repeat, noop_reads(loaded), warmup=1)
     count_runs, _ = interleaved(spark, args.repeat, counts(loaded), warmup=1)
     medians = {"full read": med(full_runs), "count()": med(count_runs)}
     print("| | TFRecord | Parquet | Parquet's / ours |\n|---|---:|---:|---:|")
     print(
         f"| bytes | {size['tfrecord']:,} | {size['parquet']:,} | "
-        f"{size['parquet'] / size['tfrecord']:.2f} |"
+        f"{size['tfrecord'] / size['parquet']:.2f} (ours / Parquet's) |"
     )
     for what, m in medians.items():
         goal = " (goal: at least 1)" if what == "full read" else ""
@@ -296,7 +306,6 @@ def ragged(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
             f"| {what} (s) | {m['tfrecord']:.3f} | {m['parquet']:.3f} | "
             f"{m['parquet'] / m['tfrecord']:.2f}{goal} |"
         )
-    df.unpersist()
     shutil.rmtree(out, ignore_errors=True)
     return {
         "rows": stats["rows"],
@@ -309,7 +318,7 @@ def ragged(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
 
 def noop_reads(loaded: dict[str, DataFrame]) -> dict[str, Callable[[], object]]:
     return {
-        name: (lambda df=df: df.write.format("noop").mode("overwrite").save())  # type: ignore[misc]
+        name: (lambda df=df: df.write.format("noop").mode("overwrite").save())
         for name, df in loaded.items()
     }
 
