@@ -154,7 +154,7 @@ def sparse(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
         ),
         "parquet": lambda: df.write.mode("overwrite").parquet(str(paths["parquet"])),
     }
-    write_runs, _ = interleaved(spark, args.repeat, writes, warmup=1)
+    write_runs = turns(spark, args.repeat, writes, "write")
     size = {name: files_bytes(path) for name, path in paths.items()}
     loaded = {
         name: spark.read.format("tfrecord").schema(df.schema).load(str(path))
@@ -172,8 +172,8 @@ def sparse(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
         .first()[0]
     )
     print(f"{nonzeros:.2f} non-zeros a row", flush=True)
-    full_runs, _ = interleaved(spark, args.repeat, noop_reads(loaded), warmup=1)
-    count_runs, _ = interleaved(spark, args.repeat, counts(loaded), warmup=1)
+    full_runs = turns(spark, args.repeat, noop_reads(loaded), "full read")
+    count_runs = turns(spark, args.repeat, counts(loaded), "count()")
     medians = {"write": med(write_runs), "full read": med(full_runs), "count()": med(count_runs)}
     print("| | " + " | ".join(SPARSE_FORMATS.values()) + " |\n|---|---:|---:|---:|")
     print("| bytes | " + " | ".join(f"{size[n]:,}" for n in SPARSE_FORMATS) + " |")
@@ -292,8 +292,8 @@ def ragged(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
         f"{stats['rows']:,} rows, {stats['lists']:,} inner lists, {stats['values']:,} values",
         flush=True,
     )
-    full_runs, _ = interleaved(spark, args.repeat, noop_reads(loaded), warmup=1)
-    count_runs, _ = interleaved(spark, args.repeat, counts(loaded), warmup=1)
+    full_runs = turns(spark, args.repeat, noop_reads(loaded), "full read")
+    count_runs = turns(spark, args.repeat, counts(loaded), "count()")
     medians = {"full read": med(full_runs), "count()": med(count_runs)}
     print("| | TFRecord | Parquet | Parquet's / ours |\n|---|---:|---:|---:|")
     print(
@@ -314,6 +314,22 @@ def ragged(spark: SparkSession, args: argparse.Namespace, out: Path) -> dict[str
         "bytes": size,
         "runs": {"full read": full_runs, "count()": count_runs},
     }
+
+
+def turns(
+    spark: SparkSession, repeat: int, actions: dict[str, Callable[[], object]], what: str
+) -> dict[str, list[float]]:
+    """The seconds of ``repeat`` runs of each action, by turns after an untimed round; logs
+    each one's runs, this driver's CPU seconds a run and the cores other processes took."""
+    runs, spent = interleaved(spark, repeat, actions, warmup=1)
+    for name, times in runs.items():
+        listed = ", ".join(f"{t:.2f}" for t in times)
+        print(
+            f"  {what}, {name}: {listed} s; CPU {spent[name].driver / repeat:.2f} s a run, "
+            f"other processes {spent[name].others:.2f} cores",
+            flush=True,
+        )
+    return runs
 
 
 def noop_reads(loaded: dict[str, DataFrame]) -> dict[str, Callable[[], object]]:
