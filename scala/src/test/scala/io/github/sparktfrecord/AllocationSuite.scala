@@ -4,6 +4,7 @@ import java.io.ByteArrayInputStream
 import java.lang.management.ManagementFactory
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -167,6 +168,44 @@ class AllocationSuite extends UnitSuite {
     val r = deserializer.decode(data(7), 0, data(7).length, 0L).getStruct(1, 4)
     assertEquals((r.getInt(1), r.getArray(2).toIntArray.toSeq, r.getArray(3).toDoubleArray.toSeq),
       (1 << 20, Seq.tabulate(7)(j => j * 1000 + 7), Seq.tabulate(7)(j => j + 0.5)))
+  }
+
+  test("lists of lists in an Example (ragged) allocate nothing, written and read") {
+    val s = StructType.fromDDL("id bigint, x array<array<bigint>>, " +
+      "y array<array<array<float>>>, e array<struct<n bigint, tokens array<int>>>")
+    val toUnsafe = UnsafeProjection.create(s)
+    val lists = (n: Int, f: Int => Any) =>
+      new GenericArrayData(Array.tabulate[Any](n)(j =>
+        new GenericArrayData(Array.tabulate[Any](
+          j % 4)(f))))
+    val input = Array.tabulate(16)(i =>
+      toUnsafe(InternalRow(i.toLong, lists(i % 6, j => j.toLong << (j * 9)),
+        new GenericArrayData(Array.tabulate[Any](i % 3)(j => lists(j + 1, _ * 0.5f))),
+        new GenericArrayData(Array.tabulate[Any](i % 4)(j =>
+          InternalRow(j.toLong,
+            new GenericArrayData(Array.tabulate[Any](j)(k => k)))))))
+        .copy())
+    val serializer = new ExampleSerializer(s, RecordType.Example)
+    // Numbers: an unsafe array makes a UTF8String object of each string it is asked for.
+    assertNoAllocation("the ragged serializer",
+      bytesPerRecord(100000)(i => serializer.serialize(input(i & 15))))
+    // The flat columns the reader reads them into (a nested schema's assembler copies bytes).
+    val flat = StructType.fromDDL("id bigint, x array<array<bigint>>, " +
+      "y array<array<array<float>>>, `e/tokens` array<array<int>>")
+    val data = input.map { r =>
+      val n = serializer.serialize(r)
+      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    }
+    val deserializer = new ExampleDeserializer(flat, RecordType.Example, "mem")
+    assertNoAllocation("the ragged deserializer",
+      bytesPerRecord(100000) { i =>
+        val d = data(i & 15)
+        deserializer.decode(d, 0, d.length, 0L)
+      })
+    val r = deserializer.decode(data(5), 0, data(5).length, 0L)
+    assertEquals((0 until 5).map(j => r.getArray(1).getArray(j).toLongArray.toSeq),
+      (0 until 5).map(j => (0 until j % 4).map(k => k.toLong << (k * 9))))
+    assertEquals(r.getArray(3).numElements(), 1)
   }
 
   test("the framing reader allocates nothing per record") {

@@ -149,7 +149,8 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
     if (k > 0) list(i).getUTF8String(i % k) else row(i).getUTF8String(ordinal)
   override def getBinary(i: Int): Array[Byte] =
     if (k > 0) list(i).getBinary(i % k) else row(i).getBinary(ordinal)
-  override def getArray(i: Int): ArrayData = row(i).getArray(ordinal)
+  /** Element i's list, viewed in place: valid until the next call. */
+  override def getArray(i: Int): ArrayData = listView(row(i), ordinal)
 }
 
 /**
@@ -157,16 +158,25 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
  * it ([[FeaturePaths.raggedNames]]): [[point]] walks it once, keeping the length of every list
  * at each depth (level k: the lists at depth k+1) and the innermost lists, and fails, naming the
  * column and the null's place, on a null list or a null value: the layout has no place for one.
- * The arrays of one row are read through Spark's `getArray`.
+ * Unsafe arrays (as the rows of a write hold) are viewed in place, one view per level, and an
+ * innermost one is kept as its address: nothing is allocated per row.
  */
 private[sparktfrecord] final class RaggedNest(column: String, depth: Int) {
   private val levels = depth - 1
   /** Per level, the lengths of the lists at depth level+1, `counts(level)` of them. */
   val lengths: Array[Array[Long]] = Array.fill(levels)(new Array[Long](16))
   val counts = new Array[Int](levels)
-  /** The innermost lists, and where each one's values start among all values (then the end). */
+  /**
+   * The innermost lists: an unsafe one as its base object, offset and size (`inner` null), any
+   * other as itself; and where each one's values start among all values (then the end).
+   */
   var inner: Array[ArrayData] = new Array[ArrayData](16)
+  var innerBases: Array[AnyRef] = new Array[AnyRef](16)
+  var innerOffsets = new Array[Long](16)
+  var innerSizes = new Array[Int](16)
   var innerStarts = new Array[Int](17)
+  /** Per level, the view its lists are read through. */
+  private val views = Array.fill(depth)(new ArrayView)
   var numInner = 0
   var numValues = 0
   /** The indices on the way down, for messages. */
@@ -187,7 +197,7 @@ private[sparktfrecord] final class RaggedNest(column: String, depth: Int) {
     while (i < n) {
       path(level) = i
       if (a.isNullAt(i)) nullAt(level + 1, "list")
-      val list = a.getArray(i)
+      val list = views(level)(a, i)
       val m = list.numElements()
       append(level, m)
       if (level + 1 == levels) addInner(list, m) else walk(list, level + 1)
@@ -215,9 +225,19 @@ private[sparktfrecord] final class RaggedNest(column: String, depth: Int) {
     }
     if (numInner == inner.length) {
       inner = java.util.Arrays.copyOf(inner, 2 * numInner)
+      innerBases = java.util.Arrays.copyOf(innerBases, 2 * numInner)
+      innerOffsets = java.util.Arrays.copyOf(innerOffsets, 2 * numInner)
+      innerSizes = java.util.Arrays.copyOf(innerSizes, 2 * numInner)
       innerStarts = java.util.Arrays.copyOf(innerStarts, 2 * numInner + 1)
     }
-    inner(numInner) = list
+    list match {
+      case u: UnsafeArrayData =>
+        inner(numInner) = null
+        innerBases(numInner) = u.getBaseObject
+        innerOffsets(numInner) = u.getBaseOffset
+        innerSizes(numInner) = u.getSizeInBytes
+      case other => inner(numInner) = other
+    }
     numInner += 1
     numValues += m
     innerStarts(numInner) = numValues
@@ -254,33 +274,44 @@ private[sparktfrecord] final class RaggedRowLengths(nest: RaggedNest, level: Int
  * increasing order (twice: measure, write), which a cursor on the innermost list follows.
  */
 private[sparktfrecord] final class RaggedFlatValues(nest: RaggedNest) extends RaggedView(nest) {
-  /** The innermost list holding the value last asked for. */
+  /** The innermost list holding the value last asked for, and a view of it. */
   private var c = 0
+  private var list: ArrayData = _
+  private val view = new UnsafeArrayData
 
   override def point(lists: ArrayData): Unit = {
     super.point(lists)
     c = 0
+    list = null
   }
 
-  /** Value i's index in its innermost list, which becomes `c`. */
+  /** Value i's index in its innermost list, which becomes `c`, seen as `list`. */
   private def at(i: Int): Int = {
+    val before = c
     if (i < nest.innerStarts(c)) c = 0
     while (i >= nest.innerStarts(c + 1)) c += 1
+    if (c != before || list == null) {
+      list = nest.inner(c)
+      if (list == null) {
+        view.pointTo(nest.innerBases(c), nest.innerOffsets(c), nest.innerSizes(c))
+        list = view
+      }
+    }
     i - nest.innerStarts(c)
   }
 
   override def numElements(): Int = nest.numValues
-  override def getBoolean(i: Int): Boolean = { val j = at(i); nest.inner(c).getBoolean(j) }
-  override def getByte(i: Int): Byte = { val j = at(i); nest.inner(c).getByte(j) }
-  override def getShort(i: Int): Short = { val j = at(i); nest.inner(c).getShort(j) }
-  override def getInt(i: Int): Int = { val j = at(i); nest.inner(c).getInt(j) }
-  override def getLong(i: Int): Long = { val j = at(i); nest.inner(c).getLong(j) }
-  override def getFloat(i: Int): Float = { val j = at(i); nest.inner(c).getFloat(j) }
-  override def getDouble(i: Int): Double = { val j = at(i); nest.inner(c).getDouble(j) }
+  override def getBoolean(i: Int): Boolean = { val j = at(i); list.getBoolean(j) }
+  override def getByte(i: Int): Byte = { val j = at(i); list.getByte(j) }
+  override def getShort(i: Int): Short = { val j = at(i); list.getShort(j) }
+  override def getInt(i: Int): Int = { val j = at(i); list.getInt(j) }
+  override def getLong(i: Int): Long = { val j = at(i); list.getLong(j) }
+  override def getFloat(i: Int): Float = { val j = at(i); list.getFloat(j) }
+  override def getDouble(i: Int): Double = { val j = at(i); list.getDouble(j) }
   override def getDecimal(i: Int, precision: Int, scale: Int): Decimal = {
     val j = at(i)
-    nest.inner(c).getDecimal(j, precision, scale)
+    list.getDecimal(j, precision, scale)
   }
-  override def getUTF8String(i: Int): UTF8String = { val j = at(i); nest.inner(c).getUTF8String(j) }
-  override def getBinary(i: Int): Array[Byte] = { val j = at(i); nest.inner(c).getBinary(j) }
+  override def getUTF8String(i: Int): UTF8String = { val j = at(i); list.getUTF8String(j) }
+  override def getBinary(i: Int): Array[Byte] = { val j = at(i); list.getBinary(j) }
 }
