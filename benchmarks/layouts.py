@@ -28,8 +28,10 @@ Every figure is the median of ``--repeat`` runs after one untimed round (the den
 run, no warm-up), in one ``local[2]`` session with the jar of the installed package (or of
 ``PYTHONPATH``'s); ratios are Parquet's time over ours (above 1: we are faster) and our bytes
 over Parquet's. Checked before any read is timed: each format's files read back give the
-generated rows (the row count and the XOR of a hash of each row). Prints the tables, then
-the runs' seconds and the bytes as JSON on one line.
+generated rows (the row count and the XOR of a hash of each row). Prints each measurement's
+runs as they end (with the driver's CPU seconds a run and the cores other processes took: on a
+shared machine, CPU seconds say what wall times cannot), the tables, and last the runs'
+seconds and the bytes as JSON on one line.
 """
 
 from __future__ import annotations
