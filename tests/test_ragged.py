@@ -344,3 +344,39 @@ def test_ragged_columns_are_held_and_an_incomplete_set_warns(spark, tf, tmp_path
         and "'g/ragged_row_lengths_1' is missing" in line
         for line in log
     ), log
+
+
+def test_feature_spec_of_a_struct_leaf_and_of_a_fixed_length_leaf(spark, tf, out: Path) -> None:
+    from pyspark.sql.types import (
+        ArrayType,
+        FloatType,
+        LongType,
+        StructField,
+        StructType,
+    )
+
+    box = StructType(
+        [
+            StructField("bbox", ArrayType(FloatType()), metadata={"tfrecord.listLength": 4}),
+            StructField("label", LongType()),
+        ]
+    )
+    schema = StructType(
+        [
+            StructField("id", LongType(), nullable=False),
+            StructField("s", StructType([StructField("a", ArrayType(ArrayType(LongType())))])),
+            StructField("objects", ArrayType(box)),
+        ]
+    )
+    rows = [(1, ([[1, 2], []],), [([0.5, 0.25, 1.0, 0.75], 3), ([0.0] * 4, 4)]), (2, ([],), [])]
+    df = spark.createDataFrame(rows, schema)
+    spark_tfrecord.write(df.coalesce(1), str(out))
+    spec = spark_tfrecord.feature_spec(df.schema)
+    assert spec["s/a"].value_key == "s/a/ragged_flat_values"
+    assert spec["objects/bbox"].partitions == (tf.io.RaggedFeature.UniformRowLength(4),)
+    got = parsed(tf, out, spec)
+    order = got["id"].numpy().tolist()
+    want = {r[0]: r for r in rows}
+    assert got["s/a"].to_list() == [want[i][1][0] for i in order]
+    assert got["objects/bbox"].to_list() == [[list(o[0]) for o in want[i][2]] for i in order]
+    assert got["objects/label"].to_list() == [[o[1] for o in want[i][2]] for i in order]
