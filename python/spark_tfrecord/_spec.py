@@ -90,6 +90,9 @@ def feature_spec(
       size=N)``, N from ``sizes={"c": N}`` or else the column's Spark ML metadata
       (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set); without
       either, a ValueError naming the column. ``tf.io.parse_example`` gives a ``SparseTensor``.
+      ``parse_sequence_example`` takes no ``SparseFeature`` among the context features, so with
+      ``record_type="SequenceExample"`` the parts are ``tf.io.RaggedFeature`` entries of their
+      own, ``c/indices``, ``c/values`` and ``c/size`` (no size needed).
     - with ``record_type="SequenceExample"``, ``array<array<T>>`` columns are feature lists, read
       as ``tf.io.RaggedFeature(dtype)`` sequence features; the result is then the pair
       ``(context_features, sequence_features)`` for ``tf.io.parse_sequence_example``.
@@ -131,6 +134,8 @@ def feature_spec(
     known_sizes: Mapping[str, int] = sizes or {}
     context: dict[str, Any] = {}
     sequence: dict[str, Any] = {}
+
+    ragged_size = tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)
 
     def ragged(data_type: DataType, column: str) -> Any:
         return tf.io.RaggedFeature(_dtype(tf, data_type, column), row_splits_dtype=tf.int64)
@@ -178,6 +183,13 @@ def feature_spec(
                     )
                 sequence[name] = ragged(data_type.elementType.elementType, column)
             elif vector_layout == "sparse" and type(data_type).__name__ == "VectorUDT":
+                if sequence_type:  # parse_sequence_example takes no SparseFeature in the context
+                    for part, dtype in (("indices", tf.int64), ("values", tf.float32)):
+                        context[name + separator + part] = tf.io.RaggedFeature(
+                            dtype, row_splits_dtype=tf.int64
+                        )
+                    context[name + separator + "size"] = ragged_size
+                    continue
                 context[name] = tf.io.SparseFeature(
                     index_key=name + separator + "indices",
                     value_key=name + separator + "values",
