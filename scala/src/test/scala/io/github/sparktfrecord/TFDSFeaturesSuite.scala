@@ -128,8 +128,9 @@ class TFDSFeaturesSuite extends UnitSuite {
         TFDSFeatures.parse(dict("x" -> sequence(sequence(tensor("int64")))))))
       assert(e.text.contains(message), e.text)
     }
-    fails("x array<bigint>", "Column 'x' has type array<bigint>, which cannot be written as the " +
-      "TFDS feature Sequence of Sequence of Tensor (a scalar of int64) (2 nested arrays)")
+    fails("x array<bigint>",
+      "Column 'x' has type array<bigint>, which cannot be written as the " +
+        "TFDS feature Sequence of Sequence of Tensor (a scalar of int64) (2 nested arrays)")
     fails("x array<array<array<bigint>>>", "Column 'x' has type array<array<array<bigint>>>")
     fails("x array<array<string>>", "Column 'x' has type array<array<string>>")
   }
@@ -155,10 +156,12 @@ class TFDSFeaturesSuite extends UnitSuite {
         TFDSFeatures.schema(TFDSFeatures.parse(dict("x" -> feature)), Map.empty))
       assert(e.text.contains(message), e.text)
     }
-    refused(sequence(tensor("int64", "-1")), "TFDS feature 'x' (Sequence) is not supported: " +
-      "a sequence of Tensor of shape (None) has an unknown dimension in each element")
-    refused(sequence(sequence(tensor("float32", "2"))), "TFDS feature 'x' (Sequence) is not " +
-      "supported: a Tensor of shape (2) at the bottom of a nested sequence")
+    refused(sequence(tensor("int64", "-1")),
+      "TFDS feature 'x' (Sequence) is not supported: " +
+        "a sequence of Tensor of shape (None) has an unknown dimension in each element")
+    refused(sequence(sequence(tensor("float32", "2"))),
+      "TFDS feature 'x' (Sequence) is not " +
+        "supported: a Tensor of shape (2) at the bottom of a nested sequence")
     refused(sequence(dict("b" -> tensor("float32", "4", "-1"))),
       "TFDS feature 'x/b' (Tensor) is not supported: shape (4, None) has an unknown dimension " +
         "after the first")
@@ -228,8 +231,9 @@ class TFDSFeaturesSuite extends UnitSuite {
       new MetadataBuilder().putLong(FeaturePaths.ListLengthKey, 4).build())
     val boxes = TFDSFeatures.fromSchema(StructType(Seq(fixed("o").copy(dataType =
       ArrayType(StructType(Seq(box)), containsNull = false)))))
-    assertEquals(boxes.fields.toMap.apply("o"), TFDSFeature.Sequence(TFDSFeature.Dict(
-      Seq("box" -> TFDSFeature.Tensor("Tensor", "float32", Seq(4L))))))
+    assertEquals(boxes.fields.toMap.apply("o"),
+      TFDSFeature.Sequence(TFDSFeature.Dict(
+        Seq("box" -> TFDSFeature.Tensor("Tensor", "float32", Seq(4L))))))
     val nestedStructs = intercept[IllegalArgumentException](
       TFDSFeatures.fromSchema(StructType.fromDDL("o array<struct<p array<struct<q int>>>>")))
     assert(nestedStructs.text.startsWith("Column 'o.p' holds arrays of structs inside an array"),

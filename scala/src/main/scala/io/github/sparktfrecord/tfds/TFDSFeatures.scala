@@ -16,9 +16,9 @@ import io.github.sparktfrecord.codec.{FeaturePaths, TypeTable}
  * | connector | stored | Spark |
  * |---|---|---|
  * | `FeaturesDict` | one feature per leaf, named by its path (`objects/bbox`) | struct |
- * | `Sequence` (or `Dataset`) of a dict | per leaf, every element's values, concatenated | array of struct |
+ * | `Sequence`, `Dataset` of dicts | per leaf, the elements' values in one list | array of struct |
  * | `Sequence` of a tensor | the values of every element | array |
- * | `Sequence` of `Sequence`s of a scalar | ragged: `x/ragged_flat_values`, row lengths | nested arrays |
+ * | `Sequence` of `Sequence`s of a scalar | `x/ragged_flat_values`, row lengths | nested arrays |
  * | `Tensor`, `Scalar` | int64, float or bytes list, row-major | scalar or array |
  * | `ClassLabel` | int64 | bigint (class names in the field's metadata) |
  * | `Text` | bytes | string |
@@ -45,7 +45,7 @@ private[sparktfrecord] object TFDSFeature {
    * @param feature what each element is
    */
   final case class Sequence(feature: TFDSFeature, connector: String = "Sequence")
-      extends TFDSFeature
+    extends TFDSFeature
 
   /**
    * One stored tensor.
@@ -104,9 +104,10 @@ private[sparktfrecord] object TFDSFeatures {
         val encoding = Option(content.get("encoding")).map(_.asText.toLowerCase).getOrElse("none")
         if (encoding != "none") {
           // TFDS 4.9 requires an encoding for a tensor with more than one unknown dimension.
-          unsupported(path, name, s"a tensor with encoding '$encoding' is stored as one " +
-              "bytes value of its raw (or zlib-compressed) little-endian values, with its shape " +
-              "in a second feature, which spark-tfrecord does not decode")
+          unsupported(path, name,
+            s"a tensor with encoding '$encoding' is stored as one bytes value of its raw (or " +
+              "zlib-compressed) little-endian values, with its shape in a second feature, " +
+              "which spark-tfrecord does not decode")
         }
         Tensor(name, dtype(content, "float32"), shape(content))
       case "ClassLabel" => Tensor(name, "int64", Nil)
@@ -182,19 +183,23 @@ private[sparktfrecord] object TFDSFeatures {
       inSequence: Boolean): Unit = {
     if (t.shape.contains(-1L)) {
       // TFDS stacks the elements into one array: it fails itself on elements of two shapes.
-      unsupported(path, s.connector, s"a sequence of ${t.connector} of shape ${shapeText(t)} " +
-          "has an unknown dimension in each element, which TFDS stores only when every element " +
-          "has the same shape")
+      unsupported(path, s.connector,
+        s"a sequence of ${t.connector} of shape ${shapeText(t)} has an unknown dimension in " +
+          "each element, which TFDS stores only when every element has the same shape")
     }
     if (t.shape.nonEmpty && depth + (if (inSequence) 1 else 0) >= 2) {
-      unsupported(path, s.connector, s"a ${t.connector} of shape ${shapeText(t)} at the " +
-          "bottom of a nested sequence is stored ragged with row lengths that count tensors, " +
-          "while spark-tfrecord's ragged lists count values; only scalars are supported there")
+      unsupported(path, s.connector,
+        s"a ${t.connector} of shape ${shapeText(t)} at the bottom of a nested sequence is " +
+          "stored ragged with row lengths that count tensors, while spark-tfrecord's ragged " +
+          "lists count values; only scalars are supported there")
     }
   }
 
-  private def nestedArray(element: DataType, depth: Int): DataType =
-    (1 to depth).foldLeft(element)((t, _) => ArrayType(t, containsNull = false))
+  private def nestedArray(element: DataType, depth: Int): DataType = {
+    var t = element
+    (1 to depth).foreach(_ => t = ArrayType(t, containsNull = false))
+    t
+  }
 
   /**
    * The Spark schema of a dataset of `features` (see the table above). `classNames` holds the
@@ -221,13 +226,14 @@ private[sparktfrecord] object TFDSFeatures {
             metadata(t, classNames.get(path), 0))
         case t: Tensor =>
           if (t.shape.drop(1).contains(-1L)) {
-            unsupported(path, t.connector, s"shape ${shapeText(t)} has an unknown dimension " +
-                "after the first, which the stored values do not give")
+            unsupported(path, t.connector,
+              s"shape ${shapeText(t)} has an unknown dimension after the first, which the " +
+                "stored values do not give")
           }
           if (inSequence && t.shape.contains(-1L)) {
-            unsupported(path, t.connector, s"shape ${shapeText(t)} inside a Sequence has an " +
-                "unknown dimension in each element, which TFDS stores only when every element " +
-                "has the same shape")
+            unsupported(path, t.connector,
+              s"shape ${shapeText(t)} inside a Sequence has an unknown dimension in each " +
+                "element, which TFDS stores only when every element has the same shape")
           }
           val element = sparkType(t, path)
           val dataType = if (t.shape.isEmpty) element else ArrayType(element, containsNull = false)
@@ -238,9 +244,9 @@ private[sparktfrecord] object TFDSFeatures {
   }
 
   private def dictInSequence(path: String, connector: String): Nothing =
-    unsupported(path, connector, "a sequence of dicts inside a sequence has no feature layout " +
-        "(an array of structs inside an array, which TFDS stores as ragged leaves under one " +
-        "name)")
+    unsupported(path, connector,
+      "a sequence of dicts inside a sequence has no feature layout (an array of structs " +
+        "inside an array, which TFDS stores as ragged leaves under one name)")
 
   private def metadata(t: Tensor, names: Option[Seq[String]], listLength: Int): Metadata = {
     val b = new MetadataBuilder().putString(ConnectorKey, t.connector)
@@ -278,8 +284,8 @@ private[sparktfrecord] object TFDSFeatures {
         if (inSequence) dictInSequence(column, connector)
         f.copy(dataType = ArrayType(struct(s, fields, column + ".", inSequence = true), n))
       case (t, s: Sequence) if nested(s).exists { case (d, tensor) =>
-            elementAt(t, d).exists(holds(_, tensor))
-          } =>
+          elementAt(t, d).exists(holds(_, tensor))
+        } =>
         val (depth, tensor) = nested(s).get
         checkSequence(column, s, depth, tensor, inSequence)
         // Stored ragged (or, at the top, as one list): never the concatenation of fixed lists.
@@ -391,8 +397,9 @@ private[sparktfrecord] object TFDSFeatures {
           fields.foreach { case (k, v) => all.set[JsonNode](k, node(v)) }
         case Sequence(inner, connector) =>
           o.put("pythonClassName",
-            Module + (if (connector == "Dataset") "dataset_feature.Dataset"
-                      else "sequence_feature.Sequence"))
+            Module +
+              (if (connector == "Dataset") "dataset_feature.Dataset"
+               else "sequence_feature.Sequence"))
           val s = o.putObject("sequence")
           s.set[JsonNode]("feature", node(inner))
           s.put("length", "-1")
