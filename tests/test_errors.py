@@ -73,7 +73,7 @@ def test_bad_option_values(spark, tmp_path: Path, option: str, value: str, valid
     [
         ("m map<string,int>", "m"),
         ("s struct<a:map<string,int>>", "s"),
-        ("nested array<array<int>>", "nested"),
+        ("deep array<array<map<string,int>>>", "deep"),
         ("am array<map<string,int>>", "am"),
     ],
 )
@@ -91,10 +91,10 @@ def test_unsupported_column_types_fail_before_writing(
     assert not list(out.glob("part-*"))
 
 
-def test_nested_array_error_hints_at_sequence_example(spark, out: Path) -> None:
-    df = spark.createDataFrame([([[1]],)], "nested array<array<int>>")
-    with pytest.raises(Exception, match="recordType SequenceExample"):
-        spark_tfrecord.write(df, str(out))
+def test_deep_nested_array_error_in_sequence_example_hints_at_example(spark, out: Path) -> None:
+    df = spark.createDataFrame([([[[1]]],)], "nested array<array<array<int>>>")
+    with pytest.raises(Exception, match="written ragged with recordType Example"):
+        spark_tfrecord.write(df, str(out), record_type="SequenceExample")
 
 
 def test_null_array_element_names_the_column(spark, out: Path) -> None:

@@ -68,11 +68,12 @@ def test_an_invalid_option_is_pysparks_illegal_argument_with_our_condition(
 
 
 def test_planning_errors_of_each_kind(spark, tmp_path: Path) -> None:
-    nested = spark.createDataFrame([([[1]],)], "t array<array<long>>")
-    e = raised(lambda: nested.write.format("tfrecord").save(str(tmp_path / "nested")))
+    nested = spark.createDataFrame([([[[1]]],)], "t array<array<array<long>>>")
+    writer = nested.write.format("tfrecord").option("recordType", "SequenceExample")
+    e = raised(lambda: writer.save(str(tmp_path / "nested")))
     assert spark_condition(e) == errors.UNSUPPORTED_TYPE
     assert errors.parameters(e)["column"] == "t"
-    assert errors.parameters(e)["recordType"] == "Example"
+    assert errors.parameters(e)["recordType"] == "SequenceExample"
 
     two = spark.createDataFrame([(b"a", b"b")], "a binary, b binary")
     e = raised(

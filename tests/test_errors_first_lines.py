@@ -109,23 +109,27 @@ def test_a_value_that_does_not_fit_on_read_names_column_file_and_offset_first(
 def test_a_value_that_does_not_fit_on_write_names_the_column_first(spark, tmp_path: Path) -> None:
     df = spark.createDataFrame([(1, [1, None])], "id long, a array<long>")
     e = raised(lambda: df.write.format("tfrecord").save(str(tmp_path / "w")))
+    # The row's place: where its record would start in the file the task was writing.
     line = (
         "[TFRECORD_DATA_MISMATCH] Column 'a' holds an array with a null element at index 1: "
         "TFRecord feature lists cannot hold nulls. Drop or fill them first (for example with "
-        "filter(x -> x IS NOT NULL) or coalesce)."
+        "filter(x -> x IS NOT NULL) or coalesce), in the record at byte offset 0 of file:"
     )
-    assert first_lines(e) == (line, f"spark_tfrecord._captured.TFRecordJavaError: {line}")
+    text, printed = first_lines(e)
+    assert text.startswith(line) and text.endswith(".tfrecord"), text
+    assert printed == f"spark_tfrecord._captured.TFRecordJavaError: {text}"
     assert str(e).splitlines()[1].endswith(".save.")
     assert errors.parameters(e)["column"] == "a"
 
 
 def test_a_type_or_schema_error_at_planning_is_ours_first(spark, tmp_path: Path) -> None:
-    nested = spark.createDataFrame([([[1]],)], "t array<array<long>>")
-    e = raised(lambda: nested.write.format("tfrecord").save(str(tmp_path / "n")))
+    nested = spark.createDataFrame([([[[1]]],)], "t array<array<array<long>>>")
+    writer = nested.write.format("tfrecord").option("recordType", "SequenceExample")
+    e = raised(lambda: writer.save(str(tmp_path / "n")))
     text, printed = first_lines(e)
     assert text.startswith(
-        "[TFRECORD_UNSUPPORTED_TYPE] Column 't' has type array<array<bigint>>, which recordType "
-        "Example cannot hold. Supported: boolean, "
+        "[TFRECORD_UNSUPPORTED_TYPE] Column 't' has type array<array<array<bigint>>>, which "
+        "recordType SequenceExample cannot hold. Supported: boolean, "
     ), text
     assert printed == f"{CAPTURED}.IllegalArgumentException: {text}"
 

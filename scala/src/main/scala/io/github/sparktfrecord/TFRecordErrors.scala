@@ -145,6 +145,13 @@ class TFRecordDataException private[sparktfrecord] (
     else Map("path" -> path, "offset" -> offset.toString)
     where ++ Option(column).map("column" -> _) + ("reason" -> reason)
   }
+
+  /**
+   * This write error, said of the record at `offset` of `path` (where the row's would start),
+   * the place following the reason's last sentence.
+   */
+  private[sparktfrecord] def at(path: String, offset: Long): TFRecordDataException =
+    new TFRecordDataException(condition, reason.stripSuffix("."), path, offset, column, getCause)
 }
 
 private[sparktfrecord] object TFRecordDataException {

@@ -615,4 +615,113 @@ class ExampleDeserializerSuite(fastPath: Boolean) extends UnitSuite {
       prefix + "has both the dense feature 'v' and the sparse features 'v/indices', " +
         "'v/values'" + at)
   }
+
+  private def nested3(row: UnsafeRow, i: Int): Seq[Seq[Seq[Int]]] = {
+    val a = row.getArray(i)
+    (0 until a.numElements()).map { j =>
+      val b = a.getArray(j)
+      (0 until b.numElements()).map(k =>
+        b.getArray(k).toFloatArray.map(java.lang.Float.floatToRawIntBits).toSeq)
+    }
+  }
+
+  private def bits(fs: Float*): Seq[Int] = fs.map(java.lang.Float.floatToRawIntBits)
+
+  test("Example: a list of lists reads its ragged features, in any order, exactly") {
+    val s = schema("id" -> LongType, "x" -> ArrayType(ArrayType(LongType)),
+      "y" -> ArrayType(ArrayType(ArrayType(FloatType))),
+      "s" -> ArrayType(ArrayType(BinaryType)))
+    val nan = java.lang.Float.intBitsToFloat(0x7fc00001)
+    val row = read(s,
+      example(
+        entry("x/ragged_flat_values", int64s(Long.MinValue, Long.MaxValue, -1L)),
+        entry("y/ragged_row_lengths_1", int64s(1L, 0L, 2L)),
+        entry("id", int64s(5L)),
+        entry("y/ragged_flat_values", float32s(nan, -0.0f, 1.5f)),
+        entry("x/ragged_row_lengths_0", int64s(2L, 0L, 1L)),
+        entry("y/ragged_row_lengths_0", int64s(2L, 0L, 1L)),
+        entry("s/ragged_row_lengths_0", int64s(0L, 2L)),
+        entry("s/ragged_flat_values", bytesList(field(1, Array[Byte](-1, 0)), field(1)))))
+    assertEquals(row.getLong(0), 5L)
+    assertEquals(nestedLongs(row, 1), Seq(Seq(Long.MinValue, Long.MaxValue), Seq(), Seq(-1L)))
+    assertEquals(nested3(row, 2),
+      Seq(Seq(bits(nan), Seq()), Seq(), Seq(bits(-0.0f, 1.5f))))
+    val bs = row.getArray(3)
+    assertEquals((0 until bs.numElements()).map(j =>
+        bs.getArray(j).toObjectArray(BinaryType).toSeq.map(_.asInstanceOf[Array[Byte]].toSeq)),
+      Seq(Seq(), Seq(Seq[Byte](-1, 0), Seq[Byte]())))
+    // Empty features: an empty outer list; no features: null; unpacked lists read the same.
+    val d = deserializer(s, RecordType.Example)
+    val empty = decode(d,
+      example(entry("x/ragged_row_lengths_0", int64s()),
+        entry("x/ragged_flat_values", int64s())), Offset)
+    assertEquals(nestedLongs(empty, 1), Seq())
+    assert(empty.isNullAt(0) && empty.isNullAt(2) && empty.isNullAt(3))
+    val unpacked = decode(d,
+      example(
+        entry("x/ragged_row_lengths_0", int64List(unpackedInt64(0L, 1L))),
+        entry("x/ragged_flat_values", int64List(unpackedInt64(300L)))), Offset)
+    assertEquals(nestedLongs(unpacked, 1), Seq(Seq(), Seq(300L)))
+    assert(decode(d, example(entry("id", int64s(1L))), Offset).isNullAt(1))
+    // int64 values into a float column and string column, as for plain lists.
+    val converted = read(schema("f" -> ArrayType(ArrayType(DoubleType)),
+      "t" -> ArrayType(ArrayType(StringType))),
+      example(entry("f/ragged_row_lengths_0", int64s(1L)),
+        entry("f/ragged_flat_values",
+          int64s(3L)), entry("t/ragged_row_lengths_0", int64s(1L)),
+        entry("t/ragged_flat_values", bytesList(bytesValues("h\u00e9")))))
+    assertEquals(converted.getArray(0).getArray(0).getDouble(0), 3.0)
+    assertEquals(converted.getArray(1).getArray(0).getUTF8String(0).toString, "h\u00e9")
+  }
+
+  test("Example: ragged features that do not make lists of lists fail naming the column") {
+    val s = schema("x" -> ArrayType(ArrayType(LongType)),
+      "y" -> ArrayType(ArrayType(ArrayType(IntegerType))))
+    def fails(entries: Array[Byte]*): String = {
+      val e = failure(s, example(entries: _*))
+      assert(e.column == "x" || e.column == "y", e.column)
+      e.text
+    }
+    val at = ", in the record at byte offset 1000 of test.tfrecord"
+    val x = "Column 'x' (array<array<bigint>>) "
+    val y = "Column 'y' (array<array<array<int>>>) "
+    assertEquals(fails(entry("x/ragged_flat_values", int64s(1L))),
+      x + "is read from the ragged features 'x/ragged_row_lengths_0', 'x/ragged_flat_values', " +
+        "but the record has no 'x/ragged_row_lengths_0'" + at)
+    assertEquals(fails(entry("x/ragged_row_lengths_0", int64s(0L))),
+      x + "is read from the ragged features 'x/ragged_row_lengths_0', 'x/ragged_flat_values', " +
+        "but the record has no 'x/ragged_flat_values'" + at)
+    assertEquals(fails(entry("x/ragged_row_lengths_0", int64s(1L, 1L)),
+      entry("x/ragged_flat_values", int64s(1L))),
+      x + "has row lengths in 'x/ragged_row_lengths_0' that add up to 2, but " +
+        "'x/ragged_flat_values' holds 1 values" + at)
+    assertEquals(fails(entry("x/ragged_row_lengths_0", int64s(2L, -1L)),
+      entry("x/ragged_flat_values", int64s(1L))),
+      x + "has the negative row length -1 in 'x/ragged_row_lengths_0'" + at)
+    assertEquals(fails(entry("y/ragged_row_lengths_0", int64s(3L)),
+      entry("y/ragged_row_lengths_1", int64s(1L, 0L)), entry("y/ragged_flat_values", int64s(1L))),
+      y + "has row lengths in 'y/ragged_row_lengths_0' that add up to 3, but " +
+        "'y/ragged_row_lengths_1' holds 2 row lengths" + at)
+    assertEquals(fails(entry("y/ragged_row_lengths_0", int64s(1L)),
+      entry("y/ragged_flat_values", int64s(1L))),
+      y + "is read from the ragged features 'y/ragged_row_lengths_0', " +
+        "'y/ragged_row_lengths_1', 'y/ragged_flat_values', but the record has no " +
+        "'y/ragged_row_lengths_1'" + at)
+    assertEquals(fails(entry("x/ragged_row_lengths_0", float32s(1f)),
+      entry("x/ragged_flat_values", int64s(1L))),
+      x + "cannot be read from its float_list feature 'x/ragged_row_lengths_0': row lengths " +
+        "are int64" + at)
+    assertEquals(fails(entry("x/ragged_row_lengths_0", int64s(1L)),
+      entry("x/ragged_flat_values", float32s(1f))),
+      x + "cannot be read from its float_list feature 'x/ragged_flat_values'" + at)
+    assertEquals(fails(entry("y/ragged_row_lengths_0", int64s(1L)),
+      entry("y/ragged_row_lengths_1", int64s(1L)),
+      entry("y/ragged_flat_values",
+        int64s(1L << 40))),
+      y + "cannot hold the value 1099511627776" + at)
+    assertEquals(fails(entry("x", int64s(1L))),
+      x + "is read from the ragged features 'x/ragged_row_lengths_0', " +
+        "'x/ragged_flat_values', but the record has a single feature of the column's own " +
+        "name" + at)
+  }
 }

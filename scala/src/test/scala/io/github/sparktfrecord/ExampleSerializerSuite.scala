@@ -135,6 +135,97 @@ class ExampleSerializerSuite extends UnitSuite {
     assertEquals(nested.text, message)
   }
 
+  /** `name`'s ragged_row_lengths_0 as written: packed, or an empty list. */
+  private def rl(name: String, lengths: Long*): Array[Byte] =
+    entry(name + "/ragged_row_lengths_0",
+      if (lengths.isEmpty) int64List() else int64List(packedInt64(lengths: _*)))
+
+  test("Example: a list of lists is written ragged, as TensorFlow Datasets writes it") {
+    val longs = schema("x" -> ArrayType(ArrayType(LongType)))
+    // [[1, 2], [], [-1]]: the inner lists' lengths, then every value in order.
+    assertEquals(toHex(serialize(longs, InternalRow(array(array(1L, 2L), array(), array(-1L))))),
+      toHex(example(entry("x/ragged_row_lengths_0", int64List(packedInt64(2L, 0L, 1L))),
+        entry("x/ragged_flat_values", int64List(packedInt64(1L, 2L, -1L))))))
+    // An empty outer list: both features, empty; a null column: neither.
+    assertEquals(toHex(serialize(longs, InternalRow(array()))),
+      toHex(example(entry("x/ragged_row_lengths_0", int64List()),
+        entry("x/ragged_flat_values", int64List()))))
+    assertEquals(toHex(serialize(longs, InternalRow(null))), toHex(example()))
+    // Depth 3, [[[0.5], []], [], [[-0.0, 2.5]]]: level 0 the lengths of the lists of lists,
+    // level 1 those of the innermost lists.
+    val floats = schema("x" -> ArrayType(ArrayType(ArrayType(FloatType))))
+    assertEquals(toHex(serialize(floats,
+        InternalRow(array(array(array(0.5f), array()), array(), array(array(-0.0f, 2.5f)))))),
+      toHex(example(entry("x/ragged_row_lengths_0", int64List(packedInt64(2L, 0L, 1L))),
+        entry("x/ragged_row_lengths_1", int64List(packedInt64(1L, 0L, 2L))),
+        entry("x/ragged_flat_values", floatList(packedFloat(0.5f, -0.0f, 2.5f))))))
+    // Strings and binaries as a bytes_list; doubles rounded to float.
+    for (t <- Seq(StringType, BinaryType)) {
+      def v(x: String): Any = if (t == StringType) str(x) else utf8(x)
+      assertEquals(toHex(serialize(schema("s" -> ArrayType(ArrayType(t))),
+          InternalRow(array(array(), array(v("hi"), v("")))))),
+        toHex(example(rl("s", 0L, 2L),
+          entry("s/ragged_flat_values",
+            bytesList(bytesValues("hi", ""))))), t.simpleString)
+    }
+    assertEquals(toHex(serialize(schema("d" -> ArrayType(ArrayType(DoubleType))),
+        InternalRow(array(array(1.0, 0.1))))),
+      toHex(example(rl("d", 2L),
+        entry("d/ragged_flat_values", floatList(packedFloat(1.0f, 0.1f))))))
+  }
+
+  test("Example: a struct's list of lists and an array of structs' lists, ragged per leaf") {
+    val struct = StructType.fromDDL("s struct<a array<array<int>>, b bigint>")
+    assertEquals(toHex(serialize(struct, InternalRow(InternalRow(array(array(7), array()), 3L)))),
+      toHex(example(rl("s/a", 1L, 0L),
+        entry("s/a/ragged_flat_values", int64List(packedInt64(7L))),
+        entry("s/b", int64List(packedInt64(3L))))))
+    // One list per element: its leaf's lengths are one per element, the scalar leaf parallel.
+    val tokens = StructType.fromDDL("x array<struct<id bigint, tokens array<string>>>")
+    assertEquals(toHex(serialize(tokens,
+        InternalRow(array(InternalRow(1L, array(str("a"), str("b"))), InternalRow(2L, array()),
+          InternalRow(3L, array(str("c"))))))),
+      toHex(example(entry("x/id", int64List(packedInt64(1L, 2L, 3L))),
+        rl("x/tokens", 2L, 0L, 1L),
+        entry("x/tokens/ragged_flat_values", bytesList(bytesValues("a", "b", "c"))))))
+    // A list of lists in each element: two levels of lengths.
+    val deep = StructType.fromDDL("x array<struct<m array<array<float>>>>")
+    assertEquals(toHex(serialize(deep,
+        InternalRow(array(InternalRow(array(array(1f), array())), InternalRow(array()))))),
+      toHex(example(rl("x/m", 2L, 0L),
+        entry("x/m/ragged_row_lengths_1", int64List(packedInt64(1L, 0L))),
+        entry("x/m/ragged_flat_values", floatList(packedFloat(1f))))))
+    // An empty array of structs: every leaf's features, empty.
+    assertEquals(toHex(serialize(tokens, InternalRow(array()))),
+      toHex(example(entry("x/id", int64List()), rl("x/tokens"),
+        entry("x/tokens/ragged_flat_values", bytesList()))))
+  }
+
+  test("a null list or value inside a list of lists fails naming the column and where") {
+    def fails(s: StructType, row: InternalRow): TFRecordDataException =
+      intercept[TFRecordDataException](serialize(s, row))
+    val rest = " of its lists of lists in a row: the ragged layout (ragged_flat_values and " +
+      "ragged_row_lengths) has no place for a null. Drop or fill the nulls first."
+    val longs = schema("x" -> ArrayType(ArrayType(LongType)))
+    val list = fails(longs, InternalRow(array(array(1L), null)))
+    assertEquals(list.text, "Column 'x' holds a null list at [1]" + rest)
+    assertEquals(list.getMessageParameters.get("column"), "x")
+    assertEquals(fails(longs, InternalRow(array(array(), array(1L, null)))).text,
+      "Column 'x' holds a null value at [1][1]" + rest)
+    val strings = schema("x" -> ArrayType(ArrayType(ArrayType(StringType))))
+    assertEquals(fails(strings, InternalRow(array(array(array(), null)))).text,
+      "Column 'x' holds a null list at [0][1]" + rest)
+    assertEquals(fails(strings, InternalRow(array(array(), array(array(str("a"), null))))).text,
+      "Column 'x' holds a null value at [1][0][1]" + rest)
+    val tokens = StructType.fromDDL("x array<struct<tokens array<string>>>")
+    assertEquals(fails(tokens,
+      InternalRow(array(InternalRow(array()),
+        InternalRow(array(null))))).text,
+      "Column 'x.tokens' holds a null value at [1][0]" + rest)
+    assert(fails(tokens, InternalRow(array(InternalRow(null)))).text.startsWith(
+      "Column 'x.tokens': element 0 of its array of structs holds a null for this field."))
+  }
+
   /** An array that claims `n` elements, each `value`, without holding them. */
   private final class Repeated(n: Int, value: Long) extends GenericArrayData(Array.empty[Any]) {
     override def numElements(): Int = n

@@ -57,18 +57,27 @@ class FeaturePathsSuite extends UnitSuite {
     assert(!FeaturePaths.isNested(StructType.fromDDL("a array<array<int>>, b string")))
   }
 
-  test("refused: lists in an Example's array of structs, arrays in arrays, twice a name") {
+  test("refused: arrays in a SequenceExample's arrays of structs' arrays, twice a name") {
     def refused(ddl: String, recordType: RecordType, message: String): Unit = {
       val e = intercept[IllegalArgumentException](
         FeaturePaths.leaves(StructType.fromDDL(ddl), recordType, "/"))
       assert(e.text.startsWith(message), e.text)
     }
-    refused("b array<struct<x array<int>>>", RecordType.Example,
-      "Column 'b.x' has type array<int>: in an Example an array of structs is written as one")
+    val vectors = StructType(Seq(StructField("b",
+      ArrayType(StructType(Seq(
+        StructField("v", new org.apache.spark.ml.linalg.VectorUDT)))))))
+    for (recordType <- Seq(RecordType.Example, RecordType.SequenceExample)) {
+      val e = intercept[IllegalArgumentException](FeaturePaths.leaves(vectors, recordType, "/"))
+      assert(e.text.startsWith("Column 'b.v' has type vector: a vector inside an array of " +
+          "structs is not supported"), e.text)
+    }
+    refused("b array<struct<x array<struct<y int>>>>", RecordType.Example,
+      "Column 'b.x' has type array<struct<y:int>>: an array of structs inside an array")
     refused("b array<struct<x array<struct<y int>>>>", RecordType.SequenceExample,
       "Column 'b.x' has type array<struct<y:int>>: an array of structs inside an array")
     refused("b array<struct<x array<array<int>>>>", RecordType.SequenceExample,
-      "Column 'b.x' has type array<array<int>>: an array of arrays inside")
+      "Column 'b.x' has type array<array<int>>: an array of arrays inside an array of structs " +
+        "has no feature layout in a SequenceExample (recordType Example writes it ragged)")
     refused("`a/b` int, a struct<b int>", RecordType.Example,
       "Columns 'a/b' and 'a.b' would both be the feature 'a/b'.")
     refused("a struct<>", RecordType.Example, "Column 'a' is a struct with no fields")
@@ -117,6 +126,52 @@ class FeaturePathsSuite extends UnitSuite {
       Row(3L, Seq()))
     val back = roundTrip(s, RecordType.SequenceExample, input)
     input.zip(back).foreach { case (want, got) => assert(same(got, want), s"$got != $want") }
+  }
+
+  private val ragged = StructType.fromDDL(
+    "id bigint, s struct<a array<array<int>>>, x array<struct<n bigint, tokens array<string>, " +
+      "m array<array<float>>, o struct<b array<binary>>>>")
+  private val raggedRows = Seq(
+    Row(1L, Row(Seq(Seq(1, 2), Seq(), Seq(-3))),
+      Seq(Row(7L, Seq("a", ""), Seq(Seq(Float.NaN, -0.0f), Seq()), Row(Seq(Array[Byte](-1)))),
+        Row(8L, Seq(), Seq(), Row(Seq())), Row(9L, Seq("\u00e9"), Seq(Seq(1f)), Row(Seq())))),
+    Row(2L, Row(Seq()), Seq()),
+    Row(3L, null, null),
+    Row(4L, Row(null), Seq(Row(1L, Seq(), Seq(Seq(), Seq()), Row(Seq())))))
+
+  test("Example: lists of lists in structs and arrays of structs, ragged per leaf") {
+    val split = FeaturePaths.leaves(ragged, RecordType.Example, "/", splitRagged = true)
+    assertEquals(split.map(_.name).filter(_.startsWith("x/m")),
+      Vector("x/m/ragged_row_lengths_0", "x/m/ragged_row_lengths_1", "x/m/ragged_flat_values"))
+    val leaves = FeaturePaths.leaves(ragged, RecordType.Example, "/")
+    assertEquals(FeaturePaths.flatSchema(leaves).fields.map(_.dataType.simpleString).toSeq,
+      Seq("bigint", "array<array<int>>", "array<bigint>", "array<array<string>>",
+        "array<array<array<float>>>", "array<array<binary>>"))
+    val back = roundTrip(ragged, RecordType.Example, raggedRows)
+    // A struct whose only field, a list of lists, is null is written as no feature: null.
+    val want = raggedRows.updated(3, Row(4L, null, raggedRows(3).get(2)))
+    want.zip(back).foreach { case (w, got) => assert(same(got, w), s"$got != $w") }
+  }
+
+  test("an array of structs whose ragged leaf disagrees on the element count fails on read") {
+    val s = StructType.fromDDL("x array<struct<n bigint, tokens array<string>>>")
+    val flatSchema = StructType.fromDDL("`x/n` array<bigint>, " +
+      "`x/tokens/ragged_row_lengths_0` array<bigint>, `x/tokens/ragged_flat_values` array<string>")
+    val flat = new ExampleSerializer(flatSchema, RecordType.Example)
+    // Two elements by x/n, three by the tokens' row lengths.
+    val n = flat.serialize(unsafe(flatSchema,
+      Seq(Row(Seq(1L, 2L), Seq(1L, 0L, 1L),
+        Seq("a", "b")))).head)
+    val leaves = FeaturePaths.leaves(s, RecordType.Example, "/")
+    val assembler = new NestedRowAssembler(s, leaves, RecordType.Example, "test.tfrecord")
+    val d =
+      new ExampleDeserializer(FeaturePaths.flatSchema(leaves), RecordType.Example, "test.tfrecord")
+    val record = flat.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
+    val e = intercept[TFRecordDataException](assembler.assemble(d.decode(record, 0, n, 5L), 5L))
+    assertEquals(e.text,
+      "Column 'x' (array<struct>) is read from lists of unequal length: " +
+        "'x/n' 2, 'x/tokens' 3, in the record at byte offset 5 of test.tfrecord")
+    assertEquals(e.column, "x")
   }
 
   private val threads =

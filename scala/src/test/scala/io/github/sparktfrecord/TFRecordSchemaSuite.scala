@@ -25,7 +25,7 @@ class TFRecordSchemaSuite extends UnitSuite {
 
   private val unsupportedTypes: Seq[DataType] = Seq(NullType, CalendarIntervalType,
     MapType(StringType, LongType), StructType(Seq(StructField("x", MapType(LongType, LongType)))),
-    ArrayType(MapType(StringType, LongType)), ArrayType(ArrayType(ArrayType(LongType))),
+    ArrayType(MapType(StringType, LongType)), ArrayType(ArrayType(ArrayType(NullType))),
     ArrayType(ArrayType(StructType(Nil))))
 
   private def schema(fields: (String, DataType)*): StructType =
@@ -36,6 +36,7 @@ class TFRecordSchemaSuite extends UnitSuite {
       assert(supportsDataType(t), t.simpleString)
       assert(supportsDataType(ArrayType(t)), t.simpleString)
       assert(supportsDataType(ArrayType(ArrayType(t, containsNull = false))), t.simpleString)
+      assert(supportsDataType(ArrayType(ArrayType(ArrayType(t)))), t.simpleString)
       val struct = schema("x" -> t, "y" -> ArrayType(t), "z" -> schema("w" -> t))
       assert(supportsDataType(struct), struct.simpleString)
       assert(supportsDataType(ArrayType(struct)), struct.simpleString)
@@ -72,25 +73,38 @@ class TFRecordSchemaSuite extends UnitSuite {
     assertEquals(refused(schema("a" -> ArrayType(m))).parameters("column"), "a")
   }
 
-  test("validate: Example holds no nested arrays, SequenceExample does") {
+  test("validate: Example holds lists of lists at any depth (ragged), SequenceExample two") {
     val flat = schema(scalars.zipWithIndex.flatMap { case (t, i) =>
       Seq(s"s$i" -> t, s"a$i" -> ArrayType(t))
     }: _*)
+    val deep = schema("t" -> ArrayType(ArrayType(ArrayType(LongType))))
     for (writing <- Seq(true, false)) {
       validate(flat, RecordType.Example, writing)
       validate(flat, RecordType.SequenceExample, writing)
       validate(schema("t" -> ArrayType(ArrayType(FloatType))), RecordType.SequenceExample,
         writing)
+      validate(schema("t" -> ArrayType(ArrayType(FloatType))), RecordType.Example, writing)
+      validate(deep, RecordType.Example, writing)
+      validate(StructType.fromDDL("s struct<a array<array<int>>>, " +
+          "x array<struct<t array<string>, u array<array<double>>>>"), RecordType.Example, writing)
     }
-    val nested = intercept[IllegalArgumentException](validate(
-      schema("ok" -> LongType, "t" -> ArrayType(ArrayType(LongType))), RecordType.Example, false))
-    assertEquals(nested.text,
-      "Column 't' has type array<array<bigint>>, which recordType Example cannot hold. " +
-        "Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
+    val sequence = intercept[IllegalArgumentException](
+      validate(deep, RecordType.SequenceExample, false))
+    assertEquals(sequence.text,
+      "Column 't' has type array<array<array<bigint>>>, which recordType SequenceExample " +
+        "cannot hold. Supported: boolean, tinyint, smallint, int, bigint, date (days since " +
         "1970-01-01), timestamp, timestamp_ntz (microseconds since 1970-01-01) (int64_list); " +
         "float, double, decimal, ML vectors (float_list); string, binary (bytes_list); arrays of " +
-        "these, and structs and arrays of structs of these (path-named features). Nested arrays " +
-        "become feature lists with recordType SequenceExample.")
+        "these, arrays of such arrays (feature lists), and structs and arrays of structs of " +
+        "these (path-named features). Deeper lists of lists are written ragged with recordType " +
+        "Example.")
+    // A column named as another's ragged feature.
+    val clash = intercept[IllegalArgumentException](validate(
+      schema("t" -> ArrayType(ArrayType(LongType)), "t/ragged_flat_values" -> LongType),
+      RecordType.Example, true))
+    assertEquals(clash.text,
+      "Columns 't' and 't/ragged_flat_values' would both be the feature " +
+        "'t/ragged_flat_values'. Rename one, or choose another pathSeparator.")
     // Maps are refused before, with their own message (below).
     for (t <- unsupportedTypes.filterNot(supportsOrExplains);
       recordType <- Seq(RecordType.Example,

@@ -69,10 +69,14 @@ class TypeTableSuite extends UnitSuite {
     assertEquals(column(LongType), Some(Layout.Scalar -> LongEntry))
     assertEquals(column(ArrayType(StringType)), Some(Layout.List -> StringEntry))
     assertEquals(column(ArrayType(ArrayType(TimestampNTZType))),
-      Some(Layout.FeatureList -> TimestampNTZEntry))
+      Some(Layout.Nested -> TimestampNTZEntry))
     assertEquals(column(ArrayType(DecimalType(5, 1))),
       Some(Layout.List -> DecimalEntry(DecimalType(5, 1))))
-    assertEquals(column(ArrayType(ArrayType(ArrayType(LongType)))), None)
+    assertEquals(column(ArrayType(ArrayType(ArrayType(LongType)))),
+      Some(Layout.Nested -> LongEntry))
+    assertEquals(depth(ArrayType(ArrayType(ArrayType(LongType)))), 3)
+    assertEquals(innermost(ArrayType(ArrayType(ArrayType(LongType)))), LongType)
+    assertEquals(column(ArrayType(ArrayType(StructType(Nil)))), None)
     assertEquals(column(StructType(Nil)), None)
     assertEquals(column(ArrayType(StructType(Nil))), None)
   }

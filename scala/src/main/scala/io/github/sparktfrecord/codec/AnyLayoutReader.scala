@@ -15,7 +15,8 @@ import io.github.sparktfrecord.wire.{FeatureValueReader, FeatureVisitor}
  * every [[TFRecordDataException]] of the read path is raised here.
  *
  * In a SequenceExample, `array<array<T>>` columns are read from the feature lists (one inner
- * array per step) and every other column from the context.
+ * array per step) and every other column from the context. In an Example, lists of lists are
+ * read from their ragged features, by [[RaggedListReader]].
  */
 private[sparktfrecord] final class AnyLayoutReader(
     row: RowBuilder,
@@ -23,7 +24,8 @@ private[sparktfrecord] final class AnyLayoutReader(
     sequence: Boolean,
     path: String,
     values: FeatureValueReader,
-    sparse: SparseVectorReader) {
+    sparse: SparseVectorReader,
+    ragged: RaggedListReader) {
   import ColumnWriter._
   import io.github.sparktfrecord.wire.ProtoWire._
 
@@ -32,13 +34,16 @@ private[sparktfrecord] final class AnyLayoutReader(
   private val rowWriter = row.writer
   private val walker = new ExampleWalker(values.cursor)
   private val step = new FeatureRun
+  /** The ordinals past the columns': the sparse vectors' features, then the ragged lists'. */
+  private val numSparse = sparse.names.length
 
   private val visitor = new FeatureVisitor {
     def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
       order.next(buf, keyOff, keyLen)
 
     def feature(ordinal: Int, run: FeatureRun): Unit =
-      if (ordinal >= numColumns) sparse.feature(ordinal - numColumns, run)
+      if (ordinal >= numColumns + numSparse) ragged.feature(ordinal - numColumns - numSparse, run)
+      else if (ordinal >= numColumns) sparse.feature(ordinal - numColumns, run)
       else {
         row.set(ordinal)
         decode(writers(ordinal), run)
@@ -46,10 +51,11 @@ private[sparktfrecord] final class AnyLayoutReader(
 
     def featureList(ordinal: Int, start: Int, end: Int): Unit = {
       if (ordinal >= numColumns) {
+        val k = ordinal - numColumns
+        val what = if (k < numSparse) s"Feature '${sparse.names(k)}' of a vector's sparse layout"
+        else s"Feature '${ragged.names(k - numSparse)}' of a list of lists' ragged layout"
         throw TFRecordDataException.mismatch(null,
-          s"Feature '${sparse.names(ordinal -
-              numColumns)}' of a vector's sparse layout is a feature list: it must be a feature",
-          path, row.offset)
+          s"$what is a feature list: it must be a feature", path, row.offset)
       }
       row.set(ordinal)
       decodeSteps(writers(ordinal), start, end)
@@ -60,6 +66,7 @@ private[sparktfrecord] final class AnyLayoutReader(
   def read(buf: Array[Byte], start: Int, end: Int): Unit = {
     order.startRecord()
     sparse.startRecord()
+    ragged.startRecord()
     try {
       if (sequence) walker.walkSequenceExample(buf, start, end, visitor)
       else walker.walkExample(buf, start, end, visitor)
@@ -68,10 +75,16 @@ private[sparktfrecord] final class AnyLayoutReader(
           row.offset, start)
     }
     sparse.finish()
+    ragged.finish()
   }
 
   /** One Feature into a scalar, array or vector column. */
   private def decode(d: ColumnWriter, run: FeatureRun): Unit = {
+    if (d.shape == ShapeNested && !sequence) {
+      throw columnError(d,
+        s"is read from the ragged features ${ragged.featuresOf(d.ordinal)}, but the record " +
+          "has a single feature of the column's own name")
+    }
     if (d.shape == ShapeNested) {
       throw columnError(d,
         "is read from a SequenceExample feature list, but the record has a " +

@@ -42,9 +42,18 @@ private[sparktfrecord] final class ColumnWriter(
     case _ => new UnsafeArrayWriter(rowWriter, entry.elementSize)
   }
 
-  /** The outer array (of steps) of an `array<array<T>>` column; else null. */
-  val outerWriter: UnsafeArrayWriter =
-    if (shape == ShapeNested) new UnsafeArrayWriter(rowWriter, 8) else null
+  /** The number of nested arrays of a lists-of-lists column (2: `array<array<T>>`); else 0. */
+  val depth: Int = if (shape == ShapeNested) TypeTable.depth(dataType) else 0
+
+  /**
+   * A lists-of-lists column's arrays of arrays, outermost first (level k holds the lists at
+   * depth k+1); its innermost lists are [[arrayWriter]]'s. Empty for other shapes.
+   */
+  val levelWriters: Array[UnsafeArrayWriter] =
+    Array.fill(math.max(depth - 1, 0))(new UnsafeArrayWriter(rowWriter, 8))
+
+  /** The outer array (of steps, or the outermost list) of a lists-of-lists column; else null. */
+  val outerWriter: UnsafeArrayWriter = if (shape == ShapeNested) levelWriters(0) else null
 
   /** Whether the column reads a feature of kind `k` (a `ProtoWire.Kind…`): its entry's answer. */
   def accepts(k: Int): Boolean = entry.accepts(k)

@@ -17,7 +17,8 @@ import io.github.sparktfrecord.wire.WireCursor
  *  - the fast path, [[UsualLayoutReader]], a reader per column chosen for its type and shape,
  *    which reads `Example` records laid out the usual way, as TensorFlow writes them;
  *  - the general path, [[AnyLayoutReader]], which reads any layout, SequenceExample records,
- *    decimals, vectors (dense, or sparse: [[SparseVectorReader]]) and feature lists, and
+ *    decimals, vectors (dense, or sparse: [[SparseVectorReader]]), feature lists and lists of
+ *    lists (ragged: [[RaggedListReader]]), and
  *    raises every error.
  *
  * Each record is read whole by one of them. The fast path is tried first where it applies (an
@@ -50,11 +51,14 @@ private[sparktfrecord] final class ExampleDeserializer(
   /** The vector columns' sparse features, looked up after the columns' own names. */
   private val sparse = new SparseVectorReader(row, schema.fieldNames, separator, values, path)
   /** The columns by feature name (the corrupt-record column has none), learned by position. */
+  /** The lists-of-lists columns' ragged features (Example), looked up after the vectors'. */
+  private val ragged = new RaggedListReader(row, schema.fieldNames, separator, values, path,
+    recordType == RecordType.SequenceExample)
   private val order = new FeatureOrder(new FeatureIndex(
     schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n } ++
-      sparse.names))
+      sparse.names ++ ragged.names))
   private val general = new AnyLayoutReader(row, order, recordType == RecordType.SequenceExample,
-    path, values, sparse)
+    path, values, sparse, ragged)
   private val usual: UsualLayoutReader =
     if (fastPath && recordType == RecordType.Example && ProtoWire.WordReads) {
       new UsualLayoutReader(row, order)

@@ -25,6 +25,11 @@ import io.github.sparktfrecord.wire.ProtoWire
  * the structs on the way to each feature are found once per row (viewed in place, without
  * allocating), and an array of structs is read through one [[ElementFieldArray]] per feature.
  *
+ * In an Example, a list of lists (`array<array<…<T>>>`, a column or a leaf, one of an array of
+ * structs's elements being one list) is written ragged, as TensorFlow Datasets writes a ragged
+ * tensor ([[FeaturePaths.raggedNames]]): its features are read through a [[RaggedView]] each,
+ * written by the encoders of plain arrays.
+ *
  * With `sparseVectors` (the option `vectorLayout` `sparse`), a vector column is written as
  * `tf.io.SparseFeature` reads it: three features, its positions, values and size
  * ([[FeaturePaths.VectorParts]]).
@@ -43,7 +48,8 @@ private[sparktfrecord] final class ExampleSerializer(
   import ProtoWire._
 
   private val sequence = recordType == RecordType.SequenceExample
-  private val leaves = FeaturePaths.leaves(schema, recordType, separator, sparseVectors)
+  private val leaves =
+    FeaturePaths.leaves(schema, recordType, separator, sparseVectors, splitRagged = true)
   private val numLeaves = leaves.length
   private val keys: Array[Array[Byte]] = leaves.map(_.name.getBytes(UTF_8)).toArray
   /** Whether feature i goes to SequenceExample.feature_lists rather than the features/context. */
@@ -60,6 +66,9 @@ private[sparktfrecord] final class ExampleSerializer(
         val stepType = if (l.inArrayOfStructs) l.leafType else step
         new FeatureListEncoder(l.column, FeatureEncoder(l.column, stepType))
       case _ if l.vectorPart != 0 => FeatureEncoder.sparseVector(l.column, l.vectorPart)
+      case t if l.raggedLevel >= 0 =>
+        if (l.raggedLevel < TypeTable.depth(t) - 1) FeatureEncoder(l.column, ArrayType(LongType))
+        else FeatureEncoder(l.column, ArrayType(TypeTable.innermost(t)))
       case t => FeatureEncoder(l.column, t)
     }
   }.toArray
@@ -89,15 +98,34 @@ private[sparktfrecord] final class ExampleSerializer(
   private val elementFieldRows: Array[InternalRow] =
     elementFields.map(f => if (f == null) null else new GenericInternalRow(Array[Any](f)))
 
+  /** A ragged feature: the view of its lists' lengths or values, and a row holding it at 0. */
+  private val raggedViews: Array[RaggedView] = leaves.map { l =>
+    if (l.raggedLevel < 0) null
+    else {
+      val depth = TypeTable.depth(l.dataType)
+      val nest = new RaggedNest(l.column, depth)
+      if (l.raggedLevel < depth - 1) new RaggedRowLengths(nest, l.raggedLevel)
+      else new RaggedFlatValues(nest)
+    }
+  }.toArray
+  private val raggedRows: Array[InternalRow] =
+    raggedViews.map(v => if (v == null) null else new GenericInternalRow(Array[Any](v)))
+  /** A ragged column's list of lists, read in place. */
+  private val listViews: Array[ArrayView] =
+    leaves.map(l => if (l.raggedLevel >= 0 && !l.inArrayOfStructs) new ArrayView else null)
+      .toArray
+
   /** Per row: the row (or struct) each present feature's value is read from, and its ordinal. */
   private val valueRows = new Array[InternalRow](numLeaves)
   private val valueOrdinals: Array[Int] =
-    leaves.map(l => if (l.inArrayOfStructs) 0 else l.ordinal).toArray
+    leaves.map(l => if (l.inArrayOfStructs || l.raggedLevel >= 0) 0 else l.ordinal).toArray
   /** Per row: the size of each present feature's entry value, -1 for an absent one. */
   private val valueSizes = new Array[Int](numLeaves)
   /** Per feature: the number of values its array must hold (0: any), and a view to count them. */
   private val fixedLengths: Array[Int] =
-    leaves.map(l => if (l.inArrayOfStructs || sequence) 0 else l.listLength).toArray
+    leaves.map { l =>
+      if (l.inArrayOfStructs || sequence || l.raggedLevel >= 0) 0 else l.listLength
+    }.toArray
   private val lengthViews: Array[ArrayView] =
     fixedLengths.map(n => if (n > 0) new ArrayView else null)
 
@@ -147,7 +175,15 @@ private[sparktfrecord] final class ExampleSerializer(
   private def valueRow(row: InternalRow, i: Int): InternalRow = {
     val parent = if (parents(i) < 0) row else structRows(parents(i))
     val values = if (parent == null || parent.isNullAt(ordinals(i))) null
-    else if (elementFields(i) == null) parent
+    else if (raggedViews(i) != null) {
+      raggedViews(i).point(
+        if (elementFields(i) == null) listViews(i)(parent, ordinals(i))
+        else {
+          elementFields(i).point(arrayViews(i)(parent, ordinals(i)))
+          elementFields(i)
+        })
+      raggedRows(i)
+    } else if (elementFields(i) == null) parent
     else {
       elementFields(i).point(arrayViews(i)(parent, ordinals(i)))
       elementFieldRows(i)

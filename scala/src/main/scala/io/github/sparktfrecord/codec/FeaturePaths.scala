@@ -11,10 +11,18 @@ import io.github.sparktfrecord.TFRecordError
  *  - a struct column becomes one feature per leaf, named by the path of field names from the
  *    column down, joined with the `pathSeparator` option (`/` by default), recursively;
  *  - an array of structs becomes one feature per leaf of its element. In an `Example` that is a
- *    list holding the leaf of every element, all of the array's length (parallel lists), so
- *    each leaf must be a single value. In a `SequenceExample` it is a feature list holding one
- *    Feature per element (the steps), so a leaf may also be a list;
+ *    list holding the leaf of every element, all of the array's length (parallel lists); a leaf
+ *    that is a list is a list of lists, one per element, written ragged (below). In a
+ *    `SequenceExample` it is a feature list holding one Feature per element (the steps), so a
+ *    leaf may also be a list;
  *  - every other column is one feature, named by the column, as in a flat schema.
+ *
+ * In an `Example`, a list of lists (`array<array<…<T>>>` of depth d, a column or a leaf) is
+ * written as TensorFlow Datasets writes a ragged tensor, which `tf.io.RaggedFeature` reads: d
+ * features, `<name>/ragged_flat_values` (every innermost value, in order) and
+ * `<name>/ragged_row_lengths_k` for k from 0 to d-2 (int64: the length of every list at depth
+ * k+1, in order), [[raggedNames]]. The outermost list's length is the number of entries of
+ * `ragged_row_lengths_0`.
  *
  * A list field of an array of structs in an `Example` is written as the concatenation of the
  * elements' lists when its field's metadata fixes their length ([[ListLengthKey]]): each element
@@ -50,6 +58,9 @@ private[sparktfrecord] object FeaturePaths {
    *   concatenation of the elements' lists (each of `listLength` values)
    * @param vectorPart for one of the three features of a vector written sparse, which
    *   ([[VectorIndices]], [[VectorValues]], [[VectorSize]]); 0 for every other feature
+   * @param raggedLevel for one of the d features of a list of lists written ragged (as the
+   *   writer sees them, `splitRagged`), which: k < d-1 for `ragged_row_lengths_k`, d-1 for
+   *   `ragged_flat_values`; -1 for every other feature
    */
   final case class Leaf(
       name: String,
@@ -63,7 +74,8 @@ private[sparktfrecord] object FeaturePaths {
       elementOrdinal: Int,
       listLength: Int = 0,
       concatenated: Boolean = false,
-      vectorPart: Int = 0) {
+      vectorPart: Int = 0,
+      raggedLevel: Int = -1) {
     def inArrayOfStructs: Boolean = element != null
   }
 
@@ -81,6 +93,22 @@ private[sparktfrecord] object FeaturePaths {
   /** The feature names of the sparse layout of the vector feature `name`, in [[VectorParts]]. */
   def sparseVectorNames(name: String, separator: String): Seq[String] =
     VectorParts.map { case (_, suffix) => name + separator + suffix }
+
+  /** The suffixes of the ragged layout's features: flat values, and row lengths then a level. */
+  final val RaggedFlatValues = "ragged_flat_values"
+  final val RaggedRowLengths = "ragged_row_lengths_"
+
+  /**
+   * The feature names of the ragged layout of the list of lists `name` of `depth` (d) nested
+   * lists: `ragged_row_lengths_0` to `_{d-2}`, then `ragged_flat_values` (index k: level k).
+   */
+  def raggedNames(name: String, separator: String, depth: Int): Seq[String] =
+    (0 until depth - 1).map(k => name + separator + RaggedRowLengths + k) :+
+      (name + separator + RaggedFlatValues)
+
+  /** Whether a feature of `dataType` is a list of lists written ragged in `recordType`. */
+  def isRagged(dataType: DataType, recordType: RecordType): Boolean =
+    recordType == RecordType.Example && TypeTable.depth(dataType) >= 2
 
   /**
    * The field metadata key (a long) that fixes how many values each list of an array field
@@ -103,13 +131,16 @@ private[sparktfrecord] object FeaturePaths {
    * The features of `schema`, in the order of its fields (depth first). Fails, naming the
    * column, for an array of structs a record type cannot hold, and when two columns would be
    * written as the same feature. With `sparseVectors` (the write option `vectorLayout`
-   * `sparse`), a vector column is three features, one per [[VectorParts]].
+   * `sparse`), a vector column is three features, one per [[VectorParts]]. With `splitRagged`
+   * (the writer's view), a list of lists in an `Example` is its d ragged features
+   * ([[raggedNames]]); else one leaf, which the reader reads from them.
    */
   def leaves(
       schema: StructType,
       recordType: RecordType,
       separator: String,
-      sparseVectors: Boolean = false): IndexedSeq[Leaf] = {
+      sparseVectors: Boolean = false,
+      splitRagged: Boolean = false): IndexedSeq[Leaf] = {
     val sequence = recordType == RecordType.SequenceExample
     val out = IndexedSeq.newBuilder[Leaf]
 
@@ -133,14 +164,9 @@ private[sparktfrecord] object FeaturePaths {
             val why = t match {
               case ArrayType(_: StructType, _) =>
                 Some("an array of structs inside an array of structs has no feature layout")
-              case ArrayType(ArrayType(_, _), _) =>
-                Some("an array of arrays inside an array of structs has no feature layout")
-              case _: ArrayType if !sequence && length > 0 => None
-              case _: ArrayType | _: UserDefinedType[_] if !sequence =>
-                Some("in an Example an array of structs is written as one list per field, " +
-                  "so each field must hold one value; recordType SequenceExample writes each " +
-                  "element as a step, where a field may be a list (or give the field the " +
-                  s"metadata $ListLengthKey: lists of one length are written concatenated)")
+              case ArrayType(ArrayType(_, _), _) if sequence =>
+                Some("an array of arrays inside an array of structs has no feature layout in " +
+                  "a SequenceExample (recordType Example writes it ragged)")
               case _: UserDefinedType[_] => Some("a vector inside an array of structs is not " +
                   "supported; use array<float> or array<double>")
               case _ => None
@@ -149,13 +175,19 @@ private[sparktfrecord] object FeaturePaths {
               throw TFRecordError.argument(TFRecordError.UnsupportedType,
                 s"Column '$leafColumn' has type ${t.simpleString}: $w.", "column" -> leafColumn)
             }
-            val step = t match {
-              case a: ArrayType => a.copy(containsNull = false)
+            // A list leaf in an Example: concatenated when its length is fixed, else ragged
+            // (a list of lists, one per element).
+            val concatenated = !sequence && length > 0 && TypeTable.depth(t) == 1
+            val flat = t match {
+              case a: ArrayType if sequence =>
+                ArrayType(a.copy(containsNull = false), containsNull = false)
+              case s if sequence =>
+                ArrayType(ArrayType(s, containsNull = false), containsNull = false)
+              case a: ArrayType if concatenated => a.copy(containsNull = false)
               case s => ArrayType(s, containsNull = false)
             }
-            val flat = if (sequence) ArrayType(step, containsNull = false) else step
-            out += Leaf(leafName, leafColumn, t, flat, structs, arrayOrdinal, element, path, i,
-              length, concatenated = !sequence && t.isInstanceOf[ArrayType])
+            add(Leaf(leafName, leafColumn, t, flat, structs, arrayOrdinal, element, path, i,
+              length, concatenated = concatenated))
         }
       }
 
@@ -173,9 +205,16 @@ private[sparktfrecord] object FeaturePaths {
               out += Leaf(name + separator + suffix, column, t, t, structs, i, null, Nil, -1,
                 vectorPart = part)
             }
-          case t => out += Leaf(name, column, t, t, structs, i, null, Nil, -1, listLength(f))
+          case t => add(Leaf(name, column, t, t, structs, i, null, Nil, -1, listLength(f)))
         }
       }
+
+    def add(leaf: Leaf): Unit =
+      if (splitRagged && isRagged(leaf.dataType, recordType)) {
+        raggedNames(leaf.name, separator, TypeTable.depth(leaf.dataType)).zipWithIndex.foreach {
+          case (n, level) => out += leaf.copy(name = n, raggedLevel = level)
+        }
+      } else out += leaf
 
     def noFields(column: String): Nothing = throw TFRecordError.argument(
       TFRecordError.InvalidSchema,

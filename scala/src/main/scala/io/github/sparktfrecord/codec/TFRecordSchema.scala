@@ -91,24 +91,26 @@ private[sparktfrecord] object TFRecordSchema {
             "schema" -> schema.simpleString)
         }
       case RecordType.Example =>
-        FeaturePaths.leaves(schema, recordType, separator, sparseVectors).foreach { l =>
-          l.dataType match {
-            case t @ ArrayType(ArrayType(_, _), _) => throw unsupported(l.column, t, recordType)
-            case t if !supportsDataType(t) => throw unsupported(l.column, t, recordType)
-            case _ =>
+        // Split as written, so that a ragged feature's name meeting a column's is refused.
+        FeaturePaths.leaves(schema, recordType, separator, sparseVectors, splitRagged = true)
+          .foreach { l =>
+            if (!supportsDataType(l.dataType)) throw unsupported(l.column, l.dataType, recordType)
           }
-        }
       case RecordType.SequenceExample =>
         FeaturePaths.leaves(schema, recordType, separator, sparseVectors).foreach { l =>
-          if (!supportsDataType(l.dataType)) throw unsupported(l.column, l.dataType, recordType)
+          // A feature list holds lists: two levels, no deeper.
+          if (!supportsDataType(l.dataType) || TypeTable.depth(l.dataType) > 2) {
+            throw unsupported(l.column, l.dataType, recordType)
+          }
         }
     }
   }
 
   def unsupported(column: String, dataType: DataType, recordType: RecordType): Exception = {
     val hint = dataType match {
-      case ArrayType(ArrayType(_, _), _) if recordType == RecordType.Example =>
-        " Nested arrays become feature lists with recordType SequenceExample."
+      case ArrayType(ArrayType(ArrayType(_, _), _), _)
+        if recordType == RecordType.SequenceExample =>
+        " Deeper lists of lists are written ragged with recordType Example."
       case _ => ""
     }
     TFRecordError.argument(TFRecordError.UnsupportedType,
@@ -116,7 +118,8 @@ private[sparktfrecord] object TFRecordSchema {
         s"cannot hold. Supported: ${TypeTable.describeSupported}; arrays of these" +
         (if (recordType == RecordType.SequenceExample) {
            ", arrays of such arrays (feature lists)"
-         } else "") + ", and structs and arrays of structs of these (path-named features)." + hint,
+         } else ", arrays of arrays of these at any depth (ragged)") +
+        ", and structs and arrays of structs of these (path-named features)." + hint,
       "column" -> column, "type" -> dataType.simpleString, "recordType" -> recordType.name)
   }
 }

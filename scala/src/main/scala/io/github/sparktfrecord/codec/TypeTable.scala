@@ -139,16 +139,18 @@ private[sparktfrecord] sealed abstract class BytesEntry(val binary: Boolean)
 }
 
 /**
- * How a column lays its values out in a feature: one value, a list, a feature list of lists, or
- * an ML vector (a struct Spark stores it as, written as a dense `float_list`). `code` is the
- * number [[ColumnWriter]] knows the shape by.
+ * How a column lays its values out in a feature: one value, a list, lists of lists, or an ML
+ * vector (a struct Spark stores it as, written as a dense `float_list`). Lists of lists
+ * (`array<array<…<T>>>`, [[Layout.Nested]]) are a feature list of lists in a `SequenceExample`
+ * (two levels only) and ragged features in an `Example` ([[FeaturePaths.raggedNames]]). `code`
+ * is the number [[ColumnWriter]] knows the shape by.
  */
 private[sparktfrecord] sealed abstract class Layout(val code: Int)
 
 private[sparktfrecord] object Layout {
   case object Scalar extends Layout(0)
   case object List extends Layout(1)
-  case object FeatureList extends Layout(2)
+  case object Nested extends Layout(2)
   case object Vector extends Layout(3)
 }
 
@@ -180,14 +182,27 @@ private[sparktfrecord] object TypeTable {
     DecimalEntry(DecimalType.USER_DEFAULT), StringEntry, BinaryEntry)
 
   /**
-   * A column's layout and the entry of its values (a vector's values are doubles), or None when
-   * no record type can hold the type as one feature (structs, maps, deeper arrays).
+   * A column's layout and the entry of its values (a vector's values are doubles; lists of
+   * lists, those of the innermost lists), or None when no record type can hold the type as one
+   * column (structs, maps).
    */
   def column(dataType: DataType): Option[(Layout, TypeEntry)] = dataType match {
-    case ArrayType(ArrayType(e, _), _) => entry(e).map(Layout.FeatureList -> _)
+    case ArrayType(inner: ArrayType, _) => entry(innermost(inner)).map(Layout.Nested -> _)
     case ArrayType(e, _) => entry(e).map(Layout.List -> _)
     case v if isVector(v) => Some(Layout.Vector -> DoubleEntry)
     case t => entry(t).map(Layout.Scalar -> _)
+  }
+
+  /** The number of arrays `dataType` is nested in: 0 for a non-array, 2 for array<array<T>>. */
+  def depth(dataType: DataType): Int = dataType match {
+    case ArrayType(e, _) => 1 + depth(e)
+    case _ => 0
+  }
+
+  /** The type inside every array of `dataType` (T of array<array<T>>). */
+  def innermost(dataType: DataType): DataType = dataType match {
+    case ArrayType(e, _) => innermost(e)
+    case t => t
   }
 
   /**

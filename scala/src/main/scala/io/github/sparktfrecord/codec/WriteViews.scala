@@ -151,3 +151,136 @@ private[sparktfrecord] final class ElementFieldArray(leaf: FeaturePaths.Leaf)
     if (k > 0) list(i).getBinary(i % k) else row(i).getBinary(ordinal)
   override def getArray(i: Int): ArrayData = row(i).getArray(ordinal)
 }
+
+/**
+ * A list of lists of depth d (`array<array<…<T>>>`) of one row, seen as the ragged layout writes
+ * it ([[FeaturePaths.raggedNames]]): [[point]] walks it once, keeping the length of every list
+ * at each depth (level k: the lists at depth k+1) and the innermost lists, and fails, naming the
+ * column and the null's place, on a null list or a null value: the layout has no place for one.
+ * The arrays of one row are read through Spark's `getArray`.
+ */
+private[sparktfrecord] final class RaggedNest(column: String, depth: Int) {
+  private val levels = depth - 1
+  /** Per level, the lengths of the lists at depth level+1, `counts(level)` of them. */
+  val lengths: Array[Array[Long]] = Array.fill(levels)(new Array[Long](16))
+  val counts = new Array[Int](levels)
+  /** The innermost lists, and where each one's values start among all values (then the end). */
+  var inner: Array[ArrayData] = new Array[ArrayData](16)
+  var innerStarts = new Array[Int](17)
+  var numInner = 0
+  var numValues = 0
+  /** The indices on the way down, for messages. */
+  private val path = new Array[Int](depth)
+
+  /** Walks the lists of `outer`, the outermost list. */
+  def point(outer: ArrayData): Unit = {
+    java.util.Arrays.fill(counts, 0)
+    numInner = 0
+    numValues = 0
+    innerStarts(0) = 0
+    walk(outer, 0)
+  }
+
+  private def walk(a: ArrayData, level: Int): Unit = {
+    val n = a.numElements()
+    var i = 0
+    while (i < n) {
+      path(level) = i
+      if (a.isNullAt(i)) nullAt(level + 1, "list")
+      val list = a.getArray(i)
+      val m = list.numElements()
+      append(level, m)
+      if (level + 1 == levels) addInner(list, m) else walk(list, level + 1)
+      i += 1
+    }
+  }
+
+  private def append(level: Int, length: Int): Unit = {
+    val c = counts(level)
+    if (c == lengths(level).length) {
+      lengths(level) = java.util.Arrays.copyOf(lengths(level), 2 * c)
+    }
+    lengths(level)(c) = length
+    counts(level) = c + 1
+  }
+
+  private def addInner(list: ArrayData, m: Int): Unit = {
+    var j = 0
+    while (j < m) {
+      if (list.isNullAt(j)) {
+        path(levels) = j
+        nullAt(depth, "value")
+      }
+      j += 1
+    }
+    if (numInner == inner.length) {
+      inner = java.util.Arrays.copyOf(inner, 2 * numInner)
+      innerStarts = java.util.Arrays.copyOf(innerStarts, 2 * numInner + 1)
+    }
+    inner(numInner) = list
+    numInner += 1
+    numValues += m
+    innerStarts(numInner) = numValues
+  }
+
+  private def nullAt(indices: Int, what: String): Nothing = {
+    val where = path.take(indices).mkString("[", "][", "]")
+    throw TFRecordError.writeError(TFRecordError.DataMismatch, column,
+      s"Column '$column' holds a null $what at $where of its lists of lists in a row: the " +
+        "ragged layout (ragged_flat_values and ragged_row_lengths) has no place for a null. " +
+        "Drop or fill the nulls first.")
+  }
+}
+
+/**
+ * One feature of a list of lists written ragged, as an array the encoders of plain arrays
+ * write: [[RaggedRowLengths]] or [[RaggedFlatValues]]. [[point]] views a row's list of lists.
+ */
+private[sparktfrecord] sealed abstract class RaggedView(val nest: RaggedNest)
+  extends GenericArrayData(Array.empty[Any]) {
+  def point(lists: ArrayData): Unit = nest.point(lists)
+  override def isNullAt(i: Int): Boolean = false
+}
+
+/** `ragged_row_lengths_<level>`: the lengths of the lists at depth level+1, as longs. */
+private[sparktfrecord] final class RaggedRowLengths(nest: RaggedNest, level: Int)
+  extends RaggedView(nest) {
+  override def numElements(): Int = nest.counts(level)
+  override def getLong(i: Int): Long = nest.lengths(level)(i)
+}
+
+/**
+ * `ragged_flat_values`: every value of the innermost lists, in order. The encoders read them in
+ * increasing order (twice: measure, write), which a cursor on the innermost list follows.
+ */
+private[sparktfrecord] final class RaggedFlatValues(nest: RaggedNest) extends RaggedView(nest) {
+  /** The innermost list holding the value last asked for. */
+  private var c = 0
+
+  override def point(lists: ArrayData): Unit = {
+    super.point(lists)
+    c = 0
+  }
+
+  /** Value i's index in its innermost list, which becomes `c`. */
+  private def at(i: Int): Int = {
+    if (i < nest.innerStarts(c)) c = 0
+    while (i >= nest.innerStarts(c + 1)) c += 1
+    i - nest.innerStarts(c)
+  }
+
+  override def numElements(): Int = nest.numValues
+  override def getBoolean(i: Int): Boolean = { val j = at(i); nest.inner(c).getBoolean(j) }
+  override def getByte(i: Int): Byte = { val j = at(i); nest.inner(c).getByte(j) }
+  override def getShort(i: Int): Short = { val j = at(i); nest.inner(c).getShort(j) }
+  override def getInt(i: Int): Int = { val j = at(i); nest.inner(c).getInt(j) }
+  override def getLong(i: Int): Long = { val j = at(i); nest.inner(c).getLong(j) }
+  override def getFloat(i: Int): Float = { val j = at(i); nest.inner(c).getFloat(j) }
+  override def getDouble(i: Int): Double = { val j = at(i); nest.inner(c).getDouble(j) }
+  override def getDecimal(i: Int, precision: Int, scale: Int): Decimal = {
+    val j = at(i)
+    nest.inner(c).getDecimal(j, precision, scale)
+  }
+  override def getUTF8String(i: Int): UTF8String = { val j = at(i); nest.inner(c).getUTF8String(j) }
+  override def getBinary(i: Int): Array[Byte] = { val j = at(i); nest.inner(c).getBinary(j) }
+}

@@ -34,6 +34,9 @@ private[sparktfrecord] final class TFRecordWriter(
     }
   /** Where the next record starts in the (uncompressed) record stream. */
   private var position = 0L
+
+  /** Where the next record starts in the (uncompressed) record stream: for messages. */
+  def nextRecordOffset: Long = position
   private val crc = new CRC32C
   private val copy = new RecordBuffer
 

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.datasources.OutputWriter
 import org.apache.spark.sql.types.StructType
 
+import io.github.sparktfrecord.TFRecordDataException
 import io.github.sparktfrecord.codec.{ByteArraySerializer, ExampleSerializer, RecordSerializer}
 import io.github.sparktfrecord.codec.RecordType
 import io.github.sparktfrecord.framing.TFRecordWriter
@@ -34,7 +35,12 @@ private[sparktfrecord] final class TFRecordOutputWriter(
   private var records = 0L
 
   override def write(row: InternalRow): Unit = {
-    val length = serializer.serialize(row)
+    val length =
+      try serializer.serialize(row)
+      catch {
+        // A value the row cannot be written with: said with where its record would start.
+        case e: TFRecordDataException if e.path == null => throw e.at(path, writer.nextRecordOffset)
+      }
     writer.writeFramed(serializer.buffer, length)
     records += 1
   }
