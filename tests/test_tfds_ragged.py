@@ -229,10 +229,13 @@ def test_ragged_columns_written_by_spark_are_loaded_by_tfds(
         assert d["x3"].to_list() == [[[t.encode() for t in c] for c in b] for b in e["x3"]]
         tokens = [[t.encode() for t in s["tokens"]] for s in e["s"]]
         assert d["s"]["tokens"].to_list() == tokens
+        assert [bits(v) for v in d["s"]["score"]] == [bits(s["score"]) for s in e["s"]]
         assert d["steps"]["tokens"].to_list() == [s["tokens"] for s in e["steps"]]
         observations = [[bits(v) for v in s["observation"]] for s in e["steps"]]
         assert [[bits(v) for v in o] for o in d["steps"]["observation"].to_list()] == observations
         assert list(d["steps"]["action"]) == [s["action"] for s in e["steps"]]
+        assert [bits(v) for v in d["steps"]["reward"]] == [bits(s["reward"]) for s in e["steps"]]
+        assert [bool(v) for v in d["steps"]["is_last"]] == [s["is_last"] for s in e["steps"]]
     # tfds.load by name, sliced, reads the same.
     sliced = tfds.load("ragged_by_spark:1.0.0", data_dir=str(tmp_path), split="train[:50%]")
     assert len(list(sliced)) == len(EXAMPLES) // 2
