@@ -123,13 +123,19 @@ def test_unequal_lists_are_an_error_naming_column_and_file(spark, tf, tmp_path: 
 
 
 def test_what_cannot_be_written_fails_naming_the_column(spark, out: Path) -> None:
+    deep = spark.createDataFrame(
+        [(1, [([(1,)],)])], "id long, boxes array<struct<xs array<struct<y long>>>>"
+    )
+    with pytest.raises(
+        Exception, match=r"Column 'boxes.xs' has type array<struct<y:bigint>>: an array of structs"
+    ):
+        spark_tfrecord.write(deep, str(out))
+    assert not out.exists()
+    # A list in an array of structs: ragged in an Example (test_ragged.py), a sequence of steps
+    # in a SequenceExample.
     lists = spark.createDataFrame(
         [(1, [([1, 2],)])], "id long, boxes array<struct<xs array<long>>>"
     )
-    with pytest.raises(Exception, match=r"Column 'boxes.xs' has type array<bigint>: in an Example"):
-        spark_tfrecord.write(lists, str(out))
-    assert not out.exists()
-    # The same array of structs is a sequence of steps in a SequenceExample.
     spark_tfrecord.write(lists, str(out), record_type="SequenceExample")
     back = spark_tfrecord.read(
         spark, str(out), record_type="SequenceExample", schema=lists.schema
@@ -198,7 +204,12 @@ def test_null_step_names_the_column(spark, out: Path) -> None:
 # --- TensorFlow feature specs ----------------------------------------------------------------
 
 
-def test_feature_spec_refuses_nested_arrays_for_examples(spark) -> None:
-    schema = spark.createDataFrame([], "x array<array<int>>").schema
-    with pytest.raises(ValueError, match="Column 'x' is an array of arrays"):
-        spark_tfrecord.feature_spec(schema)
+def test_feature_spec_refuses_what_has_no_layout_naming_the_column(spark) -> None:
+    deep = spark.createDataFrame([], "x array<array<array<int>>>").schema
+    with pytest.raises(ValueError, match="Column 'x' is an array of arrays of arrays"):
+        spark_tfrecord.feature_spec(deep, record_type="SequenceExample")
+    inner = spark.createDataFrame([], "e array<struct<x array<array<int>>>>").schema
+    with pytest.raises(
+        ValueError, match=r"Column 'e\.x': an array of structs in a SequenceExample"
+    ):
+        spark_tfrecord.feature_spec(inner, record_type="SequenceExample")

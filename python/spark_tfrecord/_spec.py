@@ -36,6 +36,24 @@ def _dtype(tf: Any, data_type: DataType, column: str) -> Any:
     )
 
 
+def _depth(data_type: DataType) -> int:
+    """How many arrays ``data_type`` is nested in (2 for ``array<array<T>>``)."""
+    from pyspark.sql.types import ArrayType
+
+    depth = 0
+    while isinstance(data_type, ArrayType):
+        data_type, depth = data_type.elementType, depth + 1
+    return depth
+
+
+def _innermost(data_type: DataType) -> DataType:
+    from pyspark.sql.types import ArrayType
+
+    while isinstance(data_type, ArrayType):
+        data_type = data_type.elementType
+    return data_type
+
+
 def _vector_size(field: Any, column: str, sizes: Mapping[str, int]) -> int:
     """The size of vector column ``column``: ``sizes`` gives it, else its Spark ML metadata
     (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set)."""
@@ -90,6 +108,11 @@ def feature_spec(
       size=N)``, N from ``sizes={"c": N}`` or else the column's Spark ML metadata
       (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set); without
       either, a ValueError naming the column. ``tf.io.parse_example`` gives a ``SparseTensor``.
+    - in an Example, a list of lists ``c`` (``array<array<…<T>>>``, depth d), written ragged:
+      ``tf.io.RaggedFeature(dtype, value_key="c/ragged_flat_values",
+      partitions=[tf.io.RaggedFeature.RowLengths("c/ragged_row_lengths_0"), …, "…_{d-2}"],
+      row_splits_dtype=tf.int64)``; ``tf.io.parse_example`` gives a ``RaggedTensor`` of the
+      column's lists.
     - with ``record_type="SequenceExample"``, ``array<array<T>>`` columns are feature lists, read
       as ``tf.io.RaggedFeature(dtype)`` sequence features; the result is then the pair
       ``(context_features, sequence_features)`` for ``tf.io.parse_sequence_example``.
@@ -97,7 +120,9 @@ def feature_spec(
       ``pathSeparator`` option the files were written with), ``image/height``; a leaf is
       nullable when it or a struct above it is.
     - an array of structs: one entry per leaf of the element. In an Example, a
-      ``tf.io.RaggedFeature(dtype)`` (its lists hold one value per element); in a
+      ``tf.io.RaggedFeature(dtype)`` (its lists hold one value per element); a leaf that is a
+      list, the ragged entry above with one list per element (a list of fixed length, field
+      metadata ``tfrecord.listLength``, stored concatenated: ``UniformRowLength``); in a
       SequenceExample, a sequence feature with one step per element:
       ``tf.io.FixedLenSequenceFeature([], dtype, allow_missing=True)`` for a single value,
       ``tf.io.RaggedFeature(dtype)`` for a list.
@@ -123,6 +148,9 @@ def feature_spec(
     >>> nested = spark.createDataFrame([], "image struct<height long, box struct<x float>>")
     >>> sorted(feature_spec(nested.schema))
     ['image/box/x', 'image/height']
+    >>> lists = spark.createDataFrame([], "tokens array<array<string>>")
+    >>> feature_spec(lists.schema)["tokens"].partitions
+    (RowLengths(key='tokens/ragged_row_lengths_0'),)
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
     from pyspark.sql.types import ArrayType, StructType
@@ -135,26 +163,52 @@ def feature_spec(
     def ragged(data_type: DataType, column: str) -> Any:
         return tf.io.RaggedFeature(_dtype(tf, data_type, column), row_splits_dtype=tf.int64)
 
+    def ragged_layout(data_type: DataType, name: str, column: str) -> Any:
+        """The list of lists ``data_type`` (depth >= 2) written ragged as feature ``name``."""
+        return tf.io.RaggedFeature(
+            _dtype(tf, _innermost(data_type), column),
+            value_key=name + separator + "ragged_flat_values",
+            partitions=[
+                tf.io.RaggedFeature.RowLengths(name + separator + f"ragged_row_lengths_{k}")
+                for k in range(_depth(data_type) - 1)
+            ],
+            row_splits_dtype=tf.int64,
+        )
+
     def element_leaves(struct: StructType, name: str, column: str) -> None:
         for field in struct.fields:
             leaf, path = name + separator + field.name, column + "." + field.name
             data_type = field.dataType
             if isinstance(data_type, StructType):
                 element_leaves(data_type, leaf, path)
-            elif isinstance(data_type, ArrayType) and isinstance(
-                data_type.elementType, (ArrayType, StructType)
-            ):
+            elif isinstance(data_type, ArrayType) and isinstance(data_type.elementType, StructType):
                 raise ValueError(
-                    f"Column {path!r}: an array of structs cannot hold arrays of those."
+                    f"Column {path!r}: an array of structs cannot hold arrays of structs."
+                )
+            elif sequence_type and _depth(data_type) > 1:
+                raise ValueError(
+                    f"Column {path!r}: an array of structs in a SequenceExample cannot hold "
+                    "arrays of arrays; record_type='Example' writes them ragged."
+                )
+            elif type(data_type).__name__ == "VectorUDT":
+                raise ValueError(
+                    f"Column {path!r}: a vector inside an array of structs is not supported."
                 )
             elif not sequence_type:
-                if isinstance(data_type, ArrayType):
-                    raise ValueError(
-                        f"Column {path!r} is a list inside an array of structs, which an Example "
-                        "cannot hold (each field is one list of one value per element); "
-                        "record_type='SequenceExample' can."
+                length = int(field.metadata.get("tfrecord.listLength", 0))
+                if isinstance(data_type, ArrayType) and length > 0 and _depth(data_type) == 1:
+                    # A list of fixed length per element, stored concatenated.
+                    context[leaf] = tf.io.RaggedFeature(
+                        _dtype(tf, data_type.elementType, path),
+                        value_key=leaf,
+                        partitions=[tf.io.RaggedFeature.UniformRowLength(length)],
+                        row_splits_dtype=tf.int64,
                     )
-                context[leaf] = ragged(data_type, path)
+                elif isinstance(data_type, ArrayType):
+                    # One list per element: a list of lists, written ragged.
+                    context[leaf] = ragged_layout(ArrayType(data_type), leaf, path)
+                else:
+                    context[leaf] = ragged(data_type, path)
             elif isinstance(data_type, ArrayType):
                 sequence[leaf] = ragged(data_type.elementType, path)
             else:
@@ -172,11 +226,14 @@ def feature_spec(
                 element_leaves(data_type.elementType, name, column)
             elif isinstance(data_type, ArrayType) and isinstance(data_type.elementType, ArrayType):
                 if not sequence_type:
+                    context[name] = ragged_layout(data_type, name, column)
+                elif _depth(data_type) > 2:
                     raise ValueError(
-                        f"Column {column!r} is an array of arrays: a feature list, "
-                        "which only record_type='SequenceExample' has."
+                        f"Column {column!r} is an array of arrays of arrays: a SequenceExample's "
+                        "feature list holds lists only; record_type='Example' writes it ragged."
                     )
-                sequence[name] = ragged(data_type.elementType.elementType, column)
+                else:
+                    sequence[name] = ragged(data_type.elementType.elementType, column)
             elif vector_layout == "sparse" and type(data_type).__name__ == "VectorUDT":
                 context[name] = tf.io.SparseFeature(
                     index_key=name + separator + "indices",

@@ -164,4 +164,46 @@ class TFRecordSchemaInferencerSuite extends LocalSparkSuite {
       assertEquals(inferred(dir).schema.fieldNames.toSeq, Seq("x.indices", "x.values", "x.size"))
     }
   }
+
+  test("x/ragged_flat_values and x/ragged_row_lengths_k infer one list of lists column x") {
+    withTempDir { dir =>
+      writeRecords(new File(dir, "a.tfrecord"),
+        example(entry("id", int64s(1)), entry("x/ragged_row_lengths_0", int64s(2, 0, 1)),
+          entry("x/ragged_flat_values", int64s(1, 2, 3)),
+          entry("a/b/ragged_flat_values", bytesList(bytesValues("p", "q"))),
+          entry("a/b/ragged_row_lengths_1", int64s(1, 0, 1)),
+          entry("a/b/ragged_row_lengths_0", int64s(3))),
+        example(entry("id", int64s(2)), entry("x/ragged_row_lengths_0", int64List()),
+          entry("x/ragged_flat_values", int64List())),
+        // A gap in the levels: plain columns.
+        example(entry("g/ragged_flat_values", floats(1f)),
+        entry("g/ragged_row_lengths_1",
+          int64s(1))))
+      val df = inferred(dir)
+      assertEquals(df.schema.simpleString,
+        "struct<id:bigint,x:array<array<bigint>>,a/b:array<array<array<string>>>," +
+          "g/ragged_flat_values:float,g/ragged_row_lengths_1:bigint>")
+      assertEquals(df.select("id", "x", "a/b").collect().toSeq.filter(!_.isNullAt(0))
+          .sortBy(_.getLong(0)),
+        Seq(Row(1L, Seq(Seq(1L, 2L), Seq(), Seq(3L)), Seq(Seq(Seq("p"), Seq(), Seq("q")))),
+          Row(2L, Seq(), null)))
+      // With inferNesting the path names a struct's field.
+      assertEquals(inferred(dir, "inferNesting" -> "true").schema("a").dataType.simpleString,
+        "struct<b:array<array<array<string>>>>")
+    }
+  }
+
+  test("a list of lists written by the writer reads back inferred, at depth 2 and 3") {
+    withTempDir { dir =>
+      val out = new File(dir, "out").getPath
+      val rows = Seq(Row(1L, Seq(Seq(0.5f, -0.0f), Seq()), Seq(Seq(Seq("a"), Seq()), Seq())),
+        Row(2L, Seq(), Seq(Seq(Seq("", "b")))))
+      frame("id long, f array<array<float>>, s array<array<array<string>>>", rows: _*)
+        .write.format("tfrecord").save(out)
+      val df = spark.read.format("tfrecord").load(out)
+      assertEquals(df.schema.simpleString,
+        "struct<id:bigint,f:array<array<float>>,s:array<array<array<string>>>>")
+      assertEquals(df.collect().sortBy(_.getLong(0)).toSeq, rows)
+    }
+  }
 }

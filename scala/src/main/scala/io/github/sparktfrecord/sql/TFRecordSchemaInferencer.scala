@@ -32,6 +32,10 @@ import io.github.sparktfrecord.wire.WireCursor
  *  - `x/indices` (int64), `x/values` (float) and `x/size` (int64, one value), a vector written
  *    with `vectorLayout` `sparse`, are one column `x` of Spark ML's vector type when spark-mllib
  *    is on the class path (else three columns).
+ *  - `x/ragged_flat_values` and `x/ragged_row_lengths_0` … `_{n-1}` (int64), a list of lists
+ *    written ragged ([[codec.FeaturePaths.raggedNames]]), are one column `x` of n+1 nested
+ *    arrays of the flat values' type. A set with a gap in its levels stays plain columns, with a
+ *    warning that says why.
  */
 private[sparktfrecord] object TFRecordSchemaInferencer {
   import ProtoWire._
@@ -223,13 +227,15 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
           "the reader at files that hold tf.train.Example records.")
     }
     val (vectors, vectorParts) = sparseVectors(names, stats, options.pathSeparator)
+    val (lists, listParts) = raggedLists(names, stats, options.pathSeparator)
     val context = names.indices.filter(stats(_) != null).flatMap { i =>
       val s = stats(i)
       val dataType =
         if (s.maxValues > 1) ArrayType(s.dataType, containsNull = false) else s.dataType
-      vectors.get(i) match {
+      vectors.get(i).orElse(lists.get(i)) match {
         case Some(column) => Some(column)
-        case None if vectorParts(i) => None // a part of a vector given at its first part
+        // A part of a vector or list of lists, given at its first part.
+        case None if vectorParts(i) || listParts(i) => None
         case None => Some(StructField(names(i), dataType, nullable = true))
       }
     }
@@ -274,6 +280,50 @@ private[sparktfrecord] object TFRecordSchemaInferencer {
       (found.map { case (parts, column) => parts.min -> column }.toMap,
         found.flatMap(_._1).toSet)
   }
+
+  /**
+   * The lists of lists written ragged: `x/ragged_flat_values` with `x/ragged_row_lengths_0` to
+   * `_{n-1}` (int64, or never set) are one column `x` of n+1 nested arrays of the flat values'
+   * type, when no feature is named `x` itself. A set whose levels have a gap (`_0` and `_2`
+   * without `_1`), or no `_0`, stays plain columns, and a warning says why. Returns each column
+   * by the number of its first part (the column goes there), and the numbers of every part.
+   */
+  private def raggedLists(
+      names: collection.Seq[String],
+      stats: collection.Seq[Stats],
+      separator: String): (Map[Int, StructField], Set[Int]) = {
+    import codec.FeaturePaths.{RaggedFlatValues, RaggedRowLengths}
+    val numbers = names.indices.filter(stats(_) != null).map(i => names(i) -> i).toMap
+    val suffix = separator + RaggedFlatValues
+    val found = names.indices.filter(i => stats(i) != null && names(i).endsWith(suffix))
+      .flatMap { flatAt =>
+        val x = names(flatAt).dropRight(suffix.length)
+        val prefix = x + separator + RaggedRowLengths
+        val levels = numbers.keys.filter(_.startsWith(prefix)).map(_.drop(prefix.length))
+          .filter(k => k.nonEmpty && k.forall(Character.isDigit) && (k == "0" || k(0) != '0'))
+          .map(_.toInt).toSeq.sorted
+        val lengths = levels.map(k => numbers(prefix + k))
+        val int64 = lengths.forall(i => stats(i).kind == KindInt64 || stats(i).kind == KindNone)
+        if (x.isEmpty || numbers.contains(x) || !int64) None
+        else if (levels.isEmpty || levels != levels.indices) {
+          raggedWarning(s"Features '${names(flatAt)}'" +
+            levels.map(k => s", '$prefix$k'").mkString + " are not read as one list of lists " +
+            s"'$x': its row lengths must be '${prefix}0' to '${prefix}<n-1>', without a gap, " +
+            s"but ${if (levels.isEmpty) s"there is no '${prefix}0'"
+              else s"'$prefix${levels.indices.find(k => levels(k) != k).get}' is missing"}. " +
+            "They are read as separate columns.")
+          None
+        } else {
+          val dataType = (0 to levels.length).foldLeft(stats(flatAt).dataType)((t, _) =>
+            ArrayType(t, containsNull = false))
+          Some((flatAt +: lengths) -> StructField(x, dataType, nullable = true))
+        }
+      }
+    (found.map { case (parts, column) => parts.min -> column }.toMap, found.flatMap(_._1).toSet)
+  }
+
+  private def raggedWarning(message: String): Unit =
+    org.slf4j.LoggerFactory.getLogger("io.github.sparktfrecord.TFRecordFileFormat").warn(message)
 
   /**
    * Which of the features `wanted` some record of the sample that inference reads from `files`
