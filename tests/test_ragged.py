@@ -15,6 +15,7 @@ from pyspark.sql import Row
 
 import spark_tfrecord
 from support import tfrecord_files, write_with_tensorflow
+from test_planning_warnings import driver_log
 
 pytestmark = pytest.mark.tensorflow
 
@@ -306,3 +307,76 @@ def test_sequence_examples_keep_feature_lists_and_refuse_deeper_lists(spark, tf)
         {},
         {"x": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)},
     )
+
+
+def test_ragged_columns_are_held_and_an_incomplete_set_warns(spark, tf, tmp_path: Path) -> None:
+    out = tmp_path / "ours"
+    df = spark.createDataFrame([(1, [[1]])], "id long, x array<array<long>>")
+    spark_tfrecord.write(df, str(out))
+    with driver_log(spark) as log:
+        back = spark_tfrecord.read(spark, str(out), schema=df.schema).collect()
+    assert [tuple(r) for r in back] == [(1, [[1]])]
+    assert log == []  # the feature "x" is absent, but "x/ragged_flat_values" holds the column
+
+    def int64s(values: list[int]) -> Any:
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+    # Levels 0 and 2 without 1: not one column.
+    gap = tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                "g/ragged_flat_values": int64s([1]),
+                "g/ragged_row_lengths_0": int64s([1]),
+                "g/ragged_row_lengths_2": int64s([1]),
+            }
+        )
+    )
+    write_with_tensorflow(tf, tmp_path / "gap", [gap])
+    with driver_log(spark) as log:
+        inferred = spark_tfrecord.read(spark, str(tmp_path / "gap"))
+    assert sorted(inferred.columns) == [
+        "g/ragged_flat_values",
+        "g/ragged_row_lengths_0",
+        "g/ragged_row_lengths_2",
+    ]
+    assert any(
+        "are not read as one list of lists 'g'" in line
+        and "'g/ragged_row_lengths_1' is missing" in line
+        for line in log
+    ), log
+
+
+def test_feature_spec_of_a_struct_leaf_and_of_a_fixed_length_leaf(spark, tf, out: Path) -> None:
+    from pyspark.sql.types import (
+        ArrayType,
+        FloatType,
+        LongType,
+        StructField,
+        StructType,
+    )
+
+    box = StructType(
+        [
+            StructField("bbox", ArrayType(FloatType()), metadata={"tfrecord.listLength": 4}),
+            StructField("label", LongType()),
+        ]
+    )
+    schema = StructType(
+        [
+            StructField("id", LongType(), nullable=False),
+            StructField("s", StructType([StructField("a", ArrayType(ArrayType(LongType())))])),
+            StructField("objects", ArrayType(box)),
+        ]
+    )
+    rows = [(1, ([[1, 2], []],), [([0.5, 0.25, 1.0, 0.75], 3), ([0.0] * 4, 4)]), (2, ([],), [])]
+    df = spark.createDataFrame(rows, schema)
+    spark_tfrecord.write(df.coalesce(1), str(out))
+    spec = spark_tfrecord.feature_spec(df.schema)
+    assert spec["s/a"].value_key == "s/a/ragged_flat_values"
+    assert spec["objects/bbox"].partitions == (tf.io.RaggedFeature.UniformRowLength(4),)
+    got = parsed(tf, out, spec)
+    order = got["id"].numpy().tolist()
+    want = {r[0]: r for r in rows}
+    assert got["s/a"].to_list() == [want[i][1][0] for i in order]
+    assert got["objects/bbox"].to_list() == [[list(o[0]) for o in want[i][2]] for i in order]
+    assert got["objects/label"].to_list() == [[o[1] for o in want[i][2]] for i in order]

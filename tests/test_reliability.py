@@ -53,6 +53,11 @@ def fails_then_settles(spark, write: Callable[[], object]) -> None:  # type: ign
             write()
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
+    # The tracker reads what Spark's status listener has stored, which lags: a stage's count of
+    # active tasks is stored at most every 100 ms, so it may still be the 0 of its submission.
+    # The failed stage's completion, which stores its true count, was posted before the write
+    # raised: once the listener bus is drained, the count only falls, to a 0 that is stored.
+    sc._jsc.sc().listenerBus().waitUntilEmpty()
     tracker = sc.statusTracker()
 
     def running_tasks() -> int:

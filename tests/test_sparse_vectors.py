@@ -182,3 +182,68 @@ def test_a_vector_written_sparse_is_held_no_absent_column_warning(spark, out: Pa
     with driver_log(spark) as log:
         spark_tfrecord.read(spark, str(out), schema="w long").collect()
     assert len(log) == 1 and "column(s) 'w'" in log[0]
+
+
+def test_vectors_in_a_struct_and_in_sequence_example_context(
+    spark, tf, features, out: Path
+) -> None:
+    """A struct's vector leaf is written sparse under its path (`s/tf/indices`, ...), and a
+    SequenceExample writes its vectors sparse among the context features; both read back
+    equal, and TensorFlow parses both with feature_spec's SparseFeatures."""
+    from pyspark.sql.types import StructType
+
+    sizes = {"s.tf": 2**20, "s.onehot": 3}
+    nested = features.selectExpr("id", "named_struct('tf', tf, 'onehot', onehot) as s")
+    spark_tfrecord.write(nested.coalesce(1), str(out / "struct"), vector_layout="sparse")
+    expected = {r.id: r for r in features.collect()}
+    back = spark_tfrecord.read(spark, str(out / "struct"), schema=nested.schema).collect()
+    assert sorted(r.id for r in back) == sorted(expected)
+    for r in back:
+        for column in ("tf", "onehot"):
+            want, got = expected[r.id][column], r.s[column]
+            assert (got.size, got.indices.tolist()) == (want.size, want.indices.tolist())
+            assert got.values.tolist() == [_f32(v) for v in want.values.tolist()]
+
+    spec = spark_tfrecord.feature_spec(nested.schema, vector_layout="sparse", sizes=sizes)
+    assert (spec["s/tf"].index_key, spec["s/tf"].value_key) == ("s/tf/indices", "s/tf/values")
+    files = [str(p) for p in tfrecord_files(out / "struct")]
+    parsed = tf.io.parse_example(next(iter(tf.data.TFRecordDataset(files).batch(64))), spec)
+    ids = parsed["id"].values.numpy().tolist()
+    tensor = parsed["s/tf"]
+    assert tensor.dense_shape.numpy().tolist() == [len(ids), 2**20]
+    got = [(ids[row], int(i)) for row, i in tensor.indices.numpy().tolist()]
+    assert sorted(got) == sorted((i, int(j)) for i in ids for j in expected[i].tf.indices)
+
+    # SequenceExample: the vector is a context feature, sparse; the steps a feature list.
+    steps = features.selectExpr("id", "tf", "array(array(id), array(id, id + 1)) as steps")
+    spark_tfrecord.write(
+        steps.coalesce(1),
+        str(out / "sequence"),
+        vector_layout="sparse",
+        record_type="SequenceExample",
+    )
+    schema: StructType = steps.schema
+    back = spark_tfrecord.read(
+        spark, str(out / "sequence"), schema=schema, record_type="SequenceExample"
+    ).collect()
+    for r in back:
+        want = expected[r.id].tf
+        assert (r.tf.size, r.tf.indices.tolist()) == (want.size, want.indices.tolist())
+        assert r.steps == [[r.id], [r.id, r.id + 1]]
+    context, sequence = spark_tfrecord.feature_spec(
+        schema, record_type="SequenceExample", vector_layout="sparse"
+    )
+    # parse_sequence_example takes no SparseFeature in the context: the parts come as lists.
+    assert sorted(context) == ["id", "tf/indices", "tf/size", "tf/values"]
+    files = [str(p) for p in tfrecord_files(out / "sequence")]
+    seen = []
+    for raw in tf.data.TFRecordDataset(files):
+        ctx, seq = tf.io.parse_single_sequence_example(raw, context, sequence)
+        i = int(ctx["id"].values.numpy()[0])
+        vector = tf.SparseTensor(ctx["tf/indices"][:, None], ctx["tf/values"], ctx["tf/size"])
+        assert vector.dense_shape.numpy().tolist() == [2**20]
+        assert vector.indices.numpy().ravel().tolist() == expected[i].tf.indices.tolist()
+        assert vector.values.numpy().tolist() == [_f32(v) for v in expected[i].tf.values]
+        assert seq["steps"].to_list() == [[i], [i, i + 1]]
+        seen.append(i)
+    assert sorted(seen) == sorted(expected)

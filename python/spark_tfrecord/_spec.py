@@ -108,6 +108,9 @@ def feature_spec(
       size=N)``, N from ``sizes={"c": N}`` or else the column's Spark ML metadata
       (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set); without
       either, a ValueError naming the column. ``tf.io.parse_example`` gives a ``SparseTensor``.
+      ``parse_sequence_example`` takes no ``SparseFeature`` among the context features, so with
+      ``record_type="SequenceExample"`` the parts are ``tf.io.RaggedFeature`` entries of their
+      own, ``c/indices``, ``c/values`` and ``c/size`` (no size needed).
     - in an Example, a list of lists ``c`` (``array<array<…<T>>>``, depth d), written ragged:
       ``tf.io.RaggedFeature(dtype, value_key="c/ragged_flat_values",
       partitions=[tf.io.RaggedFeature.RowLengths("c/ragged_row_lengths_0"), …, "…_{d-2}"],
@@ -159,6 +162,8 @@ def feature_spec(
     known_sizes: Mapping[str, int] = sizes or {}
     context: dict[str, Any] = {}
     sequence: dict[str, Any] = {}
+
+    ragged_size = tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)
 
     def ragged(data_type: DataType, column: str) -> Any:
         return tf.io.RaggedFeature(_dtype(tf, data_type, column), row_splits_dtype=tf.int64)
@@ -235,6 +240,13 @@ def feature_spec(
                 else:
                     sequence[name] = ragged(data_type.elementType.elementType, column)
             elif vector_layout == "sparse" and type(data_type).__name__ == "VectorUDT":
+                if sequence_type:  # parse_sequence_example takes no SparseFeature in the context
+                    for part, dtype in (("indices", tf.int64), ("values", tf.float32)):
+                        context[name + separator + part] = tf.io.RaggedFeature(
+                            dtype, row_splits_dtype=tf.int64
+                        )
+                    context[name + separator + "size"] = ragged_size
+                    continue
                 context[name] = tf.io.SparseFeature(
                     index_key=name + separator + "indices",
                     value_key=name + separator + "values",

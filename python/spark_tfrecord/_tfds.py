@@ -142,7 +142,9 @@ def read_tfds(
 
     The schema comes from the folder's ``features.json``: ``Sequence`` of a dict is an array of
     structs, ``Image`` binary, ``ClassLabel`` bigint (class names in the field's metadata),
-    ``Text`` string, ``Tensor`` a scalar or a flat array in row-major order (docs/tfds.md).
+    ``Text`` string, ``Tensor`` a scalar or a flat array in row-major order, a ``Sequence`` of a
+    ``Sequence`` nested arrays, an RLDS ``Dataset`` of steps an array of structs, the steps in
+    order (docs/tfds.md).
     The same as ``spark.read.format("tfrecord").option("split", split).load(folder)``.
     """
     return spark.read.format("tfrecord").option("split", split).load(folder)

@@ -5,7 +5,7 @@ import org.apache.spark.sql.types._
 import ErrorText._
 
 import io.github.sparktfrecord.codec.FeaturePaths
-import io.github.sparktfrecord.tfds.TFDSFeatures
+import io.github.sparktfrecord.tfds.{TFDSFeature, TFDSFeatures}
 
 /**
  * TFDS feature connectors: `features.json` (as TFDS 4.9 writes it) to a Spark schema, a schema
@@ -80,17 +80,106 @@ class TFDSFeaturesSuite extends UnitSuite {
       "struct<id:bigint,s:array<float>>")
   }
 
+  private def dataset(feature: String): String =
+    s"""{"pythonClassName": "${M}dataset_feature.Dataset",
+        "sequence": {"feature": $feature, "length": "-1"}}"""
+
+  test("sequences nested in sequences, and RLDS's Dataset, are nested arrays and arrays") {
+    // As TFDS 4.9.10's features.json spells them (FeaturesDict.save_config).
+    val parsed = TFDSFeatures.parse(dict(
+      "x" -> sequence(sequence(tensor("int64"))),
+      "x3" -> sequence(sequence(sequence(tensor("string")))),
+      "s" -> sequence(dict("tokens" -> sequence(tensor("string")), "score" -> tensor("float32"),
+        "box" -> tensor("float32", "4"))),
+      "steps" -> dataset(dict("observation" -> tensor("float32", "2"),
+        "tokens" -> sequence(tensor("int64")), "action" -> tensor("int64"),
+        "reward" -> tensor("float32"), "is_first" -> tensor("bool"),
+        "is_last" -> tensor("bool"))),
+      "ids" -> dataset(tensor("int64"))))
+    val schema = TFDSFeatures.schema(parsed, Map.empty)
+    assertEquals(schema.simpleString,
+      "struct<x:array<array<bigint>>,x3:array<array<array<binary>>>," +
+        "s:array<struct<tokens:array<binary>,score:float,box:array<float>>>," +
+        "steps:array<struct<observation:array<float>,tokens:array<bigint>,action:bigint," +
+        "reward:float,is_first:boolean,is_last:boolean>>,ids:array<bigint>>")
+    def element(name: String): StructType =
+      schema(name).dataType.asInstanceOf[ArrayType].elementType.asInstanceOf[StructType]
+    // A list leaf of a sequence of dicts is ragged (no fixed length); a fixed shape is not.
+    assert(!element("s")("tokens").metadata.contains(FeaturePaths.ListLengthKey))
+    assertEquals(element("s")("box").metadata.getLong(FeaturePaths.ListLengthKey), 4L)
+    assertEquals(element("steps")("observation").metadata.getLong(FeaturePaths.ListLengthKey),
+      2L)
+    assertEquals(schema("steps").metadata.getString(TFDSFeatures.ConnectorKey), "Dataset")
+    assert(!schema("s").metadata.contains(TFDSFeatures.ConnectorKey))
+    // The Dataset stays a Dataset when written back.
+    val json = TFDSFeatures.toJson(parsed)
+    assert(json.contains(s""""pythonClassName" : "${M}dataset_feature.Dataset""""), json)
+    assertEquals(TFDSFeatures.parse(json), parsed)
+    // The schema read is the schema checked, with the connectors in its metadata.
+    val checked = TFDSFeatures.check(StructType.fromDDL(
+        "x array<array<int>>, x3 array<array<array<string>>>, " +
+          "s array<struct<tokens array<string>, score double, box array<float>>>, " +
+          "steps array<struct<observation array<float>, tokens array<bigint>, action int, " +
+          "reward float, is_first boolean, is_last boolean>>, ids array<bigint>"), parsed)
+    assertEquals(checked("x").metadata.getString(TFDSFeatures.ConnectorKey), "Sequence")
+    assertEquals(checked("ids").metadata.getString(TFDSFeatures.ConnectorKey), "Dataset")
+    def fails(ddl: String, message: String): Unit = {
+      val e = intercept[IllegalArgumentException](TFDSFeatures.check(StructType.fromDDL(ddl),
+        TFDSFeatures.parse(dict("x" -> sequence(sequence(tensor("int64")))))))
+      assert(e.text.contains(message), e.text)
+    }
+    fails("x array<bigint>",
+      "Column 'x' has type array<bigint>, which cannot be written as the " +
+        "TFDS feature Sequence of Sequence of Tensor (a scalar of int64) (2 nested arrays)")
+    fails("x array<array<array<bigint>>>", "Column 'x' has type array<array<array<bigint>>>")
+    fails("x array<array<string>>", "Column 'x' has type array<array<string>>")
+  }
+
+  test("a fixed length on a field checked as a ragged Sequence leaf is dropped") {
+    val withLength = StructType.fromDDL("s array<struct<tokens array<bigint>>>")
+    val element = withLength("s").dataType.asInstanceOf[ArrayType].elementType
+      .asInstanceOf[StructType]
+    val tokens = element("tokens").copy(metadata =
+      new MetadataBuilder().putLong(FeaturePaths.ListLengthKey, 3).build())
+    val schema = StructType(Seq(withLength("s").copy(dataType =
+      ArrayType(StructType(Seq(tokens)), containsNull = false))))
+    val checked = TFDSFeatures.check(schema,
+      TFDSFeatures.parse(dict("s" -> sequence(dict("tokens" -> sequence(tensor("int64")))))))
+    val field = checked("s").dataType.asInstanceOf[ArrayType].elementType
+      .asInstanceOf[StructType]("tokens")
+    assert(!field.metadata.contains(FeaturePaths.ListLengthKey))
+  }
+
   test("connectors stored ragged or encoded, and unknown ones, are refused by name") {
     def refused(feature: String, message: String): Unit = {
       val e = intercept[IllegalArgumentException](
         TFDSFeatures.schema(TFDSFeatures.parse(dict("x" -> feature)), Map.empty))
       assert(e.text.contains(message), e.text)
     }
-    refused(sequence(sequence(tensor("int64"))), "TFDS feature 'x' (Sequence) is not supported")
-    refused(sequence(tensor("int64", "-1")), "stored ragged")
-    refused(tensor("int64", "-1", "-1"), "shape (-1, -1) is stored ragged")
+    refused(sequence(tensor("int64", "-1")),
+      "TFDS feature 'x' (Sequence) is not supported: " +
+        "a sequence of Tensor of shape (None) has an unknown dimension in each element")
+    refused(sequence(sequence(tensor("float32", "2"))),
+      "TFDS feature 'x' (Sequence) is not " +
+        "supported: a Tensor of shape (2) at the bottom of a nested sequence")
+    refused(sequence(dict("b" -> tensor("float32", "4", "-1"))),
+      "TFDS feature 'x/b' (Tensor) is not supported: shape (4, None) has an unknown dimension " +
+        "after the first")
+    refused(sequence(dict("b" -> tensor("float32", "-1"))),
+      "TFDS feature 'x/b' (Tensor) is not supported: shape (None) inside a Sequence")
+    refused(sequence(dict("b" -> sequence(tensor("float32", "4")))),
+      "TFDS feature 'x/b' (Sequence) is not supported: a Tensor of shape (4) at the bottom")
+    refused(sequence(dict("inner" -> sequence(dict("a" -> tensor("int64"))))),
+      "TFDS feature 'x/inner' (Sequence) is not supported: a sequence of dicts inside a sequence")
+    refused(sequence(sequence(dict("a" -> tensor("int64")))),
+      "TFDS feature 'x' (Sequence) is not supported: a sequence of dicts inside a sequence")
+    refused(dataset(dataset(dict("a" -> tensor("int64")))),
+      "TFDS feature 'x' (Dataset) is not supported: a sequence of dicts inside a sequence")
+    refused(tensor("int64", "3", "-1"), "shape (3, None) has an unknown dimension after the first")
     refused(s"""{"pythonClassName": "${M}tensor_feature.Tensor",
-      "tensor": {"shape": {}, "dtype": "int64", "encoding": "zlib"}}""", "stored compressed")
+      "tensor": {"shape": {"dimensions": ["-1", "-1"]}, "dtype": "int64", "encoding": "zlib"}}""",
+      "TFDS feature 'x' (Tensor) is not supported: a tensor with encoding 'zlib' is stored as " +
+        "one bytes value")
     refused(s"""{"pythonClassName": "my.module.Custom", "custom": {}}""",
       "TFDS feature 'x' (Custom) is not supported")
   }
@@ -122,14 +211,33 @@ class TFDSFeaturesSuite extends UnitSuite {
 
   test("features from a schema, as TFDS's JSON, read back the same") {
     val schema = StructType.fromDDL("a tinyint, b double, c boolean, d string, e binary, " +
-      "f array<float>, g array<string>, h struct<i bigint>, j array<struct<k int, l string>>")
+      "f array<float>, g array<string>, h struct<i bigint>, j array<struct<k int, l string>>, " +
+      "m array<array<int>>, n array<array<array<string>>>, " +
+      "o array<struct<tokens array<string>, deep array<array<double>>, score float>>")
     val features = TFDSFeatures.fromSchema(schema)
     val json = TFDSFeatures.toJson(features)
     assert(json.contains(s""""pythonClassName" : "${M}text_feature.Text""""), json)
     assertEquals(TFDSFeatures.parse(json), features)
+    assertEquals(features.fields.toMap.apply("m"),
+      TFDSFeature.Sequence(TFDSFeature.Sequence(TFDSFeature.Tensor("Tensor", "int64", Nil))))
     assertEquals(TFDSFeatures.schema(features, Map.empty).simpleString,
       "struct<a:bigint,b:float,c:boolean,d:string,e:binary,f:array<float>,g:array<binary>," +
-        "h:struct<i:bigint>,j:array<struct<k:bigint,l:string>>>")
+        "h:struct<i:bigint>,j:array<struct<k:bigint,l:string>>,m:array<array<bigint>>," +
+        "n:array<array<array<string>>>," +
+        "o:array<struct<tokens:array<string>,deep:array<array<float>>,score:float>>>")
+    // A list of a fixed length in an array of structs is a Tensor of that shape.
+    val fixed = StructType.fromDDL("o array<struct<box array<float>>>")
+    val box = StructField("box", ArrayType(FloatType, containsNull = false), nullable = true,
+      new MetadataBuilder().putLong(FeaturePaths.ListLengthKey, 4).build())
+    val boxes = TFDSFeatures.fromSchema(StructType(Seq(fixed("o").copy(dataType =
+      ArrayType(StructType(Seq(box)), containsNull = false)))))
+    assertEquals(boxes.fields.toMap.apply("o"),
+      TFDSFeature.Sequence(TFDSFeature.Dict(
+        Seq("box" -> TFDSFeature.Tensor("Tensor", "float32", Seq(4L))))))
+    val nestedStructs = intercept[IllegalArgumentException](
+      TFDSFeatures.fromSchema(StructType.fromDDL("o array<struct<p array<struct<q int>>>>")))
+    assert(nestedStructs.text.startsWith("Column 'o.p' holds arrays of structs inside an array"),
+      nestedStructs.text)
     val e = intercept[IllegalArgumentException](
       TFDSFeatures.fromSchema(StructType.fromDDL("t timestamp")))
     assert(e.text.startsWith("Column 't' has type timestamp, which has no TFDS feature"))

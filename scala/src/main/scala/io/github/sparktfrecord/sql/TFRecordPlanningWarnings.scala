@@ -134,10 +134,13 @@ private[sparktfrecord] object TFRecordPlanningWarnings {
     val columns = StructType(required.filterNot(_.name == parsed.columnNameOfCorruptRecord))
     if (columns.isEmpty) return
     val leaves = FeaturePaths.leaves(columns, parsed.recordType, parsed.pathSeparator)
-    // A vector column is also held by its sparse layout's features (vectorLayout sparse).
+    // A vector column is also held by its sparse layout's features (vectorLayout sparse), and a
+    // list of lists in an Example only by its ragged layout's.
     def sparseName(l: FeaturePaths.Leaf): Option[String] =
       if (TypeTable.isVector(l.dataType)) Some(l.name + parsed.pathSeparator + "indices")
-      else None
+      else if (FeaturePaths.isRagged(l.dataType, parsed.recordType)) {
+        Some(l.name + parsed.pathSeparator + FeaturePaths.RaggedFlatValues)
+      } else None
     val wanted = leaves.flatMap(l => l.name +: sparseName(l).toSeq).toSet
     val started = System.nanoTime()
     val held = try {

@@ -16,23 +16,36 @@ import io.github.sparktfrecord.codec.{FeaturePaths, TypeTable}
  * | connector | stored | Spark |
  * |---|---|---|
  * | `FeaturesDict` | one feature per leaf, named by its path (`objects/bbox`) | struct |
- * | `Sequence` of a dict | per leaf, every element's values, concatenated | array of struct |
+ * | `Sequence`, `Dataset` of dicts | per leaf, the elements' values in one list | array of struct |
  * | `Sequence` of a tensor | the values of every element | array |
+ * | `Sequence` of `Sequence`s of a scalar | `x/ragged_flat_values`, row lengths | nested arrays |
  * | `Tensor`, `Scalar` | int64, float or bytes list, row-major | scalar or array |
  * | `ClassLabel` | int64 | bigint (class names in the field's metadata) |
  * | `Text` | bytes | string |
  * | `Image`, `Video` (frames), encoded `Audio` | bytes | binary (array for video) |
  * | `BBoxFeature` | 4 floats | array<float> of 4 |
  *
- * A stored shape with an unknown dimension after the first is ragged (TFDS stores it in other
- * features), and is refused by name, as are connectors not listed here.
+ * TFDS stores a sequence nested in a sequence (a `Sequence` of a `Sequence`, or a `Sequence` leaf
+ * of a `Sequence` of a dict) ragged: `x/ragged_flat_values` and `x/ragged_row_lengths_k`, which
+ * the codec reads and writes for an array of arrays, and for an array leaf of an array of structs
+ * without a fixed length. A `Dataset` (RLDS's `steps`) is stored as a `Sequence`. Refused by name:
+ * a tensor with an unknown dimension after the first (TFDS stores it only encoded, as bytes), a
+ * tensor with an unknown dimension in a sequence, a fixed-shape tensor at the bottom of a ragged
+ * sequence (its row lengths count tensors, the codec's count values), a sequence of dicts inside
+ * a sequence, and connectors not listed here.
  */
 private[sparktfrecord] sealed trait TFDSFeature
 
 private[sparktfrecord] object TFDSFeature {
   final case class Dict(fields: Seq[(String, TFDSFeature)]) extends TFDSFeature
 
-  final case class Sequence(feature: TFDSFeature) extends TFDSFeature
+  /**
+   * A `Sequence`, or a `Dataset` (`connector`), which TFDS stores the same way.
+   *
+   * @param feature what each element is
+   */
+  final case class Sequence(feature: TFDSFeature, connector: String = "Sequence")
+    extends TFDSFeature
 
   /**
    * One stored tensor.
@@ -85,20 +98,16 @@ private[sparktfrecord] object TFDSFeatures {
       case "FeaturesDict" =>
         val features = Option(content.get("features")).getOrElse(content)
         Dict(fields(features).map { case (k, v) => k -> parse(v, join(path, k)) })
-      case "Sequence" =>
-        val inner = parse(content.get("feature"), path)
-        inner match {
-          case _: Sequence => unsupported(path, name,
-              "a Sequence of a Sequence is stored ragged (ragged_flat_values and row lengths)")
-          case Dict(fields) if fields.exists(_._2.isInstanceOf[Sequence]) =>
-            unsupported(path,
-              name, "a Sequence inside a Sequence is stored ragged (ragged_flat_values)")
-          case _ => Sequence(inner)
-        }
+      // An RLDS episode's steps: TFDS stores a Dataset as a Sequence, and decodes it lazily.
+      case "Sequence" | "Dataset" => Sequence(parse(content.get("feature"), path), name)
       case "Tensor" | "Scalar" =>
         val encoding = Option(content.get("encoding")).map(_.asText.toLowerCase).getOrElse("none")
         if (encoding != "none") {
-          unsupported(path, name, s"tensors with encoding '$encoding' are stored compressed")
+          // TFDS 4.9 requires an encoding for a tensor with more than one unknown dimension.
+          unsupported(path, name,
+            s"a tensor with encoding '$encoding' is stored as one bytes value of its raw (or " +
+              "zlib-compressed) little-endian values, with its shape in a second feature, " +
+              "which spark-tfrecord does not decode")
         }
         Tensor(name, dtype(content, "float32"), shape(content))
       case "ClassLabel" => Tensor(name, "int64", Nil)
@@ -114,7 +123,6 @@ private[sparktfrecord] object TFDSFeatures {
         if !content.has("variableLanguagesPerExample") ||
           !content.get("variableLanguagesPerExample").asBoolean =>
         Dict(elements(content.get("languages")).map(_.asText -> Tensor("Text", "string", Nil)))
-      case "Dataset" => unsupported(path, name, "a Dataset feature is stored ragged")
       case "BBoxFeature" => Tensor(name, "float32", Seq(4L))
       case "Audio" =>
         if (content.has("lazyDecode") && content.get("lazyDecode").asBoolean) {
@@ -149,6 +157,51 @@ private[sparktfrecord] object TFDSFeatures {
   }
 
   /**
+   * A chain of sequences ending in a tensor: its depth (`Sequence(Sequence(t))` is 2) and the
+   * tensor; None for a sequence of dicts, or of sequences of dicts.
+   */
+  private def nested(s: Sequence): Option[(Int, Tensor)] = s.feature match {
+    case t: Tensor => Some((1, t))
+    case inner: Sequence => nested(inner).map { case (d, t) => (d + 1, t) }
+    case _ => None
+  }
+
+  private def shapeText(t: Tensor): String =
+    t.shape.map(d => if (d < 0) "None" else d.toString).mkString("(", ", ", ")")
+
+  /**
+   * Refuses, by name, a sequence of `depth` levels of `t` (in a sequence of dicts when
+   * `inSequence`) that no Spark type holds as TFDS stores it. Two sequence levels or more are
+   * stored ragged: row lengths per level, the values of the innermost tensors in
+   * `ragged_flat_values`.
+   */
+  private def checkSequence(
+      path: String,
+      s: Sequence,
+      depth: Int,
+      t: Tensor,
+      inSequence: Boolean): Unit = {
+    if (t.shape.contains(-1L)) {
+      // TFDS stacks the elements into one array: it fails itself on elements of two shapes.
+      unsupported(path, s.connector,
+        s"a sequence of ${t.connector} of shape ${shapeText(t)} has an unknown dimension in " +
+          "each element, which TFDS stores only when every element has the same shape")
+    }
+    if (t.shape.nonEmpty && depth + (if (inSequence) 1 else 0) >= 2) {
+      unsupported(path, s.connector,
+        s"a ${t.connector} of shape ${shapeText(t)} at the bottom of a nested sequence is " +
+          "stored ragged with row lengths that count tensors, while spark-tfrecord's ragged " +
+          "lists count values; only scalars are supported there")
+    }
+  }
+
+  private def nestedArray(element: DataType, depth: Int): DataType = {
+    var t = element
+    (1 to depth).foreach(_ => t = ArrayType(t, containsNull = false))
+    t
+  }
+
+  /**
    * The Spark schema of a dataset of `features` (see the table above). `classNames` holds the
    * class names of ClassLabel features by feature path, put into their fields' metadata.
    */
@@ -160,22 +213,27 @@ private[sparktfrecord] object TFDSFeatures {
             StructType(fields.map { case (k, v) =>
               field(k, v, join(path, k), inSequence)
             }), nullable = true)
-        case Sequence(Dict(fields)) =>
+        case Sequence(Dict(fields), connector) =>
+          if (inSequence) dictInSequence(path, connector)
           val element = StructType(fields.map { case (k, v) => field(k, v, join(path, k), true) })
-          StructField(name, ArrayType(element, containsNull = false), nullable = true)
-        case Sequence(t: Tensor) =>
-          if (t.shape.contains(-1L)) {
-            unsupported(path, "Sequence",
-              s"a sequence of ${t.connector} of shape " +
-                s"${t.shape.mkString("(", ", ", ")")} is stored ragged")
-          }
-          StructField(name, ArrayType(sparkType(t, path), containsNull = false), nullable = true,
+          val meta = if (connector == "Sequence") Metadata.empty
+          else new MetadataBuilder().putString(ConnectorKey, connector).build()
+          StructField(name, ArrayType(element, containsNull = false), nullable = true, meta)
+        case s: Sequence =>
+          val (depth, t) = nested(s).getOrElse(dictInSequence(path, s.connector))
+          checkSequence(path, s, depth, t, inSequence)
+          StructField(name, nestedArray(sparkType(t, path), depth), nullable = true,
             metadata(t, classNames.get(path), 0))
-        case Sequence(_) => unsupported(path, "Sequence", "nested sequences are stored ragged")
         case t: Tensor =>
-          if (t.shape.drop(1).contains(-1L) || (inSequence && t.shape.contains(-1L))) {
+          if (t.shape.drop(1).contains(-1L)) {
             unsupported(path, t.connector,
-              s"shape ${t.shape.mkString("(", ", ", ")")} is stored ragged")
+              s"shape ${shapeText(t)} has an unknown dimension after the first, which the " +
+                "stored values do not give")
+          }
+          if (inSequence && t.shape.contains(-1L)) {
+            unsupported(path, t.connector,
+              s"shape ${shapeText(t)} inside a Sequence has an unknown dimension in each " +
+                "element, which TFDS stores only when every element has the same shape")
           }
           val element = sparkType(t, path)
           val dataType = if (t.shape.isEmpty) element else ArrayType(element, containsNull = false)
@@ -184,6 +242,11 @@ private[sparktfrecord] object TFDSFeatures {
       }
     StructType(features.fields.map { case (k, v) => field(k, v, k, inSequence = false) })
   }
+
+  private def dictInSequence(path: String, connector: String): Nothing =
+    unsupported(path, connector,
+      "a sequence of dicts inside a sequence has no feature layout (an array of structs " +
+        "inside an array, which TFDS stores as ragged leaves under one name)")
 
   private def metadata(t: Tensor, names: Option[Seq[String]], listLength: Int): Metadata = {
     val b = new MetadataBuilder().putString(ConnectorKey, t.connector)
@@ -217,11 +280,17 @@ private[sparktfrecord] object TFDSFeatures {
         : StructField = (f.dataType, feature) match {
       case (s: StructType, Dict(fields)) =>
         f.copy(dataType = struct(s, fields, column + ".", inSequence))
-      case (ArrayType(s: StructType, n), Sequence(Dict(fields))) =>
+      case (ArrayType(s: StructType, n), Sequence(Dict(fields), connector)) =>
+        if (inSequence) dictInSequence(column, connector)
         f.copy(dataType = ArrayType(struct(s, fields, column + ".", inSequence = true), n))
-      case (ArrayType(e, _), Sequence(t: Tensor)) if t.shape.forall(_ > 0) && holds(e, t) =>
+      case (t, s: Sequence) if nested(s).exists { case (d, tensor) =>
+          elementAt(t, d).exists(holds(_, tensor))
+        } =>
+        val (depth, tensor) = nested(s).get
+        checkSequence(column, s, depth, tensor, inSequence)
+        // Stored ragged (or, at the top, as one list): never the concatenation of fixed lists.
         f.copy(metadata = new MetadataBuilder().withMetadata(f.metadata)
-          .putString(ConnectorKey, "Sequence").build())
+          .remove(FeaturePaths.ListLengthKey).putString(ConnectorKey, s.connector).build())
       case (t, tensor: Tensor) if tensor.shape.isEmpty && holds(t, tensor) =>
         f.copy(metadata = new MetadataBuilder().withMetadata(f.metadata)
           .putString(ConnectorKey, tensor.connector).build())
@@ -241,6 +310,14 @@ private[sparktfrecord] object TFDSFeatures {
     struct(schema, features.fields, "", inSequence = false)
   }
 
+  /** The element of `t` under exactly `depth` arrays (not an array itself), if it has one. */
+  private def elementAt(t: DataType, depth: Int): Option[DataType] = (t, depth) match {
+    case (_: ArrayType, 0) => None
+    case (e, 0) => Some(e)
+    case (ArrayType(e, _), d) => elementAt(e, d - 1)
+    case _ => None
+  }
+
   /**
    * Whether a column (or element) of type `t` holds the values of `tensor`: encoded media only
    * as binary, Text as a string or binary, else as the [[TypeTable]] says.
@@ -253,46 +330,56 @@ private[sparktfrecord] object TFDSFeatures {
 
   private def describe(f: TFDSFeature): String = f match {
     case _: Dict => "FeaturesDict (a struct)"
-    case Sequence(_: Dict) => "Sequence of a FeaturesDict (an array of structs)"
-    case Sequence(t: Tensor) => s"Sequence of ${describe(t)} (an array)"
-    case Sequence(_) => "Sequence"
+    case Sequence(_: Dict, c) => s"$c of a FeaturesDict (an array of structs)"
+    case s: Sequence => nested(s) match {
+        case Some((1, t)) => s"${s.connector} of ${describe(t)} (an array)"
+        case Some((d, t)) =>
+          s"${s.connector} of ${Seq.fill(d - 1)("Sequence of ").mkString}${describe(t)} " +
+            s"($d nested arrays)"
+        case None => s"${s.connector} of sequences of dicts"
+      }
     case t: Tensor =>
-      val shape = if (t.shape.isEmpty) "a scalar"
-      else
-        s"shape ${t.shape.map(d => if (d < 0) "None" else d.toString).mkString("(", ", ", ")")}"
+      val shape = if (t.shape.isEmpty) "a scalar" else s"shape ${shapeText(t)}"
       s"${t.connector} ($shape of ${t.dtype})"
   }
 
   /**
    * The features of a DataFrame written without them: integers int64, float and double float32,
    * boolean bool, string `Text`, binary a string `Tensor`, arrays of those shape `(None,)`,
-   * structs `FeaturesDict`, arrays of structs `Sequence`. Fails naming a column that has none.
+   * structs `FeaturesDict`, arrays of structs `Sequence`; arrays of arrays, and arrays in an
+   * array of structs, `Sequence`s of a scalar, one per level (stored ragged), but a field with
+   * a fixed length ([[FeaturePaths.ListLengthKey]]), a `Tensor` of that shape. Fails naming a
+   * column that has none.
    */
   def fromSchema(schema: StructType): Dict = {
-    def feature(t: DataType, column: String, inSequence: Boolean): TFDSFeature = t match {
-      case s: StructType => Dict(s.fields.map(f =>
-          f.name -> feature(f.dataType, if (column.isEmpty) f.name else s"$column.${f.name}",
-            inSequence)).toSeq)
-      case ArrayType(s: StructType, _) if !inSequence =>
-        Sequence(feature(s, column, inSequence = true))
-      case ArrayType(e, _) if !inSequence =>
-        scalar(e, column) match {
-          case Tensor("Text", _, _) => Tensor("Tensor", "string", Seq(-1L))
-          case Tensor(c, d, _) => Tensor(c, d, Seq(-1L))
-        }
-      case ArrayType(_, _) => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
-          s"Column '$column' is an array inside an array of structs: TFDS stores lists of " +
-            "unknown length there ragged. Give features= with a fixed shape (a Tensor of " +
-            "shape (k,), a BBoxFeature).", "column" -> column)
-      case other => scalar(other, column)
-    }
+    def feature(t: DataType, column: String, inSequence: Boolean, length: Int): TFDSFeature =
+      t match {
+        case s: StructType => Dict(s.fields.map(f =>
+            f.name -> feature(f.dataType, if (column.isEmpty) f.name else s"$column.${f.name}",
+              inSequence, FeaturePaths.listLength(f))).toSeq)
+        case ArrayType(s: StructType, _) if !inSequence =>
+          Sequence(feature(s, column, inSequence = true, 0))
+        case ArrayType(e, _) if !e.isInstanceOf[ArrayType] && (!inSequence || length > 0) =>
+          val shape = Seq(if (inSequence) length.toLong else -1L)
+          scalar(e, column) match {
+            case Tensor("Text", _, _) => Tensor("Tensor", "string", shape)
+            case Tensor(c, d, _) => Tensor(c, d, shape)
+          }
+        case ArrayType(e, _) => Sequence(feature(e, column, inSequence = true, 0) match {
+            case _: Dict => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+                s"Column '$column' holds arrays of structs inside an array: TFDS's sequence of " +
+                  "dicts inside a sequence has no feature layout.", "column" -> column)
+            case inner => inner
+          })
+        case other => scalar(other, column)
+      }
     def scalar(t: DataType, column: String): Tensor =
       TypeTable.entry(t).flatMap(e => e.tfdsDtype.map(Tensor(e.tfdsConnector, _, Nil)))
         .getOrElse(throw TFRecordError.argument(TFRecordError.TfdsFeatures,
           s"Column '$column' has type ${t.simpleString}, which has no TFDS feature that " +
             "decodes back to it. Cast it (to bigint, double or string), or give features=.",
           "column" -> column))
-    feature(schema, "", inSequence = false) match {
+    feature(schema, "", inSequence = false, 0) match {
       case d: Dict => Dict(d.fields.map { case (k, v) => k -> v })
       case _ => throw new IllegalStateException("a schema is a struct")
     }
@@ -308,8 +395,11 @@ private[sparktfrecord] object TFDSFeatures {
           o.put("pythonClassName", Module + "features_dict.FeaturesDict")
           val all = o.putObject("featuresDict").putObject("features")
           fields.foreach { case (k, v) => all.set[JsonNode](k, node(v)) }
-        case Sequence(inner) =>
-          o.put("pythonClassName", Module + "sequence_feature.Sequence")
+        case Sequence(inner, connector) =>
+          o.put("pythonClassName",
+            Module +
+              (if (connector == "Dataset") "dataset_feature.Dataset"
+               else "sequence_feature.Sequence"))
           val s = o.putObject("sequence")
           s.set[JsonNode]("feature", node(inner))
           s.put("length", "-1")
@@ -336,7 +426,7 @@ private[sparktfrecord] object TFDSFeatures {
   def classLabels(features: Dict): Seq[String] = {
     def walk(f: TFDSFeature, path: String): Seq[String] = f match {
       case Dict(fields) => fields.flatMap { case (k, v) => walk(v, join(path, k)) }
-      case Sequence(inner) => walk(inner, path)
+      case Sequence(inner, _) => walk(inner, path)
       case Tensor("ClassLabel", _, _) => Seq(path)
       case _ => Nil
     }
