@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tfrbench.child import MISSING, emit
 from tfrbench.data import PARTITIONS, ROOT
+from tfrbench.sessions import package_session
 from tfrbench.timing import interleaved
 
 if TYPE_CHECKING:
@@ -89,18 +90,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-    from pyspark.sql import SparkSession
-
     import spark_tfrecord
 
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.driver.memory", "8g")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-    )
-    spark = spark_tfrecord.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = package_session("8g")
     out = Path(args.out)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tfrbench.child import emit
 from tfrbench.data import FLAT_EXPRS, NESTED_DDL, ROOT, nested
+from tfrbench.sessions import package_session
 from tfrbench.timing import interleaved
 
 # What is measured: (nested columns, flat columns) read, None for the write and count().
@@ -48,18 +49,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-    from pyspark.sql import SparkSession
-
-    import spark_tfrecord
-
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.driver.memory", "6g")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-    )
-    spark = spark_tfrecord.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = package_session("6g")
     out = Path(args.out)
     shutil.rmtree(out, ignore_errors=True)
     frames = {"nested": nested(spark, args.rows).cache()}

@@ -89,6 +89,24 @@ def session(
     return spark
 
 
+def package_session(memory: str) -> SparkSession:
+    """A local[2] session set up by the installed package (``configure()``: its jar and the
+    nested pruning extension), for the benchmarks that compare layouts with one jar."""
+    from pyspark.sql import SparkSession
+
+    import spark_tfrecord
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.driver.memory", memory)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    spark = spark_tfrecord.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def jvm(spark: SparkSession) -> Any:
     """The py4j view of the driver JVM (untyped)."""
     return spark._jvm
