@@ -2,7 +2,7 @@ package io.github.sparktfrecord
 
 import scala.util.Random
 
-import io.github.sparktfrecord.wire.{ProtoWire, WireCursor}
+import io.github.sparktfrecord.wire.{FeatureValueReader, ProtoWire, WireCursor}
 
 /** The wire codec: varints on every path of [[WireCursor.readVarint]], fixed widths, skipping. */
 class ProtoWireSuite extends UnitSuite {
@@ -284,5 +284,14 @@ class ProtoWireSuite extends UnitSuite {
     assertEquals(tag(KindInt64, WireLengthDelimited), 0x1a)
     assertEquals(tag(2, WireFixed32), 0x15)
     assertEquals(KindNames.toSeq, Seq("unset", "bytes_list", "float_list", "int64_list"))
+  }
+
+  test("bufferLength: the power of two at or above n, 16 at least, n past 2^30") {
+    import FeatureValueReader.bufferLength
+    val cases = Seq(0 -> 16, 1 -> 16, 16 -> 16, 17 -> 32, 1000 -> 1024, 1024 -> 1024,
+      (1 << 30) -> (1 << 30), ((1 << 30) + 1) -> ((1 << 30) + 1), Int.MaxValue -> Int.MaxValue)
+    cases.foreach { case (n, length) => assertEquals(bufferLength(n), length, s"n = $n") }
+    // A list that grows by one value a record reallocates its buffer 7 times in 1,000 records.
+    assertEquals((1 to 1000).map(bufferLength).distinct.length, 7)
   }
 }

@@ -2,6 +2,7 @@ package io.github.sparktfrecord.codec
 
 import io.github.sparktfrecord.{TFRecordDataException, ValueOutOfRangeException}
 import io.github.sparktfrecord.wire.{FeatureRun, FeatureValueReader, ProtoWire, ValueSink}
+import io.github.sparktfrecord.wire.FeatureValueReader.bufferLength
 
 /**
  * Reads the lists-of-lists columns (`array<array<…<T>>>`, depth d) of an `Example` row from the
@@ -98,12 +99,13 @@ private[sparktfrecord] final class RaggedListReader(
       sink.feature = k
       sink.count = 0
       run.kind match {
-        case KindInt64 => if (longs(k).length < n) longs(k) = new Array[Long](grown(n))
-        case KindFloat => if (floatValues(c).length < n) floatValues(c) = new Array[Float](grown(n))
+        case KindInt64 => if (longs(k).length < n) longs(k) = new Array[Long](bufferLength(n))
+        case KindFloat =>
+          if (floatValues(c).length < n) floatValues(c) = new Array[Float](bufferLength(n))
         case _ =>
           if (byteStarts(c).length < n) {
-            byteStarts(c) = new Array[Int](grown(n))
-            byteLengths(c) = new Array[Int](grown(n))
+            byteStarts(c) = new Array[Int](bufferLength(n))
+            byteLengths(c) = new Array[Int](bufferLength(n))
           }
       }
       if (flat) flatKinds(c) = run.kind
@@ -236,8 +238,6 @@ private[sparktfrecord] final class RaggedListReader(
       count += 1
     }
   }
-
-  private def grown(n: Int): Int = Math.max(n, 16)
 
   private def fail(d: ColumnWriter, what: String): Nothing =
     throw TFRecordDataException.mismatch(d.column,

@@ -4,6 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeArrayWriter
 
 import io.github.sparktfrecord.TFRecordDataException
 import io.github.sparktfrecord.wire.{FeatureRun, FeatureValueReader, ProtoWire, ValueSink}
+import io.github.sparktfrecord.wire.FeatureValueReader.bufferLength
 
 /**
  * Reads the vector columns of a row from the sparse layout (the option `vectorLayout` `sparse`,
@@ -70,9 +71,9 @@ private[sparktfrecord] final class SparseVectorReader(
     sink.count = 0
     part match {
       case VectorIndices =>
-        if (indices(v).length < n) indices(v) = new Array[Long](grown(n))
+        if (indices(v).length < n) indices(v) = new Array[Long](bufferLength(n))
       case VectorValues =>
-        if (valueBuffers(v).length < n) valueBuffers(v) = new Array[Float](grown(n))
+        if (valueBuffers(v).length < n) valueBuffers(v) = new Array[Float](bufferLength(n))
       case _ =>
     }
     if (n > 0) values.emit(run, sink)
@@ -192,8 +193,6 @@ private[sparktfrecord] final class SparseVectorReader(
     def bytes(buf: Array[Byte], off: Int, len: Int): Unit =
       throw new IllegalStateException("bytes value for a vector")
   }
-
-  private def grown(n: Int): Int = Math.max(n, 16)
 
   private def featureName(d: ColumnWriter, part: Int): String =
     fieldNames(d.ordinal) + separator + VectorParts.find(_._1 == part).get._2

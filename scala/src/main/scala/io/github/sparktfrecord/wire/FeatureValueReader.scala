@@ -196,4 +196,12 @@ private[sparktfrecord] object FeatureValueReader {
   final val FloatPacked = 18 // KindFloat, length-delimited
   final val FloatSingle = 21 // KindFloat, fixed32
   final val BytesValue = 10 // KindBytes, length-delimited
+
+  /**
+   * The length of a new buffer for a feature's `n` values ([[FeatureValueReader#count]]), kept
+   * by a reader from record to record: the power of two at or above `n` (16 at least), so that
+   * lists that grow record by record make it reallocate a few times, not at every record.
+   */
+  def bufferLength(n: Int): Int =
+    if (n > (1 << 30)) n else Math.max(16, Integer.highestOneBit(n - 1) << 1)
 }
