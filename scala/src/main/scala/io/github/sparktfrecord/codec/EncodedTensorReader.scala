@@ -2,6 +2,9 @@ package io.github.sparktfrecord.codec
 
 import java.util.zip.{DataFormatException, Inflater}
 
+import scala.annotation.switch
+
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeArrayWriter
 import org.apache.spark.sql.types.StructType
 
 import io.github.sparktfrecord.TFRecordDataException
@@ -193,13 +196,13 @@ private[sparktfrecord] final class EncodedTensorReader(
   /** The next `n` values into a new innermost array. */
   private def fill(
       c: Int,
-      w: org.apache.spark.sql.catalyst.expressions.codegen.UnsafeArrayWriter,
+      w: UnsafeArrayWriter,
       n: Int): Unit = {
     w.initialize(n)
     val code = elements(c).code
     var i = 0
     while (i < n) {
-      code match {
+      (code: @switch) match {
         case Float32 => w.write(i, java.lang.Float.intBitsToFloat(le(4).toInt))
         case Float64 => w.write(i, java.lang.Double.longBitsToDouble(le(8)))
         case Int8 => w.write(i, le(1).toByte)
