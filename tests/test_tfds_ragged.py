@@ -293,10 +293,10 @@ def test_connectors_without_a_layout_are_refused_naming_feature_and_reason(
             "TFDS feature 'v' (Sequence) is not supported: a sequence of Tensor of shape (None) "
             "has an unknown dimension in each element",
         ),
-        "two_unknown": (
-            f.Tensor(shape=(None, None), dtype=np.int64, encoding="bytes"),
-            "TFDS feature 'v' (Tensor) is not supported: a tensor with encoding 'bytes' is "
-            "stored as one bytes value",
+        "one_unknown_encoded": (
+            f.Tensor(shape=(None, 3), dtype=np.int64, encoding="bytes"),
+            "TFDS feature 'v' (Tensor) is not supported: an encoded tensor of shape (None, 3) "
+            "(at most one unknown dimension) is stored as one bytes value under its own name",
         ),
     }
     for name, (feature, message) in cases.items():

@@ -23,6 +23,9 @@ class TFDSFeaturesSuite extends UnitSuite {
         "tensor": {"shape": $shape, "dtype": "$dtype", "encoding": "none"}}"""
   }
 
+  private def encoded(dtype: String, encoding: String, dims: String*): String =
+    tensor(dtype, dims: _*).replace(""""encoding": "none"""", s""""encoding": "$encoding"""")
+
   private def dict(fields: (String, String)*): String =
     fields.map { case (k, v) => s""""$k": $v""" }.mkString(
       s"""{"pythonClassName": "${M}features_dict.FeaturesDict", "featuresDict": {"features": {""",
@@ -176,12 +179,43 @@ class TFDSFeaturesSuite extends UnitSuite {
     refused(dataset(dataset(dict("a" -> tensor("int64")))),
       "TFDS feature 'x' (Dataset) is not supported: a sequence of dicts inside a sequence")
     refused(tensor("int64", "3", "-1"), "shape (3, None) has an unknown dimension after the first")
-    refused(s"""{"pythonClassName": "${M}tensor_feature.Tensor",
-      "tensor": {"shape": {"dimensions": ["-1", "-1"]}, "dtype": "int64", "encoding": "zlib"}}""",
-      "TFDS feature 'x' (Tensor) is not supported: a tensor with encoding 'zlib' is stored as " +
-        "one bytes value")
+    refused(encoded("int64", "zlib", "-1", "3"),
+      "TFDS feature 'x' (Tensor) is not supported: an encoded tensor of shape (None, 3) (at " +
+        "most one unknown dimension) is stored as one bytes value under its own name")
+    refused(encoded("uint16", "bytes", "-1", "-1"),
+      "TFDS feature 'x' (Tensor) is not supported: an encoded tensor of dtype uint16 has no " +
+        "Spark type (supported: bool, float32, float64, int16, int32, int64, int8, uint8)")
+    refused(encoded("int64", "png", "-1", "-1"), "encoding 'png' is not bytes or zlib")
+    refused(dict("y" -> encoded("int64", "bytes", "-1", "-1")),
+      "TFDS feature 'x/y' (Tensor) is not supported: an encoded tensor is supported only as a " +
+        "top-level feature")
     refused(s"""{"pythonClassName": "my.module.Custom", "custom": {}}""",
       "TFDS feature 'x' (Custom) is not supported")
+  }
+
+  test("an encoded tensor with unknown dimensions: nested arrays, its layout in the metadata") {
+    val parsed = TFDSFeatures.parse(dict("m" -> encoded("float32", "zlib", "-1", "-1"),
+      "c" -> encoded("uint8", "bytes", "-1", "-1", "3")))
+    val schema = TFDSFeatures.schema(parsed, Map.empty)
+    assertEquals(schema.simpleString,
+      "struct<m:array<array<float>>,c:array<array<array<smallint>>>>")
+    assertEquals(schema("m").metadata.getString(FeaturePaths.TensorEncodingKey), "zlib")
+    assertEquals(schema("m").metadata.getString(FeaturePaths.TensorDtypeKey), "float32")
+    assertEquals(schema("c").metadata.getString(FeaturePaths.TensorEncodingKey), "bytes")
+    assertEquals(schema("c").metadata.getString(FeaturePaths.TensorDtypeKey), "uint8")
+    // Checked against the features: the same metadata; another type is named.
+    val checked = TFDSFeatures.check(StructType.fromDDL(
+        "m array<array<float>>, c array<array<array<smallint>>>"), parsed)
+    assertEquals(checked("m").metadata, schema("m").metadata)
+    val e = intercept[IllegalArgumentException](TFDSFeatures.check(StructType.fromDDL(
+        "m array<array<double>>, c array<array<array<smallint>>>"), parsed))
+    assert(e.text.contains("Column 'm' has type array<array<double>>, which cannot be written " +
+        "as the TFDS feature Tensor (shape (None, None) of float32): its type is " +
+        "array<array<float>>"), e.text)
+    // Without features, a column read so is written as the same encoded tensor.
+    val json = TFDSFeatures.toJson(TFDSFeatures.fromSchema(schema))
+    assertEquals(TFDSFeatures.schema(TFDSFeatures.parse(json), Map.empty)("m"), schema("m"))
+    assert(json.contains("\"encoding\" : \"zlib\""), json)
   }
 
   test("a schema checked against features: metadata added, mismatches named") {

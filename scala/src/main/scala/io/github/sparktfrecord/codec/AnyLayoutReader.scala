@@ -16,7 +16,8 @@ import io.github.sparktfrecord.wire.{FeatureValueReader, FeatureVisitor}
  *
  * In a SequenceExample, `array<array<T>>` columns are read from the feature lists (one inner
  * array per step) and every other column from the context. In an Example, lists of lists are
- * read from their ragged features, by [[RaggedListReader]].
+ * read from their ragged features, by [[RaggedListReader]], and encoded tensors from their value
+ * and shape, by [[EncodedTensorReader]].
  */
 private[sparktfrecord] final class AnyLayoutReader(
     row: RowBuilder,
@@ -25,7 +26,8 @@ private[sparktfrecord] final class AnyLayoutReader(
     path: String,
     values: FeatureValueReader,
     sparse: SparseVectorReader,
-    ragged: RaggedListReader) {
+    ragged: RaggedListReader,
+    tensors: EncodedTensorReader) {
   import ColumnWriter._
   import io.github.sparktfrecord.wire.ProtoWire._
 
@@ -36,14 +38,18 @@ private[sparktfrecord] final class AnyLayoutReader(
   private val step = new FeatureRun
   /** The ordinals past the columns': the sparse vectors' features, then the ragged lists'. */
   private val numSparse = sparse.names.length
+  /** Past those: the encoded tensors' features. */
+  private val tensorsFrom = numColumns + numSparse + ragged.names.length
 
   private val visitor = new FeatureVisitor {
     def lookup(buf: Array[Byte], keyOff: Int, keyLen: Int): Int =
       order.next(buf, keyOff, keyLen)
 
     def feature(ordinal: Int, run: FeatureRun): Unit =
-      if (ordinal >= numColumns + numSparse) ragged.feature(ordinal - numColumns - numSparse, run)
-      else if (ordinal >= numColumns) sparse.feature(ordinal - numColumns, run)
+      if (ordinal >= tensorsFrom) tensors.feature(ordinal - tensorsFrom, run)
+      else if (ordinal >= numColumns + numSparse) {
+        ragged.feature(ordinal - numColumns - numSparse, run)
+      } else if (ordinal >= numColumns) sparse.feature(ordinal - numColumns, run)
       else {
         row.set(ordinal)
         decode(writers(ordinal), run)
@@ -53,7 +59,9 @@ private[sparktfrecord] final class AnyLayoutReader(
       if (ordinal >= numColumns) {
         val k = ordinal - numColumns
         val what = if (k < numSparse) s"Feature '${sparse.names(k)}' of a vector's sparse layout"
-        else s"Feature '${ragged.names(k - numSparse)}' of a list of lists' ragged layout"
+        else if (ordinal >= tensorsFrom) {
+          s"Feature '${tensors.names(ordinal - tensorsFrom)}' of an encoded tensor"
+        } else s"Feature '${ragged.names(k - numSparse)}' of a list of lists' ragged layout"
         throw TFRecordDataException.mismatch(null,
           s"$what is a feature list: it must be a feature", path, row.offset)
       }
@@ -67,6 +75,7 @@ private[sparktfrecord] final class AnyLayoutReader(
     order.startRecord()
     sparse.startRecord()
     ragged.startRecord()
+    tensors.startRecord()
     try {
       if (sequence) walker.walkSequenceExample(buf, start, end, visitor)
       else walker.walkExample(buf, start, end, visitor)
@@ -76,6 +85,7 @@ private[sparktfrecord] final class AnyLayoutReader(
     }
     sparse.finish()
     ragged.finish()
+    tensors.finish()
   }
 
   /** One Feature into a scalar, array or vector column. */

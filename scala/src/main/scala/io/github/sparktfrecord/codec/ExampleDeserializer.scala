@@ -18,7 +18,7 @@ import io.github.sparktfrecord.wire.WireCursor
  *    which reads `Example` records laid out the usual way, as TensorFlow writes them;
  *  - the general path, [[AnyLayoutReader]], which reads any layout, SequenceExample records,
  *    decimals, vectors (dense, or sparse: [[SparseVectorReader]]), feature lists and lists of
- *    lists (ragged: [[RaggedListReader]]), and
+ *    lists (ragged: [[RaggedListReader]]), encoded tensors ([[EncodedTensorReader]]), and
  *    raises every error.
  *
  * Each record is read whole by one of them. The fast path is tried first where it applies (an
@@ -52,13 +52,17 @@ private[sparktfrecord] final class ExampleDeserializer(
   private val sparse = new SparseVectorReader(row, schema.fieldNames, separator, values, path)
   /** The columns by feature name (the corrupt-record column has none), learned by position. */
   /** The lists-of-lists columns' ragged features (Example), looked up after the vectors'. */
-  private val ragged = new RaggedListReader(row, schema.fieldNames, separator, values, path,
+  /** The encoded tensor columns' features (Example), looked up after the ragged lists'. */
+  private val tensors = new EncodedTensorReader(row, schema, separator, values, path,
     recordType == RecordType.SequenceExample)
+  private val ragged = new RaggedListReader(row, schema.fieldNames, separator, values, path,
+    recordType == RecordType.SequenceExample, tensors.isTensor)
   private val order = new FeatureOrder(new FeatureIndex(
-    schema.fieldNames.zipWithIndex.map { case (n, i) => if (i == corruptColumn) null else n } ++
-      sparse.names ++ ragged.names))
+    schema.fieldNames.zipWithIndex.map { case (n, i) =>
+      if (i == corruptColumn || tensors.isTensor(i)) null else n
+    } ++ sparse.names ++ ragged.names ++ tensors.names))
   private val general = new AnyLayoutReader(row, order, recordType == RecordType.SequenceExample,
-    path, values, sparse, ragged)
+    path, values, sparse, ragged, tensors)
   private val usual: UsualLayoutReader =
     if (fastPath && recordType == RecordType.Example && ProtoWire.WordReads) {
       new UsualLayoutReader(row, order)

@@ -34,6 +34,9 @@ import io.github.sparktfrecord.wire.ProtoWire
  * `tf.io.SparseFeature` reads it: three features, its positions, values and size
  * ([[FeaturePaths.VectorParts]]).
  *
+ * An encoded tensor column ([[FeaturePaths.TensorEncodingKey]]) is written as TFDS stores a
+ * `Tensor` with an encoding and a dynamic shape, by an [[EncodedTensorEncoder]].
+ *
  * With `requireValues` (a TensorFlow Datasets write, whose features have no null), a null value
  * fails naming its column instead of leaving its feature out. An array column whose field fixes
  * its length ([[FeaturePaths.ListLengthKey]]) fails when a row's array holds another number.
@@ -60,8 +63,17 @@ private[sparktfrecord] final class ExampleSerializer(
         case _ => false
       })
   }.toArray
+  /** Per encoded tensor column, the encoder its two features share. */
+  private val tensorEncoders: Map[String, EncodedTensorEncoder] =
+    leaves.filter(_.tensorPart == FeaturePaths.TensorValue).map { l =>
+      l.column -> new EncodedTensorEncoder(l.column, TypeTable.depth(l.dataType),
+        EncodedTensor.element(l.tensor, l.column), EncodedTensor.encoding(l.tensor) == "zlib")
+    }.toMap
   private val encoders: Array[ValueEncoder] = leaves.map { l =>
     l.dataType match {
+      // x/value is measured before x/shape, which gives the sizes it found.
+      case _ if l.tensorPart == FeaturePaths.TensorValue => tensorEncoders(l.column).value
+      case _ if l.tensorPart == FeaturePaths.TensorShape => tensorEncoders(l.column).shape
       case ArrayType(step @ ArrayType(_, _), _) if sequence =>
         val stepType = if (l.inArrayOfStructs) l.leafType else step
         new FeatureListEncoder(l.column, FeatureEncoder(l.column, stepType))

@@ -61,6 +61,9 @@ private[sparktfrecord] object FeaturePaths {
    * @param raggedLevel for one of the d features of a list of lists written ragged (as the
    *   writer sees them, `splitRagged`), which: k < d-1 for `ragged_row_lengths_k`, d-1 for
    *   `ragged_flat_values`; -1 for every other feature
+   * @param tensorPart for one of the two features of an encoded tensor column (as the writer
+   *   sees them, `splitRagged`), which: [[TensorValue]] or [[TensorShape]]; 0 for every other
+   * @param tensor an encoded tensor column's metadata ([[TensorEncodingKey]]); else empty
    */
   final case class Leaf(
       name: String,
@@ -75,7 +78,9 @@ private[sparktfrecord] object FeaturePaths {
       listLength: Int = 0,
       concatenated: Boolean = false,
       vectorPart: Int = 0,
-      raggedLevel: Int = -1) {
+      raggedLevel: Int = -1,
+      tensorPart: Int = 0,
+      tensor: Metadata = Metadata.empty) {
     def inArrayOfStructs: Boolean = element != null
   }
 
@@ -109,6 +114,25 @@ private[sparktfrecord] object FeaturePaths {
   /** Whether a feature of `dataType` is a list of lists written ragged in `recordType`. */
   def isRagged(dataType: DataType, recordType: RecordType): Boolean =
     recordType == RecordType.Example && TypeTable.depth(dataType) >= 2
+
+  /**
+   * The field metadata keys of a column holding a TFDS `Tensor` with an `encoding` and more than
+   * one unknown dimension, `array<…<T>>` of its rank: the encoding (`bytes` or `zlib`) and the
+   * numpy dtype of its values. Such a column `x` is the features `x/value` (one bytes value: the
+   * values' raw little-endian bytes in C order, zlib-compressed for `zlib`) and `x/shape`
+   * (int64: the size of each dimension), as `tfds.features.Tensor` stores it.
+   */
+  final val TensorEncodingKey = "tfrecord.tensorEncoding"
+  final val TensorDtypeKey = "tfrecord.tensorDtype"
+  final val TensorValue = 1
+  final val TensorShape = 2
+
+  /** The feature names of the encoded tensor column `name`: its value, then its shape. */
+  def tensorNames(name: String, separator: String): Seq[String] =
+    Seq(name + separator + "value", name + separator + "shape")
+
+  /** Whether `field` holds an encoded tensor ([[TensorEncodingKey]]). */
+  def isEncodedTensor(field: StructField): Boolean = field.metadata.contains(TensorEncodingKey)
 
   /**
    * The field metadata key (a long) that fixes how many values each list of an array field
@@ -200,6 +224,18 @@ private[sparktfrecord] object FeaturePaths {
           case ArrayType(s: StructType, _) if s.isEmpty => noFields(column)
           case s: StructType => walk(s, name + separator, column + ".", structs :+ Step(i, s))
           case ArrayType(e: StructType, _) => inElement(e, name, column, structs, i, e, Nil)
+          case t if isEncodedTensor(f) =>
+            if (structs.nonEmpty || sequence) {
+              throw TFRecordError.argument(TFRecordError.UnsupportedType,
+                s"Column '$column' holds an encoded tensor ($TensorEncodingKey), which is " +
+                  "supported only as a top-level column of an Example.", "column" -> column)
+            }
+            val leaf = Leaf(name, column, t, t, structs, i, null, Nil, -1, tensor = f.metadata)
+            if (splitRagged) {
+              tensorNames(name, separator).zip(Seq(TensorValue, TensorShape)).foreach {
+                case (n, part) => out += leaf.copy(name = n, tensorPart = part)
+              }
+            } else out += leaf
           case t if sparseVectors && TypeTable.isVector(t) =>
             VectorParts.foreach { case (part, suffix) =>
               out += Leaf(name + separator + suffix, column, t, t, structs, i, null, Nil, -1,
@@ -232,5 +268,5 @@ private[sparktfrecord] object FeaturePaths {
 
   /** The flat schema of the features: one column per leaf, named by its feature name. */
   def flatSchema(leaves: Seq[Leaf]): StructType =
-    StructType(leaves.map(l => StructField(l.name, l.dataType, nullable = true)))
+    StructType(leaves.map(l => StructField(l.name, l.dataType, nullable = true, l.tensor)))
 }

@@ -26,13 +26,21 @@ private[sparktfrecord] final class RaggedListReader(
     separator: String,
     values: FeatureValueReader,
     path: String,
-    sequence: Boolean) {
+    sequence: Boolean,
+    encodedTensors: Array[Boolean]) {
   import ProtoWire._
 
-  /** In a SequenceExample lists of lists are feature lists: none is read from here. */
+  /**
+   * In a SequenceExample lists of lists are feature lists: none is read from here; nor are
+   * encoded tensors (`encodedTensors`, by ordinal: [[EncodedTensorReader]]).
+   */
   private val lists: Array[ColumnWriter] =
     if (sequence) Array.empty
-    else row.columnWriters.filter(_.shape == ColumnWriter.ShapeNested)
+    else {
+      row.columnWriters.filter(d =>
+        d.shape == ColumnWriter.ShapeNested &&
+          !encodedTensors(d.ordinal))
+    }
   private val numLists = lists.length
   /** The feature names: d per column, [[FeaturePaths.raggedNames]]'s order (level by level). */
   val names: Array[String] =

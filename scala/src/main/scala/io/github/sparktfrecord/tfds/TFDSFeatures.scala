@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.{JsonNodeFactory, ObjectNode}
 import org.apache.spark.sql.types._
 
 import io.github.sparktfrecord.{SparkShims, TFRecordArgumentException, TFRecordError}
-import io.github.sparktfrecord.codec.{FeaturePaths, TypeTable}
+import io.github.sparktfrecord.codec.{EncodedTensor, FeaturePaths, TypeTable}
 
 /**
  * TensorFlow Datasets feature connectors as `features.json` describes them (the
@@ -24,12 +24,13 @@ import io.github.sparktfrecord.codec.{FeaturePaths, TypeTable}
  * | `Text` | bytes | string |
  * | `Image`, `Video` (frames), encoded `Audio` | bytes | binary (array for video) |
  * | `BBoxFeature` | 4 floats | array<float> of 4 |
+ * | encoded `Tensor`, 2+ unknown dimensions | `x/value`, `x/shape` | nested arrays |
  *
  * TFDS stores a sequence nested in a sequence (a `Sequence` of a `Sequence`, or a `Sequence` leaf
  * of a `Sequence` of a dict) ragged: `x/ragged_flat_values` and `x/ragged_row_lengths_k`, which
  * the codec reads and writes for an array of arrays, and for an array leaf of an array of structs
  * without a fixed length. A `Dataset` (RLDS's `steps`) is stored as a `Sequence`. Refused by name:
- * a tensor with an unknown dimension after the first (TFDS stores it only encoded, as bytes), a
+ * an encoded tensor with at most one unknown dimension (one bytes value under its own name), a
  * tensor with an unknown dimension in a sequence, a fixed-shape tensor at the bottom of a ragged
  * sequence (its row lengths count tensors, the codec's count values), a sequence of dicts inside
  * a sequence, and connectors not listed here.
@@ -53,8 +54,12 @@ private[sparktfrecord] object TFDSFeature {
    * @param connector the connector's class name without its module (`Image`, `ClassLabel`)
    * @param dtype the stored dtype: `int64`, `float32`, `string`, ... (as TFDS spells them)
    * @param shape the stored shape of one value, -1 for an unknown dimension
+   * @param encoding `none`, or how the values are stored as one bytes value (`bytes`, `zlib`)
    */
-  final case class Tensor(connector: String, dtype: String, shape: Seq[Long]) extends TFDSFeature {
+  final case class Tensor(connector: String, dtype: String, shape: Seq[Long],
+      encoding: String = "none") extends TFDSFeature {
+    /** Stored as `x/value` and `x/shape` ([[FeaturePaths.TensorEncodingKey]]). */
+    def encoded: Boolean = encoding != "none"
     def values: Long = shape.product
   }
 }
@@ -102,14 +107,9 @@ private[sparktfrecord] object TFDSFeatures {
       case "Sequence" | "Dataset" => Sequence(parse(content.get("feature"), path), name)
       case "Tensor" | "Scalar" =>
         val encoding = Option(content.get("encoding")).map(_.asText.toLowerCase).getOrElse("none")
-        if (encoding != "none") {
-          // TFDS 4.9 requires an encoding for a tensor with more than one unknown dimension.
-          unsupported(path, name,
-            s"a tensor with encoding '$encoding' is stored as one bytes value of its raw (or " +
-              "zlib-compressed) little-endian values, with its shape in a second feature, " +
-              "which spark-tfrecord does not decode")
-        }
-        Tensor(name, dtype(content, "float32"), shape(content))
+        val t = Tensor(name, dtype(content, "float32"), shape(content), encoding)
+        if (t.encoded) checkEncoded(path, t)
+        t
       case "ClassLabel" => Tensor(name, "int64", Nil)
       case "Text" =>
         if (content.has("encoder") || content.has("encoderConfig")) {
@@ -129,6 +129,28 @@ private[sparktfrecord] object TFDSFeatures {
           Tensor(name, "string", Nil)
         } else Tensor(name, dtype(content, "int64"), shape(content))
       case other => unsupported(path, other, "this connector is not supported by spark-tfrecord")
+    }
+  }
+
+  /**
+   * Refuses, by name, an encoded tensor spark-tfrecord does not read: with at most one unknown
+   * dimension (stored as one bytes value under its own name, without its shape), or of a dtype
+   * [[EncodedTensor]] has no Spark type for.
+   */
+  private def checkEncoded(path: String, t: Tensor): Unit = {
+    if (!EncodedTensor.Encodings(t.encoding)) {
+      unsupported(path, t.connector, s"encoding '${t.encoding}' is not bytes or zlib")
+    }
+    if (t.shape.count(_ < 0) < 2) {
+      unsupported(path, t.connector,
+        s"an encoded tensor of shape ${shapeText(t)} (at most one unknown dimension) is stored " +
+          "as one bytes value under its own name, which spark-tfrecord does not decode; only " +
+          "encoded tensors with more than one unknown dimension (`x/value` and `x/shape`) are")
+    }
+    if (!EncodedTensor.Elements.contains(t.dtype)) {
+      unsupported(path, t.connector,
+        s"an encoded tensor of dtype ${t.dtype} has no Spark type (supported: " +
+          EncodedTensor.Elements.keys.toSeq.sorted.mkString(", ") + ")")
     }
   }
 
@@ -224,6 +246,13 @@ private[sparktfrecord] object TFDSFeatures {
           checkSequence(path, s, depth, t, inSequence)
           StructField(name, nestedArray(sparkType(t, path), depth), nullable = true,
             metadata(t, classNames.get(path), 0))
+        case t: Tensor if t.encoded =>
+          if (inSequence || path.contains("/")) {
+            unsupported(path, t.connector,
+              "an encoded tensor is supported only as a top-level feature")
+          }
+          StructField(name, EncodedTensor.sparkType(t.dtype, t.shape.length), nullable = true,
+            encodedMetadata(Metadata.empty, t))
         case t: Tensor =>
           if (t.shape.drop(1).contains(-1L)) {
             unsupported(path, t.connector,
@@ -247,6 +276,12 @@ private[sparktfrecord] object TFDSFeatures {
     unsupported(path, connector,
       "a sequence of dicts inside a sequence has no feature layout (an array of structs " +
         "inside an array, which TFDS stores as ragged leaves under one name)")
+
+  private def encodedMetadata(base: Metadata, t: Tensor): Metadata =
+    new MetadataBuilder().withMetadata(base).remove(FeaturePaths.ListLengthKey)
+      .putString(ConnectorKey, t.connector)
+      .putString(FeaturePaths.TensorEncodingKey, t.encoding)
+      .putString(FeaturePaths.TensorDtypeKey, t.dtype).build()
 
   private def metadata(t: Tensor, names: Option[Seq[String]], listLength: Int): Metadata = {
     val b = new MetadataBuilder().putString(ConnectorKey, t.connector)
@@ -291,6 +326,19 @@ private[sparktfrecord] object TFDSFeatures {
         // Stored ragged (or, at the top, as one list): never the concatenation of fixed lists.
         f.copy(metadata = new MetadataBuilder().withMetadata(f.metadata)
           .remove(FeaturePaths.ListLengthKey).putString(ConnectorKey, s.connector).build())
+      case (t, tensor: Tensor) if tensor.encoded =>
+        if (inSequence || column.contains(".")) {
+          unsupported(column, tensor.connector,
+            "an encoded tensor is supported only as a top-level feature")
+        }
+        val expected = EncodedTensor.sparkType(tensor.dtype, tensor.shape.length)
+        if (!DataType.equalsIgnoreNullability(t, expected)) {
+          throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+            s"Column '$column' has type ${t.simpleString}, which cannot be written as the TFDS " +
+              s"feature ${describe(tensor)}: its type is ${expected.simpleString}.",
+            "column" -> column)
+        }
+        f.copy(metadata = encodedMetadata(f.metadata, tensor))
       case (t, tensor: Tensor) if tensor.shape.isEmpty && holds(t, tensor) =>
         f.copy(metadata = new MetadataBuilder().withMetadata(f.metadata)
           .putString(ConnectorKey, tensor.connector).build())
@@ -352,18 +400,22 @@ private[sparktfrecord] object TFDSFeatures {
    * column that has none.
    */
   def fromSchema(schema: StructType): Dict = {
-    def feature(t: DataType, column: String, inSequence: Boolean, length: Int): TFDSFeature =
+    def feature(t: DataType, column: String, inSequence: Boolean, length: Int,
+        meta: Metadata = Metadata.empty): TFDSFeature =
       t match {
+        case _ if meta.contains(FeaturePaths.TensorEncodingKey) && !inSequence =>
+          Tensor("Tensor", meta.getString(FeaturePaths.TensorDtypeKey),
+            Seq.fill(TypeTable.depth(t))(-1L), meta.getString(FeaturePaths.TensorEncodingKey))
         case s: StructType => Dict(s.fields.map(f =>
             f.name -> feature(f.dataType, if (column.isEmpty) f.name else s"$column.${f.name}",
-              inSequence, FeaturePaths.listLength(f))).toSeq)
+              inSequence, FeaturePaths.listLength(f), f.metadata)).toSeq)
         case ArrayType(s: StructType, _) if !inSequence =>
           Sequence(feature(s, column, inSequence = true, 0))
         case ArrayType(e, _) if !e.isInstanceOf[ArrayType] && (!inSequence || length > 0) =>
           val shape = Seq(if (inSequence) length.toLong else -1L)
           scalar(e, column) match {
-            case Tensor("Text", _, _) => Tensor("Tensor", "string", shape)
-            case Tensor(c, d, _) => Tensor(c, d, shape)
+            case Tensor("Text", _, _, _) => Tensor("Tensor", "string", shape)
+            case Tensor(c, d, _, _) => Tensor(c, d, shape)
           }
         case ArrayType(e, _) => Sequence(feature(e, column, inSequence = true, 0) match {
             case _: Dict => throw TFRecordError.argument(TFRecordError.TfdsFeatures,
@@ -403,10 +455,10 @@ private[sparktfrecord] object TFDSFeatures {
           val s = o.putObject("sequence")
           s.set[JsonNode]("feature", node(inner))
           s.put("length", "-1")
-        case Tensor("Text", _, _) =>
+        case Tensor("Text", _, _, _) =>
           o.put("pythonClassName", Module + "text_feature.Text")
           o.putObject("text")
-        case Tensor(_, dtype, shape) =>
+        case Tensor(_, dtype, shape, encoding) =>
           o.put("pythonClassName", Module + "tensor_feature.Tensor")
           val t = o.putObject("tensor")
           val s = t.putObject("shape")
@@ -415,7 +467,7 @@ private[sparktfrecord] object TFDSFeatures {
             shape.foreach(d => dims.add(d.toString))
           }
           t.put("dtype", dtype)
-          t.put("encoding", "none")
+          t.put("encoding", encoding)
       }
       o
     }
@@ -427,7 +479,7 @@ private[sparktfrecord] object TFDSFeatures {
     def walk(f: TFDSFeature, path: String): Seq[String] = f match {
       case Dict(fields) => fields.flatMap { case (k, v) => walk(v, join(path, k)) }
       case Sequence(inner, _) => walk(inner, path)
-      case Tensor("ClassLabel", _, _) => Seq(path)
+      case Tensor("ClassLabel", _, _, _) => Seq(path)
       case _ => Nil
     }
     walk(features, "")
