@@ -159,6 +159,12 @@ class EncodedTensorSuite extends UnitSuite {
     has(failure(s, record(floatBytes, 6L)),
       "has a shape of 1 sizes in 'x/shape', but its rank is 2")
     has(failure(b, record(Array.emptyByteArray, -1L, 0L)), "has the size -1 in 'x/shape'")
+    // No value, but 2^31 - 1 empty lists: more than a row holds, refused before any is written.
+    has(failure(b, record(Array.emptyByteArray, Int.MaxValue.toLong, 0L)),
+      "has the shape (2147483647, 0) in 'x/shape', whose lists do not fit in a Spark row")
+    val deep = tensorSchema(ArrayType(ArrayType(floats2)), "bytes", "float32")
+    has(failure(deep, record(Array.emptyByteArray, 70000L, 70000L, 0L, 0L)),
+      "has the shape (70000, 70000, 0, 0) in 'x/shape', whose lists do not fit")
     has(failure(b, example(entry("x/value", bytesList(field(1, floatBytes))))),
       "is read from the features 'x/value' and 'x/shape', but the record has no 'x/shape'")
     has(failure(b,

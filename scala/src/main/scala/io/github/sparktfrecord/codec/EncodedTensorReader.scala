@@ -59,6 +59,8 @@ private[sparktfrecord] final class EncodedTensorReader(
   private var anyPresent = false
 
   private val inflater: Inflater = if (zlib.contains(true)) new Inflater() else null
+  /** The most bytes a Spark row (an UnsafeRow's buffer) can hold. */
+  private final val MaxRowBytes = Int.MaxValue - 15L
   private var inflated = new Array[Byte](64)
   /** While a column is built: its bytes and the next value's position there. */
   private var data: Array[Byte] = _
@@ -134,6 +136,22 @@ private[sparktfrecord] final class EncodedTensorReader(
       else if (count > Int.MaxValue / shape(level)) Int.MaxValue.toLong + 1
       else count * shape(level)
       level += 1
+    }
+    // The lists above the values take 8 bytes of the row each (their offset and size), however
+    // few values they hold: a shape like (2^31 - 1, 0) holds no value but would fill a row past
+    // what Spark's rows can hold (and the heap on the way), so it fails here, before.
+    var lists = 0L
+    var above = 1L
+    level = 0
+    while (level < rank - 1 && lists <= MaxRowBytes / 8) {
+      above = Math.min(above * shape(level), MaxRowBytes)
+      lists += above
+      level += 1
+    }
+    if (lists > MaxRowBytes / 8) {
+      fail(c,
+        s"has the shape ${shape.take(rank).mkString("(", ", ", ")")} in '${names(2 * c + 1)}', " +
+          s"whose lists do not fit in a Spark row (at most $MaxRowBytes bytes)")
     }
     val expected = count * elements(c).itemSize
     if (zlib(c)) inflate(c, expected)
