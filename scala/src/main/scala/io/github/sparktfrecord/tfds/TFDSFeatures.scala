@@ -256,8 +256,8 @@ private[sparktfrecord] object TFDSFeatures {
         case t: Tensor =>
           if (t.shape.drop(1).contains(-1L)) {
             unsupported(path, t.connector,
-              s"shape ${shapeText(t)} has an unknown dimension after the first, which the " +
-                "stored values do not give")
+              s"shape ${shapeText(t)} has an unknown dimension after the first, which TFDS " +
+                "infers from the number of values; spark-tfrecord does not (not implemented)")
           }
           if (inSequence && t.shape.contains(-1L)) {
             unsupported(path, t.connector,
