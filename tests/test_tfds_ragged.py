@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
+from support import write_with_tfds
 
 
 @pytest.fixture(scope="module")
@@ -139,11 +140,7 @@ EXAMPLES = [example(i) for i in range(8)]
 @pytest.fixture(scope="module")
 def written_by_tfds(tfds: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ragged-by-tfds")
-    tfds.dataset_builders.store_as_tfds_dataset(
-        name="ragged_by_tfds", version="1.0.0", features=features(tfds),
-        split_datasets={"train": [(str(e["id"]), e) for e in EXAMPLES]}, data_dir=str(root),
-    )  # fmt: skip
-    return root / "ragged_by_tfds" / "1.0.0"
+    return write_with_tfds(tfds, root, "ragged_by_tfds", features(tfds), {"train": EXAMPLES})
 
 
 def test_tfds_writes_the_ragged_layout_we_read(tf: Any, written_by_tfds: Path) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
+from support import write_with_tfds
 
 
 @pytest.fixture(scope="module")
@@ -66,11 +67,7 @@ def same_m(got: Any, e: np.ndarray) -> None:
 @pytest.fixture(scope="module")
 def written_by_tfds(tfds: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tensor-by-tfds")
-    tfds.dataset_builders.store_as_tfds_dataset(
-        name="tensor_by_tfds", version="1.0.0", features=features(tfds),
-        split_datasets={"train": [(str(e["id"]), e) for e in EXAMPLES]}, data_dir=str(root),
-    )  # fmt: skip
-    return root / "tensor_by_tfds" / "1.0.0"
+    return write_with_tfds(tfds, root, "tensor_by_tfds", features(tfds), {"train": EXAMPLES})
 
 
 def test_tfds_stores_value_and_shape(tf: Any, written_by_tfds: Path) -> None:

@@ -45,6 +45,18 @@ def write_with_tensorflow(tf: Any, path: Path, examples: list[Any]) -> None:
             writer.write(example.SerializeToString())
 
 
+def write_with_tfds(
+    tfds: Any, root: Path, name: str, features: Any, splits: Mapping[str, list[Any]]
+) -> Path:
+    """Writes a dataset with TFDS's own writer (``store_as_tfds_dataset``), each split's
+    examples keyed by their position; returns its folder, ``root/name/1.0.0``."""
+    tfds.dataset_builders.store_as_tfds_dataset(
+        name=name, version="1.0.0", features=features, data_dir=str(root),
+        split_datasets={s: [(str(i), e) for i, e in enumerate(es)] for s, es in splits.items()},
+    )  # fmt: skip
+    return root / name / "1.0.0"
+
+
 def module_command(name: str, *args: str) -> list[str]:
     """The command that runs ``support.<name>`` in a Python of its own (with `child_env`)."""
     return [sys.executable, "-m", f"support.{name}", *args]
