@@ -32,12 +32,15 @@ from spark_tfrecord._jars import (
     configure,
     jar_path,
 )
+from spark_tfrecord._manifest import DatasetInfo, FileInfo, dataset_info
 from spark_tfrecord._spec import feature_spec
 from spark_tfrecord._tfds import TfdsMode, read_tfds, write_tfds
 
 __all__ = [
     "EXTENSIONS",
     "SUPPORTED_SPARK",
+    "DatasetInfo",
+    "FileInfo",
     "RecordType",
     "SaveMode",
     "ScalaVersion",
@@ -45,6 +48,7 @@ __all__ = [
     "__version__",
     "add_jar",
     "configure",
+    "dataset_info",
     "errors",
     "feature_spec",
     "index_path",

@@ -53,6 +53,7 @@ __all__ = [
     "TRUNCATED",
     "UNREADABLE",
     "UNSUPPORTED_TYPE",
+    "CorruptFileError",
     "condition",
     "install_exception_handler",
     "matches",
@@ -111,6 +112,18 @@ _PREFIX = "TFRECORD_"
 _IN_TEXT = re.compile(r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\]")
 
 
+class CorruptFileError(ValueError):
+    """A damaged file met in plain Python (:func:`spark_tfrecord.dataset_info` counting its
+    records): the same condition, parameters (``path``, ``offset``, ``reason``) and message as
+    the data source's, so that :func:`condition` and :func:`parameters` find them.
+    """
+
+    def __init__(self, condition: str, reason: str, path: str, offset: int) -> None:
+        super().__init__(f"[{condition}] {reason} at byte offset {offset} of {path}")
+        self.condition = condition
+        self.parameters = {"path": path, "offset": str(offset), "reason": reason}
+
+
 def condition(error: BaseException | Any) -> str | None:
     """The spark-tfrecord condition of ``error`` or of its first cause that has one, or None.
 
@@ -143,6 +156,8 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
     python: Any = error
     while python is not None and id(python) not in seen:
         seen.add(id(python))
+        if isinstance(python, CorruptFileError):
+            return python.condition, dict(python.parameters)
         for java in java_chain(python):
             found = from_java(java)
             if found is not None:

@@ -1,0 +1,545 @@
+"""What a TFRecord folder holds, in plain Python: no Spark, no JVM, no TensorFlow.
+
+Every ``format("tfrecord")`` write leaves ``_tfrecord_manifest.json`` at the root of its folder:
+the record type, the schema, and per data file its record count and size.
+:func:`dataset_info` reads it after one listing of the folder, and trusts it only when the data
+files on disk are exactly the ones it names, with the same sizes. Otherwise (a folder written by
+TensorFlow, a job killed mid-commit, a file added by another tool) it counts the records from
+their framing and says so in :attr:`DatasetInfo.reason`.
+
+Counting reads every byte: each record's length and both of its CRC32C checksums are checked, as
+the data source does, and gzip / ZLIB files are decompressed as a stream. With the ``crc32c`` or
+``google-crc32c`` package installed (optional) it runs at the speed of the disk or of
+decompression; without either the checksums are computed in pure Python, at a few MB/s
+(docs/tensorflow.md gives the figures).
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import json
+import os
+import struct
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
+
+from spark_tfrecord import errors
+
+#: The manifest's name, at the root of the folder a write wrote (of a partitioned table too).
+MANIFEST_NAME = "_tfrecord_manifest.json"
+#: The manifest's ``format`` and the ``version`` this reader knows.
+MANIFEST_FORMAT, MANIFEST_VERSION = "spark-tfrecord-manifest", 1
+
+_HEADER, _FOOTER = 12, 4
+#: How much of a file is read (or decompressed) at a time while counting.
+_CHUNK = 1 << 20
+_MASK_DELTA = 0xA282EAD8
+
+
+# --- CRC32C -------------------------------------------------------------------------------------
+
+
+def _crc_table() -> list[int]:
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_TABLE = _crc_table()
+
+
+def _crc32c_python(data: bytes | bytearray | memoryview) -> int:
+    """CRC32C (Castagnoli) in pure Python: the fallback, a table lookup per byte."""
+    table = _TABLE
+    crc = 0xFFFFFFFF
+    for b in bytes(data):
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def _fast_crc32c() -> tuple[Callable[[Any], int], str]:
+    """The fastest CRC32C importable, and its name: google-crc32c's or crc32c's C code, else
+    pure Python."""
+    try:
+        import google_crc32c  # type: ignore[import-not-found, unused-ignore]
+
+        if getattr(google_crc32c, "implementation", "c") == "c":
+            return google_crc32c.value, "google-crc32c"
+    except ImportError:
+        pass
+    try:
+        import crc32c
+
+        return crc32c.crc32c, "crc32c"
+    except ImportError:
+        pass
+    return _crc32c_python, "pure Python"
+
+
+_crc32c_impl: tuple[Callable[[Any], int], str] | None = None
+
+
+def crc32c_implementation() -> str:
+    """Which CRC32C counting uses: ``"google-crc32c"``, ``"crc32c"`` or ``"pure Python"``."""
+    return _crc32c()[1]
+
+
+def _crc32c() -> tuple[Callable[[Any], int], str]:
+    global _crc32c_impl
+    if _crc32c_impl is None:
+        _crc32c_impl = _fast_crc32c()
+    return _crc32c_impl
+
+
+def _masked(crc: int) -> int:
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+# --- compression ----------------------------------------------------------------------------
+
+#: Hadoop codecs' default extensions, as the JVM reader's CompressionCodecFactory knows them.
+_HADOOP_EXTENSIONS = {".bz2": "bzip2", ".snappy": "snappy", ".lz4": "lz4", ".zst": "zstd"}
+
+
+def _compression_by_name(path: str) -> str | None:
+    """What the file's name says (as the JVM reader decides), or None: its first bytes decide."""
+    name = os.path.basename(path).lower()
+    if name.endswith(".gz"):
+        return "gzip"
+    if name.endswith((".deflate", ".zlib")):
+        return "deflate"
+    if name.endswith((".tfrecord", ".tfrecords")):
+        return None
+    for extension, codec in _HADOOP_EXTENSIONS.items():
+        if name.endswith(extension):
+            return codec
+    return None
+
+
+def _compression_by_head(head: bytes) -> str:
+    """The JVM reader's ``TFRecordCompression.detect``: a sound TFRecord header is none (so an
+    uncompressed file is never taken for a compressed one), then gzip's magic, then a zlib
+    header, else none."""
+    if len(head) >= _HEADER:
+        (length_crc,) = struct.unpack_from("<I", head, 8)
+        if _masked(_crc32c()[0](head[:8])) == length_crc:
+            return "none"
+    if len(head) >= 3 and head[0] == 0x1F and head[1] == 0x8B and head[2] == 8:
+        return "gzip"
+    if len(head) >= 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0:
+        return "deflate"
+    return "none"
+
+
+def detect_compression(path: str) -> str:
+    """The compression of the local file ``path`` as the data source's reader decides it: by
+    its extension (``.gz``, ``.deflate`` / ``.zlib``, a Hadoop codec's), else by its first bytes
+    (TensorFlow's GZIP shards have no ``.gz``).
+    """
+    by_name = _compression_by_name(path)
+    if by_name is not None:
+        return by_name
+    with open(path, "rb") as f:
+        return _compression_by_head(f.read(_HEADER))
+
+
+# --- what dataset_info returns --------------------------------------------------------------
+
+
+class _FileFields(NamedTuple):
+    path: str
+    num_records: int
+    num_bytes: int
+
+
+class FileInfo(_FileFields):
+    """One data file: ``(path, num_records, num_bytes)``, a named tuple.
+
+    ``path`` is the file's full local path; ``num_bytes`` its size on disk (compressed).
+    """
+
+    def __new__(
+        cls, path: str, num_records: int, num_bytes: int, compression: str | None = None
+    ) -> FileInfo:
+        self = super().__new__(cls, path, num_records, num_bytes)
+        # Not a field, so that the tuple unpacks as three values; None: look at the file.
+        self.__dict__["_compression"] = compression
+        return self
+
+    @property
+    def compression(self) -> str:
+        """``"none"``, ``"gzip"`` or ``"deflate"`` (TensorFlow's ``"ZLIB"``), or another Hadoop
+        codec's name: the manifest's entry, else as the reader decides (extension, first
+        bytes)."""
+        known: str | None = self.__dict__.get("_compression")
+        return known if known is not None else detect_compression(self.path)
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What :func:`dataset_info` found: counts, files and (from a manifest) the schema."""
+
+    #: The path as given.
+    path: str
+    #: The number of records in all the files.
+    num_records: int
+    #: The data files, sorted by their path relative to the folder.
+    files: tuple[FileInfo, ...]
+    #: The data columns' Spark DDL (``StructType.toDDL``), without partition columns; None when
+    #: counted.
+    schema: str | None
+    #: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"``; None when counted.
+    record_type: str | None
+    #: The ``partitionBy`` columns, in order (when counted: from the ``name=value`` folders).
+    partition_columns: tuple[str, ...]
+    #: Per feature key: the smallest and largest number of values in one record (empty when
+    #: counted).
+    features: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: SequenceExample feature lists: the smallest and largest number of values in one step.
+    feature_lists: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: Spark's StructType JSON of the data columns (keeps metadata); None when counted.
+    schema_json: Mapping[str, Any] | None = None
+    #: ``"manifest"`` or ``"counted"`` (from the records' framing).
+    source: Literal["manifest", "counted"] = "manifest"
+    #: When counted: why (no manifest, or how the folder and the manifest differ).
+    reason: str | None = None
+
+    @property
+    def num_bytes(self) -> int:
+        """The files' total size on disk."""
+        return sum(f.num_bytes for f in self.files)
+
+
+# --- listing --------------------------------------------------------------------------------
+
+
+def _hidden(name: str) -> bool:
+    """Spark's listing rule (InMemoryFileIndex): ``_`` names (but ``_a=1`` partition folders)
+    and ``.`` names are not data, nor files still being copied."""
+    return (
+        (name.startswith("_") and "=" not in name)
+        or name.startswith(".")
+        or name.endswith("._COPYING_")
+    )
+
+
+def _list_folder(folder: str) -> list[tuple[str, int]]:
+    """The data files under ``folder`` as (path relative to it with ``/``, size), sorted."""
+    found: list[tuple[str, int]] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not _hidden(d))
+        rel_root = os.path.relpath(root, folder)
+        for name in files:
+            if _hidden(name):
+                continue
+            rel = name if rel_root == "." else os.path.join(rel_root, name)
+            found.append((rel.replace(os.sep, "/"), os.path.getsize(os.path.join(root, name))))
+    return sorted(found)
+
+
+def _full(folder: str, relative: str) -> str:
+    return os.path.join(folder, *relative.split("/"))
+
+
+def _partition_columns(relative_paths: list[str]) -> tuple[str, ...]:
+    """The ``name=value`` folder names of the first file, when every folder of it is one."""
+    if not relative_paths:
+        return ()
+    folders = relative_paths[0].split("/")[:-1]
+    if not all("=" in f for f in folders):
+        return ()
+    return tuple(f.split("=", 1)[0] for f in folders)
+
+
+# --- the manifest ---------------------------------------------------------------------------
+
+
+class _Stale(Exception):
+    """The manifest is missing, unreadable or differs from the folder: the message says how."""
+
+
+def _min_max(counts: Any, key: str) -> Mapping[str, tuple[int, int]]:
+    if not isinstance(counts, dict):
+        raise _Stale(f"its {key!r} is not an object")
+    return MappingProxyType({k: (int(v["min"]), int(v["max"])) for k, v in counts.items()})
+
+
+def _read_manifest(folder: str) -> DatasetInfo:
+    """The manifest of ``folder``, checked against one listing of it; raises :class:`_Stale`."""
+    manifest_path = os.path.join(folder, MANIFEST_NAME)
+    if not os.path.isfile(manifest_path):
+        raise _Stale(f"{folder} has no {MANIFEST_NAME}")
+    try:
+        with open(manifest_path, encoding="utf-8") as f:
+            m = json.load(f)
+    except (OSError, ValueError) as e:
+        raise _Stale(f"{manifest_path} is not readable JSON ({e})") from None
+    if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
+        raise _Stale(f"{manifest_path} is not a {MANIFEST_FORMAT}")
+    if m.get("version") != MANIFEST_VERSION:
+        raise _Stale(
+            f"{manifest_path} has version {m.get('version')!r}; this reader knows "
+            f"version {MANIFEST_VERSION}"
+        )
+    try:
+        listed = {e["path"]: (int(e["num_records"]), int(e["num_bytes"])) for e in m["files"]}
+        compressions = {e["path"]: str(e.get("compression", "none")) for e in m["files"]}
+        features = _min_max(m.get("features", {}), "features")
+        feature_lists = _min_max(m.get("feature_lists", {}), "feature_lists")
+        num_records = int(m["num_records"])
+        schema_json = m.get("schema_json")
+        info_fields = (str(m["record_type"]), str(m["schema"]), list(m["partition_columns"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise _Stale(f"{manifest_path} is malformed ({type(e).__name__}: {e})") from None
+    on_disk = dict(_list_folder(folder))
+    unlisted = sorted(on_disk.keys() - listed.keys())
+    if unlisted:
+        raise _Stale(f"data file {unlisted[0]} is not in {MANIFEST_NAME}")
+    missing = sorted(listed.keys() - on_disk.keys())
+    if missing:
+        raise _Stale(f"{MANIFEST_NAME} names {missing[0]}, which is not there")
+    for rel in sorted(listed):
+        if on_disk[rel] != listed[rel][1]:
+            raise _Stale(f"{rel} has {on_disk[rel]} bytes, {MANIFEST_NAME} says {listed[rel][1]}")
+    if num_records != sum(r for r, _ in listed.values()):
+        raise _Stale(f"{MANIFEST_NAME}'s num_records is not the sum of its files' records")
+    record_type, schema, partition_columns = info_fields
+    return DatasetInfo(
+        path=folder,
+        num_records=num_records,
+        files=tuple(
+            FileInfo(_full(folder, rel), records, size, compressions[rel])
+            for rel, (records, size) in sorted(listed.items())
+        ),
+        schema=schema,
+        record_type=record_type,
+        partition_columns=tuple(str(c) for c in partition_columns),
+        features=features,
+        feature_lists=feature_lists,
+        schema_json=MappingProxyType(schema_json) if isinstance(schema_json, dict) else None,
+        source="manifest",
+        reason=None,
+    )
+
+
+def read_manifest(folder: str) -> DatasetInfo | None:
+    """The folder's valid manifest, or None (no manifest, or one the folder does not match)."""
+    try:
+        return _read_manifest(folder)
+    except _Stale:
+        return None
+
+
+def manifest_problem(folder: str) -> str | None:
+    """Why ``folder`` has no valid manifest, or None when it has one."""
+    try:
+        _read_manifest(folder)
+    except _Stale as e:
+        return str(e)
+    return None
+
+
+# --- counting from the framing ----------------------------------------------------------------
+
+
+def _chunks(path: str, compression: str) -> Iterator[bytes]:
+    """The file's record stream (decompressed), in chunks."""
+    if compression not in ("none", "gzip", "deflate"):
+        raise errors.CorruptFileError(
+            errors.UNREADABLE,
+            f"compressed with {compression}, which only the data source (Spark) can read",
+            path,
+            0,
+        )
+    with open(path, "rb") as f:
+        if compression == "none":
+            while chunk := f.read(_CHUNK):
+                yield chunk
+            return
+        # gzip: wbits 31 (a gzip header); ZLIB: 15 (a zlib header). gzip files may hold
+        # several members, one after another, as GZIPInputStream reads them.
+        wbits = 31 if compression == "gzip" else 15
+        d = zlib.decompressobj(wbits)
+        produced = 0
+        raw = f.read(_CHUNK)
+        if not raw:
+            return
+        while True:
+            try:
+                out = d.decompress(raw, _CHUNK)
+                while out:
+                    produced += len(out)
+                    yield out
+                    out = d.decompress(d.unconsumed_tail, _CHUNK) if d.unconsumed_tail else b""
+            except zlib.error as e:
+                raise errors.CorruptFileError(
+                    errors.UNREADABLE, f"cannot decompress {compression} ({e})", path, produced
+                ) from None
+            if d.eof:
+                raw = d.unused_data or f.read(_CHUNK)
+                if not raw:
+                    return
+                if compression == "deflate":
+                    raise errors.CorruptFileError(
+                        errors.UNREADABLE,
+                        "bytes after the end of the ZLIB stream",
+                        path,
+                        produced,
+                    )
+                d = zlib.decompressobj(wbits)
+                continue
+            raw = f.read(_CHUNK)
+            if not raw:
+                raise errors.CorruptFileError(
+                    errors.UNREADABLE,
+                    f"the {compression} stream ends before its end marker",
+                    path,
+                    produced,
+                )
+
+
+def count_records(path: str, compression: str | None = None) -> int:
+    """The number of records in the local TFRecord file ``path``, from its framing: every
+    record's length and both checksums checked. ``compression`` defaults to what
+    :func:`detect_compression` finds. A damaged file raises
+    :class:`spark_tfrecord.errors.CorruptFileError` naming the file and the record's offset in
+    the (decompressed) stream.
+    """
+    if compression is None:
+        compression = detect_compression(path)
+    crc = _crc32c()[0]
+    unpack_header = struct.Struct("<QI").unpack_from
+    unpack_footer = struct.Struct("<I").unpack_from
+    stream = _chunks(path, compression)
+    buf = b""
+    pos = 0  # in buf
+    base = 0  # the stream offset of buf[0]
+    count = 0
+
+    def more(need: int) -> bool:
+        """Makes ``need`` bytes available at ``pos``; False if the stream ends first."""
+        nonlocal buf, pos, base
+        parts = [buf[pos:]]
+        have = len(parts[0])
+        base += pos
+        pos = 0
+        for chunk in stream:
+            parts.append(chunk)
+            have += len(chunk)
+            if have >= need:
+                break
+        buf = b"".join(parts)
+        return have >= need
+
+    while True:
+        if len(buf) - pos < _HEADER and not more(_HEADER):
+            left = len(buf) - pos
+            if left == 0:
+                return count
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: {left} of {_HEADER} header bytes",
+                path,
+                base + pos,
+            )
+        length, length_crc = unpack_header(buf, pos)
+        if _masked(crc(buf[pos : pos + 8])) != length_crc:
+            raise errors.CorruptFileError(
+                errors.LENGTH_CHECKSUM,
+                "Corrupt TFRecord: length checksum mismatch",
+                path,
+                base + pos,
+            )
+        end = pos + _HEADER + length
+        if len(buf) < end + _FOOTER and not more(_HEADER + length + _FOOTER):
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: stream ends inside a record of {length} data bytes",
+                path,
+                base + pos,
+            )
+        end = pos + _HEADER + length
+        (data_crc,) = unpack_footer(buf, end)
+        if _masked(crc(memoryview(buf)[pos + _HEADER : end])) != data_crc:
+            raise errors.CorruptFileError(
+                errors.DATA_CHECKSUM,
+                "Corrupt TFRecord: data checksum mismatch",
+                path,
+                base + pos,
+            )
+        count += 1
+        pos = end + _FOOTER
+
+
+def _is_glob(path: str) -> bool:
+    return any(c in path for c in "*?[")
+
+
+def _count(path: str, reason: str) -> DatasetInfo:
+    if os.path.isdir(path):
+        listed = _list_folder(path)
+        relative = [rel for rel, _ in listed]
+        files = [(_full(path, rel), size) for rel, size in listed]
+    elif _is_glob(path):
+        files = []
+        for match in sorted(_glob.glob(path)):
+            if os.path.isdir(match):
+                files += [(_full(match, rel), size) for rel, size in _list_folder(match)]
+            elif not _hidden(os.path.basename(match)):
+                files.append((match, os.path.getsize(match)))
+        if not files:
+            raise FileNotFoundError(f"no data files match {path}")
+        relative = []
+    elif os.path.isfile(path):
+        files, relative = [(path, os.path.getsize(path))], []
+    else:
+        raise FileNotFoundError(f"no such file or directory: {path}")
+    infos = []
+    for file, size in files:
+        compression = detect_compression(file)
+        infos.append(FileInfo(file, count_records(file, compression), size, compression))
+    return DatasetInfo(
+        path=path,
+        num_records=sum(f.num_records for f in infos),
+        files=tuple(infos),
+        schema=None,
+        record_type=None,
+        partition_columns=_partition_columns(relative),
+        features=MappingProxyType({}),
+        feature_lists=MappingProxyType({}),
+        schema_json=None,
+        source="counted",
+        reason=reason,
+    )
+
+
+def dataset_info(path: str) -> DatasetInfo:
+    """The record counts, files and schema of the TFRecord data at the local ``path``.
+
+    ``path`` is a folder (a partitioned table's root too), one file, or a glob. A folder that
+    a spark-tfrecord write left with a valid ``_tfrecord_manifest.json`` is answered from it,
+    after one listing and no file reads: ``source == "manifest"``. Anything else is counted from
+    the records' framing (every byte read, both checksums of every record checked):
+    ``source == "counted"``, ``reason`` says why, and ``schema`` and ``record_type`` are None.
+
+    Example (a plain one until the writer's manifest lands)::
+
+        from spark_tfrecord import dataset_info
+        info = dataset_info("/data/train")
+        info.num_records, len(info.files), info.source   # e.g. (5, 2, 'manifest')
+    """
+    if os.path.isdir(path):
+        try:
+            return _read_manifest(path)
+        except _Stale as e:
+            return _count(path, f"counted from the records: {e}")
+    if os.path.isfile(path):
+        return _count(path, "counted from the records: a file, not a folder with a manifest")
+    return _count(path, "counted from the records: a glob, not a folder with a manifest")
