@@ -116,6 +116,7 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
         "spark_tfrecord._tfds",
         "spark_tfrecord.errors",
         pytest.param("spark_tfrecord._spec", marks=pytest.mark.tensorflow),
+        pytest.param("spark_tfrecord._tf", marks=pytest.mark.tensorflow),
     ],
 )
 def test_docstring_examples_run(spark, module: str) -> None:

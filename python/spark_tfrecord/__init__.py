@@ -34,6 +34,7 @@ from spark_tfrecord._jars import (
 )
 from spark_tfrecord._manifest import DatasetInfo, FileInfo, dataset_info
 from spark_tfrecord._spec import feature_spec
+from spark_tfrecord._tf import tf_dataset
 from spark_tfrecord._tfds import TfdsMode, read_tfds, write_tfds
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "jar_path",
     "read",
     "read_tfds",
+    "tf_dataset",
     "write",
     "write_tfds",
 ]

@@ -1,0 +1,274 @@
+"""A ready ``tf.data`` pipeline over a folder of TFRecord files: counts, spec and codecs from
+its manifest, balanced shards for distributed training, a known cardinality."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Union
+
+if TYPE_CHECKING:
+    from spark_tfrecord._manifest import DatasetInfo
+
+
+class InputContextLike(Protocol):
+    """What :func:`tf_dataset` reads of a ``tf.distribute.InputContext``."""
+
+    @property
+    def input_pipeline_id(self) -> int: ...
+
+    @property
+    def num_input_pipelines(self) -> int: ...
+
+
+Shard = Union[tuple[int, int], InputContextLike]
+
+#: ``TFRecordDataset``'s ``compression_type`` for the manifest's codec names.
+_COMPRESSION_TYPES = {"none": "", "gzip": "GZIP", "deflate": "ZLIB"}
+#: Records parsed at once when no ``batch_size`` is given (parsed in batches, then unbatched).
+_PARSE_BATCH = 256
+
+
+def _shard(shard: Shard | None) -> tuple[int, int]:
+    """``(index, count)`` of a shard given as a pair or an ``InputContext``."""
+    if shard is None:
+        return 0, 1
+    if isinstance(shard, tuple):
+        index, count = shard
+    else:
+        index, count = shard.input_pipeline_id, shard.num_input_pipelines
+    if not (isinstance(index, int) and isinstance(count, int) and 0 <= index < count):
+        raise ValueError(f"shard must be (index, count) with 0 <= index < count, not {shard!r}")
+    return index, count
+
+
+def _file_path(root: str, path: str) -> str:
+    """A file of the manifest (relative to ``root``, '/'-separated) as TensorFlow opens it."""
+    if "://" in path or path.startswith("/"):
+        return path
+    return root.rstrip("/") + "/" + path
+
+
+def _compression_type(codec: str, path: str) -> str:
+    if codec not in _COMPRESSION_TYPES:
+        raise ValueError(
+            f"{path} is compressed with {codec!r}, which TensorFlow does not read "
+            "(it reads none, gzip and deflate)."
+        )
+    return _COMPRESSION_TYPES[codec]
+
+
+def _select(spec: dict[str, Any], columns: Sequence[str], path: str) -> dict[str, Any]:
+    """The entries of ``spec`` for ``columns``: a column's own key, or its leaves ``c/...``
+    (struct leaves; a sparse vector's parts in a SequenceExample)."""
+    chosen: dict[str, Any] = {}
+    for column in columns:
+        keys = [k for k in spec if k == column or k.startswith(column + "/")]
+        if not keys:
+            raise ValueError(
+                f"Column {column!r} is not in the records of {path}; they hold {sorted(spec)}."
+            )
+        chosen.update((k, spec[k]) for k in keys)
+    return chosen
+
+
+def _spec(
+    path: str, info: DatasetInfo, columns: Sequence[str] | str | None, label: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The context (or Example) spec and the sequence spec (SequenceExample only) to parse."""
+    from spark_tfrecord._spec import feature_spec
+
+    if info.source == "counted" and not isinstance(columns, str):
+        raise ValueError(
+            f"{path} has no valid manifest ({info.reason}), so no schema: give the columns "
+            'as a DDL string, columns="x array<float>, y long".'
+        )
+    if isinstance(columns, str):
+        spec: Any = feature_spec(columns, record_type=info.record_type)  # type: ignore[arg-type]
+    else:
+        spec = feature_spec(path)
+    context, sequence = spec if isinstance(spec, tuple) else (spec, {})
+    if columns is not None and not isinstance(columns, str):
+        wanted = [*columns, *([label] if label is not None and label not in columns else [])]
+        everything = {**context, **sequence}
+        chosen = _select(everything, wanted, path)
+        context = {k: v for k, v in chosen.items() if k in context}
+        sequence = {k: v for k, v in chosen.items() if k in sequence}
+    if label is not None and label not in context and label not in sequence:
+        raise ValueError(
+            f"label {label!r} is not a feature of the records of {path}; they hold "
+            f"{sorted({**context, **sequence})}."
+        )
+    return context, sequence
+
+
+def tf_dataset(
+    path: str,
+    *,
+    columns: Sequence[str] | str | None = None,
+    label: str | None = None,
+    batch_size: int | None = None,
+    shuffle_files: bool = False,
+    seed: int | None = None,
+    shuffle_buffer: int | None = None,
+    repeat: bool = False,
+    shard: Shard | None = None,
+    drop_remainder: bool = False,
+) -> Any:
+    """Return a ``tf.data.Dataset`` of the parsed records of the TFRecord folder ``path``, with
+    a known ``cardinality()``: Keras's ``fit`` takes it as it is, with no ``steps_per_epoch``.
+
+    The files, their record counts and codecs come from the folder's manifest
+    (``_tfrecord_manifest.json``, which every ``format("tfrecord")`` write leaves): see
+    :func:`dataset_info`. A folder without one (files TensorFlow wrote) works too, but its records
+    are first counted from the framing, every byte of every file read once before the first
+    batch; it then needs ``columns`` as a DDL string, since no schema is stored with it.
+
+    - ``columns``: all the columns when None (the spec is :func:`feature_spec` of ``path``:
+      ``tf.io.FixedLenFeature([k], dtype)`` where every record holds k values, so a dense
+      tensor), a list of some of them (a struct column brings all its leaves ``c/...``), or a
+      DDL string (``"x array<float>, y long"``), whose spec is ``feature_spec`` of that schema.
+      Partition columns are not in the records: they are not in the dataset. The records are
+      batched, then parsed a batch at a time with ``tf.io.parse_example`` (vectorized).
+    - ``label``: the elements are ``(features, label)`` pairs, what ``Model.fit`` takes, instead
+      of a dict of features.
+    - ``batch_size``: batches of that many records (the last one smaller, unless
+      ``drop_remainder``); None gives one record at a time.
+    - ``shuffle_files``: the files are read in an order drawn from ``seed`` anew for each pass
+      over the dataset (each epoch), instead of the manifest's (by path). ``shuffle_buffer``:
+      records also go through a ``Dataset.shuffle`` of that many, seeded by ``seed``. With
+      neither, the records come in the same order at every pass.
+    - ``repeat``: the dataset repeats for ever; its cardinality is then infinite, and ``fit``
+      needs ``steps_per_epoch`` again.
+    - ``shard``: ``(index, count)`` or the ``tf.distribute.InputContext`` that
+      ``distribute_datasets_from_function`` gives (``input_pipeline_id`` of
+      ``num_input_pipelines``). The N records, in the order of the files (after their shuffle),
+      are cut into ``count`` runs of ``q = N // count``: worker i reads records
+      ``[i * q, (i + 1) * q)``, so the workers' records are disjoint and each worker has the
+      same number of records, hence of batches, and no worker waits for another at the end of
+      an epoch. The last ``N % count`` records (at most ``count - 1``) are read by no worker in
+      that epoch (with ``shuffle_files``, other records at each epoch). With ``shuffle_files``
+      every worker must be given the same ``seed`` (it is required), so that all draw the same
+      file order.
+
+    Files are read in parallel (``interleave``, ``AUTOTUNE``; in a fixed order unless
+    shuffling), GZIP and ZLIB files as each file says, and batches are prefetched. TensorFlow is
+    imported only when this is called.
+
+    >>> import tempfile
+    >>> from spark_tfrecord import write
+    >>> df = spark.createDataFrame([(i, [i / 2, -i / 2], i % 2) for i in range(10)],
+    ...                            "id long, x array<float>, y long")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write(df.coalesce(2), tmp + "/train", compression="gzip")
+    ...     ds = tf_dataset(tmp + "/train", label="y", batch_size=4)
+    ...     features, label = next(iter(ds))
+    ...     print(int(ds.cardinality()), features["x"].shape, label.shape)
+    3 (4, 2) (4,)
+    """
+    import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    from spark_tfrecord._manifest import dataset_info
+
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    if shuffle_buffer is not None and shuffle_buffer < 1:
+        raise ValueError(f"shuffle_buffer must be at least 1, not {shuffle_buffer}")
+    index, count = _shard(shard)
+    if shuffle_files and count > 1 and seed is None:
+        raise ValueError(
+            "shuffle_files with shard: give every worker the same seed, so that all read the "
+            "files in the same order (otherwise their records overlap)"
+        )
+    if seed is None and (shuffle_files or shuffle_buffer is not None):
+        seed = random.SystemRandom().randrange(2**31)
+
+    info = dataset_info(path)
+    if info.record_type == "ByteArray":
+        raise ValueError(
+            f"{path} holds raw records (record_type ByteArray): there are no features to parse; "
+            "tf.data.TFRecordDataset reads them as they are."
+        )
+    context, sequence = _spec(path, info, columns, label)
+
+    files = [f for f in info.files if f.num_records > 0]
+    names = [_file_path(info.path, f.path) for f in files]
+    kinds = [_compression_type(f.compression, name) for f, name in zip(files, names)]
+    counts = [f.num_records for f in files]
+    per_worker = sum(counts) // count
+    if per_worker == 0:
+        raise ValueError(
+            f"{path} holds {sum(counts)} records: too few for {count} workers to get one each."
+        )
+    first, end = index * per_worker, (index + 1) * per_worker
+
+    all_names = tf.constant(names, tf.string)
+    all_kinds = tf.constant(kinds, tf.string)
+    all_counts = tf.constant(counts, tf.int64)
+
+    def files_of_epoch(key: Any) -> Any:
+        """(file, compression, skip, take) of the files that hold this worker's records."""
+        order_names, order_kinds, order_counts = all_names, all_kinds, all_counts
+        if shuffle_files:
+            noise = tf.random.stateless_uniform([len(names)], seed=tf.stack([key, key]))
+            order = tf.argsort(noise)
+            order_names = tf.gather(all_names, order)
+            order_kinds = tf.gather(all_kinds, order)
+            order_counts = tf.gather(all_counts, order)
+        starts = tf.cumsum(order_counts, exclusive=True)
+        skip = tf.clip_by_value(first - starts, 0, order_counts)
+        take = tf.clip_by_value(end - starts, 0, order_counts) - skip
+        wanted = take > 0
+        return tf.data.Dataset.from_tensor_slices(
+            tuple(
+                tf.boolean_mask(t, wanted) for t in (order_names, order_kinds, skip, take)
+            )
+        )
+
+    def read_file(name: Any, kind: Any, skip: Any, take: Any) -> Any:
+        return tf.data.TFRecordDataset(name, compression_type=kind).skip(skip).take(take)
+
+    shuffling = shuffle_files or shuffle_buffer is not None
+
+    def records_of_epoch(key: Any) -> Any:
+        return files_of_epoch(key).interleave(
+            read_file, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not shuffling
+        )
+
+    if shuffle_files:
+        # One key per pass: a new file order at each epoch, the same on every worker (seed).
+        keys = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+    else:
+        keys = tf.data.Dataset.from_tensors(tf.constant(0, tf.int64)).repeat()
+    records = keys.take(-1 if repeat else 1).flat_map(records_of_epoch)
+    records = records.apply(
+        tf.data.experimental.assert_cardinality(
+            tf.data.INFINITE_CARDINALITY if repeat else per_worker
+        )
+    )
+    if shuffle_buffer is not None:
+        records = records.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+
+    def parse(serialized: Any) -> Any:
+        if sequence:
+            parsed, lists, _ = tf.io.parse_sequence_example(
+                serialized, context_features=context, sequence_features=sequence
+            )
+            features = {**parsed, **lists}
+        else:
+            features = tf.io.parse_example(serialized, context)
+        if label is None:
+            return features
+        target = features.pop(label)
+        return features, target
+
+    parse_batch = batch_size if batch_size is not None else _PARSE_BATCH
+    ds = records.batch(parse_batch, drop_remainder=batch_size is not None and drop_remainder)
+    ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not shuffling)
+    if batch_size is None:
+        ds = ds.unbatch().apply(
+            tf.data.experimental.assert_cardinality(
+                tf.data.INFINITE_CARDINALITY if repeat else per_worker
+            )
+        )
+    return ds.prefetch(tf.data.AUTOTUNE)
