@@ -1,65 +1,108 @@
-"""TensorFlow parsing specs for a Spark schema, to read our files with `tf.io.parse_example`."""
+"""TensorFlow parsing specs for a Spark schema, to read our files with `tf.io.parse_example`.
+
+The schema is handled in Spark's JSON form (``StructType.jsonValue()``, the manifest's
+``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._ddl`), so that neither
+pyspark nor a Spark session is needed: a trainer needs only this package and TensorFlow.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 if TYPE_CHECKING:
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import StructType
 
-_INT64 = (
-    "BooleanType",
-    "ByteType",
-    "ShortType",
-    "IntegerType",
-    "LongType",
-    "DateType",
-    "TimestampType",
-    "TimestampNTZType",
-)
-_FLOAT = ("FloatType", "DoubleType", "DecimalType", "VectorUDT")
-_BYTES = ("StringType", "BinaryType")
+#: What ``feature_spec`` takes: a pyspark StructType, Spark's JSON of one (a dict), a DDL
+#: string, or the path of a folder written with a manifest.
+Schema = Union["StructType", Mapping[str, Any], str, "os.PathLike[str]"]
+
+_INT64 = ("boolean", "byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz")
+_FLOAT = ("float", "double", "decimal")
+_BYTES = ("string", "binary")
+#: Spark's JSON names of the types whose simpleString differs.
+_SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 
 
-def _dtype(tf: Any, data_type: DataType, column: str) -> Any:
-    name = type(data_type).__name__
+def _name(data_type: Any) -> str:
+    """The type's name: ``long``, ``decimal``, ``array``, ``struct``, ``udt``..."""
+    if isinstance(data_type, str):
+        m = re.match(r"[a-z_]+", data_type)
+        return m.group() if m else data_type
+    return str(data_type.get("type"))
+
+
+def _is_array(data_type: Any) -> bool:
+    return _name(data_type) == "array"
+
+
+def _is_struct(data_type: Any) -> bool:
+    return _name(data_type) == "struct"
+
+
+def _is_vector(data_type: Any) -> bool:
+    """A Spark ML (or MLlib) vector: ``{"type": "udt", "class": "...VectorUDT", ...}``."""
+    return _name(data_type) == "udt" and any(
+        str(data_type.get(key, "")).endswith(".VectorUDT") for key in ("class", "pyClass")
+    )
+
+
+def _simple(data_type: Any) -> str:
+    """Spark's ``simpleString`` of the type, for messages."""
+    name = _name(data_type)
+    if isinstance(data_type, str):
+        return _SIMPLE.get(data_type, data_type)
+    if name == "array":
+        return f"array<{_simple(data_type['elementType'])}>"
+    if name == "map":
+        return f"map<{_simple(data_type['keyType'])},{_simple(data_type['valueType'])}>"
+    if name == "struct":
+        fields = ",".join(f"{f['name']}:{_simple(f['type'])}" for f in data_type["fields"])
+        return f"struct<{fields}>"
+    if _is_vector(data_type):
+        return "vector"
+    return str(data_type.get("class", name))
+
+
+def _dtype(tf: Any, data_type: Any, column: str) -> Any:
+    name = _name(data_type)
     if name in _INT64:
         return tf.int64
-    if name in _FLOAT:
+    if name in _FLOAT or _is_vector(data_type):
         return tf.float32
     if name in _BYTES:
         return tf.string
     raise ValueError(
-        f"Column {column!r} has type {data_type.simpleString()}, which has no "
-        "TFRecord feature kind."
+        f"Column {column!r} has type {_simple(data_type)}, which has no TFRecord feature kind."
     )
 
 
-def _depth(data_type: DataType) -> int:
+def _depth(data_type: Any) -> int:
     """How many arrays ``data_type`` is nested in (2 for ``array<array<T>>``)."""
-    from pyspark.sql.types import ArrayType
-
     depth = 0
-    while isinstance(data_type, ArrayType):
-        data_type, depth = data_type.elementType, depth + 1
+    while _is_array(data_type):
+        data_type, depth = data_type["elementType"], depth + 1
     return depth
 
 
-def _innermost(data_type: DataType) -> DataType:
-    from pyspark.sql.types import ArrayType
-
-    while isinstance(data_type, ArrayType):
-        data_type = data_type.elementType
+def _innermost(data_type: Any) -> Any:
+    while _is_array(data_type):
+        data_type = data_type["elementType"]
     return data_type
 
 
-def _vector_size(field: Any, column: str, sizes: Mapping[str, int]) -> int:
+def _array_of(element: Any) -> dict[str, Any]:
+    return {"type": "array", "elementType": element, "containsNull": True}
+
+
+def _vector_size(field: Mapping[str, Any], column: str, sizes: Mapping[str, int]) -> int:
     """The size of vector column ``column``: ``sizes`` gives it, else its Spark ML metadata
     (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set)."""
     if column in sizes:
         return int(sizes[column])
-    attrs = field.metadata.get("ml_attr", {})
+    attrs = (field.get("metadata") or {}).get("ml_attr", {})
     if isinstance(attrs, dict) and "num_attrs" in attrs:
         return int(attrs["num_attrs"])
     raise ValueError(
@@ -68,34 +111,51 @@ def _vector_size(field: Any, column: str, sizes: Mapping[str, int]) -> int:
     )
 
 
+def _is_path(schema: str) -> bool:
+    """A path (or URL) rather than a DDL string: a string with ``://``, or one naming something
+    that exists."""
+    return "://" in schema or os.path.exists(schema)
+
+
+def _local(path: str) -> str:
+    if path.startswith("file://"):
+        return path[len("file://") :]
+    if "://" in path:
+        raise ValueError(
+            f"feature_spec reads the manifest of a local folder; {path!r} is not one "
+            "(copy the _tfrecord_manifest.json, or pass the schema)."
+        )
+    return path
+
+
 @overload
 def feature_spec(
-    schema: StructType,
+    schema: Schema,
     *,
     record_type: Literal["Example"] = ...,
     separator: str = ...,
-    vector_layout: Literal["dense", "sparse"] = ...,
+    vector_layout: Literal["dense", "sparse"] | None = ...,
     sizes: Mapping[str, int] | None = ...,
 ) -> dict[str, Any]: ...
 
 
 @overload
 def feature_spec(
-    schema: StructType,
+    schema: Schema,
     *,
     record_type: Literal["SequenceExample"],
     separator: str = ...,
-    vector_layout: Literal["dense", "sparse"] = ...,
+    vector_layout: Literal["dense", "sparse"] | None = ...,
     sizes: Mapping[str, int] | None = ...,
 ) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
 
 def feature_spec(
-    schema: StructType,
+    schema: Schema,
     *,
     record_type: Literal["Example", "SequenceExample"] = "Example",
     separator: str = "/",
-    vector_layout: Literal["dense", "sparse"] = "dense",
+    vector_layout: Literal["dense", "sparse"] | None = None,
     sizes: Mapping[str, int] | None = None,
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
@@ -156,8 +216,18 @@ def feature_spec(
     (RowLengths(key='tokens/ragged_row_lengths_0'),)
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from pyspark.sql.types import ArrayType, StructType
 
+    counts: Mapping[str, tuple[int, int]] = {}
+    if isinstance(schema, os.PathLike) or (isinstance(schema, str) and _is_path(schema)):
+        struct, counts = _from_manifest(os.fspath(schema), record_type)
+    elif isinstance(schema, str):
+        from spark_tfrecord._ddl import parse_ddl
+
+        struct = parse_ddl(schema)
+    elif isinstance(schema, Mapping):
+        struct = schema
+    else:
+        struct = schema.jsonValue()  # a pyspark StructType
     sequence_type = record_type == "SequenceExample"
     known_sizes: Mapping[str, int] = sizes or {}
     context: dict[str, Any] = {}
@@ -165,10 +235,10 @@ def feature_spec(
 
     ragged_size = tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)
 
-    def ragged(data_type: DataType, column: str) -> Any:
+    def ragged(data_type: Any, column: str) -> Any:
         return tf.io.RaggedFeature(_dtype(tf, data_type, column), row_splits_dtype=tf.int64)
 
-    def ragged_layout(data_type: DataType, name: str, column: str) -> Any:
+    def ragged_layout(data_type: Any, name: str, column: str) -> Any:
         """The list of lists ``data_type`` (depth >= 2) written ragged as feature ``name``."""
         return tf.io.RaggedFeature(
             _dtype(tf, _innermost(data_type), column),
@@ -180,13 +250,24 @@ def feature_spec(
             row_splits_dtype=tf.int64,
         )
 
-    def element_leaves(struct: StructType, name: str, column: str) -> None:
-        for field in struct.fields:
-            leaf, path = name + separator + field.name, column + "." + field.name
-            data_type = field.dataType
-            if isinstance(data_type, StructType):
+    def fixed_length(name: str) -> int | None:
+        """k when the manifest says feature ``name`` has k >= 1 values in every record."""
+        low, high = counts.get(name, (-1, -2))
+        return low if low == high and low >= 1 else None
+
+    def sparse_vector(name: str) -> bool:
+        if vector_layout is not None:
+            return vector_layout == "sparse"
+        # From a manifest: the keys the files hold say how the vector was written.
+        return name not in counts and name + separator + "indices" in counts
+
+    def element_leaves(struct: Mapping[str, Any], name: str, column: str) -> None:
+        for field in struct["fields"]:
+            leaf, path = name + separator + field["name"], column + "." + field["name"]
+            data_type = field["type"]
+            if _is_struct(data_type):
                 element_leaves(data_type, leaf, path)
-            elif isinstance(data_type, ArrayType) and isinstance(data_type.elementType, StructType):
+            elif _is_array(data_type) and _is_struct(data_type["elementType"]):
                 raise ValueError(
                     f"Column {path!r}: an array of structs cannot hold arrays of structs."
                 )
@@ -195,41 +276,43 @@ def feature_spec(
                     f"Column {path!r}: an array of structs in a SequenceExample cannot hold "
                     "arrays of arrays; record_type='Example' writes them ragged."
                 )
-            elif type(data_type).__name__ == "VectorUDT":
+            elif _is_vector(data_type):
                 raise ValueError(
                     f"Column {path!r}: a vector inside an array of structs is not supported."
                 )
             elif not sequence_type:
-                length = int(field.metadata.get("tfrecord.listLength", 0))
-                if isinstance(data_type, ArrayType) and length > 0 and _depth(data_type) == 1:
+                metadata = field.get("metadata") or {}
+                length = int(metadata.get("tfrecord.listLength", 0))
+                if _is_array(data_type) and length > 0 and _depth(data_type) == 1:
                     # A list of fixed length per element, stored concatenated.
                     context[leaf] = tf.io.RaggedFeature(
-                        _dtype(tf, data_type.elementType, path),
+                        _dtype(tf, data_type["elementType"], path),
                         value_key=leaf,
                         partitions=[tf.io.RaggedFeature.UniformRowLength(length)],
                         row_splits_dtype=tf.int64,
                     )
-                elif isinstance(data_type, ArrayType):
+                elif _is_array(data_type):
                     # One list per element: a list of lists, written ragged.
-                    context[leaf] = ragged_layout(ArrayType(data_type), leaf, path)
+                    context[leaf] = ragged_layout(_array_of(data_type), leaf, path)
                 else:
                     context[leaf] = ragged(data_type, path)
-            elif isinstance(data_type, ArrayType):
-                sequence[leaf] = ragged(data_type.elementType, path)
+            elif _is_array(data_type):
+                sequence[leaf] = ragged(data_type["elementType"], path)
             else:
                 sequence[leaf] = tf.io.FixedLenSequenceFeature(
                     [], _dtype(tf, data_type, path), allow_missing=True
                 )
 
-    def leaves(struct: StructType, prefix: str, column_prefix: str, nullable: bool) -> None:
-        for field in struct.fields:
-            name, column = prefix + field.name, column_prefix + field.name
-            data_type = field.dataType
-            if isinstance(data_type, StructType):
-                leaves(data_type, name + separator, column + ".", nullable or field.nullable)
-            elif isinstance(data_type, ArrayType) and isinstance(data_type.elementType, StructType):
-                element_leaves(data_type.elementType, name, column)
-            elif isinstance(data_type, ArrayType) and isinstance(data_type.elementType, ArrayType):
+    def leaves(struct: Mapping[str, Any], prefix: str, column_prefix: str, nullable: bool) -> None:
+        for field in struct["fields"]:
+            name, column = prefix + field["name"], column_prefix + field["name"]
+            data_type = field["type"]
+            field_nullable = bool(field.get("nullable", True))
+            if _is_struct(data_type):
+                leaves(data_type, name + separator, column + ".", nullable or field_nullable)
+            elif _is_array(data_type) and _is_struct(data_type["elementType"]):
+                element_leaves(data_type["elementType"], name, column)
+            elif _is_array(data_type) and _is_array(data_type["elementType"]):
                 if not sequence_type:
                     context[name] = ragged_layout(data_type, name, column)
                 elif _depth(data_type) > 2:
@@ -238,8 +321,8 @@ def feature_spec(
                         "feature list holds lists only; record_type='Example' writes it ragged."
                     )
                 else:
-                    sequence[name] = ragged(data_type.elementType.elementType, column)
-            elif vector_layout == "sparse" and type(data_type).__name__ == "VectorUDT":
+                    sequence[name] = ragged(data_type["elementType"]["elementType"], column)
+            elif _is_vector(data_type) and sparse_vector(name):
                 if sequence_type:  # parse_sequence_example takes no SparseFeature in the context
                     for part, dtype in (("indices", tf.int64), ("values", tf.float32)):
                         context[name + separator + part] = tf.io.RaggedFeature(
@@ -253,15 +336,50 @@ def feature_spec(
                     dtype=tf.float32,
                     size=_vector_size(field, column, known_sizes),
                 )
-            elif isinstance(data_type, ArrayType) or type(data_type).__name__ == "VectorUDT":
-                element = data_type.elementType if isinstance(data_type, ArrayType) else data_type
-                context[name] = ragged(element, column)
-            elif nullable or field.nullable:
-                context[name] = tf.io.VarLenFeature(_dtype(tf, data_type, column))
-            else:
+            elif _is_array(data_type) or _is_vector(data_type):
+                element = data_type["elementType"] if _is_array(data_type) else data_type
+                dtype = _dtype(tf, element, column)
+                k = fixed_length(name)
+                if k is not None:  # the manifest: k values in every record
+                    context[name] = tf.io.FixedLenFeature([k], dtype)
+                else:
+                    context[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
+            elif fixed_length(name) == 1 or not (nullable or field_nullable):
                 context[name] = tf.io.FixedLenFeature([], _dtype(tf, data_type, column))
+            else:
+                context[name] = tf.io.VarLenFeature(_dtype(tf, data_type, column))
 
-    leaves(schema, "", "", False)
+    leaves(struct, "", "", False)
     if sequence_type:
         return context, sequence
     return context
+
+
+def _from_manifest(
+    path: str, record_type: str
+) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
+    """The schema JSON and the per-feature value counts of the folder ``path``'s manifest."""
+    from spark_tfrecord._manifest import MANIFEST_NAME, _read_manifest, _Stale
+
+    folder = _local(path)
+    try:
+        info = _read_manifest(folder)
+    except _Stale as e:
+        raise ValueError(
+            f"feature_spec({path!r}) needs the folder's valid {MANIFEST_NAME}, which every "
+            f"spark-tfrecord write leaves, and here {e}. Write the data with spark-tfrecord "
+            "(spark_tfrecord.write or format('tfrecord')), or pass the schema instead: a DDL "
+            "string such as 'id long, x array<float>', or a StructType."
+        ) from None
+    if info.record_type not in ("Example", "SequenceExample"):
+        raise ValueError(
+            f"{path} holds {info.record_type} records: raw bytes, with no features to parse."
+        )
+    if info.record_type != record_type:
+        raise ValueError(
+            f"{path} holds {info.record_type} records, but feature_spec was called with "
+            f"record_type={record_type!r}: pass record_type={info.record_type!r}."
+        )
+    if info.schema_json is None:
+        raise ValueError(f"{path}'s {MANIFEST_NAME} has no schema_json.")
+    return info.schema_json, info.features

@@ -1,0 +1,206 @@
+"""Spark's DDL schema strings (``"id long, x array<float>"``), parsed in plain Python.
+
+PySpark's own parser (``StructType.fromDDL``, ``_parse_datatype_string``) asks the JVM, so it
+fails in a trainer with no Spark session (``SESSION_OR_CONTEXT_NOT_EXISTS``). This one covers the
+types a TFRecord column can have and gives Spark's JSON form of the schema (what
+``StructType.jsonValue()`` returns, and what the manifest's ``schema_json`` holds).
+
+>>> parse_ddl("id BIGINT NOT NULL, `my x` array<float> COMMENT 'pixels'")["fields"][1]
+{'name': 'my x', 'type': {'type': 'array', 'elementType': 'float', 'containsNull': True}, \
+'nullable': True, 'metadata': {'comment': 'pixels'}}
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NoReturn
+
+#: Spark's names of the primitive types (and their aliases) → their JSON names.
+_PRIMITIVES = {
+    "boolean": "boolean",
+    "tinyint": "byte",
+    "byte": "byte",
+    "smallint": "short",
+    "short": "short",
+    "int": "integer",
+    "integer": "integer",
+    "bigint": "long",
+    "long": "long",
+    "float": "float",
+    "real": "float",
+    "double": "double",
+    "string": "string",
+    "binary": "binary",
+    "date": "date",
+    "timestamp": "timestamp",
+    "timestamp_ltz": "timestamp",
+    "timestamp_ntz": "timestamp_ntz",
+}
+_DECIMALS = ("decimal", "dec", "numeric")
+_CHARS = ("char", "character", "varchar")
+
+_TOKEN = re.compile(
+    r"\s*(?:"
+    r"(?P<quoted>`(?:[^`]|``)*`)"
+    r"|(?P<string>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+    r"|(?P<word>[A-Za-z0-9_]+)"
+    r"|(?P<punct>[<>(),:])"
+    r")"
+)
+
+
+class _Parser:
+    def __init__(self, ddl: str) -> None:
+        self.ddl = ddl
+        self.tokens: list[tuple[str, str, int]] = []  # (kind, text, position)
+        pos = 0
+        while pos < len(ddl):
+            if ddl[pos:].strip() == "":
+                break
+            m = _TOKEN.match(ddl, pos)
+            if m is None or m.lastgroup is None:
+                start = len(ddl) - len(ddl[pos:].lstrip())
+                self.fail(f"unexpected {ddl[start]!r}", start)
+            kind = m.lastgroup
+            self.tokens.append((kind, m.group(kind), m.start(kind)))
+            pos = m.end()
+        self.i = 0
+
+    def fail(self, what: str, position: int | None = None) -> NoReturn:
+        if position is None:
+            position = self.tokens[self.i][2] if self.i < len(self.tokens) else len(self.ddl)
+        raise ValueError(
+            f"Cannot parse the schema {self.ddl!r}: {what} at position {position}. A schema is "
+            "Spark's DDL: 'name type [NOT NULL] [COMMENT ...], ...', for example "
+            "'id long, x array<float>'."
+        )
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def keyword(self, *words: str) -> bool:
+        """Consumes the next token if it is one of ``words`` (any case)."""
+        token = self.peek()
+        if token is not None and token[0] == "word" and token[1].lower() in words:
+            self.i += 1
+            return True
+        return False
+
+    def punct(self, char: str) -> bool:
+        token = self.peek()
+        if token is not None and token[0] == "punct" and token[1] == char:
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, char: str) -> None:
+        if not self.punct(char):
+            self.fail(f"expected {char!r}")
+
+    def name(self) -> str:
+        token = self.peek()
+        if token is None or token[0] not in ("word", "quoted"):
+            self.fail("expected a column name")
+        self.i += 1
+        return token[1][1:-1].replace("``", "`") if token[0] == "quoted" else token[1]
+
+    def integer(self) -> int:
+        token = self.peek()
+        if token is None or token[0] != "word" or not token[1].isdigit():
+            self.fail("expected a number")
+        self.i += 1
+        return int(token[1])
+
+    def string(self) -> str:
+        token = self.peek()
+        if token is None or token[0] != "string":
+            self.fail("expected a quoted string")
+        self.i += 1
+        return re.sub(r"\\(.)", r"\1", token[1][1:-1])
+
+    def data_type(self) -> Any:
+        token = self.peek()
+        if token is None or token[0] != "word":
+            self.fail("expected a type")
+        word = token[1].lower()
+        self.i += 1
+        if word in _PRIMITIVES:
+            return _PRIMITIVES[word]
+        if word in _DECIMALS:
+            precision, scale = 10, 0
+            if self.punct("("):
+                precision = self.integer()
+                if self.punct(","):
+                    scale = self.integer()
+                self.expect(")")
+            return f"decimal({precision},{scale})"
+        if word in _CHARS:  # Spark keeps them as strings
+            if self.punct("("):
+                self.integer()
+                self.expect(")")
+            return "string"
+        if word == "array":
+            self.expect("<")
+            element = self.data_type()
+            self.expect(">")
+            return {"type": "array", "elementType": element, "containsNull": True}
+        if word == "map":
+            self.expect("<")
+            key = self.data_type()
+            self.expect(",")
+            value = self.data_type()
+            self.expect(">")
+            return {"type": "map", "keyType": key, "valueType": value, "valueContainsNull": True}
+        if word == "struct":
+            self.expect("<")
+            fields = []
+            if not self.punct(">"):
+                fields.append(self.field())
+                while self.punct(","):
+                    fields.append(self.field())
+                self.expect(">")
+            return {"type": "struct", "fields": fields}
+        self.i -= 1
+        self.fail(f"unknown type {token[1]!r}")
+
+    def field(self) -> dict[str, Any]:
+        name = self.name()
+        self.punct(":")
+        data_type = self.data_type()
+        nullable = True
+        metadata: dict[str, Any] = {}
+        while True:
+            if self.keyword("not"):
+                if not self.keyword("null"):
+                    self.fail("expected NULL after NOT")
+                nullable = False
+            elif self.keyword("comment"):
+                metadata["comment"] = self.string()
+            else:
+                break
+        return {"name": name, "type": data_type, "nullable": nullable, "metadata": metadata}
+
+    def columns(self) -> dict[str, Any]:
+        fields = [self.field()]
+        while self.punct(","):
+            fields.append(self.field())
+        if self.peek() is not None:
+            self.fail("expected ',' or the end")
+        return {"type": "struct", "fields": fields}
+
+
+def parse_ddl(ddl: str) -> dict[str, Any]:
+    """The Spark JSON (``StructType.jsonValue()``) of the schema ``ddl``: a column list
+    (``a T, b T``, also ``a: T``) or one ``struct<...>``. Raises ValueError saying where it
+    cannot be parsed."""
+    try:
+        return _Parser(ddl).columns()
+    except ValueError as column_error:
+        whole = _Parser(ddl)
+        try:
+            data_type = whole.data_type()
+        except ValueError:
+            raise column_error from None
+        if isinstance(data_type, dict) and data_type["type"] == "struct" and whole.peek() is None:
+            return data_type
+        raise column_error from None
