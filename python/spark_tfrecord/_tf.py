@@ -83,11 +83,12 @@ def _spec(
             f"{path} has no valid manifest ({info.reason}), so no schema: give the columns "
             'as a DDL string, columns="x array<float>, y long".'
         )
-    if isinstance(columns, str):
-        spec: Any = feature_spec(columns, record_type=info.record_type)  # type: ignore[arg-type]
+    # A DDL string gives its own schema; else the manifest's, with its value counts.
+    schema = columns if isinstance(columns, str) else path
+    if info.record_type == "SequenceExample":
+        context, sequence = feature_spec(schema, record_type="SequenceExample")
     else:
-        spec = feature_spec(path)
-    context, sequence = spec if isinstance(spec, tuple) else (spec, {})
+        context, sequence = feature_spec(schema), {}
     if columns is not None and not isinstance(columns, str):
         wanted = [*columns, *([label] if label is not None and label not in columns else [])]
         everything = {**context, **sequence}
@@ -220,9 +221,7 @@ def tf_dataset(
         take = tf.clip_by_value(end - starts, 0, order_counts) - skip
         wanted = take > 0
         return tf.data.Dataset.from_tensor_slices(
-            tuple(
-                tf.boolean_mask(t, wanted) for t in (order_names, order_kinds, skip, take)
-            )
+            tuple(tf.boolean_mask(t, wanted) for t in (order_names, order_kinds, skip, take))
         )
 
     def read_file(name: Any, kind: Any, skip: Any, take: Any) -> Any:
