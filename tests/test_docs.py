@@ -335,11 +335,28 @@ def check_types(ran: Ran, cwd: Path) -> None:
     assert table(ran.output('option("inferNesting", "true")')) == [["height"], ["480"]]
 
 
+def check_training(ran: Ran, cwd: Path) -> None:
+    """What the page's comments say its prints give (its output holds TensorFlow's log too)."""
+
+    def lines(containing: str) -> list[str]:
+        return ran.output(containing).splitlines()
+
+    assert "(32, 3)" in lines("by_hand = ")
+    assert "32 (None, 3) (None,)" in lines("ds.element_spec")
+    printed = lines("shard=(i, 3)")
+    assert [p for p in printed if p in ("16", "[11, 11, 11]", "999")] == [
+        "16",
+        "[11, 11, 11]",
+        "999",
+    ], printed
+
+
 CHECKS: dict[str, Callable[[Ran, Path], None]] = {
     "README.md": check_readme,
     "getting-started.md": check_getting_started,
     "errors.md": check_errors,
     "types.md": check_types,
+    "training.md": check_training,
 }
 RUNNABLE_PAGES = [
     p for p in PAGES if any(b.language in RUNNABLE and not b.not_run for b in blocks(p))

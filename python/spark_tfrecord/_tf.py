@@ -42,13 +42,6 @@ def _shard(shard: Shard | None) -> tuple[int, int]:
     return index, count
 
 
-def _file_path(root: str, path: str) -> str:
-    """A file of the manifest (relative to ``root``, '/'-separated) as TensorFlow opens it."""
-    if "://" in path or path.startswith("/"):
-        return path
-    return root.rstrip("/") + "/" + path
-
-
 def _compression_type(codec: str, path: str) -> str:
     if codec not in _COMPRESSION_TYPES:
         raise ValueError(
@@ -193,7 +186,7 @@ def tf_dataset(
     context, sequence = _spec(path, info, columns, label)
 
     files = [f for f in info.files if f.num_records > 0]
-    names = [_file_path(info.path, f.path) for f in files]
+    names = [f.path for f in files]  # dataset_info gives them joined to the folder
     kinds = [_compression_type(f.compression, name) for f, name in zip(files, names)]
     counts = [f.num_records for f in files]
     per_worker = sum(counts) // count
