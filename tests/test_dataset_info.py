@@ -341,3 +341,172 @@ def test_listing_skips_what_spark_skips() -> None:
         ".a.crc",
         "b._COPYING_",
     ]
+
+
+# --- feature_spec from a DDL string and from a folder's manifest, in a trainer ---------------
+
+SPEC_REPR = (
+    "import spark_tfrecord\n"
+    "def show(spec):\n"
+    "    return {k: repr(v) for k, v in sorted(spec.items())}\n"
+)
+
+
+@pytest.mark.tensorflow
+def test_feature_spec_of_a_ddl_string_needs_no_session_nor_pyspark() -> None:
+    out = trainer(
+        SPEC_REPR
+        + "result = show(spark_tfrecord.feature_spec('id long not null, s double, x array<float>'))"
+    )
+    assert out == {
+        "result": {
+            "id": "FixedLenFeature(shape=[], dtype=tf.int64, default_value=None)",
+            "s": "VarLenFeature(dtype=tf.float32)",
+            "x": "RaggedFeature(dtype=tf.float32, value_key=None, partitions=(), "
+            "row_splits_dtype=tf.int64, validate=False)",
+        },
+        "heavy": ["tensorflow"],
+    }
+
+
+VECTOR = {
+    "type": "udt",
+    "class": "org.apache.spark.ml.linalg.VectorUDT",
+    "pyClass": "pyspark.ml.linalg.VectorUDT",
+    "sqlType": {"type": "struct", "fields": []},  # (its contents do not matter here)
+}
+
+
+def _field(name: str, data_type: Any, nullable: bool = True, **metadata: Any) -> dict[str, Any]:
+    return {"name": name, "type": data_type, "nullable": nullable, "metadata": metadata}
+
+
+def _array(element: Any) -> dict[str, Any]:
+    return {"type": "array", "elementType": element, "containsNull": True}
+
+
+COUNTED_SCHEMA = {
+    "type": "struct",
+    "fields": [
+        _field("label", "long"),  # nullable, but in every record
+        _field("weight", "double"),  # nullable and sometimes absent
+        _field("id", "long", nullable=False),
+        _field("emb", _array("float")),  # 3 values in every record
+        _field("tags", _array("string")),  # 0 to 2
+        _field("empty", _array("long")),  # never a value
+        _field("dense", VECTOR),  # 4 values in every record
+        _field("hashed", VECTOR, ml_attr={"num_attrs": 100}),  # written sparse
+        _field(
+            "box",
+            {"type": "struct", "fields": [_field("h", "long"), _field("xy", _array("float"))]},
+        ),
+        _field("steps", _array(_array("long"))),  # ragged, whatever the counts
+    ],
+}
+COUNTED_FEATURES = {
+    "label": (1, 1),
+    "weight": (0, 1),
+    "id": (1, 1),
+    "emb": (3, 3),
+    "tags": (0, 2),
+    "empty": (0, 0),
+    "dense": (4, 4),
+    "hashed/indices": (0, 9),
+    "hashed/values": (0, 9),
+    "box/h": (1, 1),
+    "box/xy": (2, 2),
+    "steps/ragged_flat_values": (2, 2),
+    "steps/ragged_row_lengths_0": (1, 1),
+}
+
+
+@pytest.mark.tensorflow
+def test_feature_spec_of_a_folder_is_dense_where_every_record_has_k_values(tmp_path: Path) -> None:
+    (tmp_path / "part-0.tfrecord").write_bytes(records(3))
+    write_manifest(
+        tmp_path, {"part-0.tfrecord": 3}, schema_json=COUNTED_SCHEMA, features=COUNTED_FEATURES
+    )
+    out = trainer(SPEC_REPR + f"result = show(spark_tfrecord.feature_spec({str(tmp_path)!r}))")
+    assert out["heavy"] == ["tensorflow"]
+
+    def ragged(dtype: str) -> str:
+        return (
+            f"RaggedFeature(dtype=tf.{dtype}, value_key=None, partitions=(), "
+            "row_splits_dtype=tf.int64, validate=False)"
+        )
+
+    assert out["result"] == {
+        "label": "FixedLenFeature(shape=[], dtype=tf.int64, default_value=None)",
+        "weight": "VarLenFeature(dtype=tf.float32)",
+        "id": "FixedLenFeature(shape=[], dtype=tf.int64, default_value=None)",
+        "emb": "FixedLenFeature(shape=[3], dtype=tf.float32, default_value=None)",
+        "tags": ragged("string"),
+        "empty": ragged("int64"),
+        "dense": "FixedLenFeature(shape=[4], dtype=tf.float32, default_value=None)",
+        "hashed": "SparseFeature(index_key='hashed/indices', value_key='hashed/values', "
+        "dtype=tf.float32, size=100, already_sorted=False)",
+        "box/h": "FixedLenFeature(shape=[], dtype=tf.int64, default_value=None)",
+        "box/xy": "FixedLenFeature(shape=[2], dtype=tf.float32, default_value=None)",
+        "steps": "RaggedFeature(dtype=tf.int64, value_key='steps/ragged_flat_values', "
+        "partitions=(RowLengths(key='steps/ragged_row_lengths_0'),), "
+        "row_splits_dtype=tf.int64, validate=False)",
+    }
+
+
+@pytest.mark.tensorflow
+def test_feature_spec_of_a_sequence_example_folder(tmp_path: Path) -> None:
+    (tmp_path / "part-0.tfrecord").write_bytes(records(2))
+    schema = {
+        "type": "struct",
+        "fields": [_field("user", "long"), _field("clicks", _array(_array("long")))],
+    }
+    write_manifest(
+        tmp_path,
+        {"part-0.tfrecord": 2},
+        schema_json=schema,
+        record_type="SequenceExample",
+        features={"user": (1, 1)},
+        feature_lists={"clicks": (1, 3)},
+    )
+    folder = str(tmp_path)
+    out = trainer(
+        SPEC_REPR
+        + f"c, s = spark_tfrecord.feature_spec({folder!r}, record_type='SequenceExample')\n"
+        "result = [show(c), show(s)]\n"
+    )
+    assert out["result"] == [
+        {"user": "FixedLenFeature(shape=[], dtype=tf.int64, default_value=None)"},
+        {
+            "clicks": "RaggedFeature(dtype=tf.int64, value_key=None, partitions=(), "
+            "row_splits_dtype=tf.int64, validate=False)"
+        },
+    ]
+    wrong = trainer(SPEC_REPR + f"result = spark_tfrecord.feature_spec({folder!r})")
+    assert wrong["error"] == "ValueError"
+    assert wrong["message"] == (
+        f"{folder} holds SequenceExample records, but feature_spec was called with "
+        "record_type='Example': pass record_type='SequenceExample'."
+    )
+
+
+@pytest.mark.tensorflow
+def test_feature_spec_of_a_folder_without_a_valid_manifest_says_what_to_do(table: Path) -> None:
+    out = trainer(SPEC_REPR + f"result = spark_tfrecord.feature_spec({str(table)!r})")
+    assert out["error"] == "ValueError"
+    assert out["message"] == (
+        f"feature_spec({str(table)!r}) needs the folder's valid {MANIFEST}, which every "
+        f"spark-tfrecord write leaves, and here {table} has no {MANIFEST}. Write the data with "
+        "spark-tfrecord (spark_tfrecord.write or format('tfrecord')), or pass the schema "
+        "instead: a DDL string such as 'id long, x array<float>', or a StructType."
+    )
+    write_manifest(table, COUNTS, record_type="ByteArray")
+    raw = trainer(SPEC_REPR + f"result = spark_tfrecord.feature_spec({str(table)!r})")
+    assert (
+        raw["message"] == f"{table} holds ByteArray records: raw bytes, with no features to parse."
+    )
+    missing = str(table / "nowhere")
+    typo = trainer(SPEC_REPR + f"result = spark_tfrecord.feature_spec({missing!r})")
+    assert typo["message"].startswith(
+        f"No such file or folder: {missing!r}; and as a DDL schema (what a string that names no "
+        f"existing path is taken for): Cannot parse the schema {missing!r}: unexpected '/'"
+    )

@@ -240,7 +240,15 @@ def feature_spec(
     elif isinstance(schema, str):
         from spark_tfrecord._ddl import parse_ddl
 
-        struct = parse_ddl(schema)
+        try:
+            struct = parse_ddl(schema)
+        except ValueError as e:
+            if "/" not in schema and os.sep not in schema:
+                raise
+            raise ValueError(
+                f"No such file or folder: {schema!r}; and as a DDL schema (what a string that "
+                f"names no existing path is taken for): {e}"
+            ) from None
     elif isinstance(schema, Mapping):
         struct = schema
     else:
