@@ -42,42 +42,65 @@ _MASK_DELTA = 0xA282EAD8
 # --- CRC32C -------------------------------------------------------------------------------------
 
 
-def _crc_table() -> list[int]:
-    table = []
+def _crc_tables() -> tuple[list[int], ...]:
+    """Slicing-by-8 tables: ``t[0]`` the byte-at-a-time table of CRC32C (Castagnoli),
+    ``t[k][i]`` the CRC of byte i followed by k zero bytes."""
+    t0 = []
     for i in range(256):
         c = i
         for _ in range(8):
             c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
+        t0.append(c)
+    tables = [t0]
+    for _ in range(7):
+        last = tables[-1]
+        tables.append([(last[i] >> 8) ^ t0[last[i] & 0xFF] for i in range(256)])
+    return tuple(tables)
 
 
-_TABLE = _crc_table()
+_TABLES = _crc_tables()
+_WORDS = struct.Struct("<Q").iter_unpack
 
 
 def _crc32c_python(data: bytes | bytearray | memoryview) -> int:
-    """CRC32C (Castagnoli) in pure Python: the fallback, a table lookup per byte."""
-    table = _TABLE
+    """CRC32C in pure Python, the fallback: eight bytes a step (slicing-by-8), about twice as
+    fast as a byte a step, and some 500 times slower than the crc32c packages' C code."""
+    t0, t1, t2, t3, t4, t5, t6, t7 = _TABLES
+    data = bytes(data)
+    whole = len(data) & ~7
     crc = 0xFFFFFFFF
-    for b in bytes(data):
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    for (word,) in _WORDS(data[:whole]):
+        x = crc ^ word
+        crc = (
+            t7[x & 0xFF]
+            ^ t6[(x >> 8) & 0xFF]
+            ^ t5[(x >> 16) & 0xFF]
+            ^ t4[(x >> 24) & 0xFF]
+            ^ t3[(x >> 32) & 0xFF]
+            ^ t2[(x >> 40) & 0xFF]
+            ^ t1[(x >> 48) & 0xFF]
+            ^ t0[x >> 56]
+        )
+    for b in data[whole:]:
+        crc = t0[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 
 
 def _fast_crc32c() -> tuple[Callable[[Any], int], str]:
-    """The fastest CRC32C importable, and its name: google-crc32c's or crc32c's C code, else
-    pure Python."""
+    """The fastest CRC32C importable, and its name: the crc32c package's C code (it takes a
+    memoryview, so no copy), google-crc32c's, else pure Python."""
+    try:
+        import crc32c  # type: ignore[import-not-found, unused-ignore]
+
+        return crc32c.crc32c, "crc32c"
+    except ImportError:
+        pass
     try:
         import google_crc32c  # type: ignore[import-not-found, unused-ignore]
 
         if getattr(google_crc32c, "implementation", "c") == "c":
-            return google_crc32c.value, "google-crc32c"
-    except ImportError:
-        pass
-    try:
-        import crc32c
-
-        return crc32c.crc32c, "crc32c"
+            value = google_crc32c.value  # takes bytes only, not a memoryview
+            return (lambda data: value(bytes(data))), "google-crc32c"
     except ImportError:
         pass
     return _crc32c_python, "pure Python"

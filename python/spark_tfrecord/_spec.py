@@ -160,6 +160,23 @@ def feature_spec(
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
 
+    ``schema`` is a pyspark ``StructType``, its JSON (``StructType.jsonValue()``), a DDL string
+    (``"id long not null, x array<float>"``), or the path of a folder a spark-tfrecord write
+    left a manifest in (a ``PathLike``, or a string that names an existing file or folder or
+    holds ``://``: any other string is taken for DDL). Neither a Spark session nor pyspark is
+    needed. From a folder, the schema and the record type come from its
+    ``_tfrecord_manifest.json`` (``record_type`` must match it), and its per-feature value
+    counts make these entries dense:
+
+    - a list or vector column with exactly k values in every record:
+      ``tf.io.FixedLenFeature([k], dtype)``;
+    - a scalar column (or struct leaf) that every record holds, nullable or not:
+      ``tf.io.FixedLenFeature([], dtype)``;
+    - a vector column written with ``vectorLayout=sparse`` is found so without
+      ``vector_layout``.
+
+    A folder with no valid manifest raises a ValueError saying so. The rest is as for a schema:
+
     - a non-nullable scalar column: ``tf.io.FixedLenFeature([], dtype)``
     - a nullable scalar column: ``tf.io.VarLenFeature(dtype)`` (absent → an empty sparse row)
     - an array or vector column: ``tf.io.RaggedFeature(dtype)``
@@ -223,7 +240,15 @@ def feature_spec(
     elif isinstance(schema, str):
         from spark_tfrecord._ddl import parse_ddl
 
-        struct = parse_ddl(schema)
+        try:
+            struct = parse_ddl(schema)
+        except ValueError as e:
+            if "/" not in schema and os.sep not in schema:
+                raise
+            raise ValueError(
+                f"No such file or folder: {schema!r}; and as a DDL schema (what a string that "
+                f"names no existing path is taken for): {e}"
+            ) from None
     elif isinstance(schema, Mapping):
         struct = schema
     else:
