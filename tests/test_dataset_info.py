@@ -331,15 +331,19 @@ def test_the_ddl_parser_needs_no_session_and_no_pyspark() -> None:
     }
 
 
-def test_listing_skips_what_spark_skips() -> None:
-    from spark_tfrecord._manifest import _hidden
+def test_listing_skips_what_the_writer_skips(tmp_path: Path) -> None:
+    """The writer's rule: names starting with ``_`` or ``.`` are not data, nor a TFDS dataset's
+    metadata at the root; folders are descended into."""
+    from spark_tfrecord._manifest import _list_folder
 
-    assert [
-        n for n in ("_SUCCESS", ".a.crc", "_a=1", "a", "b._COPYING_", "day=1") if _hidden(n)
-    ] == [
-        "_SUCCESS",
-        ".a.crc",
-        "b._COPYING_",
+    for rel in ("_SUCCESS", ".a.crc", "_a=1/x", "dataset_info.json", "features.json",
+                "label.labels.txt", "a.tfrecord", "sub/dataset_info.json", "day=1/b"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"12")
+    assert _list_folder(str(tmp_path)) == [
+        ("a.tfrecord", 2),
+        ("day=1/b", 2),
+        ("sub/dataset_info.json", 2),
     ]
 
 

@@ -244,23 +244,28 @@ class DatasetInfo:
 
 
 def _hidden(name: str) -> bool:
-    """Spark's listing rule (InMemoryFileIndex): ``_`` names (but ``_a=1`` partition folders)
-    and ``.`` names are not data, nor files still being copied."""
-    return (
-        (name.startswith("_") and "=" not in name)
-        or name.startswith(".")
-        or name.endswith("._COPYING_")
-    )
+    """Names that Spark's listing and TensorFlow's ``part-*`` globs pass over: ``_SUCCESS``,
+    the manifest, index files, ``.crc`` files, ``_temporary`` folders."""
+    return name.startswith(("_", "."))
+
+
+#: A TFDS dataset's metadata at the root of its folder, beside its shards: not data.
+_TFDS_METADATA = ("dataset_info.json", "features.json")
+
+
+def _metadata(name: str) -> bool:
+    return name in _TFDS_METADATA or name.endswith(".labels.txt")
 
 
 def _list_folder(folder: str) -> list[tuple[str, int]]:
-    """The data files under ``folder`` as (path relative to it with ``/``, size), sorted."""
+    """The data files under ``folder`` as (path relative to it with ``/``, size), sorted: the
+    writer's rule (files and folders not :func:`_hidden`, and at the root no TFDS metadata)."""
     found: list[tuple[str, int]] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
         rel_root = os.path.relpath(root, folder)
         for name in files:
-            if _hidden(name):
+            if _hidden(name) or (rel_root == "." and _metadata(name)):
                 continue
             rel = name if rel_root == "." else os.path.join(rel_root, name)
             found.append((rel.replace(os.sep, "/"), os.path.getsize(os.path.join(root, name))))
