@@ -121,6 +121,18 @@ def test_a_valid_manifest_answers_without_reading_the_files(table: Path) -> None
     assert info_of(table)["result"]["num_records"] == 14
 
 
+def test_the_answer_pickles_for_loader_workers(table: Path) -> None:
+    write_manifest(table, COUNTS, partition_columns=("day",), features={"id": (1, 1)})
+    out = trainer(
+        "import pickle, spark_tfrecord\n"
+        f"info = spark_tfrecord.dataset_info({str(table)!r})\n"
+        "back = pickle.loads(pickle.dumps(info))\n"
+        "result = [back == info, [f.compression for f in back.files], dict(back.features),\n"
+        "          [tuple(f) == (f.path, f.num_records, f.num_bytes) for f in back.files]]\n"
+    )
+    assert out["result"] == [True, ["none", "gzip", "deflate"], {"id": [1, 1]}, [True] * 3]
+
+
 def test_without_a_manifest_the_records_are_counted(table: Path) -> None:
     info = info_of(table)["result"]
     assert (info["num_records"], info["source"], info["partitions"]) == (14, "counted", ["day"])
@@ -514,3 +526,96 @@ def test_feature_spec_of_a_folder_without_a_valid_manifest_says_what_to_do(table
         f"No such file or folder: {missing!r}; and as a DDL schema (what a string that names no "
         f"existing path is taken for): Cannot parse the schema {missing!r}: unexpected '/'"
     )
+
+
+# --- real writes: the writer's manifest, read by a trainer, against what TensorFlow reads ------
+
+ROWS = [(i, i % 3 if i != 4 else None, [i * 0.5, 1.0, -2.0], ["t"] * (i % 3), f"d{i % 2}")
+        for i in range(10)]  # fmt: skip
+DDL = "id long, label long, emb array<float>, tags array<string>, day string"
+
+
+def tensorflow_counts(paths: list[str]) -> dict[str, int]:
+    """Records per file, as TensorFlow reads them (in a trainer, from each file's bytes)."""
+    out = trainer(
+        "import tensorflow as tf\n"
+        "from spark_tfrecord._manifest import detect_compression\n"
+        "codec = {'none': '', 'gzip': 'GZIP', 'deflate': 'ZLIB'}\n"
+        f"result = {{p: int(tf.data.TFRecordDataset(p, codec[detect_compression(p)])"
+        f".reduce(0, lambda n, _: n + 1)) for p in {paths!r}}}\n"
+    )
+    counts: dict[str, int] = out["result"]
+    return counts
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("layout", ["plain", "partitioned", "gzip"])
+def test_the_writers_manifest_counts_what_tensorflow_reads(spark, out: Path, layout: str) -> None:
+    import spark_tfrecord
+
+    df = spark.createDataFrame(ROWS, DDL).repartition(3)
+    if layout == "partitioned":
+        spark_tfrecord.write(df, str(out), partition_by="day")
+    else:
+        spark_tfrecord.write(df, str(out), compression="gzip" if layout == "gzip" else None)
+    info = info_of(out)["result"]
+    assert (info["source"], info["reason"], info["record_type"]) == ("manifest", None, "Example")
+    assert info["num_records"] == 10
+    files = {p: (n, size, codec) for p, n, size, codec in info["files"]}
+    on_disk = sorted(str(p) for p in out.rglob("part-*"))
+    assert sorted(files) == on_disk
+    assert {p: n for p, (n, _, _) in files.items()} == tensorflow_counts(on_disk)
+    assert all(size == Path(p).stat().st_size for p, (_, size, _) in files.items())
+    codec = "gzip" if layout == "gzip" else "none"
+    assert {c for _, _, c in files.values()} == {codec}
+    if layout == "partitioned":
+        assert info["partitions"] == ["day"]
+        assert info["schema"] == "id BIGINT,label BIGINT,emb ARRAY<FLOAT>,tags ARRAY<STRING>"
+    else:
+        assert info["partitions"] == []
+        assert info["schema"] == (
+            "id BIGINT,label BIGINT,emb ARRAY<FLOAT>,tags ARRAY<STRING>,day STRING"
+        )
+    assert info["features"]["emb"] == [3, 3] and info["features"]["tags"] == [0, 2]
+    assert info["features"]["id"] == [1, 1] and info["features"]["label"] == [0, 1]
+    # Without the manifest, the same counts from the framing.
+    (out / MANIFEST).unlink()
+    counted = info_of(out)["result"]
+    assert counted["source"] == "counted"
+    assert {p: n for p, n, _, _ in counted["files"]} == {p: n for p, (n, _, _) in files.items()}
+
+
+@pytest.mark.tensorflow
+def test_tensorflow_parses_a_written_folder_dense_with_feature_spec_of_its_path(
+    spark, out: Path
+) -> None:
+    """label: nullable in Spark but in every record; emb: 3 values in every record."""
+    import spark_tfrecord
+
+    rows = [(i, i * 10, [i + 0.5, 1.0, -2.0], ["t"] * (i % 3)) for i in range(5)]
+    df = spark.createDataFrame(rows, "id long, label long, emb array<float>, tags array<string>")
+    assert all(f.nullable for f in df.schema.fields)
+    spark_tfrecord.write(df.repartition(2), str(out))
+    parsed = trainer(
+        "import tensorflow as tf, spark_tfrecord\n"
+        f"info = spark_tfrecord.dataset_info({str(out)!r})\n"
+        f"spec = spark_tfrecord.feature_spec({str(out)!r})\n"
+        "ds = tf.data.TFRecordDataset([f.path for f in info.files]).batch(8)\n"
+        "b = tf.io.parse_example(next(iter(ds)), spec)\n"
+        "result = {'types': {k: type(v).__name__ for k, v in sorted(b.items())},\n"
+        "          'shapes': {k: list(b[k].shape) for k in ('id', 'label', 'emb')},\n"
+        "          'rows': sorted(zip(b['id'].numpy().tolist(), b['label'].numpy().tolist(),\n"
+        "                             b['emb'].numpy().tolist(),\n"
+        "                             [[t.decode() for t in r] for r in b['tags'].to_list()]))}\n"
+    )
+    assert "pyspark" not in parsed["heavy"], parsed
+    assert parsed["result"]["types"] == {
+        "emb": "EagerTensor",
+        "id": "EagerTensor",
+        "label": "EagerTensor",
+        "tags": "RaggedTensor",
+    }
+    assert parsed["result"]["shapes"] == {"id": [5], "label": [5], "emb": [5, 3]}
+    assert parsed["result"]["rows"] == [
+        [i, i * 10, [i + 0.5, 1.0, -2.0], ["t"] * (i % 3)] for i in range(5)
+    ]

@@ -23,7 +23,6 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord import errors
@@ -296,7 +295,7 @@ class _Stale(Exception):
 def _min_max(counts: Any, key: str) -> Mapping[str, tuple[int, int]]:
     if not isinstance(counts, dict):
         raise _Stale(f"its {key!r} is not an object")
-    return MappingProxyType({k: (int(v["min"]), int(v["max"])) for k, v in counts.items()})
+    return {k: (int(v["min"]), int(v["max"])) for k, v in counts.items()}
 
 
 def _read_manifest(folder: str) -> DatasetInfo:
@@ -351,7 +350,7 @@ def _read_manifest(folder: str) -> DatasetInfo:
         partition_columns=tuple(str(c) for c in partition_columns),
         features=features,
         feature_lists=feature_lists,
-        schema_json=MappingProxyType(schema_json) if isinstance(schema_json, dict) else None,
+        schema_json=schema_json if isinstance(schema_json, dict) else None,
         source="manifest",
         reason=None,
     )
@@ -540,8 +539,8 @@ def _count(path: str, reason: str) -> DatasetInfo:
         schema=None,
         record_type=None,
         partition_columns=_partition_columns(relative),
-        features=MappingProxyType({}),
-        feature_lists=MappingProxyType({}),
+        features={},
+        feature_lists={},
         schema_json=None,
         source="counted",
         reason=reason,
@@ -557,11 +556,19 @@ def dataset_info(path: str) -> DatasetInfo:
     the records' framing (every byte read, both checksums of every record checked):
     ``source == "counted"``, ``reason`` says why, and ``schema`` and ``record_type`` are None.
 
-    Example (a plain one until the writer's manifest lands)::
-
-        from spark_tfrecord import dataset_info
-        info = dataset_info("/data/train")
-        info.num_records, len(info.files), info.source   # e.g. (5, 2, 'manifest')
+    >>> import os, tempfile
+    >>> from spark_tfrecord import dataset_info
+    >>> folder = tempfile.mkdtemp() + "/ids"
+    >>> spark.range(5).repartition(2).write.format("tfrecord").save(folder)
+    >>> info = dataset_info(folder)
+    >>> info.num_records, len(info.files), info.source, info.schema
+    (5, 2, 'manifest', 'id BIGINT NOT NULL')
+    >>> sorted(n for _, n, _ in info.files)
+    [2, 3]
+    >>> os.remove(os.path.join(folder, "_tfrecord_manifest.json"))
+    >>> info = dataset_info(folder)
+    >>> info.num_records, info.source, info.reason.endswith("has no _tfrecord_manifest.json")
+    (5, 'counted', True)
     """
     if os.path.isdir(path):
         try:
