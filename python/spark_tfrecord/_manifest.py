@@ -36,6 +36,8 @@ _HEADER, _FOOTER = 12, 4
 #: How much of a file is read (or decompressed) at a time while counting.
 _CHUNK = 1 << 20
 _MASK_DELTA = 0xA282EAD8
+#: The largest record the data source reads (``TFRecordFraming.MaxRecordBytes``).
+_MAX_RECORD_BYTES = 2**31 - 1 - 64
 
 
 # --- CRC32C -------------------------------------------------------------------------------------
@@ -445,6 +447,8 @@ def count_records(path: str, compression: str | None = None) -> int:
     unpack_header = struct.Struct("<QI").unpack_from
     unpack_footer = struct.Struct("<I").unpack_from
     stream = _chunks(path, compression)
+    # Uncompressed, the stream is the file: a length running past its end is known at once.
+    file_size = os.path.getsize(path) if compression == "none" else None
     buf = b""
     pos = 0  # in buf
     base = 0  # the stream offset of buf[0]
@@ -481,6 +485,22 @@ def count_records(path: str, compression: str | None = None) -> int:
             raise errors.CorruptFileError(
                 errors.LENGTH_CHECKSUM,
                 "Corrupt TFRecord: length checksum mismatch",
+                path,
+                base + pos,
+            )
+        # A damaged length is refused before its bytes are gathered, as the data source does.
+        if length > _MAX_RECORD_BYTES:
+            raise errors.CorruptFileError(
+                errors.RECORD_TOO_LARGE,
+                f"TFRecord of {length} bytes exceeds maxRecordBytes ({_MAX_RECORD_BYTES})",
+                path,
+                base + pos,
+            )
+        if file_size is not None and length > file_size - (base + pos) - _HEADER - _FOOTER:
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: the header claims {length} data bytes, but the file ends "
+                f"{file_size - (base + pos) - _HEADER} bytes after it",
                 path,
                 base + pos,
             )
