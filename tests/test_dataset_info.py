@@ -644,3 +644,13 @@ def test_tensorflow_parses_a_written_folder_dense_with_feature_spec_of_its_path(
     assert parsed["result"]["rows"] == [
         [i, i * 10, [i + 0.5, 1.0, -2.0], ["t"] * (i % 3)] for i in range(5)
     ]
+
+
+def test_file_urls_are_local_paths_and_other_schemes_are_refused(table: Path) -> None:
+    import spark_tfrecord
+
+    for url in (f"file://{table}", f"file:{table}"):
+        info = spark_tfrecord.dataset_info(url)
+        assert (info.num_records, info.path) == (14, str(table))
+    with pytest.raises(ValueError, match=r"dataset_info reads local paths .*'gs://b/t' is not one"):
+        spark_tfrecord.dataset_info("gs://b/t")

@@ -567,8 +567,23 @@ def _count(path: str, reason: str) -> DatasetInfo:
     )
 
 
-def dataset_info(path: str) -> DatasetInfo:
-    """The record counts, files and schema of the TFRecord data at the local ``path``.
+def local_path(path: str, caller: str) -> str:
+    """``path`` without a ``file:`` scheme (``file:///tmp/x``, Hadoop's ``file:/tmp/x``); a
+    ValueError naming ``caller`` for another scheme."""
+    if path.startswith("file:"):
+        path = path[len("file:") :]
+        return path[2:] if path.startswith("//") else path
+    if "://" in path:
+        raise ValueError(
+            f"{caller} reads local paths (or file: URLs); {path!r} is not one: copy the "
+            "folder, or read it with Spark"
+        )
+    return path
+
+
+def dataset_info(path: str | os.PathLike[str]) -> DatasetInfo:
+    """The record counts, files and schema of the TFRecord data at the local ``path`` (a
+    ``file://`` URL too).
 
     ``path`` is a folder (a partitioned table's root too), one file, or a glob. A folder that
     a spark-tfrecord write left with a valid ``_tfrecord_manifest.json`` is answered from it,
@@ -590,6 +605,7 @@ def dataset_info(path: str) -> DatasetInfo:
     >>> info.num_records, info.source, info.reason.endswith("has no _tfrecord_manifest.json")
     (5, 'counted', True)
     """
+    path = local_path(os.fspath(path), "dataset_info")
     if os.path.isdir(path):
         try:
             return _read_manifest(path)
