@@ -7,7 +7,7 @@ import java.util.UUID
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
-import org.apache.hadoop.mapreduce.{Job, OutputCommitter}
+import org.apache.hadoop.mapreduce.{Job, MRJobConfig, OutputCommitter}
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat
 
 import org.apache.spark.sql.execution.datasources.DataSourceUtils
@@ -199,6 +199,13 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val conf = job.getConfiguration
     val writeId = UUID.randomUUID().toString
     conf.set(WriteIdKey, writeId)
+    // Hadoop's committer keeps a job's files in _temporary/<application attempt> (0 unless set),
+    // and removes all of _temporary at the end: two writes into one folder at once would each
+    // lose the other's. A number of its own per write, and the committer's cleanupJob, which
+    // removes only its own, let both commit.
+    conf.setInt(MRJobConfig.APPLICATION_ATTEMPT_ID,
+      (UUID.fromString(writeId)
+        .getLeastSignificantBits & Int.MaxValue).toInt)
     conf.set(FolderKey, folder.toString)
     conf.set(SchemaKey, schema.json)
     conf.setBoolean(DynamicKey, dynamic)
