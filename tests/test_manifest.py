@@ -151,7 +151,7 @@ def test_two_appends_at_once_are_both_counted(spark, tf, out: Path) -> None:
         try:
             df = spark.range(start, start + 500, numPartitions=3)
             spark_tfrecord.write(df, str(out), mode="append")
-        except BaseException as e:  # noqa: BLE001 - reported by the test
+        except BaseException as e:
             errors.append(e)
 
     threads = [threading.Thread(target=append, args=(s,)) for s in (1000, 2000)]
@@ -187,7 +187,7 @@ def test_a_commit_waits_for_the_folder_lock_then_fails_clearly(spark, tf, out: P
     def append() -> None:
         try:
             spark_tfrecord.write(spark.range(10, 20, numPartitions=2), str(out), mode="append")
-        except BaseException as e:  # noqa: BLE001 - reported by the test
+        except BaseException as e:
             errors.append(e)
         finally:
             done.set()
