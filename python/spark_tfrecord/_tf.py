@@ -228,7 +228,7 @@ def tf_dataset(
 
     def records_of_epoch(key: Any) -> Any:
         # Records handed over a batch's worth at a time: one at a time, the threads' hand-overs
-        # cost more than the reads (benchmarks/training.py: 1.7x slower on 2 cores).
+        # cost more than the reads (1.4x to 1.7x slower in benchmarks/training.py, 2 busy cores).
         return files_of_epoch(key).interleave(
             read_file,
             block_length=parse_batch,
