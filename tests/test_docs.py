@@ -349,6 +349,9 @@ def check_training(ran: Ran, cwd: Path) -> None:
         "[11, 11, 11]",
         "999",
     ], printed
+    tfx = lines('tfx_split="eval"')
+    assert "['data_tfrecord-00000-of-00002.gz', 'data_tfrecord-00001-of-00002.gz']" in tfx, tfx
+    assert "1000" in tfx, tfx
 
 
 CHECKS: dict[str, Callable[[Ran, Path], None]] = {
