@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Literal, Union, overload
 
+from spark_tfrecord._shards import arrange
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
@@ -121,15 +123,21 @@ def write(
     write_index: bool = False,
     shard_prefix: str | None = None,
     num_shards: int | None = None,
+    shuffle_seed: int | None = None,
     vector_layout: VectorLayout = "dense",
     **options: OptionValue,
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
 
-    ``shard_prefix`` names the files TensorFlow's way instead, ``<prefix>-00000-of-00016``
-    (what ``tf.data`` and TFX users glob), numbered when the job commits; ``num_shards`` then
-    gives exactly that many files (the DataFrame is repartitioned to it; files of no record are
-    written too). Without ``num_shards``, one file per partition.
+    ``num_shards`` gives exactly that many files, whose record counts differ by at most one
+    (files of no record are written too when there are fewer records): the rows are numbered
+    and dealt round-robin, row ``i`` to file ``i % num_shards``, in the input's order, or with
+    ``shuffle_seed`` in an order that depends only on the seed and the rows, so that the same
+    seed and rows give the same files, byte for byte, however the DataFrame is partitioned. It
+    costs a job that counts the rows and a shuffle (two with a seed): see docs/tfds.md,
+    "Balanced shards". Not with ``partition_by``. Without ``num_shards``, one file per
+    partition. ``shard_prefix`` names the files TensorFlow's way, ``<prefix>-00000-of-00016``
+    (what ``tf.data`` and TFX users glob), numbered when the job commits.
 
     ``partition_by`` columns become ``name=value`` directories and are not written into the
     records. ``write_index`` (the ``writeIndex`` option) also writes each file's index beside it,
@@ -151,10 +159,14 @@ def write(
     # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
     save_mode = "error" if mode == "errorifexists" else mode
     if num_shards is not None:
-        if shard_prefix is None:
-            raise ValueError("num_shards names the files: give shard_prefix too")
-        df = df.repartition(num_shards)
+        if partition_by is not None:
+            raise ValueError(
+                "num_shards makes one sequence of files in one folder: not with partition_by"
+            )
+        df = arrange(df, num_shards, shuffle_seed)
         options = {**options, "numShards": num_shards}
+    elif shuffle_seed is not None:
+        raise ValueError("shuffle_seed orders the rows of num_shards files: give num_shards too")
     if shard_prefix is not None:
         options = {**options, "shardPrefix": shard_prefix}
     writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
@@ -165,6 +177,7 @@ def write(
         "write_index",
         "shard_prefix",
         "num_shards",
+        "shuffle_seed",
         "vector_layout",
     )
     writer = writer.options(**_option_strings(options, parameters))
