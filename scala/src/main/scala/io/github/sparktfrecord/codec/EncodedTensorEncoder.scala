@@ -154,6 +154,8 @@ private[sparktfrecord] final class EncodedTensorEncoder(
       s
     }
 
+    measuredValues = rank
+
     protected def sizeOf(row: SpecializedGetters, ordinal: Int): Int =
       lengthDelimitedSize(lengthDelimitedSize(packedSize)).toInt
 

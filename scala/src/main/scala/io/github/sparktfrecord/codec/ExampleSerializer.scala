@@ -141,6 +141,38 @@ private[sparktfrecord] final class ExampleSerializer(
   private val lengthViews: Array[ArrayView] =
     fixedLengths.map(n => if (n > 0) new ArrayView else null)
 
+  /** Per feature: the fewest and most values one record held so far (absent: 0 values). */
+  private val fewest = Array.fill(numLeaves)(Int.MaxValue)
+  private val most = new Array[Int](numLeaves)
+  /** Per feature list: the fewest and most values one of its steps held so far. */
+  private val stepFewest = Array.fill(numLeaves)(Int.MaxValue)
+  private val stepMost = new Array[Int](numLeaves)
+
+  /**
+   * What the rows serialized so far held: per feature (Example.features or the
+   * SequenceExample's context) and per feature list (the values of one step), the fewest and
+   * most values, as a write's manifest keeps them. Empty before the first row.
+   */
+  override def valueCounts: RecordSerializer.ValueCounts = {
+    def of(in: Boolean, lo: Array[Int], hi: Array[Int]) = leaves.indices
+      .filter(i => inLists(i) == in && lo(i) != Int.MaxValue)
+      .map(i => leaves(i).name -> (lo(i), hi(i))).toMap
+    RecordSerializer.ValueCounts(of(in = false, fewest, most), of(in = true, stepFewest, stepMost))
+  }
+
+  private def counted(i: Int, values: Int): Unit = {
+    if (values < fewest(i)) fewest(i) = values
+    if (values > most(i)) most(i) = values
+  }
+
+  private def countedSteps(i: Int): Unit = {
+    val list = encoders(i).asInstanceOf[FeatureListEncoder]
+    if (list.valueCount > 0) {
+      if (list.stepMin < stepFewest(i)) stepFewest(i) = list.stepMin
+      if (list.stepMax > stepMost(i)) stepMost(i) = list.stepMax
+    }
+  }
+
   def serialize(row: InternalRow): Int = {
     var s = 0
     while (s < numStructs) {
@@ -157,12 +189,19 @@ private[sparktfrecord] final class ExampleSerializer(
       if (values == null) {
         if (requireValues) absent(i)
         valueSizes(i) = -1
+        if (!inLists(i)) counted(i, 0)
       } else {
         if (fixedLengths(i) > 0) checkLength(i, values)
         val valueSize = encoders(i).measure(values, valueOrdinals(i))
         valueSizes(i) = valueSize
         val fieldSize = lengthDelimitedSize(entrySize(i, valueSize))
-        if (inLists(i)) listsSize += fieldSize else featuresSize += fieldSize
+        if (inLists(i)) {
+          listsSize += fieldSize
+          countedSteps(i)
+        } else {
+          featuresSize += fieldSize
+          counted(i, encoders(i).valueCount)
+        }
       }
       i += 1
     }
@@ -255,11 +294,26 @@ private[sparktfrecord] abstract class RecordSerializer {
   /** Serializes `row` into [[buffer]] and returns the data length. */
   def serialize(row: InternalRow): Int
 
+  /** The numbers of values the rows serialized so far held per feature (none: no features). */
+  def valueCounts: RecordSerializer.ValueCounts = RecordSerializer.ValueCounts.None
+
   /** Makes room for `length` data bytes plus framing; returns the buffer. */
   protected final def reserve(length: Int): Array[Byte] = record.reserve(length)
 }
 
 private[sparktfrecord] object RecordSerializer {
+
+  /**
+   * Per feature key, the fewest and most values one record held (`features`: Example.features or
+   * a SequenceExample's context, a record without the feature counting 0), and per feature list
+   * the fewest and most values one step held (`lists`).
+   */
+  final case class ValueCounts(features: Map[String, (Int, Int)], lists: Map[String, (Int, Int)])
+
+  object ValueCounts {
+    val None: ValueCounts = ValueCounts(Map.empty, Map.empty)
+  }
+
   /** The most data bytes a written record holds: framed, it must fit in one byte array. */
   final val MaxDataBytes: Int =
     TFRecordFraming.MaxRecordBytes - TFRecordFraming.OverheadBytes

@@ -20,6 +20,14 @@ import io.github.sparktfrecord.wire.ProtoWire
 private[sparktfrecord] abstract class ValueEncoder {
   private var measuredRow: SpecializedGetters = _
   private var measuredOrdinal = -1
+  /** The number of values of the value measured last (see [[valueCount]]). */
+  protected var measuredValues = 1
+
+  /**
+   * How many values the value [[measure]] measured last holds, as TensorFlow counts them: the
+   * list's length (1 for a scalar). A write's manifest keeps each feature's smallest and largest.
+   */
+  final def valueCount: Int = measuredValues
 
   /** The encoded size of the value at `ordinal`. */
   final def measure(row: SpecializedGetters, ordinal: Int): Int = {
@@ -67,16 +75,28 @@ private[sparktfrecord] final class FeatureListEncoder(column: String, step: Feat
   extends ValueEncoder {
   import ProtoWire._
 
+  /** The fewest and most values of one step of the list measured last (0, 0 without steps). */
+  var stepMin = 0
+  var stepMax = 0
+
   protected def sizeOf(row: SpecializedGetters, ordinal: Int): Int = {
     val steps = row.getArray(ordinal)
     val n = steps.numElements()
     var size = 0L
+    var fewest = Int.MaxValue
+    var most = 0
     var i = 0
     while (i < n) {
       if (steps.isNullAt(i)) step.nullElement(i)
       size += lengthDelimitedSize(step.measure(steps, i)) // FeatureList.feature
+      val c = step.valueCount
+      if (c < fewest) fewest = c
+      if (c > most) most = c
       i += 1
     }
+    measuredValues = n
+    stepMin = if (n == 0) 0 else fewest
+    stepMax = most
     RecordSerializer.checkedSize(size, column)
   }
 
@@ -172,6 +192,7 @@ private[sparktfrecord] object FeatureEncoder {
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val v = row.getStruct(ordinal, 4)
       size = if (v.getByte(0) == 1) v.getArray(3).numElements() else v.getInt(1)
+      measuredValues = size
       packedSize(4L * size)
     }
     def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
@@ -244,6 +265,7 @@ private[sparktfrecord] object FeatureEncoder {
         indices = v.getArray(2)
         entries = indices.numElements()
       }
+      measuredValues = entries
     }
 
     /** Whether dense value `i` is written: its bits are not those of 0.0. */
@@ -452,7 +474,8 @@ private[sparktfrecord] object FeatureEncoder {
 
     final def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
-      payload = payloadOf(a, a.numElements())
+      measuredValues = a.numElements()
+      payload = payloadOf(a, measuredValues)
       packedSize(payload)
     }
     final def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
@@ -586,6 +609,7 @@ private[sparktfrecord] object FeatureEncoder {
         if (a.isNullAt(i)) nullElement(i)
         i += 1
       }
+      measuredValues = n
       packedSize(4L * n)
     }
     final def writeList(row: SpecializedGetters, ordinal: Int, buf: Array[Byte], pos: Int): Int = {
@@ -638,6 +662,7 @@ private[sparktfrecord] object FeatureEncoder {
     def listSize(row: SpecializedGetters, ordinal: Int): Long = {
       val a = row.getArray(ordinal)
       val n = a.numElements()
+      measuredValues = n
       var size = 0L
       var i = 0
       while (i < n) {

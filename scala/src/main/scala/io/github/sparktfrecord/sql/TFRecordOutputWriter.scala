@@ -15,7 +15,8 @@ import io.github.sparktfrecord.framing.TFRecordWriter
 /**
  * Writes one TFRecord file of a write task. Each row is serialized into the serializer's reused
  * buffer, framed in place, and written with one call. In a write counted at job commit
- * ([[CountedWrite]]) it reports the file's record count when it closes.
+ * ([[CountedWrite]]) it reports the file's record count, and its features' numbers of values,
+ * when it closes.
  */
 private[sparktfrecord] final class TFRecordOutputWriter(
     val path: String,
@@ -47,6 +48,7 @@ private[sparktfrecord] final class TFRecordOutputWriter(
 
   override def close(): Unit = {
     writer.close()
-    counted.foreach(_.fileClosed(new Path(path), records, context.getConfiguration))
+    counted.foreach(
+      _.fileClosed(new Path(path), records, serializer.valueCounts, context.getConfiguration))
   }
 }

@@ -7,6 +7,7 @@ import org.apache.hadoop.mapreduce.TaskAttemptContext
 import org.apache.spark.sql.execution.datasources.{OutputWriter, OutputWriterFactory}
 import org.apache.spark.sql.types.StructType
 
+import io.github.sparktfrecord.codec.RecordSerializer.ValueCounts
 import io.github.sparktfrecord.framing.TFRecordWriter
 
 /**
@@ -30,9 +31,9 @@ private[sparktfrecord] final class TFRecordOutputWriterFactory(
 }
 
 /**
- * A write that names and counts its files at job commit (a TFDS split or a `shardPrefix` write,
- * prepared by the tfds layer): what each of its files is written with, and what is left beside a
- * file when it closes.
+ * A write whose files are counted at job commit, for the folder's manifest, and for a TFDS split
+ * or a `shardPrefix` write also named then (prepared by the tfds layer): what each of its files
+ * is written with, and what is left beside a file when it closes.
  */
 private[sparktfrecord] trait CountedWrite extends Serializable {
 
@@ -42,6 +43,9 @@ private[sparktfrecord] trait CountedWrite extends Serializable {
   /** Whether every feature must hold a value (TFDS decodes no missing feature). */
   def requireValues: Boolean
 
-  /** Called once a file of `records` records is closed, before the task commits. */
-  def fileClosed(path: Path, records: Long, conf: Configuration): Unit
+  /**
+   * Called once a file of `records` records is closed, before the task commits, with the numbers
+   * of values its features held.
+   */
+  def fileClosed(path: Path, records: Long, counts: ValueCounts, conf: Configuration): Unit
 }

@@ -1,6 +1,7 @@
 package io.github.sparktfrecord.tfds
 
 import java.io.IOException
+import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
 import com.fasterxml.jackson.databind.ObjectMapper
@@ -14,20 +15,25 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.github.sparktfrecord.TFRecordError
+import io.github.sparktfrecord.codec.RecordSerializer.ValueCounts
 import io.github.sparktfrecord.codec.RecordType
 import io.github.sparktfrecord.framing.{HadoopCompat, TFRecordCompression, TFRecordFraming}
 import io.github.sparktfrecord.framing.TFRecordWriter
 import io.github.sparktfrecord.sql.{CountedWrite, TFRecordOptions}
 
 /**
- * A write whose files are named and counted at job commit: a TensorFlow Datasets split (option
- * `tfds`), or TensorFlow's sharded names (`shardPrefix`).
+ * Writes whose files are counted at job commit: every write that runs under Spark's default
+ * commit protocol, which then leaves its folder's manifest ([[TFRecordManifest]]), and among them
+ * those whose files are also named then: a TensorFlow Datasets split (option `tfds`), or
+ * TensorFlow's sharded names (`shardPrefix`).
  *
- * Each write task writes its file as usual, and beside it a hidden count file of its records
- * ([[countFile]]), committed with it. [[TFRecordShardCommitter]] then, at job commit, numbers the
- * files in the order of the tasks that wrote them, adds empty ones up to `numShards`, and for a
- * TFDS split writes `dataset_info.json` with each shard's count and the split's bytes: the
- * counts come from the write itself, never from reading the files again.
+ * Each write task writes its file as usual, and beside it a hidden count file of its records and
+ * of its features' numbers of values ([[countFile]]), committed with it. The job committer
+ * ([[TFRecordShardCommitter]]) then, at job commit, numbers the files of a sharded write in the
+ * order of the tasks that wrote them, adds empty ones up to `numShards`, for a TFDS split writes
+ * `dataset_info.json` with each shard's count and the split's bytes, and for every write merges
+ * the files into the folder's manifest: the counts come from the write itself, never from reading
+ * the files again.
  *
  * A TFDS dataset is only ever seen whole: a reader finds shards through `dataset_info.json`,
  * which is replaced in one rename after the shards are in place, and a job that fails before its
@@ -41,6 +47,13 @@ private[sparktfrecord] object TFRecordShardedWrite {
   private val OptionsKey = Prefix + "options."
   private val SchemaKey = Prefix + "schema"
   private val CountPrefix = "_count-"
+  private val PartitionsKey = Prefix + "partitionColumns"
+  private val DynamicKey = Prefix + "dynamic"
+  private val LockWaitKey = Prefix + "lockWait"
+  /** Set in a task's configuration by its job committer: its files are counted at job commit. */
+  private[tfds] val CommitterKey = Prefix + "committed"
+  /** Spark's staging folder of a dynamic partition overwrite, in the folder written. */
+  private val StagingPrefix = ".spark-staging-"
   /** The class of the commit protocol the committer is installed through (Spark's default). */
   private val CommitProtocol =
     "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
@@ -48,8 +61,16 @@ private[sparktfrecord] object TFRecordShardedWrite {
   /** What [[prepare]] decided: the schema to serialize with, and the write's id. */
   final case class Prepared(schema: StructType, writeId: String, requireValues: Boolean)
     extends CountedWrite {
-    override def fileClosed(path: Path, records: Long, conf: Configuration): Unit =
-      writeCount(path, writeId, records, conf)
+    override def fileClosed(
+        path: Path,
+        records: Long,
+        counts: ValueCounts,
+        conf: Configuration): Unit =
+      // Only under the job committer that gathers them: a streaming sink, say, commits the files
+      // by its own log and would leave count files behind.
+      if (conf.getBoolean(CommitterKey, false)) {
+        writeCount(path, writeId, TFRecordManifest.TaskCounts(records, counts), conf)
+      }
   }
 
   def isSharded(options: TFRecordOptions): Boolean =
@@ -68,22 +89,57 @@ private[sparktfrecord] object TFRecordShardedWrite {
       .getOrElse(s"'${TFRecordOptions.ShardPrefixOption}' (sharded file names)")
     def refuse(why: String): Nothing =
       throw TFRecordError.argument(TFRecordError.InvalidOption, s"A write with $what cannot $why.")
-    if (!isSharded(parsed)) {
-      if (parsed.numShards.isDefined || parsed.tfdsFeatures.isDefined) {
-        throw TFRecordError.argument(TFRecordError.InvalidOption,
-          s"The options '${TFRecordOptions.NumShardsOption}' " +
-            s"and '${TFRecordOptions.TfdsFeaturesOption}' apply to writes with " +
-            s"'${TFRecordOptions.TfdsOption}' or '${TFRecordOptions.ShardPrefixOption}'.")
-      }
-      return None
-    }
-    if (parsed.tfds.isDefined && parsed.shardPrefix.isDefined) {
-      refuse(s"also take '${TFRecordOptions.ShardPrefixOption}': TFDS names its shards itself")
-    }
     val partitionColumns = options.collectFirst {
       case (k, v) if k.equalsIgnoreCase(DataSourceUtils.PARTITIONING_COLUMNS_KEY) =>
         DataSourceUtils.decodePartitioningColumns(v)
     }.getOrElse(Nil)
+    val output = FileOutputFormat.getOutputPath(job)
+    // A dynamic partition overwrite writes into Spark's staging folder inside the table's.
+    val dynamic = output.getName.startsWith(StagingPrefix)
+    val folder = if (dynamic) output.getParent else output
+    val conf = job.getConfiguration
+    val protocol = SQLConf.get.getConfString(SQLConf.FILE_COMMIT_PROTOCOL_CLASS.key,
+      CommitProtocol)
+    val streaming = folder.getFileSystem(conf).exists(new Path(folder, "_spark_metadata"))
+    val theirCommitter = Option(conf.get(SQLConf.OUTPUT_COMMITTER_CLASS.key))
+      .filter(_ != classOf[TFRecordShardCommitter].getName)
+    if (!isSharded(parsed)) {
+      if (parsed.tfdsFeatures.isDefined) {
+        throw TFRecordError.argument(TFRecordError.InvalidOption,
+          s"The option '${TFRecordOptions.TfdsFeaturesOption}' applies to writes with " +
+            s"'${TFRecordOptions.TfdsOption}'.")
+      }
+      def uncounted(why: String): Nothing =
+        throw TFRecordError.argument(TFRecordError.InvalidOption,
+          s"A write with '${TFRecordOptions.NumShardsOption}' cannot $why.")
+      if (parsed.numShards.isDefined) {
+        if (partitionColumns.nonEmpty) {
+          uncounted("be partitioned (partitionBy): it is the number of files of one folder")
+        }
+        if (options.keys.exists(_.equalsIgnoreCase("maxRecordsPerFile")) ||
+            SQLConf.get.maxRecordsPerFile > 0) {
+          uncounted("take maxRecordsPerFile: each write task writes one file")
+        }
+        if (protocol != CommitProtocol) {
+          uncounted(s"run under the commit protocol $protocol: its files are counted by a " +
+            s"job committer that only $CommitProtocol installs")
+        }
+        if (streaming) uncounted("be a streaming sink: its files are committed by the sink's log")
+      }
+      if (streaming) return None
+      if (protocol != CommitProtocol || theirCommitter.isDefined) {
+        // The files are committed by what we cannot follow: the folder's manifest would miss
+        // them, so it goes now.
+        TFRecordManifest.drop(folder.getFileSystem(conf), folder,
+          s"it is written under ${theirCommitter.getOrElse(protocol)}, whose commits the " +
+            "manifest cannot follow")
+        return None
+      }
+      return Some(install(job, options, parsed, dataSchema, folder, dynamic, partitionColumns))
+    }
+    if (parsed.tfds.isDefined && parsed.shardPrefix.isDefined) {
+      refuse(s"also take '${TFRecordOptions.ShardPrefixOption}': TFDS names its shards itself")
+    }
     if (partitionColumns.nonEmpty) {
       refuse("be partitioned (partitionBy): its shards are one sequence of files in one folder")
     }
@@ -95,16 +151,12 @@ private[sparktfrecord] object TFRecordShardedWrite {
       refuse(s"write index files (${TFRecordOptions.WriteIndexOption}): files are renamed at " +
         "job commit; index them afterwards with spark-tfrecord index")
     }
-    val protocol = SQLConf.get.getConfString(SQLConf.FILE_COMMIT_PROTOCOL_CLASS.key,
-      CommitProtocol)
     if (protocol != CommitProtocol) {
       refuse(s"run under the commit protocol $protocol " +
         s"(${SQLConf.FILE_COMMIT_PROTOCOL_CLASS.key}): its files are numbered by a job " +
         s"committer that only $CommitProtocol installs")
     }
-    val folder = FileOutputFormat.getOutputPath(job)
-    val conf = job.getConfiguration
-    if (folder.getFileSystem(conf).exists(new Path(folder, "_spark_metadata"))) {
+    if (streaming) {
       refuse("be a streaming sink: its files are committed by the sink's own log " +
         "(_spark_metadata), never by the job committer that names and counts them")
     }
@@ -129,20 +181,38 @@ private[sparktfrecord] object TFRecordShardedWrite {
           s"go without the option '${TFRecordOptions.SplitOption}' (the split to write)"))
         checkDataset(folder, conf, name, parsed, split, dataSchema)
     }
+    // Version 2 would move each task's files into the folder at task commit: a failed job would
+    // leave them there.
+    conf.setInt("mapreduce.fileoutputcommitter.algorithm.version", 1)
+    Some(install(job, options, parsed, prepared, folder, dynamic = false, Nil))
+  }
+
+  /** Installs the job committer that counts the write's files, and says what it needs. */
+  private def install(
+      job: Job,
+      options: Map[String, String],
+      parsed: TFRecordOptions,
+      schema: StructType,
+      folder: Path,
+      dynamic: Boolean,
+      partitionColumns: Seq[String]): Prepared = {
+    val conf = job.getConfiguration
     val writeId = UUID.randomUUID().toString
     conf.set(WriteIdKey, writeId)
     conf.set(FolderKey, folder.toString)
-    conf.set(SchemaKey, prepared.json)
+    conf.set(SchemaKey, schema.json)
+    conf.setBoolean(DynamicKey, dynamic)
+    conf.set(PartitionsKey, Mapper.writeValueAsString(partitionColumns.toArray))
+    conf.set(LockWaitKey,
+      SQLConf.get.getConfString(TFRecordManifest.LockWaitKey,
+        TFRecordManifest.DefaultLockWaitSeconds.toString))
     options.foreach { case (k, v) => conf.set(OptionsKey + k, v) }
     conf.setClass(SQLConf.OUTPUT_COMMITTER_CLASS.key, classOf[TFRecordShardCommitter],
       classOf[OutputCommitter])
     // The commit protocol loads the committer through the configuration's class loader, which
     // does not see a jar added to a running session (ADD JAR, addArtifacts): ours does.
     conf.setClassLoader(classOf[TFRecordShardCommitter].getClassLoader)
-    // Version 2 would move each task's files into the folder at task commit: a failed job would
-    // leave them there.
-    conf.setInt("mapreduce.fileoutputcommitter.algorithm.version", 1)
-    Some(Prepared(prepared, writeId, requireValues = parsed.tfds.isDefined))
+    Prepared(schema, writeId, requireValues = parsed.tfds.isDefined)
   }
 
   /** Checks a TFDS split's write against the folder; returns the schema with its features. */
@@ -184,12 +254,25 @@ private[sparktfrecord] object TFRecordShardedWrite {
   def countFile(data: Path, writeId: String): Path =
     new Path(data.getParent, s"$CountPrefix$writeId-${data.getName}")
 
-  /** Writes the count file of `data`: the number of its records, in ASCII decimal. */
-  def writeCount(data: Path, writeId: String, records: Long, conf: Configuration): Unit = {
+  /** Writes the count file of `data`: its records and its features' numbers of values. */
+  def writeCount(
+      data: Path,
+      writeId: String,
+      counts: TFRecordManifest.TaskCounts,
+      conf: Configuration): Unit = {
     val file = countFile(data, writeId)
     val out = file.getFileSystem(conf).create(file, false)
-    try out.write(records.toString.getBytes("US-ASCII"))
+    try out.write(counts.text.getBytes(UTF_8))
     finally out.close()
+  }
+
+  /** The folder's manifest lock, taken at job commit before the files move into the folder. */
+  def lock(conf: Configuration): Option[TFRecordManifest.Lock] = {
+    val writeId = conf.get(WriteIdKey)
+    if (writeId == null) return None
+    val folder = new Path(conf.get(FolderKey))
+    Some(TFRecordManifest.lock(folder.getFileSystem(conf), folder, writeId,
+      conf.getLong(LockWaitKey, TFRecordManifest.DefaultLockWaitSeconds)))
   }
 
   /**
@@ -220,45 +303,103 @@ private[sparktfrecord] object TFRecordShardedWrite {
    * At job commit, after the task files are in the folder: numbers them, adds empty shards,
    * and for a TFDS split writes the dataset's metadata. See the object's doc.
    */
-  def finish(conf: Configuration): Unit = {
+  def finish(conf: Configuration, output: Path): Unit = {
     val writeId = conf.get(WriteIdKey)
     if (writeId == null) return
     val folder = new Path(conf.get(FolderKey))
     val options = TFRecordOptions.sessionFree(HadoopCompat.propsWithPrefix(conf, OptionsKey))
     val fs = folder.getFileSystem(conf)
     val mine = s"$CountPrefix$writeId-"
-    val counts = fs.listStatus(folder).map(_.getPath).filter(_.getName.startsWith(mine))
-      .sortBy(_.getName).toSeq
-    val files = counts.map(c => new Path(folder, c.getName.substring(mine.length)))
-    val records = counts.map(c => TFDSDataset.readText(c, conf).get.trim.toLong)
+    val counts = countFiles(fs, output, mine).sortBy(_.getName)
+    val files = counts.map(c => new Path(c.getParent, c.getName.substring(mine.length)))
+    val tasks = counts.map(c =>
+      TFRecordManifest.TaskCounts.parse(TFDSDataset.readText(c,
+        conf).get))
+    val records = tasks.map(_.records)
     val n = options.numShards.getOrElse(math.max(1, files.length))
     // What can be refused is refused before a file is renamed, and then this job's files go:
     // the folder is left as it was before the job.
     def refuse(why: String): Nothing = {
-      (files ++ counts :+ new Path(folder, "_SUCCESS")).foreach(fs.delete(_, false))
+      (files ++ counts :+ new Path(output, "_SUCCESS")).foreach(fs.delete(_, false))
       throw new IOException(why)
     }
     if (files.length > n) {
       refuse(s"The write produced ${files.length} files, more than its " +
         s"${TFRecordOptions.NumShardsOption} $n: repartition the DataFrame to $n partitions " +
-        "(write_tfds and TFDS.write do).")
+        "(spark_tfrecord.write, write_tfds and TFDS.write do).")
     }
-    val lengths = records.toSeq ++ Seq.fill(n - files.length)(0L)
-    // TFDS counts the bytes of the records' data, without their framing.
-    val bytes = files.map(f => fs.getFileStatus(f).getLen).sum -
-      TFRecordFraming.OverheadBytes * lengths.sum
+    val lengths = records ++ Seq.fill(n - files.length)(0L)
     try {
-      options.tfds match {
+      val placed = options.tfds match {
         case Some(name) =>
+          // TFDS counts the bytes of the records' data, without their framing.
+          val bytes = files.map(f => fs.getFileStatus(f).getLen).sum -
+            TFRecordFraming.OverheadBytes * lengths.sum
           finishDataset(fs, folder, conf, options, name, files, lengths, bytes)
-        case None =>
+        case None if options.shardPrefix.isDefined =>
           val names = shardNames(options.shardPrefix.get, n, options.compression)
           names.find(name => fs.exists(new Path(folder, name))).foreach { name =>
             refuse(s"$folder already has a file $name (written meanwhile).")
           }
           place(fs, folder, files, names, conf, options.compression)
+        case None if options.numShards.isDefined =>
+          val ext = TFRecordWriter.Extension + options.compression.extension
+          val empty = (files.length until n).map(i => f"part-$i%05d-$writeId-empty$ext")
+          place(fs, output, files, files.map(_.getName) ++ empty, conf, options.compression)
+        case None => files
       }
+      // The files placed are this write's, in their order, then the shards of no record added.
+      val entries = placed.zipWithIndex.map { case (p, i) =>
+        p -> (if (i < tasks.length) tasks(i) else TFRecordManifest.TaskCounts(0, ValueCounts.None))
+      }
+      commitManifest(fs, folder, output, conf, options, entries)
     } finally counts.foreach(fs.delete(_, false))
+  }
+
+  /** The count files of this write under `output`, in it and in its partition folders. */
+  private def countFiles(fs: FileSystem, output: Path, mine: String): Seq[Path] = {
+    val found = Seq.newBuilder[Path]
+    def walk(dir: Path): Unit = fs.listStatus(dir).foreach { s =>
+      val name = s.getPath.getName
+      if (s.isDirectory) { if (!TFRecordManifest.hidden(name)) walk(s.getPath) }
+      else if (name.startsWith(mine)) found += s.getPath
+    }
+    if (fs.exists(output)) walk(output)
+    found.result()
+  }
+
+  /**
+   * Merges this write's files (`entries`, each with its task's counts, at their final names)
+   * into the folder's manifest, or drops the manifest when the folder holds what it cannot count.
+   */
+  private def commitManifest(
+      fs: FileSystem,
+      folder: Path,
+      output: Path,
+      conf: Configuration,
+      options: TFRecordOptions,
+      entries: Seq[(Path, TFRecordManifest.TaskCounts)]): Unit = {
+    val base = fs.makeQualified(output).toUri.getPath.stripSuffix("/") + "/"
+    def relative(p: Path) = fs.makeQualified(p).toUri.getPath.stripPrefix(base)
+    val schema = DataType.fromJson(conf.get(SchemaKey)).asInstanceOf[StructType]
+    val counted = entries.map(_._2).filter(_.records > 0).map(_.counts)
+    val counts = if (counted.isEmpty) ValueCounts.None
+    else counted.reduce(TFRecordManifest.mergeCounts)
+    val files = entries.map { case (p, t) =>
+      TFRecordManifest.Entry(relative(p), t.records, fs.getFileStatus(p).getLen,
+        options.compression.name)
+    }
+    val partitions = Mapper.readValue(conf.get(PartitionsKey), classOf[Array[String]]).toSeq
+    val manifest = TFRecordManifest.Manifest(options.recordType.name, schema.toDDL, schema.json,
+      partitions, files, counts)
+    val dynamic = conf.getBoolean(DynamicKey, false)
+    val replaced = if (dynamic) files.map(f => f.path.substring(0, f.path.lastIndexOf('/'))).toSet
+    else Set.empty[String]
+    val old = TFRecordManifest.read(fs, folder)
+    TFRecordManifest.merge(old, manifest, replaced, TFRecordManifest.dataFiles(fs, folder)) match {
+      case Right(merged) => TFRecordManifest.write(fs, folder, merged)
+      case Left(why) => TFRecordManifest.drop(fs, folder, why)
+    }
   }
 
   /** TensorFlow's sharded names: `<prefix>-00000-of-00016`, and the compression's extension. */
@@ -273,7 +414,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
       name: String,
       files: Seq[Path],
       lengths: Seq[Long],
-      bytes: Long): Unit = {
+      bytes: Long): Seq[Path] = {
     val split = options.split.get
     val info = TFDSDataset.readInfo(folder, conf)
       .getOrElse(TFDSDataset.newInfo(name, options.tfdsVersion))
@@ -292,7 +433,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val names = lengths.indices.map(i =>
       TFDSDataset.shardName(template, name, split,
         TFDSDataset.FileFormat, i, lengths.length))
-    place(fs, folder, files, names, conf, TFRecordCompression.None)
+    val placed = place(fs, folder, files, names, conf, TFRecordCompression.None)
     if (!fs.exists(new Path(folder, TFDSDataset.FeaturesFile))) {
       // The features as given (TFDS's own JSON, with what only TFDS uses: image formats, box
       // formats, descriptions), else those derived from the schema.
@@ -309,25 +450,32 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val written = TFDSDataset.Split(split, lengths, bytes, template)
     TFDSDataset.writeAtomically(fs, new Path(folder, TFDSDataset.InfoFile),
       info.withSplit(Some(written), split).text)
+    placed
   }
 
-  /** Renames `files` to the first `names`, and writes the rest as files of no record. */
+  /**
+   * Renames `files` to the first `names`, and writes the rest as files of no record; returns
+   * the files' paths, the renamed ones first, in `files`' order.
+   */
   private def place(
       fs: FileSystem,
       folder: Path,
       files: Seq[Path],
       names: Seq[String],
       conf: Configuration,
-      compression: TFRecordCompression): Unit =
-    names.indices.foreach { i =>
+      compression: TFRecordCompression): Seq[Path] =
+    names.indices.map { i =>
       val target = new Path(folder, names(i))
       if (i < files.length) {
-        if (fs.exists(target)) fs.delete(target, false)
-        if (!fs.rename(files(i), target)) {
-          throw new IOException(s"Cannot rename ${files(i)} to $target")
+        if (target != files(i)) {
+          if (fs.exists(target)) fs.delete(target, false)
+          if (!fs.rename(files(i), target)) {
+            throw new IOException(s"Cannot rename ${files(i)} to $target")
+          }
         }
       } else {
         new TFRecordWriter(target, conf, compression).close()
       }
+      target
     }
 }
