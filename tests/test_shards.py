@@ -70,20 +70,38 @@ def test_routing_keys_match_spark_hash(spark: Any) -> None:
     assert [r.s for r in got] == list(range(n))
 
 
+def check_names(files: list[Path], prefix: str | None, n: int) -> None:
+    """TensorFlow's names with a prefix; Spark's ``part-NNNNN-<job>...tfrecord`` without, the
+    shards of no record added at commit numbered after the others."""
+    if prefix is not None:
+        assert [f.name for f in files] == [f"{prefix}-{i:05d}-of-{n:05d}" for i in range(n)]
+    else:
+        assert len(files) == n
+        assert all(f.name.startswith(f"part-{i:05d}-") for i, f in enumerate(files)), files
+        assert all(f.name.endswith(".tfrecord") for f in files), files
+
+
+def manifest_counts(folder: Path) -> dict[str, int]:
+    manifest = json.loads((folder / "_tfrecord_manifest.json").read_text())
+    return {f["path"]: f["num_records"] for f in manifest["files"]}
+
+
+@pytest.mark.parametrize("prefix", ["train", None])
 @pytest.mark.parametrize("seed", [None, 42])
 @pytest.mark.parametrize("n", [3, 11])
 def test_shards_are_balanced_and_hold_every_row_once(
-    spark: Any, tmp_path: Path, n: int, seed: int | None
+    spark: Any, tmp_path: Path, n: int, seed: int | None, prefix: str | None
 ) -> None:
     """3 shards from 6 skewed partitions and 11 from them: counts within one, every row's
     values exactly once. Without a seed, row i (input order) is in shard i % n, in order."""
     out = tmp_path / "out"
-    spark_tfrecord.write(skewed(spark), str(out), shard_prefix="train", num_shards=n,
+    spark_tfrecord.write(skewed(spark), str(out), shard_prefix=prefix, num_shards=n,
                          shuffle_seed=seed)  # fmt: skip
     files = data_files(out)
-    assert [f.name for f in files] == [f"train-{i:05d}-of-{n:05d}" for i in range(n)]
+    check_names(files, prefix, n)
     shards = rows_of(files)
     sizes = [len(s) for s in shards]
+    assert manifest_counts(out) == {f.name: size for f, size in zip(files, sizes)}
     assert sum(sizes) == ROWS and max(sizes) - min(sizes) <= 1, sizes
     # The larger shards come first: row i goes to shard i % n.
     assert sizes == [ROWS // n + (1 if s < ROWS % n else 0) for s in range(n)]
@@ -97,13 +115,16 @@ def test_shards_are_balanced_and_hold_every_row_once(
         assert {r["id"] % n for r in shards[0]} != {0}  # not the unshuffled deal
 
 
-def test_fewer_rows_than_shards(spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("prefix", ["s", None])
+def test_fewer_rows_than_shards(spark: Any, tmp_path: Path, prefix: str | None) -> None:
     """4 rows into 7 shards: one each in shards 0..3, then 3 files of no record."""
     df = skewed(spark).where("id in (5, 905, 950, 999)")
     for seed in (None, 3):
         out = tmp_path / f"seed-{seed}"
-        spark_tfrecord.write(df, str(out), shard_prefix="s", num_shards=7, shuffle_seed=seed)
-        shards = rows_of(data_files(out))
+        spark_tfrecord.write(df, str(out), shard_prefix=prefix, num_shards=7, shuffle_seed=seed)
+        files = data_files(out)
+        check_names(files, prefix, 7)
+        shards = rows_of(files)
         assert [len(s) for s in shards] == [1, 1, 1, 1, 0, 0, 0]
         got = sorted(r["id"] for s in shards for r in s)
         assert got == [5, 905, 950, 999]
@@ -111,9 +132,12 @@ def test_fewer_rows_than_shards(spark: Any, tmp_path: Path) -> None:
             assert [s[0]["id"] for s in shards[:4]] == [5, 905, 950, 999]
 
 
+@pytest.mark.parametrize("prefix", ["t", None])
 def test_the_same_seed_gives_the_same_bytes_from_any_partitioning(
-    spark: Any, tmp_path: Path
+    spark: Any, tmp_path: Path, prefix: str | None
 ) -> None:
+    """Shard i's bytes from 3, 1 and 7 partitions, and from rows sorted otherwise, are equal;
+    another seed gives the same rows in other files and another order."""
     base = skewed(spark)
     inputs = {"repartition3": base.repartition(3), "coalesce1": base.coalesce(1)}
     inputs["repartition7"] = base.repartition(7)
@@ -121,18 +145,18 @@ def test_the_same_seed_gives_the_same_bytes_from_any_partitioning(
     written = {}
     for name, df in inputs.items():
         out = tmp_path / name
-        spark_tfrecord.write(df, str(out), shard_prefix="t", num_shards=4, shuffle_seed=2024)
+        spark_tfrecord.write(df, str(out), shard_prefix=prefix, num_shards=4, shuffle_seed=2024)
         written[name] = [f.read_bytes() for f in data_files(out)]
     first = written["repartition3"]
     assert len(first) == 4 and all(first)
     for name, files in written.items():
         assert files == first, name
     other = tmp_path / "other_seed"
-    spark_tfrecord.write(base, str(other), shard_prefix="t", num_shards=4, shuffle_seed=2025)
+    spark_tfrecord.write(base, str(other), shard_prefix=prefix, num_shards=4, shuffle_seed=2025)
     other_files = data_files(other)
     assert [f.read_bytes() for f in other_files] != first
     # The same rows, in another order and spread otherwise.
-    same = rows_of([tmp_path / "coalesce1" / f.name for f in other_files])
+    same = rows_of(data_files(tmp_path / "coalesce1"))
     again = rows_of(other_files)
     ids = sorted(r["id"] for s in again for r in s)
     assert ids == sorted(r["id"] for s in same for r in s) == list(range(ROWS))
@@ -179,15 +203,16 @@ def test_what_is_refused(spark: Any, tmp_path: Path) -> None:
 
 
 def test_from_a_connect_client(server: Server, spark: Any, tmp_path: Path) -> None:  # noqa: F811
-    """A Connect client writes 4 shuffled shards from two partitionings and a TFDS split: the
-    same bytes as this (classic) session writes from a third, and balanced."""
+    """A Connect client writes 4 shuffled shards from three partitionings (one without a shard
+    prefix) and a TFDS split: the same bytes as this (classic) session writes from a fourth,
+    and balanced."""
     out = tmp_path / "connect"
     result = run_child("shards_client", [server.url, str(out)])
     classic = tmp_path / "classic"
     spark_tfrecord.write(skewed(spark).repartition(7), str(classic), shard_prefix="t",
                          num_shards=4, shuffle_seed=99)  # fmt: skip
     expected_bytes = [f.read_bytes() for f in data_files(classic)]
-    for name in ("coalesce1", "repartition3"):
+    for name in ("coalesce1", "repartition3", "plain"):
         assert [f.read_bytes() for f in data_files(out / name)] == expected_bytes, name
     shards = rows_of(data_files(out / "coalesce1"))
     assert [len(s) for s in shards] == [250, 250, 250, 250]

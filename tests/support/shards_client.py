@@ -1,7 +1,8 @@
 """A Spark Connect client of test_shards' server, in a process of its own.
 
 ``python -m support.shards_client URL OUT`` writes `skewed` rows with ``num_shards=4,
-shuffle_seed=99`` from two partitionings (``OUT/coalesce1``, ``OUT/repartition3``) and as a
+shuffle_seed=99`` from three partitionings (``OUT/coalesce1``, ``OUT/repartition3`` with a
+shard prefix, ``OUT/plain`` without) and as a
 3-shard TFDS split with ``shuffle_seed=5``, and prints the split's folder and shard lengths as
 one JSON line (``RESULT {...}``); the test compares the files.
 """
@@ -36,6 +37,8 @@ def main(url: str, out: str) -> dict[str, Any]:
         spark_tfrecord.write(
             df, f"{out}/{name}", shard_prefix="t", num_shards=4, shuffle_seed=99
         )
+    # A plain write: Spark's part-* names, the shards of no record added at commit.
+    spark_tfrecord.write(base.repartition(5), f"{out}/plain", num_shards=4, shuffle_seed=99)
     folder = spark_tfrecord.write_tfds(
         base, f"{out}/tfds", "c", "train", num_shards=3, shuffle_seed=5
     )
