@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_connect import Server, run_child, server  # noqa: F401  (the suite's Connect server)
 
 import spark_tfrecord
 from spark_tfrecord._shards import _murmur3_int, routing_keys
 from support.shards_client import ROWS, skewed
 from support.tfrecord_bytes import read_records
 from support.tfrecord_oracle import Column, decode
+from test_connect import Server, run_child, server  # noqa: F401  (the suite's Connect server)
 
 COLUMNS = [Column("id", "long", "scalar"), Column("text", "binary", "scalar")]
 COLUMNS += [Column("x", "float", "array")]

@@ -35,14 +35,12 @@ deterministic plan; the first job uses every column, so that it is planned as th
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
     from pyspark.sql.types import DataType
-
-    Frame = TypeVar("Frame", DataFrame, ConnectDataFrame)
 
 #: Keys are counted in 2^12 buckets (their top 12 bits): a list of 4096 numbers the write's plan
 #: carries, and buckets of T / 4096 rows each for the window to number.
@@ -124,7 +122,9 @@ def _running_sums(counts: list[int]) -> list[int]:
     return sums
 
 
-def arrange(df: Frame, num_shards: int, shuffle_seed: int | None) -> Frame:
+def arrange(
+    data_frame: DataFrame | ConnectDataFrame, num_shards: int, shuffle_seed: int | None
+) -> DataFrame | ConnectDataFrame:
     """``df`` in ``num_shards`` partitions of sizes that differ by at most one, partition ``s``
     being shard ``s``, each sorted; shuffled by ``shuffle_seed`` when given (see the module's
     doc). Runs one small job (the counts) now; the rest runs with the write."""
@@ -141,11 +141,14 @@ def arrange(df: Frame, num_shards: int, shuffle_seed: int | None) -> Frame:
         raise TypeError(f"shuffle_seed must be an int, not {type(shuffle_seed).__name__}")
     if shuffle_seed is not None and not -(2**63) <= shuffle_seed < 2**63:
         raise ValueError(f"shuffle_seed must fit in 64 bits (a bigint), not {shuffle_seed}")
+    # Classic or Connect: `functions` builds the Column class of the session that imports it,
+    # which the type stubs cannot tell.
+    df: Any = data_frame
     schema = df.schema
     if _has_map(schema):
         # Spark's hashes refuse maps, and the tfrecord format refuses them with its own message
         # when the write is planned: let it say so.
-        return df
+        return data_frame
     names = schema.fieldNames()
     data = [df[f"`{n.replace('`', '``')}`"] for n in names]
     index_name = _free_name(names, "_tfrecord_index")
@@ -169,9 +172,7 @@ def arrange(df: Frame, num_shards: int, shuffle_seed: int | None) -> Frame:
         keyed = df.select(
             *data, key.alias(key_name), tie.alias(tie_name), bucket.alias(bucket_name)
         )
-        rank = F.row_number().over(
-            Window.partitionBy(bucket_name).orderBy(key_name, tie_name)
-        )
+        rank = F.row_number().over(Window.partitionBy(bucket_name).orderBy(key_name, tie_name))
         numbered = keyed.withColumn(
             index_name, F.element_at(offsets, (F.col(bucket_name) + 1).cast("int")) + rank - 1
         ).drop(key_name, tie_name, bucket_name)
@@ -199,7 +200,7 @@ def arrange(df: Frame, num_shards: int, shuffle_seed: int | None) -> Frame:
     routes = _long_array(list(routing_keys(num_shards)))
     shard = F.pmod(F.col(index_name), F.lit(num_shards)).cast("int")
     route = F.element_at(routes, shard + 1).cast("int")
-    arranged = (
+    arranged: DataFrame | ConnectDataFrame = (
         numbered.withColumn(route_name, route)
         .repartition(num_shards, route_name)
         .sortWithinPartitions(index_name)

@@ -34,9 +34,7 @@ def main(url: str, out: str) -> dict[str, Any]:
     spark = SparkSession.builder.remote(url).getOrCreate()
     base = skewed(spark)
     for name, df in (("coalesce1", base.coalesce(1)), ("repartition3", base.repartition(3))):
-        spark_tfrecord.write(
-            df, f"{out}/{name}", shard_prefix="t", num_shards=4, shuffle_seed=99
-        )
+        spark_tfrecord.write(df, f"{out}/{name}", shard_prefix="t", num_shards=4, shuffle_seed=99)
     # A plain write: Spark's part-* names, the shards of no record added at commit.
     spark_tfrecord.write(base.repartition(5), f"{out}/plain", num_shards=4, shuffle_seed=99)
     folder = spark_tfrecord.write_tfds(
