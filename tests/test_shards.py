@@ -202,6 +202,17 @@ def test_what_is_refused(spark: Any, tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+def test_a_map_column_is_refused_by_the_format_not_by_a_hash(spark: Any, tmp_path: Path) -> None:
+    """Spark's hashes refuse maps with their own error; the rows are left as they are for the
+    format's planning to refuse the column by name, as a write without num_shards does."""
+    df = spark.createDataFrame([(1, {"a": 1})], "id long, props map<string, bigint>")
+    for seed in (None, 1):
+        with pytest.raises(Exception, match="Column 'props' has type") as refused:
+            spark_tfrecord.write(df, str(tmp_path / "m"), num_shards=2, shuffle_seed=seed)
+        assert "hash" not in str(refused.value).splitlines()[0].lower()
+    assert not (tmp_path / "m").exists()
+
+
 def test_from_a_connect_client(server: Server, spark: Any, tmp_path: Path) -> None:  # noqa: F811
     """A Connect client writes 4 shuffled shards from three partitionings (one without a shard
     prefix) and a TFDS split: the same bytes as this (classic) session writes from a fourth,

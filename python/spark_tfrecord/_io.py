@@ -135,8 +135,8 @@ def write(
     ``shuffle_seed`` in an order that depends only on the seed and the rows, so that the same
     seed and rows give the same files, byte for byte, however the DataFrame is partitioned. It
     costs a job that counts the rows and a shuffle (two with a seed): see docs/tfds.md,
-    "Balanced shards". Not with ``partition_by``. Without ``num_shards``, one file per
-    partition. ``shard_prefix`` names the files TensorFlow's way, ``<prefix>-00000-of-00016``
+    "Balanced, shuffled shards". Not with ``partition_by``. Without ``num_shards``, one file
+    per partition. ``shard_prefix`` names the files TensorFlow's way, ``<prefix>-00000-of-00016``
     (what ``tf.data`` and TFX users glob), numbered when the job commits.
 
     ``partition_by`` columns become ``name=value`` directories and are not written into the
@@ -155,6 +155,15 @@ def write(
     ...     write(df, tmp + "/train", mode="overwrite", partition_by="day", compression="gzip")
     ...     sorted(name for name in os.listdir(tmp + "/train") if name.startswith("day="))
     ['day=2024-05-01', 'day=2024-05-02']
+
+    Ten rows in three files of 4, 3 and 3 records, shuffled by the seed:
+
+    >>> from pyspark.sql.functions import input_file_name
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write(spark.range(10), tmp + "/shards", num_shards=3, shuffle_seed=1)
+    ...     files = read(spark, tmp + "/shards").groupBy(input_file_name()).count()
+    ...     sorted(row["count"] for row in files.collect())
+    [3, 3, 4]
     """
     # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
     save_mode = "error" if mode == "errorifexists" else mode

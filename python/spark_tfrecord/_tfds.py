@@ -89,10 +89,10 @@ def write_tfds(
     (and ``tfds.load(name, data_dir=data_dir)``). ``num_shards`` gives exactly that many shard
     files, whose record counts differ by at most one, the rows in the input's order or, with
     ``shuffle_seed``, in an order that depends only on the seed and the rows (as
-    :func:`spark_tfrecord.write` does; docs/tfds.md, "Balanced shards"); without it, one shard
-    per partition, merged (no shuffle) into shards of 64 MiB by Spark's size estimate, down to
-    the number of cores (on Spark Connect, one per partition). ``features`` is
-    a TFDS feature connector (``tfds.features.FeaturesDict``) or its JSON; without it, the
+    :func:`spark_tfrecord.write` does; docs/tfds.md, "Balanced, shuffled shards"); without
+    it, one shard per partition, merged (no shuffle) into shards of 64 MiB by Spark's size
+    estimate, down to the number of cores (on Spark Connect, one per partition). ``features``
+    is a TFDS feature connector (``tfds.features.FeaturesDict``) or its JSON; without it, the
     features already in the folder, else features derived from the schema (see docs/tfds.md).
     A second split is added to the dataset; a split that exists is refused unless
     ``mode="overwrite"``.
