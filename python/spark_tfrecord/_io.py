@@ -30,7 +30,7 @@ OPTIONS = (
     "verifyChecksums", "maxRecordBytes", "splitFiles", "ignoreCorruptFiles",
     "ignoreMissingFiles", "writeIndex", "pathSeparator", "inferNesting", "split", "tfds",
     "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode", "numShards", "shardPrefix",
-    "decoder", "vectorLayout",
+    "decoder", "vectorLayout", "tfxSplit",
 )  # fmt: skip
 #: Spark's options of every file source (docs/options.md, "Other options that apply").
 SPARK_FILE_OPTIONS = (
@@ -125,6 +125,7 @@ def write(
     num_shards: int | None = None,
     shuffle_seed: int | None = None,
     vector_layout: VectorLayout = "dense",
+    tfx_split: str | None = None,
     **options: OptionValue,
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
@@ -138,6 +139,11 @@ def write(
     "Balanced, shuffled shards". Not with ``partition_by``. Without ``num_shards``, one file
     per partition. ``shard_prefix`` names the files TensorFlow's way, ``<prefix>-00000-of-00016``
     (what ``tf.data`` and TFX users glob), numbered when the job commits.
+
+    ``tfx_split="train"`` (the ``tfxSplit`` option) writes the split of a TFX Examples artifact
+    whose folder is ``path``: ``Split-train/data_tfrecord-00000-of-00004.gz``, GZIP, with nothing
+    else in that folder, what TFX's ExampleGen writes and its components (and ImportExampleGen's
+    ``*`` glob) read. Write each split with its own call, the later ones with ``mode="append"``.
 
     ``partition_by`` columns become ``name=value`` directories and are not written into the
     records. ``write_index`` (the ``writeIndex`` option) also writes each file's index beside it,
@@ -178,6 +184,8 @@ def write(
         raise ValueError("shuffle_seed orders the rows of num_shards files: give num_shards too")
     if shard_prefix is not None:
         options = {**options, "shardPrefix": shard_prefix}
+    if tfx_split is not None:
+        options = {**options, "tfxSplit": tfx_split}
     writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
     parameters = (
         "record_type",
@@ -188,6 +196,7 @@ def write(
         "num_shards",
         "shuffle_seed",
         "vector_layout",
+        "tfx_split",
     )
     writer = writer.options(**_option_strings(options, parameters))
     if vector_layout != "dense":
