@@ -8,6 +8,7 @@ skewed: one partition holds 900 of the 1000 rows, five others 20 each.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,27 @@ def test_write_tfds_balances_and_shuffles(spark: Any, tmp_path: Path) -> None:
     )  # fmt: skip
     again_files = sorted(Path(again).glob("balanced-train.tfrecord-*-of-00006"))
     assert [f.read_bytes() for f in again_files] == [f.read_bytes() for f in files]
+
+
+def test_a_tfx_split_is_balanced_and_shuffled(spark: Any, tmp_path: Path) -> None:
+    """A TFX split's GZIP files, from two partitionings: counts within one, every row once, and
+    the same records for the same seed (compared decompressed: gzip's header is not ours)."""
+    shards = []
+    for name, df in (("a", skewed(spark)), ("b", skewed(spark).repartition(4))):
+        out = tmp_path / name
+        spark_tfrecord.write(df, str(out), tfx_split="train", num_shards=3, shuffle_seed=4)
+        files = sorted((out / "Split-train").iterdir())
+        assert [f.name for f in files] == [f"data_tfrecord-{i:05d}-of-00003.gz" for i in range(3)]
+        plain = []
+        for f in files:
+            raw = tmp_path / f"{name}-{f.stem}"
+            raw.write_bytes(gzip.decompress(f.read_bytes()))
+            plain.append(raw)
+        shards.append(rows_of(plain))
+    assert [len(s) for s in shards[0]] == [334, 333, 333]
+    every = sorted((r for s in shards[0] for r in s), key=lambda r: r["id"])
+    assert every == [expected(i) for i in range(ROWS)]
+    assert shards[1] == shards[0]
 
 
 def test_what_is_refused(spark: Any, tmp_path: Path) -> None:
