@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Literal, Union, overload
 
+from spark_tfrecord._shards import arrange
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
@@ -121,16 +123,22 @@ def write(
     write_index: bool = False,
     shard_prefix: str | None = None,
     num_shards: int | None = None,
+    shuffle_seed: int | None = None,
     vector_layout: VectorLayout = "dense",
     tfx_split: str | None = None,
     **options: OptionValue,
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
 
-    ``shard_prefix`` names the files TensorFlow's way instead, ``<prefix>-00000-of-00016``
-    (what ``tf.data`` and TFX users glob), numbered when the job commits; ``num_shards`` then
-    gives exactly that many files (the DataFrame is repartitioned to it; files of no record are
-    written too). Without ``num_shards``, one file per partition.
+    ``num_shards`` gives exactly that many files, whose record counts differ by at most one
+    (files of no record are written too when there are fewer records): the rows are numbered
+    and dealt round-robin, row ``i`` to file ``i % num_shards``, in the input's order, or with
+    ``shuffle_seed`` in an order that depends only on the seed and the rows, so that the same
+    seed and rows give the same files, byte for byte, however the DataFrame is partitioned. It
+    costs a job that counts the rows and a shuffle (two with a seed): see docs/tfds.md,
+    "Balanced, shuffled shards". Not with ``partition_by``. Without ``num_shards``, one file
+    per partition. ``shard_prefix`` names the files TensorFlow's way, ``<prefix>-00000-of-00016``
+    (what ``tf.data`` and TFX users glob), numbered when the job commits.
 
     ``tfx_split="train"`` (the ``tfxSplit`` option) writes the split of a TFX Examples artifact
     whose folder is ``path``: ``Split-train/data_tfrecord-00000-of-00004.gz``, GZIP, with nothing
@@ -153,12 +161,27 @@ def write(
     ...     write(df, tmp + "/train", mode="overwrite", partition_by="day", compression="gzip")
     ...     sorted(name for name in os.listdir(tmp + "/train") if name.startswith("day="))
     ['day=2024-05-01', 'day=2024-05-02']
+
+    Ten rows in three files of 4, 3 and 3 records, shuffled by the seed:
+
+    >>> from pyspark.sql.functions import input_file_name
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write(spark.range(10), tmp + "/shards", num_shards=3, shuffle_seed=1)
+    ...     files = read(spark, tmp + "/shards").groupBy(input_file_name()).count()
+    ...     sorted(row["count"] for row in files.collect())
+    [3, 3, 4]
     """
     # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
     save_mode = "error" if mode == "errorifexists" else mode
     if num_shards is not None:
-        df = df.repartition(num_shards)
+        if partition_by is not None:
+            raise ValueError(
+                "num_shards makes one sequence of files in one folder: not with partition_by"
+            )
+        df = arrange(df, num_shards, shuffle_seed)
         options = {**options, "numShards": num_shards}
+    elif shuffle_seed is not None:
+        raise ValueError("shuffle_seed orders the rows of num_shards files: give num_shards too")
     if shard_prefix is not None:
         options = {**options, "shardPrefix": shard_prefix}
     if tfx_split is not None:
@@ -171,6 +194,7 @@ def write(
         "write_index",
         "shard_prefix",
         "num_shards",
+        "shuffle_seed",
         "vector_layout",
         "tfx_split",
     )

@@ -14,6 +14,8 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
+from spark_tfrecord._shards import arrange
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
@@ -77,6 +79,7 @@ def write_tfds(
     *,
     version: str = "1.0.0",
     num_shards: int | None = None,
+    shuffle_seed: int | None = None,
     features: Features | None = None,
     mode: TfdsMode = "error",
 ) -> str:
@@ -84,10 +87,12 @@ def write_tfds(
 
     The folder is ``<data_dir>/<name>/<version>``, which ``tfds.builder_from_directory`` loads
     (and ``tfds.load(name, data_dir=data_dir)``). ``num_shards`` gives exactly that many shard
-    files (the DataFrame is repartitioned to it); without it, one shard per partition, merged (no
-    shuffle) into shards of 64 MiB by Spark's size estimate, down to the number of cores (on
-    Spark Connect, one per partition). ``features`` is
-    a TFDS feature connector (``tfds.features.FeaturesDict``) or its JSON; without it, the
+    files, whose record counts differ by at most one, the rows in the input's order or, with
+    ``shuffle_seed``, in an order that depends only on the seed and the rows (as
+    :func:`spark_tfrecord.write` does; docs/tfds.md, "Balanced, shuffled shards"); without
+    it, one shard per partition, merged (no shuffle) into shards of 64 MiB by Spark's size
+    estimate, down to the number of cores (on Spark Connect, one per partition). ``features``
+    is a TFDS feature connector (``tfds.features.FeaturesDict``) or its JSON; without it, the
     features already in the folder, else features derived from the schema (see docs/tfds.md).
     A second split is added to the dataset; a split that exists is refused unless
     ``mode="overwrite"``.
@@ -107,9 +112,9 @@ def write_tfds(
     """
     folder = f"{data_dir.rstrip('/')}/{name}/{version}"
     if num_shards is not None:
-        if num_shards < 1:
-            raise ValueError(f"num_shards must be positive, not {num_shards}")
-        data = df.repartition(num_shards)
+        data = arrange(df, num_shards, shuffle_seed)
+    elif shuffle_seed is not None:
+        raise ValueError("shuffle_seed orders the rows of num_shards files: give num_shards too")
     else:
         merged = _merged_shards(df)  # coalesce never makes more partitions than there are
         data = df.coalesce(merged) if merged > 0 else df
