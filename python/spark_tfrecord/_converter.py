@@ -123,6 +123,13 @@ def _is_connect(df: Any) -> bool:
     return type(df).__module__.startswith("pyspark.sql.connect")
 
 
+def _repeated(field: Any) -> bool:
+    # protobuf 5.x+ has is_repeated; older ones only label (since removed).
+    if hasattr(field, "is_repeated"):
+        return bool(field.is_repeated)
+    return bool(field.label == field.LABEL_REPEATED)
+
+
 def _normalize_connect_plan(message: Any, plan_ids: dict[int, int]) -> None:
     """Make a Spark Connect plan the same for two equal DataFrames built separately: the
     client's plan ids (a counter of the process) renumbered in order of appearance, so that a
@@ -141,7 +148,7 @@ def _normalize_connect_plan(message: Any, plan_ids: dict[int, int]) -> None:
             if field.message_type.fields_by_name["value"].message_type is not None:
                 for key in sorted(value):
                     _normalize_connect_plan(value[key], plan_ids)
-        elif field.label == field.LABEL_REPEATED:
+        elif _repeated(field):
             for item in value:
                 _normalize_connect_plan(item, plan_ids)
         else:
