@@ -114,9 +114,11 @@ def tf_dataset(
 
     The files, their record counts and codecs come from the folder's manifest
     (``_tfrecord_manifest.json``, which every ``format("tfrecord")`` write leaves): see
-    :func:`dataset_info`. A folder without one (files TensorFlow wrote) works too, but its records
-    are first counted from the framing, every byte of every file read once before the first
-    batch; it then needs ``columns`` as a DDL string, since no schema is stored with it.
+    :func:`dataset_info`. A folder without one (files TensorFlow wrote), or whose files no
+    longer match it, works too, but costs a pass over the data before the first batch: its
+    records are counted from the framing, every byte read and both checksums of every record
+    checked (at the disk's speed with the ``crc32c`` package, a few MB/s in pure Python without
+    it); and it needs ``columns`` as a DDL string, since no schema is stored with it.
 
     - ``columns``: all the columns when None (the spec is :func:`feature_spec` of ``path``:
       ``tf.io.FixedLenFeature([k], dtype)`` where every record holds k values, so a dense
