@@ -214,7 +214,10 @@ def make_converter(
     - on a classic session, the analyzed plan, canonicalized (so that expression ids do not
       count), with its semantic hash, and the application's id for data that only an RDD holds
       (a DataFrame made from local data with ``createDataFrame`` is one: only the same
-      DataFrame, or one derived from it, reuses it in the same application);
+      DataFrame, or one derived from it, reuses it in the same application). The semantic
+      hash is made of JVM hash codes, some of which (a file format's) differ between
+      applications: a plan over files is found again in the application that wrote it (as
+      Petastorm's in-process cache), and written anew by a next one;
     - on Spark Connect, the unresolved plan the client sends (the client holds no analyzed
       plan), with its plan ids renumbered and its call sites removed;
     - and, in both, the columns' names and types, ``df.inputFiles()`` and the write options.
