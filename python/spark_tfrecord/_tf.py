@@ -224,9 +224,16 @@ def tf_dataset(
 
     shuffling = shuffle_files or shuffle_buffer is not None
 
+    parse_batch = batch_size if batch_size is not None else _PARSE_BATCH
+
     def records_of_epoch(key: Any) -> Any:
+        # Records handed over a batch's worth at a time: one at a time, the threads' hand-overs
+        # cost more than the reads (benchmarks/training.py: 1.7x slower on 2 cores).
         return files_of_epoch(key).interleave(
-            read_file, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not shuffling
+            read_file,
+            block_length=parse_batch,
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=not shuffling,
         )
 
     if shuffle_files:
@@ -256,7 +263,6 @@ def tf_dataset(
         target = features.pop(label)
         return features, target
 
-    parse_batch = batch_size if batch_size is not None else _PARSE_BATCH
     ds = records.batch(parse_batch, drop_remainder=batch_size is not None and drop_remainder)
     ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not shuffling)
     if batch_size is None:
