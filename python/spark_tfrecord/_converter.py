@@ -167,9 +167,15 @@ def _connect_plan(df: Any) -> dict[str, str]:
 def _classic_plan(df: Any) -> dict[str, Any]:
     """The analyzed plan, canonicalized (expression ids numbered from 0, so that two equal
     DataFrames built separately give the same text), with what its text does not show."""
+    from py4j.protocol import Py4JError
+
     analyzed = df._jdf.queryExecution().analyzed()
+    canonical = analyzed.canonicalized()
     # Every field printed (not cut at spark.sql.debug.maxToStringFields), no operator ids.
-    text = analyzed.canonicalized().treeString(True, False, 2**31 - 1, False)
+    try:
+        text = canonical.treeString(True, False, 2**31 - 1, False)
+    except Py4JError:  # Spark 4.1 and later: a fifth flag, false by default
+        text = canonical.treeString(True, False, 2**31 - 1, False, False)
     leaves = analyzed.collectLeaves()
     rdds = []
     for i in range(leaves.size()):
