@@ -132,6 +132,52 @@ def test_inspect_local_files_without_spark(tmp_path: Path) -> None:
     assert rows == [{"id": 0, "raw": ["0xff00", "é"]}, {"id": 1, "raw": ["0xff00", "é"]}]
 
 
+def test_inspect_prints_the_manifests_counts_without_reading_the_files(tmp_path: Path) -> None:
+    from support.manifests import MANIFEST, write_manifest
+
+    data = tmp_path / "d"
+    (data / "day=1").mkdir(parents=True)
+    (data / "day=1" / "part-0.tfrecord").write_bytes(GOOD * 3)
+    (data / "day=1" / "part-1.tfrecord").write_bytes(GOOD)
+    write_manifest(
+        data, {"day=1/part-0.tfrecord": 3, "day=1/part-1.tfrecord": 1}, partition_columns=("day",)
+    )
+    expected = [
+        f"files: 2, {len(GOOD) * 4:,} bytes",
+        f"records: 4 ({MANIFEST})",
+        f"           3 records {len(GOOD) * 3:>16,} bytes  day=1/part-0.tfrecord",
+        f"           1 records {len(GOOD):>16,} bytes  day=1/part-1.tfrecord",
+        "root",
+        " |-- id: long (nullable = true)",
+        " |-- day: string (nullable = true)",
+    ]
+    shown = run("inspect", str(data), "-n", "2")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        *expected,
+        '{"id": 1, "day": "1"}',
+        '{"id": 1, "day": "1"}',
+    ]
+    # The counts are the manifest's: files of the same sizes that are not TFRecord give the
+    # same, and with -n 0 the JVM never starts.
+    for part in (data / "day=1").iterdir():
+        part.write_bytes(b"\xff" * part.stat().st_size)
+    code = (
+        "import sys; from spark_tfrecord import cli\n"
+        f"rc = cli.main(['inspect', {str(data)!r}, '-n', '0'])\n"
+        "jpype = sys.modules.get('jpype')\n"
+        "print(rc, jpype is not None and jpype.isJVMStarted())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [*expected, "0 False"]
+    # A manifest that the folder no longer matches is not used: the files are read.
+    (data / "day=1" / "part-2.tfrecord").write_bytes(GOOD)
+    stale = run("inspect", str(data), "-n", "0")
+    assert stale.returncode == 4
+    assert "Corrupt TFRecord: length checksum mismatch at byte offset 0" in stale.stderr
+
+
 def test_errors_are_one_line_with_a_hint_and_a_status(tmp_path: Path) -> None:
     missing = run("inspect", str(tmp_path / "nope"))
     assert missing.returncode == 3

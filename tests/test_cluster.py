@@ -14,9 +14,11 @@ in the middle.
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -217,8 +219,15 @@ def test_write_survives_a_killed_executor(
     every = sorted(
         p.relative_to(out).as_posix() for p in out.rglob("*") if not p.name.startswith(".")
     )
-    names = [n for n in every if not n.endswith(".idx")]
+    names = [n for n in every if not n.endswith(".idx") and n != "_tfrecord_manifest.json"]
     assert [n for n in every if n.endswith(".idx")] == sorted(f"_{n}.idx" for n in names[1:])
+    # The manifest counts the committed files only: the killed attempt's leftovers are in none.
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    rows_in = Counter(r[4].rsplit("/", 1)[-1] for r in got["rows"])
+    assert {f["path"]: (f["num_records"], f["num_bytes"]) for f in manifest["files"]} == {
+        n: (rows_in[n], (out / n).stat().st_size) for n in names[1:]
+    }
+    assert manifest["num_records"] == KILL_PARTITIONS * KILL_ROWS
     for n in names[1:]:
         assert (out / f"_{n}.idx").read_text() == index_lines((out / n).read_bytes())
     assert names[0] == "_SUCCESS" and len(names) == KILL_PARTITIONS + 1

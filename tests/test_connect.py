@@ -276,6 +276,16 @@ def test_typed_helpers_partitioned_gzip_inferred(client: dict[str, Any], tf: Any
     assert {k: sorted(v) for k, v in by_part.items()} == {
         f"part={p}": list(range(p, 9, 3)) for p in range(3)
     }
+    # The write from the client left its manifest: each file's records as TensorFlow read them.
+    folder = Path(client["out"]) / "typed"
+    manifest = json.loads((folder / "_tfrecord_manifest.json").read_text())
+    assert manifest["partition_columns"] == ["part"] and manifest["num_records"] == 9
+    counts = {f.relative_to(folder).as_posix(): tf_records(tf, f) for f in files}
+    assert {f["path"]: f["num_records"] for f in manifest["files"]} == counts
+
+
+def tf_records(tf: Any, file: Path) -> int:
+    return sum(1 for _ in tf.data.TFRecordDataset(str(file), compression_type="GZIP"))
 
 
 def test_feature_spec_of_a_connect_schema(client: dict[str, Any], tf: Any) -> None:

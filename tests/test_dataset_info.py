@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import struct
 import subprocess
 import zlib
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from spark_tfrecord import _ddl
 from support import child_env, module_command
 from support.manifests import MANIFEST, write_manifest
-from support.tfrecord_bytes import frame
+from support.tfrecord_bytes import frame, masked_crc
 
 
 def trainer(code: str) -> dict[str, Any]:
@@ -121,6 +122,18 @@ def test_a_valid_manifest_answers_without_reading_the_files(table: Path) -> None
     assert info_of(table)["result"]["num_records"] == 14
 
 
+def test_the_answer_pickles_for_loader_workers(table: Path) -> None:
+    write_manifest(table, COUNTS, partition_columns=("day",), features={"id": (1, 1)})
+    out = trainer(
+        "import pickle, spark_tfrecord\n"
+        f"info = spark_tfrecord.dataset_info({str(table)!r})\n"
+        "back = pickle.loads(pickle.dumps(info))\n"
+        "result = [back == info, [f.compression for f in back.files], dict(back.features),\n"
+        "          [tuple(f) == (f.path, f.num_records, f.num_bytes) for f in back.files]]\n"
+    )
+    assert out["result"] == [True, ["none", "gzip", "deflate"], {"id": [1, 1]}, [True] * 3]
+
+
 def test_without_a_manifest_the_records_are_counted(table: Path) -> None:
     info = info_of(table)["result"]
     assert (info["num_records"], info["source"], info["partitions"]) == (14, "counted", ["day"])
@@ -212,6 +225,10 @@ def _flip(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :]
 
 
+#: A sound header claiming 2^40 data bytes.
+HUGE = struct.pack("<Q", 2**40) + struct.pack("<I", masked_crc(struct.pack("<Q", 2**40)))
+
+
 # Three records of 3 data bytes (19 bytes framed each): the second starts at offset 19.
 @pytest.mark.parametrize(
     "damage,condition,offset,reason",
@@ -219,15 +236,39 @@ def _flip(data: bytes, at: int) -> bytes:
         (lambda d: _flip(d, 19 + 2), "LENGTH_CHECKSUM", 19, "length checksum mismatch"),
         (lambda d: _flip(d, 19 + 12), "DATA_CHECKSUM", 19, "data checksum mismatch"),
         (lambda d: _flip(d, 19 + 16), "DATA_CHECKSUM", 19, "data checksum mismatch"),
-        (lambda d: d[:-1], "TRUNCATED", 38, "stream ends inside a record of 3 data bytes"),
+        (
+            lambda d: d[:-1],
+            "TRUNCATED",
+            38,
+            {
+                "none": "the header claims 3 data bytes, but the file ends 6 bytes after it",
+                "gzip": "stream ends inside a record of 3 data bytes",
+            },
+        ),
+        (
+            lambda d: d[:19] + frame(b"x")[:12],
+            "TRUNCATED",
+            19,
+            {
+                "none": "the header claims 1 data bytes, but the file ends 0 bytes after it",
+                "gzip": "stream ends inside a record of 1 data bytes",
+            },
+        ),
+        (
+            lambda d: d[:19] + HUGE,
+            "TFRECORD_RECORD_TOO_LARGE",
+            19,
+            f"TFRecord of {2**40} bytes exceeds maxRecordBytes ({2**31 - 65})",
+        ),
         (lambda d: d + b"\x01\x02", "TRUNCATED", 57, "2 of 12 header bytes"),
     ],
 )
 @pytest.mark.parametrize("codec", ["none", "gzip"])
 def test_a_damaged_file_names_the_file_and_the_records_offset(
-    tmp_path: Path, damage: Any, condition: str, offset: int, reason: str, codec: str
+    tmp_path: Path, damage: Any, condition: str, offset: int, reason: Any, codec: str
 ) -> None:
     raw = damage(records(3))
+    reason = reason[codec] if isinstance(reason, dict) else reason
     name = "a.tfrecord" + (".gz" if codec == "gzip" else "")
     path = tmp_path / name
     path.write_bytes(gzip.compress(raw) if codec == "gzip" else raw)
@@ -236,7 +277,7 @@ def test_a_damaged_file_names_the_file_and_the_records_offset(
     )
     assert (out["error"], out["condition"]) == (
         "CorruptFileError",
-        "TFRECORD_CORRUPT_RECORD." + condition,
+        condition if condition.startswith("TFRECORD_") else "TFRECORD_CORRUPT_RECORD." + condition,
     )
     assert out["parameters"]["path"] == str(path)
     assert out["parameters"]["offset"] == str(offset)
@@ -285,16 +326,12 @@ DDLS = [
 
 @pytest.mark.parametrize("ddl", DDLS)
 def test_the_ddl_parser_agrees_with_spark(spark, ddl: str) -> None:
-    from pyspark.sql.types import StructType
-
-    assert _ddl.parse_ddl(ddl) == StructType.fromDDL(ddl).jsonValue()
+    assert _ddl.parse_ddl(ddl) == spark.createDataFrame([], ddl).schema.jsonValue()
 
 
 def test_a_struct_type_string_is_a_schema_too(spark) -> None:
-    from pyspark.sql.types import StructType
-
     ddl = "struct<a:int,b:array<string>>"
-    assert _ddl.parse_ddl(ddl) == StructType.fromDDL(ddl).jsonValue()
+    assert _ddl.parse_ddl(ddl) == spark.createDataFrame([], ddl).schema.jsonValue()
 
 
 @pytest.mark.parametrize(
@@ -331,15 +368,19 @@ def test_the_ddl_parser_needs_no_session_and_no_pyspark() -> None:
     }
 
 
-def test_listing_skips_what_spark_skips() -> None:
-    from spark_tfrecord._manifest import _hidden
+def test_listing_skips_what_the_writer_skips(tmp_path: Path) -> None:
+    """The writer's rule: names starting with ``_`` or ``.`` are not data, nor a TFDS dataset's
+    metadata at the root; folders are descended into."""
+    from spark_tfrecord._manifest import _list_folder
 
-    assert [
-        n for n in ("_SUCCESS", ".a.crc", "_a=1", "a", "b._COPYING_", "day=1") if _hidden(n)
-    ] == [
-        "_SUCCESS",
-        ".a.crc",
-        "b._COPYING_",
+    for rel in ("_SUCCESS", ".a.crc", "_a=1/x", "dataset_info.json", "features.json",
+                "label.labels.txt", "a.tfrecord", "sub/dataset_info.json", "day=1/b"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"12")
+    assert _list_folder(str(tmp_path)) == [
+        ("a.tfrecord", 2),
+        ("day=1/b", 2),
+        ("sub/dataset_info.json", 2),
     ]
 
 
@@ -510,3 +551,106 @@ def test_feature_spec_of_a_folder_without_a_valid_manifest_says_what_to_do(table
         f"No such file or folder: {missing!r}; and as a DDL schema (what a string that names no "
         f"existing path is taken for): Cannot parse the schema {missing!r}: unexpected '/'"
     )
+
+
+# --- real writes: the writer's manifest, read by a trainer, against what TensorFlow reads ------
+
+ROWS = [(i, i % 3 if i != 4 else None, [i * 0.5, 1.0, -2.0], ["t"] * (i % 3), f"d{i % 2}")
+        for i in range(10)]  # fmt: skip
+DDL = "id long, label long, emb array<float>, tags array<string>, day string"
+
+
+def tensorflow_counts(paths: list[str]) -> dict[str, int]:
+    """Records per file, as TensorFlow reads them (in a trainer, from each file's bytes)."""
+    out = trainer(
+        "import tensorflow as tf\n"
+        "from spark_tfrecord._manifest import detect_compression\n"
+        "codec = {'none': '', 'gzip': 'GZIP', 'deflate': 'ZLIB'}\n"
+        f"result = {{p: int(tf.data.TFRecordDataset(p, codec[detect_compression(p)])"
+        f".reduce(0, lambda n, _: n + 1)) for p in {paths!r}}}\n"
+    )
+    counts: dict[str, int] = out["result"]
+    return counts
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("layout", ["plain", "partitioned", "gzip"])
+def test_the_writers_manifest_counts_what_tensorflow_reads(spark, out: Path, layout: str) -> None:
+    import spark_tfrecord
+
+    df = spark.createDataFrame(ROWS, DDL).repartition(3)
+    if layout == "partitioned":
+        spark_tfrecord.write(df, str(out), partition_by="day")
+    else:
+        spark_tfrecord.write(df, str(out), compression="gzip" if layout == "gzip" else None)
+    info = info_of(out)["result"]
+    assert (info["source"], info["reason"], info["record_type"]) == ("manifest", None, "Example")
+    assert info["num_records"] == 10
+    files = {p: (n, size, codec) for p, n, size, codec in info["files"]}
+    on_disk = sorted(str(p) for p in out.rglob("part-*"))
+    assert sorted(files) == on_disk
+    assert {p: n for p, (n, _, _) in files.items()} == tensorflow_counts(on_disk)
+    assert all(size == Path(p).stat().st_size for p, (_, size, _) in files.items())
+    codec = "gzip" if layout == "gzip" else "none"
+    assert {c for _, _, c in files.values()} == {codec}
+    if layout == "partitioned":
+        assert info["partitions"] == ["day"]
+        assert info["schema"] == "id BIGINT,label BIGINT,emb ARRAY<FLOAT>,tags ARRAY<STRING>"
+    else:
+        assert info["partitions"] == []
+        assert info["schema"] == (
+            "id BIGINT,label BIGINT,emb ARRAY<FLOAT>,tags ARRAY<STRING>,day STRING"
+        )
+    assert info["features"]["emb"] == [3, 3] and info["features"]["tags"] == [0, 2]
+    assert info["features"]["id"] == [1, 1] and info["features"]["label"] == [0, 1]
+    # Without the manifest, the same counts from the framing.
+    (out / MANIFEST).unlink()
+    counted = info_of(out)["result"]
+    assert counted["source"] == "counted"
+    assert {p: n for p, n, _, _ in counted["files"]} == {p: n for p, (n, _, _) in files.items()}
+
+
+@pytest.mark.tensorflow
+def test_tensorflow_parses_a_written_folder_dense_with_feature_spec_of_its_path(
+    spark, out: Path
+) -> None:
+    """label: nullable in Spark but in every record; emb: 3 values in every record."""
+    import spark_tfrecord
+
+    rows = [(i, i * 10, [i + 0.5, 1.0, -2.0], ["t"] * (i % 3)) for i in range(5)]
+    df = spark.createDataFrame(rows, "id long, label long, emb array<float>, tags array<string>")
+    assert all(f.nullable for f in df.schema.fields)
+    spark_tfrecord.write(df.repartition(2), str(out))
+    parsed = trainer(
+        "import tensorflow as tf, spark_tfrecord\n"
+        f"info = spark_tfrecord.dataset_info({str(out)!r})\n"
+        f"spec = spark_tfrecord.feature_spec({str(out)!r})\n"
+        "ds = tf.data.TFRecordDataset([f.path for f in info.files]).batch(8)\n"
+        "b = tf.io.parse_example(next(iter(ds)), spec)\n"
+        "result = {'types': {k: type(v).__name__ for k, v in sorted(b.items())},\n"
+        "          'shapes': {k: list(b[k].shape) for k in ('id', 'label', 'emb')},\n"
+        "          'rows': sorted(zip(b['id'].numpy().tolist(), b['label'].numpy().tolist(),\n"
+        "                             b['emb'].numpy().tolist(),\n"
+        "                             [[t.decode() for t in r] for r in b['tags'].to_list()]))}\n"
+    )
+    assert "pyspark" not in parsed["heavy"], parsed
+    assert parsed["result"]["types"] == {
+        "emb": "EagerTensor",
+        "id": "EagerTensor",
+        "label": "EagerTensor",
+        "tags": "RaggedTensor",
+    }
+    assert parsed["result"]["shapes"] == {"id": [5], "label": [5], "emb": [5, 3]}
+    assert parsed["result"]["rows"] == [
+        [i, i * 10, [i + 0.5, 1.0, -2.0], ["t"] * (i % 3)] for i in range(5)
+    ]
+
+
+def test_file_urls_are_local_paths_and_other_schemes_are_refused(table: Path) -> None:
+    import spark_tfrecord
+
+    for url in (f"file://{table}", f"file:{table}"):
+        info = spark_tfrecord.dataset_info(url)
+        assert (info.num_records, info.path) == (14, str(table))
+    with pytest.raises(ValueError, match=r"dataset_info reads local paths .*'gs://b/t' is not one"):
+        spark_tfrecord.dataset_info("gs://b/t")

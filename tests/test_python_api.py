@@ -114,6 +114,8 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
         "spark_tfrecord._io",
         "spark_tfrecord._jars",
         "spark_tfrecord._converter",
+        "spark_tfrecord._ddl",
+        "spark_tfrecord._manifest",
         "spark_tfrecord._tfds",
         "spark_tfrecord.errors",
         pytest.param("spark_tfrecord._spec", marks=pytest.mark.tensorflow),

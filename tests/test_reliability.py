@@ -4,6 +4,7 @@ read does with bad input is in test_errors_modes.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -81,12 +82,16 @@ def test_failed_write_leaves_no_partial_output(spark, out: Path) -> None:
     fails_then_settles(spark, lambda: spark_tfrecord.write(df, str(out)))
     assert not (out / "_SUCCESS").exists()
     assert not out.exists() or data_files(out) == []
-    # A failed append keeps what was there and adds nothing.
+    assert not (out / "_tfrecord_manifest.json").exists()
+    # A failed append keeps what was there and adds nothing, to the manifest either.
     spark_tfrecord.write(spark.range(5), str(out), mode="overwrite")
     before = {name: (out / name).read_bytes() for name in data_files(out)}
+    manifest = (out / "_tfrecord_manifest.json").read_bytes()
     assert before and (out / "_SUCCESS").exists()
     fails_then_settles(spark, lambda: spark_tfrecord.write(df, str(out), mode="append"))
     assert {name: (out / name).read_bytes() for name in data_files(out)} == before
+    assert (out / "_tfrecord_manifest.json").read_bytes() == manifest
+    assert json.loads(manifest)["num_records"] == 5
     assert (out / "_SUCCESS").exists()
     assert sorted(r.id for r in spark_tfrecord.read(spark, str(out)).collect()) == list(range(5))
 

@@ -134,6 +134,28 @@ def assert_committed_by(objects: dict[str, bytes], committer: str, job: list[str
         assert names == sorted(p.rsplit("/", 1)[-1] for p in job)
 
 
+MANIFEST = "_tfrecord_manifest.json"
+
+
+def assert_manifest(objects: dict[str, bytes], committer: str, parts: list[str], rows: int) -> None:
+    """Under Spark's own commit protocol (FileOutputCommitter) the write leaves its manifest:
+    every part file with its bytes as stored and, in all, the rows written. The S3A committers
+    commit through a protocol the manifest cannot follow: there is none, rather than a wrong one."""
+    if committer != "file":
+        assert MANIFEST not in objects
+        return
+    manifest = json.loads(objects[MANIFEST])
+    assert {f["path"]: f["num_bytes"] for f in manifest["files"]} == {
+        p: len(objects[p]) for p in parts
+    }
+    assert manifest["num_records"] == rows == sum(f["num_records"] for f in manifest["files"])
+
+
+def stored(objects: dict[str, bytes], committer: str) -> list[str]:
+    """The objects but the manifest, which assert_manifest checks."""
+    return sorted(k for k in objects if not (committer == "file" and k == MANIFEST))
+
+
 @pytest.mark.parametrize("committer", COMMITTERS)
 def test_partitioned_write_and_read(s3: S3, runs: dict[str, Any], committer: str) -> None:
     result = outcome(runs, committer, "partitioned")
@@ -145,7 +167,8 @@ def test_partitioned_write_and_read(s3: S3, runs: dict[str, Any], committer: str
     assert_committed_by(objects, committer, parts)
     assert {p.split("/")[0] for p in parts} == {"p=0", "p=1", "p=2"}
     assert all(re.fullmatch(r"p=[012]/part-\d{5}-.+\.tfrecord", p) for p in parts), parts
-    assert sorted(objects) == sorted([*parts, "_SUCCESS"])  # nothing left behind
+    assert_manifest(objects, committer, parts, 3000)
+    assert stored(objects, committer) == sorted([*parts, "_SUCCESS"])  # nothing left behind
 
 
 @pytest.mark.parametrize("committer", COMMITTERS)
@@ -155,7 +178,8 @@ def test_append(s3: S3, runs: dict[str, Any], committer: str) -> None:
     jobs = by_job(part_files(objects))
     assert [len(j) for j in jobs] == [2, 3]  # both jobs' files
     assert_committed_by(objects, committer, jobs[1])
-    assert sorted(objects) == sorted([*jobs[0], *jobs[1], "_SUCCESS"])
+    assert_manifest(objects, committer, jobs[0] + jobs[1], 200)
+    assert stored(objects, committer) == sorted([*jobs[0], *jobs[1], "_SUCCESS"])
 
 
 @pytest.mark.parametrize("committer", COMMITTERS)
@@ -165,7 +189,8 @@ def test_overwrite(s3: S3, runs: dict[str, Any], committer: str) -> None:
     parts = part_files(objects)
     assert [len(j) for j in by_job(parts)] == [2]  # only the second job's files
     assert_committed_by(objects, committer, parts)
-    assert sorted(objects) == sorted([*parts, "_SUCCESS"])
+    assert_manifest(objects, committer, parts, 50)
+    assert stored(objects, committer) == sorted([*parts, "_SUCCESS"])
 
 
 def test_big_file_read_in_ranged_splits(s3: S3, runs: dict[str, Any]) -> None:

@@ -192,7 +192,11 @@ class _Parser:
 def parse_ddl(ddl: str) -> dict[str, Any]:
     """The Spark JSON (``StructType.jsonValue()``) of the schema ``ddl``: a column list
     (``a T, b T``, also ``a: T``) or one ``struct<...>``. Raises ValueError saying where it
-    cannot be parsed."""
+    cannot be parsed.
+
+    >>> [f["name"] for f in parse_ddl("struct<a: int, b: map<string, bigint>>")["fields"]]
+    ['a', 'b']
+    """
     try:
         return _Parser(ddl).columns()
     except ValueError as column_error:

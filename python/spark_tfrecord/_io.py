@@ -28,7 +28,7 @@ OPTIONS = (
     "verifyChecksums", "maxRecordBytes", "splitFiles", "ignoreCorruptFiles",
     "ignoreMissingFiles", "writeIndex", "pathSeparator", "inferNesting", "split", "tfds",
     "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode", "numShards", "shardPrefix",
-    "decoder", "vectorLayout",
+    "decoder", "vectorLayout", "tfxSplit",
 )  # fmt: skip
 #: Spark's options of every file source (docs/options.md, "Other options that apply").
 SPARK_FILE_OPTIONS = (
@@ -122,6 +122,7 @@ def write(
     shard_prefix: str | None = None,
     num_shards: int | None = None,
     vector_layout: VectorLayout = "dense",
+    tfx_split: str | None = None,
     **options: OptionValue,
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
@@ -130,6 +131,11 @@ def write(
     (what ``tf.data`` and TFX users glob), numbered when the job commits; ``num_shards`` then
     gives exactly that many files (the DataFrame is repartitioned to it; files of no record are
     written too). Without ``num_shards``, one file per partition.
+
+    ``tfx_split="train"`` (the ``tfxSplit`` option) writes the split of a TFX Examples artifact
+    whose folder is ``path``: ``Split-train/data_tfrecord-00000-of-00004.gz``, GZIP, with nothing
+    else in that folder, what TFX's ExampleGen writes and its components (and ImportExampleGen's
+    ``*`` glob) read. Write each split with its own call, the later ones with ``mode="append"``.
 
     ``partition_by`` columns become ``name=value`` directories and are not written into the
     records. ``write_index`` (the ``writeIndex`` option) also writes each file's index beside it,
@@ -151,12 +157,12 @@ def write(
     # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
     save_mode = "error" if mode == "errorifexists" else mode
     if num_shards is not None:
-        if shard_prefix is None:
-            raise ValueError("num_shards names the files: give shard_prefix too")
         df = df.repartition(num_shards)
         options = {**options, "numShards": num_shards}
     if shard_prefix is not None:
         options = {**options, "shardPrefix": shard_prefix}
+    if tfx_split is not None:
+        options = {**options, "tfxSplit": tfx_split}
     writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
     parameters = (
         "record_type",
@@ -166,6 +172,7 @@ def write(
         "shard_prefix",
         "num_shards",
         "vector_layout",
+        "tfx_split",
     )
     writer = writer.options(**_option_strings(options, parameters))
     if vector_layout != "dense":

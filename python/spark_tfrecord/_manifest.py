@@ -9,9 +9,9 @@ their framing and says so in :attr:`DatasetInfo.reason`.
 
 Counting reads every byte: each record's length and both of its CRC32C checksums are checked, as
 the data source does, and gzip / ZLIB files are decompressed as a stream. With the ``crc32c`` or
-``google-crc32c`` package installed (optional) it runs at the speed of the disk or of
-decompression; without either the checksums are computed in pure Python, at a few MB/s
-(docs/tensorflow.md gives the figures).
+``google-crc32c`` package installed (optional, used when importable) it ran at about 200 MB/s of
+records (70 MB/s gzipped); without either the checksums are computed in pure Python, at about
+4 MB/s (a 50 MB file of 1 KB records on a busy 2-core machine: benchmarks/count_records.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord import errors
@@ -37,6 +36,8 @@ _HEADER, _FOOTER = 12, 4
 #: How much of a file is read (or decompressed) at a time while counting.
 _CHUNK = 1 << 20
 _MASK_DELTA = 0xA282EAD8
+#: The largest record the data source reads (``TFRecordFraming.MaxRecordBytes``).
+_MAX_RECORD_BYTES = 2**31 - 1 - 64
 
 
 # --- CRC32C -------------------------------------------------------------------------------------
@@ -64,7 +65,7 @@ _WORDS = struct.Struct("<Q").iter_unpack
 
 def _crc32c_python(data: bytes | bytearray | memoryview) -> int:
     """CRC32C in pure Python, the fallback: eight bytes a step (slicing-by-8), about twice as
-    fast as a byte a step, and some 500 times slower than the crc32c packages' C code."""
+    fast as a byte a step, and some 50 times slower than the crc32c packages' C code."""
     t0, t1, t2, t3, t4, t5, t6, t7 = _TABLES
     data = bytes(data)
     whole = len(data) & ~7
@@ -244,23 +245,28 @@ class DatasetInfo:
 
 
 def _hidden(name: str) -> bool:
-    """Spark's listing rule (InMemoryFileIndex): ``_`` names (but ``_a=1`` partition folders)
-    and ``.`` names are not data, nor files still being copied."""
-    return (
-        (name.startswith("_") and "=" not in name)
-        or name.startswith(".")
-        or name.endswith("._COPYING_")
-    )
+    """Names that Spark's listing and TensorFlow's ``part-*`` globs pass over: ``_SUCCESS``,
+    the manifest, index files, ``.crc`` files, ``_temporary`` folders."""
+    return name.startswith(("_", "."))
+
+
+#: A TFDS dataset's metadata at the root of its folder, beside its shards: not data.
+_TFDS_METADATA = ("dataset_info.json", "features.json")
+
+
+def _metadata(name: str) -> bool:
+    return name in _TFDS_METADATA or name.endswith(".labels.txt")
 
 
 def _list_folder(folder: str) -> list[tuple[str, int]]:
-    """The data files under ``folder`` as (path relative to it with ``/``, size), sorted."""
+    """The data files under ``folder`` as (path relative to it with ``/``, size), sorted: the
+    writer's rule (files and folders not :func:`_hidden`, and at the root no TFDS metadata)."""
     found: list[tuple[str, int]] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
         rel_root = os.path.relpath(root, folder)
         for name in files:
-            if _hidden(name):
+            if _hidden(name) or (rel_root == "." and _metadata(name)):
                 continue
             rel = name if rel_root == "." else os.path.join(rel_root, name)
             found.append((rel.replace(os.sep, "/"), os.path.getsize(os.path.join(root, name))))
@@ -291,7 +297,7 @@ class _Stale(Exception):
 def _min_max(counts: Any, key: str) -> Mapping[str, tuple[int, int]]:
     if not isinstance(counts, dict):
         raise _Stale(f"its {key!r} is not an object")
-    return MappingProxyType({k: (int(v["min"]), int(v["max"])) for k, v in counts.items()})
+    return {k: (int(v["min"]), int(v["max"])) for k, v in counts.items()}
 
 
 def _read_manifest(folder: str) -> DatasetInfo:
@@ -346,7 +352,7 @@ def _read_manifest(folder: str) -> DatasetInfo:
         partition_columns=tuple(str(c) for c in partition_columns),
         features=features,
         feature_lists=feature_lists,
-        schema_json=MappingProxyType(schema_json) if isinstance(schema_json, dict) else None,
+        schema_json=schema_json if isinstance(schema_json, dict) else None,
         source="manifest",
         reason=None,
     )
@@ -441,6 +447,8 @@ def count_records(path: str, compression: str | None = None) -> int:
     unpack_header = struct.Struct("<QI").unpack_from
     unpack_footer = struct.Struct("<I").unpack_from
     stream = _chunks(path, compression)
+    # Uncompressed, the stream is the file: a length running past its end is known at once.
+    file_size = os.path.getsize(path) if compression == "none" else None
     buf = b""
     pos = 0  # in buf
     base = 0  # the stream offset of buf[0]
@@ -477,6 +485,22 @@ def count_records(path: str, compression: str | None = None) -> int:
             raise errors.CorruptFileError(
                 errors.LENGTH_CHECKSUM,
                 "Corrupt TFRecord: length checksum mismatch",
+                path,
+                base + pos,
+            )
+        # A damaged length is refused before its bytes are gathered, as the data source does.
+        if length > _MAX_RECORD_BYTES:
+            raise errors.CorruptFileError(
+                errors.RECORD_TOO_LARGE,
+                f"TFRecord of {length} bytes exceeds maxRecordBytes ({_MAX_RECORD_BYTES})",
+                path,
+                base + pos,
+            )
+        if file_size is not None and length > file_size - (base + pos) - _HEADER - _FOOTER:
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: the header claims {length} data bytes, but the file ends "
+                f"{file_size - (base + pos) - _HEADER} bytes after it",
                 path,
                 base + pos,
             )
@@ -535,16 +559,31 @@ def _count(path: str, reason: str) -> DatasetInfo:
         schema=None,
         record_type=None,
         partition_columns=_partition_columns(relative),
-        features=MappingProxyType({}),
-        feature_lists=MappingProxyType({}),
+        features={},
+        feature_lists={},
         schema_json=None,
         source="counted",
         reason=reason,
     )
 
 
-def dataset_info(path: str) -> DatasetInfo:
-    """The record counts, files and schema of the TFRecord data at the local ``path``.
+def local_path(path: str, caller: str) -> str:
+    """``path`` without a ``file:`` scheme (``file:///tmp/x``, Hadoop's ``file:/tmp/x``); a
+    ValueError naming ``caller`` for another scheme."""
+    if path.startswith("file:"):
+        path = path[len("file:") :]
+        return path[2:] if path.startswith("//") else path
+    if "://" in path:
+        raise ValueError(
+            f"{caller} reads local paths (or file: URLs); {path!r} is not one: copy the "
+            "folder, or read it with Spark"
+        )
+    return path
+
+
+def dataset_info(path: str | os.PathLike[str]) -> DatasetInfo:
+    """The record counts, files and schema of the TFRecord data at the local ``path`` (a
+    ``file://`` URL too).
 
     ``path`` is a folder (a partitioned table's root too), one file, or a glob. A folder that
     a spark-tfrecord write left with a valid ``_tfrecord_manifest.json`` is answered from it,
@@ -552,12 +591,21 @@ def dataset_info(path: str) -> DatasetInfo:
     the records' framing (every byte read, both checksums of every record checked):
     ``source == "counted"``, ``reason`` says why, and ``schema`` and ``record_type`` are None.
 
-    Example (a plain one until the writer's manifest lands)::
-
-        from spark_tfrecord import dataset_info
-        info = dataset_info("/data/train")
-        info.num_records, len(info.files), info.source   # e.g. (5, 2, 'manifest')
+    >>> import os, tempfile
+    >>> from spark_tfrecord import dataset_info
+    >>> folder = tempfile.mkdtemp() + "/ids"
+    >>> spark.range(5).repartition(2).write.format("tfrecord").save(folder)
+    >>> info = dataset_info(folder)
+    >>> info.num_records, len(info.files), info.source, info.schema
+    (5, 2, 'manifest', 'id BIGINT NOT NULL')
+    >>> sorted(n for _, n, _ in info.files)
+    [2, 3]
+    >>> os.remove(os.path.join(folder, "_tfrecord_manifest.json"))
+    >>> info = dataset_info(folder)
+    >>> info.num_records, info.source, info.reason.endswith("has no _tfrecord_manifest.json")
+    (5, 'counted', True)
     """
+    path = local_path(os.fspath(path), "dataset_info")
     if os.path.isdir(path):
         try:
             return _read_manifest(path)

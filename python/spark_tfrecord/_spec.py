@@ -114,18 +114,7 @@ def _vector_size(field: Mapping[str, Any], column: str, sizes: Mapping[str, int]
 def _is_path(schema: str) -> bool:
     """A path (or URL) rather than a DDL string: a string with ``://``, or one naming something
     that exists."""
-    return "://" in schema or os.path.exists(schema)
-
-
-def _local(path: str) -> str:
-    if path.startswith("file://"):
-        return path[len("file://") :]
-    if "://" in path:
-        raise ValueError(
-            f"feature_spec reads the manifest of a local folder; {path!r} is not one "
-            "(copy the _tfrecord_manifest.json, or pass the schema)."
-        )
-    return path
+    return "://" in schema or schema.startswith("file:") or os.path.exists(schema)
 
 
 @overload
@@ -384,9 +373,9 @@ def _from_manifest(
     path: str, record_type: str
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
     """The schema JSON and the per-feature value counts of the folder ``path``'s manifest."""
-    from spark_tfrecord._manifest import MANIFEST_NAME, _read_manifest, _Stale
+    from spark_tfrecord._manifest import MANIFEST_NAME, _read_manifest, _Stale, local_path
 
-    folder = _local(path)
+    folder = local_path(path, "feature_spec")
     try:
         info = _read_manifest(folder)
     except _Stale as e:

@@ -11,10 +11,11 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, get_args
+from typing import TYPE_CHECKING, Any, NoReturn, cast, get_args
 
 from spark_tfrecord import errors
 from spark_tfrecord._io import Compression, RecordType, SaveMode
+from spark_tfrecord._manifest import MANIFEST_NAME, DatasetInfo, read_manifest
 from spark_tfrecord._tfds import TfdsMode
 
 if TYPE_CHECKING:
@@ -445,9 +446,50 @@ def _show_rows(args: argparse.Namespace, files: list[str], schema: dict[str, Any
             shown += 1
 
 
+def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
+    """A folder with a valid manifest: the counts from it, without reading a file or starting
+    the JVM; the schema written; the first records (the JVM) unless ``-n 0``."""
+    from spark_tfrecord import local
+
+    print(f"files: {len(info.files)}, {info.num_bytes:,} bytes")
+    print(f"records: {info.num_records:,} ({MANIFEST_NAME})")
+    root = os.path.join(args.path, "")
+    for f in info.files:
+        print(f"{f.num_records:>12,} records {f.num_bytes:>16,} bytes  {f.path.removeprefix(root)}")
+    # --record-type left at its default: the manifest's.
+    record_type: RecordType = args.record_type
+    if record_type == "Example" and info.record_type in get_args(RecordType):
+        record_type = cast(RecordType, info.record_type)
+    paths = [f.path for f in info.files]
+    options = _local_options(args)
+    if record_type == info.record_type and info.schema_json is not None:
+        schema = json.loads(json.dumps(info.schema_json))
+    else:
+        schema = local.infer_schema(paths, record_type=record_type, **options)
+    for name in info.partition_columns:
+        schema["fields"].append(
+            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
+        )
+    _print_schema(schema)
+    if args.n > 0:
+        args.record_type = record_type
+        _show_rows(args, [f.path for f in info.files if f.num_records > 0], schema)
+    return 0
+
+
 def _inspect_local(args: argparse.Namespace) -> int:
     from spark_tfrecord import local
 
+    path = _local_path(args.path)
+    if (
+        not args.split
+        and os.path.isdir(path)
+        and not os.path.exists(os.path.join(path, "dataset_info.json"))
+    ):
+        info = read_manifest(path)
+        if info is not None:
+            args.path = path
+            return _inspect_manifest(args, info)
     folder = local.tfds_folder(args.path) if not _has_glob(args.path) else None
     if folder is not None:
         return _inspect_tfds(args, folder)
@@ -686,9 +728,12 @@ def build_parser() -> argparse.ArgumentParser:
         "paths are read without Spark, by the bundled decoder in a small JVM: for a small "
         "folder about 2 s of CPU, mostly the JVM's start and its loading of Hadoop's and "
         "Spark's classes (docs/getting-started.md has the figures); other paths, --schema and "
-        "--spark go through Spark. A TensorFlow Datasets folder (DATA_DIR/NAME/VERSION, or "
-        "DATA_DIR/NAME with one version) shows each split, counted by its dataset_info.json, "
-        "and its features.json's schema.",
+        "--spark go through Spark. A folder written by spark-tfrecord, whose "
+        "_tfrecord_manifest.json matches its files, shows the counts (in all and per file) "
+        "and the schema from the manifest, without reading a file; the JVM starts only for "
+        "the first records (none with -n 0). A TensorFlow Datasets folder "
+        "(DATA_DIR/NAME/VERSION, or DATA_DIR/NAME with one version) shows each split, "
+        "counted by its dataset_info.json, and its features.json's schema.",
         epilog=_EPILOG,
         formatter_class=formatter,
     )

@@ -80,12 +80,15 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
    * `compression` (alias `codec`, linkedin's option, which takes a Hadoop codec class name):
    * `none` (default), `gzip` or `deflate` (alias `zlib`), TensorFlow's GZIP and ZLIB. On write it
    * compresses each file whole and adds `.gz` / `.deflate` after `.tfrecord`; on read a file's
-   * extension decides, and this option applies to files without one.
+   * extension decides, and this option applies to files without one. A `tfxSplit` write's
+   * default is `gzip`, as TFX's.
    */
   val compression: TFRecordCompression =
     Seq(CompressionOption, CodecOption).flatMap(o => parameters.get(o).map(o -> _)).headOption
       .map { case (o, v) => TFRecordCompression.parse(o, v, allowNonTensorFlowCodec) }
-      .getOrElse(TFRecordCompression.None)
+      .getOrElse(
+        if (parameters.contains(TfxSplitOption)) TFRecordCompression.Gzip
+        else TFRecordCompression.None)
 
   /**
    * `splitFiles`: let Spark split large uncompressed files between tasks (default true). A split
@@ -193,6 +196,18 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
   val numShards: Option[Int] = parameters.get(NumShardsOption).map { v =>
     parseInt(NumShardsOption, v).filter(n => n > 0 && n <= 99999)
       .getOrElse(invalid(NumShardsOption, v, Seq("an integer from 1 to 99999")))
+  }
+
+  /**
+   * `tfxSplit`: write the split of a TFX Examples artifact whose folder is the save path:
+   * `Split-<split>/data_tfrecord-00000-of-00004.gz`, GZIP, numbered at job commit, with nothing
+   * else in the split's folder (what TFX's ExampleGen writes, and its components glob).
+   */
+  val tfxSplit: Option[String] = parameters.get(TfxSplitOption).map { v =>
+    if (v.isEmpty || !v.forall(c => c.isLetterOrDigit || c == '_' || c == '-')) {
+      invalid(TfxSplitOption, v, Seq("a split name of letters, digits, _ and - (train, eval)"))
+    }
+    v
   }
 
   /**
@@ -308,6 +323,7 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   final val TfdsModeOption = newOption("tfdsMode")
   final val NumShardsOption = newOption("numShards")
   final val ShardPrefixOption = newOption("shardPrefix")
+  final val TfxSplitOption = newOption("tfxSplit")
   final val DecoderOption = newOption("decoder")
   final val GeneratedDecoder = "generated"
   final val InterpretedDecoder = "interpreted"

@@ -1,5 +1,7 @@
 package io.github.sparktfrecord.tfds
 
+import java.io.IOException
+
 import org.apache.hadoop.fs.Path
 import org.apache.hadoop.mapreduce.{JobContext, TaskAttemptContext}
 import org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter
@@ -22,6 +24,23 @@ private[sparktfrecord] class TFRecordShardCommitter(output: Path, context: TaskA
   override def setupJob(jobContext: JobContext): Unit = {
     TFRecordShardedWrite.checkPrefixFree(jobContext.getConfiguration)
     super.setupJob(jobContext)
+  }
+
+  /**
+   * Removes this write's attempt folder only, and `_temporary` once no other write uses it:
+   * Hadoop's removes all of `_temporary`, and with it the files of another write committing into
+   * the same folder (each write has an attempt folder of its own, see [[TFRecordShardedWrite]]).
+   */
+  override def cleanupJob(jobContext: JobContext): Unit = {
+    val pending = new Path(getOutputPath, FileOutputCommitter.PENDING_DIR_NAME)
+    val fs = pending.getFileSystem(jobContext.getConfiguration)
+    fs.delete(getJobAttemptPath(jobContext), true)
+    try {
+      if (fs.listStatus(pending).isEmpty) fs.delete(pending, false)
+    } catch {
+      // Gone, or no longer empty: another write's.
+      case _: IOException =>
+    }
   }
 
   override def commitJob(jobContext: JobContext): Unit = {

@@ -6,8 +6,8 @@ import java.util.UUID
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
-import org.apache.hadoop.mapreduce.{Job, OutputCommitter}
+import org.apache.hadoop.fs.{ChecksumFileSystem, FileSystem, Path}
+import org.apache.hadoop.mapreduce.{Job, MRJobConfig, OutputCommitter}
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat
 
 import org.apache.spark.sql.execution.datasources.DataSourceUtils
@@ -74,7 +74,11 @@ private[sparktfrecord] object TFRecordShardedWrite {
   }
 
   def isSharded(options: TFRecordOptions): Boolean =
-    options.tfds.isDefined || options.shardPrefix.isDefined
+    options.tfds.isDefined || options.shardPrefix.isDefined || options.tfxSplit.isDefined
+
+  /** The folder of a TFX Examples split in the artifact's folder, and its files' prefix. */
+  private def tfxFolder(split: String): String = s"Split-$split"
+  private val TfxPrefix = "data_tfrecord"
 
   /**
    * On the driver, before the job: refuses what a sharded write cannot do (with the reason),
@@ -86,6 +90,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
       parsed: TFRecordOptions,
       dataSchema: StructType): Option[Prepared] = {
     val what = parsed.tfds.map(_ => s"'${TFRecordOptions.TfdsOption}' (a TFDS dataset)")
+      .orElse(parsed.tfxSplit.map(_ => s"'${TFRecordOptions.TfxSplitOption}' (a TFX split)"))
       .getOrElse(s"'${TFRecordOptions.ShardPrefixOption}' (sharded file names)")
     def refuse(why: String): Nothing =
       throw TFRecordError.argument(TFRecordError.InvalidOption, s"A write with $what cannot $why.")
@@ -139,6 +144,16 @@ private[sparktfrecord] object TFRecordShardedWrite {
     }
     if (parsed.tfds.isDefined && parsed.shardPrefix.isDefined) {
       refuse(s"also take '${TFRecordOptions.ShardPrefixOption}': TFDS names its shards itself")
+    }
+    if (parsed.tfxSplit.isDefined) {
+      if (parsed.tfds.isDefined || parsed.shardPrefix.isDefined) {
+        refuse(s"also take '${TFRecordOptions.TfdsOption}' or " +
+          s"'${TFRecordOptions.ShardPrefixOption}': TFX names its files itself")
+      }
+      if (parsed.compression != TFRecordCompression.Gzip) {
+        refuse(s"be compressed with ${parsed.compression.name}: TFX's components read an " +
+          "Examples artifact as GZIP")
+      }
     }
     if (partitionColumns.nonEmpty) {
       refuse("be partitioned (partitionBy): its shards are one sequence of files in one folder")
@@ -199,6 +214,13 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val conf = job.getConfiguration
     val writeId = UUID.randomUUID().toString
     conf.set(WriteIdKey, writeId)
+    // Hadoop's committer keeps a job's files in _temporary/<application attempt> (0 unless set),
+    // and removes all of _temporary at the end: two writes into one folder at once would each
+    // lose the other's. A number of its own per write, and the committer's cleanupJob, which
+    // removes only its own, let both commit.
+    conf.setInt(MRJobConfig.APPLICATION_ATTEMPT_ID,
+      (UUID.fromString(writeId)
+        .getLeastSignificantBits & Int.MaxValue).toInt)
     conf.set(FolderKey, folder.toString)
     conf.set(SchemaKey, schema.json)
     conf.setBoolean(DynamicKey, dynamic)
@@ -282,12 +304,22 @@ private[sparktfrecord] object TFRecordShardedWrite {
   def checkPrefixFree(conf: Configuration): Unit = {
     if (conf.get(WriteIdKey) == null) return
     val options = TFRecordOptions.sessionFree(HadoopCompat.propsWithPrefix(conf, OptionsKey))
+    val folder = new Path(conf.get(FolderKey))
+    val fs = folder.getFileSystem(conf)
+    options.tfxSplit.foreach { split =>
+      val dir = new Path(folder, tfxFolder(split))
+      if (fs.exists(dir) && fs.listStatus(dir).nonEmpty) {
+        throw TFRecordError.argument(TFRecordError.DatasetFolder,
+          s"$folder already has the TFX split '$split' (${tfxFolder(split)}): write it into a " +
+            "new artifact folder, or remove that folder first (mode overwrite empties the " +
+            "artifact, its other splits too).")
+      }
+      return
+    }
     val prefix = options.shardPrefix match {
       case Some(p) if options.tfds.isEmpty => p
       case _ => return
     }
-    val folder = new Path(conf.get(FolderKey))
-    val fs = folder.getFileSystem(conf)
     val taken = if (!fs.exists(folder)) Nil
     else fs.listStatus(folder).map(_.getPath.getName)
       .filter(n => n.startsWith(prefix + "-") && n.contains("-of-")).toSeq
@@ -336,6 +368,18 @@ private[sparktfrecord] object TFRecordShardedWrite {
           val bytes = files.map(f => fs.getFileStatus(f).getLen).sum -
             TFRecordFraming.OverheadBytes * lengths.sum
           finishDataset(fs, folder, conf, options, name, files, lengths, bytes)
+        case None if options.tfxSplit.isDefined =>
+          val dir = new Path(folder, tfxFolder(options.tfxSplit.get))
+          fs.mkdirs(dir)
+          val names = shardNames(s"${dir.getName}/$TfxPrefix", n, options.compression)
+          val placed = place(fs, folder, files, names, conf, options.compression)
+          // Only the data files in the split's folder: not the local file system's checksums.
+          fs match {
+            case local: ChecksumFileSystem =>
+              placed.foreach(p => local.getRawFileSystem.delete(local.getChecksumFile(p), false))
+            case _ =>
+          }
+          placed
         case None if options.shardPrefix.isDefined =>
           val names = shardNames(options.shardPrefix.get, n, options.compression)
           names.find(name => fs.exists(new Path(folder, name))).foreach { name =>
