@@ -113,6 +113,7 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
         "spark_tfrecord",
         "spark_tfrecord._io",
         "spark_tfrecord._jars",
+        "spark_tfrecord._converter",
         "spark_tfrecord._ddl",
         "spark_tfrecord._manifest",
         "spark_tfrecord._tfds",

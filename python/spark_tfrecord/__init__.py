@@ -22,6 +22,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from spark_tfrecord import errors
+from spark_tfrecord._converter import CACHE_DIR_CONF, Converter, make_converter
 from spark_tfrecord._index import index_path, indexed_files
 from spark_tfrecord._io import RecordType, SaveMode, read, write
 from spark_tfrecord._jars import (
@@ -38,8 +39,10 @@ from spark_tfrecord._tf import tf_dataset
 from spark_tfrecord._tfds import TfdsMode, read_tfds, write_tfds
 
 __all__ = [
+    "CACHE_DIR_CONF",
     "EXTENSIONS",
     "SUPPORTED_SPARK",
+    "Converter",
     "DatasetInfo",
     "FileInfo",
     "RecordType",
@@ -55,6 +58,7 @@ __all__ = [
     "index_path",
     "indexed_files",
     "jar_path",
+    "make_converter",
     "read",
     "read_tfds",
     "tf_dataset",

@@ -1,0 +1,303 @@
+"""A DataFrame in, a loader out: :func:`make_converter` writes a DataFrame once as TFRecord files
+under a cache folder named by its plan, and gives them back to a trainer as a ``tf.data``
+pipeline (Petastorm's ``make_spark_converter``, for TFRecord)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import urllib.parse
+import urllib.request
+import uuid
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from spark_tfrecord._io import write
+from spark_tfrecord._manifest import read_manifest
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+
+    from spark_tfrecord._tf import Shard
+
+#: The Spark conf key that gives ``cache_dir`` when it is not passed.
+CACHE_DIR_CONF = "spark.tfrecord.converter.cacheDir"
+#: Part of every key: a change to what the key holds, or to how the folder is written, changes it.
+_KEY_VERSION = "spark-tfrecord converter 1"
+#: Leaves whose data is an RDD: equal only within the application that made them.
+_RDD_LEAVES = (
+    "org.apache.spark.sql.execution.LogicalRDD",
+    "org.apache.spark.sql.execution.ExternalRDD",
+)
+#: Fields of a Spark Connect plan that differ between two equal DataFrames built separately:
+#: the client's call sites (``origin``, ``source_info``) and the session of a cached local
+#: relation (its ``hash`` is of the data, and stays).
+_CONNECT_NOISE = ("origin", "source_info")
+_CACHED_RELATION_NOISE = ("userId", "sessionId", "user_id", "session_id")
+
+
+class Converter:
+    """A DataFrame written once as TFRecord files under a cache folder: what
+    :func:`make_converter` returns. It holds only the folder's path and record count, so it
+    pickles (to a trainer's process, say) and needs no Spark session."""
+
+    def __init__(self, path: str, num_records: int) -> None:
+        self._path = path
+        self._num_records = num_records
+
+    @property
+    def path(self) -> str:
+        """The folder of the files: ``<cache_dir>/<key>``, a local path."""
+        return self._path
+
+    def __len__(self) -> int:
+        """The number of records (the manifest's ``num_records``)."""
+        return self._num_records
+
+    def __repr__(self) -> str:
+        return f"Converter({self._path!r}, num_records={self._num_records})"
+
+    def tf_dataset(
+        self,
+        *,
+        columns: Sequence[str] | str | None = None,
+        label: str | None = None,
+        batch_size: int | None = None,
+        shuffle_files: bool = False,
+        seed: int | None = None,
+        shuffle_buffer: int | None = None,
+        repeat: bool = False,
+        shard: Shard | None = None,
+        drop_remainder: bool = False,
+    ) -> Any:
+        """:func:`spark_tfrecord.tf_dataset` of :attr:`path`, with the same arguments: a
+        ``tf.data.Dataset`` of the parsed records, of known cardinality."""
+        from spark_tfrecord._tf import tf_dataset
+
+        return tf_dataset(
+            self._path,
+            columns=columns,
+            label=label,
+            batch_size=batch_size,
+            shuffle_files=shuffle_files,
+            seed=seed,
+            shuffle_buffer=shuffle_buffer,
+            repeat=repeat,
+            shard=shard,
+            drop_remainder=drop_remainder,
+        )
+
+    def delete(self) -> None:
+        """Remove the folder; the next :func:`make_converter` of the same plan writes it again.
+
+        The folder leaves its name first (a rename), so a converter made meanwhile never finds
+        half of it."""
+        parent, key = os.path.split(self._path)
+        doomed = os.path.join(parent, f"_deleted-{key}-{uuid.uuid4().hex}")
+        os.rename(self._path, doomed)
+        shutil.rmtree(doomed)
+
+
+def _local_folder(cache_dir: str) -> str:
+    """``cache_dir`` as an absolute local path: a path, or a ``file:`` URL."""
+    parsed = urllib.parse.urlparse(cache_dir)
+    if parsed.scheme == "file":
+        if parsed.netloc not in ("", "localhost"):
+            raise ValueError(f"cache_dir {cache_dir!r}: a file: URL of another host")
+        path = urllib.request.url2pathname(parsed.path)
+    elif len(parsed.scheme) > 1:  # one letter: a Windows drive
+        raise ValueError(
+            f"cache_dir {cache_dir!r}: make_converter takes a local path or a file: URL; object "
+            "stores (s3a://, gs://, ...) are not supported yet."
+        )
+    else:
+        path = cache_dir
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def _is_connect(df: Any) -> bool:
+    return type(df).__module__.startswith("pyspark.sql.connect")
+
+
+def _repeated(field: Any) -> bool:
+    # protobuf 5.x+ has is_repeated; older ones only label (since removed).
+    if hasattr(field, "is_repeated"):
+        return bool(field.is_repeated)
+    return bool(field.label == field.LABEL_REPEATED)
+
+
+def _normalize_connect_plan(message: Any, plan_ids: dict[int, int]) -> None:
+    """Make a Spark Connect plan the same for two equal DataFrames built separately: the
+    client's plan ids (a counter of the process) renumbered in order of appearance, so that a
+    reference to a plan still points at the same one, and its call sites removed."""
+    for field, value in message.ListFields():
+        name = field.name
+        if name in _CONNECT_NOISE or (
+            name in _CACHED_RELATION_NOISE and message.DESCRIPTOR.name == "CachedLocalRelation"
+        ):
+            message.ClearField(name)
+        elif name == "plan_id" and isinstance(value, int):
+            setattr(message, name, plan_ids.setdefault(value, len(plan_ids)))
+        elif field.message_type is None:
+            continue
+        elif field.message_type.GetOptions().map_entry:
+            if field.message_type.fields_by_name["value"].message_type is not None:
+                for key in sorted(value):
+                    _normalize_connect_plan(value[key], plan_ids)
+        elif _repeated(field):
+            for item in value:
+                _normalize_connect_plan(item, plan_ids)
+        else:
+            _normalize_connect_plan(value, plan_ids)
+
+
+def _connect_plan(df: Any) -> dict[str, str]:
+    """The client holds no analyzed plan (the server analyzes): a hash of the unresolved plan
+    it sends, which names the sources (paths, tables, options, the data of local relations)
+    and every transformation."""
+    plan = df._plan.to_proto(df._session.client)
+    _normalize_connect_plan(plan, {})
+    return {"unresolved": hashlib.sha256(plan.SerializeToString(deterministic=True)).hexdigest()}
+
+
+def _classic_plan(df: Any) -> dict[str, Any]:
+    """The analyzed plan, canonicalized (expression ids numbered from 0, so that two equal
+    DataFrames built separately give the same text), with what its text does not show."""
+    from py4j.protocol import Py4JError
+
+    analyzed = df._jdf.queryExecution().analyzed()
+    canonical = analyzed.canonicalized()
+    # Every field printed (not cut at spark.sql.debug.maxToStringFields), no operator ids.
+    try:
+        text = canonical.treeString(True, False, 2**31 - 1, False)
+    except Py4JError:  # Spark 4.1 and later: a fifth flag, false by default
+        text = canonical.treeString(True, False, 2**31 - 1, False, False)
+    leaves = analyzed.collectLeaves()
+    rdds = []
+    for i in range(leaves.size()):
+        leaf = leaves.apply(i)
+        if leaf.getClass().getName() in _RDD_LEAVES:
+            rdds.append(leaf.rdd().id())
+    return {
+        "analyzed": text,
+        # The canonical plan's hash sees what its text does not print: a local relation's
+        # rows, a file source's root paths and options, a UDF's function.
+        "semantic_hash": analyzed.semanticHash(),
+        # An RDD's rows are nowhere in the plan: its id in its application stands for them.
+        "rdds": [df.sparkSession.sparkContext.applicationId, rdds] if rdds else [],
+    }
+
+
+def _key(df: Any, options: dict[str, Any]) -> str:
+    plan = _connect_plan(df) if _is_connect(df) else _classic_plan(df)
+    material = {
+        "version": _KEY_VERSION,
+        "plan": plan,
+        # Canonical plans forget the columns' names; the files keep them.
+        "schema": df.schema.json(),
+        # Files added, removed or renamed under the same plan (what Spark's writes do).
+        "input_files": sorted(df.inputFiles()),
+        "options": options,
+    }
+    encoded = json.dumps(material, sort_keys=True, default=repr).encode()
+    return hashlib.sha256(encoded).hexdigest()[:32]
+
+
+def make_converter(
+    df: DataFrame | ConnectDataFrame, cache_dir: str | None = None, **options: Any
+) -> Converter:
+    """Write ``df`` once as TFRecord files under ``cache_dir``, in a folder named by its plan,
+    and return a :class:`Converter` of it: ``len()``, ``path``, ``tf_dataset(...)`` and
+    ``delete()``.
+
+    A second call on an equal DataFrame (one built the same way, separately too) finds the
+    folder and its valid manifest, and runs no Spark job. The folder's name is a hash of:
+
+    - on a classic session, the analyzed plan, canonicalized (so that expression ids do not
+      count), with its semantic hash, and the application's id for data that only an RDD holds
+      (a DataFrame made from local data with ``createDataFrame`` is one: only the same
+      DataFrame, or one derived from it, reuses it in the same application). The semantic
+      hash is made of JVM hash codes, some of which (a file format's) differ between
+      applications: a plan over files is found again in the application that wrote it (as
+      Petastorm's in-process cache), and written anew by a next one;
+    - on Spark Connect, the unresolved plan the client sends (the client holds no analyzed
+      plan), with its plan ids renumbered and its call sites removed;
+    - and, in both, the columns' names and types, ``df.inputFiles()`` and the write options.
+
+    **Stale data**: an equal plan over input files that changed reuses the folder written
+    before, as Petastorm's cache does. ``inputFiles()`` in the key catches files added, removed
+    or renamed (Spark's own overwrites and appends write new file names), not a file rewritten
+    in place under the same name, nor a source with no files (a JDBC table, say), nor
+    functions whose value changes (``current_date()``). ``delete()`` the converter when its
+    input changed.
+
+    ``cache_dir`` is a local path or a ``file:`` URL (object stores are not supported yet); its
+    default is the conf ``spark.tfrecord.converter.cacheDir`` of ``df``'s session. With Spark
+    Connect the server writes and this process renames, so both must see the same folder. The
+    files are written into a sibling folder (``_tmp-<key>-<id>``) and renamed into place when
+    complete: a crash, or another converter writing the same plan at the same time, never
+    leaves half a folder under the final name (a crash can leave the ``_tmp-`` one).
+
+    ``options`` are :func:`write`'s (``compression="gzip"``, ``num_shards=8``,
+    ``record_type=...``), but ``mode`` and ``partition_by``: the folder is always new, and a
+    partition column would not be in the records that ``tf_dataset`` reads.
+
+    >>> import tempfile
+    >>> def halves():
+    ...     return spark.range(10).selectExpr("id", "array(id / 2, -id / 2) AS x")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     converter = make_converter(halves(), tmp, compression="gzip")
+    ...     again = make_converter(halves(), tmp, compression="gzip")  # found: no Spark job
+    ...     print(len(converter), again.path == converter.path)
+    10 True
+    """
+    for refused in ("mode", "partition_by"):
+        if refused in options:
+            raise TypeError(
+                f"make_converter takes no {refused!r}: it writes a new folder of its own, "
+                "whose records tf_dataset reads whole."
+            )
+    if df.isStreaming:
+        raise ValueError("make_converter writes a DataFrame once: a streaming one never ends.")
+    if cache_dir is None:
+        cache_dir = df.sparkSession.conf.get(CACHE_DIR_CONF, None)
+        if not cache_dir:
+            raise ValueError(
+                f"make_converter needs a cache folder: pass cache_dir, or set the Spark conf "
+                f"{CACHE_DIR_CONF} (spark.conf.set({CACHE_DIR_CONF!r}, '/path/to/cache'))."
+            )
+    root = _local_folder(cache_dir)
+    key = _key(df, options)
+    final = os.path.join(root, key)
+    info = read_manifest(final) if os.path.isdir(final) else None
+    if info is None:
+        if os.path.lexists(final):
+            warnings.warn(
+                f"{final} holds no valid manifest (changed since it was written?): "
+                "writing it again.",
+                stacklevel=2,
+            )
+            stale = os.path.join(root, f"_stale-{key}-{uuid.uuid4().hex}")
+            os.rename(final, stale)
+            shutil.rmtree(stale)
+        os.makedirs(root, exist_ok=True)
+        temporary = os.path.join(root, f"_tmp-{key}-{uuid.uuid4().hex}")
+        try:
+            # An explicit file: URL: a session whose default file system is HDFS writes here too.
+            write(df, "file://" + temporary, **options)
+            try:
+                os.rename(temporary, final)
+            except OSError:
+                # Another converter of the same plan renamed its folder first: use that one.
+                if read_manifest(final) is None:
+                    raise
+        finally:
+            shutil.rmtree(temporary, ignore_errors=True)
+        info = read_manifest(final)
+        if info is None:
+            raise RuntimeError(f"{final} was written but holds no valid manifest")
+    return Converter(final, info.num_records)
