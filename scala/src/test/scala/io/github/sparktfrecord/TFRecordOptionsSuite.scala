@@ -246,7 +246,7 @@ class TFRecordOptionsSuite extends UnitSuite {
 
   test("the options are declared once each, codec as compression's other name") {
     val names = getAllOptions.toSeq
-    assertEquals(names.size, 26)
+    assertEquals(names.size, 27)
     assertEquals(names.map(_.toLowerCase).distinct.size, names.size)
     assertEquals(getAlternativeOption(CodecOption), Some(CompressionOption))
     assertEquals(getAlternativeOption(CompressionOption), Some(CodecOption))
