@@ -32,7 +32,9 @@ private[sparktfrecord] class TFRecordShardCommitter(output: Path, context: TaskA
    * the same folder (each write has an attempt folder of its own, see [[TFRecordShardedWrite]]).
    */
   override def cleanupJob(jobContext: JobContext): Unit = {
-    val pending = new Path(getOutputPath, FileOutputCommitter.PENDING_DIR_NAME)
+    // `output`, not getOutputPath, which is private in the Hadoop 2.6 and 3.0 that a build can
+    // put ahead of Spark's (tests/test_old_hadoop.py).
+    val pending = new Path(output, FileOutputCommitter.PENDING_DIR_NAME)
     val fs = pending.getFileSystem(jobContext.getConfiguration)
     fs.delete(getJobAttemptPath(jobContext), true)
     try {
@@ -48,7 +50,7 @@ private[sparktfrecord] class TFRecordShardCommitter(output: Path, context: TaskA
     val lock = TFRecordShardedWrite.lock(conf)
     try {
       super.commitJob(jobContext)
-      TFRecordShardedWrite.finish(conf, getOutputPath)
+      TFRecordShardedWrite.finish(conf, output)
     } finally lock.foreach(_.release())
   }
 }
