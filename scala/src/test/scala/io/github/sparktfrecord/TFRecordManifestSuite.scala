@@ -42,7 +42,7 @@ class TFRecordManifestSuite extends UnitSuite {
     val fs = folder.getFileSystem(conf)
     val m = manifest(Seq(b, a), counts("id" -> ((1, 1)), "x" -> ((0, 3))))
     TFRecordManifest.write(fs, folder, m)
-    val back = TFRecordManifest.read(fs, folder).get
+    val back = TFRecordManifest.read(folder, conf).get
     assertEquals(back.files, Seq(a, b)) // sorted by path
     assertEquals(back.records, 15L)
     assertEquals(back.counts, m.counts)

@@ -92,15 +92,8 @@ private[sparktfrecord] object TFRecordManifest {
     }.toMap
 
   /** The manifest in `folder`, if it has one this version reads; None otherwise. */
-  def read(fs: FileSystem, folder: Path): Option[Manifest] = {
-    val text =
-      try {
-        val in = fs.open(new Path(folder, FileName))
-        try Some(new String(in.readAllBytes(), UTF_8))
-        finally in.close()
-      } catch {
-        case _: FileNotFoundException => None
-      }
+  def read(folder: Path, conf: Configuration): Option[Manifest] = {
+    val text = TFDSDataset.readText(new Path(folder, FileName), conf)
     text.flatMap { t =>
       try {
         val root = Mapper.readTree(t)

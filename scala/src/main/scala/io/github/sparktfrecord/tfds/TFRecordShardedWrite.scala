@@ -439,7 +439,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val dynamic = conf.getBoolean(DynamicKey, false)
     val replaced = if (dynamic) files.map(f => f.path.substring(0, f.path.lastIndexOf('/'))).toSet
     else Set.empty[String]
-    val old = TFRecordManifest.read(fs, folder)
+    val old = TFRecordManifest.read(folder, conf)
     TFRecordManifest.merge(old, manifest, replaced, TFRecordManifest.dataFiles(fs, folder)) match {
       case Right(merged) => TFRecordManifest.write(fs, folder, merged)
       case Left(why) => TFRecordManifest.drop(fs, folder, why)
