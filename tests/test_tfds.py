@@ -449,16 +449,28 @@ def test_a_second_split_uses_the_features_already_in_the_folder(
     assert {k: sum(v) for k, v in shard_lengths(folder).items()} == {"train": 4, "test": 2}
     for example in load(tfds, folder, "test"):
         check_tfds_example(tf, example, data[int(example["id"])])
-    # The folder's features decide: an image column of another type is refused, by name.
+    # The folder's features decide: other features are refused, naming the first that differs.
     other = tfds.features.FeaturesDict({"id": np.int64})
-    with pytest.raises(Exception, match="The features given differ from those of the dataset"):
+    with pytest.raises(
+        Exception, match=r"differ from those of the dataset .*: '.+' is in the folder only"
+    ):
         spark_tfrecord.write_tfds(
             spark.createDataFrame([(1,)], "id long"), str(tmp_path), "two", "valid", features=other
         )
+    # A FeaturesDict is a protobuf map, whose JSON lists its keys in an order that changes from
+    # one process to the next: the same features in another order are the same features.
+    saved = json.loads(before)
+    listed = saved["featuresDict"]["features"]
+    saved["featuresDict"]["features"] = dict(reversed(list(listed.items())))
+    assert list(saved["featuresDict"]["features"]) != list(listed)
+    spark_tfrecord.write_tfds(
+        spark.createDataFrame(data[4:], SCHEMA), str(tmp_path), "two", "reordered", features=saved
+    )
+    assert (tmp_path / "two/1.0.0/features.json").read_text() == before
     wrong = spark.createDataFrame(data[4:], SCHEMA).withColumn("image", spark_str("image"))
     with pytest.raises(Exception, match="Column 'image' has type string"):
         spark_tfrecord.write_tfds(wrong, str(tmp_path), "two", "valid")
-    assert set(shard_lengths(folder)) == {"train", "test"}
+    assert set(shard_lengths(folder)) == {"train", "test", "reordered"}
 
 
 def spark_str(column: str) -> Any:

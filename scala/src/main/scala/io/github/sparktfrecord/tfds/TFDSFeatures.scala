@@ -154,6 +154,29 @@ private[sparktfrecord] object TFDSFeatures {
     }
   }
 
+  /**
+   * Where `given` and `existing` differ, as a feature path and both sides (`None`: the same
+   * features). A FeaturesDict's keys are compared as a set: TFDS keeps them in a protobuf map,
+   * whose JSON lists them in an order that changes from one Python process to the next.
+   */
+  def difference(given: TFDSFeature, existing: TFDSFeature, path: String = ""): Option[String] =
+    (given, existing) match {
+      case (Dict(g), Dict(e)) =>
+        val (gm, em) = (g.toMap, e.toMap)
+        val keys = (g.map(_._1) ++ e.map(_._1)).distinct.sorted
+        keys.iterator.map { k =>
+          (gm.get(k), em.get(k)) match {
+            case (Some(a), Some(b)) => difference(a, b, join(path, k))
+            case (a, _) =>
+              val side = if (a.isDefined) "given only" else "in the folder only"
+              Some(s"'${join(path, k)}' is $side")
+          }
+        }.collectFirst { case Some(d) => d }
+      case (Sequence(g, gc), Sequence(e, ec)) if gc == ec => difference(g, e, path)
+      case _ if given == existing => None
+      case _ => Some(s"'$path' is $given given, $existing in the folder")
+    }
+
   /** The elements of a JSON array. */
   def elements(node: JsonNode): Seq[JsonNode] = node.elements.asScala.toList
 

@@ -260,13 +260,10 @@ private[sparktfrecord] object TFRecordShardedWrite {
     }
     val asGiven = parsed.tfdsFeatures.map(TFDSFeatures.parse)
     val existing = TFDSDataset.readFeatures(folder, conf).map(_._1)
-    (asGiven, existing) match {
-      case (Some(g), Some(e)) if g != e =>
-        throw TFRecordError.argument(TFRecordError.TfdsFeatures,
-          s"The features given differ from those of the " +
-            s"dataset in $folder (its ${TFDSDataset.FeaturesFile}); a split is written with the " +
-            "dataset's features.")
-      case _ =>
+    for (g <- asGiven; e <- existing; where <- TFDSFeatures.difference(g, e)) {
+      throw TFRecordError.argument(TFRecordError.TfdsFeatures,
+        s"The features given differ from those of the dataset in $folder (its " +
+          s"${TFDSDataset.FeaturesFile}): $where. A split is written with the dataset's features.")
     }
     val features = existing.orElse(asGiven).getOrElse(TFDSFeatures.fromSchema(dataSchema))
     TFDSFeatures.check(dataSchema, features)
