@@ -1,10 +1,12 @@
-"""Damage to a local file that Spark wrote reads as docs/errors.md says, `.crc` file or not.
+"""Damage to a local file reads as docs/errors.md says, `.crc` file or not.
 
-Hadoop's local file system writes a `.<name>.crc` side file beside each file, a CRC of every
-512 bytes. Reading through it, a truncated or bit-flipped part file failed with Hadoop's
-`Checksum error` at offset 0, whatever `verifyChecksums` said, and `ignoreCorruptFiles` kept
-none of the records before the damage. The reader opens local files without it (the framing's
-own CRCs protect every record), so these files read as on any other file system.
+Hadoop's local file system writes a `.<name>.crc` side file beside each file it creates, a CRC
+of every 512 bytes (our writes create their files without one, but other tools' files, and ours
+copied with Hadoop, have it). Reading through it, a truncated or bit-flipped part file failed
+with Hadoop's `Checksum error` at offset 0, whatever `verifyChecksums` said, and
+`ignoreCorruptFiles` kept none of the records before the damage. The reader opens local files
+without it (the framing's own CRCs protect every record), so these files read as on any other
+file system.
 """
 
 from __future__ import annotations
@@ -24,8 +26,22 @@ DAMAGED = 9  # the record the damage hits: 9 records come before it
 def spark_written(spark: Any, out: Path) -> tuple[Path, list[int]]:
     """One part file of 20 records (`id` 0 to 19, `s` "s0" to "s19") and each record's offset."""
     df = spark.range(20).selectExpr("id", "concat('s', id) as s").coalesce(1)
-    df.write.format("tfrecord").save(str(out))
-    (part,) = out.glob("part-*.tfrecord")
+    first = out.parent / f"{out.name}-written"
+    df.write.format("tfrecord").save(str(first))
+    (written,) = first.glob("part-*.tfrecord")
+    # Copied by Hadoop's local file system, which writes the `.crc` beside the copy.
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    fs = jvm.org.apache.hadoop.fs.FileSystem.getLocal(conf)
+    part = out / written.name
+    jvm.org.apache.hadoop.fs.FileUtil.copy(
+        fs,
+        jvm.org.apache.hadoop.fs.Path(written.as_uri()),
+        fs,
+        jvm.org.apache.hadoop.fs.Path(part.as_uri()),
+        True,
+        conf,
+    )
     assert (out / f".{part.name}.crc").is_file()
     raw = part.read_bytes()
     starts = [0]

@@ -3,6 +3,8 @@ package io.github.sparktfrecord
 import java.io.File
 import java.nio.file.Files
 
+import scala.annotation.nowarn
+
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
@@ -13,7 +15,10 @@ class HadoopCompatSuite extends UnitSuite {
 
   private val dir = FunFixture[File](
     setup = _ => Files.createTempDirectory("hadoop-compat-suite").toFile,
-    teardown = d => { d.listFiles.foreach(_.delete()); d.delete() })
+    teardown = d => {
+      def remove(f: File): Unit = { Option(f.listFiles).foreach(_.foreach(remove)); f.delete() }
+      remove(d)
+    })
 
   test("propsWithPrefix is getPropsWithPrefix, which Hadoop 2.8 added") {
     val conf = new Configuration(false)
@@ -52,5 +57,26 @@ class HadoopCompatSuite extends UnitSuite {
       in.readFully(read, 0, 1000)
     } finally in.close()
     assertEquals(read.toSeq, bytes.toSeq)
+  }
+
+  dir.test("createNew makes a local file with no .crc, counts its bytes, and never replaces") {
+    d =>
+      val conf = new Configuration()
+      val path = new Path(new File(d, "sub/a.bin").toURI)
+      val fs = path.getFileSystem(conf)
+      // Deprecated, and what Spark's output metrics read.
+      @nowarn("cat=deprecation") def written = FileSystem.getAllStatistics.toArray
+        .map(_.asInstanceOf[FileSystem.Statistics])
+        .filter(_.getScheme == "file").map(_.getThreadStatistics.getBytesWritten).sum
+      val before = written
+      val out = HadoopCompat.createNew(fs, path)
+      try out.write(Array.fill[Byte](1234)(7))
+      finally out.close()
+      // Spark's task output metrics are these statistics, summed over the scheme.
+      assertEquals(written - before, 1234L)
+      assertEquals(new File(d, "sub").list.toSeq, Seq("a.bin"))
+      assertEquals(Files.size(new File(d, "sub/a.bin").toPath), 1234L)
+      intercept[org.apache.hadoop.fs.FileAlreadyExistsException](HadoopCompat.createNew(fs, path))
+      assertEquals(Files.size(new File(d, "sub/a.bin").toPath), 1234L)
   }
 }

@@ -16,7 +16,7 @@ private[sparktfrecord] object AtomicWrite {
   def apply(fs: FileSystem, file: Path)(body: OutputStream => Unit): Unit = {
     val temporary = new Path(file.getParent, s"_${file.getName}.${UUID.randomUUID}")
     try {
-      val out = fs.create(temporary, false)
+      val out = HadoopCompat.createNew(fs, temporary)
       try body(out)
       finally out.close()
       if (fs.exists(file) && !fs.delete(file, false)) {

@@ -1,10 +1,14 @@
 package io.github.sparktfrecord.framing
 
 import java.io.{IOException, InterruptedIOException}
+import java.nio.file.{FileAlreadyExistsException => NioExists, Files, StandardOpenOption}
 import java.util.concurrent.ExecutionException
 
+import scala.annotation.nowarn
+
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{ChecksumFileSystem, FSDataInputStream, FileSystem, Path}
+import org.apache.hadoop.fs.{ChecksumFileSystem, FSDataInputStream, FSDataOutputStream}
+import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path, RawLocalFileSystem}
 
 /**
  * The Hadoop calls that newer Hadoop releases added, made to work on whatever Hadoop the class
@@ -25,6 +29,9 @@ import org.apache.hadoop.fs.{ChecksumFileSystem, FSDataInputStream, FileSystem, 
  * whatever `verifyChecksums` says, taking the records before the damage with it under
  * `ignoreCorruptFiles`. The framing's own CRCs protect every record, so damage is reported as it
  * is on any other file system: at the offset of the record it hits (docs/errors.md).
+ *
+ * Every file we write is created with [[createNew]]: on the local file system, without a `.crc`
+ * side file and without the process Hadoop starts per file to set its permissions.
  */
 private[sparktfrecord] object HadoopCompat {
 
@@ -37,12 +44,48 @@ private[sparktfrecord] object HadoopCompat {
       case _: NoSuchMethodException => false
     }
 
+  /**
+   * `fs` without a checksum file beside each file (the local file system's `.name.crc`): what
+   * reads our files, which carry their own CRCs, and writes our small metadata files, which then
+   * cost one file each instead of two.
+   */
+  def raw(fs: FileSystem): FileSystem = fs match {
+    case checksummed: ChecksumFileSystem => checksummed.getRawFileSystem
+    case other => other
+  }
+
+  /**
+   * Creates the file `path` for writing, failing with Hadoop's `FileAlreadyExistsException` if
+   * it exists. Elsewhere the file system's `create(path, false)`; on the local file system, the
+   * file is created by the JVM, with the process's umask. Hadoop's local `create` also writes a
+   * `.crc` side file, which nothing reads (see above), and sets each new file's permissions with
+   * a `chmod` child process when Hadoop's native library is not loaded (pip's pyspark has none):
+   * two processes a file, milliseconds each, which a write's data files, count files and
+   * manifest multiplied. The bytes written still count in the task's output metrics.
+   */
+  def createNew(path: Path, conf: Configuration): FSDataOutputStream =
+    createNew(path.getFileSystem(conf), path)
+
+  /**
+   * [[createNew]] on `fs`. `FileSystem.getStatistics` is deprecated, but it is the one public way
+   * to the statistics Spark's output metrics read, in every Hadoop from 2.6 to 3.4.
+   */
+  @nowarn("cat=deprecation")
+  def createNew(fs: FileSystem, path: Path): FSDataOutputStream =
+    raw(fs) match {
+      case local: RawLocalFileSystem =>
+        val file = local.pathToFile(fs.makeQualified(path)).toPath
+        Files.createDirectories(file.getParent)
+        val out = try Files.newOutputStream(file, StandardOpenOption.CREATE_NEW)
+        catch { case e: NioExists => throw new FileAlreadyExistsException(s"$path exists: $e") }
+        new FSDataOutputStream(out,
+          FileSystem.getStatistics(fs.getUri.getScheme, classOf[RawLocalFileSystem]))
+      case other => other.create(path, false)
+    }
+
   /** Opens `path`, a file of `fileLength` bytes, to be read from its start or a split's. */
   def openForRead(path: Path, conf: Configuration, fileLength: Long): FSDataInputStream = {
-    val fs = path.getFileSystem(conf) match {
-      case checksummed: ChecksumFileSystem => checksummed.getRawFileSystem
-      case other => other
-    }
+    val fs = raw(path.getFileSystem(conf))
     if (hasOpenFile) OpenFile.sequential(fs, path, fileLength) else fs.open(path)
   }
 

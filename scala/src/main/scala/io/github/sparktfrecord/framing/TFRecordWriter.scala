@@ -19,13 +19,13 @@ private[sparktfrecord] final class TFRecordWriter(
     index: Boolean = false) extends java.io.Closeable {
 
   private val out: OutputStream = {
-    val raw = file.getFileSystem(conf).create(file, false)
+    val raw = HadoopCompat.createNew(file, conf)
     new BufferedOutputStream(compression.compress(raw, conf), TFRecordWriter.BufferBytes)
   }
   private val indexWriter: IndexWriter =
     if (!index) null
     else {
-      try new IndexWriter(file.getFileSystem(conf).create(IndexWriter.pathFor(file), false))
+      try new IndexWriter(HadoopCompat.createNew(IndexWriter.pathFor(file), conf))
       catch {
         case e: Throwable =>
           out.close()

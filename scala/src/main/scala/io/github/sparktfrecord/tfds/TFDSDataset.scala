@@ -9,7 +9,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
 import io.github.sparktfrecord.TFRecordError
-import io.github.sparktfrecord.framing.AtomicWrite
+import io.github.sparktfrecord.framing.{AtomicWrite, HadoopCompat}
 import io.github.sparktfrecord.sql.TFRecordOptions
 
 /**
@@ -118,7 +118,7 @@ private[sparktfrecord] object TFDSDataset {
     }
 
   def readText(file: Path, conf: Configuration): Option[String] = {
-    val fs = file.getFileSystem(conf)
+    val fs = HadoopCompat.raw(file.getFileSystem(conf))
     try {
       val in = fs.open(file)
       try Some(new String(in.readAllBytes(), UTF_8))

@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory
 
 import io.github.sparktfrecord.SparkShims.Converters._
 import io.github.sparktfrecord.codec.RecordSerializer.ValueCounts
-import io.github.sparktfrecord.framing.AtomicWrite
+import io.github.sparktfrecord.framing.{AtomicWrite, HadoopCompat}
 
 /**
  * The manifest every write leaves at the root of its folder, `_tfrecord_manifest.json`: each data
@@ -204,7 +204,8 @@ private[sparktfrecord] object TFRecordManifest {
 
   /** Writes `manifest` into `folder` whole or not at all. */
   def write(fs: FileSystem, folder: Path, manifest: Manifest): Unit =
-    AtomicWrite(fs, new Path(folder, FileName))(_.write(manifest.text.getBytes(UTF_8)))
+    AtomicWrite(fs, new Path(folder, FileName))(
+      _.write(manifest.text.getBytes(UTF_8)))
 
   /** Removes the folder's manifest (it could no longer be kept true), saying why. */
   def drop(fs: FileSystem, folder: Path, why: String): Unit = {
@@ -232,8 +233,7 @@ private[sparktfrecord] object TFRecordManifest {
     val deadline = System.nanoTime() + waitSeconds * 1000000000L
     while (true) {
       try {
-        fs.mkdirs(folder)
-        val out = fs.create(file, false)
+        val out = HadoopCompat.createNew(fs, file)
         try out.write(owner.getBytes(UTF_8))
         finally out.close()
         return new Lock(fs, file)

@@ -6,6 +6,8 @@ import org.apache.hadoop.fs.Path
 import org.apache.hadoop.mapreduce.{JobContext, TaskAttemptContext}
 import org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter
 
+import io.github.sparktfrecord.framing.HadoopCompat
+
 /**
  * The job committer of every `tfrecord` write under Spark's default commit protocol
  * ([[TFRecordShardedWrite]]), installed by `prepareWrite` through Spark's
@@ -49,8 +51,20 @@ private[sparktfrecord] class TFRecordShardCommitter(output: Path, context: TaskA
     val conf = jobContext.getConfiguration
     val lock = TFRecordShardedWrite.lock(conf)
     try {
-      super.commitJob(jobContext)
+      // `_SUCCESS` last, after the manifest, and made as our other files are (Hadoop's own
+      // create costs two processes on the local file system: see HadoopCompat.createNew).
+      val marker = FileOutputCommitter.SUCCESSFUL_JOB_OUTPUT_DIR_MARKER
+      val mark = conf.getBoolean(marker, true)
+      conf.setBoolean(marker, false)
+      try super.commitJob(jobContext)
+      finally conf.setBoolean(marker, mark)
       TFRecordShardedWrite.finish(conf, output)
+      if (mark) {
+        val success = new Path(output, FileOutputCommitter.SUCCEEDED_FILE_NAME)
+        val fs = success.getFileSystem(conf)
+        fs.delete(success, false)
+        HadoopCompat.createNew(fs, success).close()
+      }
     } finally lock.foreach(_.release())
   }
 }

@@ -280,7 +280,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
       counts: TFRecordManifest.TaskCounts,
       conf: Configuration): Unit = {
     val file = countFile(data, writeId)
-    val out = file.getFileSystem(conf).create(file, false)
+    val out = HadoopCompat.createNew(file, conf)
     try out.write(counts.text.getBytes(UTF_8))
     finally out.close()
   }
@@ -426,18 +426,24 @@ private[sparktfrecord] object TFRecordShardedWrite {
     val counted = entries.map(_._2).filter(_.records > 0).map(_.counts)
     val counts = if (counted.isEmpty) ValueCounts.None
     else counted.reduce(TFRecordManifest.mergeCounts)
+    val dynamic = conf.getBoolean(DynamicKey, false)
+    // One listing gives every data file's size, this write's among them, but for a dynamic
+    // partition overwrite, whose files are still in Spark's staging folder (`output`).
+    val listed = TFRecordManifest.dataFiles(fs, folder)
+    val sizes = if (dynamic) TFRecordManifest.dataFiles(fs, output) else listed
     val files = entries.map { case (p, t) =>
-      TFRecordManifest.Entry(relative(p), t.records, fs.getFileStatus(p).getLen,
+      val path = relative(p)
+      TFRecordManifest.Entry(path, t.records,
+        sizes.getOrElse(path, throw new IOException(s"$p is missing at job commit")),
         options.compression.name)
     }
     val partitions = Mapper.readValue(conf.get(PartitionsKey), classOf[Array[String]]).toSeq
     val manifest = TFRecordManifest.Manifest(options.recordType.name, schema.toDDL, schema.json,
       partitions, files, counts)
-    val dynamic = conf.getBoolean(DynamicKey, false)
     val replaced = if (dynamic) files.map(f => f.path.substring(0, f.path.lastIndexOf('/'))).toSet
     else Set.empty[String]
     val old = TFRecordManifest.read(folder, conf)
-    TFRecordManifest.merge(old, manifest, replaced, TFRecordManifest.dataFiles(fs, folder)) match {
+    TFRecordManifest.merge(old, manifest, replaced, listed) match {
       case Right(merged) => TFRecordManifest.write(fs, folder, merged)
       case Left(why) => TFRecordManifest.drop(fs, folder, why)
     }
