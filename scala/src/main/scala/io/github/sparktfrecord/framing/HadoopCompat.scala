@@ -83,6 +83,17 @@ private[sparktfrecord] object HadoopCompat {
       case other => other.create(path, false)
     }
 
+  /**
+   * Makes the folder `path` and its parents, as `fs.mkdirs`, which on the local file system
+   * starts a `chmod` process per folder made (see [[createNew]]).
+   */
+  def mkdirs(fs: FileSystem, path: Path): Boolean = raw(fs) match {
+    case local: RawLocalFileSystem =>
+      Files.createDirectories(local.pathToFile(fs.makeQualified(path)).toPath)
+      true
+    case other => other.mkdirs(path)
+  }
+
   /** Opens `path`, a file of `fileLength` bytes, to be read from its start or a split's. */
   def openForRead(path: Path, conf: Configuration, fileLength: Long): FSDataInputStream = {
     val fs = raw(path.getFileSystem(conf))

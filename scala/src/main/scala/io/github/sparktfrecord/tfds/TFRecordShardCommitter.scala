@@ -25,7 +25,9 @@ private[sparktfrecord] class TFRecordShardCommitter(output: Path, context: TaskA
 
   override def setupJob(jobContext: JobContext): Unit = {
     TFRecordShardedWrite.checkPrefixFree(jobContext.getConfiguration)
-    super.setupJob(jobContext)
+    // What Hadoop's does, without its chmod processes on the local file system.
+    val attempt = getJobAttemptPath(jobContext)
+    HadoopCompat.mkdirs(attempt.getFileSystem(jobContext.getConfiguration), attempt)
   }
 
   /**

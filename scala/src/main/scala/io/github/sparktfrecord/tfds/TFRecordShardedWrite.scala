@@ -367,7 +367,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
           finishDataset(fs, folder, conf, options, name, files, lengths, bytes)
         case None if options.tfxSplit.isDefined =>
           val dir = new Path(folder, tfxFolder(options.tfxSplit.get))
-          fs.mkdirs(dir)
+          HadoopCompat.mkdirs(fs, dir)
           val names = shardNames(s"${dir.getName}/$TfxPrefix", n, options.compression)
           val placed = place(fs, folder, files, names, conf, options.compression)
           // Only the data files in the split's folder: not the local file system's checksums.
