@@ -182,17 +182,18 @@ class TFRecordOptionsSuite extends UnitSuite {
 
   test("shuffleSeed: a 64-bit integer, with numShards") {
     assertEquals(options("numShards" -> "3", "ShuffleSeed" -> " -9223372036854775808")
-      .shuffleSeed, Some(Long.MinValue))
+        .shuffleSeed, Some(Long.MinValue))
     assertEquals(options("numShards" -> "3").shuffleSeed, None)
     val valid = "a 64-bit integer (-9223372036854775808 to 9223372036854775807), with numShards"
     assertEquals(intercept[IllegalArgumentException](
-      options("numShards" -> "3", "shuffleSeed" -> "9223372036854775808")).text,
+        options("numShards" -> "3", "shuffleSeed" -> "9223372036854775808")).text,
       validValues("shuffleSeed", "9223372036854775808", valid))
     assertEquals(intercept[IllegalArgumentException](
-      options("numShards" -> "3", "shuffleSeed" -> "seven")).text,
+        options("numShards" -> "3", "shuffleSeed" -> "seven")).text,
       validValues("shuffleSeed", "seven", valid))
-    assertEquals(invalid("shuffleSeed", "7"), validValues("shuffleSeed", "7",
-      "a 64-bit integer, with numShards (it orders the rows of the numShards files)"))
+    assertEquals(invalid("shuffleSeed", "7"),
+      validValues("shuffleSeed", "7",
+        "a 64-bit integer, with numShards (it orders the rows of the numShards files)"))
   }
 
   test("option names are case-insensitive") {

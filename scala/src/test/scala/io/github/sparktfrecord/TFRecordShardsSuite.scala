@@ -128,7 +128,7 @@ class TFRecordShardsSuite extends LocalSparkSuite with ShardFiles with AdaptiveS
       // The values, not only the ids, are those of the rows.
       val read = spark.read.format("tfrecord").load(new File(dir, "in0").getPath)
       assertEquals(read.selectExpr("count(*)", "sum(cast(s = cast(id * 3 as string) as int))")
-        .collect().head.toSeq, Seq[Any](1000L, 1000L))
+          .collect().head.toSeq, Seq[Any](1000L, 1000L))
       write(skewed, new File(dir, "other"), 3, Some(8))
       val other = idsByShard(new File(dir, "other"))
       assertEquals(other.map(_.size), Seq(334, 333, 333))
@@ -241,7 +241,7 @@ class TFRecordShardsWithoutExtensionsSuite extends LocalSparkSuite with ShardFil
       assert(error.text.contains("The option 'shuffleSeed' needs the session extensions"),
         error.text)
       assert(error.text.contains(
-        "spark.sql.extensions=io.github.sparktfrecord.TFRecordExtensions"), error.text)
+          "spark.sql.extensions=io.github.sparktfrecord.TFRecordExtensions"), error.text)
       assertEquals(visibleFiles(out), Nil)
     }
   }
@@ -250,7 +250,8 @@ class TFRecordShardsWithoutExtensionsSuite extends LocalSparkSuite with ShardFil
     withTempDir { dir =>
       val out = new File(dir, "arranged")
       val df = spark.range(0, 100, 1, 1).union(spark.range(100, 110, 1, 3)).toDF()
-      TFRecordShards.arrange(df, 4, Some(5L)).write.format("tfrecord").option("numShards", "4").save(out.getPath)
+      TFRecordShards.arrange(df, 4, Some(5L)).write.format("tfrecord").option("numShards",
+        "4").save(out.getPath)
       assertEquals(shards(out).map(countRecords), Seq(28, 28, 27, 27))
       assertEquals(idsByShard(out).flatten.sorted, (0L until 110L))
     }

@@ -208,12 +208,14 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
     val seed = try v.trim.toLong
     catch {
       case _: NumberFormatException =>
-        invalid(ShuffleSeedOption, v, Seq("a 64-bit integer (-9223372036854775808 to " +
-          "9223372036854775807), with numShards"))
+        invalid(ShuffleSeedOption, v,
+          Seq("a 64-bit integer (-9223372036854775808 to " +
+            "9223372036854775807), with numShards"))
     }
     if (numShards.isEmpty) {
-      invalid(ShuffleSeedOption, v, Seq(s"a 64-bit integer, with $NumShardsOption (it orders " +
-        s"the rows of the $NumShardsOption files)"))
+      invalid(ShuffleSeedOption, v,
+        Seq(s"a 64-bit integer, with $NumShardsOption (it orders " +
+          s"the rows of the $NumShardsOption files)"))
     }
     seed
   }

@@ -41,9 +41,10 @@ case class TFRecordShardsRule(session: SparkSession) extends Rule[LogicalPlan] {
         // The command names the query's output attributes: keep them.
         if (arranged.output.map(_.exprId) == cmd.query.output.map(_.exprId)) arranged
         else {
-          Project(arranged.output.zip(cmd.query.output).map { case (a, o) =>
+          val named = arranged.output.zip(cmd.query.output).map { case (a, o) =>
             Alias(a, o.name)(o.exprId)
-          }, arranged)
+          }
+          Project(named, arranged)
         }
       }
       cmd.copy(query = query, options = cmd.options + (TFRecordShards.ArrangedOption -> "true"))
@@ -52,8 +53,8 @@ case class TFRecordShardsRule(session: SparkSession) extends Rule[LogicalPlan] {
   private def applies(cmd: InsertIntoHadoopFsRelationCommand): Boolean = {
     val options = CaseInsensitiveMap(cmd.options)
     isTFRecord(cmd) && options.contains(TFRecordOptions.NumShardsOption) &&
-    !options.contains(TFRecordShards.ArrangedOption) && cmd.partitionColumns.isEmpty &&
-    cmd.bucketSpec.isEmpty
+      !options.contains(TFRecordShards.ArrangedOption) && cmd.partitionColumns.isEmpty &&
+      cmd.bucketSpec.isEmpty
   }
 
   private def isTFRecord(cmd: InsertIntoHadoopFsRelationCommand): Boolean =
@@ -66,13 +67,14 @@ case class TFRecordShardsRule(session: SparkSession) extends Rule[LogicalPlan] {
     case p: Project => isArranged(p.child, numShards)
     case s: Sort if !s.global => isArranged(s.child, numShards)
     case r: RepartitionByExpression =>
-      r.optNumPartitions.contains(numShards) && (r.partitionExpressions match {
-        case Seq(e) => e.references.toSeq.map(_.name) match {
-            case Seq(name) => name.dropWhile(_ == '_') == TFRecordShards.RouteColumn.drop(1)
-            case _ => false
-          }
-        case _ => false
-      })
+      r.optNumPartitions.contains(numShards) &&
+        (r.partitionExpressions match {
+          case Seq(e) => e.references.toSeq.map(_.name) match {
+              case Seq(name) => name.dropWhile(_ == '_') == TFRecordShards.RouteColumn.drop(1)
+              case _ => false
+            }
+          case _ => false
+        })
     case _ => false
   }
 }
