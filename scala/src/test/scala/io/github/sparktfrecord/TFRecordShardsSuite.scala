@@ -150,6 +150,16 @@ class TFRecordShardsSuite extends LocalSparkSuite with ShardFiles with AdaptiveS
       assertEquals(shuffles(again).filter(_._2), Seq(3 -> true))
       assertEquals(shuffles(again).size, 2)
       assertEquals(bytes(new File(dir, "again")), bytes(new File(dir, "seeded")))
+      val unseeded = TFRecordShards.arrange(skewed, 4, None)
+      val plainAgain = writePlan(write(unseeded, new File(dir, "plainAgain"), 4, None))
+      assertEquals(shuffles(plainAgain), Seq(4 -> true))
+      assertEquals(bytes(new File(dir, "plainAgain")), bytes(new File(dir, "plain")))
+      // Rows filtered after the arrangement (Spark pushes the filter down to the numbering)
+      // are no arrangement: arranged again, and balanced.
+      val filtered = before.where("id % 3 = 0")
+      val twice = writePlan(write(filtered, new File(dir, "filtered"), 3, None))
+      assertEquals(shuffles(twice).count(_._2), 2)
+      assertEquals(shards(new File(dir, "filtered")).map(countRecords), Seq(112, 111, 111))
     }
   }
 

@@ -1,9 +1,9 @@
 package io.github.sparktfrecord.tfds
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.Alias
+import org.apache.spark.sql.catalyst.expressions.{Alias, MonotonicallyIncreasingID}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
-import org.apache.spark.sql.catalyst.plans.logical.{RepartitionByExpression, Sort}
+import org.apache.spark.sql.catalyst.plans.logical.{RepartitionByExpression, Sort, Window}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand
@@ -24,8 +24,9 @@ import io.github.sparktfrecord.sql.TFRecordOptions
  * already arranged is recognised by its shape and left as it is. Arranged means that the rows
  * reach the writer as the arrangement's repartition left them, only projected and sorted within
  * partitions: below Projects and Sorts, a repartition into `numShards` partitions by one column
- * named [[TFRecordShards.RouteColumn]] (behind `_`s). Nothing else makes that shape; a query
- * that arranges and then joins or filters is arranged again. The rule also marks the command
+ * named [[TFRecordShards.RouteColumn]] (behind `_`s), of the rows as they were numbered (only
+ * Projects down to the numbering). Nothing else makes that shape; a query that arranges and
+ * then joins or filters is arranged again. The rule also marks the command
  * with [[TFRecordShards.ArrangedOption]], which tells the write that `shuffleSeed` was honoured.
  */
 case class TFRecordShardsRule(session: SparkSession) extends Rule[LogicalPlan] {
@@ -67,7 +68,7 @@ case class TFRecordShardsRule(session: SparkSession) extends Rule[LogicalPlan] {
     case p: Project => isArranged(p.child, numShards)
     case s: Sort if !s.global => isArranged(s.child, numShards)
     case r: RepartitionByExpression =>
-      r.optNumPartitions.contains(numShards) &&
+      r.optNumPartitions.contains(numShards) && numbered(r.child) &&
         (r.partitionExpressions match {
           case Seq(e) => e.references.toSeq.map(_.name) match {
               case Seq(name) => name.dropWhile(_ == '_') == TFRecordShards.RouteColumn.drop(1)
@@ -75,6 +76,20 @@ case class TFRecordShardsRule(session: SparkSession) extends Rule[LogicalPlan] {
             }
           case _ => false
         })
+    case _ => false
+  }
+
+  /**
+   * Whether the rows below the route are the ones numbered, nothing between but Projects: the
+   * window that numbers them by key (with a seed), or the Project that gives them their input
+   * position (without). A Filter after the arrangement, which Spark pushes down to there, is
+   * no arrangement.
+   */
+  private def numbered(plan: LogicalPlan): Boolean = plan match {
+    case _: Window => true
+    case p: Project =>
+      p.projectList.exists(_.find(_.isInstanceOf[MonotonicallyIncreasingID]).isDefined) ||
+        numbered(p.child)
     case _ => false
   }
 }
