@@ -206,6 +206,57 @@ def test_a_tfx_split_is_balanced_and_shuffled(spark: Any, tmp_path: Path) -> Non
     assert shards[1] == shards[0]
 
 
+def jobs_of(spark: Any, group: str, write: Any) -> int:
+    """How many Spark jobs ``write()`` runs (its counting jobs, its stages, the write's)."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        write()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    return len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+def test_the_data_source_options_arrange_as_write_does(
+    spark: Any, tmp_path: Path, seed: int | None
+) -> None:
+    """``numShards`` and ``shuffleSeed`` as options of the format, arranged by the session
+    extensions' rule (which ``configure`` installs), give the bytes of ``spark_tfrecord.write``
+    with ``num_shards`` and ``shuffle_seed``; and ``write``, which arranges the rows itself and
+    then sets ``numShards``, is not arranged a second time: it runs as many jobs as the
+    options' write, which the rule arranges once (a second arrangement adds a counting job and
+    a shuffle)."""
+    df = skewed(spark).repartition(4)
+    helper, options = tmp_path / "helper", tmp_path / "options"
+    tag = f"shards-{seed}-{tmp_path.name}"
+
+    def by_helper() -> None:
+        spark_tfrecord.write(df, str(helper), num_shards=3, shuffle_seed=seed)
+
+    def by_options() -> None:
+        writer = df.write.format("tfrecord").option("numShards", 3)
+        if seed is not None:
+            writer = writer.option("shuffleSeed", seed)
+        writer.save(str(options))
+
+    helper_jobs = jobs_of(spark, tag + "-helper", by_helper)
+    options_jobs = jobs_of(spark, tag + "-options", by_options)
+    files = data_files(options)
+    assert [f.read_bytes() for f in files] == [f.read_bytes() for f in data_files(helper)]
+    assert [len(s) for s in rows_of(files)] == [334, 333, 333]
+    assert sorted((r for s in rows_of(files) for r in s), key=lambda r: r["id"]) == [
+        expected(i) for i in range(ROWS)
+    ]
+    assert helper_jobs == options_jobs > 0
+    if seed is not None:
+        # The options as keywords of write: the rule arranges them as well.
+        keyword = tmp_path / "keyword"
+        spark_tfrecord.write(df, str(keyword), numShards=3, shuffleSeed=seed)
+        assert [f.read_bytes() for f in data_files(keyword)] == [f.read_bytes() for f in files]
+
+
 def test_what_is_refused(spark: Any, tmp_path: Path) -> None:
     df = skewed(spark)
     out = str(tmp_path / "x")

@@ -29,8 +29,8 @@ OPTIONS = (
     "columnNameOfCorruptRecord", "inferSchemaMaxFiles", "inferSchemaMaxRecords",
     "verifyChecksums", "maxRecordBytes", "splitFiles", "ignoreCorruptFiles",
     "ignoreMissingFiles", "writeIndex", "pathSeparator", "inferNesting", "split", "tfds",
-    "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode", "numShards", "shardPrefix",
-    "decoder", "vectorLayout", "tfxSplit",
+    "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode", "numShards", "shuffleSeed",
+    "shardPrefix", "decoder", "vectorLayout", "tfxSplit",
 )  # fmt: skip
 #: Spark's options of every file source (docs/options.md, "Other options that apply").
 SPARK_FILE_OPTIONS = (

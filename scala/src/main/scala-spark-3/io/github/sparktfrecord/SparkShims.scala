@@ -4,7 +4,8 @@ import scala.annotation.nowarn
 
 import org.apache.hadoop.conf.Configuration
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, Dataset, Encoders, Row, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 /** What differs between Spark 3.5 and Spark 4.x, for the Spark 3.5 jars. */
 private[sparktfrecord] object SparkShims {
@@ -25,4 +26,8 @@ private[sparktfrecord] object SparkShims {
   def sizeAndParallelism(df: DataFrame): Option[(BigInt, Int)] =
     Some((df.queryExecution.optimizedPlan.stats.sizeInBytes,
       df.sparkSession.sparkContext.defaultParallelism))
+
+  /** A DataFrame of an (analyzed) plan, as Spark's private `Dataset.ofRows` makes it. */
+  def ofRows(session: SparkSession, plan: LogicalPlan): DataFrame =
+    new Dataset[Row](session, plan, Encoders.row(plan.schema))
 }

@@ -2,7 +2,8 @@ package io.github.sparktfrecord
 
 import org.apache.hadoop.conf.Configuration
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic
 
 /** What differs between Spark 3.5 and Spark 4.x, for the Spark 4 jar. */
@@ -24,4 +25,12 @@ private[sparktfrecord] object SparkShims {
         d.sparkSession.sparkContext.defaultParallelism))
     case _ => None
   }
+
+  /**
+   * A DataFrame of an (analyzed) plan, as Spark's private `Dataset.ofRows` makes it. Only in a
+   * classic session: a plan is planned there.
+   */
+  def ofRows(session: SparkSession, plan: LogicalPlan): DataFrame =
+    new classic.Dataset[Row](session.asInstanceOf[classic.SparkSession], plan,
+      Encoders.row(plan.schema))
 }

@@ -3,6 +3,7 @@ package io.github.sparktfrecord
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 import io.github.sparktfrecord.sql.TFRecordOptions
+import io.github.sparktfrecord.tfds.TFRecordShards
 
 /**
  * TensorFlow Datasets folders from Scala (`spark-shell`), the same calls as Python's
@@ -22,12 +23,15 @@ object TFDS {
    * Writes `df` as split `split` of the TFDS dataset `name` into `dataDir/name/version/`, and
    * returns that folder.
    *
-   * @param numShards the number of shard files (the DataFrame is repartitioned to it); 0: one
-   *   per partition, fewer as [[mergedShards]] says
+   * @param numShards the number of shard files, whose record counts differ by at most one (the
+   *   rows are arranged by [[tfds.TFRecordShards.arrange]]); 0: one per partition, fewer as
+   *   [[mergedShards]] says
    * @param features the dataset's features as TFDS's JSON (`features.json`); null: those
    *   already in the folder, else the ones derived from the schema
    * @param mode `error` (a split that exists is refused) or `overwrite` (it is replaced)
    * @param classNames the class names of ClassLabel features, by feature path
+   * @param shuffleSeed with `numShards`, the rows dealt to the shards in an order that depends
+   *   only on the seed and the rows (the same shards for the same seed and rows)
    */
   def write(
       df: DataFrame,
@@ -38,12 +42,19 @@ object TFDS {
       numShards: Int = 0,
       features: String = null,
       mode: String = "error",
-      classNames: Map[String, Seq[String]] = Map.empty): String = {
+      classNames: Map[String, Seq[String]] = Map.empty,
+      shuffleSeed: Option[Long] = None): String = {
     val folder = s"${dataDir.stripSuffix("/")}/$name/$version"
-    val merged = mergedShards(df)
-    val data = if (numShards > 0) df.repartition(numShards)
-    else if (merged > 0) df.coalesce(merged) // never more partitions than there are
-    else df
+    if (shuffleSeed.isDefined && numShards <= 0) {
+      throw TFRecordError.argument(TFRecordError.InvalidOption,
+        "shuffleSeed orders the rows of numShards shards: give numShards too")
+    }
+    val data = if (numShards > 0) TFRecordShards.arrange(df, numShards, shuffleSeed)
+    else {
+      val merged = mergedShards(df)
+      if (merged > 0) df.coalesce(merged) // never more partitions than there are
+      else df
+    }
     var writer = data.write.format("tfrecord").mode("append")
       .option(TFRecordOptions.TfdsOption, name)
       .option(TFRecordOptions.SplitOption, split)

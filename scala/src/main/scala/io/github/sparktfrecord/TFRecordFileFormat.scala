@@ -19,7 +19,7 @@ import io.github.sparktfrecord.framing.{IndexWriter, TFRecordReader}
 import io.github.sparktfrecord.sql.{FailureSafeReader, TFRecordOptions}
 import io.github.sparktfrecord.sql.{TFRecordOutputWriterFactory, TFRecordPlanningWarnings}
 import io.github.sparktfrecord.sql.{TFRecordRows, TFRecordSchemaInferencer}
-import io.github.sparktfrecord.tfds.{TFDSDataset, TFRecordShardedWrite}
+import io.github.sparktfrecord.tfds.{TFDSDataset, TFRecordShardedWrite, TFRecordShards}
 
 /**
  * The `tfrecord` data source: TensorFlow TFRecord files of `tf.train.Example` records (or
@@ -75,6 +75,7 @@ class TFRecordFileFormat extends FileFormat with DataSourceRegister with Seriali
     val parsed = new TFRecordOptions(options)
     TFRecordPlanningWarnings.unknownOptions(sparkSession, options)
     TFRecordSchema.rejectMaps(dataSchema, parsed.recordType)
+    TFRecordShards.checkWrite(options, parsed)
     val sharded = TFRecordShardedWrite.prepare(job, options, parsed, dataSchema)
     TFRecordSchema.validate(sharded.map(_.schema).getOrElse(dataSchema), parsed.recordType,
       writing = true, parsed.pathSeparator, parsed.sparseVectors)

@@ -23,16 +23,19 @@ abstract class LocalSparkSuite extends UnitSuite {
   /** The suite's session, started before its first test. */
   protected def spark: SparkSession = session
 
+  /** Whether the suite's session installs [[TFRecordExtensions]] (a suite may go without). */
+  protected def withExtensions: Boolean = true
+
   override def beforeAll(): Unit = {
     super.beforeAll()
-    session = SparkSession.builder()
+    val builder = SparkSession.builder()
       .master("local[2]")
       .appName(getClass.getSimpleName)
       .config("spark.ui.enabled", "false")
       .config("spark.sql.shuffle.partitions", "2")
       .config("spark.sql.session.timeZone", "UTC")
-      .config("spark.sql.extensions", classOf[TFRecordExtensions].getName)
-      .getOrCreate()
+    if (withExtensions) builder.config("spark.sql.extensions", classOf[TFRecordExtensions].getName)
+    session = builder.getOrCreate()
   }
 
   override def afterAll(): Unit =

@@ -180,6 +180,22 @@ class TFRecordOptionsSuite extends UnitSuite {
       TFRecordCompression.Gzip)
   }
 
+  test("shuffleSeed: a 64-bit integer, with numShards") {
+    assertEquals(options("numShards" -> "3", "ShuffleSeed" -> " -9223372036854775808")
+        .shuffleSeed, Some(Long.MinValue))
+    assertEquals(options("numShards" -> "3").shuffleSeed, None)
+    val valid = "a 64-bit integer (-9223372036854775808 to 9223372036854775807), with numShards"
+    assertEquals(intercept[IllegalArgumentException](
+        options("numShards" -> "3", "shuffleSeed" -> "9223372036854775808")).text,
+      validValues("shuffleSeed", "9223372036854775808", valid))
+    assertEquals(intercept[IllegalArgumentException](
+        options("numShards" -> "3", "shuffleSeed" -> "seven")).text,
+      validValues("shuffleSeed", "seven", valid))
+    assertEquals(invalid("shuffleSeed", "7"),
+      validValues("shuffleSeed", "7",
+        "a 64-bit integer, with numShards (it orders the rows of the numShards files)"))
+  }
+
   test("option names are case-insensitive") {
     val o = options("RECORDTYPE" -> "SequenceExample", "Compression" -> "gzip",
       "maxrecordbytes" -> "10", "MODE" -> "permissive", "IGNORECORRUPTFILES" -> "true")
@@ -246,7 +262,7 @@ class TFRecordOptionsSuite extends UnitSuite {
 
   test("the options are declared once each, codec as compression's other name") {
     val names = getAllOptions.toSeq
-    assertEquals(names.size, 27)
+    assertEquals(names.size, 28)
     assertEquals(names.map(_.toLowerCase).distinct.size, names.size)
     assertEquals(getAlternativeOption(CodecOption), Some(CompressionOption))
     assertEquals(getAlternativeOption(CompressionOption), Some(CodecOption))

@@ -61,26 +61,6 @@ class TFRecordShardedWriteSuite extends LocalSparkSuite {
     }
   }
 
-  test("numShards adds empty shards up to its count, and fails a write with more files") {
-    withTempDir { dir =>
-      val out = new File(dir, "sixteen")
-      spark.range(0, 10, 1, 2).write.format("tfrecord").option("shardPrefix", "train")
-        .option("numShards", "16").save(out.getPath)
-      val names = (0 until 16).map(i => f"train-$i%05d-of-00016")
-      assertEquals(visibleFiles(out), names)
-      assertEquals(names.map(n => countRecords(new File(out, n))), Seq(5, 5) ++ Seq.fill(14)(0))
-      assertEquals(ids(out.getPath), (0L until 10L))
-      val over = new File(dir, "over")
-      val error = intercept[Exception] {
-        spark.range(0, 10, 1, 3).write.format("tfrecord").option("shardPrefix", "x")
-          .option("numShards", "2").save(over.getPath)
-      }
-      assert(messages(error).contains("produced 3 files, more than its numShards 2"),
-        messages(error))
-      assertEquals(visibleFiles(over), Nil)
-    }
-  }
-
   test("a TFDS split: shards, their counts from the write, its features, and read back") {
     withTempDir { dir =>
       val rows = (0 until 12).map { i =>

@@ -189,13 +189,35 @@ private[sparktfrecord] class TFRecordOptions(parameters: CaseInsensitiveMap[Stri
   val tfdsMode: String = oneOf(TfdsModeOption, Seq("error", "overwrite"), "error")(identity)
 
   /**
-   * `numShards`: with `tfds` or `shardPrefix`, the number of files (shards) the write ends
-   * with: write tasks beyond it fail the job; missing ones are written empty. Default: one per
-   * write task.
+   * `numShards`: the number of files (shards) the write ends with: write tasks beyond it fail
+   * the job; missing ones are written empty. With the session extensions the rows are also
+   * arranged so that the files' record counts differ by at most one (`TFRecordShardsRule`).
+   * Default: one per write task.
    */
   val numShards: Option[Int] = parameters.get(NumShardsOption).map { v =>
     parseInt(NumShardsOption, v).filter(n => n > 0 && n <= 99999)
       .getOrElse(invalid(NumShardsOption, v, Seq("an integer from 1 to 99999")))
+  }
+
+  /**
+   * `shuffleSeed`: with `numShards`, the rows dealt to the files in an order that depends only
+   * on this seed and the rows (a 64-bit integer). Needs the session extensions, which arrange
+   * the rows before the write.
+   */
+  val shuffleSeed: Option[Long] = parameters.get(ShuffleSeedOption).map { v =>
+    val seed = try v.trim.toLong
+    catch {
+      case _: NumberFormatException =>
+        invalid(ShuffleSeedOption, v,
+          Seq("a 64-bit integer (-9223372036854775808 to " +
+            "9223372036854775807), with numShards"))
+    }
+    if (numShards.isEmpty) {
+      invalid(ShuffleSeedOption, v,
+        Seq(s"a 64-bit integer, with $NumShardsOption (it orders " +
+          s"the rows of the $NumShardsOption files)"))
+    }
+    seed
   }
 
   /**
@@ -322,6 +344,7 @@ private[sparktfrecord] object TFRecordOptions extends DataSourceOptions {
   final val TfdsClassNamesOption = newOption("tfdsClassNames")
   final val TfdsModeOption = newOption("tfdsMode")
   final val NumShardsOption = newOption("numShards")
+  final val ShuffleSeedOption = newOption("shuffleSeed")
   final val ShardPrefixOption = newOption("shardPrefix")
   final val TfxSplitOption = newOption("tfxSplit")
   final val DecoderOption = newOption("decoder")
