@@ -78,5 +78,11 @@ class HadoopCompatSuite extends UnitSuite {
       assertEquals(Files.size(new File(d, "sub/a.bin").toPath), 1234L)
       intercept[org.apache.hadoop.fs.FileAlreadyExistsException](HadoopCompat.createNew(fs, path))
       assertEquals(Files.size(new File(d, "sub/a.bin").toPath), 1234L)
+      // Under a file: Hadoop's exceptions, as Hadoop's own calls fail (the CLI's messages).
+      val under = new Path(path, "x")
+      val folder = intercept[java.io.IOException](HadoopCompat.mkdirs(fs, under))
+      assert(folder.getClass.getName.startsWith("org.apache.hadoop."), folder)
+      val file = intercept[java.io.IOException](HadoopCompat.createNew(fs, new Path(under, "f")))
+      assert(file.getClass.getName.startsWith("org.apache.hadoop."), file)
   }
 }

@@ -1,14 +1,14 @@
 package io.github.sparktfrecord.framing
 
 import java.io.{IOException, InterruptedIOException}
-import java.nio.file.{FileAlreadyExistsException => NioExists, Files, StandardOpenOption}
+import java.nio.file.{FileSystemException, Files, StandardOpenOption}
 import java.util.concurrent.ExecutionException
 
 import scala.annotation.nowarn
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{ChecksumFileSystem, FSDataInputStream, FSDataOutputStream}
-import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path, RawLocalFileSystem}
+import org.apache.hadoop.fs.{FileSystem, Path, RawLocalFileSystem}
 
 /**
  * The Hadoop calls that newer Hadoop releases added, made to work on whatever Hadoop the class
@@ -74,10 +74,17 @@ private[sparktfrecord] object HadoopCompat {
   def createNew(fs: FileSystem, path: Path): FSDataOutputStream =
     raw(fs) match {
       case local: RawLocalFileSystem =>
-        val file = local.pathToFile(fs.makeQualified(path)).toPath
-        Files.createDirectories(file.getParent)
-        val out = try Files.newOutputStream(file, StandardOpenOption.CREATE_NEW)
-        catch { case e: NioExists => throw new FileAlreadyExistsException(s"$path exists: $e") }
+        val qualified = fs.makeQualified(path)
+        val file = local.pathToFile(qualified).toPath
+        val out =
+          try {
+            Files.createDirectories(file.getParent)
+            Files.newOutputStream(file, StandardOpenOption.CREATE_NEW)
+          } catch {
+            // An existing file, a parent that is a file, no permission: Hadoop's create fails
+            // too, with the exception and message its users know.
+            case _: FileSystemException => return local.create(qualified, false)
+          }
         new FSDataOutputStream(out,
           FileSystem.getStatistics(fs.getUri.getScheme, classOf[RawLocalFileSystem]))
       case other => other.create(path, false)
@@ -89,8 +96,14 @@ private[sparktfrecord] object HadoopCompat {
    */
   def mkdirs(fs: FileSystem, path: Path): Boolean = raw(fs) match {
     case local: RawLocalFileSystem =>
-      Files.createDirectories(local.pathToFile(fs.makeQualified(path)).toPath)
-      true
+      val qualified = fs.makeQualified(path)
+      try {
+        Files.createDirectories(local.pathToFile(qualified).toPath)
+        true
+      } catch {
+        // A parent that is a file, no permission: as Hadoop's mkdirs says it.
+        case _: FileSystemException => local.mkdirs(qualified)
+      }
     case other => other.mkdirs(path)
   }
 
