@@ -127,11 +127,14 @@ def test_sharded_names_and_num_shards(spark, tf, out: Path) -> None:
     manifest = checked(tf, out / "named")
     assert [f["path"] for f in manifest["files"]] == [f"train-0000{i}-of-00005" for i in range(5)]
     assert manifest["num_records"] == 10
-    # numShards without shardPrefix: the files of no record are added, and counted.
+    # numShards without shardPrefix: balanced (the session has the extensions), and with more
+    # shards than rows the files of no record are added, and counted.
     df.write.format("tfrecord").option("numShards", 4).save(str(out / "plain"))
     manifest = checked(tf, out / "plain")
-    assert len(manifest["files"]) == 4 and manifest["num_records"] == 10
-    assert sorted(f["num_records"] for f in manifest["files"])[:1] == [0]
+    assert sorted(f["num_records"] for f in manifest["files"]) == [2, 2, 3, 3]
+    df.write.format("tfrecord").option("numShards", 12).save(str(out / "more"))
+    manifest = checked(tf, out / "more")
+    assert sorted(f["num_records"] for f in manifest["files"]) == [0, 0] + [1] * 10
 
 
 def test_a_folder_with_files_it_did_not_count_keeps_no_manifest(spark, tf, out: Path) -> None:

@@ -10,6 +10,7 @@ given root, and nothing outlives the context managers (checked, not assumed).
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import queue
@@ -189,7 +190,9 @@ class Cluster:
         assert not dead, f"exited early: {dead}\n{self.log_tails()}"
         try:
             workers = self.master_state()["workers"]
-        except OSError:  # the master's UI is not up yet
+        # The master's UI is not up yet, or answers before it has a state to give: a refused
+        # or dropped connection, a short read, a body that is not JSON yet.
+        except (OSError, ValueError, http.client.HTTPException):
             return False
         alive = [w for w in workers if w["state"] == "ALIVE" and w["host"] == "127.0.0.1"]
         return len(alive) == len(self.work_dirs)
