@@ -1,8 +1,6 @@
 package io.github.sparktfrecord
 
 import java.io.File
-import java.nio.ByteBuffer
-import java.nio.ByteOrder.LITTLE_ENDIAN
 import java.nio.file.Files
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -11,27 +9,13 @@ import org.apache.spark.sql.Row
 
 import ErrorText._
 
-import io.github.sparktfrecord.framing.TFRecordFraming
-
 /**
  * Writes whose files are named and counted at job commit: TensorFlow's sharded names
  * (`shardPrefix`, `numShards`) and TensorFlow Datasets folders (`TFDS.write`, `TFDS.read`),
  * their `dataset_info.json` and `features.json`, and the splits read back.
  */
-class TFRecordShardedWriteSuite extends LocalSparkSuite {
+class TFRecordShardedWriteSuite extends LocalSparkSuite with ShardFiles {
   private val Json = new ObjectMapper()
-
-  /** The records of an uncompressed file, counted by their framing alone. */
-  private def countRecords(file: File): Int = {
-    val bytes = ByteBuffer.wrap(Files.readAllBytes(file.toPath)).order(LITTLE_ENDIAN)
-    var n = 0
-    while (bytes.hasRemaining) {
-      val length = bytes.getLong(bytes.position())
-      bytes.position(bytes.position() + TFRecordFraming.OverheadBytes + length.toInt)
-      n += 1
-    }
-    n
-  }
 
   private def ids(path: String): Seq[Long] =
     spark.read.format("tfrecord").load(path).collect().map(_.getAs[Long]("id")).sorted.toSeq
