@@ -46,8 +46,8 @@ private[sparktfrecord] object HadoopCompat {
 
   /**
    * `fs` without a checksum file beside each file (the local file system's `.name.crc`): what
-   * reads our files, which carry their own CRCs, and writes our small metadata files, which then
-   * cost one file each instead of two.
+   * reads our files, which carry their own CRCs, and what [[createNew]] and [[mkdirs]] look at
+   * to tell the local file system.
    */
   def raw(fs: FileSystem): FileSystem = fs match {
     case checksummed: ChecksumFileSystem => checksummed.getRawFileSystem
