@@ -163,6 +163,7 @@ class Layout:
         for c in self.columns:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
         self.decoder = ExampleDecoder(list(keys))
+        self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
 
     # --- one record -----------------------------------------------------------------------
@@ -311,6 +312,16 @@ class Layout:
 
     # --- a batch --------------------------------------------------------------------------
 
+    def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
+        """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
+        together; None when a record strays from the layout writers produce (then decode the
+        batch record by record: the same values, or the error naming the record)."""
+        try:
+            batch = _BatchColumns(self, buf, starts, stops)
+            return {c.key: batch.column(c) for c in self.columns}
+        except _Fallback:
+            return None
+
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """A batch of records, in NumPy, key by key:
 
@@ -369,6 +380,148 @@ class Layout:
         present = [v for v in items if v is not None]
         counts = [0 if v is None else len(v) for v in items]
         return _join(present, c.value), _offsets(counts)
+
+
+class _Fallback(Exception):
+    """The batch strays from the common layout: decode it record by record."""
+
+
+class _BatchColumns:
+    """:meth:`Layout.collate_raw`'s work on one batch: each column's values gathered from the
+    located features of all its records at once."""
+
+    def __init__(self, layout: Layout, buf: bytes, starts: Any, stops: Any) -> None:
+        from spark_tfrecord import _batch
+
+        self.batch = _batch
+        self.buf = buf
+        self.size = len(starts)
+        self.located = _batch.locate(buf, starts, stops, layout.decoder_keys)
+        if self.located.fallback.any():
+            raise _Fallback
+
+    def _present(self, slot: int) -> Any:
+        return self.located.kind[slot] >= 0
+
+    def values(self, slot: int, value: str) -> tuple[Any, Any, Any]:
+        """Feature ``slot``'s values (concatenated; a list per record for str / bytes), their
+        counts per record, and which records have the feature."""
+        loc = self.located
+        kind, start, stop = loc.kind[slot], loc.start[slot], loc.stop[slot]
+        present = kind >= 0
+        want = _KINDS[value]
+        if (present & (kind != UNSET) & (kind != want)).any():
+            raise _Fallback  # a kind the column does not read: the record decoder says where
+        start = np.where(present, start, 0)
+        stop = np.where(present, stop, 0)
+        if value == "float":
+            if ((stop - start) & 3).any():
+                raise _Fallback
+            values, counts = self.batch.float_values(self.buf, start, stop)
+        elif value == "int":
+            found = self.batch.int_values(self.buf, start, stop)
+            if found is None:
+                raise _Fallback
+            values, counts = found
+        else:
+            lists: list[list[Any]] = list(self.batch.bytes_values(self.buf, start, stop))
+            if value == "str":
+                try:
+                    lists = [[v.decode("utf-8") for v in vs] for vs in lists]
+                except UnicodeDecodeError:
+                    raise _Fallback from None
+            counts = np.array([len(vs) for vs in lists], np.int64)
+            values = lists
+        return values, counts, present
+
+    def column(self, c: Column) -> Any:
+        if c.shape == "vector":
+            return self.vector(c)
+        if c.shape == "ragged":
+            return self.ragged(c)
+        (slot,) = c.slots
+        values, counts, present = self.values(slot, c.value)
+        numeric = c.value in _DTYPES
+        if c.shape == "uniform":
+            if (counts % c.length).any():
+                raise _Fallback
+            flat = _flatten(values, numeric)
+            shaped = (
+                flat.reshape(-1, c.length)
+                if numeric
+                else [flat[i : i + c.length] for i in range(0, len(flat), c.length)]
+            )
+            return shaped, _offsets(counts // c.length)
+        if c.fixed is not None:
+            if not present.all() or (counts != c.fixed).any():
+                raise _Fallback  # a record lacks it: the record path says which
+            if c.shape == "scalar":
+                return values if numeric else [vs[0] for vs in values]
+            if not numeric:
+                return [list(vs) for vs in values]
+            if c.value == "float":
+                loc = self.located
+                return self.batch.fixed_floats(self.buf, loc.start[slot], c.fixed)
+            return values.reshape(self.size, c.fixed)
+        if c.shape == "scalar" and (counts > 1).any():
+            raise _Fallback
+        return _flatten(values, numeric), _offsets(counts)
+
+    def ragged(self, c: Column) -> Any:
+        parts = []
+        for k, slot in enumerate(c.slots):
+            parts.append(self.values(slot, c.value if k == 0 else "int"))
+        flat, flat_counts, _ = parts[0]
+        levels = [p[0] for p in parts[1:]]
+        level_counts = [p[1] for p in parts[1:]]
+        for k, lengths in enumerate(levels):
+            below = level_counts[k + 1] if k + 1 < len(levels) else flat_counts
+            if len(lengths) and int(lengths.min()) < 0:
+                raise _Fallback
+            if (_segment_sums(lengths, level_counts[k]) != below).any():
+                raise _Fallback
+        offsets = [_offsets(level_counts[0])] + [_offsets(lengths) for lengths in levels]
+        return (_flatten(flat, c.value in _DTYPES), *offsets)
+
+    def vector(self, c: Column) -> Any:
+        dense_slot, index_slot, value_slot, size_slot = c.slots
+        has_parts = self._present(index_slot) | self._present(value_slot)
+        has_dense = self._present(dense_slot)
+        if not c.sparse:
+            if has_parts.any():
+                raise _Fallback
+            dense = Column(c.key, "float", "list", fixed=c.fixed, slots=[dense_slot])
+            return self.column(dense)
+        if has_dense.any():
+            raise _Fallback
+        indices, index_counts, _ = self.values(index_slot, "int")
+        entries, entry_counts, _ = self.values(value_slot, "float")
+        sizes, size_counts, _ = self.values(size_slot, "int")
+        if (index_counts != entry_counts).any() or (size_counts != has_parts).any():
+            raise _Fallback
+        distinct = set(sizes.tolist())
+        if len(distinct) > 1:
+            raise _Fallback
+        size = distinct.pop() if distinct else 0
+        rows = np.repeat(np.arange(self.size, dtype=np.int64), index_counts)
+        if len(indices):
+            if int(indices.min()) < 0 or int(indices.max()) >= size:
+                raise _Fallback
+            step = np.diff(indices)
+            if (step[rows[1:] == rows[:-1]] <= 0).any():
+                raise _Fallback
+        return np.stack([rows, indices], axis=1), entries, (self.size, size)
+
+
+def _flatten(values: Any, numeric: bool) -> Any:
+    return values if numeric else [v for vs in values for v in vs]
+
+
+def _segment_sums(values: Any, counts: Any) -> Any:
+    """The sums of ``values`` in consecutive runs of ``counts`` items."""
+    total = np.concatenate([[0], np.cumsum(np.asarray(values, np.int64))])
+    ends = np.cumsum(counts)
+    return total[ends] - total[ends - counts]
 
 
 def _offsets(counts: Any) -> Any:

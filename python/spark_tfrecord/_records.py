@@ -19,6 +19,7 @@ length and both CRC32C checksums checked.
 from __future__ import annotations
 
 import bisect
+import mmap
 import os
 import struct
 from collections import OrderedDict
@@ -33,6 +34,7 @@ from spark_tfrecord._index import INDEX_PREFIX, INDEX_SUFFIX
 from spark_tfrecord._manifest import (
     _FOOTER,
     _HEADER,
+    _MASK_DELTA,
     _MAX_RECORD_BYTES,
     DatasetInfo,
     _chunks,
@@ -42,7 +44,15 @@ from spark_tfrecord._manifest import (
 )
 
 _HEADER_STRUCT = struct.Struct("<QI")
+#: Local files kept mapped at once per process (each holds a file descriptor).
+_MAPS = 128
 _FOOTER_STRUCT = struct.Struct("<I")
+
+
+def _masked_all(crcs: Any) -> Any:
+    """:func:`_masked` of an array of CRCs (uint64), as uint32."""
+    rotated = ((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) & np.uint64(0xFFFFFFFF)
+    return ((rotated + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
 class _Cache:
@@ -104,13 +114,14 @@ class RecordReader:
         self._offsets: list[Any] = [None] * len(self.files)
         self._cache = _Cache(self.cache_bytes)
         self._fds: dict[int, int] = {}
+        self._maps: dict[int, Any] = {}
         self._pid = os.getpid()
         #: Ranged reads made by this process (object stores; decompressed files: whole reads).
         self.requests = 0
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for key in ("_offsets", "_cache", "_fds", "_pid", "requests"):
+        for key in ("_offsets", "_cache", "_fds", "_maps", "_pid", "requests"):
             state.pop(key)
         return state
 
@@ -285,40 +296,155 @@ class RecordReader:
             fd = self._fds[f] = os.open(self.files[f].path, os.O_RDONLY)
         return os.pread(fd, framed, offset)
 
-    def read(self, i: int) -> tuple[bytes, int, int]:
-        """Record ``i``'s data, checked, with its file's number and its offset there."""
+    def _checked(self, i: int) -> tuple[bytes, int, int]:
+        """Record ``i`` framed, its length and CRCs checked: (framed bytes, file, offset)."""
         f, j = self.locate(i)
         offset, framed = (int(x) for x in self.offsets(f)[j])
         buf = self._framed(f, offset, framed)
-        path = self.files[f].path
         if len(buf) < framed:
             raise errors.CorruptFileError(
                 errors.TRUNCATED,
                 f"Truncated TFRecord: the file ends {len(buf)} bytes into a record of {framed}",
-                path,
+                self.files[f].path,
                 offset,
             )
         crc = _crc32c()[0]
         length, length_crc = _HEADER_STRUCT.unpack_from(buf, 0)
         if _masked(crc(buf[:8])) != length_crc:
             raise errors.CorruptFileError(
-                errors.LENGTH_CHECKSUM, "Corrupt TFRecord: length checksum mismatch", path, offset
+                errors.LENGTH_CHECKSUM,
+                "Corrupt TFRecord: length checksum mismatch",
+                self.files[f].path,
+                offset,
             )
         if length != framed - _HEADER - _FOOTER:
             raise errors.CorruptFileError(
                 errors.UNREADABLE,
                 f"the record holds {length} bytes, its index says {framed - _HEADER - _FOOTER}: "
                 "the index is of another file",
-                path,
+                self.files[f].path,
                 offset,
             )
-        data = buf[_HEADER : _HEADER + length]
         (data_crc,) = _FOOTER_STRUCT.unpack_from(buf, _HEADER + length)
-        if _masked(crc(data)) != data_crc:
+        if _masked(crc(memoryview(buf)[_HEADER : _HEADER + length])) != data_crc:
             raise errors.CorruptFileError(
-                errors.DATA_CHECKSUM, "Corrupt TFRecord: data checksum mismatch", path, offset
+                errors.DATA_CHECKSUM,
+                "Corrupt TFRecord: data checksum mismatch",
+                self.files[f].path,
+                offset,
             )
-        return data, f, offset
+        return buf, f, offset
+
+    def read(self, i: int) -> tuple[bytes, int, int]:
+        """Record ``i``'s data, checked, with its file's number and its offset there."""
+        buf, f, offset = self._checked(i)
+        return buf[_HEADER:-_FOOTER], f, offset
+
+    def read_batch(self, indices: Sequence[int]) -> tuple[bytes, Any, Any]:
+        """Records ``indices``, checked, in one buffer: record k is
+        ``buf[starts[k]:stops[k]]``. Lengths and checksums are checked for the batch at once;
+        a record that fails is read again alone, for the error that names it."""
+        self.prefetch(indices)
+        wanted = np.asarray(indices, np.int64)
+        files = np.searchsorted(np.asarray(self.ends, np.int64), wanted, side="right")
+        firsts = np.concatenate([[0], np.asarray(self.ends, np.int64)])[files]
+        offsets = np.empty(len(wanted), np.int64)
+        sizes = np.empty(len(wanted), np.int64)
+        for f in np.unique(files).tolist():
+            these = files == f
+            table = self.offsets(f)[wanted[these] - firsts[these]]
+            offsets[these], sizes[these] = table[:, 0], table[:, 1]
+        if self.files_system.remote:
+            buf = b"".join(self._pieces(files.tolist(), offsets.tolist(), sizes.tolist()))
+            ends = np.cumsum(sizes)
+            starts = ends - sizes
+            if len(buf) != int(ends[-1] if len(ends) else 0):
+                self._first_bad(indices)  # a record past its file's end
+        else:
+            buf, starts = self._gather(files, offsets, sizes, indices)
+            ends = starts + sizes
+        u8 = np.frombuffer(buf, np.uint8)
+        if len(wanted):
+            header = u8[starts[:, None] + np.arange(_HEADER)].copy().view("<u4")
+            lengths = header[:, 0].astype(np.int64) | (header[:, 1].astype(np.int64) << 32)
+            footer = u8[(ends - _FOOTER)[:, None] + np.arange(_FOOTER)].copy().view("<u4")[:, 0]
+            crc = _crc32c()[0]
+            view = memoryview(buf)
+            starts_list, ends_list = starts.tolist(), ends.tolist()
+            length_crcs = np.fromiter(
+                (crc(view[a : a + 8]) for a in starts_list), np.uint64, len(starts_list)
+            )
+            data_crcs = np.fromiter(
+                (crc(view[a + _HEADER : b - _FOOTER]) for a, b in zip(starts_list, ends_list)),
+                np.uint64,
+                len(starts_list),
+            )
+            if (
+                (lengths != sizes - _HEADER - _FOOTER).any()
+                or (_masked_all(length_crcs) != header[:, 2]).any()
+                or (_masked_all(data_crcs) != footer).any()
+            ):
+                self._first_bad(indices)
+        return buf, starts + _HEADER, ends - _FOOTER
+
+    def _gather(
+        self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
+    ) -> tuple[bytes, Any]:
+        """The framed records of local files joined in one buffer, sliced from each file's
+        memory map (no read call per record), and where each record starts in it."""
+        views = {f: self._mapped(f) for f in np.unique(files).tolist()}
+        file_list, offset_list, size_list = files.tolist(), offsets.tolist(), sizes.tolist()
+        if any(o + n > len(views[f]) for f, o, n in zip(file_list, offset_list, size_list)):
+            self._first_bad(indices)  # a record past its file's end: its error
+        buf = b"".join([views[f][o : o + n] for f, o, n in zip(file_list, offset_list, size_list)])
+        return buf, np.cumsum(sizes) - sizes
+
+    def _mapped(self, f: int) -> memoryview:
+        """File ``f``'s bytes: its memory map (uncompressed) or its decompressed bytes."""
+        found = self._maps.get(f)
+        if found is None:
+            if self.compressions[f] != "none":
+                found = memoryview(self._whole(f))
+            elif self.files[f].num_bytes == 0:
+                found = memoryview(b"")
+            else:
+                with open(self.files[f].path, "rb") as file:
+                    found = memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
+            if len(self._maps) >= _MAPS:
+                self._maps.pop(next(iter(self._maps)))
+            self._maps[f] = found
+        return found
+
+    def _pieces(self, files: list[int], offsets: list[int], sizes: list[int]) -> list[Any]:
+        """The framed records at ``offsets`` of ``files``: from a local file, records next to
+        each other in one read."""
+        if self.files_system.remote or len(files) < 2:
+            return [self._framed(f, o, n) for f, o, n in zip(files, offsets, sizes)]
+        pieces: list[Any] = []
+        k = 0
+        while k < len(files):
+            f, start = files[k], offsets[k]
+            run = k + 1
+            end = start + sizes[k]
+            while run < len(files) and files[run] == f and offsets[run] == end:
+                end += sizes[run]
+                run += 1
+            if run == k + 1 or self.compressions[f] != "none":
+                pieces.append(self._framed(f, start, sizes[k]))
+            else:
+                data = memoryview(self._framed(f, start, end - start))
+                at = 0
+                for j in range(k, run):
+                    pieces.append(data[at : at + sizes[j]])
+                    at += sizes[j]
+            k = run
+        return pieces
+
+    def _first_bad(self, indices: Sequence[int]) -> None:
+        """Raises the error of the first record of ``indices`` that fails its checks."""
+        for i in indices:
+            self._checked(i)
+        raise AssertionError("a batch failed its checks, but none of its records alone")
 
     def prefetch(self, indices: Sequence[int]) -> None:
         """Fetches the remote blocks ``indices`` need in as few ranged reads as possible."""

@@ -7,6 +7,8 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from spark_tfrecord import errors
 from spark_tfrecord._columns import ColumnError, Layout, layout
 from spark_tfrecord._decoder import MalformedRecord
@@ -117,14 +119,47 @@ class RecordSource:
     def __getitem__(self, i: int) -> Any:
         return self._decode(self._index(i))
 
-    def __getitems__(self, indices: Sequence[int]) -> list[Any]:
-        """The records ``indices``, fetched together (one ranged read per run of blocks)."""
-        wanted = [self._index(i) for i in indices]
-        self._reader.prefetch(wanted)
-        return [self._decode(i) for i in wanted]
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[Any]:
+        """The records ``indices``, fetched together (one ranged read per run of blocks).
+
+        Without ``transform``, a :class:`RecordBatch`: a sequence of the records, decoded one
+        by one when looked at, which :meth:`collate` decodes all at once instead."""
+        n = len(self)
+        wanted_array = np.asarray(indices, np.int64)
+        wanted_array = np.where(wanted_array < 0, wanted_array + n, wanted_array)
+        if len(wanted_array) and not (int(wanted_array.min()) >= 0 and int(wanted_array.max()) < n):
+            wanted = [self._index(i) for i in indices]  # raises the IndexError
+        wanted = wanted_array.tolist()
+        if self._transform is not None or self._raw:
+            self._reader.prefetch(wanted)
+            return [self._decode(i) for i in wanted]
+        return RecordBatch(self, wanted, *self._reader.read_batch(wanted))
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """A batch of (untransformed) records in NumPy arrays: see ``Layout.collate``."""
         if self._raw:
             return {"byteArray": [r["byteArray"] for r in records]}
+        if isinstance(records, RecordBatch) and records.source is self:
+            batch = self._layout.collate_raw(records.buf, records.starts, records.stops)
+            if batch is not None:
+                return batch
         return self._layout.collate(records)
+
+
+class RecordBatch(Sequence[Any]):
+    """The records a DataLoader asked for at once, as read (checked, not yet decoded): record
+    k decodes when looked at, and the source's ``collate`` decodes them all together."""
+
+    def __init__(
+        self, source: RecordSource, indices: list[int], buf: bytes, starts: Any, stops: Any
+    ) -> None:
+        self.source, self.indices = source, indices
+        self.buf, self.starts, self.stops = buf, starts, stops
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        return self.source._decode(self.indices[k])
