@@ -222,6 +222,11 @@ def assert_same(got: Any, want: Any, where: str = "") -> None:
     """`got` (what a loader gave) is `want`: the same types, shapes, dtypes, and bits."""
     import spark_tfrecord
 
+    # `want` may itself be what a loader gave (two loaders compared).
+    if isinstance(want, spark_tfrecord.Ragged) and not isinstance(want, RaggedValue):
+        want = RaggedValue(want.values, tuple(want.row_lengths))
+    elif isinstance(want, spark_tfrecord.Sparse) and not isinstance(want, SparseValue):
+        want = SparseValue(want.indices, want.values, want.size)
     if want is None:
         assert got is None, f"{where}: {got!r} instead of None"
     elif isinstance(want, RaggedValue):
