@@ -68,6 +68,9 @@ def test_len_getitem_and_pickle(folder: Folder) -> None:
     again = pickle.loads(pickle.dumps(src))
     assert len(again) == N
     assert checked_ids((again[i] for i in range(N)), folder) == folder.order
+    # A file: URL is the local folder.
+    url = spark_tfrecord.grain_source("file://" + folder.path)
+    assert checked_ids((url[i] for i in range(N)), folder) == folder.order
 
 
 def test_map_dataset_with_a_shuffle_gives_every_record_once(folder: Folder) -> None:
