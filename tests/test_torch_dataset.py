@@ -47,6 +47,9 @@ def schema() -> Any:
             T.StructField("name", T.StringType(), nullable=False),
             T.StructField("tag", T.StringType()),  # sometimes null
             T.StructField("sv", VectorUDT()),  # written sparse
+            T.StructField("ok", T.BooleanType(), nullable=False),
+            T.StructField("blobs", T.ArrayType(T.BinaryType())),  # 0 to 2 values, or null
+            T.StructField("r3", T.ArrayType(T.ArrayType(T.ArrayType(T.FloatType())))),
         ]
     )
 
@@ -63,6 +66,9 @@ def row(i: int) -> tuple[Any, ...]:
         f"name {i}",
         None if i % 3 == 0 else f"tag {i}",
         None if i % 5 == 0 else SparseVector(SIZE, [i % SIZE], [i / 8]),
+        i % 2 == 0,
+        None if i % 9 == 0 else [bytes([i, 0xFF])] * (i % 3),
+        None if i % 8 == 0 else [[[i / 2] * (k % 2) for k in range(j)] for j in range(i % 3)],
     )
 
 
@@ -139,10 +145,13 @@ def _split(values: list[Any], offsets: list[int], n: int, where: str) -> list[li
 def check_batch(batch: dict[str, Any], wants: list[dict[str, Any]]) -> list[int]:
     """`batch` is ds.collate of records whose expected values are `wants`; returns the ids."""
     n = len(wants)
-    assert sorted(batch) == ["fx", "id", "name", "ns", "rg", "sv", "tag", "var"]
+    assert sorted(batch) == [
+        "blobs", "fx", "id", "name", "ns", "ok", "r3", "rg", "sv", "tag", "var"
+    ]  # fmt: skip
     # Fixed: stacked tensors.
     ids = _ints(batch["id"], "id")
     assert ids == [int(w["id"]) for w in wants]
+    assert _ints(batch["ok"], "ok") == [int(w["ok"]) for w in wants]
     fx = batch["fx"]
     assert isinstance(fx, torch.Tensor) and fx.dtype == torch.float32 and fx.shape == (n, 3)
     assert fx.numpy().tobytes() == np.stack([w["fx"] for w in wants]).tobytes()
@@ -162,7 +171,22 @@ def check_batch(batch: dict[str, Any], wants: list[dict[str, Any]]) -> list[int]
         [flat[inner[q] : inner[q + 1]] for q in range(outer[j], outer[j + 1])] for j in range(n)
     ]
     assert got_rg == [[] if w["rg"] is None else _nested(w["rg"]) for w in wants]
-    # Strings: a list when every record holds one, else a list and offsets.
+    values, outer_t, middle_t, inner_t = batch["r3"]
+    assert isinstance(values, torch.Tensor) and values.dtype == torch.float32
+    outer, middle, inner = _ints(outer_t, "r3"), _ints(middle_t, "r3"), _ints(inner_t, "r3")
+    assert (len(outer), outer[-1], middle[-1], inner[-1]) == (
+        n + 1, len(middle) - 1, len(inner) - 1, len(values)
+    )  # fmt: skip
+    flat32 = values.numpy().view(np.uint32).tolist()
+    got_r3 = [
+        [
+            [flat32[inner[q] : inner[q + 1]] for q in range(middle[m], middle[m + 1])]
+            for m in range(outer[j], outer[j + 1])
+        ]
+        for j in range(n)
+    ]
+    assert got_r3 == [[] if w["r3"] is None else _nested3(w["r3"]) for w in wants]
+    # Strings and bytes: a list when every record holds one, else a list and offsets.
     assert batch["name"] == [w["name"] for w in wants]
     assert all(type(s) is str for s in batch["name"])
     tags, tag_offsets = batch["tag"]
@@ -170,6 +194,11 @@ def check_batch(batch: dict[str, Any], wants: list[dict[str, Any]]) -> list[int]
     offsets = np.asarray(tag_offsets).tolist()
     assert _split(tags, offsets, n, "tag") == [
         [] if w["tag"] is None else [w["tag"]] for w in wants
+    ]
+    blobs, blob_offsets = batch["blobs"]
+    assert isinstance(blobs, list) and all(type(b) is bytes for b in blobs)
+    assert _split(blobs, np.asarray(blob_offsets).tolist(), n, "blobs") == [
+        [] if w["blobs"] is None else w["blobs"] for w in wants
     ]
     # Sparse vectors: one sparse tensor of the batch.
     sv = batch["sv"]
@@ -193,6 +222,21 @@ def _nested(r: Any) -> list[list[int]]:
     return out
 
 
+def _nested3(r: Any) -> list[list[list[int]]]:
+    """A Ragged value of three levels as lists, its float32 values as their bits."""
+    outer, inner = (x.tolist() for x in r.row_lengths)
+    values = r.values.view(np.uint32).tolist()
+    lists, at = [], 0
+    for n in inner:
+        lists.append(values[at : at + n])
+        at += n
+    out, at = [], 0
+    for n in outer:
+        out.append(lists[at : at + n])
+        at += n
+    return out
+
+
 def test_the_collate_of_each_kind_of_column(folder: Folder) -> None:
     ds = spark_tfrecord.torch_dataset(folder.path)
     info = spark_tfrecord.dataset_info(folder.path)
@@ -200,8 +244,10 @@ def test_the_collate_of_each_kind_of_column(folder: Folder) -> None:
     assert info.features["ns"] == (0, 1) and info.features["tag"] == (0, 1)
     for start in range(0, N, 40):
         picked = list(range(start, min(N, start + 40)))
-        batch = ds.collate(ds.__getitems__(picked))
-        check_batch(batch, [folder.want(folder.order[i]) for i in picked])
+        wants = [folder.want(folder.order[i]) for i in picked]
+        # Fetched together (as a DataLoader does), and record by record.
+        check_batch(ds.collate(ds.__getitems__(picked)), wants)
+        check_batch(ds.collate([ds[i] for i in picked]), wants)
     # One record: still a batch, of one.
     check_batch(ds.collate([ds[0]]), [folder.want(folder.order[0])])
 
