@@ -550,14 +550,23 @@ def test_a_damaged_record_names_the_file_and_its_offset(
     victim.write_bytes(change(data, offsets))
     record = sum(n for _, n, _ in info.files[:place]) + (k % len(offsets))
     offset = offsets[k]
-    with pytest.raises(errors.CorruptFileError) as raised:
-        # A truncated file no longer matches the manifest: counting it may already raise.
-        spark_tfrecord.grain_source(str(copy))[record]
-    e = raised.value
-    assert errors.condition(e) == condition, e
-    assert errors.parameters(e)["path"] == str(victim), e
-    assert errors.parameters(e)["offset"] == str(offset), e
-    assert str(victim) in str(e) and str(offset) in str(e)
+
+    def one() -> Any:
+        return spark_tfrecord.grain_source(str(copy))[record]
+
+    def batch() -> Any:  # as a DataLoader fetches: with the record before it, then collated
+        source = spark_tfrecord.grain_source(str(copy))
+        return source.collate(source.__getitems__([record - 1, record]))
+
+    for read in (one, batch):
+        with pytest.raises(errors.CorruptFileError) as raised:
+            # A truncated file no longer matches the manifest: counting it may already raise.
+            read()
+        e = raised.value
+        assert errors.condition(e) == condition, e
+        assert errors.parameters(e)["path"] == str(victim), e
+        assert errors.parameters(e)["offset"] == str(offset), e
+        assert str(victim) in str(e) and str(offset) in str(e)
 
 
 def test_a_record_that_is_not_an_example_and_a_feature_of_another_kind(tmp_path: Path) -> None:

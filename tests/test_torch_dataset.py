@@ -402,11 +402,15 @@ def _decompressed(path: str, codec: str) -> bytes:
 # --- a corrupt file under workers ---------------------------------------------------------
 
 
+@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "no index"])
 def test_a_corrupt_file_fails_the_loader_with_file_and_offset_and_no_hang(
-    folder: Folder, tmp_path
+    folder: Folder, tmp_path, indexed: bool
 ) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(folder.path, copy)
+    if not indexed:
+        for index in copy.glob("_*.idx"):
+            index.unlink()
     victim = Path(spark_tfrecord.dataset_info(str(copy)).files[1].path)
     data = bytearray(victim.read_bytes())
     offset = int(index_lines(bytes(data)).splitlines()[2].split()[0])
