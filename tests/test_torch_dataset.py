@@ -46,7 +46,8 @@ def schema() -> Any:
             T.StructField("rg", T.ArrayType(T.ArrayType(T.LongType()))),
             T.StructField("name", T.StringType(), nullable=False),
             T.StructField("tag", T.StringType()),  # sometimes null
-            T.StructField("sv", VectorUDT()),  # written sparse
+            # Written sparse; its size in the ML metadata, as HashingTF and OneHotEncoder set it.
+            T.StructField("sv", VectorUDT(), metadata={"ml_attr": {"num_attrs": SIZE}}),
             T.StructField("ok", T.BooleanType(), nullable=False),
             T.StructField("blobs", T.ArrayType(T.BinaryType())),  # 0 to 2 values, or null
             T.StructField("r3", T.ArrayType(T.ArrayType(T.ArrayType(T.FloatType())))),
@@ -250,6 +251,12 @@ def test_the_collate_of_each_kind_of_column(folder: Folder) -> None:
         check_batch(ds.collate([ds[i] for i in picked]), wants)
     # One record: still a batch, of one.
     check_batch(ds.collate([ds[0]]), [folder.want(folder.order[0])])
+    # Records whose vector is null: the sparse tensor still has the column's size.
+    nulls = [i for i, row_id in enumerate(folder.order) if folder.rows[row_id][7] is None][:4]
+    wants = [folder.want(folder.order[i]) for i in nulls]
+    assert len(nulls) == 4 and all(w["sv"] is None for w in wants)
+    check_batch(ds.collate(ds.__getitems__(nulls)), wants)
+    check_batch(ds.collate([ds[i] for i in nulls]), wants)
 
 
 def test_default_collate_on_fixed_columns(folder: Folder) -> None:
