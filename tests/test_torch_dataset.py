@@ -251,7 +251,12 @@ def test_the_collate_of_each_kind_of_column(folder: Folder) -> None:
         check_batch(ds.collate([ds[i] for i in picked]), wants)
     # One record: still a batch, of one.
     check_batch(ds.collate([ds[0]]), [folder.want(folder.order[0])])
-    # Records whose vector is null: the sparse tensor still has the column's size.
+
+
+def test_a_batch_of_null_sparse_vectors_keeps_the_columns_size(folder: Folder) -> None:
+    """(B, size) in every batch, also one whose vectors are all null: the size is the
+    column's, from its ML metadata in the manifest's schema (ml_attr.num_attrs)."""
+    ds = spark_tfrecord.torch_dataset(folder.path)
     nulls = [i for i, row_id in enumerate(folder.order) if folder.rows[row_id][7] is None][:4]
     wants = [folder.want(folder.order[i]) for i in nulls]
     assert len(nulls) == 4 and all(w["sv"] is None for w in wants)
