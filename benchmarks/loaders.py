@@ -53,7 +53,7 @@ def main() -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--data", required=True, help="the folder of the data sets (kept)")
+    parser.add_argument("--data", help="the folder of the data sets (kept; required)")
     parser.add_argument("--records", type=int, default=100_000, help="narrow records")
     parser.add_argument("--image-records", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=3, help="timed epochs per loader")
@@ -67,6 +67,8 @@ def main() -> int:
         emit(child(sets, args.repeat))
         return 0
 
+    if not args.data:
+        parser.error("--data DIR is required")
     from pyspark.sql import SparkSession
 
     import spark_tfrecord
