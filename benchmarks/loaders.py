@@ -22,13 +22,17 @@ bytes sum to what Spark computed):
 - ``ours, shuffled, 1 worker`` / ``2 workers``: the DataLoader with ``num_workers=1`` and
   ``2`` (persistent workers), for how it scales.
 
-When ``petastorm`` imports (an optional peer, never a dependency: install it into an
-environment of your own, ``pip install petastorm``, beside pyspark, torch and this package),
+When ``petastorm`` imports (an optional peer, never a dependency; 0.13.1 needs pyarrow's
+legacy Parquet API: in an environment of its own, ``pip install petastorm "pyarrow<15"
+"numpy<2" "pandas<2.2"`` beside pyspark, torch, ``tfrecord`` and this package),
 ``make_spark_converter(df).make_torch_dataloader(batch_size=256, num_epochs=1,
 workers_count=1)`` reads the same DataFrames (written as Parquet by the converter) in the Spark
-driver's process, timed against ours there. Loaders take turns in each round after a warm-up
-round; figures are medians of ``--repeat`` epochs; "others' cores" is the CPU other processes
-used meanwhile. The issue's goal: ours at least 3x the tfrecord package's records/s.
+driver's process, timed against ours there. Its torch loader refuses binary columns: on the
+image-sized set the run reports its error instead of a figure.
+
+Loaders take turns in each round after a warm-up round; figures are medians of ``--repeat``
+epochs; "others' cores" is the CPU other processes used meanwhile. The issue's goal: ours at
+least 3x the tfrecord package's records/s.
 """
 
 from __future__ import annotations

@@ -59,4 +59,8 @@ def lines(sets: dict[str, DataSet], child: dict[str, Any], peers: dict[str, Any]
             out.append(f"- ours / Petastorm, both in the Spark driver's process: {ratio:.2f}x")
         elif "error" in peer:
             out.append(f"- Petastorm failed: {peer['error']}")
+    out.append(
+        "\nothers' cores: the CPU other processes used during the epochs (with workers, the "
+        "workers' own CPU too)"
+    )
     return out
