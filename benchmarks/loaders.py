@@ -1,7 +1,7 @@
 """torch_dataset against the ``tfrecord`` package's loader (and Petastorm's), records/s per
 worker, in one run, on the same files, every epoch checked.
 
-    python benchmarks/loaders.py --data DIR [--records 100000] [--image-records 1000]
+    python benchmarks/loaders.py --data DIR [--records 100000] [--image-records 2000]
 
 Spark (``local[2]``) writes two data sets under ``--data`` once, 4 files each with its index
 (``write_index=True``); a later run with the same sizes reuses them:
@@ -59,7 +59,7 @@ def main() -> int:
     )
     parser.add_argument("--data", help="the folder of the data sets (kept; required)")
     parser.add_argument("--records", type=int, default=100_000, help="narrow records")
-    parser.add_argument("--image-records", type=int, default=1_000)
+    parser.add_argument("--image-records", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=3, help="timed epochs per loader")
     parser.add_argument("--skip-petastorm", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # the data sets, as JSON
