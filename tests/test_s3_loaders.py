@@ -351,6 +351,27 @@ def test_shuffled_epochs_fetch_each_block_once(
     assert of_folder(split["epoch1"], folder) == [], show(of_folder(split["epoch1"], folder))
 
 
+def test_block_sampler_reads_each_block_once_from_a_folder_larger_than_the_cache(
+    s3: S3, folders: dict[str, Folder]
+) -> None:
+    """``ds.block_sampler()`` shuffles blocks, then records within windows of blocks (half the
+    cache by default): with a cache of eight blocks, a folder of more is read a block at a
+    time, each once per epoch (as its docstring says), in another order each epoch. Batches are
+    small beside a window, so that a batch needs few blocks besides its window's."""
+    folder = folders["indexed"]
+    assert folder.total_blocks > 8 * 2
+    runs = [{"block_sampler": 7}, {"block_sampler": 7}]
+    result, split = epochs(s3, folder, runs, block_size=BLOCK, cache_bytes=8 * BLOCK, batch_size=32)
+    first, second = result["ids"]
+    assert sorted(first) == sorted(second) == list(range(ROWS))
+    assert first != second and first != sorted(first)
+    for phase in ("epoch0", "epoch1"):
+        requests = of_folder(split[phase], folder)
+        gets = data_gets(requests, folder)
+        assert all(gets[n] <= folder.blocks(n) for n in gets), (phase, gets, folder.sizes)
+        assert len(requests) <= folder.total_blocks + len(folder.sizes), show(requests)
+
+
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 def test_dataloader_with_two_workers_gives_every_record_once(
     s3: S3, folders: dict[str, Folder], context: str

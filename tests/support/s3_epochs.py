@@ -37,9 +37,10 @@ def epochs(
     batch_size: int = 256,
 ) -> dict[str, Any]:
     """Opens ``torch_dataset(url, ...)``, then runs one DataLoader epoch per entry of `runs`
-    (``{"shuffle": bool, "num_workers": int, "context": "fork"|"spawn"|None}``); returns
-    ``len(ds)`` and the ids each epoch gave, in the order it gave them. `endpoint` defaults to
-    the environment's ``AWS_ENDPOINT_URL`` (where the markers go)."""
+    (``{"shuffle": bool, "num_workers": int, "context": "fork"|"spawn"|None}``, or
+    ``{"block_sampler": seed}``: ``sampler=ds.block_sampler(seed=seed)``, its epoch set to the
+    run's number); returns ``len(ds)`` and the ids each epoch gave, in the order it gave them.
+    `endpoint` defaults to the environment's ``AWS_ENDPOINT_URL`` (where the markers go)."""
     from torch.utils.data import DataLoader
 
     import spark_tfrecord
@@ -54,10 +55,15 @@ def epochs(
     for k, run in enumerate(runs):
         mark(endpoint, f"{token}-epoch{k}")
         workers = run.get("num_workers", 0)
+        sampler = None
+        if "block_sampler" in run:
+            sampler = ds.block_sampler(seed=run["block_sampler"])
+            sampler.set_epoch(k)
         loader = DataLoader(
             ds,
             batch_size=batch_size,
-            shuffle=run["shuffle"],
+            shuffle=run.get("shuffle", False),
+            sampler=sampler,
             collate_fn=ds.collate,
             num_workers=workers,
             multiprocessing_context=run.get("context") if workers else None,
