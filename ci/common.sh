@@ -100,7 +100,12 @@ for artifact in sys.argv[1:]:
         lines = wheel.read(metadata).decode().splitlines()
         extras = {l.split(":", 1)[1].strip() for l in lines if l.startswith("Provides-Extra:")}
         requires = [l.split(":", 1)[1].strip() for l in lines if l.startswith("Requires-Dist:")]
-        wanted = {"torch": {"torch", "numpy"}, "grain": {"grain", "numpy"}, "s3": {"s3fs"}, "gcs": {"gcsfs"}}
+        wanted = {
+            "torch": {"torch", "numpy", "google-crc32c"},
+            "grain": {"grain", "numpy", "google-crc32c"},
+            "s3": {"s3fs"},
+            "gcs": {"gcsfs"},
+        }
         for extra, names in wanted.items():
             got = {re.split(r"[ ;<>=!\[]", r, 1)[0] for r in requires if re.search(rf"extra == .{extra}.", r)}
             if extra not in extras or got != names:

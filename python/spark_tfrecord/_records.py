@@ -7,10 +7,12 @@ framing, in memory, the first time the process reads from that file. Every recor
 length and both CRC32C checksums checked.
 
 - Local files are read with one ``pread`` per record; the OS caches them.
-- Files in an object store (fsspec URLs) are read in blocks of ``block_size`` bytes, with ranged
-  reads (missing blocks next to each other in one request), into an LRU cache of
-  ``cache_bytes`` per process: reading in order costs one request per block; a shuffled epoch
-  costs one request per block when the folder fits in the cache, and none the next epoch.
+- Files in an object store (fsspec URLs) are read in groups of whole records, those that start
+  in one block of ``block_size`` bytes, with ranged reads (missing groups next to each other in
+  one request), into an LRU cache of ``cache_bytes`` per process: reading in order costs one
+  request per group; a shuffled epoch costs one request per group when the folder fits in the
+  cache, and none the next epoch; :class:`~spark_tfrecord._sampler.BlockShuffleSampler`'s
+  order, one per group whatever the folder's size.
 - GZIP and ZLIB files cannot be entered in the middle: each is decompressed whole, the first
   time it is read, and kept in the same cache (a file larger than ``cache_bytes`` decompressed
   is refused with a ValueError).
