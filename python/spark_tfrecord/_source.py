@@ -172,6 +172,9 @@ class RecordBatch(Sequence[Any]):
     ) -> None:
         self.source, self.indices = source, indices
         self.buf, self.starts, self.stops = buf, starts, stops
+        # A collate other than the source's (torch's default_collate) looks at each record once
+        # per key: each is decoded once.
+        self._decoded: list[Any] = [None] * len(indices)
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -179,4 +182,7 @@ class RecordBatch(Sequence[Any]):
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
-        return self.source._decode(self.indices[k])
+        found = self._decoded[k]
+        if found is None:
+            found = self._decoded[k] = self.source._decode(self.indices[k])
+        return found
