@@ -417,6 +417,28 @@ def _chunks(path: str, compression: str, files: Files = _LOCAL) -> Iterator[byte
                 )
 
 
+_HEADER_FIELDS = struct.Struct("<QI")
+
+
+def header_length(buf: bytes, pos: int, path: str, offset: int) -> int:
+    """The data length in the record header at ``buf[pos:]`` (stream offset ``offset``),
+    checked against its CRC and the largest record; a CorruptFileError naming ``path``."""
+    length, length_crc = _HEADER_FIELDS.unpack_from(buf, pos)
+    if _masked(_crc32c()[0](buf[pos : pos + 8])) != length_crc:
+        raise errors.CorruptFileError(
+            errors.LENGTH_CHECKSUM, "Corrupt TFRecord: length checksum mismatch", path, offset
+        )
+    # A damaged length is refused before its bytes are gathered, as the data source does.
+    if length > _MAX_RECORD_BYTES:
+        raise errors.CorruptFileError(
+            errors.RECORD_TOO_LARGE,
+            f"TFRecord of {length} bytes exceeds maxRecordBytes ({_MAX_RECORD_BYTES})",
+            path,
+            offset,
+        )
+    return int(length)
+
+
 def count_records(path: str, compression: str | None = None, files: Files = _LOCAL) -> int:
     """The number of records in the TFRecord file ``path``, from its framing: every
     record's length and both checksums checked. ``compression`` defaults to what
@@ -427,7 +449,6 @@ def count_records(path: str, compression: str | None = None, files: Files = _LOC
     if compression is None:
         compression = detect_compression(path, files)
     crc = _crc32c()[0]
-    unpack_header = struct.Struct("<QI").unpack_from
     unpack_footer = struct.Struct("<I").unpack_from
     stream = _chunks(path, compression, files)
     # Uncompressed, the stream is the file: a length running past its end is known at once.
@@ -463,22 +484,7 @@ def count_records(path: str, compression: str | None = None, files: Files = _LOC
                 path,
                 base + pos,
             )
-        length, length_crc = unpack_header(buf, pos)
-        if _masked(crc(buf[pos : pos + 8])) != length_crc:
-            raise errors.CorruptFileError(
-                errors.LENGTH_CHECKSUM,
-                "Corrupt TFRecord: length checksum mismatch",
-                path,
-                base + pos,
-            )
-        # A damaged length is refused before its bytes are gathered, as the data source does.
-        if length > _MAX_RECORD_BYTES:
-            raise errors.CorruptFileError(
-                errors.RECORD_TOO_LARGE,
-                f"TFRecord of {length} bytes exceeds maxRecordBytes ({_MAX_RECORD_BYTES})",
-                path,
-                base + pos,
-            )
+        length = header_length(buf, pos, path, base + pos)
         if file_size is not None and length > file_size - (base + pos) - _HEADER - _FOOTER:
             raise errors.CorruptFileError(
                 errors.TRUNCATED,

@@ -37,12 +37,12 @@ from spark_tfrecord._manifest import (
     _FOOTER,
     _HEADER,
     _MASK_DELTA,
-    _MAX_RECORD_BYTES,
     DatasetInfo,
     _chunks,
     _crc32c,
     _masked,
     dataset_info_in,
+    header_length,
 )
 
 _HEADER_STRUCT = struct.Struct("<QI")
@@ -206,7 +206,6 @@ class RecordReader:
         """The offsets from the file's framing: one pass over its (decompressed) bytes, each
         record's length checked against its checksum."""
         path = self.files[f].path
-        crc = _crc32c()[0]
         found: list[int] = []
         if self.compressions[f] != "none":
             data = self._whole(f)
@@ -221,21 +220,7 @@ class RecordReader:
             base += pos
             pos = 0
             while len(buf) - pos >= _HEADER:
-                length, length_crc = _HEADER_STRUCT.unpack_from(buf, pos)
-                if _masked(crc(buf[pos : pos + 8])) != length_crc:
-                    raise errors.CorruptFileError(
-                        errors.LENGTH_CHECKSUM,
-                        "Corrupt TFRecord: length checksum mismatch",
-                        path,
-                        base + pos,
-                    )
-                if length > _MAX_RECORD_BYTES:
-                    raise errors.CorruptFileError(
-                        errors.RECORD_TOO_LARGE,
-                        f"TFRecord of {length} bytes exceeds maxRecordBytes",
-                        path,
-                        base + pos,
-                    )
+                length = header_length(buf, pos, path, base + pos)
                 framed = _HEADER + length + _FOOTER
                 if len(buf) - pos < framed:
                     break  # the record's end is in a later chunk
