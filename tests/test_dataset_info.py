@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 import struct
-import subprocess
 import zlib
 from pathlib import Path
 from typing import Any
@@ -15,22 +14,14 @@ from typing import Any
 import pytest
 
 from spark_tfrecord import _ddl
-from support import child_env, module_command
+from support import trainer_side
 from support.manifests import MANIFEST, write_manifest
 from support.tfrecord_bytes import frame, masked_crc
 
 
 def trainer(code: str) -> dict[str, Any]:
     """Runs ``code`` (which sets ``result``) in a fresh Python with no Spark session."""
-    done = subprocess.run(
-        module_command("trainer_side", code),
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        check=True,
-    )
-    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return out
+    return trainer_side.run(code)
 
 
 def info_of(path: Path | str, before: str = "") -> dict[str, Any]:

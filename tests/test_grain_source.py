@@ -4,9 +4,7 @@ process and in two workers, and src.collate as the batch function."""
 
 from __future__ import annotations
 
-import json
 import pickle
-import subprocess
 from collections import Counter
 from typing import Any
 
@@ -15,7 +13,7 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
-from support import child_env, module_command
+from support import trainer_side
 from support.decoded import assert_same, expected, file_order_ids, record_id
 
 #: Even: grain 0.2's DataLoader reads len(sampler) // shard_count records of each shard
@@ -161,12 +159,5 @@ def test_a_trainer_reads_without_pyspark_py4j_or_tensorflow(folder: Folder) -> N
         f"src = spark_tfrecord.grain_source({folder.path!r})\n"
         "result = [int(src[i]['id']) for i in range(len(src))]\n"
     )
-    done = subprocess.run(
-        module_command("trainer_side", code),
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        check=True,
-    )
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    answer = trainer_side.run(code)
     assert answer == {"result": folder.order, "heavy": []}

@@ -14,12 +14,10 @@ in the second.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import shutil
-import subprocess
 import threading
 import time
 import urllib.parse
@@ -33,7 +31,7 @@ from typing import Any
 import pytest
 
 import spark_tfrecord
-from support import child_env, module_command
+from support import trainer_side
 from support.loader_records import digest, plain
 from support.s3_server import ACCESS_KEY, REGION, S3, SECRET_KEY, s3_bucket
 
@@ -198,15 +196,7 @@ def show(requests: list[Request]) -> str:
 
 def run_child(code: str, env: dict[str, str] | None = None, timeout: float = 300) -> Any:
     """`support.trainer_side` running `code`; its result, or its error as a dict."""
-    done = subprocess.run(
-        module_command("trainer_side", code),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=child_env(env),
-    )
-    assert done.returncode == 0, done.stderr[-5000:]
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    answer = trainer_side.run(code, env, timeout)
     assert "pyspark" not in answer["heavy"], answer  # a trainer's process, no JVM
     return answer
 

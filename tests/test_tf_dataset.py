@@ -3,17 +3,15 @@ cardinality, balanced disjoint shards, and straight into Keras's fit."""
 
 from __future__ import annotations
 
-import json
 import math
 import struct
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import spark_tfrecord
-from support import child_env, module_command
+from support import trainer_side
 
 pytestmark = pytest.mark.tensorflow
 
@@ -364,12 +362,5 @@ def test_trainer_side_imports_no_spark(spark, tmp_path: Path) -> None:
         f"ds = spark_tfrecord.tf_dataset({str(path)!r}, label='y', batch_size=2)\n"
         "result = sorted(int(v) for _, y in ds for v in y.numpy())\n"
     )
-    done = subprocess.run(
-        module_command("trainer_side", code),
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        check=True,
-    )
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    answer = trainer_side.run(code)
     assert answer == {"result": [0, 2, 4, 6, 8], "heavy": ["tensorflow"]}

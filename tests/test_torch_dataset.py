@@ -6,10 +6,8 @@ corrupt file under workers, make_converter's dataset, and a trainer that has no 
 from __future__ import annotations
 
 import gzip
-import json
 import pickle
 import shutil
-import subprocess
 import zlib
 from collections import Counter
 from collections.abc import Sequence
@@ -23,7 +21,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 import spark_tfrecord
 from spark_tfrecord import errors
-from support import child_env, module_command
+from support import trainer_side
 from support.decoded import assert_same, expected, file_order_ids, record_id
 from support.tfrecord_bytes import index_lines
 
@@ -467,14 +465,7 @@ def test_a_trainer_reads_without_pyspark_py4j_or_tensorflow(folder: Folder) -> N
         "result = {'ids': [int(ds[i]['id']) for i in range(len(ds))],\n"
         "          'batch': batch['id'].tolist(), 'names': batch['name'][:2]}\n"
     )
-    done = subprocess.run(
-        module_command("trainer_side", code),
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        check=True,
-    )
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    answer = trainer_side.run(code)
     assert answer == {
         "result": {
             "ids": folder.order,

@@ -15,6 +15,27 @@ from typing import Any
 from support.imported_modules import HEAVY
 
 
+def run(
+    code: str, env: dict[str, str] | None = None, timeout: float | None = None
+) -> dict[str, Any]:
+    """Runs ``code`` in a fresh Python (this module as ``python -m``, the suite's child
+    environment plus ``env``) and returns its JSON line; fails with its stderr if it fails."""
+    import subprocess
+
+    from support import child_env, module_command
+
+    done = subprocess.run(
+        module_command("trainer_side", code),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(env),
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    answer: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
+
+
 def main(code: str) -> dict[str, Any]:
     scope: dict[str, Any] = {}
     try:
