@@ -33,10 +33,12 @@ from spark_tfrecord._jars import (
     configure,
     jar_path,
 )
+from spark_tfrecord._loaders import grain_source, torch_dataset
 from spark_tfrecord._manifest import DatasetInfo, FileInfo, dataset_info
 from spark_tfrecord._spec import feature_spec
 from spark_tfrecord._tf import tf_dataset
 from spark_tfrecord._tfds import TfdsMode, read_tfds, write_tfds
+from spark_tfrecord._values import Ragged, Sparse
 
 __all__ = [
     "CACHE_DIR_CONF",
@@ -45,9 +47,11 @@ __all__ = [
     "Converter",
     "DatasetInfo",
     "FileInfo",
+    "Ragged",
     "RecordType",
     "SaveMode",
     "ScalaVersion",
+    "Sparse",
     "TfdsMode",
     "__version__",
     "add_jar",
@@ -55,6 +59,7 @@ __all__ = [
     "dataset_info",
     "errors",
     "feature_spec",
+    "grain_source",
     "index_path",
     "indexed_files",
     "jar_path",
@@ -62,6 +67,7 @@ __all__ = [
     "read",
     "read_tfds",
     "tf_dataset",
+    "torch_dataset",
     "write",
     "write_tfds",
 ]

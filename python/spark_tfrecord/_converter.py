@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spark_tfrecord._io import write
@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
+    from spark_tfrecord._grain import GrainSource
     from spark_tfrecord._tf import Shard
+    from spark_tfrecord._torch import TorchDataset
 
 #: The Spark conf key that gives ``cache_dir`` when it is not passed.
 CACHE_DIR_CONF = "spark.tfrecord.converter.cacheDir"
@@ -90,6 +92,23 @@ class Converter:
             shard=shard,
             drop_remainder=drop_remainder,
         )
+
+    def torch_dataset(
+        self,
+        columns: Sequence[str] | str | None = None,
+        transform: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> TorchDataset:
+        """:func:`spark_tfrecord.torch_dataset` of :attr:`path`: a map-style PyTorch dataset of
+        the records, decoded in Python (no TensorFlow)."""
+        from spark_tfrecord._loaders import torch_dataset
+
+        return torch_dataset(self._path, columns, transform)
+
+    def grain_source(self, columns: Sequence[str] | str | None = None) -> GrainSource:
+        """:func:`spark_tfrecord.grain_source` of :attr:`path`, for JAX's Grain loader."""
+        from spark_tfrecord._loaders import grain_source
+
+        return grain_source(self._path, columns)
 
     def delete(self) -> None:
         """Remove the folder; the next :func:`make_converter` of the same plan writes it again.

@@ -16,7 +16,6 @@ records (70 MB/s gzipped); without either the checksums are computed in pure Pyt
 
 from __future__ import annotations
 
-import glob as _glob
 import json
 import os
 import struct
@@ -26,6 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord import errors
+from spark_tfrecord._files import Files, LocalFiles, file_system, hidden
+
+_LOCAL = LocalFiles()
 
 #: The manifest's name, at the root of the folder a write wrote (of a partitioned table too).
 MANIFEST_NAME = "_tfrecord_manifest.json"
@@ -162,16 +164,15 @@ def _compression_by_head(head: bytes) -> str:
     return "none"
 
 
-def detect_compression(path: str) -> str:
-    """The compression of the local file ``path`` as the data source's reader decides it: by
-    its extension (``.gz``, ``.deflate`` / ``.zlib``, a Hadoop codec's), else by its first bytes
+def detect_compression(path: str, files: Files = _LOCAL) -> str:
+    """The compression of the file ``path`` as the data source's reader decides it: by its
+    extension (``.gz``, ``.deflate`` / ``.zlib``, a Hadoop codec's), else by its first bytes
     (TensorFlow's GZIP shards have no ``.gz``).
     """
     by_name = _compression_by_name(path)
     if by_name is not None:
         return by_name
-    with open(path, "rb") as f:
-        return _compression_by_head(f.read(_HEADER))
+    return _compression_by_head(files.read_range(path, 0, _HEADER))
 
 
 # --- what dataset_info returns --------------------------------------------------------------
@@ -245,36 +246,17 @@ class DatasetInfo:
 
 
 def _hidden(name: str) -> bool:
-    """Names that Spark's listing and TensorFlow's ``part-*`` globs pass over: ``_SUCCESS``,
-    the manifest, index files, ``.crc`` files, ``_temporary`` folders."""
-    return name.startswith(("_", "."))
+    return hidden(name)
 
 
-#: A TFDS dataset's metadata at the root of its folder, beside its shards: not data.
-_TFDS_METADATA = ("dataset_info.json", "features.json")
-
-
-def _metadata(name: str) -> bool:
-    return name in _TFDS_METADATA or name.endswith(".labels.txt")
-
-
-def _list_folder(folder: str) -> list[tuple[str, int]]:
+def _list_folder(folder: str, files: Files = _LOCAL) -> list[tuple[str, int]]:
     """The data files under ``folder`` as (path relative to it with ``/``, size), sorted: the
-    writer's rule (files and folders not :func:`_hidden`, and at the root no TFDS metadata)."""
-    found: list[tuple[str, int]] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not _hidden(d))
-        rel_root = os.path.relpath(root, folder)
-        for name in files:
-            if _hidden(name) or (rel_root == "." and _metadata(name)):
-                continue
-            rel = name if rel_root == "." else os.path.join(rel_root, name)
-            found.append((rel.replace(os.sep, "/"), os.path.getsize(os.path.join(root, name))))
-    return sorted(found)
+    writer's rule (files and folders not hidden, and at the root no TFDS metadata)."""
+    return files.list_data(folder)
 
 
-def _full(folder: str, relative: str) -> str:
-    return os.path.join(folder, *relative.split("/"))
+def _full(folder: str, relative: str, files: Files = _LOCAL) -> str:
+    return files.join(folder, relative)
 
 
 def _partition_columns(relative_paths: list[str]) -> tuple[str, ...]:
@@ -300,14 +282,15 @@ def _min_max(counts: Any, key: str) -> Mapping[str, tuple[int, int]]:
     return {k: (int(v["min"]), int(v["max"])) for k, v in counts.items()}
 
 
-def _read_manifest(folder: str) -> DatasetInfo:
+def _read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo:
     """The manifest of ``folder``, checked against one listing of it; raises :class:`_Stale`."""
-    manifest_path = os.path.join(folder, MANIFEST_NAME)
-    if not os.path.isfile(manifest_path):
-        raise _Stale(f"{folder} has no {MANIFEST_NAME}")
+    manifest_path = files.join(folder, MANIFEST_NAME)
     try:
-        with open(manifest_path, encoding="utf-8") as f:
-            m = json.load(f)
+        text = files.read_bytes(manifest_path)
+    except (FileNotFoundError, IsADirectoryError):
+        raise _Stale(f"{folder} has no {MANIFEST_NAME}") from None
+    try:
+        m = json.loads(text.decode("utf-8"))
     except (OSError, ValueError) as e:
         raise _Stale(f"{manifest_path} is not readable JSON ({e})") from None
     if not isinstance(m, dict) or m.get("format") != MANIFEST_FORMAT:
@@ -327,7 +310,7 @@ def _read_manifest(folder: str) -> DatasetInfo:
         info_fields = (str(m["record_type"]), str(m["schema"]), list(m["partition_columns"]))
     except (KeyError, TypeError, ValueError) as e:
         raise _Stale(f"{manifest_path} is malformed ({type(e).__name__}: {e})") from None
-    on_disk = dict(_list_folder(folder))
+    on_disk = dict(_list_folder(folder, files))
     unlisted = sorted(on_disk.keys() - listed.keys())
     if unlisted:
         raise _Stale(f"data file {unlisted[0]} is not in {MANIFEST_NAME}")
@@ -344,7 +327,7 @@ def _read_manifest(folder: str) -> DatasetInfo:
         path=folder,
         num_records=num_records,
         files=tuple(
-            FileInfo(_full(folder, rel), records, size, compressions[rel])
+            FileInfo(_full(folder, rel, files), records, size, compressions[rel])
             for rel, (records, size) in sorted(listed.items())
         ),
         schema=schema,
@@ -378,7 +361,7 @@ def manifest_problem(folder: str) -> str | None:
 # --- counting from the framing ----------------------------------------------------------------
 
 
-def _chunks(path: str, compression: str) -> Iterator[bytes]:
+def _chunks(path: str, compression: str, files: Files = _LOCAL) -> Iterator[bytes]:
     """The file's record stream (decompressed), in chunks."""
     if compression not in ("none", "gzip", "deflate"):
         raise errors.CorruptFileError(
@@ -387,7 +370,7 @@ def _chunks(path: str, compression: str) -> Iterator[bytes]:
             path,
             0,
         )
-    with open(path, "rb") as f:
+    with files.open(path) as f:
         if compression == "none":
             while chunk := f.read(_CHUNK):
                 yield chunk
@@ -434,21 +417,21 @@ def _chunks(path: str, compression: str) -> Iterator[bytes]:
                 )
 
 
-def count_records(path: str, compression: str | None = None) -> int:
-    """The number of records in the local TFRecord file ``path``, from its framing: every
+def count_records(path: str, compression: str | None = None, files: Files = _LOCAL) -> int:
+    """The number of records in the TFRecord file ``path``, from its framing: every
     record's length and both checksums checked. ``compression`` defaults to what
     :func:`detect_compression` finds. A damaged file raises
     :class:`spark_tfrecord.errors.CorruptFileError` naming the file and the record's offset in
     the (decompressed) stream.
     """
     if compression is None:
-        compression = detect_compression(path)
+        compression = detect_compression(path, files)
     crc = _crc32c()[0]
     unpack_header = struct.Struct("<QI").unpack_from
     unpack_footer = struct.Struct("<I").unpack_from
-    stream = _chunks(path, compression)
+    stream = _chunks(path, compression, files)
     # Uncompressed, the stream is the file: a length running past its end is known at once.
-    file_size = os.path.getsize(path) if compression == "none" else None
+    file_size = files.size(path) if compression == "none" else None
     buf = b""
     pos = 0  # in buf
     base = 0  # the stream offset of buf[0]
@@ -529,29 +512,29 @@ def _is_glob(path: str) -> bool:
     return any(c in path for c in "*?[")
 
 
-def _count(path: str, reason: str) -> DatasetInfo:
-    if os.path.isdir(path):
-        listed = _list_folder(path)
+def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
+    if fs.isdir(path):
+        listed = _list_folder(path, fs)
         relative = [rel for rel, _ in listed]
-        files = [(_full(path, rel), size) for rel, size in listed]
+        files = [(_full(path, rel, fs), size) for rel, size in listed]
     elif _is_glob(path):
         files = []
-        for match in sorted(_glob.glob(path)):
-            if os.path.isdir(match):
-                files += [(_full(match, rel), size) for rel, size in _list_folder(match)]
-            elif not _hidden(os.path.basename(match)):
-                files.append((match, os.path.getsize(match)))
+        for match in fs.glob(path):
+            if fs.isdir(match):
+                files += [(_full(match, rel, fs), size) for rel, size in _list_folder(match, fs)]
+            elif not _hidden(match.rstrip("/").rsplit("/", 1)[-1]):
+                files.append((match, fs.size(match)))
         if not files:
             raise FileNotFoundError(f"no data files match {path}")
         relative = []
-    elif os.path.isfile(path):
-        files, relative = [(path, os.path.getsize(path))], []
+    elif fs.isfile(path):
+        files, relative = [(path, fs.size(path))], []
     else:
         raise FileNotFoundError(f"no such file or directory: {path}")
     infos = []
     for file, size in files:
-        compression = detect_compression(file)
-        infos.append(FileInfo(file, count_records(file, compression), size, compression))
+        compression = detect_compression(file, fs)
+        infos.append(FileInfo(file, count_records(file, compression, fs), size, compression))
     return DatasetInfo(
         path=path,
         num_records=sum(f.num_records for f in infos),
@@ -581,9 +564,14 @@ def local_path(path: str, caller: str) -> str:
     return path
 
 
-def dataset_info(path: str | os.PathLike[str]) -> DatasetInfo:
-    """The record counts, files and schema of the TFRecord data at the local ``path`` (a
-    ``file://`` URL too).
+def dataset_info(
+    path: str | os.PathLike[str], *, storage_options: Mapping[str, Any] | None = None
+) -> DatasetInfo:
+    """The record counts, files and schema of the TFRecord data at ``path``: a local path, a
+    ``file://`` URL, or an fsspec URL (``s3://bucket/train``, ``gs://...``; the file system's
+    package, s3fs or gcsfs, must be installed), with fsspec's ``storage_options`` (else the
+    file system reads its credentials and endpoint from the environment, as the cloud SDKs do:
+    ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``...).
 
     ``path`` is a folder (a partitioned table's root too), one file, or a glob. A folder that
     a spark-tfrecord write left with a valid ``_tfrecord_manifest.json`` is answered from it,
@@ -605,12 +593,17 @@ def dataset_info(path: str | os.PathLike[str]) -> DatasetInfo:
     >>> info.num_records, info.source, info.reason.endswith("has no _tfrecord_manifest.json")
     (5, 'counted', True)
     """
-    path = local_path(os.fspath(path), "dataset_info")
-    if os.path.isdir(path):
+    fs, path = file_system(os.fspath(path), storage_options)
+    return dataset_info_in(fs, path)
+
+
+def dataset_info_in(fs: Files, path: str) -> DatasetInfo:
+    """:func:`dataset_info` of ``path`` on the file system ``fs``."""
+    if fs.isdir(path):
         try:
-            return _read_manifest(path)
+            return _read_manifest(path, fs)
         except _Stale as e:
-            return _count(path, f"counted from the records: {e}")
-    if os.path.isfile(path):
-        return _count(path, "counted from the records: a file, not a folder with a manifest")
-    return _count(path, "counted from the records: a glob, not a folder with a manifest")
+            return _count(path, f"counted from the records: {e}", fs)
+    if fs.isfile(path):
+        return _count(path, "counted from the records: a file, not a folder with a manifest", fs)
+    return _count(path, "counted from the records: a glob, not a folder with a manifest", fs)

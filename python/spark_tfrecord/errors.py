@@ -118,10 +118,14 @@ class CorruptFileError(ValueError):
     the data source's, so that :func:`condition` and :func:`parameters` find them.
     """
 
-    def __init__(self, condition: str, reason: str, path: str, offset: int) -> None:
+    def __init__(
+        self, condition: str, reason: str, path: str, offset: int, column: str | None = None
+    ) -> None:
         super().__init__(f"[{condition}] {reason} at byte offset {offset} of {path}")
         self.condition = condition
         self.parameters = {"path": path, "offset": str(offset), "reason": reason}
+        if column is not None:
+            self.parameters["column"] = column
 
 
 def condition(error: BaseException | Any) -> str | None:

@@ -1,0 +1,562 @@
+"""What a trainer gets for each column: a record's values and a batch's arrays, in NumPy.
+
+:func:`layout` decides once per schema (the manifest's, or a DDL string's) which features each
+column reads and how it is shaped: the columns of ``feature_spec``, keyed the same way (a
+column's name, a struct leaf's path ``image/height``). :class:`Layout` then turns the decoded
+features of one record into its values (:meth:`Layout.record`) and a list of records into a
+batch (:meth:`Layout.collate`). Kinds are TensorFlow's: int64, float32, bytes (``str`` for a
+``string`` column).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from spark_tfrecord._decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
+from spark_tfrecord._spec import (
+    _BYTES,
+    _FLOAT,
+    _INT64,
+    _depth,
+    _innermost,
+    _is_array,
+    _is_struct,
+    _is_vector,
+    _name,
+    _simple,
+)
+from spark_tfrecord._values import Ragged, Sparse
+
+
+class ColumnError(Exception):
+    """A record's feature cannot be the column's value; the reader adds the file and offset."""
+
+    def __init__(self, column: str, reason: str) -> None:
+        super().__init__(f"Column {column!r}: {reason}")
+        self.column = column
+
+
+_KINDS = {"int": INT64, "float": FLOAT, "str": BYTES, "bytes": BYTES}
+_DTYPES = {"int": np.int64, "float": np.float32}
+
+
+@dataclass
+class Column:
+    """One key of the records a reader gives, and the features it is read from."""
+
+    key: str
+    #: "int", "float", "str" or "bytes".
+    value: str
+    #: "scalar", "list", "ragged" (``depth`` levels), "uniform" (``length`` per element),
+    #: "vector" (``sparse``: written with vectorLayout=sparse).
+    shape: str
+    #: Values in every record when the manifest says so (1 for a scalar always there).
+    fixed: int | None = None
+    depth: int = 1
+    length: int = 0
+    sparse: bool = False
+    features: list[str] = field(default_factory=list)
+    #: The decoder's slot of each feature, set by :class:`Layout`.
+    slots: list[int] = field(default_factory=list)
+
+
+def _value_kind(data_type: Any, column: str) -> str:
+    name = _name(data_type)
+    if name in _INT64:
+        return "int"
+    if name in _FLOAT or _is_vector(data_type):
+        return "float"
+    if name == "string":
+        return "str"
+    if name in _BYTES:
+        return "bytes"
+    raise ValueError(
+        f"Column {column!r} has type {_simple(data_type)}, which has no TFRecord feature kind."
+    )
+
+
+def _columns(
+    struct: Mapping[str, Any], counts: Mapping[str, tuple[int, int]], separator: str
+) -> list[Column]:
+    """The schema's columns, as ``feature_spec`` lays them out for an Example."""
+    out: list[Column] = []
+
+    def fixed(name: str) -> int | None:
+        low, high = counts.get(name, (-1, -2))
+        return low if low == high and low >= 1 else None
+
+    def ragged(name: str, data_type: Any, path: str) -> Column:
+        depth = _depth(data_type)
+        features = [name + separator + "ragged_flat_values"]
+        features += [name + separator + f"ragged_row_lengths_{k}" for k in range(depth - 1)]
+        value = _value_kind(_innermost(data_type), path)
+        return Column(name, value, "ragged", depth=depth, features=features)
+
+    def element_leaves(struct: Mapping[str, Any], name: str, column: str) -> None:
+        for f in struct["fields"]:
+            leaf, path, data_type = name + separator + f["name"], f"{column}.{f['name']}", f["type"]
+            if _is_struct(data_type):
+                element_leaves(data_type, leaf, path)
+            elif _is_vector(data_type) or _is_struct(_innermost(data_type)):
+                raise ValueError(f"Column {path!r}: not a type an array of structs can hold.")
+            elif _is_array(data_type):
+                length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
+                if length > 0 and _depth(data_type) == 1:
+                    value = _value_kind(data_type["elementType"], path)
+                    out.append(Column(leaf, value, "uniform", length=length, features=[leaf]))
+                else:
+                    array_of = {"type": "array", "elementType": data_type, "containsNull": True}
+                    out.append(ragged(leaf, array_of, path))
+            else:
+                value = _value_kind(data_type, path)
+                out.append(Column(leaf, value, "list", fixed=fixed(leaf), features=[leaf]))
+
+    def leaves(struct: Mapping[str, Any], prefix: str, column_prefix: str, nullable: bool) -> None:
+        for f in struct["fields"]:
+            name, column, data_type = prefix + f["name"], column_prefix + f["name"], f["type"]
+            field_nullable = nullable or bool(f.get("nullable", True))
+            if _is_struct(data_type):
+                leaves(data_type, name + separator, column + ".", field_nullable)
+            elif _is_array(data_type) and _is_struct(_innermost(data_type)):
+                if _depth(data_type) > 1:
+                    raise ValueError(f"Column {column!r}: arrays of arrays of structs.")
+                element_leaves(_innermost(data_type), name, column)
+            elif _is_array(data_type) and _is_array(data_type["elementType"]):
+                out.append(ragged(name, data_type, column))
+            elif _is_vector(data_type):
+                parts = [name + separator + p for p in ("indices", "values", "size")]
+                sparse = name not in counts and parts[0] in counts
+                out.append(
+                    Column(
+                        name,
+                        "float",
+                        "vector",
+                        fixed=fixed(name),
+                        sparse=sparse,
+                        features=[name, *parts],
+                    )
+                )
+            elif _is_array(data_type):
+                value = _value_kind(data_type["elementType"], column)
+                out.append(Column(name, value, "list", fixed=fixed(name), features=[name]))
+            else:
+                value = _value_kind(data_type, column)
+                always = fixed(name) == 1 or not field_nullable
+                fixed_one = 1 if always else None
+                out.append(Column(name, value, "scalar", fixed=fixed_one, features=[name]))
+
+    leaves(struct, "", "", False)
+    return out
+
+
+class Layout:
+    """The columns a reader gives, decided once: a decoder of their features, and how a
+    record's features become values and records a batch."""
+
+    def __init__(self, columns: Sequence[Column]) -> None:
+        self.columns = list(columns)
+        keys: dict[str, int] = {}
+        for c in self.columns:
+            c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
+        self.decoder = ExampleDecoder(list(keys))
+        self.decoder_keys = [k.encode("utf-8") for k in keys]
+        self._readers = [(c.key, self._reader(c)) for c in self.columns]
+
+    # --- one record -----------------------------------------------------------------------
+
+    def record(self, buf: bytes) -> dict[str, Any]:
+        """The values of one serialized Example. Raises ``MalformedRecord`` or
+        :class:`ColumnError`."""
+        features = self.decoder.decode(buf)
+        return {key: read(features) for key, read in self._readers}
+
+    @staticmethod
+    def _values(column: Column, feature: tuple[int, Any], name: str) -> Any:
+        """The feature's values as the column's kind: an ndarray, or a list of bytes / str."""
+        kind, values = feature
+        want = _KINDS[column.value]
+        if kind == UNSET:
+            return [] if want == BYTES else np.empty(0, _DTYPES[column.value])
+        if kind != want:
+            raise ColumnError(
+                column.key,
+                f"feature {name!r} is a {KIND_NAMES[kind]}, the column reads a "
+                f"{KIND_NAMES[want]} ({column.value})",
+            )
+        if want == BYTES:
+            if column.value == "str":
+                try:
+                    return [v.decode("utf-8") for v in values]
+                except UnicodeDecodeError as e:
+                    raise ColumnError(
+                        column.key,
+                        f"feature {name!r} holds bytes that are not UTF-8 ({e}); read the "
+                        "column as binary (columns='... binary') to get them as bytes",
+                    ) from None
+            return values
+        if isinstance(values, np.ndarray):
+            return values
+        return np.asarray(values, _DTYPES[column.value])
+
+    def _reader(self, c: Column) -> Any:
+        values = self._values
+        if c.shape == "scalar":
+            (slot,) = c.slots
+            name = c.features[0]
+            dtype = _DTYPES.get(c.value)
+
+            def scalar(features: list[Any]) -> Any:
+                feature = features[slot]
+                if feature is None or feature[0] == UNSET:
+                    return None
+                vs = feature[1]
+                if len(vs) != 1:
+                    if len(vs) == 0:
+                        return None
+                    raise ColumnError(
+                        c.key, f"feature {name!r} has {len(vs)} values; the column holds one"
+                    )
+                got = values(c, feature, name)
+                return got[0] if dtype is None else dtype(got[0])
+
+            return scalar
+        if c.shape in ("list", "uniform"):
+            (slot,) = c.slots
+            name = c.features[0]
+            length = c.length
+
+            def listed(features: list[Any]) -> Any:
+                feature = features[slot]
+                if feature is None:
+                    return None
+                got = values(c, feature, name)
+                if length:
+                    if len(got) % length:
+                        raise ColumnError(
+                            c.key,
+                            f"feature {name!r} has {len(got)} values, not a multiple of the "
+                            f"list length {length}",
+                        )
+                    got = (
+                        np.asarray(got).reshape(-1, length)
+                        if c.value in _DTYPES
+                        else [got[i : i + length] for i in range(0, len(got), length)]
+                    )
+                return got
+
+            return listed
+        if c.shape == "ragged":
+            slots, names = c.slots, c.features
+            lengths_column = Column(c.key, "int", "list")
+
+            def ragged(features: list[Any]) -> Any:
+                if all(features[s] is None for s in slots):
+                    return None
+                got = [
+                    values(c if k == 0 else lengths_column, features[s] or (UNSET, None), names[k])
+                    for k, s in enumerate(slots)
+                ]
+                flat, row_lengths = got[0], tuple(got[1:])
+                for k, lengths in enumerate(row_lengths):
+                    inner = len(row_lengths[k + 1]) if k + 1 < len(row_lengths) else len(flat)
+                    if int(np.sum(lengths)) != inner or (len(lengths) and int(lengths.min()) < 0):
+                        raise ColumnError(
+                            c.key,
+                            f"feature {names[k + 1]!r}'s lengths add up to {int(np.sum(lengths))}, "
+                            f"but the level below has {inner} values",
+                        )
+                return Ragged(flat, row_lengths)
+
+            return ragged
+        # a vector: dense (the feature c) or sparse (c/indices, c/values, c/size)
+        dense_slot, index_slot, value_slot, size_slot = c.slots
+        names = c.features
+        index_column, size_column = Column(c.key, "int", "list"), Column(c.key, "int", "list")
+
+        def vector(features: list[Any]) -> Any:
+            dense = features[dense_slot]
+            if features[index_slot] is None and features[value_slot] is None:
+                if dense is None:
+                    return None
+                got = values(c, dense, names[0])
+                if not c.sparse:
+                    return got
+                (nonzero,) = np.nonzero(got.view(np.uint32))  # by bits: -0.0 and NaN are entries
+                return Sparse(nonzero.astype(np.int64), got[nonzero], len(got))
+            indices = values(index_column, features[index_slot] or (UNSET, None), names[1])
+            entries = values(c, features[value_slot] or (UNSET, None), names[2])
+            size = values(size_column, features[size_slot] or (UNSET, None), names[3])
+            if len(size) != 1:
+                raise ColumnError(c.key, f"feature {names[3]!r} must hold the vector's size")
+            n = int(size[0])
+            if len(indices) != len(entries):
+                raise ColumnError(
+                    c.key, f"{len(indices)} indices but {len(entries)} values in {names[1]!r}"
+                )
+            if len(indices) and (
+                int(indices.min()) < 0
+                or int(indices.max()) >= n
+                or bool(np.any(np.diff(indices) <= 0))
+            ):
+                raise ColumnError(
+                    c.key, f"indices in {names[1]!r} must increase and be below the size {n}"
+                )
+            found = Sparse(indices, entries, n)
+            return found if c.sparse else found.to_dense()
+
+        return vector
+
+    # --- a batch --------------------------------------------------------------------------
+
+    def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
+        """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
+        together; None when a record strays from the layout writers produce (then decode the
+        batch record by record: the same values, or the error naming the record)."""
+        try:
+            batch = _BatchColumns(self, buf, starts, stops)
+            return {c.key: batch.column(c) for c in self.columns}
+        except _Fallback:
+            return None
+
+    def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """A batch of records, in NumPy, key by key:
+
+        - a column every record holds with the same k values (the manifest's counts), or a
+          non-nullable scalar: the values stacked, shape ``(B,)`` or ``(B, k)``;
+        - any other list or scalar: ``(values, offsets)``, ``offsets`` int64 of length B+1
+          (record j's values are ``values[offsets[j]:offsets[j + 1]]``); a null has none;
+        - a list of lists: ``(values, offsets, inner_offsets, ...)``, an offsets array per
+          level;
+        - str and bytes: a list of B values (fixed) or ``(list of values, offsets)``;
+        - a sparse vector: ``(indices, values, shape)``: indices ``(nnz, 2)`` int64 of
+          (record, position), as ``tf.SparseTensor`` takes them, and ``shape = (B, size)``.
+        """
+        return {c.key: self._collate(c, [r[c.key] for r in records]) for c in self.columns}
+
+    @staticmethod
+    def _collate(c: Column, items: list[Any]) -> Any:
+        numeric = c.value in _DTYPES
+        if c.shape == "vector" and c.sparse:
+            sizes = {s.size for s in items if s is not None}
+            if len(sizes) > 1:
+                raise ValueError(f"Column {c.key!r}: vectors of sizes {sorted(sizes)} in a batch")
+            rows = [np.full(len(s.indices), j, np.int64) for j, s in enumerate(items) if s]
+            cols = [s.indices for s in items if s is not None]
+            vals = [s.values for s in items if s is not None]
+            indices = (
+                np.stack([np.concatenate(rows), np.concatenate(cols)], axis=1)
+                if rows
+                else np.empty((0, 2), np.int64)
+            )
+            values = np.concatenate(vals) if vals else np.empty(0, np.float32)
+            return indices, values, (len(items), sizes.pop() if sizes else 0)
+        if c.fixed is not None and c.shape in ("scalar", "list", "vector"):
+            if any(v is None for v in items):
+                raise ValueError(
+                    f"Column {c.key!r}: a record has no value, though the manifest says every "
+                    "record holds it"
+                )
+            if not numeric:
+                return items if c.shape == "scalar" else [list(v) for v in items]
+            return np.array(items, _DTYPES[c.value]) if c.shape == "scalar" else np.stack(items)
+        if c.shape == "ragged":
+            present = [v for v in items if v is not None]
+            offsets = [_offsets([len(v.row_lengths[0]) if v is not None else 0 for v in items])]
+            for k in range(c.depth - 1):
+                lengths = [np.asarray(v.row_lengths[k], np.int64) for v in present]
+                offsets.append(_offsets(np.concatenate(lengths) if lengths else []))
+            flat = [v.values for v in items if v is not None]
+            return (_join(flat, c.value), *offsets)
+        if c.shape == "scalar":
+            present = [v for v in items if v is not None]
+            counts = [0 if v is None else 1 for v in items]
+            scalars: Any = np.array(present, _DTYPES[c.value]) if numeric else present
+            return scalars, _offsets(counts)
+        # variable lists, uniform-length lists of elements, dense vectors of varying size
+        present = [v for v in items if v is not None]
+        counts = [0 if v is None else len(v) for v in items]
+        return _join(present, c.value), _offsets(counts)
+
+
+class _Fallback(Exception):
+    """The batch strays from the common layout: decode it record by record."""
+
+
+class _BatchColumns:
+    """:meth:`Layout.collate_raw`'s work on one batch: each column's values gathered from the
+    located features of all its records at once."""
+
+    def __init__(self, layout: Layout, buf: bytes, starts: Any, stops: Any) -> None:
+        from spark_tfrecord import _batch
+
+        self.batch = _batch
+        self.buf = buf
+        self.size = len(starts)
+        self.located = _batch.locate(buf, starts, stops, layout.decoder_keys)
+        if self.located.fallback.any():
+            raise _Fallback
+
+    def _present(self, slot: int) -> Any:
+        return self.located.kind[slot] >= 0
+
+    def values(self, slot: int, value: str) -> tuple[Any, Any, Any]:
+        """Feature ``slot``'s values (concatenated; a list per record for str / bytes), their
+        counts per record, and which records have the feature."""
+        loc = self.located
+        kind, start, stop = loc.kind[slot], loc.start[slot], loc.stop[slot]
+        present = kind >= 0
+        want = _KINDS[value]
+        if (present & (kind != UNSET) & (kind != want)).any():
+            raise _Fallback  # a kind the column does not read: the record decoder says where
+        start = np.where(present, start, 0)
+        stop = np.where(present, stop, 0)
+        if value == "float":
+            if ((stop - start) & 3).any():
+                raise _Fallback
+            values, counts = self.batch.float_values(self.buf, start, stop)
+        elif value == "int":
+            found = self.batch.int_values(self.buf, start, stop)
+            if found is None:
+                raise _Fallback
+            values, counts = found
+        else:
+            lists: list[list[Any]] = list(self.batch.bytes_values(self.buf, start, stop))
+            if value == "str":
+                try:
+                    lists = [[v.decode("utf-8") for v in vs] for vs in lists]
+                except UnicodeDecodeError:
+                    raise _Fallback from None
+            counts = np.array([len(vs) for vs in lists], np.int64)
+            values = lists
+        return values, counts, present
+
+    def column(self, c: Column) -> Any:
+        if c.shape == "vector":
+            return self.vector(c)
+        if c.shape == "ragged":
+            return self.ragged(c)
+        (slot,) = c.slots
+        values, counts, present = self.values(slot, c.value)
+        numeric = c.value in _DTYPES
+        if c.shape == "uniform":
+            if (counts % c.length).any():
+                raise _Fallback
+            flat = _flatten(values, numeric)
+            shaped = (
+                flat.reshape(-1, c.length)
+                if numeric
+                else [flat[i : i + c.length] for i in range(0, len(flat), c.length)]
+            )
+            return shaped, _offsets(counts // c.length)
+        if c.fixed is not None:
+            if not present.all() or (counts != c.fixed).any():
+                raise _Fallback  # a record lacks it: the record path says which
+            if c.shape == "scalar":
+                return values if numeric else [vs[0] for vs in values]
+            if not numeric:
+                return [list(vs) for vs in values]
+            if c.value == "float":
+                loc = self.located
+                return self.batch.fixed_floats(self.buf, loc.start[slot], c.fixed)
+            return values.reshape(self.size, c.fixed)
+        if c.shape == "scalar" and (counts > 1).any():
+            raise _Fallback
+        return _flatten(values, numeric), _offsets(counts)
+
+    def ragged(self, c: Column) -> Any:
+        parts = []
+        for k, slot in enumerate(c.slots):
+            parts.append(self.values(slot, c.value if k == 0 else "int"))
+        flat, flat_counts, _ = parts[0]
+        levels = [p[0] for p in parts[1:]]
+        level_counts = [p[1] for p in parts[1:]]
+        for k, lengths in enumerate(levels):
+            below = level_counts[k + 1] if k + 1 < len(levels) else flat_counts
+            if len(lengths) and int(lengths.min()) < 0:
+                raise _Fallback
+            if (_segment_sums(lengths, level_counts[k]) != below).any():
+                raise _Fallback
+        offsets = [_offsets(level_counts[0])] + [_offsets(lengths) for lengths in levels]
+        return (_flatten(flat, c.value in _DTYPES), *offsets)
+
+    def vector(self, c: Column) -> Any:
+        dense_slot, index_slot, value_slot, size_slot = c.slots
+        has_parts = self._present(index_slot) | self._present(value_slot)
+        has_dense = self._present(dense_slot)
+        if not c.sparse:
+            if has_parts.any():
+                raise _Fallback
+            dense = Column(c.key, "float", "list", fixed=c.fixed, slots=[dense_slot])
+            return self.column(dense)
+        if has_dense.any():
+            raise _Fallback
+        indices, index_counts, _ = self.values(index_slot, "int")
+        entries, entry_counts, _ = self.values(value_slot, "float")
+        sizes, size_counts, _ = self.values(size_slot, "int")
+        if (index_counts != entry_counts).any() or (size_counts != has_parts).any():
+            raise _Fallback
+        distinct = set(sizes.tolist())
+        if len(distinct) > 1:
+            raise _Fallback
+        size = distinct.pop() if distinct else 0
+        rows = np.repeat(np.arange(self.size, dtype=np.int64), index_counts)
+        if len(indices):
+            if int(indices.min()) < 0 or int(indices.max()) >= size:
+                raise _Fallback
+            step = np.diff(indices)
+            if (step[rows[1:] == rows[:-1]] <= 0).any():
+                raise _Fallback
+        return np.stack([rows, indices], axis=1), entries, (self.size, size)
+
+
+def _flatten(values: Any, numeric: bool) -> Any:
+    return values if numeric else [v for vs in values for v in vs]
+
+
+def _segment_sums(values: Any, counts: Any) -> Any:
+    """The sums of ``values`` in consecutive runs of ``counts`` items."""
+    total = np.concatenate([[0], np.cumsum(np.asarray(values, np.int64))])
+    ends = np.cumsum(counts)
+    return total[ends] - total[ends - counts]
+
+
+def _offsets(counts: Any) -> Any:
+    out = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(np.asarray(counts, np.int64), out=out[1:])
+    return out
+
+
+def _join(parts: list[Any], value: str) -> Any:
+    if value not in _DTYPES:
+        return [v for part in parts for v in part]
+    if not parts:
+        return np.empty(0, _DTYPES[value])
+    return np.concatenate([np.asarray(p, _DTYPES[value]) for p in parts])
+
+
+def layout(
+    schema_json: Mapping[str, Any],
+    counts: Mapping[str, tuple[int, int]],
+    selected: Sequence[str] | None,
+    where: str,
+    separator: str = "/",
+) -> Layout:
+    """The layout of the schema's columns, or of ``selected`` ones (a struct column brings its
+    leaves), read from the records at ``where`` (for messages)."""
+    columns = _columns(schema_json, counts, separator)
+    if selected is not None:
+        by_key = {c.key: c for c in columns}
+        chosen: dict[str, Column] = {}
+        for name in selected:
+            keys = [k for k in by_key if k == name or k.startswith(name + separator)]
+            if not keys:
+                raise ValueError(
+                    f"Column {name!r} is not in the records of {where}; they hold {sorted(by_key)}."
+                )
+            chosen.update((k, by_key[k]) for k in keys)
+        columns = list(chosen.values())
+    return Layout(columns)

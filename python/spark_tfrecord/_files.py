@@ -1,0 +1,230 @@
+"""Where a trainer's files are: the local disk, or an object store through fsspec.
+
+:func:`file_system` gives a :class:`Files` for a path: :class:`LocalFiles` for a local path or
+a ``file:`` URL, :class:`FsspecFiles` for any other URL (``s3://``, ``gs://``, ``hdfs://``...),
+whose fsspec implementation (s3fs, gcsfs...) is an optional extra, imported only then. Both
+list a folder as Spark lists data files, and read byte ranges; nothing here needs Spark or a JVM.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import IO, Any
+
+#: Names that Spark's listing and TensorFlow's ``part-*`` globs pass over: ``_SUCCESS``, the
+#: manifest, index files, ``.crc`` files, ``_temporary`` folders.
+HIDDEN_PREFIXES = ("_", ".")
+#: A TFDS dataset's metadata at the root of its folder, beside its shards: not data.
+_TFDS_METADATA = ("dataset_info.json", "features.json")
+
+
+def hidden(name: str) -> bool:
+    return name.startswith(HIDDEN_PREFIXES)
+
+
+def metadata(name: str) -> bool:
+    return name in _TFDS_METADATA or name.endswith(".labels.txt")
+
+
+def local_path(path: str) -> str:
+    """``path`` without a ``file:`` scheme (``file:///tmp/x``, Hadoop's ``file:/tmp/x``)."""
+    if path.startswith("file:"):
+        path = path[len("file:") :]
+        return path[2:] if path.startswith("//") else path
+    return path
+
+
+def is_url(path: str) -> bool:
+    """A URL of another file system than the local one (``s3://b/k``, not ``file:``)."""
+    return "://" in path and not path.startswith("file:")
+
+
+class Files:
+    """The few operations the trainer-side readers need, on one file system."""
+
+    def isdir(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def isfile(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def size(self, path: str) -> int:
+        raise NotImplementedError
+
+    def join(self, folder: str, relative: str) -> str:
+        """The path of ``relative`` (``/``-separated) under ``folder``."""
+        raise NotImplementedError
+
+    def list_data(self, folder: str) -> list[tuple[str, int]]:
+        """The data files under ``folder`` as (path relative to it with ``/``, size), sorted:
+        files and folders not :func:`hidden`, and at the root no TFDS metadata."""
+        raise NotImplementedError
+
+    def glob(self, pattern: str) -> list[str]:
+        raise NotImplementedError
+
+    def read_bytes(self, path: str) -> bytes:
+        raise NotImplementedError
+
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the file (fewer at its end)."""
+        raise NotImplementedError
+
+    @contextmanager
+    def open(self, path: str) -> Iterator[IO[bytes]]:
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    @property
+    def remote(self) -> bool:
+        """Whether reads go over a network (then they are batched into blocks and cached)."""
+        return False
+
+
+class LocalFiles(Files):
+    """The local file system (``os``)."""
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def isfile(self, path: str) -> bool:
+        return os.path.isfile(path)
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def join(self, folder: str, relative: str) -> str:
+        return os.path.join(folder, *relative.split("/"))
+
+    def list_data(self, folder: str) -> list[tuple[str, int]]:
+        found: list[tuple[str, int]] = []
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not hidden(d))
+            rel_root = os.path.relpath(root, folder)
+            for name in files:
+                if hidden(name) or (rel_root == "." and metadata(name)):
+                    continue
+                rel = name if rel_root == "." else os.path.join(rel_root, name)
+                found.append((rel.replace(os.sep, "/"), os.path.getsize(os.path.join(root, name))))
+        return sorted(found)
+
+    def glob(self, pattern: str) -> list[str]:
+        import glob
+
+        return sorted(glob.glob(pattern))
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        with open(path, "rb") as f:
+            return os.pread(f.fileno(), end - start, start)
+
+    @contextmanager
+    def open(self, path: str) -> Iterator[IO[bytes]]:
+        with open(path, "rb") as f:
+            yield f
+
+
+class FsspecFiles(Files):
+    """A file system of fsspec's (s3fs for ``s3://``, gcsfs for ``gs://``...), made anew in
+    each process that uses it (a DataLoader worker, a forked or spawned process): fsspec file
+    systems hold event loops and connections that do not survive a fork or a pickle."""
+
+    def __init__(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
+        self.protocol = url.split("://", 1)[0]
+        self.storage_options = dict(storage_options or {})
+        self._fs: Any = None
+        self._pid = -1
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"protocol": self.protocol, "storage_options": self.storage_options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["protocol"] + "://", state["storage_options"])  # type: ignore[misc]
+
+    @property
+    def fs(self) -> Any:
+        if self._fs is None or self._pid != os.getpid():
+            try:
+                import fsspec  # type: ignore[import-untyped,import-not-found,unused-ignore]
+            except ImportError:
+                raise ImportError(
+                    f"Reading {self.protocol}:// URLs needs fsspec and its {self.protocol} "
+                    "implementation: pip install 'spark-tfrecord[s3]' (s3fs) or "
+                    "'spark-tfrecord[gcs]' (gcsfs)"
+                ) from None
+            # skip_instance_cache: an instance cached before a fork shares its loop and sockets.
+            try:
+                self._fs = fsspec.filesystem(
+                    self.protocol, skip_instance_cache=True, **self.storage_options
+                )
+            except ImportError as e:
+                raise ImportError(
+                    f"Reading {self.protocol}:// URLs needs fsspec's {self.protocol} "
+                    f"implementation ({e}); for s3:// pip install 'spark-tfrecord[s3]', for "
+                    "gs:// 'spark-tfrecord[gcs]'"
+                ) from None
+            self._pid = os.getpid()
+        return self._fs
+
+    @property
+    def remote(self) -> bool:
+        return True
+
+    def _strip(self, path: str) -> str:
+        return str(self.fs._strip_protocol(path))
+
+    def _url(self, stripped: str) -> str:
+        return f"{self.protocol}://{stripped}"
+
+    def isdir(self, path: str) -> bool:
+        return bool(self.fs.isdir(path))
+
+    def isfile(self, path: str) -> bool:
+        return bool(self.fs.isfile(path))
+
+    def size(self, path: str) -> int:
+        return int(self.fs.size(path))
+
+    def join(self, folder: str, relative: str) -> str:
+        return folder.rstrip("/") + "/" + relative
+
+    def list_data(self, folder: str) -> list[tuple[str, int]]:
+        root = self._strip(folder).rstrip("/")
+        found: list[tuple[str, int]] = []
+        for path, info in self.fs.find(root, detail=True).items():
+            if info.get("type") == "directory":
+                continue
+            rel = path[len(root) + 1 :] if path.startswith(root + "/") else path
+            parts = rel.split("/")
+            if any(hidden(p) for p in parts) or (len(parts) == 1 and metadata(parts[0])):
+                continue
+            found.append((rel, int(info["size"])))
+        return sorted(found)
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(self._url(p) for p in self.fs.glob(pattern))
+
+    def read_bytes(self, path: str) -> bytes:
+        return bytes(self.fs.cat_file(path))
+
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        return bytes(self.fs.cat_file(path, start=start, end=end))
+
+    @contextmanager
+    def open(self, path: str) -> Iterator[IO[bytes]]:
+        with self.fs.open(path, "rb") as f:
+            yield f
+
+
+def file_system(path: str, storage_options: Mapping[str, Any] | None = None) -> tuple[Files, str]:
+    """The file system of ``path`` and the path as it takes it (``file:`` URLs made local)."""
+    if is_url(path):
+        return FsspecFiles(path, storage_options), path
+    if storage_options:
+        raise ValueError(f"storage_options are for fsspec URLs (s3://...), not {path!r}")
+    return LocalFiles(), local_path(path)

@@ -1,0 +1,11 @@
+"""The Grain (JAX) side of :func:`spark_tfrecord.grain_source`."""
+
+from __future__ import annotations
+
+from spark_tfrecord._source import RecordSource
+
+
+class GrainSource(RecordSource):
+    """A random-access source of a TFRecord folder's records for Grain (``__len__``,
+    ``__getitem__``): what :func:`spark_tfrecord.grain_source` returns. ``collate`` is a
+    ``batch_fn`` for ``grain.transforms.Batch`` (NumPy arrays)."""

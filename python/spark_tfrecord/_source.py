@@ -1,0 +1,165 @@
+"""A folder's records by number, decoded: what :func:`torch_dataset` and :func:`grain_source`
+share. Plain Python and NumPy: no JVM, no pyspark, no TensorFlow."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from spark_tfrecord import errors
+from spark_tfrecord._columns import ColumnError, Layout, layout
+from spark_tfrecord._decoder import MalformedRecord
+from spark_tfrecord._records import RecordReader
+
+
+class RecordSource:
+    """The decoded records of a TFRecord folder, by number (see :func:`torch_dataset`)."""
+
+    def __init__(
+        self,
+        path: str,
+        columns: Sequence[str] | str | None = None,
+        transform: Callable[[dict[str, Any]], Any] | None = None,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        cache_bytes: int = 256 << 20,
+        block_size: int = 4 << 20,
+    ) -> None:
+        self._reader = RecordReader(
+            path, storage_options=storage_options, cache_bytes=cache_bytes, block_size=block_size
+        )
+        info = self._reader.info
+        where = str(path)
+        self._raw = info.record_type == "ByteArray"
+        if info.record_type == "SequenceExample":
+            raise ValueError(
+                f"{where} holds SequenceExample records: this loader reads Example records; "
+                "read SequenceExamples with tf_dataset (TensorFlow) or with Spark."
+            )
+        if isinstance(columns, str):
+            from spark_tfrecord._ddl import parse_ddl
+
+            schema: Mapping[str, Any] = parse_ddl(columns)
+            selected: list[str] | None = None
+        elif info.schema_json is not None:
+            schema, selected = info.schema_json, None if columns is None else list(columns)
+        elif self._raw:
+            schema, selected = {"type": "struct", "fields": []}, None
+        else:
+            raise ValueError(
+                f"{where} has no valid manifest ({info.reason}), so no schema: give the columns "
+                'as a DDL string, columns="x array<float>, y long".'
+            )
+        counts = info.features if info.schema_json is not None else {}
+        self._layout_args = (schema, counts, selected, where)
+        self._layout: Layout = layout(*self._layout_args)
+        self._transform = transform
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_layout"]  # closures: made again where the source is unpickled
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._layout = layout(*self._layout_args)
+
+    def __len__(self) -> int:
+        return len(self._reader)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._reader.path!r}, {len(self)} records)"
+
+    @property
+    def keys(self) -> list[str]:
+        """The keys of each record (``["byteArray"]`` for ByteArray records)."""
+        return ["byteArray"] if self._raw else [c.key for c in self._layout.columns]
+
+    @property
+    def requests(self) -> int:
+        """The ranged reads this process made of the files (0 for local files)."""
+        return self._reader.requests
+
+    def _index(self, i: Any) -> int:
+        n = len(self)
+        k: int = operator.index(i)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"record {i} of {n}")
+        return k
+
+    def _decode(self, i: int) -> Any:
+        data, f, offset = self._reader.read(i)
+        if self._raw:
+            record: dict[str, Any] = {"byteArray": data}
+        else:
+            try:
+                record = self._layout.record(data)
+            except MalformedRecord as e:
+                column = e.key
+                raise errors.CorruptFileError(
+                    errors.MALFORMED_RECORD,
+                    "Malformed tf.train.Example: "
+                    + e.reason
+                    + (f" (feature {column!r})" if column else ""),
+                    self._reader.files[f].path,
+                    offset,
+                    column,
+                ) from None
+            except ColumnError as e:
+                raise errors.CorruptFileError(
+                    errors.DATA_MISMATCH, str(e), self._reader.files[f].path, offset, e.column
+                ) from None
+        return record if self._transform is None else self._transform(record)
+
+    def __getitem__(self, i: int) -> Any:
+        return self._decode(self._index(i))
+
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[Any]:
+        """The records ``indices``, fetched together (one ranged read per run of blocks).
+
+        Without ``transform``, a :class:`RecordBatch`: a sequence of the records, decoded one
+        by one when looked at, which :meth:`collate` decodes all at once instead."""
+        n = len(self)
+        wanted_array = np.asarray(indices, np.int64)
+        wanted_array = np.where(wanted_array < 0, wanted_array + n, wanted_array)
+        if len(wanted_array) and not (int(wanted_array.min()) >= 0 and int(wanted_array.max()) < n):
+            wanted = [self._index(i) for i in indices]  # raises the IndexError
+        wanted = wanted_array.tolist()
+        if self._transform is not None or self._raw:
+            self._reader.prefetch(wanted)
+            return [self._decode(i) for i in wanted]
+        return RecordBatch(self, wanted, *self._reader.read_batch(wanted))
+
+    def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """A batch of (untransformed) records in NumPy arrays: see ``Layout.collate``."""
+        if self._raw:
+            return {"byteArray": [r["byteArray"] for r in records]}
+        if isinstance(records, RecordBatch) and records.source is self:
+            batch = self._layout.collate_raw(records.buf, records.starts, records.stops)
+            if batch is not None:
+                return batch
+        return self._layout.collate(records)
+
+
+class RecordBatch(Sequence[Any]):
+    """The records a DataLoader asked for at once, as read (checked, not yet decoded): record
+    k decodes when looked at, and the source's ``collate`` decodes them all together."""
+
+    def __init__(
+        self, source: RecordSource, indices: list[int], buf: bytes, starts: Any, stops: Any
+    ) -> None:
+        self.source, self.indices = source, indices
+        self.buf, self.starts, self.stops = buf, starts, stops
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        return self.source._decode(self.indices[k])
