@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from spark_tfrecord import errors
 from spark_tfrecord._columns import ColumnError, Layout, layout
 from spark_tfrecord._decoder import MalformedRecord
 from spark_tfrecord._records import RecordReader
+
+if TYPE_CHECKING:
+    from spark_tfrecord._sampler import BlockShuffleSampler
 
 
 class RecordSource:
@@ -82,6 +85,20 @@ class RecordSource:
     def requests(self) -> int:
         """The ranged reads this process made of the files (0 for local files)."""
         return self._reader.requests
+
+    def block_sampler(
+        self, *, seed: int = 0, window: int | None = None, num_replicas: int = 1, rank: int = 0
+    ) -> BlockShuffleSampler:
+        """A shuffle that reads each block once per epoch (for ``DataLoader(ds, sampler=...)``):
+        blocks in a random order, records shuffled within each ``window`` of blocks (by
+        default as many as half the cache holds). For folders in an object store that do not fit
+        ``cache_bytes``, where ``shuffle=True`` costs up to a request per record. With
+        ``num_replicas`` and ``rank``, each rank's share, as ``DistributedSampler`` gives."""
+        from spark_tfrecord._sampler import BlockShuffleSampler
+
+        return BlockShuffleSampler(
+            self, seed=seed, window=window, num_replicas=num_replicas, rank=rank
+        )
 
     def _index(self, i: Any) -> int:
         n = len(self)
