@@ -92,6 +92,29 @@ for artifact in sys.argv[1:]:
     ]:
         sys.exit(f"{artifact} does not carry the three jars: {jars}")
     print(f"{artifact.rsplit('/', 1)[1]}: {', '.join(jars)}")
+    if artifact.endswith(".whl"):
+        # The trainer-side packages are extras (pip install "spark-tfrecord[torch]"), never
+        # dependencies: a Spark user must not get torch's gigabytes with the wheel.
+        wheel = zipfile.ZipFile(artifact)
+        (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = wheel.read(metadata).decode().splitlines()
+        extras = {l.split(":", 1)[1].strip() for l in lines if l.startswith("Provides-Extra:")}
+        requires = [l.split(":", 1)[1].strip() for l in lines if l.startswith("Requires-Dist:")]
+        wanted = {
+            "torch": {"torch", "numpy", "google-crc32c"},
+            "grain": {"grain", "numpy", "google-crc32c"},
+            "s3": {"s3fs"},
+            "gcs": {"gcsfs"},
+        }
+        for extra, names in wanted.items():
+            got = {re.split(r"[ ;<>=!\[]", r, 1)[0] for r in requires if re.search(rf"extra == .{extra}.", r)}
+            if extra not in extras or got != names:
+                sys.exit(f"{artifact}: extra {extra!r} should require {sorted(names)}, not {sorted(got)}")
+        plain = [r for r in requires if "extra ==" not in r]
+        heavy = [r for r in plain if re.match(r"(torch|grain|s3fs|gcsfs|fsspec|numpy|tensorflow)\b", r)]
+        if heavy:
+            sys.exit(f"{artifact}: {heavy} are dependencies, not extras")
+        print(f"  extras: {', '.join(sorted(extras))}; dependencies: {', '.join(plain)}")
 PY
   ls "$ROOT"/dist/spark_tfrecord-*.whl
 }

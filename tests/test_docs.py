@@ -51,6 +51,7 @@ MARKED = {
     ("benchmarks.md", "benchmarks/run.py --peers-python"),
     ("benchmarks.md", "ci/bench --peers --linkedin-source PATH"),
     ("benchmarks.md", "git worktree add /tmp/before 4955d65"),
+    ("benchmarks.md", "python benchmarks/loaders.py --data .cache/bench-loaders"),
     ("getting-started.md", "pip install spark-tfrecord"),
     ("pytorch.md", "spark-tfrecord index s3a://bucket/train --master yarn"),
     ("pytorch.md", "from nvidia.dali import fn, pipeline_def"),

@@ -16,18 +16,16 @@ import json
 import re
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support import child_env, module_command
 from support.s3_server import (
+    S3,
     hadoop_cloud_jar,
     hadoop_version,
-    moto_server,
-    s3_client,
+    s3_bucket,
     s3a_conf,
     s3a_jars,
 )
@@ -42,37 +40,10 @@ READS = ["split", "gzip", "inference"]  # run with the default one
 SPLIT_BYTES = 256 * 1024
 
 
-@dataclass
-class S3:
-    endpoint: str
-    client: Any  # a boto3 S3 client
-    log: Path  # the server's log, one line per request
-
-    def objects(self, prefix: str) -> dict[str, bytes]:
-        """The objects under ``prefix/`` (keys relative to it), without directory markers."""
-        found: dict[str, bytes] = {}
-        pages = self.client.get_paginator("list_objects_v2")
-        for page in pages.paginate(Bucket=BUCKET, Prefix=prefix + "/"):
-            for item in page.get("Contents", []):
-                if not item["Key"].endswith("/"):
-                    body = self.client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
-                    found[item["Key"][len(prefix) + 1 :]] = body
-        return found
-
-    def requests(self) -> list[tuple[str, str, int]]:
-        """The requests the server has logged: (method, key in the bucket, HTTP status)."""
-        text = re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text(errors="replace"))  # colours
-        found = re.findall(rf'"([A-Z]+) /{BUCKET}/([^ ?]*)\S* HTTP/[0-9.]+" (\d+)', text)
-        return [(method, key, int(status)) for method, key, status in found]
-
-
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3]:
-    log = tmp_path_factory.mktemp("s3") / "moto.log"
-    with moto_server(log) as endpoint:
-        client = s3_client(endpoint)
-        client.create_bucket(Bucket=BUCKET)
-        yield S3(endpoint, client, log)
+    with s3_bucket(tmp_path_factory.mktemp("s3") / "moto.log", BUCKET) as bucket:
+        yield bucket
 
 
 @pytest.fixture(scope="module")

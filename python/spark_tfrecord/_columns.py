@@ -59,6 +59,8 @@ class Column:
     depth: int = 1
     length: int = 0
     sparse: bool = False
+    #: A vector's size when its Spark ML metadata gives it (``ml_attr.num_attrs``), else 0.
+    size: int = 0
     features: list[str] = field(default_factory=list)
     #: The decoder's slot of each feature, set by :class:`Layout`.
     slots: list[int] = field(default_factory=list)
@@ -130,6 +132,8 @@ def _columns(
             elif _is_vector(data_type):
                 parts = [name + separator + p for p in ("indices", "values", "size")]
                 sparse = name not in counts and parts[0] in counts
+                attrs = (f.get("metadata") or {}).get("ml_attr", {})
+                size = int(attrs.get("num_attrs", 0)) if isinstance(attrs, dict) else 0
                 out.append(
                     Column(
                         name,
@@ -137,6 +141,7 @@ def _columns(
                         "vector",
                         fixed=fixed(name),
                         sparse=sparse,
+                        size=size,
                         features=[name, *parts],
                     )
                 )
@@ -341,9 +346,12 @@ class Layout:
     def _collate(c: Column, items: list[Any]) -> Any:
         numeric = c.value in _DTYPES
         if c.shape == "vector" and c.sparse:
-            sizes = {s.size for s in items if s is not None}
+            sizes = {s.size for s in items if s is not None} | ({c.size} if c.size else set())
             if len(sizes) > 1:
-                raise ValueError(f"Column {c.key!r}: vectors of sizes {sorted(sizes)} in a batch")
+                raise ValueError(
+                    f"Column {c.key!r}: vectors of sizes {sorted(sizes)} in a batch (its "
+                    "metadata's size included)"
+                )
             rows = [np.full(len(s.indices), j, np.int64) for j, s in enumerate(items) if s]
             cols = [s.indices for s in items if s is not None]
             vals = [s.values for s in items if s is not None]
@@ -499,7 +507,7 @@ class _BatchColumns:
         sizes, size_counts, _ = self.values(size_slot, "int")
         if (index_counts != entry_counts).any() or (size_counts != has_parts).any():
             raise _Fallback
-        distinct = set(sizes.tolist())
+        distinct = set(sizes.tolist()) | ({c.size} if c.size else set())
         if len(distinct) > 1:
             raise _Fallback
         size = distinct.pop() if distinct else 0

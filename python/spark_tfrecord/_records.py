@@ -7,10 +7,12 @@ framing, in memory, the first time the process reads from that file. Every recor
 length and both CRC32C checksums checked.
 
 - Local files are read with one ``pread`` per record; the OS caches them.
-- Files in an object store (fsspec URLs) are read in blocks of ``block_size`` bytes, with ranged
-  reads (missing blocks next to each other in one request), into an LRU cache of
-  ``cache_bytes`` per process: reading in order costs one request per block; a shuffled epoch
-  costs one request per block when the folder fits in the cache, and none the next epoch.
+- Files in an object store (fsspec URLs) are read in groups of whole records, those that start
+  in one block of ``block_size`` bytes, with ranged reads (missing groups next to each other in
+  one request), into an LRU cache of ``cache_bytes`` per process: reading in order costs one
+  request per group; a shuffled epoch costs one request per group when the folder fits in the
+  cache, and none the next epoch; :class:`~spark_tfrecord._sampler.BlockShuffleSampler`'s
+  order, one per group whatever the folder's size.
 - GZIP and ZLIB files cannot be entered in the middle: each is decompressed whole, the first
   time it is read, and kept in the same cache (a file larger than ``cache_bytes`` decompressed
   is refused with a ValueError).
@@ -69,6 +71,12 @@ class _Cache:
             self._items.move_to_end(key)
         return item
 
+    def pop(self, key: Any) -> bytes | None:
+        item = self._items.pop(key, None)
+        if item is not None:
+            self.size -= len(item)
+        return item
+
     def put(self, key: Any, value: bytes) -> None:
         old = self._items.pop(key, None)
         if old is not None:
@@ -115,13 +123,22 @@ class RecordReader:
         self._cache = _Cache(self.cache_bytes)
         self._fds: dict[int, int] = {}
         self._maps: dict[int, Any] = {}
+        self._group_bounds: dict[int, tuple[Any, Any]] = {}
         self._pid = os.getpid()
         #: Ranged reads made by this process (object stores; decompressed files: whole reads).
         self.requests = 0
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for key in ("_offsets", "_cache", "_fds", "_maps", "_pid", "requests"):
+        for key in (
+            "_offsets",
+            "_cache",
+            "_fds",
+            "_maps",
+            "_group_bounds",
+            "_pid",
+            "requests",
+        ):
             state.pop(key)
         return state
 
@@ -195,10 +212,7 @@ class RecordReader:
             data = self._whole(f)
             chunks: Any = iter([data])
         elif self.files_system.remote:
-            chunks = (
-                self._blocks(f, b, b + 1)
-                for b in range(-(-self.files[f].num_bytes // self.block_size))
-            )
+            chunks = self._scanned_blocks(f)
         else:
             chunks = _chunks(path, "none", self.files_system)
         buf, base, pos = b"", 0, 0  # buf[0] is at stream offset base
@@ -257,39 +271,62 @@ class RecordReader:
             self._cache.put(key, data)
         return data
 
-    def _blocks(self, f: int, first: int, stop: int) -> bytes:
-        """Blocks ``[first, stop)`` of remote file ``f``, joined; missing ones fetched with
-        one ranged read per run of consecutive missing blocks."""
-        size, cache, path = self.block_size, self._cache, self.files[f].path
-        parts: list[bytes] = []
-        b = first
-        while b < stop:
-            cached = cache.get((f, b))
-            if cached is not None:
-                parts.append(cached)
-                b += 1
-                continue
-            run = b + 1
-            while run < stop and cache.get((f, run)) is None:
-                run += 1
-            data = self.files_system.read_range(path, b * size, run * size)
+    def _scanned_blocks(self, f: int) -> Any:
+        """Remote file ``f`` in blocks, one ranged read each, for its scan; when the file fits
+        in the cache its records' groups are then cached from them, so that the scan is the
+        only read of the file's bytes."""
+        size, path, total = self.block_size, self.files[f].path, self.files[f].num_bytes
+        kept: list[bytes] | None = [] if total <= self.cache_bytes else None
+        for start in range(0, total, size):
+            block = self.files_system.read_range(path, start, min(total, start + size))
             self.requests += 1
-            for k in range(b, run):
-                block = data[(k - b) * size : (k - b + 1) * size]
-                cache.put((f, k), block)
-                parts.append(block)
-            b = run
-        return b"".join(parts)
+            if kept is not None:
+                kept.append(block)
+            yield block
+        if kept is not None:
+            self._cache.put((f, "scanned"), b"".join(kept))
+
+    def _groups(self, f: int) -> tuple[Any, Any]:
+        """Remote file ``f``'s records in groups, the unit fetched and cached: the records
+        that start in one block of ``block_size`` bytes (a group's bytes run from its first
+        record's start to its last one's end, so no record is in two). The groups' start and
+        end offsets, two int64 arrays."""
+        found = self._group_bounds.get(f)
+        if found is None:
+            table = self.offsets(f)
+            starts, ends = table[:, 0], table[:, 0] + table[:, 1]
+            _, first = np.unique(starts // self.block_size, return_index=True)
+            last = np.concatenate([first[1:], [len(starts)]]) - 1
+            found = (starts[first], ends[last]) if len(starts) else (starts, ends)
+            self._group_bounds[f] = found
+            scanned = self._cache.pop((f, "scanned"))
+            if scanned is not None:  # the scan's bytes: no second read
+                for g, (a, b) in enumerate(zip(*(x.tolist() for x in found))):
+                    self._cache.put((f, g), scanned[a:b])
+        return found
+
+    def _fetch(self, f: int, first: int, stop: int) -> None:
+        """Groups ``[first, stop)`` of remote file ``f``, in one ranged read, into the cache."""
+        group_starts, group_ends = self._groups(f)
+        begin, end = int(group_starts[first]), int(group_ends[stop - 1])
+        data = self.files_system.read_range(self.files[f].path, begin, end)
+        self.requests += 1
+        for g in range(first, stop):
+            a, b = int(group_starts[g]) - begin, int(group_ends[g]) - begin
+            self._cache.put((f, g), data[a:b])
 
     def _framed(self, f: int, offset: int, framed: int) -> bytes:
         """The framed record at ``offset`` of file ``f`` (fewer bytes if the file ends)."""
         if self.compressions[f] != "none":
             return self._whole(f)[offset : offset + framed]
         if self.files_system.remote:
-            size = self.block_size
-            first = offset // size
-            data = self._blocks(f, first, (offset + framed - 1) // size + 1)
-            start = offset - first * size
+            group_starts, _ = self._groups(f)
+            g = int(np.searchsorted(group_starts, offset, side="right")) - 1
+            data = self._cache.get((f, g))
+            if data is None:
+                self._fetch(f, g, g + 1)
+                data = self._cache.get((f, g)) or b""
+            start = offset - int(group_starts[g])
             return data[start : start + framed]
         fd = self._fds.get(f)
         if fd is None:
@@ -447,7 +484,8 @@ class RecordReader:
         raise AssertionError("a batch failed its checks, but none of its records alone")
 
     def prefetch(self, indices: Sequence[int]) -> None:
-        """Fetches the remote blocks ``indices`` need in as few ranged reads as possible."""
+        """Fetches the remote groups of records ``indices`` need, runs of consecutive missing
+        groups in one ranged read each (as long as they fit in the cache)."""
         if not self.files_system.remote:
             return
         wanted: dict[int, set[int]] = {}
@@ -455,16 +493,22 @@ class RecordReader:
             f, j = self.locate(i)
             if self.compressions[f] != "none":
                 continue
-            offset, framed = (int(x) for x in self.offsets(f)[j])
-            first, last = offset // self.block_size, (offset + framed - 1) // self.block_size
-            wanted.setdefault(f, set()).update(range(first, last + 1))
-        budget = self.cache_bytes // self.block_size
-        for f, blocks in wanted.items():
-            missing = sorted(b for b in blocks if self._cache.get((f, b)) is None)
-            if len(missing) > budget:  # more than the cache holds: fetched as read
-                continue
-            start = 0
-            for k in range(1, len(missing) + 1):
-                if k == len(missing) or missing[k] != missing[k - 1] + 1:
-                    self._blocks(f, missing[start], missing[k - 1] + 1)
-                    start = k
+            group_starts, _ = self._groups(f)
+            offset = int(self.offsets(f)[j, 0])
+            g = int(np.searchsorted(group_starts, offset, side="right")) - 1
+            wanted.setdefault(f, set()).add(g)
+        budget = self.cache_bytes
+        for f, groups in wanted.items():
+            group_starts, group_ends = self._groups(f)
+            missing = sorted(g for g in groups if self._cache.get((f, g)) is None)
+            k = 0
+            while k < len(missing):
+                run = k + 1
+                while (
+                    run < len(missing)
+                    and missing[run] == missing[run - 1] + 1
+                    and int(group_ends[missing[run]] - group_starts[missing[k]]) <= budget // 2
+                ):
+                    run += 1
+                self._fetch(f, missing[k], missing[run - 1] + 1)
+                k = run

@@ -30,8 +30,12 @@ class TorchDataset(RecordSource, torch.utils.data.Dataset):  # type: ignore[type
         for key, value in batch.items():
             if key in sparse:
                 indices, values, shape = value
+                # The indices were checked (in range, increasing per row) as they were read.
                 out[key] = torch.sparse_coo_tensor(
-                    torch.from_numpy(indices.T.copy()), torch.from_numpy(values), shape
+                    torch.from_numpy(indices.T.copy()),
+                    torch.from_numpy(values),
+                    shape,
+                    check_invariants=False,
                 )
             elif isinstance(value, tuple):
                 out[key] = tuple(_tensor(v) for v in value)

@@ -1,7 +1,8 @@
 """What the tests share, apart from the tests (as `pyspark.testing` is apart from pyspark's).
 
 - `tfrecord_bytes`: TFRecord framing and protobuf bytes built by hand; `tfrecord_oracle`: what
-  a read must return, in pure Python.
+  a read must return, in pure Python; `decoded`: what `torch_dataset` and `grain_source` must
+  give for a row, and their comparison by type and bits.
 - `maven`: jars from Maven Central; `s3_server`: an S3-compatible server and the S3A jars;
   `standalone`: a Spark standalone cluster and a driver process that runs scenarios on it.
 - Programs that tests run in a process of their own, each a module run with

@@ -3,7 +3,8 @@
 `moto_server` runs ``python -m moto.server`` in a child process until the block ends.
 `s3a_jars` fetches the S3A connector matching the installed pyspark's Hadoop (hadoop-aws and the
 AWS SDK bundle that Hadoop release was built with) plus Spark's cloud committer bindings, and
-`s3a_conf` is the session configuration that points s3a:// at the server.
+`s3a_conf` is the session configuration that points s3a:// at the server. `S3` is one bucket of
+a running server, with its client and the server's log of requests.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +175,40 @@ def s3_client(endpoint: str) -> Any:
         aws_secret_access_key=SECRET_KEY,
         region_name=REGION,
     )
+
+
+@dataclass
+class S3:
+    """A bucket of a running server: its endpoint, a boto3 client, and the server's log."""
+
+    endpoint: str
+    client: Any  # a boto3 S3 client
+    log: Path  # the server's log, one line per request
+    bucket: str
+
+    def objects(self, prefix: str) -> dict[str, bytes]:
+        """The objects under ``prefix/`` (keys relative to it), without directory markers."""
+        found: dict[str, bytes] = {}
+        pages = self.client.get_paginator("list_objects_v2")
+        for page in pages.paginate(Bucket=self.bucket, Prefix=prefix + "/"):
+            for item in page.get("Contents", []):
+                if not item["Key"].endswith("/"):
+                    body = self.client.get_object(Bucket=self.bucket, Key=item["Key"])["Body"]
+                    found[item["Key"][len(prefix) + 1 :]] = body.read()
+        return found
+
+    def requests(self) -> list[tuple[str, str, int]]:
+        """The requests the server has logged: (method, key in the bucket, HTTP status)."""
+        text = re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text(errors="replace"))  # colours
+        found = re.findall(rf'"([A-Z]+) /{self.bucket}/([^ ?]*)\S* HTTP/[0-9.]+" (\d+)', text)
+        return [(method, key, int(status)) for method, key, status in found]
+
+
+@contextmanager
+def s3_bucket(log: Path, bucket: str) -> Iterator[S3]:
+    """A moto server (`moto_server`, logging to `log`) with one empty bucket, until the block
+    ends."""
+    with moto_server(log) as endpoint:
+        client = s3_client(endpoint)
+        client.create_bucket(Bucket=bucket)
+        yield S3(endpoint, client, log, bucket)

@@ -1,0 +1,107 @@
+"""The loaders under test, each a function from a data set to an epoch's batches, and what a
+batch adds to the sums that `measure` checks (`data.total`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+BATCH = 256
+
+
+def total(batch: dict[str, Any], name: str) -> tuple[list[int], float]:
+    """The batch's ids, and its labels plus (narrow) its floats or (image) each image's length
+    and first and last bytes, whatever the loader's batch layout: stacked tensors, ``(values,
+    offsets)``, ``(B, 1)`` columns, lists of bytes."""
+    ids = [int(i) for i in flat(batch["id"])]
+    value = sum(float(v) for v in flat(batch["label"]))
+    if name == "narrow":
+        value += float(values(batch["x"]).double().sum())
+    else:
+        value += sum(len(b) + b[0] + b[-1] for b in as_bytes(batch["image"]))
+    return ids, value
+
+
+def values(column: Any) -> Any:
+    """A column's values tensor: itself, or the values of ``(values, offsets)``."""
+    import torch
+
+    column = column[0] if isinstance(column, (tuple, list)) else column
+    return column if isinstance(column, torch.Tensor) else torch.as_tensor(column)
+
+
+def flat(column: Any) -> list[Any]:
+    return values(column).reshape(-1).tolist()
+
+
+def as_bytes(column: Any) -> list[bytes]:
+    """A batch's images: a list of bytes (ours, the tfrecord package's), or ``(list,
+    offsets)``, or an array of objects (Petastorm's)."""
+    if isinstance(column, tuple) and len(column) == 2 and isinstance(column[0], list):
+        column = column[0]
+    return [bytes(b) for b in column]
+
+
+def files(path: str) -> list[tuple[str, str]]:
+    """The data files of a folder and their indexes, as the manifest orders them."""
+    import spark_tfrecord
+
+    data = [f.path for f in spark_tfrecord.dataset_info(path).files]
+    return [(f, spark_tfrecord.index_path(f)) for f in data]
+
+
+def ours(path: str, *, shuffle: bool, workers: int = 0) -> Iterable[dict[str, Any]]:
+    """``torch_dataset(path)`` through a DataLoader, with its collate (what docs/pytorch.md
+    shows). With workers, the loader is made once and its workers persist across epochs."""
+    from torch.utils.data import DataLoader
+
+    import spark_tfrecord
+
+    ds = spark_tfrecord.torch_dataset(path)
+    return DataLoader(
+        ds,
+        batch_size=BATCH,
+        shuffle=shuffle,
+        collate_fn=ds.collate,
+        num_workers=workers,
+        persistent_workers=workers > 0,
+    )
+
+
+def tfrecord_package(path: str, name: str) -> Iterable[dict[str, Any]]:
+    """The ``tfrecord`` package's ``TFRecordDataset`` (iterable), one per file with its index,
+    chained in file order, with its description of the same features, through a DataLoader
+    with torch's default collate (its README's usage)."""
+    from tfrecord.torch.dataset import TFRecordDataset
+    from torch.utils.data import ChainDataset, DataLoader
+
+    description = {"id": "int", "label": "float"}
+    description.update({"x": "float"} if name == "narrow" else {"image": "byte"})
+    chained = ChainDataset([TFRecordDataset(d, i, description) for d, i in files(path)])
+    return DataLoader(chained, batch_size=BATCH)
+
+
+class Petastorm:
+    """Petastorm's ``make_spark_converter(df)`` (it writes the DataFrame as Parquet under its
+    cache folder) and ``make_torch_dataloader(batch_size=B, num_epochs=1, workers_count=1)``,
+    one epoch per call: in the Spark driver's process, which the converter needs."""
+
+    def __init__(self, spark: Any, df: Any, cache: str) -> None:
+        from petastorm.spark import SparkDatasetConverter, make_spark_converter
+
+        spark.conf.set(SparkDatasetConverter.PARENT_CACHE_DIR_URL_CONF, f"file://{cache}")
+        self.converter = make_spark_converter(df)
+
+    def epoch(self) -> Iterator[dict[str, Any]]:
+        with self.converter.make_torch_dataloader(
+            batch_size=BATCH, num_epochs=1, workers_count=1
+        ) as loader:
+            yield from loader
+
+    def delete(self) -> None:
+        self.converter.delete()
+
+
+def cpu_count() -> int:
+    return len(os.sched_getaffinity(0))
