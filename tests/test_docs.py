@@ -55,6 +55,7 @@ MARKED = {
     ("getting-started.md", "pip install spark-tfrecord"),
     ("pytorch.md", "spark-tfrecord index s3a://bucket/train --master yarn"),
     ("pytorch.md", "from nvidia.dali import fn, pipeline_def"),
+    ("pytorch.md", "ds = spark_tfrecord.torch_dataset("),
 }
 
 
