@@ -142,11 +142,12 @@ class RecordSource:
         Without ``transform``, a :class:`RecordBatch`: a sequence of the records, decoded one
         by one when looked at, which :meth:`collate` decodes all at once instead."""
         n = len(self)
-        wanted_array = np.asarray(indices, np.int64)
-        wanted_array = np.where(wanted_array < 0, wanted_array + n, wanted_array)
-        if len(wanted_array) and not (int(wanted_array.min()) >= 0 and int(wanted_array.max()) < n):
-            wanted = [self._index(i) for i in indices]  # raises the IndexError
-        wanted = wanted_array.tolist()
+        given = np.asarray(indices, np.int64)
+        given = np.where(given < 0, given + n, given)
+        if len(given) and not (int(given.min()) >= 0 and int(given.max()) < n):
+            for i in indices:
+                self._index(i)  # the IndexError naming the first index out of range
+        wanted: list[int] = given.tolist()
         if self._transform is not None or self._raw:
             self._reader.prefetch(wanted)
             return [self._decode(i) for i in wanted]
