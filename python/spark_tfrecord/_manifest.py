@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord import errors
-from spark_tfrecord._files import Files, LocalFiles, file_system, hidden
+from spark_tfrecord._files import Files, LocalFiles, file_system, hidden, is_url
+from spark_tfrecord._files import local_path as _local
 
 _LOCAL = LocalFiles()
 
@@ -243,10 +244,6 @@ class DatasetInfo:
 
 
 # --- listing --------------------------------------------------------------------------------
-
-
-def _hidden(name: str) -> bool:
-    return hidden(name)
 
 
 def _list_folder(folder: str, files: Files = _LOCAL) -> list[tuple[str, int]]:
@@ -528,7 +525,7 @@ def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
         for match in fs.glob(path):
             if fs.isdir(match):
                 files += [(_full(match, rel, fs), size) for rel, size in _list_folder(match, fs)]
-            elif not _hidden(match.rstrip("/").rsplit("/", 1)[-1]):
+            elif not hidden(match.rstrip("/").rsplit("/", 1)[-1]):
                 files.append((match, fs.size(match)))
         if not files:
             raise FileNotFoundError(f"no data files match {path}")
@@ -559,15 +556,12 @@ def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
 def local_path(path: str, caller: str) -> str:
     """``path`` without a ``file:`` scheme (``file:///tmp/x``, Hadoop's ``file:/tmp/x``); a
     ValueError naming ``caller`` for another scheme."""
-    if path.startswith("file:"):
-        path = path[len("file:") :]
-        return path[2:] if path.startswith("//") else path
-    if "://" in path:
+    if is_url(path):
         raise ValueError(
             f"{caller} reads local paths (or file: URLs); {path!r} is not one: copy the "
             "folder, or read it with Spark"
         )
-    return path
+    return _local(path)
 
 
 def dataset_info(
