@@ -40,7 +40,7 @@ class RecordResultsSuite extends UnitSuite {
     sizes.scanLeft(0L)(_ + _ + TFRecordFraming.OverheadBytes).init.map(_.toString)
 
   private def read(path: String, ddl: String): Seq[Seq[String]] =
-    RecordResults.read(path, RecordResults.schemaJsonOfDdl(ddl), failFast).map(_.toSeq).toSeq
+    RecordResults.read(path, StructType.fromDDL(ddl).json, failFast).map(_.toSeq).toSeq
 
   private def floats(values: Float*): Array[Byte] = floatList(packedFloat(values: _*))
 

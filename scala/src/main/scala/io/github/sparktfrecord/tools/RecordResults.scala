@@ -81,9 +81,6 @@ object RecordResults {
     out.result()
   }
 
-  /** The schema of a DDL string (Spark's own parser), as `StructType` JSON. */
-  def schemaJsonOfDdl(ddl: String): String = StructType.fromDDL(ddl).json
-
   private def error(offset: Long, e: Throwable): Array[String] = e match {
     case t: TFRecordError =>
       val parameters = t.parameters.toSeq.sortBy(_._1).flatMap { case (k, v) => Seq(k, v) }
