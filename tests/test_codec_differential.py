@@ -22,6 +22,7 @@ of field wire types; SequenceExamples; partition columns.
 from __future__ import annotations
 
 import random
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,20 @@ from support.jar_decoder import (
     schema_of_ddl,
     value_tree,
 )
-from support.tfrecord_bytes import write_records
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    field,
+    float_list_packed,
+    float_list_unpacked,
+    frame,
+    int64_list_packed,
+    int64_list_unpacked,
+    varint,
+    write_records,
+)
 from support.tfrecord_oracle import (
     Column,
     PayloadError,
@@ -283,6 +297,141 @@ def test_fuzzed_records_read_as_the_jar(tmp_path: Path) -> None:
     assert outcomes == {"Row", MALFORMED, "TFRECORD_DATA_MISMATCH"}
     assert disagreements(schema, jar, python_results(path, schema)) == []
     assert batch_disagreements(python_source(path, schema), schema, jar) == []
+
+
+#: The structured fuzz: valid Examples whose features have random kinds, counts, encodings
+#: (packed, unpacked, split in runs), duplicates and values, for columns of each kind.
+STRUCTURED_RECORDS = 400
+STRUCTURED_SCHEMA = (
+    "i bigint, il array<bigint>, t tinyint, tl array<smallint>, f float, fl array<float>, "
+    "s string, sl array<string>, b binary, bl array<binary>, r array<array<bigint>>"
+)
+#: The kinds each column's feature is given: its own and others, but those of a known
+#: disagreement (an int64 feature read as float or string, anything but bytes as string).
+KINDS = {"i": "ifb", "il": "ifb", "t": "i", "tl": "i", "f": "fb", "fl": "fb"}
+KINDS |= {"s": "b", "sl": "b", "b": "bif", "bl": "bif"}
+
+
+def _values(rng: random.Random, kind: str, column: str, count: int) -> list[Any]:
+    if kind == "i":
+        small = column in ("t", "tl")
+        edges = [0, 1, -1, 127, -128] if small else [-(2**63), 2**63 - 1, 2**31, -(2**31) - 1]
+        pick = (lambda: rng.randint(-128, 127)) if small else (lambda: rng.getrandbits(64) - 2**63)
+        return [rng.choice(edges) if rng.random() < 0.3 else pick() for _ in range(count)]
+    if kind == "f":
+        bits = [rng.getrandbits(32) for _ in range(count)]
+        return [struct.unpack("<f", struct.pack("<I", b))[0] for b in bits]
+    if column.startswith("s"):
+        return [
+            "".join(
+                chr(rng.choice([97, 233, 26085, 127881])) for _ in range(rng.randint(0, 3))
+            ).encode()
+            for _ in range(count)
+        ]
+    return [rng.randbytes(rng.randint(0, 4)) for _ in range(count)]
+
+
+def _list(rng: random.Random, kind: str, values: list[Any]) -> bytes:
+    """A Feature's list, packed, unpacked or split in two runs (which a parser joins)."""
+    name = {"i": "int64", "f": "float", "b": "bytes"}[kind]
+    if kind == "b":
+        return feature(name, bytes_list(values))
+    packed, unpacked = (
+        (int64_list_packed, int64_list_unpacked)
+        if kind == "i"
+        else (float_list_packed, float_list_unpacked)
+    )
+    how = rng.random()
+    if how < 0.6:
+        return feature(name, packed(values))
+    if how < 0.8:
+        return feature(name, unpacked(values))
+    half = len(values) // 2
+    return feature(name, packed(values[:half]) + unpacked(values[half:]))
+
+
+def structured_record(rng: random.Random) -> bytes:
+    """A valid Example with at most one feature that does not fit its column (a record with
+    two: the jar names the first in the record, Python the first in the schema), and a key
+    given twice only with two fitting Features (the jar checks the first, which the second
+    replaces)."""
+    units: list[list[bytes]] = []  # each column's entries, kept in order when shuffled
+    bad = rng.random() < 0.3
+    for column, kinds in KINDS.items():
+        roll = rng.random()
+        if roll < 0.15:
+            continue  # absent
+        if roll < 0.2:
+            units.append([entry(column.encode(), b"")])  # a Feature of no kind
+            continue
+        scalar = column in ("i", "t", "f", "s", "b")
+        kind, count = kinds[0], 1 if scalar else rng.randint(0, 4)
+        if bad and rng.random() < 0.2:
+            bad = False
+            if len(kinds) > 1 and rng.random() < 0.5:
+                kind = rng.choice(kinds[1:])
+                count = max(count, 1)  # an empty list of another kind: a known disagreement
+            else:
+                count = 2 if scalar else count
+        elif scalar and rng.random() < 0.05:
+            count = 0  # a null
+        unit = [entry(column.encode(), _list(rng, kind, _values(rng, kind, column, count)))]
+        if kind == kinds[0] and (count == 1 or not scalar) and rng.random() < 0.05:
+            again = _values(rng, kind, column, 1)  # the same key again: the last entry wins
+            unit.append(entry(column.encode(), _list(rng, kind, again)))
+        units.append(unit)
+    if rng.random() < 0.85:
+        lengths = [rng.randint(0, 3) for _ in range(rng.randint(0, 3))]
+        total = sum(lengths) + (1 if bad else 0)  # the bad feature: one value too many
+        flat = _list(rng, "i", _values(rng, "i", "r", total))
+        row_lengths = feature("int64", int64_list_packed(lengths))
+        units.append([entry(b"r/ragged_flat_values", flat)])
+        units.append([entry(b"r/ragged_row_lengths_0", row_lengths)])
+    rng.shuffle(units)
+    entries = [e for unit in units for e in unit]
+    if rng.random() < 0.1:  # an unknown field, which parsers skip
+        entries.append(field(15, 0, varint(rng.getrandbits(20))))
+    return example(*entries)
+
+
+def test_structured_fuzz_reads_as_the_jar(tmp_path: Path) -> None:
+    rng = random.Random(SEED + 1)
+    records = [structured_record(rng) for _ in range(STRUCTURED_RECORDS)]
+    path = str(write_records(tmp_path / "structured.tfrecord", records))
+    schema = schema_of_ddl(STRUCTURED_SCHEMA)
+    jar = jar_results(path, schema)
+    assert len(jar) == STRUCTURED_RECORDS
+    rows = sum(isinstance(r, Row) for _, r in jar)
+    assert STRUCTURED_RECORDS // 3 < rows < STRUCTURED_RECORDS  # some fail, many read
+    assert disagreements(schema, jar, python_results(path, schema)) == []
+    assert batch_disagreements(python_source(path, schema), schema, jar) == []
+
+
+def _damaged(how: str) -> bytes:
+    good = frame(example(entry(b"a", feature("int64", int64_list_packed([5])))))
+    return (
+        good * 2
+        + {
+            "truncated header": good[:7],
+            "truncated data": good[:-3],
+            "length checksum": good[:8] + bytes([good[8] ^ 1]) + good[9:],
+            "data checksum": good[:-1] + bytes([good[-1] ^ 1]),
+        }[how]
+    )
+
+
+@pytest.mark.parametrize(
+    "how", ["truncated header", "truncated data", "length checksum", "data checksum"]
+)
+def test_damaged_framing_fails_as_in_the_jar(tmp_path: Path, how: str) -> None:
+    """The jar reads the records before the damage, then fails; the loaders, which count the
+    records first, fail as the source is made: the same condition, file and offset."""
+    path = tmp_path / "damaged.tfrecord"
+    path.write_bytes(_damaged(how))
+    schema = schema_of_ddl("a bigint")
+    jar = jar_results(str(path), schema)
+    assert [type(r) for _, r in jar] == [Row, Row, Failure]
+    assert disagreements(schema, jar[2:], python_results(str(path), schema)) == []
 
 
 #: Schemas whose rows a pyspark Row gives exactly (no timestamps: collect() makes local times).
