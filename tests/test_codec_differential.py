@@ -12,11 +12,15 @@ Python side is the loaders' record path (``src[i]``) and batch path
 - a fuzz run from a fixed seed: records mutated from valid ones, and hostile payloads
   (test_fuzz's), in sound framing.
 
-Not here yet, for the Python codec does not do as the jar does (issue 42's list; each comes
-with its fix): int64 features read into float, double, decimal or string columns; integers
-out of a column's range (a boolean 2, a tinyint 300); non-UTF-8 bytes in a string column;
-ragged and array-of-structs features that do not fit together; the malformed-record checks
-of field wire types; SequenceExamples; partition columns.
+Not here yet, for the Python codec does not yet do as the jar does (each case comes back
+with its fix, issue 42): int64 features read into float, double or string columns, and float
+ones into string columns; decimal columns; integers out of a column's range (a boolean 2, a
+tinyint 300); non-UTF-8 bytes in a string column; an empty list of another kind; ragged
+features missing a part; arrays of structs whose leaves differ in length; the wire types the
+jar checks; a record with two errors (the jar names the first in the record, Python the first
+in the schema); a key given twice whose first Feature does not fit; malformed records in a
+batch; a NOT NULL column without a value in a batch; a struct leaf's column name (``st.a``);
+SequenceExamples; partition columns.
 """
 
 from __future__ import annotations
