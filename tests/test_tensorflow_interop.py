@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
-from support import tfrecord_files
+from support import tf_corpus, tfrecord_files
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -97,41 +97,9 @@ def test_tensorflow_reads_what_we_write(spark, tf, out: Path) -> None:
 
 @pytest.fixture(scope="module")
 def tf_written(tf, tmp_path_factory) -> Path:
+    """support/tf_corpus.py's interop records, which the differential tests read too."""
     path = tmp_path_factory.mktemp("tf") / "data.tfrecord"
-    F = tf.train.Feature
-    records = [
-        tf.train.Example(
-            features=tf.train.Features(
-                feature={
-                    "id": F(int64_list=tf.train.Int64List(value=[0])),
-                    "extremes": F(int64_list=tf.train.Int64List(value=[INT64_MIN, INT64_MAX, 0])),
-                    "floats": F(
-                        float_list=tf.train.FloatList(
-                            value=[math.nan, math.inf, -math.inf, -0.0, 1e-45]
-                        )
-                    ),
-                    "text": F(bytes_list=tf.train.BytesList(value=["日本語 é 🎉".encode()])),
-                    "raw": F(bytes_list=tf.train.BytesList(value=[b"\xff\xfe\x00", b"\xc3\x28"])),
-                    "empty_ints": F(int64_list=tf.train.Int64List(value=[])),
-                    "unset": F(),
-                }
-            )
-        ),
-        tf.train.Example(
-            features=tf.train.Features(
-                feature={
-                    "id": F(int64_list=tf.train.Int64List(value=[1])),
-                    "floats": F(float_list=tf.train.FloatList(value=[])),
-                    "empty_ints": F(int64_list=tf.train.Int64List(value=[7, 8])),
-                }
-            )
-        ),
-        tf.train.Example(),
-    ]
-    with tf.io.TFRecordWriter(str(path)) as w:
-        for r in records:
-            w.write(r.SerializeToString())
-    return path
+    return tf_corpus.write(tf, path, tf_corpus.interop(tf))
 
 
 def test_we_read_what_tensorflow_writes(spark, tf_written: Path) -> None:
