@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from spark_tfrecord import _manifest
+from spark_tfrecord._format import manifest as _manifest
 
 
 def _frame(data: bytes) -> bytes:

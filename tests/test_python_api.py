@@ -111,15 +111,15 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
     "module",
     [
         "spark_tfrecord",
-        "spark_tfrecord._io",
-        "spark_tfrecord._jars",
-        "spark_tfrecord._converter",
-        "spark_tfrecord._ddl",
-        "spark_tfrecord._manifest",
-        "spark_tfrecord._tfds",
+        "spark_tfrecord._spark.io",
+        "spark_tfrecord._spark.session",
+        "spark_tfrecord._spark.converter",
+        "spark_tfrecord._format.ddl",
+        "spark_tfrecord._format.manifest",
+        "spark_tfrecord._spark.tfds",
         "spark_tfrecord.errors",
-        pytest.param("spark_tfrecord._spec", marks=pytest.mark.tensorflow),
-        pytest.param("spark_tfrecord._tf", marks=pytest.mark.tensorflow),
+        pytest.param("spark_tfrecord._loaders.spec", marks=pytest.mark.tensorflow),
+        pytest.param("spark_tfrecord._loaders.tf", marks=pytest.mark.tensorflow),
     ],
 )
 def test_docstring_examples_run(spark, module: str) -> None:
@@ -149,7 +149,7 @@ def test_helpers_refuse_a_keyword_spark_would_ignore(spark, tmp_path: Path) -> N
 
 
 def test_the_helpers_know_every_documented_option() -> None:
-    from spark_tfrecord._io import OPTIONS
+    from spark_tfrecord._spark.io import OPTIONS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "options.md").read_text()
     documented = re.findall(r"^\| `([^`]+)` \|", doc, flags=re.MULTILINE)

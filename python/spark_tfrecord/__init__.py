@@ -22,10 +22,15 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from spark_tfrecord import errors
-from spark_tfrecord._converter import CACHE_DIR_CONF, Converter, make_converter
-from spark_tfrecord._index import index_path, indexed_files
-from spark_tfrecord._io import RecordType, SaveMode, read, write
-from spark_tfrecord._jars import (
+from spark_tfrecord._format.index import index_path, indexed_files
+from spark_tfrecord._format.manifest import DatasetInfo, FileInfo, dataset_info
+from spark_tfrecord._format.values import Ragged, Sparse
+from spark_tfrecord._loaders.api import grain_source, torch_dataset
+from spark_tfrecord._loaders.spec import feature_spec
+from spark_tfrecord._loaders.tf import tf_dataset
+from spark_tfrecord._spark.converter import CACHE_DIR_CONF, Converter, make_converter
+from spark_tfrecord._spark.io import RecordType, SaveMode, read, write
+from spark_tfrecord._spark.session import (
     EXTENSIONS,
     SUPPORTED_SPARK,
     ScalaVersion,
@@ -33,12 +38,7 @@ from spark_tfrecord._jars import (
     configure,
     jar_path,
 )
-from spark_tfrecord._loaders import grain_source, torch_dataset
-from spark_tfrecord._manifest import DatasetInfo, FileInfo, dataset_info
-from spark_tfrecord._spec import feature_spec
-from spark_tfrecord._tf import tf_dataset
-from spark_tfrecord._tfds import TfdsMode, read_tfds, write_tfds
-from spark_tfrecord._values import Ragged, Sparse
+from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
 
 __all__ = [
     "CACHE_DIR_CONF",

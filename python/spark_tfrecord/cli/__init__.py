@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast, get_args
 
 from spark_tfrecord import errors
-from spark_tfrecord._io import Compression, RecordType, SaveMode
-from spark_tfrecord._manifest import MANIFEST_NAME, DatasetInfo, read_manifest
-from spark_tfrecord._tfds import TfdsMode
+from spark_tfrecord._format.manifest import MANIFEST_NAME, DatasetInfo, read_manifest
+from spark_tfrecord._spark.io import Compression, RecordType, SaveMode
+from spark_tfrecord._spark.tfds import TfdsMode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -123,7 +123,7 @@ def _session(master: str, conf: list[str]) -> SparkSession:
 
     from spark_tfrecord import configure
 
-    quiet = Path(__file__).resolve().parent / "log4j2-cli.properties"
+    quiet = Path(__file__).resolve().parent.parent / "log4j2-cli.properties"
     builder = (
         SparkSession.builder.appName("spark-tfrecord")
         .master(master)

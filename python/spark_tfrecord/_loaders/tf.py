@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
 if TYPE_CHECKING:
-    from spark_tfrecord._manifest import DatasetInfo
+    from spark_tfrecord._format.manifest import DatasetInfo
 
 
 class InputContextLike(Protocol):
@@ -72,7 +72,7 @@ def _spec(
     path: str, info: DatasetInfo, columns: Sequence[str] | str | None, label: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The context (or Example) spec and the sequence spec (SequenceExample only) to parse."""
-    from spark_tfrecord._spec import feature_spec
+    from spark_tfrecord._loaders.spec import feature_spec
 
     if info.source == "counted" and not isinstance(columns, str):
         raise ValueError(
@@ -167,7 +167,7 @@ def tf_dataset(
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    from spark_tfrecord._manifest import dataset_info
+    from spark_tfrecord._format.manifest import dataset_info
 
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord import errors
-from spark_tfrecord._files import Files, LocalFiles, file_system, hidden, is_url
-from spark_tfrecord._files import local_path as _local
+from spark_tfrecord._format.files import Files, LocalFiles, file_system, hidden, is_url
+from spark_tfrecord._format.files import local_path as _local
 
 _LOCAL = LocalFiles()
 

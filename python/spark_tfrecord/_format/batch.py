@@ -11,7 +11,7 @@ features.
 It reads the layout every writer produces (one ``features`` field; map entries key then value;
 one kind per Feature; float and int64 lists packed in one run). A record that strays from it
 (unpacked lists, merged messages, unknown fields, a key twice) is decoded whole by the record
-decoder instead (:class:`spark_tfrecord._decoder.ExampleDecoder`), which reads any valid
+decoder instead (:class:`spark_tfrecord._format.decoder.ExampleDecoder`), which reads any valid
 Example; so is a record that the checks here find damaged, so that its error names it.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._decoder import BYTES, UNSET, _bytes_list, varints
+from spark_tfrecord._format.decoder import BYTES, UNSET, _bytes_list, varints
 
 
 class Located:

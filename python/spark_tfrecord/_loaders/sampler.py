@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from spark_tfrecord._source import RecordSource
+    from spark_tfrecord._loaders.source import RecordSource
 
 
 class BlockShuffleSampler:

@@ -15,16 +15,16 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spark_tfrecord._io import write
-from spark_tfrecord._manifest import read_manifest
+from spark_tfrecord._format.manifest import read_manifest
+from spark_tfrecord._spark.io import write
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
-    from spark_tfrecord._grain import GrainSource
-    from spark_tfrecord._tf import Shard
-    from spark_tfrecord._torch import TorchDataset
+    from spark_tfrecord._loaders.grain import GrainSource
+    from spark_tfrecord._loaders.tf import Shard
+    from spark_tfrecord._loaders.torch import TorchDataset
 
 #: The Spark conf key that gives ``cache_dir`` when it is not passed.
 CACHE_DIR_CONF = "spark.tfrecord.converter.cacheDir"
@@ -78,7 +78,7 @@ class Converter:
     ) -> Any:
         """:func:`spark_tfrecord.tf_dataset` of :attr:`path`, with the same arguments: a
         ``tf.data.Dataset`` of the parsed records, of known cardinality."""
-        from spark_tfrecord._tf import tf_dataset
+        from spark_tfrecord._loaders.tf import tf_dataset
 
         return tf_dataset(
             self._path,
@@ -100,13 +100,13 @@ class Converter:
     ) -> TorchDataset:
         """:func:`spark_tfrecord.torch_dataset` of :attr:`path`: a map-style PyTorch dataset of
         the records, decoded in Python (no TensorFlow)."""
-        from spark_tfrecord._loaders import torch_dataset
+        from spark_tfrecord._loaders.api import torch_dataset
 
         return torch_dataset(self._path, columns, transform)
 
     def grain_source(self, columns: Sequence[str] | str | None = None) -> GrainSource:
         """:func:`spark_tfrecord.grain_source` of :attr:`path`, for JAX's Grain loader."""
-        from spark_tfrecord._loaders import grain_source
+        from spark_tfrecord._loaders.api import grain_source
 
         return grain_source(self._path, columns)
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
-from spark_tfrecord._spec import (
+from spark_tfrecord._format.decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
+from spark_tfrecord._format.values import Ragged, Sparse
+from spark_tfrecord._loaders.spec import (
     _BYTES,
     _FLOAT,
     _INT64,
@@ -29,7 +30,6 @@ from spark_tfrecord._spec import (
     _name,
     _simple,
 )
-from spark_tfrecord._values import Ragged, Sparse
 
 
 class ColumnError(Exception):
@@ -399,7 +399,7 @@ class _BatchColumns:
     located features of all its records at once."""
 
     def __init__(self, layout: Layout, buf: bytes, starts: Any, stops: Any) -> None:
-        from spark_tfrecord import _batch
+        from spark_tfrecord._format import batch as _batch
 
         self.batch = _batch
         self.buf = buf

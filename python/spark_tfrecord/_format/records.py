@@ -11,7 +11,7 @@ length and both CRC32C checksums checked.
   in one block of ``block_size`` bytes, with ranged reads (missing groups next to each other in
   one request), into an LRU cache of ``cache_bytes`` per process: reading in order costs one
   request per group; a shuffled epoch costs one request per group when the folder fits in the
-  cache, and none the next epoch; :class:`~spark_tfrecord._sampler.BlockShuffleSampler`'s
+  cache, and none the next epoch; :class:`~spark_tfrecord._loaders.sampler.BlockShuffleSampler`'s
   order, one per group whatever the folder's size.
 - GZIP and ZLIB files cannot be entered in the middle: each is decompressed whole, the first
   time it is read, and kept in the same cache (a file larger than ``cache_bytes`` decompressed
@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord import errors
-from spark_tfrecord._files import file_system
-from spark_tfrecord._index import INDEX_PREFIX, INDEX_SUFFIX
-from spark_tfrecord._manifest import (
+from spark_tfrecord._format.files import file_system
+from spark_tfrecord._format.index import INDEX_PREFIX, INDEX_SUFFIX
+from spark_tfrecord._format.manifest import (
     _FOOTER,
     _HEADER,
     _MASK_DELTA,

@@ -1,8 +1,8 @@
 """TensorFlow parsing specs for a Spark schema, to read our files with `tf.io.parse_example`.
 
 The schema is handled in Spark's JSON form (``StructType.jsonValue()``, the manifest's
-``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._ddl`), so that neither
-pyspark nor a Spark session is needed: a trainer needs only this package and TensorFlow.
+``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._format.ddl`), so that
+neither pyspark nor a Spark session is needed: a trainer needs only this package and TensorFlow.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def feature_spec(
     if isinstance(schema, os.PathLike) or (isinstance(schema, str) and _is_path(schema)):
         struct, counts = _from_manifest(os.fspath(schema), record_type)
     elif isinstance(schema, str):
-        from spark_tfrecord._ddl import parse_ddl
+        from spark_tfrecord._format.ddl import parse_ddl
 
         try:
             struct = parse_ddl(schema)
@@ -373,7 +373,7 @@ def _from_manifest(
     path: str, record_type: str
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
     """The schema JSON and the per-feature value counts of the folder ``path``'s manifest."""
-    from spark_tfrecord._manifest import MANIFEST_NAME, _read_manifest, _Stale, local_path
+    from spark_tfrecord._format.manifest import MANIFEST_NAME, _read_manifest, _Stale, local_path
 
     folder = local_path(path, "feature_spec")
     try:
