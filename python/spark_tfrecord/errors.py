@@ -188,11 +188,18 @@ def install_exception_handler() -> None:
     session otherwise (``spark-submit --jars``). Spark Connect clients raise what the server
     sends and are not changed (docs/errors.md).
     """
+    # Its implementation wraps Py4J, which is Spark's side (spark_tfrecord._spark.errors): the
+    # one import of the package from this module, made when called, so that errors stays a leaf.
     try:
-        from spark_tfrecord._spark import errors as _captured
+        from spark_tfrecord._spark import errors as java_errors
     except ImportError:  # no py4j: a pyspark for Spark Connect only
         return
-    _captured.install()
+    java_errors.install()
+
+
+# Reading Java exceptions (Py4J's, JPype's, a Spark Connect client's) is duck-typed: nothing is
+# imported, so condition() and parameters() work wherever the error comes from. Wrapping Py4J to
+# show our condition first is Spark's side: spark_tfrecord._spark.errors.
 
 
 def java_chain(error: Any) -> list[Any]:

@@ -82,6 +82,12 @@ class RecordSource:
         return ["byteArray"] if self._raw else [c.key for c in self._layout.columns]
 
     @property
+    def reader(self) -> RecordReader:
+        """The records as read, checked, not decoded (by number: ``reader.read(i)``), with where
+        each is (``reader.files``, ``reader.offsets(f)``)."""
+        return self._reader
+
+    @property
     def requests(self) -> int:
         """The ranged reads this process made of the files (0 for local files)."""
         return self._reader.requests
@@ -97,7 +103,7 @@ class RecordSource:
         from spark_tfrecord._loaders.sampler import BlockShuffleSampler
 
         return BlockShuffleSampler(
-            self, seed=seed, window=window, num_replicas=num_replicas, rank=rank
+            self.reader, seed=seed, window=window, num_replicas=num_replicas, rank=rank
         )
 
     def _index(self, i: Any) -> int:

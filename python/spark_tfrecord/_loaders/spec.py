@@ -1,113 +1,57 @@
 """TensorFlow parsing specs for a Spark schema, to read our files with `tf.io.parse_example`.
 
 The schema is handled in Spark's JSON form (``StructType.jsonValue()``, the manifest's
-``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._format.ddl`), so that
-neither pyspark nor a Spark session is needed: a trainer needs only this package and TensorFlow.
+``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._format.ddl`) and walked
+by :func:`spark_tfrecord._format.schema.columns`, the walk the loaders use too, so that neither
+pyspark nor a Spark session is needed: a trainer needs only this package and TensorFlow. A
+pyspark ``StructType`` (or a DataFrame) is read through its ``jsonValue()`` (``schema``),
+without importing pyspark.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, Union, overload
+from typing import Any, Literal, Protocol, Union, overload, runtime_checkable
 
-if TYPE_CHECKING:
-    from pyspark.sql.types import StructType
-
-#: What ``feature_spec`` takes: a pyspark StructType, Spark's JSON of one (a dict), a DDL
-#: string, or the path of a folder written with a manifest.
-Schema = Union["StructType", Mapping[str, Any], str, "os.PathLike[str]"]
-
-_INT64 = ("boolean", "byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz")
-_FLOAT = ("float", "double", "decimal")
-_BYTES = ("string", "binary")
-#: Spark's JSON names of the types whose simpleString differs.
-_SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
+from spark_tfrecord._format.schema import Column, columns
 
 
-def _name(data_type: Any) -> str:
-    """The type's name: ``long``, ``decimal``, ``array``, ``struct``, ``udt``..."""
-    if isinstance(data_type, str):
-        m = re.match(r"[a-z_]+", data_type)
-        return m.group() if m else data_type
-    return str(data_type.get("type"))
+@runtime_checkable
+class StructTypeLike(Protocol):
+    """A pyspark ``StructType`` as ``feature_spec`` reads it: its JSON."""
+
+    def jsonValue(self) -> Any: ...
 
 
-def _is_array(data_type: Any) -> bool:
-    return _name(data_type) == "array"
+class DataFrameLike(Protocol):
+    """A pyspark DataFrame (classic or Spark Connect) as ``feature_spec`` reads it: its
+    schema."""
+
+    @property
+    def schema(self) -> StructTypeLike: ...
 
 
-def _is_struct(data_type: Any) -> bool:
-    return _name(data_type) == "struct"
+#: What ``feature_spec`` takes: a pyspark StructType (or a DataFrame, for its schema), Spark's
+#: JSON of one (a dict), a DDL string, or the path of a folder written with a manifest.
+Schema = Union[StructTypeLike, DataFrameLike, Mapping[str, Any], str, "os.PathLike[str]"]
 
 
-def _is_vector(data_type: Any) -> bool:
-    """A Spark ML (or MLlib) vector: ``{"type": "udt", "class": "...VectorUDT", ...}``."""
-    return _name(data_type) == "udt" and any(
-        str(data_type.get(key, "")).endswith(".VectorUDT") for key in ("class", "pyClass")
-    )
+def _dtype(tf: Any, value: str) -> Any:
+    """The ``tf.io`` dtype of a column's kind of value."""
+    return {"int": tf.int64, "float": tf.float32}.get(value, tf.string)
 
 
-def _simple(data_type: Any) -> str:
-    """Spark's ``simpleString`` of the type, for messages."""
-    name = _name(data_type)
-    if isinstance(data_type, str):
-        return _SIMPLE.get(data_type, data_type)
-    if name == "array":
-        return f"array<{_simple(data_type['elementType'])}>"
-    if name == "map":
-        return f"map<{_simple(data_type['keyType'])},{_simple(data_type['valueType'])}>"
-    if name == "struct":
-        fields = ",".join(f"{f['name']}:{_simple(f['type'])}" for f in data_type["fields"])
-        return f"struct<{fields}>"
-    if _is_vector(data_type):
-        return "vector"
-    return str(data_type.get("class", name))
-
-
-def _dtype(tf: Any, data_type: Any, column: str) -> Any:
-    name = _name(data_type)
-    if name in _INT64:
-        return tf.int64
-    if name in _FLOAT or _is_vector(data_type):
-        return tf.float32
-    if name in _BYTES:
-        return tf.string
-    raise ValueError(
-        f"Column {column!r} has type {_simple(data_type)}, which has no TFRecord feature kind."
-    )
-
-
-def _depth(data_type: Any) -> int:
-    """How many arrays ``data_type`` is nested in (2 for ``array<array<T>>``)."""
-    depth = 0
-    while _is_array(data_type):
-        data_type, depth = data_type["elementType"], depth + 1
-    return depth
-
-
-def _innermost(data_type: Any) -> Any:
-    while _is_array(data_type):
-        data_type = data_type["elementType"]
-    return data_type
-
-
-def _array_of(element: Any) -> dict[str, Any]:
-    return {"type": "array", "elementType": element, "containsNull": True}
-
-
-def _vector_size(field: Mapping[str, Any], column: str, sizes: Mapping[str, int]) -> int:
-    """The size of vector column ``column``: ``sizes`` gives it, else its Spark ML metadata
+def _vector_size(c: Column, sizes: Mapping[str, int]) -> int:
+    """The size of vector column ``c``: ``sizes`` gives it, else its Spark ML metadata
     (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set)."""
-    if column in sizes:
-        return int(sizes[column])
-    attrs = (field.get("metadata") or {}).get("ml_attr", {})
-    if isinstance(attrs, dict) and "num_attrs" in attrs:
-        return int(attrs["num_attrs"])
+    if c.path in sizes:
+        return int(sizes[c.path])
+    if c.has_size:
+        return c.size
     raise ValueError(
-        f"Column {column!r} is a vector written sparse, and tf.io.SparseFeature needs its size: "
-        f"its metadata has no ml_attr.num_attrs. Give it as sizes={{{column!r}: N}}."
+        f"Column {c.path!r} is a vector written sparse, and tf.io.SparseFeature needs its size: "
+        f"its metadata has no ml_attr.num_attrs. Give it as sizes={{{c.path!r}: N}}."
     )
 
 
@@ -149,13 +93,13 @@ def feature_spec(
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
 
-    ``schema`` is a pyspark ``StructType``, its JSON (``StructType.jsonValue()``), a DDL string
-    (``"id long not null, x array<float>"``), or the path of a folder a spark-tfrecord write
-    left a manifest in (a ``PathLike``, or a string that names an existing file or folder or
-    holds ``://``: any other string is taken for DDL). Neither a Spark session nor pyspark is
-    needed. From a folder, the schema and the record type come from its
-    ``_tfrecord_manifest.json`` (``record_type`` must match it), and its per-feature value
-    counts make these entries dense:
+    ``schema`` is a pyspark ``StructType`` (or a DataFrame: its schema), its JSON
+    (``StructType.jsonValue()``), a DDL string (``"id long not null, x array<float>"``), or the
+    path of a folder a spark-tfrecord write left a manifest in (a ``PathLike``, or a string that
+    names an existing file or folder or holds ``://``: any other string is taken for DDL).
+    Neither a Spark session nor pyspark is needed. From a folder, the schema and the record type
+    come from its ``_tfrecord_manifest.json`` (``record_type`` must match it), and its
+    per-feature value counts make these entries dense:
 
     - a list or vector column with exactly k values in every record:
       ``tf.io.FixedLenFeature([k], dtype)``;
@@ -240,130 +184,60 @@ def feature_spec(
             ) from None
     elif isinstance(schema, Mapping):
         struct = schema
-    else:
-        struct = schema.jsonValue()  # a pyspark StructType
+    elif isinstance(schema, StructTypeLike):  # a pyspark StructType
+        struct = schema.jsonValue()
+    else:  # a DataFrame
+        struct = schema.schema.jsonValue()
     sequence_type = record_type == "SequenceExample"
     known_sizes: Mapping[str, int] = sizes or {}
     context: dict[str, Any] = {}
     sequence: dict[str, Any] = {}
-
-    ragged_size = tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)
-
-    def ragged(data_type: Any, column: str) -> Any:
-        return tf.io.RaggedFeature(_dtype(tf, data_type, column), row_splits_dtype=tf.int64)
-
-    def ragged_layout(data_type: Any, name: str, column: str) -> Any:
-        """The list of lists ``data_type`` (depth >= 2) written ragged as feature ``name``."""
-        return tf.io.RaggedFeature(
-            _dtype(tf, _innermost(data_type), column),
-            value_key=name + separator + "ragged_flat_values",
-            partitions=[
-                tf.io.RaggedFeature.RowLengths(name + separator + f"ragged_row_lengths_{k}")
-                for k in range(_depth(data_type) - 1)
-            ],
-            row_splits_dtype=tf.int64,
-        )
-
-    def fixed_length(name: str) -> int | None:
-        """k when the manifest says feature ``name`` has k >= 1 values in every record."""
-        low, high = counts.get(name, (-1, -2))
-        return low if low == high and low >= 1 else None
-
-    def sparse_vector(name: str) -> bool:
-        if vector_layout is not None:
-            return vector_layout == "sparse"
-        # From a manifest: the keys the files hold say how the vector was written.
-        return name not in counts and name + separator + "indices" in counts
-
-    def element_leaves(struct: Mapping[str, Any], name: str, column: str) -> None:
-        for field in struct["fields"]:
-            leaf, path = name + separator + field["name"], column + "." + field["name"]
-            data_type = field["type"]
-            if _is_struct(data_type):
-                element_leaves(data_type, leaf, path)
-            elif _is_array(data_type) and _is_struct(data_type["elementType"]):
-                raise ValueError(
-                    f"Column {path!r}: an array of structs cannot hold arrays of structs."
-                )
-            elif sequence_type and _depth(data_type) > 1:
-                raise ValueError(
-                    f"Column {path!r}: an array of structs in a SequenceExample cannot hold "
-                    "arrays of arrays; record_type='Example' writes them ragged."
-                )
-            elif _is_vector(data_type):
-                raise ValueError(
-                    f"Column {path!r}: a vector inside an array of structs is not supported."
-                )
-            elif not sequence_type:
-                metadata = field.get("metadata") or {}
-                length = int(metadata.get("tfrecord.listLength", 0))
-                if _is_array(data_type) and length > 0 and _depth(data_type) == 1:
-                    # A list of fixed length per element, stored concatenated.
-                    context[leaf] = tf.io.RaggedFeature(
-                        _dtype(tf, data_type["elementType"], path),
-                        value_key=leaf,
-                        partitions=[tf.io.RaggedFeature.UniformRowLength(length)],
-                        row_splits_dtype=tf.int64,
-                    )
-                elif _is_array(data_type):
-                    # One list per element: a list of lists, written ragged.
-                    context[leaf] = ragged_layout(_array_of(data_type), leaf, path)
-                else:
-                    context[leaf] = ragged(data_type, path)
-            elif _is_array(data_type):
-                sequence[leaf] = ragged(data_type["elementType"], path)
+    found = columns(
+        struct, counts, separator=separator, record_type=record_type, vector_layout=vector_layout
+    )
+    for c in found:
+        dtype = _dtype(tf, c.value)
+        if c.sequence:
+            sequence[c.key] = (
+                tf.io.FixedLenSequenceFeature([], dtype, allow_missing=True)
+                if c.shape == "scalar"
+                else tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
+            )
+        elif c.shape == "ragged":
+            context[c.key] = tf.io.RaggedFeature(
+                dtype,
+                value_key=c.features[0],
+                partitions=[tf.io.RaggedFeature.RowLengths(key) for key in c.features[1:]],
+                row_splits_dtype=tf.int64,
+            )
+        elif c.shape == "uniform":
+            context[c.key] = tf.io.RaggedFeature(
+                dtype,
+                value_key=c.key,
+                partitions=[tf.io.RaggedFeature.UniformRowLength(c.length)],
+                row_splits_dtype=tf.int64,
+            )
+        elif c.shape == "vector" and c.sparse:
+            _, indices, values, size = c.features
+            if sequence_type:  # parse_sequence_example takes no SparseFeature in the context
+                for key, part in ((indices, tf.int64), (values, tf.float32), (size, tf.int64)):
+                    context[key] = tf.io.RaggedFeature(part, row_splits_dtype=tf.int64)
+                continue
+            context[c.key] = tf.io.SparseFeature(
+                index_key=indices,
+                value_key=values,
+                dtype=tf.float32,
+                size=_vector_size(c, known_sizes),
+            )
+        elif c.shape in ("list", "vector"):
+            if c.fixed is not None and not c.in_array:  # the manifest: k values in every record
+                context[c.key] = tf.io.FixedLenFeature([c.fixed], dtype)
             else:
-                sequence[leaf] = tf.io.FixedLenSequenceFeature(
-                    [], _dtype(tf, data_type, path), allow_missing=True
-                )
-
-    def leaves(struct: Mapping[str, Any], prefix: str, column_prefix: str, nullable: bool) -> None:
-        for field in struct["fields"]:
-            name, column = prefix + field["name"], column_prefix + field["name"]
-            data_type = field["type"]
-            field_nullable = bool(field.get("nullable", True))
-            if _is_struct(data_type):
-                leaves(data_type, name + separator, column + ".", nullable or field_nullable)
-            elif _is_array(data_type) and _is_struct(data_type["elementType"]):
-                element_leaves(data_type["elementType"], name, column)
-            elif _is_array(data_type) and _is_array(data_type["elementType"]):
-                if not sequence_type:
-                    context[name] = ragged_layout(data_type, name, column)
-                elif _depth(data_type) > 2:
-                    raise ValueError(
-                        f"Column {column!r} is an array of arrays of arrays: a SequenceExample's "
-                        "feature list holds lists only; record_type='Example' writes it ragged."
-                    )
-                else:
-                    sequence[name] = ragged(data_type["elementType"]["elementType"], column)
-            elif _is_vector(data_type) and sparse_vector(name):
-                if sequence_type:  # parse_sequence_example takes no SparseFeature in the context
-                    for part, dtype in (("indices", tf.int64), ("values", tf.float32)):
-                        context[name + separator + part] = tf.io.RaggedFeature(
-                            dtype, row_splits_dtype=tf.int64
-                        )
-                    context[name + separator + "size"] = ragged_size
-                    continue
-                context[name] = tf.io.SparseFeature(
-                    index_key=name + separator + "indices",
-                    value_key=name + separator + "values",
-                    dtype=tf.float32,
-                    size=_vector_size(field, column, known_sizes),
-                )
-            elif _is_array(data_type) or _is_vector(data_type):
-                element = data_type["elementType"] if _is_array(data_type) else data_type
-                dtype = _dtype(tf, element, column)
-                k = fixed_length(name)
-                if k is not None:  # the manifest: k values in every record
-                    context[name] = tf.io.FixedLenFeature([k], dtype)
-                else:
-                    context[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
-            elif fixed_length(name) == 1 or not (nullable or field_nullable):
-                context[name] = tf.io.FixedLenFeature([], _dtype(tf, data_type, column))
-            else:
-                context[name] = tf.io.VarLenFeature(_dtype(tf, data_type, column))
-
-    leaves(struct, "", "", False)
+                context[c.key] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
+        elif c.fixed == 1:  # a scalar every record holds
+            context[c.key] = tf.io.FixedLenFeature([], dtype)
+        else:
+            context[c.key] = tf.io.VarLenFeature(dtype)
     if sequence_type:
         return context, sequence
     return context
@@ -373,9 +247,10 @@ def _from_manifest(
     path: str, record_type: str
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
     """The schema JSON and the per-feature value counts of the folder ``path``'s manifest."""
-    from spark_tfrecord._format.manifest import MANIFEST_NAME, _read_manifest, _Stale, local_path
+    from spark_tfrecord._format.files import local_only
+    from spark_tfrecord._format.manifest import MANIFEST_NAME, _read_manifest, _Stale
 
-    folder = local_path(path, "feature_spec")
+    folder = local_only(path, "feature_spec")
     try:
         info = _read_manifest(folder)
     except _Stale as e:

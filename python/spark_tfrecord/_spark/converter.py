@@ -9,12 +9,12 @@ import json
 import os
 import shutil
 import urllib.parse
-import urllib.request
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from spark_tfrecord._format.files import local_path
 from spark_tfrecord._format.manifest import read_manifest
 from spark_tfrecord._spark.io import write
 
@@ -123,19 +123,18 @@ class Converter:
 
 def _local_folder(cache_dir: str) -> str:
     """``cache_dir`` as an absolute local path: a path, or a ``file:`` URL."""
-    parsed = urllib.parse.urlparse(cache_dir)
-    if parsed.scheme == "file":
-        if parsed.netloc not in ("", "localhost"):
+    scheme = urllib.parse.urlparse(cache_dir).scheme
+    if scheme == "file":
+        if cache_dir.startswith("file://") and not cache_dir.startswith(
+            ("file:///", "file://localhost/")
+        ):
             raise ValueError(f"cache_dir {cache_dir!r}: a file: URL of another host")
-        path = urllib.request.url2pathname(parsed.path)
-    elif len(parsed.scheme) > 1:  # one letter: a Windows drive
+    elif len(scheme) > 1:  # one letter: a Windows drive
         raise ValueError(
             f"cache_dir {cache_dir!r}: make_converter takes a local path or a file: URL; object "
             "stores (s3a://, gs://, ...) are not supported yet."
         )
-    else:
-        path = cache_dir
-    return os.path.abspath(os.path.expanduser(path))
+    return os.path.abspath(os.path.expanduser(local_path(cache_dir)))
 
 
 def _is_connect(df: Any) -> bool:
