@@ -23,18 +23,17 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from spark_tfrecord import _manifest
+from spark_tfrecord._format import crc, manifest
 
 
 def _frame(data: bytes) -> bytes:
     header = struct.pack("<Q", len(data))
-    masked = _manifest._masked
-    crc = _manifest._crc32c()[0]
+    checksum = crc.crc32c()
     return (
         header
-        + struct.pack("<I", masked(crc(header)))
+        + struct.pack("<I", crc.masked(checksum(header)))
         + data
-        + struct.pack("<I", masked(crc(data)))
+        + struct.pack("<I", crc.masked(checksum(data)))
     )
 
 
@@ -52,7 +51,7 @@ def _write(folder: Path, mb: int, record_bytes: int) -> tuple[Path, Path]:
 
 
 def _implementations() -> list[tuple[str, Callable[[Any], int]]]:
-    found: list[tuple[str, Callable[[Any], int]]] = [("pure Python", _manifest._crc32c_python)]
+    found: list[tuple[str, Callable[[Any], int]]] = [("pure Python", crc._crc32c_python)]
     try:
         import crc32c
 
@@ -79,13 +78,13 @@ def main() -> None:
     mb = plain.stat().st_size / 1e6
     print(f"{mb:.0f} MB of {args.record_bytes}-byte records; load average {os.getloadavg()[0]:.1f}")
     print("| CRC32C | file | records | MB/s of records (median) |\n|---|---|---:|---:|")
-    for name, crc in _implementations():
-        _manifest._crc32c_impl = (crc, name)
+    for name, implementation in _implementations():
+        crc._crc32c_impl = (implementation, name)
         for path in (plain, packed):
             times = []
             for _ in range(args.repeat):
                 start = time.perf_counter()
-                n = _manifest.count_records(str(path))
+                n = manifest.count_records(str(path))
                 times.append(time.perf_counter() - start)
             print(f"| {name} | {path.name} | {n:,} | {mb / statistics.median(times):,.1f} |")
 

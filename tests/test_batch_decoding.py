@@ -1,8 +1,9 @@
 """The two ways a trainer-side loader decodes Examples agree: a DataLoader's batch decoded at once
-(``spark_tfrecord._batch``, NumPy over the batch) and record by record (``_decoder``), on every
-layout spark-tfrecord writes and on records only hand-built bytes produce (unpacked lists, merged
-messages, unknown fields, a key twice, entries value first), which the batch path hands to the
-record path whole. Values are compared by their bytes (NaN payloads and -0.0 included)."""
+(``spark_tfrecord._format.batch``, NumPy over the batch) and record by record
+(``_format.decoder``), on every layout spark-tfrecord writes and on records only hand-built bytes
+produce (unpacked lists, merged messages, unknown fields, a key twice, entries value first), which
+the batch path hands to the record path whole. Values are compared by their bytes (NaN payloads
+and -0.0 included)."""
 
 from __future__ import annotations
 

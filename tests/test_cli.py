@@ -554,7 +554,7 @@ def test_existing_destination_seen_by_spark(
     spark, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where the command cannot look first (an object store), Spark's PATH_ALREADY_EXISTS."""
-    monkeypatch.setattr(cli, "_refuse_existing", lambda args: None)
+    monkeypatch.setattr(cli.convert, "_refuse_existing", lambda args: None)
     (tmp_path / "people").mkdir()
     csv = str(REPO / "examples" / "people.csv")
     assert cli.main(["convert", csv, str(tmp_path / "people")]) == 6

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import spark_tfrecord
-from spark_tfrecord import _converter
+from spark_tfrecord._spark import converter as _converter
 from support import child_env
 from test_connect import Server, run_child, server  # noqa: F401  (the suite's Connect server)
 

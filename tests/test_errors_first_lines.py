@@ -19,7 +19,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 from spark_tfrecord import errors
-from spark_tfrecord._captured import TFRecordJavaError
+from spark_tfrecord._spark.errors import TFRecordJavaError
 from support.tfrecord_bytes import entry, example, feature, frame, int64_list_packed
 
 GOOD = frame(example(entry(b"x", feature("int64", int64_list_packed([1, 2, 3])))))
@@ -70,7 +70,7 @@ def test_a_corrupt_file_read_names_condition_file_and_offset_first(
         "[TFRECORD_CORRUPT_RECORD.LENGTH_CHECKSUM] Corrupt TFRecord: length checksum mismatch "
         f"at byte offset {len(GOOD)} of file:{path}"
     )
-    assert first_lines(e) == (line, f"spark_tfrecord._captured.TFRecordJavaError: {line}")
+    assert first_lines(e) == (line, f"spark_tfrecord._spark.errors.TFRecordJavaError: {line}")
     # What a program caught before, and everything it had: the Java error, Py4J's text.
     assert isinstance(e, Py4JJavaError) and isinstance(e, TFRecordJavaError)
     assert e.java_exception is e.py4j_error.java_exception
@@ -117,7 +117,7 @@ def test_a_value_that_does_not_fit_on_write_names_the_column_first(spark, tmp_pa
     )
     text, printed = first_lines(e)
     assert text.startswith(line) and text.endswith(".tfrecord"), text
-    assert printed == f"spark_tfrecord._captured.TFRecordJavaError: {text}"
+    assert printed == f"spark_tfrecord._spark.errors.TFRecordJavaError: {text}"
     assert str(e).splitlines()[1].endswith(".save.")
     assert errors.parameters(e)["column"] == "a"
 

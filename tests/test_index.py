@@ -224,3 +224,22 @@ def test_the_index_command_with_nothing_to_index(tmp_path: Path) -> None:
         f"spark-tfrecord: error: no TFRecord files under {empty} (is it the right path?)"
     ]
     assert sorted(p.name for p in empty.iterdir()) == [".hidden.tfrecord", "_SUCCESS"]
+
+
+def test_indexed_files_lists_data_files_as_dataset_info_does(tmp_path: Path) -> None:
+    """A TFDS dataset's metadata at the root of its folder is not data (it has no index), as
+    ``dataset_info`` lists the folder; below the root such names are data, and hidden names
+    (``_``, ``.``) are skipped everywhere."""
+    for rel in ("dataset_info.json", "features.json", "label.labels.txt", "_SUCCESS", ".a.crc",
+                "_tmp/x.tfrecord", "a.tfrecord", "_a.tfrecord.idx", "day=1/features.json",
+                "day=1/_features.json.idx"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"")
+    assert spark_tfrecord.indexed_files(str(tmp_path)) == [
+        (str(tmp_path / "a.tfrecord"), str(tmp_path / "_a.tfrecord.idx")),
+        (str(tmp_path / "day=1" / "features.json"), str(tmp_path / "day=1" / "_features.json.idx")),
+    ]
+    assert [f.path for f in spark_tfrecord.dataset_info(str(tmp_path)).files] == [
+        str(tmp_path / "a.tfrecord"),
+        str(tmp_path / "day=1" / "features.json"),
+    ]

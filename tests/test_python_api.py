@@ -94,6 +94,29 @@ def test_import_starts_nothing() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_import_needs_no_pyspark_and_the_spark_names_load_when_used() -> None:
+    """In an environment without pyspark, py4j and JPype (a trainer's), the package imports;
+    the Spark side's names are listed, and each loads (from its module) when first used."""
+    code = (
+        "from support.imported_modules import main\n"
+        "assert main('spark_tfrecord', ['pyspark', 'py4j', 'jpype']) == []\n"
+        "import spark_tfrecord\n"
+        "print(sorted(n for n in spark_tfrecord.__all__ if n not in vars(spark_tfrecord)))\n"
+        "print('read' in dir(spark_tfrecord), spark_tfrecord.read.__module__)\n"
+        "print('read' in vars(spark_tfrecord), main('spark_tfrecord'))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=child_env()
+    )
+    assert result.stdout.splitlines() == [
+        "['CACHE_DIR_CONF', 'Converter', 'EXTENSIONS', 'RecordType', 'SUPPORTED_SPARK', "
+        "'SaveMode', 'ScalaVersion', 'TfdsMode', 'add_jar', 'configure', 'jar_path', "
+        "'make_converter', 'read', 'read_tfds', 'write', 'write_tfds']",
+        "True spark_tfrecord._spark.io",
+        "True []",
+    ]
+
+
 def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
     for name in ("a", "b"):
         df = spark.createDataFrame([(name, True)], "name string, flag boolean")
@@ -111,15 +134,15 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
     "module",
     [
         "spark_tfrecord",
-        "spark_tfrecord._io",
-        "spark_tfrecord._jars",
-        "spark_tfrecord._converter",
-        "spark_tfrecord._ddl",
-        "spark_tfrecord._manifest",
-        "spark_tfrecord._tfds",
+        "spark_tfrecord._spark.io",
+        "spark_tfrecord._spark.session",
+        "spark_tfrecord._spark.converter",
+        "spark_tfrecord._format.ddl",
+        "spark_tfrecord._format.manifest",
+        "spark_tfrecord._spark.tfds",
         "spark_tfrecord.errors",
-        pytest.param("spark_tfrecord._spec", marks=pytest.mark.tensorflow),
-        pytest.param("spark_tfrecord._tf", marks=pytest.mark.tensorflow),
+        pytest.param("spark_tfrecord._loaders.spec", marks=pytest.mark.tensorflow),
+        pytest.param("spark_tfrecord._loaders.tf", marks=pytest.mark.tensorflow),
     ],
 )
 def test_docstring_examples_run(spark, module: str) -> None:
@@ -149,7 +172,7 @@ def test_helpers_refuse_a_keyword_spark_would_ignore(spark, tmp_path: Path) -> N
 
 
 def test_the_helpers_know_every_documented_option() -> None:
-    from spark_tfrecord._io import OPTIONS
+    from spark_tfrecord._spark.io import OPTIONS
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "options.md").read_text()
     documented = re.findall(r"^\| `([^`]+)` \|", doc, flags=re.MULTILINE)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import spark_tfrecord
-from spark_tfrecord._shards import _murmur3_int, routing_keys
+from spark_tfrecord._spark.shards import _murmur3_int, routing_keys
 from support.shards_client import ROWS, skewed
 from support.tfrecord_bytes import read_records
 from support.tfrecord_oracle import Column, decode

@@ -21,24 +21,61 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from typing import TYPE_CHECKING, Any
+
 from spark_tfrecord import errors
-from spark_tfrecord._converter import CACHE_DIR_CONF, Converter, make_converter
-from spark_tfrecord._index import index_path, indexed_files
-from spark_tfrecord._io import RecordType, SaveMode, read, write
-from spark_tfrecord._jars import (
-    EXTENSIONS,
-    SUPPORTED_SPARK,
-    ScalaVersion,
-    add_jar,
-    configure,
-    jar_path,
-)
-from spark_tfrecord._loaders import grain_source, torch_dataset
-from spark_tfrecord._manifest import DatasetInfo, FileInfo, dataset_info
-from spark_tfrecord._spec import feature_spec
-from spark_tfrecord._tf import tf_dataset
-from spark_tfrecord._tfds import TfdsMode, read_tfds, write_tfds
-from spark_tfrecord._values import Ragged, Sparse
+from spark_tfrecord._format.index import index_path, indexed_files
+from spark_tfrecord._format.manifest import DatasetInfo, FileInfo, dataset_info
+from spark_tfrecord._format.values import Ragged, Sparse
+from spark_tfrecord._loaders.api import grain_source, torch_dataset
+from spark_tfrecord._loaders.spec import feature_spec
+from spark_tfrecord._loaders.tf import tf_dataset
+
+if TYPE_CHECKING:
+    from spark_tfrecord._spark.converter import CACHE_DIR_CONF, Converter, make_converter
+    from spark_tfrecord._spark.io import RecordType, SaveMode, read, write
+    from spark_tfrecord._spark.session import (
+        EXTENSIONS,
+        SUPPORTED_SPARK,
+        ScalaVersion,
+        add_jar,
+        configure,
+        jar_path,
+    )
+    from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
+
+#: The names of the Spark side, by module: loaded when first used (module ``__getattr__``), so
+#: that ``import spark_tfrecord`` imports no pyspark and works without it.
+_LAZY = {
+    "spark_tfrecord._spark.converter": ("CACHE_DIR_CONF", "Converter", "make_converter"),
+    "spark_tfrecord._spark.io": ("RecordType", "SaveMode", "read", "write"),
+    "spark_tfrecord._spark.session": (
+        "EXTENSIONS",
+        "SUPPORTED_SPARK",
+        "ScalaVersion",
+        "add_jar",
+        "configure",
+        "jar_path",
+    ),
+    "spark_tfrecord._spark.tfds": ("TfdsMode", "read_tfds", "write_tfds"),
+}
+_LAZY_HOME = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_HOME))
+
 
 __all__ = [
     "CACHE_DIR_CONF",

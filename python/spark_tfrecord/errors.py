@@ -181,18 +181,25 @@ def install_exception_handler() -> None:
     PySpark shows a task's error as a ``Py4JJavaError`` whose first line names a Py4J call
     (``An error occurred while calling o147.collectToPython.``): Spark's own error is on the
     outside, and ours is a cause down the Java trace. After this, such an error whose causes
-    hold ours is a ``Py4JJavaError`` still (``spark_tfrecord._captured.TFRecordJavaError``,
+    hold ours is a ``Py4JJavaError`` still (``spark_tfrecord._spark.errors.TFRecordJavaError``,
     with the same ``java_exception``) whose text starts with ``[TFRECORD_…] message``, then
     goes on with the original text. Other errors are unchanged. :func:`spark_tfrecord.configure`
     and :func:`spark_tfrecord.add_jar` call it; call it yourself when the jar reaches the
     session otherwise (``spark-submit --jars``). Spark Connect clients raise what the server
     sends and are not changed (docs/errors.md).
     """
+    # Its implementation wraps Py4J, which is Spark's side (spark_tfrecord._spark.errors): the
+    # one import of the package from this module, made when called, so that errors stays a leaf.
     try:
-        from spark_tfrecord import _captured
+        from spark_tfrecord._spark import errors as java_errors
     except ImportError:  # no py4j: a pyspark for Spark Connect only
         return
-    _captured.install()
+    java_errors.install()
+
+
+# Reading Java exceptions (Py4J's, JPype's, a Spark Connect client's) is duck-typed: nothing is
+# imported, so condition() and parameters() work wherever the error comes from. Wrapping Py4J to
+# show our condition first is Spark's side: spark_tfrecord._spark.errors.
 
 
 def java_chain(error: Any) -> list[Any]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spark_tfrecord._io import RecordType
+from spark_tfrecord._spark.io import RecordType
 
 #: The JVM's logging configuration: off (the command reports failures itself, in one line).
 _LOG4J2 = Path(__file__).resolve().parent / "log4j2-cli.properties"
@@ -91,7 +91,7 @@ def _pyspark_jars() -> Path:
 
 def _class_path() -> list[str]:
     """The bundled jar, the jars of pyspark it uses most (:data:`_SPARK_JARS`), then the rest."""
-    from spark_tfrecord._jars import jar_path
+    from spark_tfrecord._spark.session import jar_path
 
     jars = sorted(p.name for p in _pyspark_jars().glob("*.jar"))
     first = [n for prefix in _SPARK_JARS for n in jars if n.startswith(prefix)]

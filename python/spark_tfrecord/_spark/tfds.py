@@ -14,7 +14,7 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
-from spark_tfrecord._shards import arrange
+from spark_tfrecord._spark.shards import arrange
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

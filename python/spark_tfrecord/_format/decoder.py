@@ -22,6 +22,19 @@ from typing import Any
 
 import numpy as np
 
+from spark_tfrecord._format.wire import MalformedRecord, delimited, packed_varints, skip, varint
+
+__all__ = [
+    "BYTES",
+    "FLOAT",
+    "INT64",
+    "KIND_NAMES",
+    "UNSET",
+    "ExampleDecoder",
+    "MalformedRecord",
+    "bytes_list",
+]
+
 #: ``Feature``'s field numbers, one per kind (its ``oneof kind``); 0: a Feature with none set.
 UNSET, BYTES, FLOAT, INT64 = 0, 1, 2, 3
 KIND_NAMES = {UNSET: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
@@ -32,82 +45,13 @@ _EMPTY_F32 = np.empty(0, np.float32)
 _EMPTY_I64 = np.empty(0, np.int64)
 
 
-class MalformedRecord(Exception):
-    """The record's bytes are not a valid Example; ``key`` is the feature at fault, if known."""
-
-    def __init__(self, reason: str, key: str | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.key = key
-
-
-def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """The varint at ``pos`` (as an unsigned 64-bit number) and the position after it."""
-    result = shift = 0
-    while pos < end:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result & 0xFFFFFFFFFFFFFFFF, pos
-        shift += 7
-        if shift >= 70:
-            raise MalformedRecord("a varint longer than 10 bytes")
-    raise MalformedRecord("a varint runs past the end of its message")
-
-
-def _length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """A length-delimited field's (start, end) after its tag, checked against ``end``."""
-    b = buf[pos] if pos < end else 0x80
-    if b < 0x80:
-        start, n = pos + 1, b
-    else:
-        n, start = _varint(buf, pos, end)
-    stop = start + n
-    if stop > end:
-        raise MalformedRecord(f"a field of {n} bytes runs past the end of its message")
-    return start, stop
-
-
-def _skip(buf: bytes, pos: int, end: int, wire_type: int) -> int:
-    """The position after an unknown field's value (protobuf readers skip unknown fields)."""
-    if wire_type == 0:
-        return _varint(buf, pos, end)[1]
-    if wire_type == 2:
-        return _length(buf, pos, end)[1]
-    size = 8 if wire_type == 1 else 4 if wire_type == 5 else -1
-    if size < 0 or pos + size > end:
-        raise MalformedRecord(f"a field of wire type {wire_type} that cannot be read")
-    return pos + size
-
-
-def varints(buf: bytes, start: int, end: int) -> Any:
-    """The packed varints of ``buf[start:end]`` as an int64 ndarray, vectorized."""
-    b = np.frombuffer(buf, np.uint8, end - start, start)
-    last = b < 0x80
-    if last.all():
-        return b.astype(np.int64)
-    if not last[-1]:
-        raise MalformedRecord("a packed varint list ends inside a varint")
-    ends = np.flatnonzero(last)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    lengths = ends - starts + 1
-    if int(lengths.max()) > 10:
-        raise MalformedRecord("a varint longer than 10 bytes")
-    place = np.arange(b.size) - np.repeat(starts, lengths)
-    parts = (b & 0x7F).astype(np.uint64) << (place.astype(np.uint64) * np.uint64(7))
-    return np.add.reduceat(parts, starts).view(np.int64)
-
-
 def _int64_list(buf: bytes, pos: int, end: int) -> Any:
     """An ``Int64List``'s values: a list of ints when short, else an int64 ndarray."""
     if pos < end and buf[pos] == 0x0A:  # packed, as every writer writes it
-        start, stop = _length(buf, pos + 1, end)
+        start, stop = delimited(buf, pos + 1, end)
         if stop == end:
             if stop - start > 16:
-                return varints(buf, start, stop)
+                return packed_varints(buf, start, stop)
             out = []
             while start < stop:
                 b = buf[start]
@@ -115,7 +59,7 @@ def _int64_list(buf: bytes, pos: int, end: int) -> Any:
                     out.append(b)
                     start += 1
                 else:
-                    v, start = _varint(buf, start, stop)
+                    v, start = varint(buf, start, stop)
                     out.append(v - _TWO_64 if v >= _TWO_63 else v)
             return out
     values: list[int] = []
@@ -123,24 +67,24 @@ def _int64_list(buf: bytes, pos: int, end: int) -> Any:
         tag = buf[pos]
         pos += 1
         if tag == 0x0A:
-            start, stop = _length(buf, pos, end)
+            start, stop = delimited(buf, pos, end)
             while start < stop:
-                v, start = _varint(buf, start, stop)
+                v, start = varint(buf, start, stop)
                 values.append(v - _TWO_64 if v >= _TWO_63 else v)
             pos = stop
         elif tag == 0x08:
-            v, pos = _varint(buf, pos, end)
+            v, pos = varint(buf, pos, end)
             values.append(v - _TWO_64 if v >= _TWO_63 else v)
         else:
-            tag, pos = _varint(buf, pos - 1, end)
-            pos = _skip(buf, pos, end, tag & 7)
+            tag, pos = varint(buf, pos - 1, end)
+            pos = skip(buf, pos, end, tag & 7)
     return values
 
 
 def _float_list(buf: bytes, pos: int, end: int) -> Any:
     """A ``FloatList``'s values, a float32 ndarray (its own copy of the bytes)."""
     if pos < end and buf[pos] == 0x0A:  # packed
-        start, stop = _length(buf, pos + 1, end)
+        start, stop = delimited(buf, pos + 1, end)
         if stop == end:
             if (stop - start) & 3:
                 raise MalformedRecord("a packed float list whose length is not a multiple of 4")
@@ -150,7 +94,7 @@ def _float_list(buf: bytes, pos: int, end: int) -> Any:
         tag = buf[pos]
         pos += 1
         if tag == 0x0A:
-            start, stop = _length(buf, pos, end)
+            start, stop = delimited(buf, pos, end)
             if (stop - start) & 3:
                 raise MalformedRecord("a packed float list whose length is not a multiple of 4")
             chunks.append(buf[start:stop])
@@ -161,25 +105,25 @@ def _float_list(buf: bytes, pos: int, end: int) -> Any:
             chunks.append(buf[pos : pos + 4])
             pos += 4
         else:
-            tag, pos = _varint(buf, pos - 1, end)
-            pos = _skip(buf, pos, end, tag & 7)
+            tag, pos = varint(buf, pos - 1, end)
+            pos = skip(buf, pos, end, tag & 7)
     return np.frombuffer(b"".join(chunks), "<f4").astype(np.float32) if chunks else _EMPTY_F32
 
 
-def _bytes_list(buf: bytes, pos: int, end: int) -> list[bytes]:
+def bytes_list(buf: bytes, pos: int, end: int) -> list[bytes]:
     values = []
     while pos < end:
         tag = buf[pos]
         if tag == 0x0A:
-            start, pos = _length(buf, pos + 1, end)
+            start, pos = delimited(buf, pos + 1, end)
             values.append(buf[start:pos])
         else:
-            tag, pos = _varint(buf, pos, end)
-            pos = _skip(buf, pos, end, tag & 7)
+            tag, pos = varint(buf, pos, end)
+            pos = skip(buf, pos, end, tag & 7)
     return values
 
 
-_LISTS = {BYTES: _bytes_list, FLOAT: _float_list, INT64: _int64_list}
+_LISTS = {BYTES: bytes_list, FLOAT: _float_list, INT64: _int64_list}
 
 
 def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
@@ -190,7 +134,7 @@ def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
         tag = buf[pos]
         field = tag >> 3
         if tag & 7 == 2 and 1 <= field <= 3:
-            start, pos = _length(buf, pos + 1, end)
+            start, pos = delimited(buf, pos + 1, end)
             decoded = _LISTS[field](buf, start, pos)
             if field == kind and values is not None and len(values):
                 if field == BYTES:
@@ -201,8 +145,8 @@ def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
             else:
                 kind, values = field, decoded
         else:
-            tag, pos = _varint(buf, pos, end)
-            pos = _skip(buf, pos, end, tag & 7)
+            tag, pos = varint(buf, pos, end)
+            pos = skip(buf, pos, end, tag & 7)
     return kind, values
 
 
@@ -227,32 +171,32 @@ class ExampleDecoder:
             while pos < end:
                 tag = buf[pos]
                 if tag != 0x0A:  # not Example.features: an unknown field
-                    tag, pos = _varint(buf, pos, end)
-                    pos = _skip(buf, pos, end, tag & 7)
+                    tag, pos = varint(buf, pos, end)
+                    pos = skip(buf, pos, end, tag & 7)
                     continue
                 # Features (repeated occurrences merge: their map entries add up)
-                fpos, fend = _length(buf, pos + 1, end)
+                fpos, fend = delimited(buf, pos + 1, end)
                 pos = fend
                 while fpos < fend:
                     if buf[fpos] != 0x0A:  # not Features.feature
-                        tag, fpos = _varint(buf, fpos, fend)
-                        fpos = _skip(buf, fpos, fend, tag & 7)
+                        tag, fpos = varint(buf, fpos, fend)
+                        fpos = skip(buf, fpos, fend, tag & 7)
                         continue
-                    epos, eend = _length(buf, fpos + 1, fend)
+                    epos, eend = delimited(buf, fpos + 1, fend)
                     fpos = eend
                     key: bytes = b""
                     vstart = vend = -1
                     while epos < eend:  # a map entry: key (1) and value (2), in any order
                         etag = buf[epos]
                         if etag == 0x0A:
-                            kstart, epos = _length(buf, epos + 1, eend)
+                            kstart, epos = delimited(buf, epos + 1, eend)
                             key = buf[kstart:epos]
                         elif etag == 0x12:
-                            vstart, epos = _length(buf, epos + 1, eend)
+                            vstart, epos = delimited(buf, epos + 1, eend)
                             vend = epos
                         else:
-                            etag, epos = _varint(buf, epos, eend)
-                            epos = _skip(buf, epos, eend, etag & 7)
+                            etag, epos = varint(buf, epos, eend)
+                            epos = skip(buf, epos, eend, etag & 7)
                     slot = slots.get(key)
                     if slot is not None:
                         try:

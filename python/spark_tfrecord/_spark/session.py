@@ -23,7 +23,7 @@ ScalaVersion = Literal["2.12", "2.13"]
 SUPPORTED_SPARK: dict[str, ScalaVersion] = {"3.5": "2.12", "4": "2.13"}
 _SCALA_BUILDS: dict[str, tuple[ScalaVersion, ...]] = {"3.5": ("2.12", "2.13"), "4": ("2.13",)}
 
-_JAR_DIR = Path(__file__).resolve().parent / "jars"
+_JAR_DIR = Path(__file__).resolve().parent.parent / "jars"
 
 #: The jar's session extensions (nested column pruning), which :func:`configure` enables.
 EXTENSIONS = "io.github.sparktfrecord.TFRecordExtensions"

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.utils.data
 
-from spark_tfrecord._source import RecordSource
+from spark_tfrecord._loaders.source import RecordSource
 
 
 def _tensor(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Literal, Union, overload
 
-from spark_tfrecord._shards import arrange
+from spark_tfrecord._spark.shards import arrange
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -9,22 +9,22 @@ import json
 import os
 import shutil
 import urllib.parse
-import urllib.request
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spark_tfrecord._io import write
-from spark_tfrecord._manifest import read_manifest
+from spark_tfrecord._format.files import local_path
+from spark_tfrecord._format.manifest import read_manifest
+from spark_tfrecord._spark.io import write
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
-    from spark_tfrecord._grain import GrainSource
-    from spark_tfrecord._tf import Shard
-    from spark_tfrecord._torch import TorchDataset
+    from spark_tfrecord._loaders.grain import GrainSource
+    from spark_tfrecord._loaders.tf import Shard
+    from spark_tfrecord._loaders.torch import TorchDataset
 
 #: The Spark conf key that gives ``cache_dir`` when it is not passed.
 CACHE_DIR_CONF = "spark.tfrecord.converter.cacheDir"
@@ -78,7 +78,7 @@ class Converter:
     ) -> Any:
         """:func:`spark_tfrecord.tf_dataset` of :attr:`path`, with the same arguments: a
         ``tf.data.Dataset`` of the parsed records, of known cardinality."""
-        from spark_tfrecord._tf import tf_dataset
+        from spark_tfrecord._loaders.tf import tf_dataset
 
         return tf_dataset(
             self._path,
@@ -100,13 +100,13 @@ class Converter:
     ) -> TorchDataset:
         """:func:`spark_tfrecord.torch_dataset` of :attr:`path`: a map-style PyTorch dataset of
         the records, decoded in Python (no TensorFlow)."""
-        from spark_tfrecord._loaders import torch_dataset
+        from spark_tfrecord._loaders.api import torch_dataset
 
         return torch_dataset(self._path, columns, transform)
 
     def grain_source(self, columns: Sequence[str] | str | None = None) -> GrainSource:
         """:func:`spark_tfrecord.grain_source` of :attr:`path`, for JAX's Grain loader."""
-        from spark_tfrecord._loaders import grain_source
+        from spark_tfrecord._loaders.api import grain_source
 
         return grain_source(self._path, columns)
 
@@ -123,19 +123,18 @@ class Converter:
 
 def _local_folder(cache_dir: str) -> str:
     """``cache_dir`` as an absolute local path: a path, or a ``file:`` URL."""
-    parsed = urllib.parse.urlparse(cache_dir)
-    if parsed.scheme == "file":
-        if parsed.netloc not in ("", "localhost"):
+    scheme = urllib.parse.urlparse(cache_dir).scheme
+    if scheme == "file":
+        if cache_dir.startswith("file://") and not cache_dir.startswith(
+            ("file:///", "file://localhost/")
+        ):
             raise ValueError(f"cache_dir {cache_dir!r}: a file: URL of another host")
-        path = urllib.request.url2pathname(parsed.path)
-    elif len(parsed.scheme) > 1:  # one letter: a Windows drive
+    elif len(scheme) > 1:  # one letter: a Windows drive
         raise ValueError(
             f"cache_dir {cache_dir!r}: make_converter takes a local path or a file: URL; object "
             "stores (s3a://, gs://, ...) are not supported yet."
         )
-    else:
-        path = cache_dir
-    return os.path.abspath(os.path.expanduser(path))
+    return os.path.abspath(os.path.expanduser(local_path(cache_dir)))
 
 
 def _is_connect(df: Any) -> bool:

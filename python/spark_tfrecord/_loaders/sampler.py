@@ -17,21 +17,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from spark_tfrecord._source import RecordSource
+    from spark_tfrecord._format.records import RecordReader
 
 
 class BlockShuffleSampler:
-    """The record numbers of one epoch, block-shuffled (see the module); a sampler for
-    ``DataLoader(ds, sampler=...)``. With ``num_replicas`` > 1 (distributed training) each rank
-    takes its own contiguous run of the epoch's order, ``len(ds) // num_replicas`` records (the
-    last ``len(ds) % num_replicas`` records of the order are read by no rank that epoch, as
-    ``DistributedSampler(drop_last=True)`` drops them), so every rank reads the same number of
-    batches. Call :meth:`set_epoch` before each epoch, as with ``DistributedSampler``; every rank
-    must be given the same ``seed``."""
+    """The record numbers of one epoch of ``reader``'s records, block-shuffled (see the
+    module); a sampler for ``DataLoader(ds, sampler=...)``, which
+    :meth:`~spark_tfrecord._loaders.source.RecordSource.block_sampler` makes. With
+    ``num_replicas`` > 1 (distributed training) each rank takes its own contiguous run of the
+    epoch's order, ``len(ds) // num_replicas`` records (the last ``len(ds) % num_replicas``
+    records of the order are read by no rank that epoch, as ``DistributedSampler(drop_last=True)``
+    drops them), so every rank reads the same number of batches. Call :meth:`set_epoch` before
+    each epoch, as with ``DistributedSampler``; every rank must be given the same ``seed``."""
 
     def __init__(
         self,
-        source: RecordSource,
+        reader: RecordReader,
         *,
         seed: int = 0,
         window: int | None = None,
@@ -40,7 +41,6 @@ class BlockShuffleSampler:
     ) -> None:
         if not 0 <= rank < num_replicas:
             raise ValueError(f"rank must be in [0, {num_replicas}), not {rank}")
-        reader = source._reader
         if window is None:
             window = max(1, reader.cache_bytes // reader.block_size // 2)
         if window < 1:
@@ -48,7 +48,7 @@ class BlockShuffleSampler:
         self.seed, self.window = seed, window
         self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
-        self._length = len(source) // num_replicas
+        self._length = len(reader) // num_replicas
         # The records of each block (the block its record starts in), in file order.
         groups: list[Any] = []
         first = 0

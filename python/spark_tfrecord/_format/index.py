@@ -10,37 +10,27 @@ from __future__ import annotations
 
 import os
 
-#: What the index of data file ``name`` is called: ``_`` + ``name`` + ``.idx``.
-INDEX_PREFIX, INDEX_SUFFIX = "_", ".idx"
+from spark_tfrecord._format.files import INDEX_PREFIX, INDEX_SUFFIX, LocalFiles, index_path
 
-
-def index_path(data_file: str) -> str:
-    """The path of the index of ``data_file``: ``_<name>.idx`` in the same directory.
-
-    >>> index_path("/data/train/part-00000-1b2c.c000.tfrecord")
-    '/data/train/_part-00000-1b2c.c000.tfrecord.idx'
-    """
-    head, name = os.path.split(data_file)
-    return os.path.join(head, INDEX_PREFIX + name + INDEX_SUFFIX)
+__all__ = ["INDEX_PREFIX", "INDEX_SUFFIX", "index_path", "indexed_files"]
 
 
 def indexed_files(path: str) -> list[tuple[str, str]]:
     """The data files under the local directory ``path`` with their indexes, sorted by path.
 
     Data files are found as Spark finds them: recursively (``name=value`` partition directories
-    included), skipping names that start with ``_`` or ``.``. A data file without its index
-    raises ``FileNotFoundError`` naming it, so a trainer never silently reads fewer files than
-    were written.
+    included), skipping names that start with ``_`` or ``.`` and, at the root, a TFDS dataset's
+    metadata (``dataset_info.json``, ``features.json``), as :func:`dataset_info` lists them. A
+    data file without its index raises ``FileNotFoundError`` naming it, so a trainer never
+    silently reads fewer files than were written.
     """
     if os.path.isfile(path):
         found = [path]
+    elif os.path.isdir(path):
+        files = LocalFiles()
+        found = [files.join(path, rel) for rel, _ in files.list_data(path)]
     else:
-        found = []
-        for root, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
-            found += [os.path.join(root, f) for f in files if not f.startswith(("_", "."))]
-        if not os.path.isdir(path):
-            raise FileNotFoundError(f"no such file or directory: {path}")
+        raise FileNotFoundError(f"no such file or directory: {path}")
     pairs = []
     for data in sorted(found):
         index = index_path(data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spark_tfrecord._source import RecordSource
+from spark_tfrecord._loaders.source import RecordSource
 
 
 class GrainSource(RecordSource):

@@ -11,25 +11,14 @@ batch (:meth:`Layout.collate`). Kinds are TensorFlow's: int64, float32, bytes (`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
-from spark_tfrecord._spec import (
-    _BYTES,
-    _FLOAT,
-    _INT64,
-    _depth,
-    _innermost,
-    _is_array,
-    _is_struct,
-    _is_vector,
-    _name,
-    _simple,
-)
-from spark_tfrecord._values import Ragged, Sparse
+from spark_tfrecord._format import batch as batch_decoder
+from spark_tfrecord._format.decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
+from spark_tfrecord._format.schema import Column, columns, select
+from spark_tfrecord._format.values import Ragged, Sparse
 
 
 class ColumnError(Exception):
@@ -44,126 +33,12 @@ _KINDS = {"int": INT64, "float": FLOAT, "str": BYTES, "bytes": BYTES}
 _DTYPES = {"int": np.int64, "float": np.float32}
 
 
-@dataclass
-class Column:
-    """One key of the records a reader gives, and the features it is read from."""
-
-    key: str
-    #: "int", "float", "str" or "bytes".
-    value: str
-    #: "scalar", "list", "ragged" (``depth`` levels), "uniform" (``length`` per element),
-    #: "vector" (``sparse``: written with vectorLayout=sparse).
-    shape: str
-    #: Values in every record when the manifest says so (1 for a scalar always there).
-    fixed: int | None = None
-    depth: int = 1
-    length: int = 0
-    sparse: bool = False
-    #: A vector's size when its Spark ML metadata gives it (``ml_attr.num_attrs``), else 0.
-    size: int = 0
-    features: list[str] = field(default_factory=list)
-    #: The decoder's slot of each feature, set by :class:`Layout`.
-    slots: list[int] = field(default_factory=list)
-
-
-def _value_kind(data_type: Any, column: str) -> str:
-    name = _name(data_type)
-    if name in _INT64:
-        return "int"
-    if name in _FLOAT or _is_vector(data_type):
-        return "float"
-    if name == "string":
-        return "str"
-    if name in _BYTES:
-        return "bytes"
-    raise ValueError(
-        f"Column {column!r} has type {_simple(data_type)}, which has no TFRecord feature kind."
-    )
-
-
-def _columns(
-    struct: Mapping[str, Any], counts: Mapping[str, tuple[int, int]], separator: str
-) -> list[Column]:
-    """The schema's columns, as ``feature_spec`` lays them out for an Example."""
-    out: list[Column] = []
-
-    def fixed(name: str) -> int | None:
-        low, high = counts.get(name, (-1, -2))
-        return low if low == high and low >= 1 else None
-
-    def ragged(name: str, data_type: Any, path: str) -> Column:
-        depth = _depth(data_type)
-        features = [name + separator + "ragged_flat_values"]
-        features += [name + separator + f"ragged_row_lengths_{k}" for k in range(depth - 1)]
-        value = _value_kind(_innermost(data_type), path)
-        return Column(name, value, "ragged", depth=depth, features=features)
-
-    def element_leaves(struct: Mapping[str, Any], name: str, column: str) -> None:
-        for f in struct["fields"]:
-            leaf, path, data_type = name + separator + f["name"], f"{column}.{f['name']}", f["type"]
-            if _is_struct(data_type):
-                element_leaves(data_type, leaf, path)
-            elif _is_vector(data_type) or _is_struct(_innermost(data_type)):
-                raise ValueError(f"Column {path!r}: not a type an array of structs can hold.")
-            elif _is_array(data_type):
-                length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
-                if length > 0 and _depth(data_type) == 1:
-                    value = _value_kind(data_type["elementType"], path)
-                    out.append(Column(leaf, value, "uniform", length=length, features=[leaf]))
-                else:
-                    array_of = {"type": "array", "elementType": data_type, "containsNull": True}
-                    out.append(ragged(leaf, array_of, path))
-            else:
-                value = _value_kind(data_type, path)
-                out.append(Column(leaf, value, "list", fixed=fixed(leaf), features=[leaf]))
-
-    def leaves(struct: Mapping[str, Any], prefix: str, column_prefix: str, nullable: bool) -> None:
-        for f in struct["fields"]:
-            name, column, data_type = prefix + f["name"], column_prefix + f["name"], f["type"]
-            field_nullable = nullable or bool(f.get("nullable", True))
-            if _is_struct(data_type):
-                leaves(data_type, name + separator, column + ".", field_nullable)
-            elif _is_array(data_type) and _is_struct(_innermost(data_type)):
-                if _depth(data_type) > 1:
-                    raise ValueError(f"Column {column!r}: arrays of arrays of structs.")
-                element_leaves(_innermost(data_type), name, column)
-            elif _is_array(data_type) and _is_array(data_type["elementType"]):
-                out.append(ragged(name, data_type, column))
-            elif _is_vector(data_type):
-                parts = [name + separator + p for p in ("indices", "values", "size")]
-                sparse = name not in counts and parts[0] in counts
-                attrs = (f.get("metadata") or {}).get("ml_attr", {})
-                size = int(attrs.get("num_attrs", 0)) if isinstance(attrs, dict) else 0
-                out.append(
-                    Column(
-                        name,
-                        "float",
-                        "vector",
-                        fixed=fixed(name),
-                        sparse=sparse,
-                        size=size,
-                        features=[name, *parts],
-                    )
-                )
-            elif _is_array(data_type):
-                value = _value_kind(data_type["elementType"], column)
-                out.append(Column(name, value, "list", fixed=fixed(name), features=[name]))
-            else:
-                value = _value_kind(data_type, column)
-                always = fixed(name) == 1 or not field_nullable
-                fixed_one = 1 if always else None
-                out.append(Column(name, value, "scalar", fixed=fixed_one, features=[name]))
-
-    leaves(struct, "", "", False)
-    return out
-
-
 class Layout:
     """The columns a reader gives, decided once: a decoder of their features, and how a
     record's features become values and records a batch."""
 
-    def __init__(self, columns: Sequence[Column]) -> None:
-        self.columns = list(columns)
+    def __init__(self, chosen: Sequence[Column]) -> None:
+        self.columns = list(chosen)
         keys: dict[str, int] = {}
         for c in self.columns:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
@@ -399,12 +274,10 @@ class _BatchColumns:
     located features of all its records at once."""
 
     def __init__(self, layout: Layout, buf: bytes, starts: Any, stops: Any) -> None:
-        from spark_tfrecord import _batch
-
-        self.batch = _batch
+        self.batch = batch_decoder
         self.buf = buf
         self.size = len(starts)
-        self.located = _batch.locate(buf, starts, stops, layout.decoder_keys)
+        self.located = batch_decoder.locate(buf, starts, stops, layout.decoder_keys)
         if self.located.fallback.any():
             raise _Fallback
 
@@ -555,16 +428,8 @@ def layout(
 ) -> Layout:
     """The layout of the schema's columns, or of ``selected`` ones (a struct column brings its
     leaves), read from the records at ``where`` (for messages)."""
-    columns = _columns(schema_json, counts, separator)
+    found = list(columns(schema_json, counts, separator=separator))
     if selected is not None:
-        by_key = {c.key: c for c in columns}
-        chosen: dict[str, Column] = {}
-        for name in selected:
-            keys = [k for k in by_key if k == name or k.startswith(name + separator)]
-            if not keys:
-                raise ValueError(
-                    f"Column {name!r} is not in the records of {where}; they hold {sorted(by_key)}."
-                )
-            chosen.update((k, by_key[k]) for k in keys)
-        columns = list(chosen.values())
-    return Layout(columns)
+        by_key = {c.key: c for c in found}
+        found = [by_key[k] for k in select(list(by_key), selected, where, separator)]
+    return Layout(found)

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from spark_tfrecord._grain import GrainSource
-    from spark_tfrecord._torch import TorchDataset
+    from spark_tfrecord._loaders.grain import GrainSource
+    from spark_tfrecord._loaders.torch import TorchDataset
 
 
 def torch_dataset(
@@ -60,7 +60,7 @@ def torch_dataset(
     >>> batch["id"].tolist(), batch["x"].shape
     ([0, 1, 2, 3], torch.Size([4, 2]))
     """
-    from spark_tfrecord._torch import TorchDataset
+    from spark_tfrecord._loaders.torch import TorchDataset
 
     return TorchDataset(
         os.fspath(path),
@@ -95,7 +95,7 @@ def grain_source(
     >>> len(src), src[4]
     (5, {'id': np.int64(4)})
     """
-    from spark_tfrecord._grain import GrainSource
+    from spark_tfrecord._loaders.grain import GrainSource
 
     return GrainSource(
         os.fspath(path),

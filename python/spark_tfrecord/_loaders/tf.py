@@ -7,8 +7,10 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
+from spark_tfrecord._format.schema import select
+
 if TYPE_CHECKING:
-    from spark_tfrecord._manifest import DatasetInfo
+    from spark_tfrecord._format.manifest import DatasetInfo
 
 
 class InputContextLike(Protocol):
@@ -54,25 +56,11 @@ def _compression_type(codec: str, path: str) -> str:
     return _COMPRESSION_TYPES[codec]
 
 
-def _select(spec: dict[str, Any], columns: Sequence[str], path: str) -> dict[str, Any]:
-    """The entries of ``spec`` for ``columns``: a column's own key, or its leaves ``c/...``
-    (struct leaves; a sparse vector's parts in a SequenceExample)."""
-    chosen: dict[str, Any] = {}
-    for column in columns:
-        keys = [k for k in spec if k == column or k.startswith(column + "/")]
-        if not keys:
-            raise ValueError(
-                f"Column {column!r} is not in the records of {path}; they hold {sorted(spec)}."
-            )
-        chosen.update((k, spec[k]) for k in keys)
-    return chosen
-
-
 def _spec(
     path: str, info: DatasetInfo, columns: Sequence[str] | str | None, label: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The context (or Example) spec and the sequence spec (SequenceExample only) to parse."""
-    from spark_tfrecord._spec import feature_spec
+    from spark_tfrecord._loaders.spec import feature_spec
 
     if info.source == "counted" and not isinstance(columns, str):
         raise ValueError(
@@ -88,7 +76,7 @@ def _spec(
     if columns is not None and not isinstance(columns, str):
         wanted = [*columns, *([label] if label is not None and label not in columns else [])]
         everything = {**context, **sequence}
-        chosen = _select(everything, wanted, path)
+        chosen = {k: everything[k] for k in select(list(everything), wanted, path)}
         context = {k: v for k, v in chosen.items() if k in context}
         sequence = {k: v for k, v in chosen.items() if k in sequence}
     if label is not None and label not in context and label not in sequence:
@@ -167,7 +155,7 @@ def tf_dataset(
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    from spark_tfrecord._manifest import dataset_info
+    from spark_tfrecord._format.manifest import dataset_info
 
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spark_tfrecord import errors
-from spark_tfrecord._columns import ColumnError, Layout, layout
-from spark_tfrecord._decoder import MalformedRecord
-from spark_tfrecord._records import RecordReader
+from spark_tfrecord._format.decoder import MalformedRecord
+from spark_tfrecord._format.layout import ColumnError, Layout, layout
+from spark_tfrecord._format.records import RecordReader
 
 if TYPE_CHECKING:
-    from spark_tfrecord._sampler import BlockShuffleSampler
+    from spark_tfrecord._loaders.sampler import BlockShuffleSampler
 
 
 class RecordSource:
@@ -43,7 +43,7 @@ class RecordSource:
                 "read SequenceExamples with tf_dataset (TensorFlow) or with Spark."
             )
         if isinstance(columns, str):
-            from spark_tfrecord._ddl import parse_ddl
+            from spark_tfrecord._format.ddl import parse_ddl
 
             schema: Mapping[str, Any] = parse_ddl(columns)
             selected: list[str] | None = None
@@ -82,6 +82,12 @@ class RecordSource:
         return ["byteArray"] if self._raw else [c.key for c in self._layout.columns]
 
     @property
+    def reader(self) -> RecordReader:
+        """The records as read, checked, not decoded (by number: ``reader.read(i)``), with where
+        each is (``reader.files``, ``reader.offsets(f)``)."""
+        return self._reader
+
+    @property
     def requests(self) -> int:
         """The ranged reads this process made of the files (0 for local files)."""
         return self._reader.requests
@@ -94,10 +100,10 @@ class RecordSource:
         default as many as half the cache holds). For folders in an object store that do not fit
         ``cache_bytes``, where ``shuffle=True`` costs up to a request per record. With
         ``num_replicas`` and ``rank``, each rank's share, as ``DistributedSampler`` gives."""
-        from spark_tfrecord._sampler import BlockShuffleSampler
+        from spark_tfrecord._loaders.sampler import BlockShuffleSampler
 
         return BlockShuffleSampler(
-            self, seed=seed, window=window, num_replicas=num_replicas, rank=rank
+            self.reader, seed=seed, window=window, num_replicas=num_replicas, rank=rank
         )
 
     def _index(self, i: Any) -> int:

@@ -11,7 +11,7 @@ features.
 It reads the layout every writer produces (one ``features`` field; map entries key then value;
 one kind per Feature; float and int64 lists packed in one run). A record that strays from it
 (unpacked lists, merged messages, unknown fields, a key twice) is decoded whole by the record
-decoder instead (:class:`spark_tfrecord._decoder.ExampleDecoder`), which reads any valid
+decoder instead (:class:`spark_tfrecord._format.decoder.ExampleDecoder`), which reads any valid
 Example; so is a record that the checks here find damaged, so that its error names it.
 """
 
@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._decoder import BYTES, UNSET, _bytes_list, varints
+from spark_tfrecord._format.decoder import BYTES, UNSET, bytes_list
+from spark_tfrecord._format.wire import packed_varints, varints_at
 
 
 class Located:
@@ -36,27 +37,6 @@ class Located:
         self.start = np.zeros((width, size), np.int64)
         self.stop = np.zeros((width, size), np.int64)
         self.fallback = np.zeros(size, bool)
-
-
-def _varint(u8: Any, p: Any, ok: Any) -> tuple[Any, Any, Any]:
-    """The varints (of at most 5 bytes: lengths) at positions ``p``: values, the positions
-    after them, and ``ok`` with False where one is longer or past the buffer. A byte a step,
-    for the records whose varint goes on: most lengths take one or two bytes."""
-    last = len(u8) - 1
-    b = u8[np.minimum(p, last)]
-    more = b >= 0x80
-    if not more.any():
-        return b.astype(np.int64), p + 1, ok & (p <= last)
-    value = (b & 0x7F).astype(np.int64)
-    n = np.ones(len(p), np.int64)
-    for k in range(1, 5):
-        b = u8[np.minimum(p + k, last)]
-        value |= np.where(more, (b & 0x7F).astype(np.int64) << (7 * k), 0)
-        n += more
-        more &= b >= 0x80
-        if not more.any():
-            return value, p + n, ok & (p + n - 1 <= last)
-    return value, p + n, ok & ~more & (p + n - 1 <= last)
 
 
 def _byte(u8: Any, p: Any) -> Any:
@@ -76,7 +56,7 @@ def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Locate
     pos = np.asarray(starts, np.int64)
     nonempty = pos < end
     ok &= ~nonempty | (_byte(u8, pos) == 0x0A)
-    length, body, ok = _varint(u8, pos + 1, ok)
+    length, body, ok = varints_at(u8, pos + 1, ok)
     ok &= ~nonempty | (body + length == end)
     pos = np.where(nonempty, body, end)
     active = ok & (pos < end)
@@ -84,23 +64,23 @@ def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Locate
         rows = np.flatnonzero(active)
         p, e = pos[rows], end[rows]
         good = _byte(u8, p) == 0x0A
-        entry_len, entry, good = _varint(u8, p + 1, good)
+        entry_len, entry, good = varints_at(u8, p + 1, good)
         entry_end = entry + entry_len
         good &= (entry_end <= e) & (_byte(u8, entry) == 0x0A)
-        key_len, key, good = _varint(u8, entry + 1, good)
+        key_len, key, good = varints_at(u8, entry + 1, good)
         key_end = key + key_len
         good &= _byte(u8, key_end) == 0x12
-        value_len, value, good = _varint(u8, key_end + 1, good)
+        value_len, value, good = varints_at(u8, key_end + 1, good)
         value_end = value + value_len
         good &= value_end == entry_end
         tag = _byte(u8, value).astype(np.int64)
         unset = value_len == 0
-        list_len, lst, good_list = _varint(u8, value + 1, good)
+        list_len, lst, good_list = varints_at(u8, value + 1, good)
         good = np.where(unset, good, good_list & ((tag & 7) == 2) & (tag >= 0x0A) & (tag <= 0x1A))
         good &= unset | (lst + list_len == value_end)
         kind = np.where(unset, UNSET, tag >> 3)
         # a non-empty float or int64 list: one packed run filling it
-        run_len, run, good_run = _varint(u8, lst + 1, good)
+        run_len, run, good_run = varints_at(u8, lst + 1, good)
         numeric = ~unset & (kind != BYTES) & (list_len > 0)
         packed = good_run & (_byte(u8, lst) == 0x0A) & (run + run_len == value_end)
         good = np.where(numeric, packed, good)
@@ -162,7 +142,7 @@ def int_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:
     ends = np.cumsum(stop - start)
     done = np.concatenate([[0], np.cumsum(terminal)])[ends]
     counts = np.diff(np.concatenate([[0], done]))
-    return varints(joined, 0, len(joined)), counts
+    return packed_varints(joined, 0, len(joined)), counts
 
 
 def _gather(buf: bytes, start: Any, stop: Any) -> Any:
@@ -178,4 +158,4 @@ def _gather(buf: bytes, start: Any, stop: Any) -> Any:
 
 def bytes_values(buf: bytes, start: Any, stop: Any) -> list[list[bytes]]:
     """The bytes lists ``buf[start[r]:stop[r]]`` (their entries), one list per record."""
-    return [_bytes_list(buf, int(a), int(b)) for a, b in zip(start, stop)]
+    return [bytes_list(buf, int(a), int(b)) for a, b in zip(start, stop)]

@@ -11,7 +11,7 @@ length and both CRC32C checksums checked.
   in one block of ``block_size`` bytes, with ranged reads (missing groups next to each other in
   one request), into an LRU cache of ``cache_bytes`` per process: reading in order costs one
   request per group; a shuffled epoch costs one request per group when the folder fits in the
-  cache, and none the next epoch; :class:`~spark_tfrecord._sampler.BlockShuffleSampler`'s
+  cache, and none the next epoch; :class:`~spark_tfrecord._loaders.sampler.BlockShuffleSampler`'s
   order, one per group whatever the folder's size.
 - GZIP and ZLIB files cannot be entered in the middle: each is decompressed whole, the first
   time it is read, and kept in the same cache (a file larger than ``cache_bytes`` decompressed
@@ -31,30 +31,16 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord import errors
-from spark_tfrecord._files import file_system
-from spark_tfrecord._index import INDEX_PREFIX, INDEX_SUFFIX
-from spark_tfrecord._manifest import (
-    _FOOTER,
-    _HEADER,
-    _MASK_DELTA,
-    DatasetInfo,
-    _chunks,
-    _crc32c,
-    _masked,
-    dataset_info_in,
-    header_length,
-)
+from spark_tfrecord._format.compression import chunks
+from spark_tfrecord._format.crc import crc32c, masked, masked_all
+from spark_tfrecord._format.files import file_system, index_path
+from spark_tfrecord._format.framing import FOOTER, HEADER, header_length
+from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in
 
 _HEADER_STRUCT = struct.Struct("<QI")
 #: Local files kept mapped at once per process (each holds a file descriptor).
 _MAPS = 128
 _FOOTER_STRUCT = struct.Struct("<I")
-
-
-def _masked_all(crcs: Any) -> Any:
-    """:func:`_masked` of an array of CRCs (uint64), as uint32."""
-    rotated = ((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) & np.uint64(0xFFFFFFFF)
-    return ((rotated + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
 class _Cache:
@@ -182,8 +168,7 @@ class RecordReader:
     def _index(self, f: int) -> Any | None:
         """The offsets from the file's index, or None when it has none."""
         path = self.files[f].path
-        name = path.rsplit("/", 1)[-1].rsplit(os.sep, 1)[-1]
-        index = path[: len(path) - len(name)] + INDEX_PREFIX + name + INDEX_SUFFIX
+        index = index_path(path)
         try:
             text = self.files_system.read_bytes(index)
         except (FileNotFoundError, IsADirectoryError):
@@ -209,19 +194,19 @@ class RecordReader:
         found: list[int] = []
         if self.compressions[f] != "none":
             data = self._whole(f)
-            chunks: Any = iter([data])
+            stream: Any = iter([data])
         elif self.files_system.remote:
-            chunks = self._scanned_blocks(f)
+            stream = self._scanned_blocks(f)
         else:
-            chunks = _chunks(path, "none", self.files_system)
+            stream = chunks(path, "none", self.files_system)
         buf, base, pos = b"", 0, 0  # buf[0] is at stream offset base
-        for chunk in chunks:
+        for chunk in stream:
             buf = buf[pos:] + chunk
             base += pos
             pos = 0
-            while len(buf) - pos >= _HEADER:
+            while len(buf) - pos >= HEADER:
                 length = header_length(buf, pos, path, base + pos)
-                framed = _HEADER + length + _FOOTER
+                framed = HEADER + length + FOOTER
                 if len(buf) - pos < framed:
                     break  # the record's end is in a later chunk
                 found.append(base + pos)
@@ -243,7 +228,7 @@ class RecordReader:
         key = (f, "whole")
         data = self._cache.get(key)
         if data is None:
-            data = b"".join(_chunks(self.files[f].path, self.compressions[f], self.files_system))
+            data = b"".join(chunks(self.files[f].path, self.compressions[f], self.files_system))
             self.requests += self.files_system.remote
             if len(data) > self.cache_bytes:
                 raise ValueError(
@@ -330,25 +315,25 @@ class RecordReader:
                 self.files[f].path,
                 offset,
             )
-        crc = _crc32c()[0]
+        crc = crc32c()
         length, length_crc = _HEADER_STRUCT.unpack_from(buf, 0)
-        if _masked(crc(buf[:8])) != length_crc:
+        if masked(crc(buf[:8])) != length_crc:
             raise errors.CorruptFileError(
                 errors.LENGTH_CHECKSUM,
                 "Corrupt TFRecord: length checksum mismatch",
                 self.files[f].path,
                 offset,
             )
-        if length != framed - _HEADER - _FOOTER:
+        if length != framed - HEADER - FOOTER:
             raise errors.CorruptFileError(
                 errors.UNREADABLE,
-                f"the record holds {length} bytes, its index says {framed - _HEADER - _FOOTER}: "
+                f"the record holds {length} bytes, its index says {framed - HEADER - FOOTER}: "
                 "the index is of another file",
                 self.files[f].path,
                 offset,
             )
-        (data_crc,) = _FOOTER_STRUCT.unpack_from(buf, _HEADER + length)
-        if _masked(crc(memoryview(buf)[_HEADER : _HEADER + length])) != data_crc:
+        (data_crc,) = _FOOTER_STRUCT.unpack_from(buf, HEADER + length)
+        if masked(crc(memoryview(buf)[HEADER : HEADER + length])) != data_crc:
             raise errors.CorruptFileError(
                 errors.DATA_CHECKSUM,
                 "Corrupt TFRecord: data checksum mismatch",
@@ -360,7 +345,7 @@ class RecordReader:
     def read(self, i: int) -> tuple[bytes, int, int]:
         """Record ``i``'s data, checked, with its file's number and its offset there."""
         buf, f, offset = self._checked(i)
-        return buf[_HEADER:-_FOOTER], f, offset
+        return buf[HEADER:-FOOTER], f, offset
 
     def read_batch(self, indices: Sequence[int]) -> tuple[bytes, Any, Any]:
         """Records ``indices``, checked, in one buffer: record k is
@@ -387,27 +372,27 @@ class RecordReader:
             ends = starts + sizes
         u8 = np.frombuffer(buf, np.uint8)
         if len(wanted):
-            header = u8[starts[:, None] + np.arange(_HEADER)].copy().view("<u4")
+            header = u8[starts[:, None] + np.arange(HEADER)].copy().view("<u4")
             lengths = header[:, 0].astype(np.int64) | (header[:, 1].astype(np.int64) << 32)
-            footer = u8[(ends - _FOOTER)[:, None] + np.arange(_FOOTER)].copy().view("<u4")[:, 0]
-            crc = _crc32c()[0]
+            footer = u8[(ends - FOOTER)[:, None] + np.arange(FOOTER)].copy().view("<u4")[:, 0]
+            crc = crc32c()
             view = memoryview(buf)
             starts_list, ends_list = starts.tolist(), ends.tolist()
             length_crcs = np.fromiter(
                 (crc(view[a : a + 8]) for a in starts_list), np.uint64, len(starts_list)
             )
             data_crcs = np.fromiter(
-                (crc(view[a + _HEADER : b - _FOOTER]) for a, b in zip(starts_list, ends_list)),
+                (crc(view[a + HEADER : b - FOOTER]) for a, b in zip(starts_list, ends_list)),
                 np.uint64,
                 len(starts_list),
             )
             if (
-                (lengths != sizes - _HEADER - _FOOTER).any()
-                or (_masked_all(length_crcs) != header[:, 2]).any()
-                or (_masked_all(data_crcs) != footer).any()
+                (lengths != sizes - HEADER - FOOTER).any()
+                or (masked_all(length_crcs) != header[:, 2]).any()
+                or (masked_all(data_crcs) != footer).any()
             ):
                 self._first_bad(indices)
-        return buf, starts + _HEADER, ends - _FOOTER
+        return buf, starts + HEADER, ends - FOOTER
 
     def _gather(
         self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
@@ -438,29 +423,8 @@ class RecordReader:
         return found
 
     def _pieces(self, files: list[int], offsets: list[int], sizes: list[int]) -> list[Any]:
-        """The framed records at ``offsets`` of ``files``: from a local file, records next to
-        each other in one read."""
-        if self.files_system.remote or len(files) < 2:
-            return [self._framed(f, o, n) for f, o, n in zip(files, offsets, sizes)]
-        pieces: list[Any] = []
-        k = 0
-        while k < len(files):
-            f, start = files[k], offsets[k]
-            run = k + 1
-            end = start + sizes[k]
-            while run < len(files) and files[run] == f and offsets[run] == end:
-                end += sizes[run]
-                run += 1
-            if run == k + 1 or self.compressions[f] != "none":
-                pieces.append(self._framed(f, start, sizes[k]))
-            else:
-                data = memoryview(self._framed(f, start, end - start))
-                at = 0
-                for j in range(k, run):
-                    pieces.append(data[at : at + sizes[j]])
-                    at += sizes[j]
-            k = run
-        return pieces
+        """The framed records at ``offsets`` of remote ``files``, from the cached groups."""
+        return [self._framed(f, o, n) for f, o, n in zip(files, offsets, sizes)]
 
     def _first_bad(self, indices: Sequence[int]) -> None:
         """Raises the error of the first record of ``indices`` that fails its checks."""

@@ -29,9 +29,13 @@ def metadata(name: str) -> bool:
 
 
 def local_path(path: str) -> str:
-    """``path`` without a ``file:`` scheme (``file:///tmp/x``, Hadoop's ``file:/tmp/x``)."""
+    """``path`` without a ``file:`` scheme (``file:///tmp/x``, ``file://localhost/tmp/x``,
+    Hadoop's ``file:/tmp/x``): the one way this package reads a ``file:`` URL. As Hadoop takes
+    it, ``%`` is not decoded (Spark writes a partition value's ``%20`` into a folder's name)."""
     if path.startswith("file:"):
         path = path[len("file:") :]
+        if path.startswith("//localhost/"):
+            return path[len("//localhost") :]
         return path[2:] if path.startswith("//") else path
     return path
 
@@ -39,6 +43,47 @@ def local_path(path: str) -> str:
 def is_url(path: str) -> bool:
     """A URL of another file system than the local one (``s3://b/k``, not ``file:``)."""
     return "://" in path and not path.startswith("file:")
+
+
+def local_only(path: str, caller: str) -> str:
+    """:func:`local_path` of ``path``; a ValueError naming ``caller`` for another scheme."""
+    if is_url(path):
+        raise ValueError(
+            f"{caller} reads local paths (or file: URLs); {path!r} is not one: copy the "
+            "folder, or read it with Spark"
+        )
+    return local_path(path)
+
+
+#: The characters of Hadoop's glob syntax (``FileSystem.globStatus``), which Spark reads paths
+#: with: ``*``, ``?``, ``[abc]``, and ``{a,b}`` alternatives.
+GLOB_CHARACTERS = "*?[{"
+
+
+def is_glob(path: str) -> bool:
+    """Whether ``path`` is a glob, as Spark (Hadoop) takes it."""
+    return any(c in path for c in GLOB_CHARACTERS)
+
+
+def glob_root(path: str) -> str:
+    """The folder above the first glob character of ``path`` (``path`` itself without one)."""
+    first = min((i for i, c in enumerate(path) if c in GLOB_CHARACTERS), default=-1)
+    return path if first < 0 else path[: path.rfind("/", 0, first) + 1] or "."
+
+
+#: What the index of data file ``name`` is called: ``_`` + ``name`` + ``.idx``.
+INDEX_PREFIX, INDEX_SUFFIX = "_", ".idx"
+
+
+def index_path(data_file: str) -> str:
+    """The path of the index of ``data_file``: ``_<name>.idx`` in the same directory (a local
+    path, or a URL: ``/`` separates its folders).
+
+    >>> index_path("/data/train/part-00000-1b2c.c000.tfrecord")
+    '/data/train/_part-00000-1b2c.c000.tfrecord.idx'
+    """
+    name = data_file.rsplit("/", 1)[-1].rsplit(os.sep, 1)[-1]
+    return data_file[: len(data_file) - len(name)] + INDEX_PREFIX + name + INDEX_SUFFIX
 
 
 class Files:

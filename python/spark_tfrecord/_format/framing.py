@@ -1,0 +1,121 @@
+"""TFRecord framing: each record is its length (uint64, little-endian) and that length's masked
+CRC32C (the 12-byte header), the data, then the data's masked CRC32C (the 4-byte footer).
+
+The header check (:func:`header_length`) is the one that counting, the loaders' scan and the
+compression detection use; :func:`count_stream` walks a (decompressed) stream of records,
+checking both checksums of each, as the data source does.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.crc import crc32c, masked
+
+#: A record's header (length, its CRC) and footer (the data's CRC), in bytes.
+HEADER, FOOTER = 12, 4
+#: The largest record the data source reads (``TFRecordFraming.MaxRecordBytes``).
+MAX_RECORD_BYTES = 2**31 - 1 - 64
+
+_HEADER_FIELDS = struct.Struct("<QI")
+_FOOTER_FIELD = struct.Struct("<I")
+
+
+def sound_header(head: bytes) -> bool:
+    """Whether ``head`` starts with a record header whose length matches its CRC."""
+    if len(head) < HEADER:
+        return False
+    (length_crc,) = _FOOTER_FIELD.unpack_from(head, 8)
+    return bool(masked(crc32c()(head[:8])) == length_crc)
+
+
+def header_length(buf: bytes, pos: int, path: str, offset: int) -> int:
+    """The data length in the record header at ``buf[pos:]`` (stream offset ``offset``),
+    checked against its CRC and the largest record; a CorruptFileError naming ``path``."""
+    length, length_crc = _HEADER_FIELDS.unpack_from(buf, pos)
+    if masked(crc32c()(buf[pos : pos + 8])) != length_crc:
+        raise errors.CorruptFileError(
+            errors.LENGTH_CHECKSUM, "Corrupt TFRecord: length checksum mismatch", path, offset
+        )
+    # A damaged length is refused before its bytes are gathered, as the data source does.
+    if length > MAX_RECORD_BYTES:
+        raise errors.CorruptFileError(
+            errors.RECORD_TOO_LARGE,
+            f"TFRecord of {length} bytes exceeds maxRecordBytes ({MAX_RECORD_BYTES})",
+            path,
+            offset,
+        )
+    return int(length)
+
+
+def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> int:
+    """The number of records in the stream ``chunks`` (a file's bytes, decompressed), every
+    record's length and both checksums checked; ``file_size`` (uncompressed files) refuses a
+    length that runs past the file's end at once. A damaged stream raises
+    :class:`spark_tfrecord.errors.CorruptFileError` naming ``path`` and the record's offset in
+    the stream.
+    """
+    crc = crc32c()
+    unpack_footer = _FOOTER_FIELD.unpack_from
+    stream = iter(chunks)
+    buf = b""
+    pos = 0  # in buf
+    base = 0  # the stream offset of buf[0]
+    count = 0
+
+    def more(need: int) -> bool:
+        """Makes ``need`` bytes available at ``pos``; False if the stream ends first."""
+        nonlocal buf, pos, base
+        parts = [buf[pos:]]
+        have = len(parts[0])
+        base += pos
+        pos = 0
+        for chunk in stream:
+            parts.append(chunk)
+            have += len(chunk)
+            if have >= need:
+                break
+        buf = b"".join(parts)
+        return have >= need
+
+    while True:
+        if len(buf) - pos < HEADER and not more(HEADER):
+            left = len(buf) - pos
+            if left == 0:
+                return count
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: {left} of {HEADER} header bytes",
+                path,
+                base + pos,
+            )
+        length = header_length(buf, pos, path, base + pos)
+        if file_size is not None and length > file_size - (base + pos) - HEADER - FOOTER:
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: the header claims {length} data bytes, but the file ends "
+                f"{file_size - (base + pos) - HEADER} bytes after it",
+                path,
+                base + pos,
+            )
+        end = pos + HEADER + length
+        if len(buf) < end + FOOTER and not more(HEADER + length + FOOTER):
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: stream ends inside a record of {length} data bytes",
+                path,
+                base + pos,
+            )
+        end = pos + HEADER + length
+        (data_crc,) = unpack_footer(buf, end)
+        if masked(crc(memoryview(buf)[pos + HEADER : end])) != data_crc:
+            raise errors.CorruptFileError(
+                errors.DATA_CHECKSUM,
+                "Corrupt TFRecord: data checksum mismatch",
+                path,
+                base + pos,
+            )
+        count += 1
+        pos = end + FOOTER

@@ -1,0 +1,145 @@
+"""How a failure deep in Spark or the JVM is reported: one line, a hint and an exit status, by
+our error's condition (:mod:`spark_tfrecord.errors` finds it among the causes), Spark's error
+condition, or the class of the Java exception."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from spark_tfrecord import errors
+from spark_tfrecord.cli.common import (
+    EXIT_BAD_DATA,
+    EXIT_EXISTS,
+    EXIT_FAILURE,
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    CliError,
+    first_line,
+)
+
+#: Exit statuses by the condition of our error (docs/errors.md lists them), the first that
+#: matches, with the hint shown under the message.
+_CONDITIONS = (
+    (
+        (errors.CORRUPT_RECORD, errors.MALFORMED_RECORD, errors.RECORD_TOO_LARGE),
+        EXIT_BAD_DATA,
+        "the file is damaged or not TFRecord; see docs/errors.md",
+    ),
+    (
+        (errors.DATA_MISMATCH,),
+        EXIT_BAD_DATA,
+        "a value does not fit its column; see docs/errors.md and docs/types.md",
+    ),
+    (
+        (
+            errors.INVALID_OPTION,
+            errors.UNSUPPORTED_TYPE,
+            errors.INVALID_SCHEMA,
+            errors.CANNOT_INFER_SCHEMA,
+        ),
+        EXIT_USAGE,
+        "see spark-tfrecord --help, docs/options.md and docs/types.md",
+    ),
+    (
+        (errors.TFDS_FEATURES,),
+        EXIT_USAGE,
+        "give --cast COLUMN:TYPE or --features FILE; see docs/tfds.md",
+    ),
+    ((errors.DATASET_FOLDER,), EXIT_USAGE, "see docs/tfds.md"),
+)
+#: For errors of Spark or the JVM without a condition of ours: exit statuses by the class of
+#: the Java exception or of one of its causes (or a subclass).
+_JAVA_FAILURES = (
+    (("java.io.FileNotFoundException",), EXIT_NOT_FOUND, "check the path"),
+    (
+        ("java.lang.IllegalArgumentException", "org.apache.spark.sql.AnalysisException"),
+        EXIT_USAGE,
+        "see spark-tfrecord --help, docs/options.md and docs/types.md",
+    ),
+)
+_DEBUG_HINT = "run with SPARK_TFRECORD_DEBUG=1 for the full trace"
+
+
+def explain(exc: Exception) -> CliError:
+    """One line, a hint and an exit status for a failure deep in Spark or the JVM.
+
+    The status follows our error's condition (:mod:`spark_tfrecord.errors` finds it among the
+    causes); Spark's ``PATH_NOT_FOUND`` is a missing input; other errors go by the class of the
+    Java exception or of one of its causes.
+    """
+    chain = errors.java_chain(exc)
+    ours = errors.condition(exc)
+    if ours is not None:
+        for conditions, status, hint in _CONDITIONS:
+            if any(errors.matches(exc, c) for c in conditions):
+                java = [j for j in chain if errors.from_java(j) is not None]
+                message = _describe(exc, java[:1] or chain[-1:])
+                if errors.matches(exc, errors.TFDS_FEATURES):
+                    message = _command_line_words(message)
+                message = message.replace("with the option 'split'", "with --split NAME")
+                if (
+                    errors.matches(exc, errors.DATASET_FOLDER)
+                    and "already has the split" in message
+                ):
+                    return CliError(
+                        message.split(" Write it with mode overwrite")[0],
+                        "use --mode overwrite to replace it, or another --split",
+                        EXIT_EXISTS,
+                    )
+                return CliError(message, hint, status)
+    if _error_condition(exc) == "PATH_ALREADY_EXISTS":
+        return CliError(
+            _describe(exc, chain[:1]), "use --mode overwrite or --mode append", EXIT_EXISTS
+        )
+    if _error_condition(exc) == "PATH_NOT_FOUND":
+        return CliError(_describe(exc, chain[:1]), "check the path", EXIT_NOT_FOUND)
+    for class_names, status, hint in _JAVA_FAILURES:
+        for java in chain:
+            if _java_classes(java).intersection(class_names):
+                return CliError(_describe(exc, [java]), hint, status)
+    # Otherwise the innermost cause says best what went wrong.
+    return CliError(_describe(exc, chain[-1:]), _DEBUG_HINT, EXIT_FAILURE)
+
+
+def _command_line_words(message: str) -> str:
+    """A TFDS features error as the command line says it: its flags, not write_tfds's
+    ``features=``."""
+    column = re.search(r"Column '([^']+)'", message)
+    flag = f"--cast {column.group(1)}:" if column else "--cast COLUMN:"
+    message = message.replace(
+        "Cast it (to bigint, double or string)", f"Cast it ({flag}bigint, double or string)"
+    )
+    return message.replace("give features=", "give --features FILE").replace(
+        "Give features=", "Give --features FILE"
+    )
+
+
+def _java_classes(java: Any) -> set[str]:
+    """The names of a Java object's class and of all its superclasses."""
+    names = set()
+    cls = java.getClass()
+    while cls is not None:
+        names.add(str(cls.getName()))
+        cls = cls.getSuperclass()
+    return names
+
+
+def _error_condition(exc: Exception) -> str | None:
+    """Spark's error condition of a pyspark exception, such as ``PATH_NOT_FOUND``.
+
+    pyspark 4.x has ``getCondition`` (and ``getErrorClass``, deprecated); 3.5 has only
+    ``getErrorClass``.
+    """
+    get = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    condition = get() if get is not None else None
+    return None if condition is None else str(condition)
+
+
+def _describe(exc: Exception, java: list[Any]) -> str:
+    """``ClassName: first line of the message`` of the Java exception if given, else of ``exc``."""
+    if java:
+        name, message = java[0].getClass().getSimpleName(), java[0].getMessage()
+    else:
+        name, message = type(exc).__name__, str(exc)
+    return f"{name}: {first_line(str(message or ''))}"

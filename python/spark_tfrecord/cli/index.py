@@ -1,0 +1,65 @@
+"""``spark-tfrecord index``: the index file of each TFRecord file, for PyTorch and DALI."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from spark_tfrecord.cli.common import EXIT_NOT_FOUND, CliError, session
+
+
+def run(args: argparse.Namespace) -> int:
+    spark = session(args.master, args.conf)
+    options = {"compression": args.compression} if args.compression else {}
+    jvm: Any = spark._jvm
+    start = time.perf_counter()
+    lines = jvm.io.github.sparktfrecord.tools.TFRecordIndex.indexFiles(
+        spark._jsparkSession, list(args.paths), options
+    )
+    seconds = time.perf_counter() - start
+    if len(lines) == 0:
+        raise CliError(
+            f"no TFRecord files under {', '.join(args.paths)}",
+            "is it the right path?",
+            EXIT_NOT_FOUND,
+        )
+    from spark_tfrecord import index_path
+
+    records = total = nanos = 0
+    for line in lines:
+        count, size, took, path = str(line).split("\t", 3)
+        records += int(count)
+        total += int(size)
+        nanos += int(took)
+        print(f"{int(count):>12,} records {int(size):>16,} bytes  {index_path(path)}")
+    print(
+        f"indexed {len(lines)} files: {records:,} records, {total:,} bytes in {seconds:.1f} s "
+        f"({total / 1e6 / max(seconds, 1e-9):,.1f} MB/s; "
+        f"{total / 1e6 / max(nanos / 1e9, 1e-9):,.1f} MB/s per task)"
+    )
+    return 0
+
+
+def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) -> None:
+    """The command's arguments, as a sub-command of ``sub``."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    index = sub.add_parser(
+        "index",
+        parents=parents,
+        help="write index files for PyTorch and DALI",
+        description="Write beside each TFRecord file under PATH its index _<name>.idx (one line "
+        "per record: offset and framed size), as the tfrecord package (PyTorch) and NVIDIA DALI "
+        "read it; what the writeIndex option writes. One Spark task per file, both CRCs of every "
+        "record checked. Files are found as Spark finds them (directories, globs, partitions).",
+        epilog=epilog,
+        formatter_class=formatter,
+    )
+    index.add_argument("paths", nargs="+", metavar="PATH", help="TFRecord file, directory or glob")
+    index.add_argument(
+        "--compression",
+        choices=("none", "gzip"),
+        help="for files without a .gz extension (TensorFlow's GZIP shards): offsets are then "
+        "in the uncompressed stream, as the tfrecord package's compression_type='gzip' reads",
+    )
+    index.set_defaults(run=run)

@@ -1,0 +1,242 @@
+"""``spark-tfrecord inspect``: a TFRecord folder's files, record count, schema and first records;
+a folder with a manifest, or a TensorFlow Datasets folder, from its metadata."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, cast, get_args
+
+from spark_tfrecord._format.files import glob_root, is_glob, is_url, local_path
+from spark_tfrecord._format.manifest import MANIFEST_NAME, DatasetInfo, read_manifest
+from spark_tfrecord._spark.io import Compression, RecordType
+from spark_tfrecord.cli.common import (
+    EXIT_NOT_FOUND,
+    EXIT_USAGE,
+    CliError,
+    load,
+    print_schema,
+    session,
+)
+
+
+def _partition_values(root: str, file: str) -> dict[str, str]:
+    """``name=value`` directories between ``root`` and ``file``, as Spark discovers them."""
+    root_parts = Path(local_path(glob_root(root))).resolve().parts
+    dirs = Path(local_path(file)).parent.parts[len(root_parts) :]
+    return dict(d.split("=", 1) for d in dirs if "=" in d)
+
+
+def _local_options(args: argparse.Namespace) -> dict[str, str]:
+    """The inspector's options: the general decoder only (a few records do not pay for the fast
+    path's trial), and the compression when given."""
+    options = {"decoder": "interpreted"}
+    if args.compression:
+        options["compression"] = args.compression
+    return options
+
+
+def _count(paths: list[str], options: dict[str, str]) -> int:
+    """Records in the files, with a progress bar on stderr when it is a terminal."""
+    from spark_tfrecord import local
+
+    if len(paths) < 8 or not sys.stderr.isatty():
+        return sum(local.count_records(p, **options) for p in paths)
+    from rich.console import Console
+    from rich.progress import Progress
+
+    total = 0
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("counting records", total=len(paths))
+        for path in paths:
+            total += local.count_records(path, **options)
+            progress.advance(task)
+    return total
+
+
+def _show_rows(args: argparse.Namespace, files: list[str], schema: dict[str, Any]) -> None:
+    from spark_tfrecord import local
+
+    partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
+    data_schema = {**schema, "fields": [f for f in schema["fields"] if not f.get("partition")]}
+    options = _local_options(args)
+    shown = 0
+    for path in files:
+        if shown >= args.n:
+            break
+        rows = local.head(
+            [path], data_schema, args.n - shown, record_type=args.record_type, **options
+        )
+        for row in rows:
+            if partitions:
+                row.update(_partition_values(args.path, path))
+            print(json.dumps(row, ensure_ascii=False))
+            shown += 1
+
+
+def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
+    """A folder with a valid manifest: the counts from it, without reading a file or starting
+    the JVM; the schema written; the first records (the JVM) unless ``-n 0``."""
+    from spark_tfrecord import local
+
+    print(f"files: {len(info.files)}, {info.num_bytes:,} bytes")
+    print(f"records: {info.num_records:,} ({MANIFEST_NAME})")
+    root = os.path.join(args.path, "")
+    for f in info.files:
+        print(f"{f.num_records:>12,} records {f.num_bytes:>16,} bytes  {f.path.removeprefix(root)}")
+    # --record-type left at its default: the manifest's.
+    record_type: RecordType = args.record_type
+    if record_type == "Example" and info.record_type in get_args(RecordType):
+        record_type = cast(RecordType, info.record_type)
+    paths = [f.path for f in info.files]
+    options = _local_options(args)
+    if record_type == info.record_type and info.schema_json is not None:
+        schema = json.loads(json.dumps(info.schema_json))
+    else:
+        schema = local.infer_schema(paths, record_type=record_type, **options)
+    for name in info.partition_columns:
+        schema["fields"].append(
+            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
+        )
+    print_schema(schema)
+    if args.n > 0:
+        args.record_type = record_type
+        _show_rows(args, [f.path for f in info.files if f.num_records > 0], schema)
+    return 0
+
+
+def _inspect_local(args: argparse.Namespace) -> int:
+    from spark_tfrecord import local
+
+    path = local_path(args.path)
+    if (
+        not args.split
+        and os.path.isdir(path)
+        and not os.path.exists(os.path.join(path, "dataset_info.json"))
+    ):
+        info = read_manifest(path)
+        if info is not None:
+            args.path = path
+            return _inspect_manifest(args, info)
+    folder = local.tfds_folder(args.path) if not is_glob(args.path) else None
+    if folder is not None:
+        return _inspect_tfds(args, folder)
+    if args.split:
+        raise CliError(
+            f"--split reads a TensorFlow Datasets folder, and {args.path} is not one "
+            "(no dataset_info.json in it or in its one version folder)",
+            "inspect a TFDS dataset as DATA_DIR/NAME or DATA_DIR/NAME/VERSION",
+            EXIT_USAGE,
+        )
+    files = local.list_files(args.path)
+    if not files:
+        raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
+    paths = [f.path for f in files]
+    options = _local_options(args)
+    schema = local.infer_schema(paths, record_type=args.record_type, **options)
+    for name in _partition_values(args.path, files[0].path):
+        schema["fields"].append(
+            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
+        )
+    print(f"files: {len(files)}, {sum(f.size for f in files):,} bytes")
+    print(f"records: {_count(paths, options):,}")
+    print_schema(schema)
+    _show_rows(args, paths, schema)
+    return 0
+
+
+def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
+    from spark_tfrecord import local
+
+    if args.record_type != "Example" or args.compression:
+        raise CliError(
+            f"{folder} is a TensorFlow Datasets folder: uncompressed tf.train.Example shards",
+            "leave out --record-type and --compression",
+            EXIT_USAGE,
+        )
+    name, version, shards = local.tfds_shards(folder)
+    splits = list(dict.fromkeys(s.split for s in shards))
+    if args.split is not None:
+        if args.split not in splits:
+            raise CliError(
+                f"the TFDS dataset {local_path(folder)} has no split {args.split!r} "
+                f"(its splits: {', '.join(splits) or 'none'})",
+                "give one of them to --split, or leave --split out for all",
+                EXIT_USAGE,
+            )
+        splits = [args.split]
+    chosen = [s for s in shards if s.split in splits]
+    print(f"tfds: {name} {version}, {local_path(folder)}")
+    for split in splits:
+        of = [s for s in chosen if s.split == split]
+        print(
+            f"split {split}: files: {len(of)}, {sum(s.size for s in of):,} bytes, "
+            f"records: {sum(s.records for s in of):,} (dataset_info.json)"
+        )
+    print(f"records: {sum(s.records for s in chosen):,}")
+    schema = local.tfds_schema(folder)
+    print_schema(schema)
+    _show_rows(args, [s.path for s in chosen if s.records > 0], schema)
+    return 0
+
+
+def _inspect_spark(args: argparse.Namespace) -> int:
+    spark = session(args.master, args.conf)
+    if args.split:
+        df = spark.read.format("tfrecord").option("split", args.split).load(args.path)
+    else:
+        df = load(spark, args.path, "tfrecord", args)
+    files = df.inputFiles()
+    print(f"files: {len(files)}")
+    print(f"records: {df.count():,}")
+    df.printSchema()
+    df.show(args.n, truncate=False)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.spark or is_url(args.path) or args.schema:
+        return _inspect_spark(args)
+    return _inspect_local(args)
+
+
+def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) -> None:
+    """The command's arguments, as a sub-command of ``sub``."""
+    formatter = argparse.RawDescriptionHelpFormatter
+    inspect = sub.add_parser(
+        "inspect",
+        parents=parents,
+        help="schema, counts and first records",
+        description="Show files, record count, inferred schema and the first records. Local "
+        "paths are read without Spark, by the bundled decoder in a small JVM: for a small "
+        "folder about 2 s of CPU, mostly the JVM's start and its loading of Hadoop's and "
+        "Spark's classes (docs/getting-started.md has the figures); other paths, --schema and "
+        "--spark go through Spark. A folder written by spark-tfrecord, whose "
+        "_tfrecord_manifest.json matches its files, shows the counts (in all and per file) "
+        "and the schema from the manifest, without reading a file; the JVM starts only for "
+        "the first records (none with -n 0). A TensorFlow Datasets folder "
+        "(DATA_DIR/NAME/VERSION, or DATA_DIR/NAME with one version) shows each split, "
+        "counted by its dataset_info.json, and its features.json's schema.",
+        epilog=epilog,
+        formatter_class=formatter,
+    )
+    inspect.add_argument(
+        "path", help="TFRecord file, directory, glob (quoted) or TensorFlow Datasets folder"
+    )
+    inspect.add_argument(
+        "--split",
+        metavar="NAME",
+        help="of a TensorFlow Datasets folder: this split only (default: every split)",
+    )
+    inspect.add_argument(
+        "--compression",
+        choices=get_args(Compression),
+        help="for files without a .gz or .deflate extension (TensorFlow's GZIP / ZLIB shards): "
+        "the data source's compression option",
+    )
+    inspect.add_argument("-n", type=int, default=10, help="records to show (default 10)")
+    inspect.add_argument("--spark", action="store_true", help="use Spark even for local paths")
+    inspect.set_defaults(run=run)
