@@ -11,7 +11,7 @@ column and value it is in.
 
 Only two lines name private names of the package: :func:`_start_jvm` (``local._tools``, which
 starts the JVM on the bundled jar and pyspark's jars) and :func:`schema_of_ddl`
-(``_ddl.parse_ddl``); the restructure of issue 42 changes those lines alone.
+(``_format.ddl.parse_ddl``); the restructure of issue 42 changes those lines alone.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def schema_of_ddl(ddl: str) -> dict[str, Any]:
     """The schema of a DDL string in Spark's JSON form, which both sides are given. (Parsed in
     Python: Spark's parser, in the JVM of `spark_tfrecord.local`, starts Spark's logging, which
     that JVM's simple logger cannot be cast to.)"""
-    from spark_tfrecord._ddl import parse_ddl  # a private name: see _start_jvm
+    from spark_tfrecord._format.ddl import parse_ddl  # a private name: see _start_jvm
 
     return parse_ddl(ddl)
 
