@@ -1,0 +1,1 @@
+"""The TFRecord format in plain Python: framing, compression, manifests and the Example codec."""
