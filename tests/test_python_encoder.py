@@ -66,16 +66,21 @@ def split(stream: bytes, tmp: Path) -> list[bytes]:
     return list(read_records(tmp))
 
 
-def python_stream(df: DataFrame, **options: Any) -> bytes:
+def python_stream(df: DataFrame, *, slices: int = 0, **options: Any) -> bytes:
+    """The encoder's framed records of ``df``; with ``slices``, each batch is encoded in slices
+    of that many rows (arrays that start inside their buffers)."""
     encoder = ExampleEncoder(df.schema, **options)
-    return b"".join(bytes(encoder.encode(b).framed_bytes()) for b in arrow_batches(df))
+    batches = arrow_batches(df)
+    if slices:
+        batches = [b.slice(i, slices) for b in batches for i in range(0, b.num_rows, slices)]
+    return b"".join(bytes(encoder.encode(b).framed_bytes()) for b in batches)
 
 
-def assert_same_records(df: DataFrame, tmp_path: Path, **options: str) -> int:
+def assert_same_records(df: DataFrame, tmp_path: Path, slices: int = 0, **options: str) -> int:
     """The jar's and the encoder's records, compared in order; returns how many."""
     names = {"recordType": "record_type", "pathSeparator": "path_separator"}
     names["vectorLayout"] = "vector_layout"
-    ours = python_stream(df, **{names[k]: v for k, v in options.items()})
+    ours = python_stream(df, slices=slices, **{names[k]: v for k, v in options.items()})
     theirs = jar_stream(df, tmp_path / "jar", **options)
     expected = split(theirs, tmp_path / "jar.records")
     got = split(ours, tmp_path / "py.records")
@@ -143,11 +148,39 @@ SCALAR_ROWS = [
         None,
     ),
     (True, None, 1, None, 0, 3.4028235e38, 1e300, None, None, "a", b"\x00", None, None, None),
-    (None, 1, 2, 3, 2**35, 1.5e-45, 2.0**-149 * 0.5, decimal.Decimal("0.05"), None, "x", b"y")
-    + (datetime.date(1970, 1, 1), datetime.datetime(1970, 1, 1, tzinfo=UTC), None),
+    (
+        None,
+        1,
+        2,
+        3,
+        2**35,
+        1.5e-45,
+        2.0 ** (-149) * 0.5,
+        decimal.Decimal("0.05"),
+        None,
+        "x",
+        b"y",
+        datetime.date(1970, 1, 1),
+        datetime.datetime(1970, 1, 1, tzinfo=UTC),
+        None,
+    ),
     (None,) * 14,
-    (None, None, None, None, None, None, 0.1, decimal.Decimal("16777217.00"))
-    + (decimal.Decimal("3.000000059604644775"), None, None, None, None, None),
+    (
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        0.1,
+        decimal.Decimal("16777217.00"),
+        decimal.Decimal("3.000000059604644775"),
+        None,
+        None,
+        None,
+        None,
+        None,
+    ),
 ]
 
 ARRAYS = " ,".join(
@@ -271,8 +304,16 @@ SEQUENCE = (
     "meta struct<name: string, marks: array<array<bigint>>>, scores array<float>"
 )
 SEQUENCE_ROWS = [
-    (1, "a", [[1.0, 2.0], [3.0]], [["x"], []], [], [(1, [0.5]), (2, [])], ("m", [[1], [2, 3]]))
-    + ([0.5],),
+    (
+        1,
+        "a",
+        [[1.0, 2.0], [3.0]],
+        [["x"], []],
+        [],
+        [(1, [0.5]), (2, [])],
+        ("m", [[1], [2, 3]]),
+        [0.5],
+    ),
     (2, None, [], None, [[]], [], ("n", []), []),
     (3, "c", None, [[""]], None, None, None, None),
     (None, None, None, None, None, None, None, None),
@@ -385,7 +426,7 @@ def test_many_rows_in_many_batches(spark: SparkSession, tmp_path: Path) -> None:
         "IF(id % 5 = 0, NULL, repeat('ab', CAST(id % 40 AS INT))) AS s",
         "named_struct('a', id * 3, 'b', IF(id % 3 = 0, NULL, array(id, -id))) AS st",
     )
-    assert assert_same_records(df, tmp_path) == 20_000
+    assert assert_same_records(df, tmp_path, slices=777) == 20_000
 
 
 # --- the same errors ---------------------------------------------------------------------------
@@ -559,7 +600,10 @@ def test_tensorflow_parses_what_the_encoder_writes(
         (-0.0, [], I64_MAX, [], b"", [], []),
         (None, None, None, None, None, None, None),
     ]
-    schema = "f float, fs array<float>, l bigint, ls array<bigint>, b binary, s array<string>, r array<array<int>>"
+    schema = (
+        "f float, fs array<float>, l bigint, ls array<bigint>, b binary, s array<string>, "
+        "r array<array<int>>"
+    )
     df = spark.createDataFrame(rows, schema)
     path = _write_python(df, tmp_path / "py")
     spec = {
@@ -577,9 +621,7 @@ def test_tensorflow_parses_what_the_encoder_writes(
     }
     parsed = [
         {k: (v.values.numpy() if hasattr(v, "values") and k != "r" else v) for k, v in p.items()}
-        for p in (
-            tf.io.parse_single_example(r, spec) for r in tf.data.TFRecordDataset(str(path))
-        )
+        for p in (tf.io.parse_single_example(r, spec) for r in tf.data.TFRecordDataset(str(path)))
     ]
     first, second, third = parsed
     import numpy as np
@@ -590,6 +632,8 @@ def test_tensorflow_parses_what_the_encoder_writes(
     assert list(first["b"]) == [b"\xff\xfe"] and list(first["s"]) == [b"ok", b""]
     assert first["r"].to_list() == [[1], []]
     assert np.signbit(second["f"][0]) and list(second["fs"]) == []
-    assert list(second["l"]) == [I64_MAX] and list(second["ls"]) == [] and list(second["b"]) == [b""]
+    assert (
+        list(second["l"]) == [I64_MAX] and list(second["ls"]) == [] and list(second["b"]) == [b""]
+    )
     assert second["r"].to_list() == []
     assert all(len(third[k]) == 0 for k in ("f", "fs", "l", "ls", "b", "s"))

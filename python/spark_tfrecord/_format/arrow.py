@@ -78,7 +78,8 @@ def micros(a: Any) -> npt.NDArray[np.int64]:
 def days(a: Any) -> npt.NDArray[np.int64]:
     """A date array's values in days since 1970-01-01 (date32, or date64's milliseconds)."""
     if type_name(a) == "date64[ms]":
-        return np.floor_divide(fixed(a, "<i8"), 86_400_000)
+        days: npt.NDArray[np.int64] = np.floor_divide(fixed(a, "<i8"), 86_400_000)
+        return days
     return fixed(a, "<i4").astype(np.int64)
 
 

@@ -22,27 +22,27 @@ class EncodeError(ValueError):
         *,
         column: str | None = None,
         row: int | None = None,
-        **parameters: str,
+        parameters: dict[str, str] | None = None,
     ) -> None:
         super().__init__(f"[{condition}] {reason}")
         self.condition = condition
         self.reason = reason
         self.column = column
         self.row = row
-        self.parameters: dict[str, str] = dict(parameters)
+        self.parameters: dict[str, str] = dict(parameters or {})
         if column is not None:
             self.parameters["column"] = column
         self.parameters["reason"] = reason
 
-    def getCondition(self) -> str:  # noqa: N802 - PySparkException's name
+    def getCondition(self) -> str:
         """The condition (``TFRECORD_DATA_MISMATCH``...), as PySpark's exceptions give it."""
         return self.condition
 
-    def getErrorClass(self) -> str:  # noqa: N802 - PySparkException's name (3.5)
+    def getErrorClass(self) -> str:
         """The condition, under Spark 3.5's name."""
         return self.condition
 
-    def getMessageParameters(self) -> dict[str, str]:  # noqa: N802 - PySparkException's name
+    def getMessageParameters(self) -> dict[str, str]:
         """The message parameters (``column``, ``reason``...), as the jar gives them."""
         return dict(self.parameters)
 
@@ -55,4 +55,4 @@ def data_error(condition: str, column: str | None, reason: str, row: int) -> Enc
 def argument_error(condition: str, reason: str, **parameters: str) -> EncodeError:
     """A schema or option the encoder refuses when it is built (the jar's argument errors)."""
     column = parameters.pop("column", None)
-    return EncodeError(condition, reason, column=column, **parameters)
+    return EncodeError(condition, reason, column=column, parameters=parameters)

@@ -3,10 +3,10 @@ byte for byte as the jar writes them.
 
 >>> import pyarrow as pa
 >>> encoder = ExampleEncoder("id bigint, x array<float>")
->>> batch = pa.RecordBatch.from_pydict(
-...     {"id": [7], "x": [[1.0, 2.0]]}, schema=pa.schema([("id", pa.int64()), ("x", pa.list_(pa.float32()))]))
+>>> batch = pa.RecordBatch.from_pydict({"id": [7], "x": [[1.0, 2.0]]}, schema=pa.schema(
+...     [("id", pa.int64()), ("x", pa.list_(pa.float32()))]))
 >>> encoder.encode(batch).records()[0].hex()
-'0a230a0b0a0269641205 1a030a0107 0a140a017812 0f120d0a0b0000803f00000040'.replace(' ', '')
+'0a200a0b0a02696412051a030a01070a110a0178120c120a0a080000803f00000040'
 
 The rules are the jar's (``codec/ExampleSerializer`` and the classes it uses): the same type
 table (:mod:`.type_table`), the same features for nested columns, ragged lists, vectors and
@@ -57,7 +57,6 @@ from spark_tfrecord._format.packing import (
     Ragged,
     concat,
     const,
-    contiguous,
     field,
     group,
     materialize,
@@ -101,7 +100,7 @@ class Encoded:
 
     def framed_bytes(self) -> memoryview:
         """The framed records, as written to a ``.tfrecord`` file."""
-        return memoryview(self.framed)
+        return self.framed.data
 
     def record(self, i: int) -> bytes:
         """Record i's data: the serialized message."""
@@ -120,7 +119,9 @@ class _Issues:
     def __init__(self) -> None:
         self.first: tuple[tuple[int, int, tuple[int, ...]], Callable[[], EncodeError]] | None = None
 
-    def add(self, row: int, leaf: int, order: tuple[int, ...], make: Callable[[], EncodeError]) -> None:
+    def add(
+        self, row: int, leaf: int, order: tuple[int, ...], make: Callable[[], EncodeError]
+    ) -> None:
         key = (row, leaf, order)
         if self.first is None or key < self.first[0]:
             self.first = (key, make)
@@ -165,7 +166,9 @@ class ExampleEncoder:
     ) -> None:
         self.schema = schema_json(schema)
         self.record_type = _one_of("recordType", record_type, RECORD_TYPES)
-        self.sparse_vectors = _one_of("vectorLayout", vector_layout, ("dense", "sparse")) == "sparse"
+        self.sparse_vectors = (
+            _one_of("vectorLayout", vector_layout, ("dense", "sparse")) == "sparse"
+        )
         if not path_separator:
             raise argument_error(
                 errors.INVALID_OPTION,
@@ -181,9 +184,7 @@ class ExampleEncoder:
         if self.record_type == BYTE_ARRAY:
             self._byte_column = str(self.schema["fields"][0]["name"])
         self._keys = [_key_header(leaf.name) for leaf in self.leaves]
-        self._in_lists = [
-            self._sequence and depth(leaf.data_type) == 2 for leaf in self.leaves
-        ]
+        self._in_lists = [self._sequence and depth(leaf.data_type) == 2 for leaf in self.leaves]
         self._plans: list[tuple[int, _Plan]] = []
         i = 0
         while i < len(self.leaves):
@@ -327,7 +328,8 @@ def _one_of(option: str, value: str, valid: Sequence[str]) -> str:
             return v
     raise argument_error(
         errors.INVALID_OPTION,
-        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: {', '.join(valid)}.",
+        f"Invalid value '{value}' for TFRecord option '{option}'. "
+        f"Valid values: {', '.join(valid)}.",
         option=option,
         value=str(value),
         valid=", ".join(valid),
@@ -396,7 +398,7 @@ def feature(kind: int, values: Values, unit_offsets: Ints, present: Mask) -> Par
     lo, hi = unit_offsets[:-1], unit_offsets[1:]
     count = np.where(present, hi - lo, 0)
     if kind == KIND_BYTES:
-        buf, off = values  # type: ignore[misc]
+        buf, off = values
         lengths = np.diff(off)
         everyone = np.ones(len(lengths), np.bool_)
         each = field(b"\x0a", single(Ragged(buf, off[:-1], lengths)), everyone)
@@ -522,11 +524,18 @@ def _feature_list_plan(leaf: Leaf, i: int) -> _Plan:
         step_ok = arrow.valid(steps)
         if step_ok is not None:
             step_present &= step_ok
-        for value in _bad_units(values, _ranges(value_offsets[:-1][step_present], np.diff(value_offsets)[step_present])).tolist():
+        for value in _bad_units(
+            values, _ranges(value_offsets[:-1][step_present], np.diff(value_offsets)[step_present])
+        ).tolist():
             step = int(_unit_rows(value_offsets, np.array([value]))[0])
             row = int(_unit_rows(step_offsets, np.array([step]))[0])
             index = value - int(value_offsets[step])
-            issues.add(row, i, (step - int(step_offsets[row]), index), _null_element(leaf.column, index, row))
+            issues.add(
+                row,
+                i,
+                (step - int(step_offsets[row]), index),
+                _null_element(leaf.column, index, row),
+            )
             ok = False
         if not ok:
             return [None]
@@ -539,7 +548,9 @@ def _feature_list_plan(leaf: Leaf, i: int) -> _Plan:
 # --- arrays of structs ------------------------------------------------------------------------
 
 
-def _elements(batch: Any, leaf: Leaf, n: int, i: int, issues: _Issues) -> tuple[Any, Ints, Mask, Ints, bool]:
+def _elements(
+    batch: Any, leaf: Leaf, n: int, i: int, issues: _Issues
+) -> tuple[Any, Ints, Mask, Ints, bool]:
     """An array of structs' leaf: the leaf's array over every element, the rows' element
     offsets, the rows that have the array, the elements used, and whether none is null (the
     jar's ``ElementFieldArray.point``)."""
@@ -613,7 +624,12 @@ def _element_plan(leaf: Leaf, i: int, sequence: bool) -> _Plan:
                     continue
                 row = int(_unit_rows(element_offsets, np.array([element]))[0])
                 index = element - int(element_offsets[row])
-                issues.add(row, i, (index, 1), _wrong_element_length(leaf, index, int(counts[element]), k, row))
+                issues.add(
+                    row,
+                    i,
+                    (index, 1),
+                    _wrong_element_length(leaf, index, int(counts[element]), k, row),
+                )
                 ok = False
         checked = element_ok & (counts == k) if k else element_ok
         values_used = _ranges(value_offsets[:-1][checked], counts[checked])
@@ -639,7 +655,9 @@ def _element_plan(leaf: Leaf, i: int, sequence: bool) -> _Plan:
     return plan
 
 
-def _wrong_element_length(leaf: Leaf, index: int, count: int, k: int, row: int) -> Callable[[], EncodeError]:
+def _wrong_element_length(
+    leaf: Leaf, index: int, count: int, k: int, row: int
+) -> Callable[[], EncodeError]:
     return lambda: data_error(
         errors.DATA_MISMATCH,
         leaf.column,
@@ -671,7 +689,7 @@ def _ragged_plan(leaf: Leaf, i: int, d: int) -> _Plan:
 
     def plan(batch: Any, n: int, issues: _Issues) -> list[_Feature | None]:
         if leaf.in_array_of_structs:
-            level1, rows_offsets, present, used, ok = _elements(batch, leaf, n, i, issues)
+            level1, rows_offsets, present, _used, ok = _elements(batch, leaf, n, i, issues)
             if not ok:
                 return [None] * d
             check_first = False
@@ -821,7 +839,9 @@ def _sparse_vector_plan(leaf: Leaf, i: int) -> _Plan:
         dense = v.dense[rows]
         keep = ~dense | (values.view(np.int64) != 0)
         index_at = np.repeat(v.index_offsets[:-1], entries) + position
-        index = np.where(dense, position, v.indices[np.where(dense, 0, index_at)] if len(v.indices) else 0)
+        index = np.where(
+            dense, position, v.indices[np.where(dense, 0, index_at)] if len(v.indices) else 0
+        )
         counts = np.bincount(rows[keep], minlength=n).astype(np.int64)
         unit_offsets = offsets(counts)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -829,7 +849,9 @@ def _sparse_vector_plan(leaf: Leaf, i: int) -> _Plan:
         size = np.where(v.dense, stored, v.size)
         units = np.arange(n + 1, dtype=np.int64)
         return [
-            _Feature(present, feature(KIND_INT64, index[keep].astype(np.int64), unit_offsets, present)),
+            _Feature(
+                present, feature(KIND_INT64, index[keep].astype(np.int64), unit_offsets, present)
+            ),
             _Feature(present, feature(KIND_FLOAT, floats, unit_offsets, present)),
             _Feature(present, feature(KIND_INT64, size, units, present)),
         ]
@@ -903,7 +925,8 @@ def _tensor_plan(leaf: Leaf, i: int) -> _Plan:
                 raw_values = flat[1][lo:hi]
                 outside = (raw_values < 0) | (raw_values > 255)
                 if outside.any():
-                    problem = f"holds {int(raw_values[np.argmax(outside)])}, which an uint8 tensor cannot hold"
+                    v = int(raw_values[np.argmax(outside)])
+                    problem = f"holds {v}, which an uint8 tensor cannot hold"
             if problem is not None:
                 issues.add(row, i, (), fail(problem, row))
                 ok = False
@@ -937,7 +960,9 @@ def _tensor_values(t: Any, a: Any, dtype: str) -> tuple[Bytes, np.ndarray[Any, A
         read = _read(t, a)  # type: ignore[assignment]
     with np.errstate(over="ignore", invalid="ignore"):
         stored = read.astype(dtype)
-    return stored.view(np.uint8).reshape(len(read), -1) if len(read) else np.zeros((0, 1), np.uint8), read
+    return stored.view(np.uint8).reshape(len(read), -1) if len(read) else np.zeros(
+        (0, 1), np.uint8
+    ), read
 
 
 # --- framing ----------------------------------------------------------------------------------
@@ -975,7 +1000,7 @@ def _frame(record: list[Ragged], n: int) -> Encoded:
     four = np.arange(4, dtype=np.int64)
     framed[(start[:, None] + 8 + four).ravel()] = length_crcs[which].view(np.uint8)
     data_crcs = np.empty(n, "<u4")
-    view = memoryview(framed)
+    view = framed.data
     begin = (start + HEADER_BYTES).tolist()
     end = (off[1:] - FOOTER_BYTES).tolist()
     for r in range(n):

@@ -157,7 +157,9 @@ def leaves(
                 )
             concatenated = not sequence and length > 0 and depth(t) == 1
             if sequence:
-                flat = array_of(array_of(t["elementType"])) if is_array(t) else array_of(array_of(t))
+                flat = (
+                    array_of(array_of(t["elementType"])) if is_array(t) else array_of(array_of(t))
+                )
             elif concatenated:
                 flat = array_of(t["elementType"])
             else:
@@ -211,7 +213,15 @@ def leaves(
             elif sparse_vectors and is_vector(t):
                 for part, suffix in VECTOR_PARTS:
                     out.append(
-                        Leaf(leaf_name + separator + suffix, column, t, t, structs, i, vector_part=part)
+                        Leaf(
+                            leaf_name + separator + suffix,
+                            column,
+                            t,
+                            t,
+                            structs,
+                            i,
+                            vector_part=part,
+                        )
                     )
             else:
                 add(Leaf(leaf_name, column, t, t, structs, i, list_length=list_length(f)))

@@ -167,4 +167,6 @@ def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
         return
     before = offsets(size)[:-1]
     step = np.arange(total, dtype=np.int64)
-    out[np.repeat(pos[at] - before, size) + step] = p.buf[np.repeat(p.start[at] - before, size) + step]
+    out[np.repeat(pos[at] - before, size) + step] = p.buf[
+        np.repeat(p.start[at] - before, size) + step
+    ]

@@ -34,7 +34,10 @@ Values = Union[Int64s, Float32s, tuple[Bytes, Ints]]
 #: Spark's simpleString of the types whose JSON name differs.
 _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
-_VECTOR_CLASSES = ("org.apache.spark.ml.linalg.VectorUDT", "org.apache.spark.mllib.linalg.VectorUDT")
+_VECTOR_CLASSES = (
+    "org.apache.spark.ml.linalg.VectorUDT",
+    "org.apache.spark.mllib.linalg.VectorUDT",
+)
 
 
 class Entry(NamedTuple):
@@ -97,7 +100,11 @@ def simple_string(t: Any) -> str:
     if n == "map":
         return f"map<{simple_string(t['keyType'])},{simple_string(t['valueType'])}>"
     if n == "struct":
-        return "struct<" + ",".join(f"{f['name']}:{simple_string(f['type'])}" for f in t["fields"]) + ">"
+        return (
+            "struct<"
+            + ",".join(f"{f['name']}:{simple_string(f['type'])}" for f in t["fields"])
+            + ">"
+        )
     if is_vector(t):
         return "vector"
     if n == "udt":
@@ -193,7 +200,7 @@ def _decimals(a: Any, scale: int) -> Float32s:
 
 
 def _nearest_float32(unscaled: int, scale: int) -> np.float32:
-    """unscaled × 10^-scale rounded once to float32 (a double rounded again can miss by one)."""
+    """unscaled * 10^-scale rounded once to float32 (a double rounded again can miss by one)."""
     exact = Fraction(unscaled, 10**scale) if scale >= 0 else Fraction(unscaled * 10**-scale)
     d = float(exact)
     with np.errstate(over="ignore"):
