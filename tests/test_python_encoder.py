@@ -13,11 +13,11 @@ import datetime
 import decimal
 import gzip
 import io
-import struct
 import zlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import (
@@ -43,9 +43,11 @@ NAN, INF = float("nan"), float("inf")
 
 
 def arrow_batches(df: DataFrame) -> list[Any]:
-    """The DataFrame's rows as Arrow record batches, in order: the encoder's input."""
-    if hasattr(df, "toArrow"):
-        return list(df.toArrow().to_batches())
+    """The DataFrame's rows as Arrow record batches, in order: the encoder's input, as Spark's
+    ``ArrowWriter`` makes them for a ``DataSourceArrowWriter``. ``_collect_as_arrow`` (3.5 and
+    4.x) rather than 4.x's ``toArrow``, whose last step, a cast to the schema's Arrow types,
+    refuses a null vector (pyspark 4.0.5 with pyarrow 26: "nulls in input cannot be viewed as
+    non-nullable")."""
     return list(df._collect_as_arrow())
 
 
@@ -513,7 +515,6 @@ def test_tensors_that_are_not_rectangular_fail_as_in_the_jar(
         ("s struct<a: map<string, int>>", {}, errors.UNSUPPORTED_TYPE, "s.a"),
         ("o array<struct<i: array<struct<x: int>>>>", {}, errors.UNSUPPORTED_TYPE, "o.i"),
         ("x array<array<array<int>>>", {"recordType": "SequenceExample"}, None, "x"),
-        ("s struct<>", {}, errors.INVALID_SCHEMA, "s"),
         ("`a/b` int, a struct<b: int>", {}, errors.INVALID_SCHEMA, None),
         ("a int, b int", {"recordType": "ByteArray"}, errors.INVALID_SCHEMA, None),
         ("a int", {"recordType": "Examples"}, errors.INVALID_OPTION, None),
@@ -583,7 +584,7 @@ def _canonical(rows: list[Any]) -> list[Any]:
 
     def value(v: Any) -> Any:
         if isinstance(v, (float, decimal.Decimal)):
-            return struct.pack("<f", float(v))
+            return np.float32(float(v)).tobytes()
         if isinstance(v, (list, tuple)):
             return tuple(value(x) for x in v)
         return v
@@ -624,8 +625,6 @@ def test_tensorflow_parses_what_the_encoder_writes(
         for p in (tf.io.parse_single_example(r, spec) for r in tf.data.TFRecordDataset(str(path)))
     ]
     first, second, third = parsed
-    import numpy as np
-
     assert np.isnan(first["f"][0]) and list(first["fs"][:2]) == [INF, -INF]
     assert np.signbit(first["fs"][2]) and first["fs"][2] == 0.0
     assert list(first["l"]) == [I64_MIN] and list(first["ls"]) == [I64_MAX, 0, -1]
