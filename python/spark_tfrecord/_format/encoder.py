@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from spark_tfrecord import errors
 from spark_tfrecord._format import arrow
@@ -971,7 +972,7 @@ def _tensor_values(t: Any, a: Any, dtype: str) -> tuple[Bytes, np.ndarray[Any, A
 def _frame(record: list[Ragged], n: int) -> Encoded:
     """The records framed as TensorFlow's ``RecordWriter`` frames them: length (uint64 LE), its
     masked CRC32C, the data, the data's masked CRC32C."""
-    from spark_tfrecord._manifest import _crc32c, _masked
+    from spark_tfrecord._manifest import _crc32c
 
     crc = _crc32c()[0]
     sizes = np.zeros(n, np.int64)
@@ -994,16 +995,22 @@ def _frame(record: list[Ragged], n: int) -> Encoded:
     columns = np.arange(8, dtype=np.int64)
     framed[(start[:, None] + columns).ravel()] = sizes.astype("<u8").view(np.uint8)
     lengths, which = np.unique(sizes, return_inverse=True)
-    length_crcs = np.array(
-        [_masked(crc(struct.pack("<Q", int(x)))) for x in lengths.tolist()], "<u4"
-    )
+    length_crcs = np.array([crc(struct.pack("<Q", int(x))) for x in lengths.tolist()], np.uint64)
+    length_crcs = _masked_all(length_crcs)
     four = np.arange(4, dtype=np.int64)
     framed[(start[:, None] + 8 + four).ravel()] = length_crcs[which].view(np.uint8)
-    data_crcs = np.empty(n, "<u4")
     view = framed.data
     begin = (start + HEADER_BYTES).tolist()
     end = (off[1:] - FOOTER_BYTES).tolist()
-    for r in range(n):
-        data_crcs[r] = _masked(crc(view[begin[r] : end[r]]))
+    data_crcs = _masked_all(np.array([crc(view[b:e]) for b, e in zip(begin, end)], np.uint64))
     framed[((off[1:] - FOOTER_BYTES)[:, None] + four).ravel()] = data_crcs.view(np.uint8)
     return Encoded(framed, off)
+
+
+def _masked_all(crcs: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]:
+    """TFRecord's mask of each CRC32C: rotated right by 15 bits, plus a constant (mod 2^32)."""
+    rotated = ((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) & np.uint64(0xFFFFFFFF)
+    masked: npt.NDArray[np.uint32] = (
+        (rotated + np.uint64(0xA282EAD8)) & np.uint64(0xFFFFFFFF)
+    ).astype("<u4")
+    return masked

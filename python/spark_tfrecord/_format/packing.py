@@ -22,7 +22,7 @@ Mask = npt.NDArray[np.bool_]
 
 #: Above this many bytes per unit on average, a piece is copied unit by unit (a memcpy each)
 #: rather than through index arrays (8 bytes of index per byte copied).
-_COPY_PER_UNIT = 96
+_COPY_PER_UNIT = 1024
 
 
 class Ragged(NamedTuple):
@@ -159,14 +159,13 @@ def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
         return
     at = p.size > 0
     size = p.size[at]
-    if len(size) and np.all(size == size[0]):
-        # Every piece the same length (a key, a 4-byte float): a 2-D gather.
-        k = int(size[0])
+    k = int(size[0])
+    if np.all(size == k):
+        # Every piece the same length (a key, a list of 32 floats): a 2-D gather.
         cols = np.arange(k, dtype=np.int64)
         out[(pos[at][:, None] + cols).ravel()] = p.buf[(p.start[at][:, None] + cols).ravel()]
         return
     before = offsets(size)[:-1]
     step = np.arange(total, dtype=np.int64)
-    out[np.repeat(pos[at] - before, size) + step] = p.buf[
-        np.repeat(p.start[at] - before, size) + step
-    ]
+    source = np.repeat(p.start[at] - before, size) + step
+    out[np.repeat(pos[at] - before, size) + step] = p.buf[source]
