@@ -995,8 +995,8 @@ def _frame(record: list[Ragged], n: int) -> Encoded:
     columns = np.arange(8, dtype=np.int64)
     framed[(start[:, None] + columns).ravel()] = sizes.astype("<u8").view(np.uint8)
     lengths, which = np.unique(sizes, return_inverse=True)
-    length_crcs = np.array([crc(struct.pack("<Q", int(x))) for x in lengths.tolist()], np.uint64)
-    length_crcs = _masked_all(length_crcs)
+    raw_crcs = [crc(struct.pack("<Q", int(x))) for x in lengths.tolist()]
+    length_crcs = _masked_all(np.array(raw_crcs, np.uint64))
     four = np.arange(4, dtype=np.int64)
     framed[(start[:, None] + 8 + four).ravel()] = length_crcs[which].view(np.uint8)
     view = framed.data
