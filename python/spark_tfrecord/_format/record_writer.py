@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.encode_errors import argument_error
-from spark_tfrecord._format.encoder import Encoded
+from spark_tfrecord._format.frames import Encoded
 
 #: The extension each codec adds after ``.tfrecord``, as the jar names its files.
 EXTENSIONS = {"none": "", "gzip": ".gz", "deflate": ".deflate"}
