@@ -636,3 +636,38 @@ def test_tensorflow_parses_what_the_encoder_writes(
     )
     assert second["r"].to_list() == []
     assert all(len(third[k]) == 0 for k in ("f", "fs", "l", "ls", "b", "s"))
+
+
+@pytest.mark.parametrize(
+    ("schema", "rows", "options"),
+    [
+        pytest.param(ARRAYS, ARRAY_ROWS, {}, id="arrays"),
+        pytest.param(RAGGED, RAGGED_ROWS, {}, id="ragged"),
+        pytest.param(OBJECTS, OBJECT_ROWS, {}, id="arrays-of-structs"),
+        pytest.param(_bbox_schema(), BBOX_ROWS, {}, id="list-length"),
+        pytest.param(_tensor_schema("zlib"), TENSOR_ROWS, {}, id="tensor"),
+        pytest.param(SEQUENCE, SEQUENCE_ROWS, {"record_type": "SequenceExample"}, id="sequence"),
+    ],
+)
+def test_value_counts_as_the_jar_keeps_them_in_its_manifest(
+    spark: SparkSession, tmp_path: Path, schema: Any, rows: list[Any], options: dict[str, str]
+) -> None:
+    """The fewest and most values per feature and per feature list's step, for the manifest
+    a jar-less write (issue 43) writes as the jar does."""
+    import json
+
+    import spark_tfrecord
+
+    df = spark.createDataFrame(rows, schema).coalesce(1)
+    spark_tfrecord.write(df, str(tmp_path / "jar"), **options)  # type: ignore[arg-type]
+    manifest = json.loads((tmp_path / "jar" / "_tfrecord_manifest.json").read_text())
+    encoder = ExampleEncoder(df.schema, **options)
+    for batch in arrow_batches(df):
+        encoder.encode(batch)
+    features, lists = encoder.value_counts()
+
+    def of(key: str) -> dict[str, tuple[int, int]]:
+        return {k: (v["min"], v["max"]) for k, v in manifest.get(key, {}).items()}
+
+    assert features == of("features")
+    assert lists == of("feature_lists")

@@ -19,6 +19,7 @@ from spark_tfrecord._format.features import (
     Plan,
     bad_units,
     column_of,
+    counted,
     feature,
     feature_list,
     kind_of,
@@ -93,8 +94,10 @@ def element_plan(leaf: Leaf, i: int, sequence: bool) -> Plan:
                 step_present = np.zeros(len(values), np.bool_)
                 step_present[used] = True
                 steps = feature(kind, flat, units, step_present)
-                return [Feature(present, feature_list(steps, element_offsets, present))]
-            return [Feature(present, feature(kind, flat, element_offsets, present))]
+                lists = feature_list(steps, element_offsets, present)
+                return [Feature(present, lists, np.ones(len(used), np.int64))]
+            encoded = feature(kind, flat, element_offsets, present)
+            return [Feature(present, encoded, counted(element_offsets, present))]
         value_offsets = arrow.list_offsets(values)
         inner = arrow.list_values(values)
         element_ok = np.zeros(len(values), np.bool_)
@@ -131,9 +134,11 @@ def element_plan(leaf: Leaf, i: int, sequence: bool) -> Plan:
         flat = read_values(innermost(t), inner)
         if sequence:
             steps = feature(kind, flat, value_offsets, element_ok)
-            return [Feature(present, feature_list(steps, element_offsets, present))]
+            lists = feature_list(steps, element_offsets, present)
+            return [Feature(present, lists, counts[used])]
         # Concatenated: each row's values are its elements' lists, one after the other.
-        return [Feature(present, feature(kind, flat, value_offsets[element_offsets], present))]
+        rows = value_offsets[element_offsets]
+        return [Feature(present, feature(kind, flat, rows, present), counted(rows, present))]
 
     return plan
 

@@ -111,6 +111,9 @@ class ExampleEncoder:
             self._byte_column = str(self.schema["fields"][0]["name"])
         self._keys = [_key_header(leaf.name) for leaf in self.leaves]
         self._in_lists = [self._sequence and depth(leaf.data_type) == 2 for leaf in self.leaves]
+        #: Per feature, the fewest and most values a row (a feature list: a step) held so far.
+        self._fewest = np.full(len(self.leaves), np.iinfo(np.int64).max, np.int64)
+        self._most = np.full(len(self.leaves), -1, np.int64)
         self._plans: list[tuple[int, Plan]] = []
         i = 0
         while i < len(self.leaves):
@@ -140,6 +143,11 @@ class ExampleEncoder:
                     row = int(np.argmin(feature.present))
                     issues.add(row, i, (-1,), self._absent(i, row))
         issues.raise_first()
+        for i, f in enumerate(features):
+            assert f is not None
+            if len(f.counts):
+                self._fewest[i] = min(self._fewest[i], int(f.counts.min()))
+                self._most[i] = max(self._most[i], int(f.counts.max()))
         contexts: list[Ragged] = []
         lists: list[Ragged] = []
         context_size = np.zeros(n, np.int64)
@@ -168,9 +176,23 @@ class ExampleEncoder:
         for batch in batches:
             yield self.encode(batch)
 
+    def value_counts(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+        """What the rows encoded so far held, as a write's manifest keeps it (the jar's
+        ``RecordSerializer.valueCounts``): per feature of ``Example.features`` (or of a
+        SequenceExample's context), the fewest and most values a record held (a record without
+        it: 0); per feature list, the fewest and most values one of its steps held. Empty before
+        the first row; a feature list without steps so far is left out."""
+        features: dict[str, tuple[int, int]] = {}
+        lists: dict[str, tuple[int, int]] = {}
+        for i, leaf in enumerate(self.leaves):
+            if self._most[i] >= 0:
+                into = lists if self._in_lists[i] else features
+                into[leaf.name] = (int(self._fewest[i]), int(self._most[i]))
+        return features, lists
+
     def _entry(self, i: int, feature: Feature) -> Parts:
         """The map entry ``{key: name, value: feature}`` of feature i, for its present rows."""
-        present, value = feature
+        present, value = feature.present, feature.value
         key = self._keys[i]
         lengths = varints(value.size, present)
         inner = Parts(

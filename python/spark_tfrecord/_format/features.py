@@ -52,10 +52,18 @@ class Issues:
 
 
 class Feature(NamedTuple):
-    """One feature's value for every row of a batch: which rows have it, and the message."""
+    """One feature's value for every row of a batch: which rows have it, the message, and how
+    many values each row's holds (0 for an absent one), or for a feature list, how many each
+    step of the rows' lists holds (what a write's manifest keeps, the fewest and the most)."""
 
     present: Mask
     value: Parts
+    counts: Ints
+
+
+def counted(unit_offsets: Ints, present: Mask) -> Ints:
+    """The number of values of each row: those from ``unit_offsets[r]`` to ``[r+1]``."""
+    return np.where(present, np.diff(unit_offsets), 0)
 
 
 #: A plan encodes its features (a few consecutive leaves) for a batch: (batch, n, issues).
@@ -164,7 +172,8 @@ def scalar_plan(leaf: Leaf) -> Plan:
     def plan(batch: Any, n: int, issues: Issues) -> list[Feature | None]:
         a, present = column_of(batch, leaf, n)
         units = np.arange(n + 1, dtype=np.int64)
-        return [Feature(present, feature(kind, read_values(t, a), units, present))]
+        values = feature(kind, read_values(t, a), units, present)
+        return [Feature(present, values, present.astype(np.int64))]
 
     return plan
 
@@ -202,7 +211,8 @@ def list_plan(leaf: Leaf, i: int, fixed_length: int) -> Plan:
         ok = _check_values(leaf, i, values, off, present, issues, 1) and ok
         if not ok:
             return [None]
-        return [Feature(present, feature(kind, read_values(t, values), off, present))]
+        encoded = feature(kind, read_values(t, values), off, present)
+        return [Feature(present, encoded, counted(off, present))]
 
     return plan
 
@@ -257,6 +267,7 @@ def feature_list_plan(leaf: Leaf, i: int) -> Plan:
         if not ok:
             return [None]
         step_features = feature(kind, read_values(t, values), value_offsets, step_present)
-        return [Feature(present, feature_list(step_features, step_offsets, present))]
+        lists = feature_list(step_features, step_offsets, present)
+        return [Feature(present, lists, np.diff(value_offsets)[used_steps])]
 
     return plan

@@ -20,6 +20,7 @@ from spark_tfrecord._format.features import (
     Plan,
     bad_units,
     column_of,
+    counted,
     feature,
     kind_of,
     ranges,
@@ -62,9 +63,11 @@ def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
         out: list[Feature | None] = []
         for level in range(d - 1):
             lengths = np.diff(maps[level + 1])
-            out.append(Feature(present, feature(KIND_INT64, lengths, composed[level], present)))
+            encoded = feature(KIND_INT64, lengths, composed[level], present)
+            out.append(Feature(present, encoded, counted(composed[level], present)))
         flat = read_values(t, arrays[-1])
-        out.append(Feature(present, feature(kind, flat, composed[-1], present)))
+        encoded = feature(kind, flat, composed[-1], present)
+        out.append(Feature(present, encoded, counted(composed[-1], present)))
         return out
 
     return plan

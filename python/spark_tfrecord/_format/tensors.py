@@ -106,7 +106,8 @@ def tensor_plan(leaf: Leaf, i: int) -> Plan:
         values = feature(KIND_BYTES, (data, value_offsets), units, present)
         shape_counts = np.where(present, rank, 0)
         shape = feature(KIND_INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
-        return [Feature(present, values), Feature(present, shape)]
+        ones = present.astype(np.int64)
+        return [Feature(present, values, ones), Feature(present, shape, rank * ones)]
 
     return plan
 

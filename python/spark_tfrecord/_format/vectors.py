@@ -64,7 +64,7 @@ def dense_vector_plan(leaf: Leaf) -> Plan:
         out[out_offsets[rows[inside]] + index[inside]] = v.values[taken[inside]]
         with np.errstate(over="ignore", invalid="ignore"):
             floats = out.astype(np.float32)
-        return [Feature(present, feature(KIND_FLOAT, floats, out_offsets, present))]
+        return [Feature(present, feature(KIND_FLOAT, floats, out_offsets, present), count)]
 
     return plan
 
@@ -94,12 +94,11 @@ def sparse_vector_plan(leaf: Leaf, i: int) -> Plan:
             floats = values[keep].astype(np.float32)
         size = np.where(v.dense, stored, v.size)
         units = np.arange(n + 1, dtype=np.int64)
+        indices = feature(KIND_INT64, index[keep].astype(np.int64), unit_offsets, present)
         return [
-            Feature(
-                present, feature(KIND_INT64, index[keep].astype(np.int64), unit_offsets, present)
-            ),
-            Feature(present, feature(KIND_FLOAT, floats, unit_offsets, present)),
-            Feature(present, feature(KIND_INT64, size, units, present)),
+            Feature(present, indices, counts),
+            Feature(present, feature(KIND_FLOAT, floats, unit_offsets, present), counts),
+            Feature(present, feature(KIND_INT64, size, units, present), present.astype(np.int64)),
         ]
 
     return plan
