@@ -355,6 +355,12 @@ def _cases() -> list[Any]:
         pytest.param(_tensor_schema("bytes"), TENSOR_ROWS, {}, id="tensor-bytes"),
         pytest.param(_tensor_schema("zlib"), TENSOR_ROWS, {}, id="tensor-zlib"),
         pytest.param("v binary", [(b"\x00\x01",), (b"",), (b"\xff" * 1000,)], {}, id="binary"),
+        pytest.param(  # Spark's Arrow batches give an empty child an empty offsets buffer
+            "r array<array<int>>, s array<string>, o array<struct<x: array<int>>>",
+            [([], [], []), (None, None, None), ([[]], [""], [([],)])],
+            {},
+            id="empty-children",
+        ),
         pytest.param(
             "v binary",
             [(b"\x00\x01",), (b"",), (b"\xff" * 1000,)],

@@ -86,6 +86,8 @@ def days(a: Any) -> npt.NDArray[np.int64]:
 def binary(a: Any) -> tuple[Bytes, Ints]:
     """A string or binary array's bytes and n+1 offsets into them (int64)."""
     n = len(a)
+    if n == 0:  # its offsets buffer may be empty (see list_offsets)
+        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
     buffers = a.buffers()
     wide = type_name(a).startswith("large_")
     off = np.frombuffer(buffers[1], "<i8" if wide else "<i4")[a.offset : a.offset + n + 1]
@@ -96,6 +98,10 @@ def binary(a: Any) -> tuple[Bytes, Ints]:
 
 def list_offsets(a: Any) -> Ints:
     """A list array's n+1 offsets into :func:`list_values` (int64)."""
+    if len(a) == 0:
+        # Spark's ArrowWriter gives an empty list array an empty offsets buffer, which Arrow
+        # allows (and then reads garbage as its one offset).
+        return np.zeros(1, np.int64)
     return np.asarray(a.offsets.to_numpy(zero_copy_only=False), np.int64)
 
 
