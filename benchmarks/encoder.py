@@ -24,7 +24,7 @@ from typing import Any, Callable
 NARROW = (
     "id",
     "id % 10 AS label",
-    "transform(sequence(1, 32), i -> CAST(rand(i) AS FLOAT)) AS x",
+    "transform(sequence(1, 32), i -> CAST((id * 32 + i) % 1009 / 7.0 AS FLOAT)) AS x",
 )
 IMAGE = (
     "id",

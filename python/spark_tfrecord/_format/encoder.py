@@ -54,9 +54,6 @@ from spark_tfrecord._format.packing import Parts, Ragged, const, field, varint, 
 from spark_tfrecord._format.ragged import ragged_plan
 from spark_tfrecord._format.tensors import tensor_plan
 from spark_tfrecord._format.type_table import (
-    KIND_BYTES,
-    KIND_FLOAT,
-    KIND_INT64,
     depth,
     is_array,
     is_vector,
@@ -64,8 +61,6 @@ from spark_tfrecord._format.type_table import (
 from spark_tfrecord._format.vectors import dense_vector_plan, sparse_vector_plan
 
 Schema = Union[str, Mapping[str, Any]]
-#: The tags of ``Feature.kind``'s three fields (length-delimited).
-_KIND_TAGS = {KIND_BYTES: b"\x0a", KIND_FLOAT: b"\x12", KIND_INT64: b"\x1a"}
 
 
 class ExampleEncoder:
@@ -172,7 +167,7 @@ class ExampleEncoder:
         return frame(record, n)
 
     def encode_batches(self, batches: Iterable[Any]) -> Iterator[Encoded]:
-        """:meth:`encode` of each batch (a pyarrow ``Table`` gives its ``to_batches()``)."""
+        """:meth:`encode` of each batch (of a pyarrow ``Table``: its ``to_batches()``)."""
         for batch in batches:
             yield self.encode(batch)
 
