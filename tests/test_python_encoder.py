@@ -590,7 +590,8 @@ def _canonical(rows: list[Any]) -> list[Any]:
 
     def value(v: Any) -> Any:
         if isinstance(v, (float, decimal.Decimal)):
-            return np.float32(float(v)).tobytes()
+            with np.errstate(over="ignore"):  # 1e300: inf, as written
+                return np.float32(float(v)).tobytes()
         if isinstance(v, (list, tuple)):
             return tuple(value(x) for x in v)
         return v
