@@ -70,6 +70,14 @@ def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mas
     """Each value as a varint (a negative int64 as its 10-byte two's complement), laid end to
     end; nothing for a unit not ``present``."""
     v = values.astype(np.int64, copy=False).view(np.uint64)
+    if len(v) and int(v.max()) < 0x80:
+        # Every value one byte (lengths of short messages, small labels): the values are the bytes.
+        if present is None:
+            return Ragged(
+                v.astype(np.uint8), np.arange(len(v), dtype=np.int64), np.ones(len(v), np.int64)
+            )
+        sizes = present.astype(np.int64)
+        return Ragged(v[present].astype(np.uint8), offsets(sizes)[:-1], sizes)
     sizes = varint_sizes(v)
     if present is not None:
         sizes = np.where(present, sizes, 0)
@@ -161,9 +169,18 @@ def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
     size = p.size[at]
     k = int(size[0])
     if np.all(size == k):
-        # Every piece the same length (a key, a list of 32 floats): a 2-D gather.
+        # Every piece the same length (a key, a list of 32 floats): a 2-D scatter, from one
+        # source (a constant) or a contiguous one (a fixed list's values) without a gather.
         cols = np.arange(k, dtype=np.int64)
-        out[(pos[at][:, None] + cols).ravel()] = p.buf[(p.start[at][:, None] + cols).ravel()]
+        into = pos[at][:, None] + cols
+        start = p.start[at]
+        if np.all(start == start[0]):
+            out[into] = p.buf[int(start[0]) : int(start[0]) + k]
+        elif np.array_equal(start, start[0] + k * np.arange(len(start))):
+            first = int(start[0])
+            out[into] = p.buf[first : first + k * len(start)].reshape(-1, k)
+        else:
+            out[into] = p.buf[start[:, None] + cols]
         return
     before = offsets(size)[:-1]
     step = np.arange(total, dtype=np.int64)
