@@ -8,7 +8,19 @@ narrow rows (``id`` bigint, ``label`` bigint, ``x`` 32 floats) and image-sized r
 the jar's ``write.format("tfrecord")`` of the cached rows to one file, and the encoder's
 encoding and framing of the same rows, taken beforehand (untimed) as Arrow batches, written to
 one file. Checked first: the two files hold the same bytes. Prints records/s and MB/s (of the
-framed records written) for each and the encoder's share of the jar's speed.
+framed records written) for each and the encoder's speed over the jar's.
+
+Measured on 2026-11-28 (Spark 4.0.5, the ``crc32c`` package, 400,000 narrow and 8,000 image
+rows, on 2 cores shared with other jobs: a load average of 20 to 27, so only the ratios, of
+runs taken by turns, mean much):
+
+    narrow  jar          159,090 records/s      30.7 MB/s
+    narrow  python        72,566 records/s      14.0 MB/s   0.46 of the jar's speed
+    image   jar            3,432 records/s      84.5 MB/s
+    image   python         6,579 records/s     162.1 MB/s   1.92 times the jar's speed
+
+On narrow rows the encoder's time goes to NumPy's scatter of each piece of the records into
+the batch's buffer (about half), the varints, and one CRC32C call per record.
 """
 
 from __future__ import annotations
