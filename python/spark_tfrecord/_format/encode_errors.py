@@ -1,0 +1,58 @@
+"""The errors the Example encoder raises: the jar's conditions, parameters and messages.
+
+They answer ``getCondition()`` and ``getMessageParameters()`` as PySpark's own exceptions do, so
+that :func:`spark_tfrecord.errors.condition` and :func:`spark_tfrecord.errors.parameters` find
+them, and a Python data source's task that raises one shows the same condition as the jar's.
+"""
+
+from __future__ import annotations
+
+
+class EncodeError(ValueError):
+    """A schema, option or value the encoder refuses, with the jar's condition.
+
+    ``row`` is the index, in the batch being encoded, of the row whose value does not fit (None
+    for an error of the schema or an option, found when the encoder is built).
+    """
+
+    def __init__(
+        self,
+        condition: str,
+        reason: str,
+        *,
+        column: str | None = None,
+        row: int | None = None,
+        parameters: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(f"[{condition}] {reason}")
+        self.condition = condition
+        self.reason = reason
+        self.column = column
+        self.row = row
+        self.parameters: dict[str, str] = dict(parameters or {})
+        if column is not None:
+            self.parameters["column"] = column
+        self.parameters["reason"] = reason
+
+    def getCondition(self) -> str:
+        """The condition (``TFRECORD_DATA_MISMATCH``...), as PySpark's exceptions give it."""
+        return self.condition
+
+    def getErrorClass(self) -> str:
+        """The condition, under Spark 3.5's name."""
+        return self.condition
+
+    def getMessageParameters(self) -> dict[str, str]:
+        """The message parameters (``column``, ``reason``...), as the jar gives them."""
+        return dict(self.parameters)
+
+
+def data_error(condition: str, column: str | None, reason: str, row: int) -> EncodeError:
+    """A value of ``column`` in row ``row`` that a record cannot hold (the jar's writeError)."""
+    return EncodeError(condition, reason, column=column, row=row)
+
+
+def argument_error(condition: str, reason: str, **parameters: str) -> EncodeError:
+    """A schema or option the encoder refuses when it is built (the jar's argument errors)."""
+    column = parameters.pop("column", None)
+    return EncodeError(condition, reason, column=column, parameters=parameters)

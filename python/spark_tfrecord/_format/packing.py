@@ -1,0 +1,188 @@
+"""Protobuf bytes for whole columns at once: varints, length-delimited fields, row assembly.
+
+The encoder never loops over rows to build a message. A column's encoded values are a
+:class:`Ragged` (one byte string per unit: a row, a list step or a value, as slices of one
+buffer), and a message is a :class:`Parts`, the ragged pieces that, laid one after the other,
+make each unit's bytes, with their total size per unit. Protobuf prefixes each message with its
+length, so the sizes come first and cost only array arithmetic; the bytes are copied once, by
+:func:`concat`, into the records' buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+Bytes = npt.NDArray[np.uint8]
+Ints = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
+#: Above this many bytes per unit on average, a piece is copied unit by unit (a memcpy each)
+#: rather than through index arrays (8 bytes of index per byte copied).
+_COPY_PER_UNIT = 1024
+
+
+class Ragged(NamedTuple):
+    """Unit i's bytes are ``buf[start[i] : start[i] + size[i]]``; size 0 for an absent unit."""
+
+    buf: Bytes
+    start: Ints
+    size: Ints
+
+
+class Parts(NamedTuple):
+    """Unit i's bytes are piece i of every part, in order; ``size`` is their total per unit."""
+
+    parts: list[Ragged]
+    size: Ints
+
+
+def offsets(size: Ints) -> Ints:
+    """The n+1 offsets of units of these sizes laid end to end."""
+    out = np.zeros(len(size) + 1, np.int64)
+    np.cumsum(size, out=out[1:])
+    return out
+
+
+def contiguous(buf: Bytes, off: Ints) -> Ragged:
+    """The units between consecutive ``off`` (n+1 offsets into ``buf``)."""
+    return Ragged(buf, off[:-1], np.diff(off))
+
+
+def const(data: bytes, present: Mask) -> Ragged:
+    """``data`` for every present unit, nothing for the others."""
+    buf = np.frombuffer(data, np.uint8)
+    return Ragged(buf, np.zeros(len(present), np.int64), np.where(present, len(data), 0))
+
+
+def varint_sizes(values: npt.NDArray[np.uint64]) -> Ints:
+    """The bytes of each value's varint (1 to 10)."""
+    sizes = np.ones(len(values), np.int64)
+    for k in range(1, 10):
+        sizes += values >= np.uint64(1 << (7 * k))
+    return sizes
+
+
+def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mask | None) -> Ragged:
+    """Each value as a varint (a negative int64 as its 10-byte two's complement), laid end to
+    end; nothing for a unit not ``present``."""
+    v = values.astype(np.int64, copy=False).view(np.uint64)
+    if len(v) and int(v.max()) < 0x80:
+        # Every value one byte (lengths of short messages, small labels): the values are the bytes.
+        if present is None:
+            return Ragged(
+                v.astype(np.uint8), np.arange(len(v), dtype=np.int64), np.ones(len(v), np.int64)
+            )
+        sizes = present.astype(np.int64)
+        return Ragged(v[present].astype(np.uint8), offsets(sizes)[:-1], sizes)
+    sizes = varint_sizes(v)
+    if present is not None:
+        sizes = np.where(present, sizes, 0)
+    off = offsets(sizes)
+    buf = np.empty(int(off[-1]), np.uint8)
+    start = off[:-1]
+    seven = np.uint64(0x7F)
+    for k in range(10):
+        at = sizes > k
+        if not at.any():
+            break
+        more = np.where(sizes[at] > k + 1, np.uint64(0x80), np.uint64(0))
+        buf[start[at] + k] = ((v[at] >> np.uint64(7 * k)) & seven) | more
+    return Ragged(buf, start, sizes)
+
+
+def varint(value: int) -> bytes:
+    """One non-negative value as a varint (the keys' lengths, in headers built once)."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def field(tag: bytes, content: Parts, present: Mask) -> Parts:
+    """A length-delimited field: ``tag``, the content's size as a varint, the content; for a
+    present unit only (an absent unit's content must be empty)."""
+    lengths = varints(content.size, present)
+    size = np.where(present, len(tag) + lengths.size + content.size, 0)
+    return Parts([const(tag, present), lengths, *content.parts], size)
+
+
+def single(r: Ragged) -> Parts:
+    """One ragged piece as a message's parts."""
+    return Parts([r], r.size)
+
+
+def concat(pieces: Sequence[Ragged], n: int) -> tuple[Bytes, Ints]:
+    """Unit i's pieces laid end to end, for every unit: the bytes and their n+1 offsets."""
+    total = np.zeros(n, np.int64)
+    for p in pieces:
+        total += p.size
+    off = offsets(total)
+    out = np.empty(int(off[-1]), np.uint8)
+    pos = off[:-1].copy()
+    for p in pieces:
+        _place(out, pos, p)
+        pos += p.size
+    return out, off
+
+
+def materialize(parts: Parts, n: int) -> Ragged:
+    """The parts copied into one buffer, unit after unit."""
+    if len(parts.parts) == 1 and _is_laid_out(parts.parts[0]):
+        return parts.parts[0]
+    buf, off = concat(parts.parts, n)
+    return contiguous(buf, off)
+
+
+def group(units: Ragged, unit_offsets: Ints, present: Mask) -> Ragged:
+    """Rows of consecutive units (row r: units ``unit_offsets[r]`` to ``unit_offsets[r+1]``),
+    from units laid end to end; nothing for a row not ``present``."""
+    ends = np.append(units.start, units.start[-1] + units.size[-1] if len(units.size) else 0)
+    starts = ends[unit_offsets[:-1]]
+    size = np.where(present, ends[unit_offsets[1:]] - starts, 0)
+    return Ragged(units.buf, starts, size)
+
+
+def _is_laid_out(r: Ragged) -> bool:
+    n = len(r.size)
+    return n == 0 or bool(np.array_equal(r.start[1:], r.start[:-1] + r.size[:-1]))
+
+
+def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
+    """Copies each unit's piece of ``p`` to ``out`` at ``pos``."""
+    total = int(p.size.sum())
+    if total == 0:
+        return
+    n = len(p.size)
+    if total > _COPY_PER_UNIT * n:
+        buf, start, size = p.buf, p.start, p.size
+        for i in np.flatnonzero(size).tolist():
+            s, d, k = int(start[i]), int(pos[i]), int(size[i])
+            out[d : d + k] = buf[s : s + k]
+        return
+    at = p.size > 0
+    size = p.size[at]
+    k = int(size[0])
+    if np.all(size == k):
+        # Every piece the same length (a key, a list of 32 floats): a 2-D scatter, from one
+        # source (a constant) or a contiguous one (a fixed list's values) without a gather.
+        cols = np.arange(k, dtype=np.int64)
+        into = pos[at][:, None] + cols
+        start = p.start[at]
+        if np.all(start == start[0]):
+            out[into] = p.buf[int(start[0]) : int(start[0]) + k]
+        elif np.array_equal(start, start[0] + k * np.arange(len(start))):
+            first = int(start[0])
+            out[into] = p.buf[first : first + k * len(start)].reshape(-1, k)
+        else:
+            out[into] = p.buf[start[:, None] + cols]
+        return
+    before = offsets(size)[:-1]
+    step = np.arange(total, dtype=np.int64)
+    source = np.repeat(p.start[at] - before, size) + step
+    out[np.repeat(pos[at] - before, size) + step] = p.buf[source]
