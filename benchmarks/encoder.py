@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--image-rows", type=int, default=4_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from spark_tfrecord._manifest import crc32c_implementation
+    from spark_tfrecord._format.crc import crc32c_implementation
     from spark_tfrecord.testing import local_session
 
     spark = local_session(cores=1, conf={"spark.driver.memory": "2g"})

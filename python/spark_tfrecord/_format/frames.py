@@ -8,7 +8,6 @@ from __future__ import annotations
 import struct
 
 import numpy as np
-import numpy.typing as npt
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.crc import crc32c, masked_all
