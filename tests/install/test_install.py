@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from conftest import Venv
 
 #: Distributions that are a Spark client, or that start or talk to a JVM.
@@ -60,11 +61,13 @@ def test_installs_beside_a_spark_client_and_leaves_it_alone(
     after = venv.installed()
     for dist in SPARK:
         assert after.get(dist) == before.get(dist), (dist, before.get(dist), after.get(dist))
-    # The client's pyspark is the one that imports, and importing the package starts nothing.
+    # Importing the package loads no Spark (nor py4j, nor JPype), and the pyspark that then
+    # imports is the client's.
     shown = venv.run(
-        "import json, sys, spark_tfrecord, pyspark\n"
-        "print(json.dumps([pyspark.__file__, sorted(m for m in ('py4j', 'jpype') "
-        "if m in sys.modules)]))"
+        "import json, sys, spark_tfrecord\n"
+        "loaded = sorted(m for m in ('pyspark', 'py4j', 'jpype') if m in sys.modules)\n"
+        "import pyspark\n"
+        "print(json.dumps([pyspark.__file__, loaded]))"
     )
     assert shown.returncode == 0, shown.stderr
     location, loaded = json.loads(shown.stdout)
