@@ -75,7 +75,7 @@ build_wheel() {
     fi
   fi
   tools="$(venv tools)"
-  "$tools/bin/python" -m pip install -q build "$RUFF" "$MYPY" >&2
+  "$tools/bin/python" -m pip install -q build "$RUFF" "$MYPY" pytest pytest-timeout >&2
   log "building the sdist and the wheel (python -m build in $clone, which has no jars yet)"
   rm -rf "$ROOT/dist"
   (cd "$clone" && SPARK_TFRECORD_CACHE="$CACHE" "$tools/bin/python" -m build --outdir "$ROOT/dist" >&2)
@@ -101,6 +101,8 @@ for artifact in sys.argv[1:]:
         extras = {l.split(":", 1)[1].strip() for l in lines if l.startswith("Provides-Extra:")}
         requires = [l.split(":", 1)[1].strip() for l in lines if l.startswith("Requires-Dist:")]
         wanted = {
+            "spark": {"pyspark"},
+            "local": {"pyspark", "jpype1"},
             "torch": {"torch", "numpy", "google-crc32c"},
             "grain": {"grain", "numpy", "google-crc32c"},
             "s3": {"s3fs"},
@@ -111,7 +113,11 @@ for artifact in sys.argv[1:]:
             if extra not in extras or got != names:
                 sys.exit(f"{artifact}: extra {extra!r} should require {sorted(names)}, not {sorted(got)}")
         plain = [r for r in requires if "extra ==" not in r]
-        heavy = [r for r in plain if re.match(r"(torch|grain|s3fs|gcsfs|fsspec|numpy|tensorflow)\b", r)]
+        # No Spark either: the wheel installs beside any Spark client (tests/install).
+        heavy = [
+            r for r in plain
+            if re.match(r"(torch|grain|s3fs|gcsfs|fsspec|numpy|tensorflow|pyspark|py4j|jpype1)\b", r)
+        ]
         if heavy:
             sys.exit(f"{artifact}: {heavy} are dependencies, not extras")
         print(f"  extras: {', '.join(sorted(extras))}; dependencies: {', '.join(plain)}")
