@@ -60,16 +60,6 @@ _LAZY = {
     "spark_tfrecord._spark.tfds": ("TfdsMode", "read_tfds", "write_tfds"),
 }
 _LAZY_HOME = {name: module for module, names in _LAZY.items() for name in names}
-#: What a Spark helper says where no pyspark is installed: the package depends on none, so that
-#: it installs beside whichever Spark client the machine has.
-_NO_SPARK = (
-    "spark_tfrecord.{name} needs PySpark, and none is installed. spark-tfrecord installs beside "
-    "any Spark client and brings none; install the one you use: `pip install pyspark` (Spark "
-    "on this machine or a cluster; or `pip install 'spark-tfrecord[spark]'`), `pip install "
-    "pyspark-client` (a Spark Connect client), or `pip install databricks-connect` (Databricks). "
-    "The trainer's side needs no Spark: torch_dataset, grain_source, tf_dataset, dataset_info, "
-    "feature_spec."
-)
 
 
 def __getattr__(name: str) -> Any:
@@ -83,7 +73,9 @@ def __getattr__(name: str) -> Any:
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in ("pyspark", "py4j"):
             raise
-        raise ImportError(_NO_SPARK.format(name=name), name=error.name) from error
+        from spark_tfrecord._spark import no_spark
+
+        raise no_spark(name) from error
     globals()[name] = value  # once: later lookups do not come here
     return value
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import warnings
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from spark_tfrecord import errors
+from spark_tfrecord._spark import no_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,10 +48,11 @@ def _spark_line(spark_version: str) -> str:
 def jar_path(spark_version: str | None = None, *, scala_version: ScalaVersion | None = None) -> str:
     """Return the path of the bundled jar for a Spark version.
 
-    ``spark_version`` defaults to the installed ``pyspark``'s version (read from its package
-    metadata, without importing it). ``scala_version`` defaults to the Scala version pyspark is
-    built with for that line: 2.12 for Spark 3.5, 2.13 for Spark 4.x. Spark 3.5 has a jar for
-    each; Spark 4 is built for Scala 2.13 only.
+    ``spark_version`` defaults to the version of the ``pyspark`` that imports (pyspark's own,
+    or the one pyspark-client, pyspark-connect or databricks-connect installs).
+    ``scala_version`` defaults to the Scala version pyspark is built with for that line: 2.12
+    for Spark 3.5, 2.13 for Spark 4.x. Spark 3.5 has a jar for each; Spark 4 is built for Scala
+    2.13 only.
 
     >>> jar_path("3.5.2")  # doctest: +ELLIPSIS
     '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.12-...jar'
@@ -63,13 +65,14 @@ def jar_path(spark_version: str | None = None, *, scala_version: ScalaVersion | 
     from spark_tfrecord import __version__
 
     if spark_version is None:
+        # The module, not the distribution: pyspark-client and databricks-connect install a
+        # pyspark package under names of their own.
         try:
-            spark_version = metadata.version("pyspark")
-        except metadata.PackageNotFoundError:
-            raise ValueError(
-                "pyspark is not installed, so its version is unknown: pass spark_version, "
-                "for example jar_path('3.5.1')."
-            ) from None
+            import pyspark
+        except ModuleNotFoundError:
+            also = " Or pass spark_version, for example jar_path('3.5.1')."
+            raise no_spark("jar_path", also) from None
+        spark_version = pyspark.__version__
     line = _spark_line(spark_version)
     scala = scala_version or SUPPORTED_SPARK[line]
     if scala not in _SCALA_BUILDS[line]:
@@ -123,6 +126,8 @@ def configure(
     >>> spark = configure(SparkSession.builder.master("local[1]")).getOrCreate()
     >>> builder = configure(SparkSession.builder, scala_version="2.13")  # for Scala 2.13
     """
+    if spark_version is None and importlib.util.find_spec("pyspark") is None:
+        raise no_spark("configure")
     jar = jar_path(spark_version, scala_version=scala_version)
     options: dict[str, str] = getattr(builder, "_options", {})
     remote = _server_elsewhere(builder, options)
