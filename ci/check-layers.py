@@ -1,6 +1,7 @@
 """Checks that the Scala packages depend one way, downwards (README.md, "How it is built").
 
-The layers, lowest first: `wire` (protobuf wire primitives), `framing` (TFRecord files), `codec`
+The layers, lowest first: `json` (JSON read and written without Jackson) and `wire` (protobuf
+wire primitives), which do not use each other, then `framing` (TFRecord files), `codec`
 (rows <-> Example bytes), `sql` (Spark SQL: options, inference, pruning, output writers), then
 `tfds` (TFDS folders and sharded writes) and `hadoop` (the mapreduce formats' readers and
 writers), which do not use each other, then `tools` (what runs without a Spark job). The root
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = "io.github.sparktfrecord"
-RANK = {"wire": 0, "framing": 1, "codec": 2, "sql": 3, "tfds": 4, "hadoop": 4, "tools": 5}
+RANK = {"json": 0, "wire": 0, "framing": 1, "codec": 2, "sql": 3, "tfds": 4, "hadoop": 4, "tools": 5}
 # Root files every layer may use: the errors and what differs between Spark versions.
 SHARED_ROOT_FILES = {"TFRecordErrors.scala", "SparkShims.scala", "SparkThrowableShim.scala"}
 DEFINITION = re.compile(

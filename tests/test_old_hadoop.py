@@ -11,15 +11,12 @@ loaded.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 
 import pyspark
 import pytest
 
-from support import child_env, maven, module_command
+from support import child_results, maven
 
 HADOOP = "org.apache.hadoop"
 SPARK_3 = pyspark.__version__.startswith("3.")
@@ -62,16 +59,7 @@ def results(
 ) -> dict[str, dict[str, object]]:
     class_path = os.pathsep.join(str(maven.fetch(*jar)) for jar in old_hadoop[1])
     out = tmp_path_factory.mktemp("old-hadoop")
-    done = subprocess.run(
-        module_command("old_hadoop_child", str(out), class_path),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=child_env(PYSPARK_PYTHON=sys.executable),
-    )
-    assert done.returncode == 0, done.stderr[-5000:]
-    found = [json.loads(x[7:]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-    return {str(r.get("case", "jvm")): r for r in found}
+    return child_results("old_hadoop_child", str(out), class_path)
 
 
 def test_the_old_hadoop_is_the_one_loaded(

@@ -3,13 +3,16 @@
 - `tfrecord_bytes`: TFRecord framing and protobuf bytes built by hand; `tfrecord_oracle`: what
   a read must return, in pure Python; `decoded`: what `torch_dataset` and `grain_source` must
   give for a row, and their comparison by type and bits.
-- `maven`: jars from Maven Central; `s3_server`: an S3-compatible server and the S3A jars;
+- `maven`: jars from Maven Central; `spark_home`: pyspark's Spark home with some jars replaced;
+  `s3_server`: an S3-compatible server and the S3A jars;
   `standalone`: a Spark standalone cluster and a driver process that runs scenarios on it.
 - Programs that tests run in a process of their own, each a module run with
-  ``python -m support.<name>`` (`module_command`, `child_env`): `cluster_driver`,
+  ``python -m support.<name>`` (`module_command`, `child_env`; `child_results` runs one that
+  reports with `emit`, and `jar_of` says where its JVM loaded a class from): `cluster_driver`,
   `connect_client`, `local_connect_server`, `running_session`, `s3_driver`, `scala213_driver`,
   `small_heap_child`, `streaming_driver`, `read_in_new_session`, `tfrecord_package`,
-  `imported_modules`; `spark_submit_job.py` is the file a `spark-submit` test submits.
+  `imported_modules`, `old_hadoop_child`, `old_jackson_child`; `spark_submit_job.py` is the
+  file a `spark-submit` test submits.
 
 conftest.py holds the fixtures (and `spark_tfrecord.testing` the session ones); nothing here
 starts a JVM or imports pyspark when the package is imported.
@@ -17,7 +20,9 @@ starts a JVM or imports pyspark when the package is imported.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -70,3 +75,36 @@ def child_env(env: Mapping[str, str] | None = None, **extra: str) -> dict[str, s
     path = [str(TESTS), *filter(None, merged.get("PYTHONPATH", "").split(os.pathsep))]
     merged["PYTHONPATH"] = os.pathsep.join(path)
     return merged
+
+
+def emit(**record: Any) -> None:
+    """Prints ``RESULT {json}``: what a child program found, for `child_results` to read."""
+    print("RESULT " + json.dumps(record), flush=True)
+
+
+def child_results(
+    name: str, *args: str, timeout: float = 900, **env: str
+) -> dict[str, dict[str, Any]]:
+    """Runs ``support.<name>`` with ``args`` in a Python of its own (this one, which its Spark
+    workers use too; ``env`` added to its environment), checks that it exited 0, and returns the
+    records it printed with `emit`, by their ``case`` (``"jvm"`` for the one without)."""
+    done = subprocess.run(
+        module_command(name, *args),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(PYSPARK_PYTHON=sys.executable, **env),
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    found = [json.loads(x[7:]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    return {str(r.get("case", "jvm")): r for r in found}
+
+
+def jar_of(jvm: Any, class_name: str) -> str | None:
+    """The jar (a ``file:`` URL) that the Py4J JVM ``jvm`` loaded ``class_name`` from; None
+    when no jar has the class."""
+    try:
+        loaded = jvm.java.lang.Class.forName(class_name)
+    except Exception:  # py4j's Py4JJavaError wrapping ClassNotFoundException
+        return None
+    return str(loaded.getProtectionDomain().getCodeSource().getLocation())

@@ -1,7 +1,7 @@
 """Run by test_old_hadoop in a process of its own: a Spark driver whose class path puts an older
 hadoop-common (and its dependencies) ahead of Spark's Hadoop client, as a Maven build with
 tensorflow-hadoop does. It writes and reads through every path that opens files, and prints
-what it found as ``RESULT {json}`` lines.
+what it found as ``RESULT {json}`` lines (`support.emit`).
 
 Usage: python -m support.old_hadoop_child OUT_DIR CLASS_PATH
 CLASS_PATH: the jars to put first, joined with ``os.pathsep`` (``spark.driver.extraClassPath``).
@@ -9,18 +9,15 @@ CLASS_PATH: the jars to put first, joined with ``os.pathsep`` (``spark.driver.ex
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from support import emit, jar_of
+
 OUTPUT = "io.github.sparktfrecord.TFRecordOutputFormat"
 BYTES = "org.apache.hadoop.io.BytesWritable"
 NULL = "org.apache.hadoop.io.NullWritable"
-
-
-def emit(**record: Any) -> None:
-    print("RESULT " + json.dumps(record), flush=True)
 
 
 def rows(df: Any) -> list[list[Any]]:
@@ -38,7 +35,7 @@ def main() -> int:
     file_system = jvm.java.lang.Class.forName("org.apache.hadoop.fs.FileSystem")
     emit(
         hadoop=jvm.org.apache.hadoop.util.VersionInfo.getVersion(),
-        file_system_jar=str(file_system.getProtectionDomain().getCodeSource().getLocation()),
+        file_system_jar=jar_of(jvm, "org.apache.hadoop.fs.FileSystem"),
         has_open_file=any(m.getName() == "openFile" for m in file_system.getMethods()),
     )
     df = spark.range(30).selectExpr(

@@ -2,6 +2,7 @@ package io.github.sparktfrecord
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
+import io.github.sparktfrecord.json.Json
 import io.github.sparktfrecord.sql.TFRecordOptions
 import io.github.sparktfrecord.tfds.TFRecordShards
 
@@ -63,9 +64,9 @@ object TFDS {
     if (numShards > 0) writer = writer.option(TFRecordOptions.NumShardsOption, numShards)
     if (features != null) writer = writer.option(TFRecordOptions.TfdsFeaturesOption, features)
     if (classNames.nonEmpty) {
-      val json = classNames.map { case (path, names) =>
-        quote(path) + ":" + names.map(quote).mkString("[", ",", "]")
-      }.mkString("{", ",", "}")
+      val json = Json.Obj(classNames.toVector.map { case (path, names) =>
+        path -> Json.arr(names.map(Json.str))
+      }).compact
       writer = writer.option(TFRecordOptions.TfdsClassNamesOption, json)
     }
     writer.save(folder)
@@ -90,7 +91,4 @@ object TFDS {
   /** Split `split` of the TFDS dataset in `folder`, with the schema of its `features.json`. */
   def read(spark: SparkSession, folder: String, split: String): DataFrame =
     spark.read.format("tfrecord").option(TFRecordOptions.SplitOption, split).load(folder)
-
-  private def quote(s: String): String =
-    com.fasterxml.jackson.databind.node.TextNode.valueOf(s).toString
 }

@@ -116,7 +116,7 @@ class TFDSFeaturesSuite extends UnitSuite {
     assert(!schema("s").metadata.contains(TFDSFeatures.ConnectorKey))
     // The Dataset stays a Dataset when written back.
     val json = TFDSFeatures.toJson(parsed)
-    assert(json.contains(s""""pythonClassName" : "${M}dataset_feature.Dataset""""), json)
+    assert(json.contains(s""""pythonClassName": "${M}dataset_feature.Dataset""""), json)
     assertEquals(TFDSFeatures.parse(json), parsed)
     // The schema read is the schema checked, with the connectors in its metadata.
     val checked = TFDSFeatures.check(StructType.fromDDL(
@@ -215,7 +215,7 @@ class TFDSFeaturesSuite extends UnitSuite {
     // Without features, a column read so is written as the same encoded tensor.
     val json = TFDSFeatures.toJson(TFDSFeatures.fromSchema(schema))
     assertEquals(TFDSFeatures.schema(TFDSFeatures.parse(json), Map.empty)("m"), schema("m"))
-    assert(json.contains("\"encoding\" : \"zlib\""), json)
+    assert(json.contains("\"encoding\": \"zlib\""), json)
   }
 
   test("a schema checked against features: metadata added, mismatches named") {
@@ -250,7 +250,7 @@ class TFDSFeaturesSuite extends UnitSuite {
       "o array<struct<tokens array<string>, deep array<array<double>>, score float>>")
     val features = TFDSFeatures.fromSchema(schema)
     val json = TFDSFeatures.toJson(features)
-    assert(json.contains(s""""pythonClassName" : "${M}text_feature.Text""""), json)
+    assert(json.contains(s""""pythonClassName": "${M}text_feature.Text""""), json)
     assertEquals(TFDSFeatures.parse(json), features)
     assertEquals(features.fields.toMap.apply("m"),
       TFDSFeature.Sequence(TFDSFeature.Sequence(TFDSFeature.Tensor("Tensor", "int64", Nil))))

@@ -48,7 +48,7 @@ class TFRecordManifestSuite extends UnitSuite {
     assertEquals(back.counts, m.counts)
     assertEquals(back.partitionColumns, Seq("day"))
     val text = new String(Files.readAllBytes(new File(d, TFRecordManifest.FileName).toPath))
-    assert(text.contains("\"num_records\" : 15"), text)
+    assert(text.contains("\"num_records\": 15"), text)
     assert(!text.contains("feature_lists"), text) // an Example folder's
   }
 

@@ -1,11 +1,12 @@
 package io.github.sparktfrecord
 
 import java.io.File
+import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.Files
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-
 import org.apache.spark.sql.Row
+
+import io.github.sparktfrecord.json.{Json, JsonParser}
 
 import ErrorText._
 
@@ -15,20 +16,16 @@ import ErrorText._
  * their `dataset_info.json` and `features.json`, and the splits read back.
  */
 class TFRecordShardedWriteSuite extends LocalSparkSuite with ShardFiles {
-  private val Json = new ObjectMapper()
-
   private def ids(path: String): Seq[Long] =
     spark.read.format("tfrecord").load(path).collect().map(_.getAs[Long]("id")).sorted.toSeq
 
-  private def json(file: File): JsonNode = Json.readTree(file)
-
-  private def elements(node: JsonNode): Seq[JsonNode] =
-    Iterator.tabulate(node.size)(node.get).toSeq
+  private def json(file: File): Json =
+    JsonParser.parse(new String(Files.readAllBytes(file.toPath), UTF_8))
 
   /** Each split's records per shard, from `dataset_info.json`. */
   private def shardLengths(folder: File): Map[String, Seq[Long]] =
-    elements(json(new File(folder, "dataset_info.json")).get("splits")).map { s =>
-      s.get("name").asText -> elements(s.get("shardLengths")).map(_.asText.toLong)
+    json(new File(folder, "dataset_info.json"))("splits").elements.map { s =>
+      s("name").text -> s("shardLengths").elements.map(_.long)
     }.toMap
 
   test("shardPrefix names the files TensorFlow's way, numbered in the order of the tasks") {
@@ -62,16 +59,16 @@ class TFRecordShardedWriteSuite extends LocalSparkSuite with ShardFiles {
       assertEquals(lengths, shards.map(s => countRecords(new File(files, s)).toLong))
       assertEquals(lengths.sum, 12L)
 
-      val features = json(new File(files, "features.json")).get("featuresDict").get("features")
+      val features = json(new File(files, "features.json"))("featuresDict")("features")
       def kind(name: String): (String, String) = {
-        val f = features.get(name)
-        (f.get("pythonClassName").asText.split('.').last,
-          Option(f.get("tensor")).map(_.get("dtype").asText).orNull)
+        val f = features(name)
+        (f("pythonClassName").text.split('.').last,
+          f.field("tensor").map(_("dtype").text).orNull)
       }
       assertEquals(Seq("id", "text", "vec", "meta").map(kind),
         Seq(
           ("Tensor", "int64"), ("Text", null), ("Tensor", "float32"), ("FeaturesDict", null)))
-      assertEquals(features.get("vec").get("tensor").get("shape").toString,
+      assertEquals(features("vec")("tensor")("shape").compact,
         """{"dimensions":["-1"]}""")
 
       val back = TFDS.read(spark, folder, "train")

@@ -2,14 +2,13 @@ package io.github.sparktfrecord.codec
 
 import java.nio.charset.StandardCharsets.UTF_8
 
-import com.fasterxml.jackson.core.JsonGenerator
-
 import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeRowWriter, UnsafeWriter}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 
 import io.github.sparktfrecord.ValueOutOfRangeException
+import io.github.sparktfrecord.json.JsonWriter
 import io.github.sparktfrecord.wire.{ProtoWire, Utf8}
 
 import FeatureEncoder._
@@ -79,7 +78,7 @@ private[sparktfrecord] sealed abstract class TypeEntry(val kind: Int) {
   def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit
 
   /** Writes value `i` of `from` (not null) as JSON. */
-  def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit
+  def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit
 
   /** The dtype TFDS stores a column of this type as, when no features are given. */
   def tfdsDtype: Option[String] = None
@@ -289,18 +288,18 @@ private[sparktfrecord] object TypeTable {
   }
 
   /** A number as JSON: its text, quoted where JSON has no number for it (NaN, infinities). */
-  private def jsonNumber(gen: JsonGenerator, d: Double, text: String): Unit =
-    if (d.isNaN || d.isInfinite) gen.writeString(text) else gen.writeNumber(text)
+  private def jsonNumber(out: JsonWriter, d: Double, text: String): Unit =
+    if (d.isNaN || d.isInfinite) out.string(text) else out.numberText(text)
 
   /** Bytes as JSON: their text when they are UTF-8, else `0x` and their hex. */
-  def jsonBytes(gen: JsonGenerator, b: Array[Byte]): Unit =
-    if (Utf8.isValid(b, 0, b.length)) gen.writeString(new String(b, UTF_8))
+  def jsonBytes(out: JsonWriter, b: Array[Byte]): Unit =
+    if (Utf8.isValid(b, 0, b.length)) out.string(new String(b, UTF_8))
     else {
       val sb = new java.lang.StringBuilder(2 + 2 * b.length).append("0x")
       b.foreach { x =>
         sb.append(Character.forDigit((x >> 4) & 0xf, 16)).append(Character.forDigit(x & 0xf, 16))
       }
-      gen.writeString(sb.toString)
+      out.string(sb.toString)
     }
 
   /** Microseconds since 1970-01-01 as ISO-8601 text. */
@@ -318,8 +317,8 @@ private[sparktfrecord] object TypeTable {
       else outOfRange(s"$v (a boolean is stored as 0 or 1)")
     def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, from.getBoolean(i))
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeBoolean(from.getBoolean(i))
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.boolean(from.getBoolean(i))
     override def tfdsDtype: Option[String] = Some("bool")
     override def holdsTfds(dtype: String): Boolean = dtype == "bool"
   }
@@ -334,8 +333,8 @@ private[sparktfrecord] object TypeTable {
       if (v == v.toByte) to.write(slot, v.toByte) else outOfRange(v)
     def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, from.getByte(i))
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeNumber(from.getByte(i).toShort)
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.number(from.getByte(i).toShort)
     override def tfdsDtype: Option[String] = Some("int64")
   }
 
@@ -349,8 +348,8 @@ private[sparktfrecord] object TypeTable {
       if (v == v.toShort) to.write(slot, v.toShort) else outOfRange(v)
     def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, from.getShort(i))
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeNumber(from.getShort(i))
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.number(from.getShort(i))
     override def tfdsDtype: Option[String] = Some("int64")
   }
 
@@ -368,16 +367,16 @@ private[sparktfrecord] object TypeTable {
 
   case object IntegerEntry extends Int32Entry {
     def dataType: DataType = IntegerType
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeNumber(from.getInt(i))
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.number(from.getInt(i))
     override def tfdsDtype: Option[String] = Some("int64")
   }
 
   case object DateEntry extends Int32Entry {
     def dataType: DataType = DateType
     override def doc: String = "date (days since 1970-01-01)"
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeString(java.time.LocalDate.ofEpochDay(from.getInt(i).toLong).toString)
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.string(java.time.LocalDate.ofEpochDay(from.getInt(i).toLong).toString)
     override def holdsTfds(dtype: String): Boolean = false
   }
 
@@ -394,23 +393,23 @@ private[sparktfrecord] object TypeTable {
 
   case object LongEntry extends Int64ValueEntry {
     def dataType: DataType = LongType
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeNumber(from.getLong(i))
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.number(from.getLong(i))
     override def tfdsDtype: Option[String] = Some("int64")
   }
 
   case object TimestampEntry extends Int64ValueEntry {
     def dataType: DataType = TimestampType
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeString(instant(from.getLong(i)))
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.string(instant(from.getLong(i)))
     override def holdsTfds(dtype: String): Boolean = false
   }
 
   case object TimestampNTZEntry extends Int64ValueEntry {
     def dataType: DataType = TimestampNTZType
     override def doc: String = "timestamp_ntz (microseconds since 1970-01-01)"
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeString(instant(from.getLong(i)))
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.string(instant(from.getLong(i)))
     override def holdsTfds(dtype: String): Boolean = false
   }
 
@@ -425,9 +424,9 @@ private[sparktfrecord] object TypeTable {
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit = to.write(slot, v.toFloat)
     def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, from.getFloat(i))
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit = {
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit = {
       val v = from.getFloat(i)
-      jsonNumber(gen, v.toDouble, java.lang.Float.toString(v))
+      jsonNumber(out, v.toDouble, java.lang.Float.toString(v))
     }
     override def tfdsDtype: Option[String] = Some("float32")
   }
@@ -444,9 +443,9 @@ private[sparktfrecord] object TypeTable {
       to.write(slot, v.toDouble)
     def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, from.getDouble(i))
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit = {
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit = {
       val v = from.getDouble(i)
-      jsonNumber(gen, v, java.lang.Double.toString(v))
+      jsonNumber(out, v, java.lang.Double.toString(v))
     }
     override def tfdsDtype: Option[String] = Some("float32")
   }
@@ -477,8 +476,8 @@ private[sparktfrecord] object TypeTable {
       to.write(ordinal, null: Decimal, precision, scale)
     def copy(from: SpecializedGetters, i: Int, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, from.getDecimal(i, precision, scale), precision, scale)
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      gen.writeNumber(from.getDecimal(i, precision, scale).toJavaBigDecimal.toPlainString)
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.numberText(from.getDecimal(i, precision, scale).toJavaBigDecimal.toPlainString)
     override def holdsTfds(dtype: String): Boolean = false
   }
 
@@ -490,14 +489,14 @@ private[sparktfrecord] object TypeTable {
       to.write(slot, java.lang.Long.toString(v).getBytes(UTF_8))
     override def fromFloat(v: Float, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, java.lang.Float.toString(v).getBytes(UTF_8))
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      jsonBytes(gen, from.getUTF8String(i).getBytes)
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      jsonBytes(out, from.getUTF8String(i).getBytes)
     override def tfdsConnector: String = "Text"
   }
 
   case object BinaryEntry extends BytesEntry(binary = true) {
     def dataType: DataType = BinaryType
-    def json(gen: JsonGenerator, from: SpecializedGetters, i: Int): Unit =
-      jsonBytes(gen, from.getBinary(i))
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      jsonBytes(out, from.getBinary(i))
   }
 }

@@ -3,13 +3,12 @@ package io.github.sparktfrecord.tfds
 import java.io.FileNotFoundException
 import java.nio.charset.StandardCharsets.UTF_8
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import com.fasterxml.jackson.databind.node.{ArrayNode, ObjectNode}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
 import io.github.sparktfrecord.TFRecordError
 import io.github.sparktfrecord.framing.{AtomicWrite, HadoopCompat}
+import io.github.sparktfrecord.json.{Json, JsonParser}
 import io.github.sparktfrecord.sql.TFRecordOptions
 
 /**
@@ -24,7 +23,6 @@ import io.github.sparktfrecord.sql.TFRecordOptions
  *    `mnist-train.tfrecord-00000-of-00004`.
  */
 private[sparktfrecord] object TFDSDataset {
-  private val Mapper = new ObjectMapper()
   final val InfoFile = "dataset_info.json"
   final val FeaturesFile = "features.json"
   final val FileFormat = "tfrecord"
@@ -34,20 +32,21 @@ private[sparktfrecord] object TFDSDataset {
   final case class Split(name: String, shardLengths: Seq[Long], numBytes: Long, template: String)
 
   /** The dataset's `dataset_info.json` as a JSON tree: its fields are kept when it is written. */
-  final class Info(val json: ObjectNode) {
-    def name: String = Option(json.get("name")).map(_.asText).getOrElse("")
+  final class Info(val json: Json.Obj) {
+    private def textOf(key: String): Option[String] = json.field(key).map(_.text)
 
-    def version: String = Option(json.get("version")).map(_.asText).getOrElse("")
+    def name: String = textOf("name").getOrElse("")
 
-    def fileFormat: String = Option(json.get("fileFormat")).map(_.asText).getOrElse(FileFormat)
+    def version: String = textOf("version").getOrElse("")
 
-    def splits: Seq[Split] = Option(json.get("splits")).toSeq.flatMap(TFDSFeatures.elements).map {
-      s =>
-        val lengths = Option(s.get("shardLengths")).toSeq.flatMap(TFDSFeatures.elements)
-          .map(_.asText.toLong)
-        Split(s.get("name").asText, lengths,
-          Option(s.get("numBytes")).map(_.asText.toLong).getOrElse(0L),
-          Option(s.get("filepathTemplate")).map(_.asText).getOrElse(DefaultTemplate))
+    def fileFormat: String = textOf("fileFormat").getOrElse(FileFormat)
+
+    private def splitsJson: Seq[Json] = json.field("splits").toSeq.flatMap(_.elements)
+
+    def splits: Seq[Split] = splitsJson.map { s =>
+      Split(s("name").text, s.field("shardLengths").toSeq.flatMap(_.elements).map(_.long),
+        s.field("numBytes").map(_.long).getOrElse(0L),
+        s.field("filepathTemplate").map(_.text).getOrElse(DefaultTemplate))
     }
 
     def split(name: String): Option[Split] = splits.find(_.name == name)
@@ -60,38 +59,28 @@ private[sparktfrecord] object TFDSDataset {
 
     /** A copy with `split` in place of the split of its name (or added), `without` removed. */
     def withSplit(split: Option[Split], without: String): Info = {
-      val copy = json.deepCopy()
-      val splits = copy.putArray("splits")
       // The other splits as they were, with the fields only TFDS knows (statistics, ...).
-      Option(json.get("splits")).toSeq.flatMap(TFDSFeatures.elements)
-        .filter(s => s.get("name").asText != without)
-        .foreach(s => splits.add(s.deepCopy[JsonNode]()))
-      split.foreach(add(splits, _))
-      new Info(copy)
+      val kept = splitsJson.filter(s => s("name").text != without)
+      new Info(json.updated("splits", Json.arr(kept ++ split.map(splitJson))))
     }
 
-    private def add(splits: ArrayNode, s: Split): Unit = {
-      val o = splits.addObject()
-      o.put("name", s.name)
-      o.put("numBytes", s.numBytes.toString)
-      val lengths = o.putArray("shardLengths")
-      s.shardLengths.foreach(l => lengths.add(l.toString))
-      o.put("filepathTemplate", s.template)
-    }
+    // int64 fields as strings, as protobuf's JSON (and so TFDS) writes them.
+    private def splitJson(s: Split): Json = Json.obj(
+      "name" -> Json.str(s.name),
+      "numBytes" -> Json.str(s.numBytes.toString),
+      "shardLengths" -> Json.arr(s.shardLengths.map(l => Json.str(l.toString))),
+      "filepathTemplate" -> Json.str(s.template))
 
-    def text: String = Mapper.writerWithDefaultPrettyPrinter().writeValueAsString(json)
+    def text: String = json.indented
   }
 
   /** A new `dataset_info.json` with no split. */
-  def newInfo(name: String, version: String): Info = {
-    val o = Mapper.createObjectNode()
-    o.put("name", name)
-    o.put("version", version)
-    o.put("fileFormat", FileFormat)
-    o.put("description", s"Written by spark-tfrecord.")
-    o.putArray("splits")
-    new Info(o)
-  }
+  def newInfo(name: String, version: String): Info = new Info(Json.obj(
+    "name" -> Json.str(name),
+    "version" -> Json.str(version),
+    "fileFormat" -> Json.str(FileFormat),
+    "description" -> Json.str("Written by spark-tfrecord."),
+    "splits" -> Json.arr(Nil)))
 
   /** TFDS's template filled in: `{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}`. */
   def shardName(
@@ -110,8 +99,8 @@ private[sparktfrecord] object TFDSDataset {
   /** The dataset info of `folder`, if it has one. */
   def readInfo(folder: Path, conf: Configuration): Option[Info] =
     readText(new Path(folder, InfoFile), conf).map { text =>
-      Mapper.readTree(text) match {
-        case o: ObjectNode => new Info(o)
+      JsonParser.parse(text) match {
+        case o: Json.Obj => new Info(o)
         case _ => throw TFRecordError.argument(TFRecordError.DatasetFolder,
             s"$folder/$InfoFile is not a JSON object")
       }

@@ -1,12 +1,10 @@
 package io.github.sparktfrecord.tfds
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import com.fasterxml.jackson.databind.node.{JsonNodeFactory, ObjectNode}
-
 import org.apache.spark.sql.types._
 
-import io.github.sparktfrecord.{SparkShims, TFRecordArgumentException, TFRecordError}
+import io.github.sparktfrecord.{TFRecordArgumentException, TFRecordError}
 import io.github.sparktfrecord.codec.{EncodedTensor, FeaturePaths, TypeTable}
+import io.github.sparktfrecord.json.{Json, JsonParser}
 
 /**
  * TensorFlow Datasets feature connectors as `features.json` describes them (the
@@ -65,10 +63,8 @@ private[sparktfrecord] object TFDSFeature {
 }
 
 private[sparktfrecord] object TFDSFeatures {
-  import SparkShims.Converters._
   import TFDSFeature._
 
-  private val Mapper = new ObjectMapper()
   private val Module = "tensorflow_datasets.core.features."
   /** The keys of a feature's proto JSON that are not its content. */
   private val NotContent = Set("pythonClassName", "description", "valueRange")
@@ -77,36 +73,37 @@ private[sparktfrecord] object TFDSFeatures {
   final val ConnectorKey = "tfds.feature"
   final val ClassNamesKey = "tfds.classNames"
 
-  def parse(json: String): Dict = parse(Mapper.readTree(json), "") match {
+  def parse(json: String): Dict = parse(JsonParser.parse(json), "") match {
     case d: Dict => d
     case other => throw invalid("", s"the top-level feature must be a FeaturesDict, not $other")
   }
 
   /** The connector `node` describes, at feature path `path` (for messages). */
-  private def parse(node: JsonNode, path: String): TFDSFeature = {
+  private def parse(node: Json, path: String): TFDSFeature = {
     val (className, content) =
-      if (node.has("type") && node.has("content")) (node.get("type").asText, node.get("content"))
+      if (node.has("type") && node.has("content")) (node("type").text, node("content"))
       else if (node.has("pythonClassName")) {
-        val key = fields(node).map(_._1).find(k => !NotContent(k))
-        (node.get("pythonClassName").asText, key.map(node.get).getOrElse(Mapper.createObjectNode))
-      } else throw invalid(path, s"not a TFDS feature connector: $node")
+        val key = node.fields.map(_._1).find(k => !NotContent(k))
+        (node("pythonClassName").text, key.map(node(_)).getOrElse(Json.obj()))
+      } else throw invalid(path, s"not a TFDS feature connector: ${node.compact}")
     val name = className.substring(className.lastIndexOf('.') + 1)
-    def shape(of: JsonNode): Seq[Long] = {
-      val s = of.get("shape")
-      val dims = if (s == null) null else if (s.isArray) s else s.get("dimensions")
-      if (dims == null) Nil
-      else elements(dims).map(d => if (d.isNull) -1L else d.asText.toLong)
+    def shape(of: Json): Seq[Long] = {
+      val dims = of.field("shape").flatMap {
+        case s: Json.Arr => Some(s)
+        case s => s.field("dimensions")
+      }
+      dims.toSeq.flatMap(_.elements).map(d => if (d.isNull) -1L else d.long)
     }
-    def dtype(of: JsonNode, default: String): String =
-      Option(of.get("dtype")).map(_.asText).getOrElse(default)
+    def dtype(of: Json, default: String): String =
+      of.field("dtype").map(_.text).getOrElse(default)
     name match {
       case "FeaturesDict" =>
-        val features = Option(content.get("features")).getOrElse(content)
-        Dict(fields(features).map { case (k, v) => k -> parse(v, join(path, k)) })
+        val features = content.field("features").getOrElse(content)
+        Dict(features.fields.map { case (k, v) => k -> parse(v, join(path, k)) })
       // An RLDS episode's steps: TFDS stores a Dataset as a Sequence, and decodes it lazily.
-      case "Sequence" | "Dataset" => Sequence(parse(content.get("feature"), path), name)
+      case "Sequence" | "Dataset" => Sequence(parse(content("feature"), path), name)
       case "Tensor" | "Scalar" =>
-        val encoding = Option(content.get("encoding")).map(_.asText.toLowerCase).getOrElse("none")
+        val encoding = content.field("encoding").map(_.text.toLowerCase).getOrElse("none")
         val t = Tensor(name, dtype(content, "float32"), shape(content), encoding)
         if (t.encoded) checkEncoded(path, t)
         t
@@ -120,12 +117,11 @@ private[sparktfrecord] object TFDSFeatures {
       // One encoded image per frame.
       case "Video" => Tensor(name, "string", shape(content).take(1).padTo(1, -1L))
       case "Translation"
-        if !content.has("variableLanguagesPerExample") ||
-          !content.get("variableLanguagesPerExample").asBoolean =>
-        Dict(elements(content.get("languages")).map(_.asText -> Tensor("Text", "string", Nil)))
+        if !content.field("variableLanguagesPerExample").exists(_.boolean) =>
+        Dict(content("languages").elements.map(_.text -> Tensor("Text", "string", Nil)))
       case "BBoxFeature" => Tensor(name, "float32", Seq(4L))
       case "Audio" =>
-        if (content.has("lazyDecode") && content.get("lazyDecode").asBoolean) {
+        if (content.field("lazyDecode").exists(_.boolean)) {
           Tensor(name, "string", Nil)
         } else Tensor(name, dtype(content, "int64"), shape(content))
       case other => unsupported(path, other, "this connector is not supported by spark-tfrecord")
@@ -176,13 +172,6 @@ private[sparktfrecord] object TFDSFeatures {
       case _ if given == existing => None
       case _ => Some(s"'$path' is $given given, $existing in the folder")
     }
-
-  /** The elements of a JSON array. */
-  def elements(node: JsonNode): Seq[JsonNode] = node.elements.asScala.toList
-
-  /** The fields of a JSON object, in their order. */
-  def fields(node: JsonNode): Seq[(String, JsonNode)] =
-    node.fields.asScala.map(e => e.getKey -> e.getValue).toList
 
   private def join(path: String, key: String): String = if (path.isEmpty) key else s"$path/$key"
 
@@ -462,39 +451,29 @@ private[sparktfrecord] object TFDSFeatures {
 
   /** `features` as `features.json` holds it: the proto JSON TFDS writes and reads. */
   def toJson(features: Dict): String = {
-    val f = JsonNodeFactory.instance
-    def node(feature: TFDSFeature): ObjectNode = {
-      val o = f.objectNode()
-      feature match {
-        case Dict(fields) =>
-          o.put("pythonClassName", Module + "features_dict.FeaturesDict")
-          val all = o.putObject("featuresDict").putObject("features")
-          fields.foreach { case (k, v) => all.set[JsonNode](k, node(v)) }
-        case Sequence(inner, connector) =>
-          o.put("pythonClassName",
-            Module +
-              (if (connector == "Dataset") "dataset_feature.Dataset"
-               else "sequence_feature.Sequence"))
-          val s = o.putObject("sequence")
-          s.set[JsonNode]("feature", node(inner))
-          s.put("length", "-1")
-        case Tensor("Text", _, _, _) =>
-          o.put("pythonClassName", Module + "text_feature.Text")
-          o.putObject("text")
-        case Tensor(_, dtype, shape, encoding) =>
-          o.put("pythonClassName", Module + "tensor_feature.Tensor")
-          val t = o.putObject("tensor")
-          val s = t.putObject("shape")
-          if (shape.nonEmpty) {
-            val dims = s.putArray("dimensions")
-            shape.foreach(d => dims.add(d.toString))
-          }
-          t.put("dtype", dtype)
-          t.put("encoding", encoding)
-      }
-      o
+    def node(feature: TFDSFeature): Json = feature match {
+      case Dict(fields) => Json.obj(
+          "pythonClassName" -> Json.str(Module + "features_dict.FeaturesDict"),
+          "featuresDict" -> Json.obj("features" -> Json.Obj(fields.toVector.map {
+            case (k, v) => k -> node(v)
+          })))
+      case Sequence(inner, connector) => Json.obj(
+          "pythonClassName" -> Json.str(Module +
+            (if (connector == "Dataset") "dataset_feature.Dataset"
+             else "sequence_feature.Sequence")),
+          "sequence" -> Json.obj("feature" -> node(inner), "length" -> Json.str("-1")))
+      case Tensor("Text", _, _, _) =>
+        Json.obj("pythonClassName" -> Json.str(Module + "text_feature.Text"), "text" -> Json.obj())
+      case Tensor(_, dtype, shape, encoding) =>
+        val dims =
+          if (shape.isEmpty) Json.obj()
+          else Json.obj("dimensions" -> Json.arr(shape.map(d => Json.str(d.toString))))
+        Json.obj(
+          "pythonClassName" -> Json.str(Module + "tensor_feature.Tensor"),
+          "tensor" -> Json.obj("shape" -> dims, "dtype" -> Json.str(dtype),
+            "encoding" -> Json.str(encoding)))
     }
-    Mapper.writerWithDefaultPrettyPrinter().writeValueAsString(node(features))
+    node(features).indented
   }
 
   /** The paths of the ClassLabel features (`objects/label`), for their `.labels.txt` files. */

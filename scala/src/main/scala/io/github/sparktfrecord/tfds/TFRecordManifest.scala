@@ -3,15 +3,13 @@ package io.github.sparktfrecord.tfds
 import java.io.{FileNotFoundException, IOException}
 import java.nio.charset.StandardCharsets.UTF_8
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path}
 import org.slf4j.LoggerFactory
 
-import io.github.sparktfrecord.SparkShims.Converters._
 import io.github.sparktfrecord.codec.RecordSerializer.ValueCounts
 import io.github.sparktfrecord.framing.{AtomicWrite, HadoopCompat}
+import io.github.sparktfrecord.json.{Json, JsonParser}
 
 /**
  * The manifest every write leaves at the root of its folder, `_tfrecord_manifest.json`: each data
@@ -36,7 +34,6 @@ private[sparktfrecord] object TFRecordManifest {
   val DefaultLockWaitSeconds = 120L
   /** A lock older than this was left by a commit that died: it is taken over. */
   private val StaleLockMillis = 30L * 60 * 1000
-  private val Mapper = new ObjectMapper()
   private val Log = LoggerFactory.getLogger(getClass)
 
   /** One data file: its path relative to the folder ('/'-separated), records and bytes. */
@@ -54,41 +51,34 @@ private[sparktfrecord] object TFRecordManifest {
     def records: Long = files.map(_.records).sum
 
     def text: String = {
-      val root = Mapper.createObjectNode()
-      root.put("format", Format)
-      root.put("version", Version)
-      root.put("record_type", recordType)
-      root.put("schema", schemaDDL)
-      root.set[JsonNode]("schema_json", Mapper.readTree(schemaJson))
-      val partitions = root.putArray("partition_columns")
-      partitionColumns.foreach(c => partitions.add(c))
-      root.put("num_records", records)
-      root.put("num_bytes", files.map(_.bytes).sum)
-      val list = root.putArray("files")
-      files.sortBy(_.path).foreach { f =>
-        val o = list.addObject()
-        o.put("path", f.path)
-        o.put("num_records", f.records)
-        o.put("num_bytes", f.bytes)
-        o.put("compression", f.compression)
-      }
-      putCounts(root.putObject("features"), counts.features)
-      if (recordType == "SequenceExample") putCounts(root.putObject("feature_lists"), counts.lists)
-      Mapper.writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n"
+      val fields = Vector.newBuilder[(String, Json)]
+      fields ++= Seq(
+        "format" -> Json.str(Format),
+        "version" -> Json.num(Version),
+        "record_type" -> Json.str(recordType),
+        "schema" -> Json.str(schemaDDL),
+        "schema_json" -> JsonParser.parse(schemaJson),
+        "partition_columns" -> Json.arr(partitionColumns.map(Json.str)),
+        "num_records" -> Json.num(records),
+        "num_bytes" -> Json.num(files.map(_.bytes).sum),
+        "files" -> Json.arr(files.sortBy(_.path).map { f =>
+          Json.obj("path" -> Json.str(f.path), "num_records" -> Json.num(f.records),
+            "num_bytes" -> Json.num(f.bytes), "compression" -> Json.str(f.compression))
+        }),
+        "features" -> countsJson(counts.features))
+      if (recordType == "SequenceExample") fields += "feature_lists" -> countsJson(counts.lists)
+      Json.Obj(fields.result()).indented
     }
   }
 
-  private def putCounts(node: ObjectNode, counts: Map[String, (Int, Int)]): Unit =
-    counts.toSeq.sortBy(_._1).foreach { case (key, (lo, hi)) =>
-      val o = node.putObject(key)
-      o.put("min", lo)
-      o.put("max", hi)
-    }
+  private def countsJson(counts: Map[String, (Int, Int)]): Json =
+    Json.Obj(counts.toVector.sortBy(_._1).map { case (key, (lo, hi)) =>
+      key -> Json.obj("min" -> Json.num(lo), "max" -> Json.num(hi))
+    })
 
-  private def readCounts(node: JsonNode): Map[String, (Int, Int)] =
-    if (node == null) Map.empty
-    else node.fields().asScala.map { e =>
-      e.getKey -> ((e.getValue.get("min").asInt, e.getValue.get("max").asInt))
+  private def readCounts(node: Option[Json]): Map[String, (Int, Int)] =
+    node.toSeq.flatMap(_.fields).map { case (key, range) =>
+      key -> ((range("min").int, range("max").int))
     }.toMap
 
   /** The manifest in `folder`, if it has one this version reads; None otherwise. */
@@ -96,18 +86,20 @@ private[sparktfrecord] object TFRecordManifest {
     val text = TFDSDataset.readText(new Path(folder, FileName), conf)
     text.flatMap { t =>
       try {
-        val root = Mapper.readTree(t)
-        if (root.path("format").asText != Format || root.path("version").asInt != Version) None
+        val root = JsonParser.parse(t)
+        if (root.field("format").map(_.text) != Some(Format) ||
+            root.field("version").map(_.int) != Some(Version)) None
         else Some(Manifest(
-          root.get("record_type").asText,
-          root.get("schema").asText,
-          Mapper.writeValueAsString(root.get("schema_json")),
-          root.get("partition_columns").elements().asScala.map(_.asText).toSeq,
-          root.get("files").elements().asScala.map { f =>
-            Entry(f.get("path").asText, f.get("num_records").asLong, f.get("num_bytes").asLong,
-              f.get("compression").asText)
-          }.toSeq,
-          ValueCounts(readCounts(root.get("features")), readCounts(root.get("feature_lists")))))
+          root("record_type").text,
+          root("schema").text,
+          root("schema_json").compact,
+          root("partition_columns").elements.map(_.text),
+          root("files").elements.map { f =>
+            Entry(f("path").text, f("num_records").long, f("num_bytes").long,
+              f("compression").text)
+          },
+          ValueCounts(readCounts(root.field("features")),
+            readCounts(root.field("feature_lists")))))
       } catch {
         // Not one we can merge with: the commit then decides as if there were none.
         case _: Exception => None
@@ -117,20 +109,17 @@ private[sparktfrecord] object TFRecordManifest {
 
   /** What one write task's file held, written beside it when it closes (a hidden file). */
   final case class TaskCounts(records: Long, counts: ValueCounts) {
-    def text: String = {
-      val root = Mapper.createObjectNode()
-      root.put("records", records)
-      putCounts(root.putObject("features"), counts.features)
-      putCounts(root.putObject("feature_lists"), counts.lists)
-      Mapper.writeValueAsString(root)
-    }
+    def text: String = Json.obj(
+      "records" -> Json.num(records),
+      "features" -> countsJson(counts.features),
+      "feature_lists" -> countsJson(counts.lists)).compact
   }
 
   object TaskCounts {
     def parse(text: String): TaskCounts = {
-      val root = Mapper.readTree(text)
-      TaskCounts(root.get("records").asLong,
-        ValueCounts(readCounts(root.get("features")), readCounts(root.get("feature_lists"))))
+      val root = JsonParser.parse(text)
+      TaskCounts(root("records").long,
+        ValueCounts(readCounts(root.field("features")), readCounts(root.field("feature_lists"))))
     }
   }
 

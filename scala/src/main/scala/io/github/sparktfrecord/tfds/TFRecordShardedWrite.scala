@@ -4,7 +4,6 @@ import java.io.IOException
 import java.nio.charset.StandardCharsets.UTF_8
 import java.util.UUID
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{ChecksumFileSystem, FileSystem, Path}
 import org.apache.hadoop.mapreduce.{Job, MRJobConfig, OutputCommitter}
@@ -19,6 +18,7 @@ import io.github.sparktfrecord.codec.RecordSerializer.ValueCounts
 import io.github.sparktfrecord.codec.RecordType
 import io.github.sparktfrecord.framing.{HadoopCompat, TFRecordCompression, TFRecordFraming}
 import io.github.sparktfrecord.framing.TFRecordWriter
+import io.github.sparktfrecord.json.{Json, JsonParser}
 import io.github.sparktfrecord.sql.{CountedWrite, TFRecordOptions}
 
 /**
@@ -40,7 +40,6 @@ import io.github.sparktfrecord.sql.{CountedWrite, TFRecordOptions}
  * commit leaves the folder as it was (Spark's commit protocol discards its files).
  */
 private[sparktfrecord] object TFRecordShardedWrite {
-  private val Mapper = new ObjectMapper()
   private val Prefix = "spark.tfrecord.shards."
   private val WriteIdKey = Prefix + "writeId"
   private val FolderKey = Prefix + "folder"
@@ -224,7 +223,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
     conf.set(FolderKey, folder.toString)
     conf.set(SchemaKey, schema.json)
     conf.setBoolean(DynamicKey, dynamic)
-    conf.set(PartitionsKey, Mapper.writeValueAsString(partitionColumns.toArray))
+    conf.set(PartitionsKey, Json.arr(partitionColumns.map(Json.str)).compact)
     conf.set(LockWaitKey,
       SQLConf.get.getConfString(TFRecordManifest.LockWaitKey,
         TFRecordManifest.DefaultLockWaitSeconds.toString))
@@ -437,7 +436,7 @@ private[sparktfrecord] object TFRecordShardedWrite {
         sizes.getOrElse(path, throw new IOException(s"$p is missing at job commit")),
         options.compression.name)
     }
-    val partitions = Mapper.readValue(conf.get(PartitionsKey), classOf[Array[String]]).toSeq
+    val partitions = JsonParser.parse(conf.get(PartitionsKey)).elements.map(_.text)
     val manifest = TFRecordManifest.Manifest(options.recordType.name, schema.toDDL, schema.json,
       partitions, files, counts)
     val replaced = if (dynamic) files.map(f => f.path.substring(0, f.path.lastIndexOf('/'))).toSet
@@ -487,8 +486,8 @@ private[sparktfrecord] object TFRecordShardedWrite {
       val features = options.tfdsFeatures.getOrElse(TFDSFeatures.toJson(
         TFDSFeatures.fromSchema(DataType.fromJson(conf.get(SchemaKey)).asInstanceOf[StructType])))
       options.tfdsClassNames.foreach { json =>
-        TFDSFeatures.fields(Mapper.readTree(json)).foreach { case (path, names) =>
-          val text = TFDSFeatures.elements(names).map(_.asText).mkString("", "\n", "\n")
+        JsonParser.parse(json).fields.foreach { case (path, names) =>
+          val text = names.elements.map(_.text).mkString("", "\n", "\n")
           TFDSDataset.writeAtomically(fs, new Path(folder, TFDSFeatures.labelsFile(path)), text)
         }
       }
