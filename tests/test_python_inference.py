@@ -14,7 +14,8 @@ import pytest
 
 from spark_tfrecord import errors, local
 from spark_tfrecord._files import LocalFiles
-from spark_tfrecord._format import tfds_features
+from spark_tfrecord._manifest import read_manifest
+from spark_tfrecord._format import json_rows, tfds_features
 from spark_tfrecord._format.inference import as_nullable, infer_schema
 from support.tfrecord_bytes import (
     bytes_list,
@@ -67,7 +68,48 @@ def assert_same_schema(spark: Any, folder: Path, options: dict[str, str]) -> dic
     got = infer_schema(paths, options)
     assert same(got, expected)
     assert same(as_nullable(got), jar_schema(spark, folder, options))
+    assert_same_rows(spark, paths, got, options)
+    manifest = read_manifest(str(folder)) if folder.is_dir() else None
+    if manifest is not None and manifest.schema_json is not None:
+        assert_same_rows(spark, paths, dict(manifest.schema_json), options)
     return got
+
+
+def without_nulls(value: Any) -> Any:
+    """A row as Spark's ``toJSON`` writes it: no null fields, in structs too."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def assert_same_rows(
+    spark: Any, paths: list[str], schema: dict[str, Any], options: dict[str, str]
+) -> None:
+    """The rows ``inspect`` prints: the Python reader's are the jar's (``local.head``), or the
+    schema has a column it leaves to the jar (arrays of structs). The jar's inspector has no
+    Spark ML in its JVM: rows of vectors are compared with Spark's JSON of them instead."""
+    record_type = options.get("recordType", "Example")
+    rest = {k: v for k, v in options.items() if k != "recordType"}
+    try:
+        got = list(json_rows.head(paths, schema, 40, record_type=record_type, options=rest))
+    except json_rows.Unsupported as e:
+        assert "array<struct>" in str(e)
+        return
+    except errors.CorruptFileError as e:  # the jar refuses the same record
+        with pytest.raises(Exception) as jar:
+            local.head(paths, schema, 40, record_type=record_type, **rest)
+        assert errors.condition(jar.value) == e.condition
+        assert errors.parameters(jar.value).get("column") == e.parameters.get("column")
+        return
+    if '"udt"' in json.dumps(schema):
+        from pyspark.sql.types import StructType
+
+        df = spark.read.format("tfrecord").schema(StructType.fromJson(schema)).load(paths)
+        ours = sorted(json.dumps(without_nulls(r)) for r in got)
+        assert ours == sorted(json.dumps(json.loads(r)) for r in df.toJSON().collect())
+        return
+    expected = local.head(paths, schema, 40, record_type=record_type, decoder="interpreted", **rest)
+    assert json.dumps(got) == json.dumps(expected)
 
 
 # --- written by Spark with the jar --------------------------------------------------------------
