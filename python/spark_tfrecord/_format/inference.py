@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._decoder import _LISTS, MalformedRecord, _length, _skip, _varint
+from spark_tfrecord._decoder import _LISTS, MalformedRecord
 from spark_tfrecord._files import Files, LocalFiles
 from spark_tfrecord._manifest import (
     _FOOTER,
@@ -300,6 +300,58 @@ def records(
 
 
 # --- walking records ----------------------------------------------------------------------------
+# The jar's WireCursor, with its messages and positions (a byte of the record), so that a
+# malformed record is reported as the jar reports it.
+
+_U64, _I64 = (1 << 64) - 1, 1 << 63
+
+
+def _wire_error(what: str, at: int) -> MalformedRecord:
+    return MalformedRecord(f"{what} at byte {at} of the record")
+
+
+def _varint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """The varint at ``pos`` (as a signed int64, as Java reads it) and the position after it."""
+    result = shift = 0
+    while shift < 64:
+        if pos >= limit:
+            raise _wire_error("varint runs past its message", pos)
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            result &= _U64
+            return (result - (1 << 64) if result >= _I64 else result), pos
+        shift += 7
+    raise _wire_error("varint longer than 10 bytes", pos)
+
+
+def _length(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """A length-delimited field's (start, end) after its tag, checked against ``limit``."""
+    n, start = _varint(buf, pos, limit)
+    if n < 0 or n > limit - start:
+        raise _wire_error(f"length {n} runs past its message", pos)
+    return start, start + n
+
+
+def _skip(buf: bytes, pos: int, limit: int, wire_type: int) -> int:
+    """The position after the value of a field of ``wire_type`` whose tag was just read."""
+    if wire_type == 0:
+        return _varint(buf, pos, limit)[1]
+    if wire_type == 2:
+        return _length(buf, pos, limit)[1]
+    if wire_type in (1, 5):
+        n = 8 if wire_type == 1 else 4
+        if limit - pos < n:
+            raise _wire_error(f"{n}-byte field runs past its message", pos)
+        return pos + n
+    if wire_type == 3:  # a group: fields up to its end tag
+        while True:
+            tag, pos = _varint(buf, pos, limit)
+            if tag & 7 == 4:
+                return pos
+            pos = _skip(buf, pos, limit, tag & 7)
+    raise _wire_error(f"invalid wire type {wire_type}", pos)
 
 
 class _Stats:
@@ -394,11 +446,12 @@ def _feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
     lists: list[Any] = []
     pos = start
     while pos < end:
+        tag_at = pos
         tag, pos = _varint(buf, pos, end)
         field = tag >> 3
         if 1 <= field <= 3:
             if tag & 7 != 2:
-                raise MalformedRecord(f"Feature field {field} has wire type {tag & 7}")
+                raise _wire_error(f"Feature field {field} has wire type {tag & 7}", tag_at)
             lstart, pos = _length(buf, pos, end)
             if field != kind:
                 kind, lists = field, []

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord import errors
-from spark_tfrecord._decoder import MalformedRecord, _varint
+from spark_tfrecord._decoder import MalformedRecord
 from spark_tfrecord._files import Files, LocalFiles
 from spark_tfrecord._format.inference import (
     _BYTES,
@@ -38,6 +38,7 @@ from spark_tfrecord._format.inference import (
     _feature,
     _length,
     _skip,
+    _varint,
     records,
 )
 
