@@ -35,7 +35,9 @@ def without_java() -> dict[str, str]:
     """This environment with no directory holding a ``java`` on the PATH and no JAVA_HOME."""
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = os.pathsep.join(
-        d for d in env.get("PATH", "").split(os.pathsep) if not os.path.exists(os.path.join(d, "java"))
+        d
+        for d in env.get("PATH", "").split(os.pathsep)
+        if not os.path.exists(os.path.join(d, "java"))
     )
     env["SPARK_HOME"] = "/nonexistent"
     return env

@@ -14,9 +14,9 @@ import pytest
 
 from spark_tfrecord import errors, local
 from spark_tfrecord._files import LocalFiles
-from spark_tfrecord._manifest import read_manifest
 from spark_tfrecord._format import json_rows, tfds_features
 from spark_tfrecord._format.inference import as_nullable, infer_schema
+from spark_tfrecord._manifest import read_manifest
 from support.tfrecord_bytes import (
     bytes_list,
     entry,
@@ -213,7 +213,12 @@ SPARK_CASES: dict[str, tuple[str, Any, dict[str, str], dict[str, str]]] = {
         {"recordType": "ByteArray"},
         {"recordType": "ByteArray"},
     ),
-    "gzip": ("id long, name string", lambda: [(k, f"n{k}") for k in range(5)], {"compression": "gzip"}, {}),
+    "gzip": (
+        "id long, name string",
+        lambda: [(k, f"n{k}") for k in range(5)],
+        {"compression": "gzip"},
+        {},
+    ),
     "deflate, sampled": (
         "id long, name string, x array<float>",
         lambda: [(k, f"n{k}", [0.5] * (k % 3)) for k in range(40)],
@@ -237,10 +242,7 @@ def _vectors(spark: Any) -> Any:
 @pytest.mark.parametrize("case", list(SPARK_CASES))
 def test_files_written_by_spark(spark: Any, tmp_path: Path, case: str) -> None:
     ddl, rows, write_options, read_options = SPARK_CASES[case]
-    if rows == "vectors":
-        df = _vectors(spark)
-    else:
-        df = spark.createDataFrame(rows(), ddl)
+    df = _vectors(spark) if rows == "vectors" else spark.createDataFrame(rows(), ddl)
     folder = tmp_path / "t"
     df.repartition(4).write.format("tfrecord").options(**write_options).save(str(folder))
     got = assert_same_schema(spark, folder, read_options)
@@ -300,14 +302,22 @@ HAND_CASES: dict[str, list[list[bytes]]] = {
     ],
     "unset and empty features": [
         [
-            example(entry(b"empty_int", feature("int64", b"")), entry(b"unset", b""), _int(b"x", [5])),
+            example(
+                entry(b"empty_int", feature("int64", b"")), entry(b"unset", b""), _int(b"x", [5])
+            ),
             example(entry(b"empty_int", feature("int64", b""))),
         ]
     ],
     "binary only where not UTF-8": [
         [
-            example(_bytes(b"a", [b"ok"]), _bytes(b"b", [b"\xff"]), _bytes(b"c", [b"\xed\xa0\x80"])),
-            example(_bytes(b"a", [b"\xc3\xa9", b""]), _bytes(b"b", [b"x"]), _bytes(b"c", [b"\xf0\x9f\x98\x80"])),
+            example(
+                _bytes(b"a", [b"ok"]), _bytes(b"b", [b"\xff"]), _bytes(b"c", [b"\xed\xa0\x80"])
+            ),
+            example(
+                _bytes(b"a", [b"\xc3\xa9", b""]),
+                _bytes(b"b", [b"x"]),
+                _bytes(b"c", [b"\xf0\x9f\x98\x80"]),
+            ),
         ],
         [example(_int(b"d", [1]), _bytes(b"e", [b"\xc0\xaf"]))],
         [example(_bytes(b"d", [b"\x80"]), _float(b"e", [0.5]))],
@@ -318,9 +328,17 @@ HAND_CASES: dict[str, list[list[bytes]]] = {
                 entry(b"u", feature("int64", int64_list_unpacked([1, 2]))),
                 entry(b"v", feature("float", float_list_unpacked([0.5]))),
                 # int64, then float: the last kind wins, with its one value
-                entry(b"w", feature("int64", int64_list_packed([1, 2, 3])) + feature("float", float_list_packed([0.5]))),
+                entry(
+                    b"w",
+                    feature("int64", int64_list_packed([1, 2, 3]))
+                    + feature("float", float_list_packed([0.5])),
+                ),
                 # the same kind twice: its lists concatenate
-                entry(b"z", feature("int64", int64_list_packed([1])) + feature("int64", int64_list_packed([2]))),
+                entry(
+                    b"z",
+                    feature("int64", int64_list_packed([1]))
+                    + feature("int64", int64_list_packed([2])),
+                ),
             )
             + ld(7, b"unknown"),
         ]
@@ -372,7 +390,9 @@ HAND_CASES: dict[str, list[list[bytes]]] = {
             )
         ]
     ],
-    "nesting with empty parts": [[example(_int(b"a/b", [1]), _int(b"/c", [1]), _int(b"d//e", [1]), _int(b"a/f/g", [2]))]],
+    "nesting with empty parts": [
+        [example(_int(b"a/b", [1]), _int(b"/c", [1]), _int(b"d//e", [1]), _int(b"a/f/g", [2]))]
+    ],
 }
 
 
@@ -385,7 +405,9 @@ def test_records_made_by_hand(spark: Any, tmp_path: Path, case: str, nesting: st
 
 
 def _sequence(context: list[bytes], lists: list[tuple[bytes, list[bytes]]]) -> bytes:
-    feature_lists = b"".join(ld(1, ld(1, k) + ld(2, b"".join(ld(1, s) for s in steps))) for k, steps in lists)
+    feature_lists = b"".join(
+        ld(1, ld(1, k) + ld(2, b"".join(ld(1, s) for s in steps))) for k, steps in lists
+    )
     return ld(1, b"".join(context)) + ld(2, feature_lists)
 
 
@@ -396,7 +418,13 @@ def test_sequence_examples_made_by_hand(spark: Any, tmp_path: Path) -> None:
             _sequence(
                 [_int(b"id", [1]), _bytes(b"t", [b"a", b"b"])],
                 [
-                    (b"x", [feature("int64", int64_list_packed([1])), feature("float", float_list_packed([0.5]))]),
+                    (
+                        b"x",
+                        [
+                            feature("int64", int64_list_packed([1])),
+                            feature("float", float_list_packed([0.5])),
+                        ],
+                    ),
                     (b"y", []),
                     (b"z", [feature("bytes", bytes_list([b"\xff"]))]),
                 ],
@@ -414,10 +442,18 @@ FAILURES: dict[str, tuple[list[bytes], dict[str, str], str]] = {
         {"recordType": "SequenceExample"},
         errors.CANNOT_INFER_SCHEMA,
     ),
-    "nesting conflict": ([example(_int(b"a", [1]), _int(b"a/b", [1]))], {"inferNesting": "true"}, errors.CANNOT_INFER_SCHEMA),
+    "nesting conflict": (
+        [example(_int(b"a", [1]), _int(b"a/b", [1]))],
+        {"inferNesting": "true"},
+        errors.CANNOT_INFER_SCHEMA,
+    ),
     "malformed": ([b"\x0a\x05\x0a\x03"], {}, errors.MALFORMED_RECORD),
     "bad option": ([example(_int(b"a", [1]))], {"inferSchemaMaxFiles": "0"}, errors.INVALID_OPTION),
-    "bad record type": ([example(_int(b"a", [1]))], {"recordType": "Examples"}, errors.INVALID_OPTION),
+    "bad record type": (
+        [example(_int(b"a", [1]))],
+        {"recordType": "Examples"},
+        errors.INVALID_OPTION,
+    ),
 }
 
 
@@ -453,7 +489,9 @@ def test_files_written_by_tensorflow(spark: Any, tf: Any, tmp_path: Path) -> Non
                 feature={
                     "id": train.Feature(int64_list=train.Int64List(value=[i])),
                     "xs": train.Feature(float_list=train.FloatList(value=[0.5] * i)),
-                    "image/encoded": train.Feature(bytes_list=train.BytesList(value=[b"\x89PNG\r\n"])),
+                    "image/encoded": train.Feature(
+                        bytes_list=train.BytesList(value=[b"\x89PNG\r\n"])
+                    ),
                     "image/height": train.Feature(int64_list=train.Int64List(value=[2])),
                     "caption": train.Feature(bytes_list=train.BytesList(value=["héllo".encode()])),
                     "empty": train.Feature(),
@@ -472,7 +510,9 @@ def test_files_written_by_tensorflow(spark: Any, tf: Any, tmp_path: Path) -> Non
 def test_sequence_examples_written_by_tensorflow(spark: Any, tf: Any, tmp_path: Path) -> None:
     train = tf.train
     seq = train.SequenceExample(
-        context=train.Features(feature={"id": train.Feature(int64_list=train.Int64List(value=[1]))}),
+        context=train.Features(
+            feature={"id": train.Feature(int64_list=train.Int64List(value=[1]))}
+        ),
         feature_lists=train.FeatureLists(
             feature_list={
                 "tokens": train.FeatureList(
@@ -534,7 +574,9 @@ def _connectors(tfds: Any) -> dict[str, Any]:
                 "nested": f.Sequence(f.Sequence(np.int64)),
                 "deeper": f.Sequence(f.Sequence(f.Sequence(np.float32))),
                 "words": f.Sequence(f.Sequence(f.Text())),
-                "steps": f.Dataset({"obs": f.Tensor(shape=(3,), dtype=np.float32), "r": np.float32}),
+                "steps": f.Dataset(
+                    {"obs": f.Tensor(shape=(3,), dtype=np.float32), "r": np.float32}
+                ),
                 "seqs": f.Sequence({"tokens": f.Sequence(np.int64), "w": np.float32}),
             }
         ),
@@ -554,9 +596,7 @@ def _connectors(tfds: Any) -> dict[str, Any]:
         "refused: one unknown dimension, encoded": f.FeaturesDict(
             {"x": f.Tensor(shape=(None, 3), dtype=np.float32, encoding="zlib")}
         ),
-        "refused: an encoder": f.FeaturesDict(
-            {"x": f.Tensor(shape=(2, None), dtype=np.int64)}
-        ),
+        "refused: an encoder": f.FeaturesDict({"x": f.Tensor(shape=(2, None), dtype=np.int64)}),
     }
 
 
@@ -598,7 +638,10 @@ def test_a_folder_tfds_wrote_read_with_a_split(spark: Any, tfds: Any, tmp_path: 
         }
     )
     examples = [
-        (str(i), {"id": i, "label": i % 2, "objects": {"bbox": [], "kind": []}, "nested": [[i], []]})
+        (
+            str(i),
+            {"id": i, "label": i % 2, "objects": {"bbox": [], "kind": []}, "nested": [[i], []]},
+        )
         for i in range(4)
     ]
     tfds.dataset_builders.store_as_tfds_dataset(

@@ -535,9 +535,7 @@ class _FileSample:
     records: int
 
 
-def _read_sample(
-    path: str, files: Files, options: InferenceOptions, sequence: bool
-) -> _FileSample:
+def _read_sample(path: str, files: Files, options: InferenceOptions, sequence: bool) -> _FileSample:
     """What the first ``inferSchemaMaxRecords`` records of one file say of their features."""
     features = _Features()
     n = 0
@@ -652,18 +650,19 @@ def infer_schema(
     )
     lists, list_parts = _ragged_lists(names, context_stats, separator)
     fields: list[dict[str, Any]] = []
-    for i, s in enumerate(stats):
-        if s is None:
+    for i, context in enumerate(stats):
+        if context is None:
             continue
         column = vectors.get(i) or lists.get(i)
         if column is not None:
             fields.append(column)
         elif i not in vector_parts and i not in list_parts:
-            data_type = s.data_type()
-            fields.append(_field(names[i], _array(data_type) if s.max_values > 1 else data_type))
-    for i, s in enumerate(list_stats):
-        if s is not None:
-            fields.append(_field(names[i], _array(_array(s.data_type()))))
+            data_type = context.data_type()
+            many = context.max_values > 1
+            fields.append(_field(names[i], _array(data_type) if many else data_type))
+    for i, steps in enumerate(list_stats):
+        if steps is not None:
+            fields.append(_field(names[i], _array(_array(steps.data_type()))))
     if parsed.infer_nesting:
         return _nest(fields, separator)
     return {"type": "struct", "fields": fields}
@@ -733,8 +732,7 @@ def _ragged_lists(
             missing = (
                 f"there is no '{prefix}0'"
                 if not levels
-                else f"'{prefix}{next(k for k in range(len(levels)) if levels[k] != k)}' is "
-                "missing"
+                else f"'{prefix}{next(k for k in range(len(levels)) if levels[k] != k)}' is missing"
             )
             _LOG.warning(
                 "Features '%s'%s are not read as one list of lists '%s': its row lengths must be "
@@ -815,5 +813,9 @@ def as_nullable(data_type: Any) -> Any:
                 ],
             }
         if data_type.get("type") == "array":
-            return {**data_type, "elementType": as_nullable(data_type["elementType"]), "containsNull": True}
+            return {
+                **data_type,
+                "elementType": as_nullable(data_type["elementType"]),
+                "containsNull": True,
+            }
     return data_type

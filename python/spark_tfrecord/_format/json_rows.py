@@ -72,7 +72,9 @@ def java_float(v: float) -> str:
         return "NaN"
     if math.isinf(f):
         return "Infinity" if f > 0 else "-Infinity"
-    return _java_decimal(repr(float(np.format_float_positional(f, unique=True, trim="-"))), abs(float(f)))
+    return _java_decimal(
+        repr(float(np.format_float_positional(f, unique=True, trim="-"))), abs(float(f))
+    )
 
 
 def java_double(v: float) -> str:
@@ -151,7 +153,9 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
             if k != _INT64:
                 raise mismatch(k)
             if int(v) not in (0, 1):
-                raise _Mismatch(column, f"cannot hold the value {int(v)} (a boolean is stored as 0 or 1)")
+                raise _Mismatch(
+                    column, f"cannot hold the value {int(v)} (a boolean is stored as 0 or 1)"
+                )
             return int(v) == 1
 
         return boolean
@@ -249,18 +253,30 @@ def _type_name(t: Any) -> str:
     return t if isinstance(t, str) else str(t.get("type"))
 
 
-def _reader(t: Any, column: str, name: str, separator: str, sequence: bool, meta: Mapping[str, Any]) -> tuple[Reader, list[str]]:
+def _reader(
+    t: Any, column: str, name: str, separator: str, sequence: bool, meta: Mapping[str, Any]
+) -> tuple[Reader, list[str]]:
     """The reader of a column of type ``t`` from the feature ``name``, and the features it
     reads (for a struct's "none of its features" rule)."""
     if "tfrecord.tensorEncoding" in meta:
         raise Unsupported(f"column {column!r} holds an encoded tensor")
     if isinstance(t, dict) and t.get("type") == "udt":
-        return _vector(column, name, separator), [name, *(name + separator + p for p in ("indices", "values", "size"))]
+        return _vector(column, name, separator), [
+            name,
+            *(name + separator + p for p in ("indices", "values", "size")),
+        ]
     if isinstance(t, dict) and t.get("type") == "struct":
         fields = []
         leaves: list[str] = []
         for f in t["fields"]:
-            r, names = _reader(f["type"], f"{column}.{f['name']}", name + separator + f["name"], separator, sequence, f.get("metadata", {}))
+            r, names = _reader(
+                f["type"],
+                f"{column}.{f['name']}",
+                name + separator + f["name"],
+                separator,
+                sequence,
+                f.get("metadata", {}),
+            )
             fields.append((f["name"], r))
             leaves.extend(names)
 
@@ -305,7 +321,9 @@ def _reader(t: Any, column: str, name: str, separator: str, sequence: bool, meta
     return scalar, [name]
 
 
-def _nested(t: Any, column: str, name: str, separator: str, sequence: bool) -> tuple[Reader, list[str]]:
+def _nested(
+    t: Any, column: str, name: str, separator: str, sequence: bool
+) -> tuple[Reader, list[str]]:
     """An ``array<array<…>>`` column: a feature list in a SequenceExample, ragged in an Example."""
     depth, element = 0, t
     while isinstance(element, dict) and element.get("type") == "array":
@@ -352,7 +370,9 @@ def _nested(t: Any, column: str, name: str, separator: str, sequence: bool) -> t
 
 
 def _vector(column: str, name: str, separator: str) -> Reader:
-    indices_name, values_name, size_name = (name + separator + p for p in ("indices", "values", "size"))
+    indices_name, values_name, size_name = (
+        name + separator + p for p in ("indices", "values", "size")
+    )
 
     def vector(feats: Features, lists: Lists) -> Any:
         dense = feats.get(name)
@@ -360,7 +380,12 @@ def _vector(column: str, name: str, separator: str) -> Reader:
             kind, values = dense
             if kind not in (_FLOAT, _INT64, _NONE):
                 raise _Mismatch(column, "a bytes_list cannot be read as a vector")
-            return {"type": 1, "size": None, "indices": None, "values": [float(v) for v in _float_values(kind, values)]}
+            return {
+                "type": 1,
+                "size": None,
+                "indices": None,
+                "values": [float(v) for v in _float_values(kind, values)],
+            }
         size = feats.get(size_name)
         if size is None:
             return None
@@ -374,7 +399,9 @@ def _vector(column: str, name: str, separator: str) -> Reader:
     return vector
 
 
-def row_decoder(schema: Mapping[str, Any], record_type: str = "Example", separator: str = "/") -> Callable[[bytes], dict[str, Any]]:
+def row_decoder(
+    schema: Mapping[str, Any], record_type: str = "Example", separator: str = "/"
+) -> Callable[[bytes], dict[str, Any]]:
     """The function that turns one record into its row, decided once for ``schema`` (Spark's
     JSON form of a ``StructType``); :class:`Unsupported` for a column it does not read."""
     if record_type == "ByteArray":
@@ -382,7 +409,10 @@ def row_decoder(schema: Mapping[str, Any], record_type: str = "Example", separat
         return lambda data: {n: json_bytes(data) for n in names}
     sequence = record_type == "SequenceExample"
     readers = [
-        (f["name"], _reader(f["type"], f["name"], f["name"], separator, sequence, f.get("metadata", {}))[0])
+        (
+            f["name"],
+            _reader(f["type"], f["name"], f["name"], separator, sequence, f.get("metadata", {}))[0],
+        )
         for f in schema["fields"]
     ]
 
@@ -395,7 +425,12 @@ def row_decoder(schema: Mapping[str, Any], record_type: str = "Example", separat
     return decode
 
 
-def _walk(buf: bytes, feats: dict[str, tuple[int, list[Any]]], lists: dict[str, list[tuple[int, list[Any]]]], sequence: bool) -> None:
+def _walk(
+    buf: bytes,
+    feats: dict[str, tuple[int, list[Any]]],
+    lists: dict[str, list[tuple[int, list[Any]]]],
+    sequence: bool,
+) -> None:
     pos, end = 0, len(buf)
     while pos < end:
         tag, pos = _varint(buf, pos, end)
@@ -441,14 +476,24 @@ def head(
     for path in paths:
         if shown >= n:
             return
-        for offset, data in records(path, fs, compression=parsed.compression, verify_checksums=parsed.verify_checksums, max_record_bytes=parsed.max_record_bytes):
+        for offset, data in records(
+            path,
+            fs,
+            compression=parsed.compression,
+            verify_checksums=parsed.verify_checksums,
+            max_record_bytes=parsed.max_record_bytes,
+        ):
             try:
                 row = decode(data)
             except (MalformedRecord, IndexError) as e:
                 reason = getattr(e, "reason", "a field runs past the end of the record")
-                raise errors.CorruptFileError(errors.MALFORMED_RECORD, f"Malformed {what} ({reason})", path, offset) from None
+                raise errors.CorruptFileError(
+                    errors.MALFORMED_RECORD, f"Malformed {what} ({reason})", path, offset
+                ) from None
             except _Mismatch as e:
-                raise errors.CorruptFileError(errors.DATA_MISMATCH, f"Column '{e.column}': {e.reason}", path, offset, e.column) from None
+                raise errors.CorruptFileError(
+                    errors.DATA_MISMATCH, f"Column '{e.column}': {e.reason}", path, offset, e.column
+                ) from None
             yield row
             shown += 1
             if shown >= n:

@@ -253,7 +253,9 @@ def _nested(s: SequenceFeature) -> tuple[int, Tensor] | None:
     return None
 
 
-def _check_sequence(path: str, s: SequenceFeature, depth: int, t: Tensor, in_sequence: bool) -> None:
+def _check_sequence(
+    path: str, s: SequenceFeature, depth: int, t: Tensor, in_sequence: bool
+) -> None:
     if -1 in t.shape:
         raise _unsupported(
             path,
@@ -351,8 +353,8 @@ def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> 
                     f"shape {_shape_text(f)} inside a Sequence has an unknown dimension in each "
                     "element, which TFDS stores only when every element has the same shape",
                 )
-            element = _spark_type(f, path)
-            data_type = _array(element) if f.shape else element
+            atom = _spark_type(f, path)
+            data_type = _array(atom) if f.shape else atom
             length = 1
             for d in f.shape:
                 length *= d
@@ -395,10 +397,15 @@ class DatasetInfo:
     def shard_names(self, split: Split) -> list[str]:
         """The shard file names of a split, in order."""
         n = len(split.shard_lengths)
-        return [shard_name(split.template, self.name, split.name, self.file_format, i, n) for i in range(n)]
+        return [
+            shard_name(split.template, self.name, split.name, self.file_format, i, n)
+            for i in range(n)
+        ]
 
 
-def shard_name(template: str, dataset: str, split: str, file_format: str, shard: int, shards: int) -> str:
+def shard_name(
+    template: str, dataset: str, split: str, file_format: str, shard: int, shards: int
+) -> str:
     """TFDS's template filled in: ``{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}``."""
     return (
         template.replace("{DATASET}", dataset)
@@ -447,7 +454,9 @@ def read_info(folder: str, files: Files | None = None) -> DatasetInfo | None:
     )
 
 
-def read_features(folder: str, files: Files | None = None) -> tuple[FeaturesDict, dict[str, list[str]]] | None:
+def read_features(
+    folder: str, files: Files | None = None
+) -> tuple[FeaturesDict, dict[str, list[str]]] | None:
     """The features of the dataset in ``folder`` and its ClassLabels' names, if it has them."""
     fs = files if files is not None else LocalFiles()
     text = _read_text(fs, fs.join(folder, FEATURES_FILE))
@@ -513,7 +522,9 @@ def read_schema(
     if split is None:
         info = read_info(folder, fs)
         if info is None:
-            raise _folder_error(f"{folder}/{INFO_FILE} is TensorFlow Datasets metadata, not TFRecord data.")
+            raise _folder_error(
+                f"{folder}/{INFO_FILE} is TensorFlow Datasets metadata, not TFRecord data."
+            )
         raise _folder_error(
             f"{folder} is a TensorFlow Datasets folder: choose a split with the option 'split' "
             f"(its splits: {', '.join(s.name for s in info.splits)})."
