@@ -179,3 +179,30 @@ def test_errors_without_java(tmp_path: Path) -> None:
         f"record at byte offset {len(frame(record(0)))} of {bad} (the file is damaged or not "
         "TFRecord; see docs/errors.md)"
     )
+
+
+def test_an_fsspec_url_is_read_as_a_local_folder(tmp_path: Path, capsys: object) -> None:
+    """An object store's folder (fsspec's in-memory one here) prints what the same folder on
+    the local disk prints (in this process: which modules it imports, the tests above show)."""
+    import fsspec  # type: ignore[import-untyped]
+
+    from spark_tfrecord import cli
+
+    data = tmp_path / "d"
+    (data / "day=x").mkdir(parents=True)
+    (data / "day=x" / "part-0.tfrecord").write_bytes(b"".join(frame(record(i)) for i in range(3)))
+    (data / "day=x" / "part-1.tfrecord").write_bytes(frame(record(3)))
+    (data / "_SUCCESS").write_bytes(b"")
+    memory = fsspec.filesystem("memory")
+    for p in data.rglob("*"):
+        if p.is_file():
+            memory.pipe_file(f"/bucket/d/{p.relative_to(data)}", p.read_bytes())
+    shown = []
+    for path in (str(data), "memory://bucket/d", "memory://bucket/d/day=x/part-*"):
+        assert cli.main(["inspect", path, "-n", "3"]) == 0
+        shown.append(capsys.readouterr().out.splitlines())  # type: ignore[attr-defined]
+    assert shown[0] == shown[1]
+    assert shown[2][:2] == shown[0][:2] and shown[2][-3:] == [
+        line.replace(', "day": "x"', "") for line in shown[0][-3:]
+    ]
+    assert shown[0][-1] == '{"id": 2, "name": "n2", "xs": [0.5, 2.25], "raw": "0xff00", "day": "x"}'
