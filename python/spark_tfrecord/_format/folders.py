@@ -122,3 +122,40 @@ def count(path: str, compression: str | None = None, files: Files | None = None)
     fs = files if files is not None else LocalFiles()
     codec = file_compression(path, compression, fs.read_range(path, 0, _HEADER))
     return count_records(path, codec, fs)
+
+
+def write_index(path: str, compression: str | None = None) -> tuple[int, int]:
+    """Writes the index of the local TFRecord file ``path`` beside it (``_<name>.idx``: one line
+    ``<offset> <size>`` per record, what the ``writeIndex`` option writes), reading it through
+    with both checksums of every record checked; the index appears whole or not at all. Offsets
+    of a gzip file are in its uncompressed stream. Returns the file's records and bytes."""
+    from spark_tfrecord._format.inference import records
+    from spark_tfrecord._index import index_path
+
+    codec = index_compression(path, compression)
+    lines = [
+        f"{offset} {len(data) + 16}\n"
+        for offset, data in records(path, LocalFiles(), compression=codec)
+    ]
+    index = index_path(path)
+    staged = os.path.join(os.path.dirname(index), f".{os.path.basename(index)}.{os.getpid()}")
+    with open(staged, "w", encoding="ascii") as out:
+        out.writelines(lines)
+    os.replace(staged, index)
+    return len(lines), os.path.getsize(path)
+
+
+def index_compression(path: str, compression: str | None = None) -> str:
+    """The compression ``path`` is read with, refused (``TFRECORD_INVALID_OPTION``) when no
+    reader takes an index of it: only uncompressed and gzip files are indexed."""
+    from spark_tfrecord import errors
+
+    codec = file_compression(path, compression, LocalFiles().read_range(path, 0, _HEADER))
+    if codec not in ("none", "gzip"):
+        raise errors.ArgumentError(
+            errors.INVALID_OPTION,
+            f"Cannot index {path} (compression {codec}): the readers that take an index (the "
+            "tfrecord package for PyTorch, NVIDIA DALI) read uncompressed TFRecord files, and "
+            "the tfrecord package gzip ones. Valid compressions with 'writeIndex': none, gzip.",
+        )
+    return codec
