@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from spark_tfrecord import errors, local
-from spark_tfrecord._files import LocalFiles
 from spark_tfrecord._format import json_rows, tfds_features
+from spark_tfrecord._format.files import LocalFiles
 from spark_tfrecord._format.inference import as_nullable, infer_schema
-from spark_tfrecord._manifest import read_manifest
+from spark_tfrecord._format.manifest import read_manifest
 from support.tfrecord_bytes import (
     bytes_list,
     entry,

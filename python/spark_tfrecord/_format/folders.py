@@ -9,10 +9,11 @@ import os
 import re
 from dataclasses import dataclass
 
-from spark_tfrecord._files import Files, LocalFiles, hidden, metadata
 from spark_tfrecord._format import tfds_features
+from spark_tfrecord._format.files import Files, LocalFiles, hidden, index_path, metadata
+from spark_tfrecord._format.framing import HEADER as _HEADER
 from spark_tfrecord._format.inference import file_compression
-from spark_tfrecord._manifest import _HEADER, count_records
+from spark_tfrecord._format.manifest import count_records
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,6 @@ def write_index(path: str, compression: str | None = None) -> tuple[int, int]:
     with both checksums of every record checked; the index appears whole or not at all. Offsets
     of a gzip file are in its uncompressed stream. Returns the file's records and bytes."""
     from spark_tfrecord._format.inference import records
-    from spark_tfrecord._index import index_path
 
     codec = index_compression(path, compression)
     lines = [

@@ -40,19 +40,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._decoder import _LISTS, MalformedRecord
-from spark_tfrecord._files import Files, LocalFiles
-from spark_tfrecord._manifest import (
-    _FOOTER,
-    _HEADER,
-    _MAX_RECORD_BYTES,
-    _chunks,
-    _compression_by_head,
-    _compression_by_name,
-    _crc32c,
-    _masked,
-    header_length,
-)
+from spark_tfrecord._format.compression import _compression_by_head, _compression_by_name, chunks
+from spark_tfrecord._format.crc import crc32c, masked
+from spark_tfrecord._format.decoder import _LISTS
+from spark_tfrecord._format.files import Files, LocalFiles
+from spark_tfrecord._format.framing import FOOTER as _FOOTER
+from spark_tfrecord._format.framing import HEADER as _HEADER
+from spark_tfrecord._format.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
+from spark_tfrecord._format.framing import header_length
+from spark_tfrecord._format.wire import MalformedRecord
 
 _LOG = logging.getLogger("spark_tfrecord")
 
@@ -236,9 +232,9 @@ def records(
     length checked (and, with ``verify_checksums``, its data's CRC). Damage raises
     :class:`~spark_tfrecord.errors.CorruptFileError` naming the file and offset."""
     codec = file_compression(path, compression, files.read_range(path, 0, _HEADER))
-    stream = _chunks(path, codec, files)
+    stream = chunks(path, codec, files)
     file_size = files.size(path) if codec == "none" else None
-    crc = _crc32c()[0]
+    crc = crc32c()
     buf, pos, base = b"", 0, 0
 
     def more(need: int) -> bool:
@@ -291,7 +287,7 @@ def records(
             )
         end = pos + _HEADER + length
         data = buf[pos + _HEADER : end]
-        if verify_checksums and _masked(crc(data)) != int.from_bytes(buf[end : end + 4], "little"):
+        if verify_checksums and masked(crc(data)) != int.from_bytes(buf[end : end + 4], "little"):
             raise errors.CorruptFileError(
                 errors.DATA_CHECKSUM, "Corrupt TFRecord: data checksum mismatch", path, base + pos
             )

@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord import errors
-from spark_tfrecord._decoder import MalformedRecord
-from spark_tfrecord._files import Files, LocalFiles
+from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.inference import (
     _BYTES,
     _FLOAT,
@@ -41,6 +40,7 @@ from spark_tfrecord._format.inference import (
     _varint,
     records,
 )
+from spark_tfrecord._format.wire import MalformedRecord
 
 #: A decoded record: per feature name, its kind and values; per feature list name, its steps.
 Features = Mapping[str, tuple[int, list[Any]]]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from spark_tfrecord import errors
-from spark_tfrecord._files import Files, LocalFiles
+from spark_tfrecord._format.files import Files, LocalFiles
 
 INFO_FILE, FEATURES_FILE = "dataset_info.json", "features.json"
 FILE_FORMAT = "tfrecord"
