@@ -53,6 +53,7 @@ __all__ = [
     "TRUNCATED",
     "UNREADABLE",
     "UNSUPPORTED_TYPE",
+    "ArgumentError",
     "CorruptFileError",
     "condition",
     "install_exception_handler",
@@ -160,7 +161,7 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
     python: Any = error
     while python is not None and id(python) not in seen:
         seen.add(id(python))
-        if isinstance(python, CorruptFileError):
+        if isinstance(python, (CorruptFileError, ArgumentError)):
             return python.condition, dict(python.parameters)
         for java in java_chain(python):
             found = from_java(java)
@@ -266,3 +267,15 @@ def _stack(error: Any) -> str | None:
         return None if get is None else get()
     except Exception:
         return None
+
+
+class ArgumentError(ValueError):
+    """An option, a folder or records that a read cannot go on with, found in plain Python
+    (schema inference, a TFDS folder's features): the same condition, parameters (``reason``,
+    and ``option`` / ``value`` / ``valid`` for an option) and message as the data source's.
+    """
+
+    def __init__(self, condition: str, reason: str, **parameters: str) -> None:
+        super().__init__(f"[{condition}] {reason}")
+        self.condition = condition
+        self.parameters = {**parameters, "reason": reason}

@@ -1,8 +1,9 @@
 """TFRecord files on this machine without Spark: the bundled jar's decoder in a JVM via JPype.
 
 The JVM starts on first use, with the jar and the few of pyspark's jars it needs on its class
-path; no SparkSession, no cluster, no logging. This is what ``spark-tfrecord inspect`` uses for
-local paths (docs/getting-started.md has what it costs).
+path; no SparkSession, no cluster, no logging. ``spark-tfrecord inspect`` reads local paths in
+plain Python, and uses this only for rows of a schema with an array of structs or an encoded
+tensor.
 
 Example (a plain example, not a doctest: the JVM it starts would outlive the test)::
 

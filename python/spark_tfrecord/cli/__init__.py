@@ -15,10 +15,11 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn, get_args
 
+from spark_tfrecord import errors
 from spark_tfrecord._spark.io import RecordType
 from spark_tfrecord.cli import convert, index, inspect
 from spark_tfrecord.cli.common import EXIT_USAGE, CliError
-from spark_tfrecord.cli.explain import explain
+from spark_tfrecord.cli.explain import explain, explain_python
 
 __all__ = ["build_parser", "main"]
 
@@ -120,6 +121,10 @@ def _run(argv: Sequence[str] | None) -> int:
         return result
     except CliError as e:
         error = e
+    except (errors.CorruptFileError, errors.ArgumentError, FileNotFoundError) as e:
+        if os.environ.get("SPARK_TFRECORD_DEBUG"):
+            raise
+        error = explain_python(e)
     except Exception as e:  # reported as one line below
         if os.environ.get("SPARK_TFRECORD_DEBUG"):
             raise

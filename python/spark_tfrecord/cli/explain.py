@@ -102,6 +102,33 @@ def explain(exc: Exception) -> CliError:
     return CliError(_describe(exc, chain[-1:]), _DEBUG_HINT, EXIT_FAILURE)
 
 
+def explain_python(exc: Exception) -> CliError:
+    """One line, a hint and an exit status for an error of the plain-Python reader, worded as
+    the jar's exception of the same condition (the command has always shown those)."""
+    if isinstance(exc, FileNotFoundError):
+        return CliError(f"FileNotFoundException: {exc}", "check the path", EXIT_NOT_FOUND)
+    condition = exc.condition  # type: ignore[attr-defined]
+    params: dict[str, str] = exc.parameters  # type: ignore[attr-defined]
+    reason = params["reason"]
+    if isinstance(exc, errors.ArgumentError):
+        message = f"TFRecordArgumentException: [{condition}] {reason}"
+    elif condition in (errors.MALFORMED_RECORD, errors.DATA_MISMATCH):
+        message = (
+            f"TFRecordDataException: [{condition}] {reason}, in the record at byte offset "
+            f"{params['offset']} of {params['path']}"
+        )
+    else:
+        message = f"TFRecordCorruptException: {exc}"
+    for conditions, status, hint in _CONDITIONS:
+        if any(condition == c or condition.startswith(c + ".") for c in conditions):
+            if condition == errors.TFDS_FEATURES:
+                message = _command_line_words(message)
+            return CliError(
+                message.replace("with the option 'split'", "with --split NAME"), hint, status
+            )
+    return CliError(message, _DEBUG_HINT, EXIT_FAILURE)
+
+
 def _command_line_words(message: str) -> str:
     """A TFDS features error as the command line says it: its flags, not write_tfds's
     ``features=``."""

@@ -6,10 +6,13 @@ import argparse
 import time
 from typing import Any
 
+from spark_tfrecord._format.files import is_url, local_path
 from spark_tfrecord.cli.common import EXIT_NOT_FOUND, CliError, session
 
 
 def run(args: argparse.Namespace) -> int:
+    if not any(is_url(p) for p in args.paths):
+        return _index_local(args)
     spark = session(args.master, args.conf)
     options = {"compression": args.compression} if args.compression else {}
     jvm: Any = spark._jvm
@@ -50,8 +53,10 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
         help="write index files for PyTorch and DALI",
         description="Write beside each TFRecord file under PATH its index _<name>.idx (one line "
         "per record: offset and framed size), as the tfrecord package (PyTorch) and NVIDIA DALI "
-        "read it; what the writeIndex option writes. One Spark task per file, both CRCs of every "
-        "record checked. Files are found as Spark finds them (directories, globs, partitions).",
+        "read it; what the writeIndex option writes. Both CRCs of every record checked. Files "
+        "are found as Spark finds them (directories, globs, partitions). Local paths are "
+        "indexed in plain Python, one file after another, with no JVM; other paths by Spark, "
+        "one task per file.",
         epilog=epilog,
         formatter_class=formatter,
     )
@@ -63,3 +68,36 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
         "in the uncompressed stream, as the tfrecord package's compression_type='gzip' reads",
     )
     index.set_defaults(run=run)
+
+
+def _index_local(args: argparse.Namespace) -> int:
+    """``index`` of local paths in plain Python, with no JVM: the files found as Spark finds
+    them, one after another, with the lines and the summary Spark's tasks give."""
+    from spark_tfrecord import index_path
+    from spark_tfrecord._format import folders
+
+    paths = sorted({f.path for p in args.paths for f in folders.list_files(local_path(p))})
+    if not paths:
+        raise CliError(
+            f"no TFRecord files under {', '.join(args.paths)}",
+            "is it the right path?",
+            EXIT_NOT_FOUND,
+        )
+    for path in paths:  # refused before any index is written, as Spark's job does
+        folders.index_compression(path, args.compression)
+    records = total = nanos = 0
+    start = time.perf_counter()
+    for path in paths:
+        began = time.perf_counter_ns()
+        count, size = folders.write_index(path, args.compression)
+        nanos += time.perf_counter_ns() - began
+        records += count
+        total += size
+        print(f"{count:>12,} records {size:>16,} bytes  {index_path(path)}")
+    seconds = time.perf_counter() - start
+    print(
+        f"indexed {len(paths)} files: {records:,} records, {total:,} bytes in {seconds:.1f} s "
+        f"({total / 1e6 / max(seconds, 1e-9):,.1f} MB/s; "
+        f"{total / 1e6 / max(nanos / 1e9, 1e-9):,.1f} MB/s per task)"
+    )
+    return 0

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from spark_tfrecord._format.files import glob_root, is_glob, is_url, local_path
+from spark_tfrecord._format.files import Files, glob_root, is_glob, is_url, local_path
 from spark_tfrecord._format.manifest import MANIFEST_NAME, DatasetInfo, read_manifest
 from spark_tfrecord._spark.io import Compression, RecordType
 from spark_tfrecord.cli.common import (
@@ -39,12 +39,13 @@ def _local_options(args: argparse.Namespace) -> dict[str, str]:
     return options
 
 
-def _count(paths: list[str], options: dict[str, str]) -> int:
+def _count(paths: list[str], options: dict[str, str], files: Files | None = None) -> int:
     """Records in the files, with a progress bar on stderr when it is a terminal."""
-    from spark_tfrecord import local
+    from spark_tfrecord._format.folders import count
 
+    compression = options.get("compression")
     if len(paths) < 8 or not sys.stderr.isatty():
-        return sum(local.count_records(p, **options) for p in paths)
+        return sum(count(p, compression, files) for p in paths)
     from rich.console import Console
     from rich.progress import Progress
 
@@ -52,36 +53,84 @@ def _count(paths: list[str], options: dict[str, str]) -> int:
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("counting records", total=len(paths))
         for path in paths:
-            total += local.count_records(path, **options)
+            total += count(path, compression, files)
             progress.advance(task)
     return total
 
 
-def _show_rows(args: argparse.Namespace, files: list[str], schema: dict[str, Any]) -> None:
-    from spark_tfrecord import local
+def _show_rows(
+    args: argparse.Namespace,
+    files: list[str],
+    schema: dict[str, Any],
+    relative: dict[str, str] | None = None,
+) -> None:
+    """The first records, read in plain Python; a schema with a column the Python reader leaves
+    to the jar (an array of structs, an encoded tensor) is read by the jar (``local``)."""
+    from spark_tfrecord._format import json_rows
 
     partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
     data_schema = {**schema, "fields": [f for f in schema["fields"] if not f.get("partition")]}
     options = _local_options(args)
     shown = 0
+    try:
+        json_rows.row_decoder(data_schema, args.record_type)
+    except json_rows.Unsupported:
+        head = _jar_head
+    else:
+        head = _python_head
     for path in files:
         if shown >= args.n:
             break
-        rows = local.head(
-            [path], data_schema, args.n - shown, record_type=args.record_type, **options
-        )
+        rows = head([path], data_schema, args.n - shown, args.record_type, options, args.files)
         for row in rows:
-            if partitions:
+            if partitions and relative is not None:
+                parts = relative.get(path, "").split("/")[:-1]
+                row.update(dict(d.split("=", 1) for d in parts if "=" in d))
+            elif partitions:
                 row.update(_partition_values(args.path, path))
             print(json.dumps(row, ensure_ascii=False))
             shown += 1
 
 
-def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
-    """A folder with a valid manifest: the counts from it, without reading a file or starting
-    the JVM; the schema written; the first records (the JVM) unless ``-n 0``."""
+def _python_head(
+    paths: list[str],
+    schema: dict[str, Any],
+    n: int,
+    record_type: str,
+    options: dict[str, str],
+    files: Files | None,
+) -> list[dict[str, Any]]:
+    from spark_tfrecord._format import json_rows
+
+    options = {k: v for k, v in options.items() if k != "decoder"}
+    rows = json_rows.head(paths, schema, n, record_type=record_type, options=options, files=files)
+    return list(rows)
+
+
+def _jar_head(
+    paths: list[str],
+    schema: dict[str, Any],
+    n: int,
+    record_type: str,
+    options: dict[str, str],
+    files: Files | None,
+) -> list[dict[str, Any]]:
     from spark_tfrecord import local
 
+    return local.head(paths, schema, n, record_type=cast(RecordType, record_type), **options)
+
+
+def _infer(
+    paths: list[str], record_type: str, options: dict[str, str], files: Files | None = None
+) -> dict[str, Any]:
+    from spark_tfrecord._format.inference import infer_schema
+
+    return infer_schema(paths, {**options, "recordType": record_type}, files=files)
+
+
+def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
+    """A folder with a valid manifest: the counts from it, without reading a file or starting
+    the JVM; the schema written; the first records unless ``-n 0``."""
     print(f"files: {len(info.files)}, {info.num_bytes:,} bytes")
     print(f"records: {info.num_records:,} ({MANIFEST_NAME})")
     root = os.path.join(args.path, "")
@@ -96,7 +145,7 @@ def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
     if record_type == info.record_type and info.schema_json is not None:
         schema = json.loads(json.dumps(info.schema_json))
     else:
-        schema = local.infer_schema(paths, record_type=record_type, **options)
+        schema = _infer(paths, record_type, options, args.files)
     for name in info.partition_columns:
         schema["fields"].append(
             {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
@@ -109,7 +158,7 @@ def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
 
 
 def _inspect_local(args: argparse.Namespace) -> int:
-    from spark_tfrecord import local
+    from spark_tfrecord._format import folders
 
     path = local_path(args.path)
     if (
@@ -121,7 +170,7 @@ def _inspect_local(args: argparse.Namespace) -> int:
         if info is not None:
             args.path = path
             return _inspect_manifest(args, info)
-    folder = local.tfds_folder(args.path) if not is_glob(args.path) else None
+    folder = folders.tfds_folder(path) if not is_glob(args.path) else None
     if folder is not None:
         return _inspect_tfds(args, folder)
     if args.split:
@@ -131,12 +180,12 @@ def _inspect_local(args: argparse.Namespace) -> int:
             "inspect a TFDS dataset as DATA_DIR/NAME or DATA_DIR/NAME/VERSION",
             EXIT_USAGE,
         )
-    files = local.list_files(args.path)
+    files = folders.list_files(path)
     if not files:
         raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
     paths = [f.path for f in files]
     options = _local_options(args)
-    schema = local.infer_schema(paths, record_type=args.record_type, **options)
+    schema = _infer(paths, args.record_type, options)
     for name in _partition_values(args.path, files[0].path):
         schema["fields"].append(
             {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
@@ -149,7 +198,7 @@ def _inspect_local(args: argparse.Namespace) -> int:
 
 
 def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
-    from spark_tfrecord import local
+    from spark_tfrecord._format import folders, tfds_features
 
     if args.record_type != "Example" or args.compression:
         raise CliError(
@@ -157,7 +206,7 @@ def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
             "leave out --record-type and --compression",
             EXIT_USAGE,
         )
-    name, version, shards = local.tfds_shards(folder)
+    name, version, shards = folders.tfds_shards(folder)
     splits = list(dict.fromkeys(s.split for s in shards))
     if args.split is not None:
         if args.split not in splits:
@@ -177,7 +226,7 @@ def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
             f"records: {sum(s.records for s in of):,} (dataset_info.json)"
         )
     print(f"records: {sum(s.records for s in chosen):,}")
-    schema = local.tfds_schema(folder)
+    schema = tfds_features.folder_schema(folder)
     print_schema(schema)
     _show_rows(args, [s.path for s in chosen if s.records > 0], schema)
     return 0
@@ -198,9 +247,75 @@ def _inspect_spark(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.spark or is_url(args.path) or args.schema:
+    args.files = None
+    if args.spark or args.schema:
         return _inspect_spark(args)
+    if is_url(args.path):
+        files = _fsspec_files(args.path)
+        if files is None:
+            return _inspect_spark(args)
+        args.files = files
+        return _inspect_url(args, files)
     return _inspect_local(args)
+
+
+def _fsspec_files(url: str) -> Files | None:
+    """The fsspec file system of ``url`` when fsspec has one for its scheme and its package is
+    installed (s3fs for s3://, gcsfs for gs://), else None (Spark reads it: s3a://, hdfs://)."""
+    from spark_tfrecord._format.files import FsspecFiles
+
+    try:
+        import fsspec  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        fsspec.get_filesystem_class(url.split("://", 1)[0])
+    except (ImportError, ValueError):
+        return None
+    return FsspecFiles(url, None)
+
+
+def _inspect_url(args: argparse.Namespace, fs: Files) -> int:
+    """An object store's folder, file or glob (fsspec), in plain Python as a local path is; a
+    TFDS folder there goes through Spark."""
+    from spark_tfrecord._format.manifest import _read_manifest, _Stale
+
+    path = args.path.rstrip("/")
+    if fs.isfile(fs.join(path, "dataset_info.json")) or args.split:
+        return _inspect_spark(args)
+    if fs.isdir(path):
+        try:
+            info = _read_manifest(path, fs)
+        except _Stale:
+            pass
+        else:
+            args.path = path
+            return _inspect_manifest(args, info)
+        listed = fs.list_data(path)
+        found = [(fs.join(path, rel), size) for rel, size in listed]
+        relative = [rel for rel, _ in listed]
+    elif is_glob(path):
+        found = [(m, fs.size(m)) for m in fs.glob(path) if fs.isfile(m)]
+        relative = []
+    elif fs.isfile(path):
+        found, relative = [(path, fs.size(path))], []
+    else:
+        raise FileNotFoundError(f"File {path} does not exist")
+    if not found:
+        raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
+    paths = [p for p, _ in found]
+    options = _local_options(args)
+    schema = _infer(paths, args.record_type, options, fs)
+    folders = relative[0].split("/")[:-1] if relative else []
+    partitions = dict(d.split("=", 1) for d in folders if "=" in d)
+    for name in partitions:
+        schema["fields"].append(
+            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
+        )
+    print(f"files: {len(found)}, {sum(size for _, size in found):,} bytes")
+    print(f"records: {_count(paths, options, fs):,}")
+    print_schema(schema)
+    partition_of = dict(zip(paths, relative))
+    _show_rows(args, paths, schema, partition_of)
+    return 0
 
 
 def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) -> None:
@@ -211,14 +326,13 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
         parents=parents,
         help="schema, counts and first records",
         description="Show files, record count, inferred schema and the first records. Local "
-        "paths are read without Spark, by the bundled decoder in a small JVM: for a small "
-        "folder about 2 s of CPU, mostly the JVM's start and its loading of Hadoop's and "
-        "Spark's classes (docs/getting-started.md has the figures); other paths, --schema and "
-        "--spark go through Spark. A folder written by spark-tfrecord, whose "
-        "_tfrecord_manifest.json matches its files, shows the counts (in all and per file) "
-        "and the schema from the manifest, without reading a file; the JVM starts only for "
-        "the first records (none with -n 0). A TensorFlow Datasets folder "
-        "(DATA_DIR/NAME/VERSION, or DATA_DIR/NAME with one version) shows each split, "
+        "paths and fsspec URLs (s3://, gs://) are read without Spark and without a JVM (no "
+        "Java needed), in plain Python, with the schema the data source would infer "
+        "(docs/getting-started.md has what it costs); other URLs, --schema and --spark go "
+        "through Spark. A folder written by spark-tfrecord, whose _tfrecord_manifest.json "
+        "matches its files, shows the counts (in all and per file) and the schema from the "
+        "manifest, reading only the first records (none with -n 0). A TensorFlow Datasets "
+        "folder (DATA_DIR/NAME/VERSION, or DATA_DIR/NAME with one version) shows each split, "
         "counted by its dataset_info.json, and its features.json's schema.",
         epilog=epilog,
         formatter_class=formatter,
