@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def test_a_trainer_install_brings_no_spark(
 def test_without_pyspark_the_loaders_work_and_the_spark_helpers_name_the_choices(
     venv: Venv, wheel: Path, tmp_path: Path
 ) -> None:
-    venv.pip("install", "--quiet", str(wheel), "numpy")
+    venv.pip("install", "--quiet", str(wheel))
     assert not SPARK & set(venv.installed())
     folder = tmp_path / "data"
     folder.mkdir()
@@ -131,6 +132,23 @@ print(json.dumps({{"records": info.num_records, "problems": problems,
     assert result["records"] == 1
     assert result["loaded"] == []
     assert set(result["problems"]) == {"configure", "jar_path"}
+    # The command's inspect runs in plain Python: no Spark installed, no java on the PATH.
+    no_java = {"PATH": str(venv.bin), "HOME": str(tmp_path)}
+    assert not any((Path(d) / "java").exists() for d in no_java["PATH"].split(":"))
+    inspected = subprocess.run(
+        [str(venv.bin / "spark-tfrecord"), "inspect", str(folder)],
+        capture_output=True,
+        text=True,
+        env=no_java,
+    )
+    assert inspected.returncode == 0, inspected.stderr
+    assert inspected.stdout.splitlines() == [
+        "Files: 1, 31 bytes",
+        "records: 1",
+        "root",
+        " |-- id: long (nullable = true)",
+        '{"id": 7}',
+    ]
     for message in result["problems"].values():
         for choice in ("pyspark", "pyspark-client", "databricks-connect", "spark-tfrecord[spark]"):
             assert choice in message, message
