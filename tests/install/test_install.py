@@ -143,7 +143,7 @@ print(json.dumps({{"records": info.num_records, "problems": problems,
     )
     assert inspected.returncode == 0, inspected.stderr
     assert inspected.stdout.splitlines() == [
-        "Files: 1, 31 bytes",
+        "files: 1, 31 bytes",
         "records: 1",
         "root",
         " |-- id: long (nullable = true)",
