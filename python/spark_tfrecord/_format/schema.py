@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from spark_tfrecord._format.conversions import Conversion
+if TYPE_CHECKING:  # numpy's: not imported with the package
+    from spark_tfrecord._format.conversions import Conversion
 
 _INT64 = ("boolean", "byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz")
 _FLOAT = ("float", "double", "decimal")
