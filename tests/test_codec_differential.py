@@ -12,10 +12,12 @@ Python side is the loaders' record path (``src[i]``) and batch path
 - a fuzz run from a fixed seed: records mutated from valid ones, and hostile payloads
   (test_fuzz's), in sound framing.
 
+The conversions and range checks (an int64 feature into a float or string column, a boolean
+2, a tinyint 300) are read both ways here too (test_conversions_read_as_the_jar); decimals,
+doubles and floats as text are compared with Spark in test_loader_parity.py.
+
 Not here yet, for the Python codec does not yet do as the jar does (each case comes back
-with its fix, issue 42): int64 features read into float, double or string columns, and float
-ones into string columns; decimal columns; integers out of a column's range (a boolean 2, a
-tinyint 300); non-UTF-8 bytes in a string column; an empty list of another kind; ragged
+with its fix, issue 42): non-UTF-8 bytes in a string column; ragged
 features missing a part; arrays of structs whose leaves differ in length; the wire types the
 jar checks; a record with two errors (the jar names the first in the record, Python the first
 in the schema); a key given twice whose first Feature does not fit; malformed records in a
@@ -253,15 +255,6 @@ def _malformed_anywhere(data: bytes) -> bool:
     return False
 
 
-def _int64_in_a_float_column(data: bytes) -> bool:
-    floats = [c for c in FUZZ_COLUMNS if c.element == "float"]
-    try:
-        row = decode(data, [Column(c.name, "long", "array") for c in floats], sequence=False)
-    except PayloadError:
-        return False
-    return any(row[c.name] for c in floats)
-
-
 def known_disagreement(data: bytes) -> str | None:
     """The listed disagreement (module docstring) a fuzzed record meets, as the oracle reads
     it with the jar's rules, or None: such records are kept out of the fuzz run until the
@@ -273,7 +266,7 @@ def known_disagreement(data: bytes) -> str | None:
             wire = "has wire type" in str(e) or "value with wire type" in str(e)
             return "a field of the wrong wire type" if wire else None
         return "a mismatch before malformed bytes" if _malformed_anywhere(data) else None
-    return "an int64 feature in a float column" if _int64_in_a_float_column(data) else None
+    return None
 
 
 def fuzz_payloads() -> list[bytes]:
@@ -310,10 +303,11 @@ STRUCTURED_SCHEMA = (
     "i bigint, il array<bigint>, t tinyint, tl array<smallint>, f float, fl array<float>, "
     "s string, sl array<string>, b binary, bl array<binary>, r array<array<bigint>>"
 )
-#: The kinds each column's feature is given: its own and others, but those of a known
-#: disagreement (an int64 feature read as float or string, anything but bytes as string).
-KINDS = {"i": "ifb", "il": "ifb", "t": "i", "tl": "i", "f": "fb", "fl": "fb"}
-KINDS |= {"s": "b", "sl": "b", "b": "bif", "bl": "bif"}
+#: The kinds each column's feature is given: its own and others (an int64 feature read as
+#: float or as text included), but a float read as text (Java's Float.toString of JDK 17 does
+#: not always give the shortest digits).
+KINDS = {"i": "ifb", "il": "ifb", "t": "i", "tl": "i", "f": "ifb", "fl": "ifb"}
+KINDS |= {"s": "ib", "sl": "ib", "b": "bif", "bl": "bif"}
 
 
 def _values(rng: random.Random, kind: str, column: str, count: int) -> list[Any]:
@@ -460,3 +454,30 @@ def test_the_harness_reads_as_a_spark_query(
     jar = [r for _, r in jar_results(corpus[name], schema)]
     assert all(isinstance(r, Row) for r in jar)
     assert scanned == [r.values for r in jar if isinstance(r, Row)]
+
+
+#: One value per record, an int64 feature then a float one, read into each type: the
+#: conversions and range checks of the jar's type table (a boolean 2, a tinyint 300, an int64
+#: into a float column or a string one).
+CONVERSION_INTS = [0, 1, 2, -1, 127, 128, -129, 300, 40000, 2**31, -(2**31) - 1, 2**53 + 1]
+CONVERSION_INTS += [-(2**63), 2**63 - 1]
+CONVERSION_FLOATS = [0.0, -0.0, 1.25, 1e10, 3.4e38, float("nan"), float("inf"), 0.1, 123456.7]
+CONVERSION_TYPES = ["boolean", "tinyint", "smallint", "int", "bigint", "date", "timestamp"]
+# Not double: the loaders give a double column as float32 (docs/pytorch.md), so an int64 beyond
+# 2**24 read into it is Spark's double rounded to float32 (test_loader_parity compares so).
+CONVERSION_TYPES += ["float", "string", "array<tinyint>", "array<float>"]
+
+
+@pytest.mark.parametrize("ddl_type", CONVERSION_TYPES)
+def test_conversions_read_as_the_jar(tmp_path: Path, ddl_type: str) -> None:
+    ints = [example(entry(b"x", feature("int64", int64_list_packed([v])))) for v in CONVERSION_INTS]
+    floats = [
+        example(entry(b"x", feature("float", float_list_packed([v])))) for v in CONVERSION_FLOATS
+    ]
+    path = str(write_records(tmp_path / "conversions.tfrecord", ints + floats))
+    schema = schema_of_ddl(f"x {ddl_type}")
+    jar = jar_results(path, schema)
+    assert len(jar) == len(ints) + len(floats)
+    assert any(isinstance(r, Row) for _, r in jar)
+    assert disagreements(schema, jar, python_results(path, schema)) == []
+    assert batch_disagreements(python_source(path, schema), schema, jar) == []

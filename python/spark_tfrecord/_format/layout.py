@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord._format import batch as batch_decoder
+from spark_tfrecord._format.conversions import Conversion, OutOfRange, conversion
 from spark_tfrecord._format.decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
 from spark_tfrecord._format.schema import Column, columns, select
 from spark_tfrecord._format.values import Ragged, Sparse
@@ -29,8 +30,23 @@ class ColumnError(Exception):
         self.column = column
 
 
-_KINDS = {"int": INT64, "float": FLOAT, "str": BYTES, "bytes": BYTES}
+class ValueRefused(ColumnError):
+    """A value the column's type refuses (a kind it does not read, a value it cannot hold),
+    with the jar's message: ``Column 'x' (tinyint) cannot hold the value 300``."""
+
+    def __init__(self, column: str, type_name: str, what: str) -> None:
+        Exception.__init__(self, f"Column '{column}' ({type_name}) {what}")
+        self.column = column
+
+
 _DTYPES = {"int": np.int64, "float": np.float32}
+#: Lengths, indices and sizes: bigints.
+_LENGTHS = conversion("bigint")
+
+
+def _conversion(c: Column) -> Conversion:
+    """The column's conversion (a ragged column's lengths and a vector's parts: bigints)."""
+    return c.conversion if c.conversion is not None else _LENGTHS
 
 
 class Layout:
@@ -42,6 +58,7 @@ class Layout:
         keys: dict[str, int] = {}
         for c in self.columns:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
+            c.conversion = conversion(c.spark, vector=c.shape == "vector")
         self.decoder = ExampleDecoder(list(keys))
         self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
@@ -58,29 +75,25 @@ class Layout:
     def _values(column: Column, feature: tuple[int, Any], name: str) -> Any:
         """The feature's values as the column's kind: an ndarray, or a list of bytes / str."""
         kind, values = feature
-        want = _KINDS[column.value]
-        if kind == UNSET:
-            return [] if want == BYTES else np.empty(0, _DTYPES[column.value])
-        if kind != want:
+        if kind == UNSET or not len(values):  # no values: of any kind, as the jar reads them
+            return [] if column.value not in _DTYPES else np.empty(0, _DTYPES[column.value])
+        convert = _conversion(column).by_kind[kind]
+        if convert is None:
+            raise ValueRefused(
+                column.key, column.type_name, f"cannot be read from a {KIND_NAMES[kind]} feature"
+            )
+        if kind != BYTES and not isinstance(values, np.ndarray):
+            values = np.asarray(values, np.int64)
+        try:
+            return convert(values)
+        except OutOfRange as e:
+            raise ValueRefused(column.key, column.type_name, str(e)) from None
+        except UnicodeDecodeError as e:
             raise ColumnError(
                 column.key,
-                f"feature {name!r} is a {KIND_NAMES[kind]}, the column reads a "
-                f"{KIND_NAMES[want]} ({column.value})",
-            )
-        if want == BYTES:
-            if column.value == "str":
-                try:
-                    return [v.decode("utf-8") for v in values]
-                except UnicodeDecodeError as e:
-                    raise ColumnError(
-                        column.key,
-                        f"feature {name!r} holds bytes that are not UTF-8 ({e}); read the "
-                        "column as binary (columns='... binary') to get them as bytes",
-                    ) from None
-            return values
-        if isinstance(values, np.ndarray):
-            return values
-        return np.asarray(values, _DTYPES[column.value])
+                f"feature {name!r} holds bytes that are not UTF-8 ({e}); read the "
+                "column as binary (columns='... binary') to get them as bytes",
+            ) from None
 
     def _reader(self, c: Column) -> Any:
         values = self._values
@@ -265,6 +278,10 @@ class Layout:
         return _join(present, c.value), _offsets(counts)
 
 
+#: The kind of the values each loader kind is read from, when no record holds a value.
+_NATIVE = {"int": INT64, "float": FLOAT, "str": BYTES, "bytes": BYTES}
+
+
 class _Fallback(Exception):
     """The batch strays from the common layout: decode it record by record."""
 
@@ -284,36 +301,45 @@ class _BatchColumns:
     def _present(self, slot: int) -> Any:
         return self.located.kind[slot] >= 0
 
-    def values(self, slot: int, value: str) -> tuple[Any, Any, Any]:
-        """Feature ``slot``'s values (concatenated; a list per record for str / bytes), their
-        counts per record, and which records have the feature."""
+    def values(self, slot: int, conv: Conversion) -> tuple[Any, Any, Any, bool]:
+        """Feature ``slot``'s values as the column's (concatenated; a list per record for str /
+        bytes), their counts per record, which records have the feature, and whether the values
+        are the float32s of the records' float lists as they are (for :func:`fixed_floats`)."""
         loc = self.located
         kind, start, stop = loc.kind[slot], loc.start[slot], loc.stop[slot]
         present = kind >= 0
-        want = _KINDS[value]
-        if (present & (kind != UNSET) & (kind != want)).any():
-            raise _Fallback  # a kind the column does not read: the record decoder says where
         start = np.where(present, start, 0)
         stop = np.where(present, stop, 0)
-        if value == "float":
+        kinds = kind[present & (stop > start)]  # the kinds of the lists that hold values
+        source = int(kinds[0]) if len(kinds) else _NATIVE[conv.value]
+        convert = conv.by_kind[source]
+        if convert is None or (kinds != source).any():
+            raise _Fallback  # a kind the column does not read, or two: the record path
+        if source == BYTES:
+            lists: list[list[Any]] = list(self.batch.bytes_values(self.buf, start, stop))
+            if not conv.exact[BYTES]:
+                try:
+                    lists = [convert(vs) for vs in lists]
+                except (UnicodeDecodeError, OutOfRange):
+                    raise _Fallback from None
+            return lists, np.array([len(vs) for vs in lists], np.int64), present, False
+        if conv.value not in _DTYPES:
+            raise _Fallback  # numbers as text: the record path
+        if source == FLOAT:
             if ((stop - start) & 3).any():
                 raise _Fallback
             values, counts = self.batch.float_values(self.buf, start, stop)
-        elif value == "int":
+        else:
             found = self.batch.int_values(self.buf, start, stop)
             if found is None:
                 raise _Fallback
             values, counts = found
-        else:
-            lists: list[list[Any]] = list(self.batch.bytes_values(self.buf, start, stop))
-            if value == "str":
-                try:
-                    lists = [[v.decode("utf-8") for v in vs] for vs in lists]
-                except UnicodeDecodeError:
-                    raise _Fallback from None
-            counts = np.array([len(vs) for vs in lists], np.int64)
-            values = lists
-        return values, counts, present
+        if not conv.exact[source]:
+            try:
+                values = convert(values)
+            except OutOfRange:
+                raise _Fallback from None  # the record path names the record
+        return values, counts, present, source == FLOAT and conv.exact[FLOAT]
 
     def column(self, c: Column) -> Any:
         if c.shape == "vector":
@@ -321,7 +347,7 @@ class _BatchColumns:
         if c.shape == "ragged":
             return self.ragged(c)
         (slot,) = c.slots
-        values, counts, present = self.values(slot, c.value)
+        values, counts, present, floats = self.values(slot, _conversion(c))
         numeric = c.value in _DTYPES
         if c.shape == "uniform":
             if (counts % c.length).any():
@@ -340,7 +366,7 @@ class _BatchColumns:
                 return values if numeric else [vs[0] for vs in values]
             if not numeric:
                 return [list(vs) for vs in values]
-            if c.value == "float":
+            if floats:
                 loc = self.located
                 return self.batch.fixed_floats(self.buf, loc.start[slot], c.fixed)
             return values.reshape(self.size, c.fixed)
@@ -351,8 +377,8 @@ class _BatchColumns:
     def ragged(self, c: Column) -> Any:
         parts = []
         for k, slot in enumerate(c.slots):
-            parts.append(self.values(slot, c.value if k == 0 else "int"))
-        flat, flat_counts, _ = parts[0]
+            parts.append(self.values(slot, _conversion(c) if k == 0 else _LENGTHS))
+        flat, flat_counts, _, _ = parts[0]
         levels = [p[0] for p in parts[1:]]
         level_counts = [p[1] for p in parts[1:]]
         for k, lengths in enumerate(levels):
@@ -371,13 +397,20 @@ class _BatchColumns:
         if not c.sparse:
             if has_parts.any():
                 raise _Fallback
-            dense = Column(c.key, "float", "list", fixed=c.fixed, slots=[dense_slot])
+            dense = Column(
+                c.key,
+                "float",
+                "list",
+                fixed=c.fixed,
+                slots=[dense_slot],
+                conversion=c.conversion,
+            )
             return self.column(dense)
         if has_dense.any():
             raise _Fallback
-        indices, index_counts, _ = self.values(index_slot, "int")
-        entries, entry_counts, _ = self.values(value_slot, "float")
-        sizes, size_counts, _ = self.values(size_slot, "int")
+        indices, index_counts, _, _ = self.values(index_slot, _LENGTHS)
+        entries, entry_counts, _, _ = self.values(value_slot, _conversion(c))
+        sizes, size_counts, _, _ = self.values(size_slot, _LENGTHS)
         if (index_counts != entry_counts).any() or (size_counts != has_parts).any():
             raise _Fallback
         distinct = set(sizes.tolist()) | ({c.size} if c.size else set())

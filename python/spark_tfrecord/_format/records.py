@@ -21,7 +21,6 @@ length and both CRC32C checksums checked.
 from __future__ import annotations
 
 import bisect
-import mmap
 import os
 import struct
 from collections import OrderedDict
@@ -38,8 +37,6 @@ from spark_tfrecord._format.framing import FOOTER, HEADER, header_length
 from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in
 
 _HEADER_STRUCT = struct.Struct("<QI")
-#: Local files kept mapped at once per process (each holds a file descriptor).
-_MAPS = 128
 _FOOTER_STRUCT = struct.Struct("<I")
 
 
@@ -108,7 +105,6 @@ class RecordReader:
         self._offsets: list[Any] = [None] * len(self.files)
         self._cache = _Cache(self.cache_bytes)
         self._fds: dict[int, int] = {}
-        self._maps: dict[int, Any] = {}
         self._group_bounds: dict[int, tuple[Any, Any]] = {}
         self._pid = os.getpid()
         #: Ranged reads made by this process (object stores; decompressed files: whole reads).
@@ -120,7 +116,6 @@ class RecordReader:
             "_offsets",
             "_cache",
             "_fds",
-            "_maps",
             "_group_bounds",
             "_pid",
             "requests",
@@ -298,10 +293,14 @@ class RecordReader:
                 data = self._cache.get((f, g)) or b""
             start = offset - int(group_starts[g])
             return data[start : start + framed]
+        return os.pread(self._fd(f), framed, offset)
+
+    def _fd(self, f: int) -> int:
+        """Local file ``f``'s descriptor, opened once per process."""
         fd = self._fds.get(f)
         if fd is None:
             fd = self._fds[f] = os.open(self.files[f].path, os.O_RDONLY)
-        return os.pread(fd, framed, offset)
+        return fd
 
     def _checked(self, i: int) -> tuple[bytes, int, int]:
         """Record ``i`` framed, its length and CRCs checked: (framed bytes, file, offset)."""
@@ -397,30 +396,30 @@ class RecordReader:
     def _gather(
         self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
     ) -> tuple[bytes, Any]:
-        """The framed records of local files joined in one buffer, sliced from each file's
-        memory map (no read call per record), and where each record starts in it."""
-        views = {f: self._mapped(f) for f in np.unique(files).tolist()}
+        """The framed records of local files joined in one buffer, and where each record starts
+        in it: one ``pread`` per run of adjacent records. Not a memory map: a file that another
+        process truncates under a map kills the reader with SIGBUS when the lost pages are
+        touched, and no size check made before the copy can rule that out; a short read is an
+        error instead, that of the first record past the file's new end."""
         file_list, offset_list, size_list = files.tolist(), offsets.tolist(), sizes.tolist()
-        if any(o + n > len(views[f]) for f, o, n in zip(file_list, offset_list, size_list)):
-            self._first_bad(indices)  # a record past its file's end: its error
-        buf = b"".join([views[f][o : o + n] for f, o, n in zip(file_list, offset_list, size_list)])
-        return buf, np.cumsum(sizes) - sizes
-
-    def _mapped(self, f: int) -> memoryview:
-        """File ``f``'s bytes: its memory map (uncompressed) or its decompressed bytes."""
-        found = self._maps.get(f)
-        if found is None:
+        pieces: list[bytes] = []
+        k, n = 0, len(file_list)
+        while k < n:
+            f, start = file_list[k], offset_list[k]
+            end = start + size_list[k]
+            run = k + 1
+            while run < n and file_list[run] == f and offset_list[run] == end:
+                end += size_list[run]
+                run += 1
             if self.compressions[f] != "none":
-                found = memoryview(self._whole(f))
-            elif self.files[f].num_bytes == 0:
-                found = memoryview(b"")
+                piece = self._whole(f)[start:end]
             else:
-                with open(self.files[f].path, "rb") as file:
-                    found = memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
-            if len(self._maps) >= _MAPS:
-                self._maps.pop(next(iter(self._maps)))
-            self._maps[f] = found
-        return found
+                piece = os.pread(self._fd(f), end - start, start)
+            if len(piece) != end - start:
+                self._first_bad(indices)  # a record past its file's end: its error
+            pieces.append(piece)
+            k = run
+        return b"".join(pieces), np.cumsum(sizes) - sizes
 
     def _pieces(self, files: list[int], offsets: list[int], sizes: list[int]) -> list[Any]:
         """The framed records at ``offsets`` of remote ``files``, from the cached groups."""

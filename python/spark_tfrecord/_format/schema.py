@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # numpy's: not imported with the package
+    from spark_tfrecord._format.conversions import Conversion
 
 _INT64 = ("boolean", "byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz")
 _FLOAT = ("float", "double", "decimal")
@@ -131,6 +134,12 @@ class Column:
     sequence: bool = False
     #: Whether the Spark ML metadata gives the vector's size (``size``).
     has_size: bool = False
+    #: Spark's type of the values (``tinyint``, ``decimal(10,2)``): how features convert.
+    spark: str = "bigint"
+    #: Spark's type of the column (``array<tinyint>``), as the jar's messages name it.
+    type_name: str = "bigint"
+    #: The conversion of ``spark``'s type, chosen once per column by the reader's layout.
+    conversion: Conversion | None = None
 
 
 def columns(
@@ -171,7 +180,15 @@ def columns(
         features += [name + separator + f"ragged_row_lengths_{k}" for k in range(levels - 1)]
         value = value_kind(innermost(data_type), path)
         return Column(
-            name, value, "ragged", depth=levels, features=features, path=path, in_array=in_array
+            name,
+            value,
+            "ragged",
+            depth=levels,
+            features=features,
+            path=path,
+            in_array=in_array,
+            spark=type_string(innermost(data_type)),
+            type_name=type_string(data_type),
         )
 
     def element_leaves(struct: Mapping[str, Any], name: str, column: str) -> Iterator[Column]:
@@ -197,7 +214,15 @@ def columns(
                 element = data_type["elementType"] if is_array(data_type) else data_type
                 value = value_kind(element, path)
                 yield Column(
-                    leaf, value, shape, features=[leaf], path=path, in_array=True, sequence=True
+                    leaf,
+                    value,
+                    shape,
+                    features=[leaf],
+                    path=path,
+                    in_array=True,
+                    sequence=True,
+                    spark=type_string(element),
+                    type_name=type_string(data_type),
                 )
             elif is_array(data_type):
                 length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
@@ -212,6 +237,8 @@ def columns(
                         features=[leaf],
                         path=path,
                         in_array=True,
+                        spark=type_string(data_type["elementType"]),
+                        type_name=type_string(data_type),
                     )
                 else:  # one list per element: a list of lists, written ragged
                     yield ragged(leaf, array_of(data_type), path, in_array=True)
@@ -225,6 +252,8 @@ def columns(
                     features=[leaf],
                     path=path,
                     in_array=True,
+                    spark=type_string(data_type),
+                    type_name=type_string(data_type),
                 )
 
     def leaves(
@@ -247,7 +276,16 @@ def columns(
                     )
                 else:
                     value = value_kind(data_type["elementType"]["elementType"], column)
-                    yield Column(name, value, "list", features=[name], path=column, sequence=True)
+                    yield Column(
+                        name,
+                        value,
+                        "list",
+                        features=[name],
+                        path=column,
+                        sequence=True,
+                        spark=type_string(data_type["elementType"]["elementType"]),
+                        type_name=type_string(data_type),
+                    )
             elif is_vector(data_type):
                 parts = [name + separator + p for p in ("indices", "values", "size")]
                 if vector_layout is not None:
@@ -266,10 +304,21 @@ def columns(
                     features=[name, *parts],
                     path=column,
                     has_size=has_size,
+                    spark="vector",
+                    type_name="vector",
                 )
             elif is_array(data_type):
                 value = value_kind(data_type["elementType"], column)
-                yield Column(name, value, "list", fixed=fixed(name), features=[name], path=column)
+                yield Column(
+                    name,
+                    value,
+                    "list",
+                    fixed=fixed(name),
+                    features=[name],
+                    path=column,
+                    spark=type_string(data_type["elementType"]),
+                    type_name=type_string(data_type),
+                )
             else:
                 value = value_kind(data_type, column)
                 always = fixed(name) == 1 or not field_nullable
@@ -280,6 +329,8 @@ def columns(
                     fixed=1 if always else None,
                     features=[name],
                     path=column,
+                    spark=type_string(data_type),
+                    type_name=type_string(data_type),
                 )
 
     return leaves(struct, "", "", False)
