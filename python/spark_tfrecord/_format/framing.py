@@ -2,14 +2,14 @@
 CRC32C (the 12-byte header), the data, then the data's masked CRC32C (the 4-byte footer).
 
 The header check (:func:`header_length`) is the one that counting, the loaders' scan and the
-compression detection use; :func:`count_stream` walks a (decompressed) stream of records,
-checking both checksums of each, as the data source does.
+compression detection use; :func:`walk_stream` walks a (decompressed) stream of records,
+checking both checksums of each, as the data source does; counting and inference use it.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.crc import crc32c, masked
@@ -50,12 +50,21 @@ def header_length(buf: bytes, pos: int, path: str, offset: int) -> int:
     return int(length)
 
 
-def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> int:
-    """The number of records in the stream ``chunks`` (a file's bytes, decompressed), every
-    record's length and both checksums checked; ``file_size`` (uncompressed files) refuses a
-    length that runs past the file's end at once. A damaged stream raises
-    :class:`spark_tfrecord.errors.CorruptFileError` naming ``path`` and the record's offset in
-    the stream.
+def walk_stream(
+    chunks: Iterable[bytes],
+    path: str,
+    file_size: int | None,
+    *,
+    verify_checksums: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+) -> Iterator[tuple[int, memoryview]]:
+    """The records of the stream ``chunks`` (a file's bytes, decompressed) in order, as (offset
+    in the stream, a view of the data, valid until the next record is asked for), every
+    record's length checked, and its data's checksum too with ``verify_checksums``;
+    ``file_size`` (uncompressed files) refuses a length that runs past the file's end at once,
+    and ``max_record_bytes`` (the ``maxRecordBytes`` option) a longer record. A damaged stream
+    raises :class:`spark_tfrecord.errors.CorruptFileError` naming ``path`` and the record's
+    offset in the stream.
     """
     crc = crc32c()
     unpack_footer = _FOOTER_FIELD.unpack_from
@@ -63,7 +72,6 @@ def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> i
     buf = b""
     pos = 0  # in buf
     base = 0  # the stream offset of buf[0]
-    count = 0
 
     def more(need: int) -> bool:
         """Makes ``need`` bytes available at ``pos``; False if the stream ends first."""
@@ -84,7 +92,7 @@ def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> i
         if len(buf) - pos < HEADER and not more(HEADER):
             left = len(buf) - pos
             if left == 0:
-                return count
+                return
             raise errors.CorruptFileError(
                 errors.TRUNCATED,
                 f"Truncated TFRecord: {left} of {HEADER} header bytes",
@@ -92,6 +100,13 @@ def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> i
                 base + pos,
             )
         length = header_length(buf, pos, path, base + pos)
+        if length > max_record_bytes:
+            raise errors.CorruptFileError(
+                errors.RECORD_TOO_LARGE,
+                f"TFRecord of {length} bytes exceeds maxRecordBytes ({max_record_bytes})",
+                path,
+                base + pos,
+            )
         if file_size is not None and length > file_size - (base + pos) - HEADER - FOOTER:
             raise errors.CorruptFileError(
                 errors.TRUNCATED,
@@ -100,8 +115,7 @@ def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> i
                 path,
                 base + pos,
             )
-        end = pos + HEADER + length
-        if len(buf) < end + FOOTER and not more(HEADER + length + FOOTER):
+        if len(buf) - pos < HEADER + length + FOOTER and not more(HEADER + length + FOOTER):
             raise errors.CorruptFileError(
                 errors.TRUNCATED,
                 f"Truncated TFRecord: stream ends inside a record of {length} data bytes",
@@ -109,13 +123,22 @@ def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> i
                 base + pos,
             )
         end = pos + HEADER + length
-        (data_crc,) = unpack_footer(buf, end)
-        if masked(crc(memoryview(buf)[pos + HEADER : end])) != data_crc:
+        data = memoryview(buf)[pos + HEADER : end]
+        if verify_checksums and masked(crc(data)) != unpack_footer(buf, end)[0]:
             raise errors.CorruptFileError(
                 errors.DATA_CHECKSUM,
                 "Corrupt TFRecord: data checksum mismatch",
                 path,
                 base + pos,
             )
-        count += 1
+        yield base + pos, data
         pos = end + FOOTER
+
+
+def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> int:
+    """The number of records in the stream ``chunks`` (a file's bytes, decompressed), every
+    record's length and both checksums checked (:func:`walk_stream`)."""
+    count = 0
+    for _ in walk_stream(chunks, path, file_size):
+        count += 1
+    return count

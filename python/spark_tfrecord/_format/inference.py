@@ -41,13 +41,11 @@ from typing import Any
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.compression import _compression_by_head, _compression_by_name, chunks
-from spark_tfrecord._format.crc import crc32c, masked
 from spark_tfrecord._format.decoder import _LISTS
 from spark_tfrecord._format.files import Files, LocalFiles
-from spark_tfrecord._format.framing import FOOTER as _FOOTER
 from spark_tfrecord._format.framing import HEADER as _HEADER
 from spark_tfrecord._format.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
-from spark_tfrecord._format.framing import header_length
+from spark_tfrecord._format.framing import walk_stream
 from spark_tfrecord._format.wire import MalformedRecord
 
 _LOG = logging.getLogger("spark_tfrecord")
@@ -232,67 +230,15 @@ def records(
     length checked (and, with ``verify_checksums``, its data's CRC). Damage raises
     :class:`~spark_tfrecord.errors.CorruptFileError` naming the file and offset."""
     codec = file_compression(path, compression, files.read_range(path, 0, _HEADER))
-    stream = chunks(path, codec, files)
     file_size = files.size(path) if codec == "none" else None
-    crc = crc32c()
-    buf, pos, base = b"", 0, 0
-
-    def more(need: int) -> bool:
-        nonlocal buf, pos, base
-        parts = [buf[pos:]]
-        have = len(parts[0])
-        base += pos
-        pos = 0
-        for chunk in stream:
-            parts.append(chunk)
-            have += len(chunk)
-            if have >= need:
-                break
-        buf = b"".join(parts)
-        return have >= need
-
-    while True:
-        if len(buf) - pos < _HEADER and not more(_HEADER):
-            left = len(buf) - pos
-            if left == 0:
-                return
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: {left} of {_HEADER} header bytes",
-                path,
-                base + pos,
-            )
-        length = header_length(buf, pos, path, base + pos)
-        if length > max_record_bytes:
-            raise errors.CorruptFileError(
-                errors.RECORD_TOO_LARGE,
-                f"TFRecord of {length} bytes exceeds maxRecordBytes ({max_record_bytes})",
-                path,
-                base + pos,
-            )
-        if file_size is not None and length > file_size - (base + pos) - _HEADER - _FOOTER:
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: the header claims {length} data bytes, but the file ends "
-                f"{file_size - (base + pos) - _HEADER} bytes after it",
-                path,
-                base + pos,
-            )
-        if len(buf) - pos < _HEADER + length + _FOOTER and not more(_HEADER + length + _FOOTER):
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: stream ends inside a record of {length} data bytes",
-                path,
-                base + pos,
-            )
-        end = pos + _HEADER + length
-        data = buf[pos + _HEADER : end]
-        if verify_checksums and masked(crc(data)) != int.from_bytes(buf[end : end + 4], "little"):
-            raise errors.CorruptFileError(
-                errors.DATA_CHECKSUM, "Corrupt TFRecord: data checksum mismatch", path, base + pos
-            )
-        yield base + pos, data
-        pos = end + _FOOTER
+    for offset, data in walk_stream(
+        chunks(path, codec, files),
+        path,
+        file_size,
+        verify_checksums=verify_checksums,
+        max_record_bytes=max_record_bytes,
+    ):
+        yield offset, bytes(data)
 
 
 # --- walking records ----------------------------------------------------------------------------
