@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spark_tfrecord._format.folders import DataFile, Shard
 from spark_tfrecord._spark.io import RecordType
 
 #: The JVM's logging configuration: off (the command reports failures itself, in one line).
@@ -62,24 +62,6 @@ _SPARK_JARS = (
     "javax.servlet-api-",
     "jakarta.servlet-api-",
 )
-
-
-@dataclass(frozen=True)
-class DataFile:
-    """One data file: its path (as Hadoop prints it) and size in bytes."""
-
-    path: str
-    size: int
-
-
-@dataclass(frozen=True)
-class Shard:
-    """One shard of a TFDS split: its split, records (from ``dataset_info.json``), size, path."""
-
-    split: str
-    records: int
-    size: int
-    path: str
 
 
 def _pyspark_jars() -> Path:
