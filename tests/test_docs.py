@@ -7,9 +7,8 @@ must succeed), with this environment's bin folder first on PATH, so that `python
 `spark-tfrecord` and `spark-shell` are this environment's; its Scala blocks in pyspark's
 spark-shell: the one the bash block right before starts, else one started with the jar and the
 session extension. Then the whole page runs again in the same folder: a page must be runnable
-twice (overwrite modes, or paths it cleans itself). ci/test runs each page twice on one Spark of
-its matrix and once on the others, the second runs dealt out among them
-(`SPARK_TFRECORD_DOCS_RUNS`), for CI's time.
+twice (overwrite modes, or paths it cleans itself). For CI's time, ci/test runs each page in one
+suite of its matrix (tests/conftest.py, ONCE), once (`SPARK_TFRECORD_DOCS_RUNS`).
 
 The blocks run as the page writes them: a page that needs data makes it in an earlier block.
 Blocks that are not commands (output, properties, schemas) are tagged ```text and not run. A

@@ -39,6 +39,10 @@ class Venv:
         self.bin = path / "bin"
 
     def pip(self, *args: str) -> str:
+        # No byte-compiling: the environments live for one test, and compiling pyspark's
+        # thousands of files was most of an install's CPU on CI's 2 cores.
+        if args[:1] == ("install",):
+            args = ("install", "--no-compile", *args[1:])
         done = subprocess.run(
             [self.python, "-m", "pip", "--disable-pip-version-check", *args],
             capture_output=True,
