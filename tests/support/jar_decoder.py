@@ -396,9 +396,13 @@ def _nested(t: Any, values: Any, offsets: Sequence[Any], level: int, start: int,
 
 def as_loaders_hold(t: Any, tree: Tree, *, batch: bool = False) -> Tree:
     """A jar's value as the loaders can hold it: their records key a struct's leaves by path,
-    so a null struct is a struct of nulls; and in a batch (``(values, offsets)``, which gives a
-    null no values) a null list is an empty one."""
+    so a null struct is a struct of nulls; in a batch (``(values, offsets)``, which gives a
+    null no values) a null list is an empty one; and a string's bytes that are not UTF-8 are
+    a ``str`` as Java decodes them (``new String(bytes, UTF_8)``, which pyspark shows of the
+    value Spark keeps: U+FFFD for each invalid sequence)."""
     name = _name(t)
+    if name == "string" and isinstance(tree, str) and tree.startswith("s:"):
+        return "s:" + _java_text(bytes.fromhex(tree[2:])).encode().hex()
     if name == "struct":
         inner = tree if isinstance(tree, dict) else {}
         return {
@@ -412,6 +416,17 @@ def as_loaders_hold(t: Any, tree: Tree, *, batch: bool = False) -> Tree:
             return tree
         return [as_loaders_hold(t["elementType"], v, batch=batch) for v in tree]
     return tree
+
+
+def _java_text(raw: bytes) -> str:
+    """The bytes as Java decodes them as UTF-8 (in the jar's JVM, when they are not UTF-8)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        jclass = _start_jvm()
+        return str(
+            jclass("java.lang.String")(raw, jclass("java.nio.charset.StandardCharsets").UTF_8)
+        )
 
 
 def row_as_loaders_hold(
