@@ -476,6 +476,7 @@ CASES: dict[str, tuple[str, list[bytes]]] = {
         "o array<struct<a: bigint, b: string, t: array<bigint>>>",
         [
             example(entry(b"o/a", _ints([1, 2])), entry(b"o/b", _bytes([b"x"]))),
+            example(entry(b"o/a", _ints([1, 2]))),  # absent leaves: null in each element
             example(
                 entry(b"o/a", _ints([1, 2])),
                 entry(b"o/t/ragged_flat_values", _ints([5])),
