@@ -271,9 +271,9 @@ class Layout:
                 flat, row_lengths = got[0], tuple(got[1:])
                 for k, lengths in enumerate(row_lengths):
                     if len(lengths) and int(lengths.min()) < 0:
+                        first = int(lengths[lengths < 0][0])
                         raise ColumnError.of(
-                            c,
-                            f"has the negative row length {int(lengths.min())} in '{names[k + 1]}'",
+                            c, f"has the negative row length {first} in '{names[k + 1]}'"
                         )
                     below = row_lengths[k + 1] if k + 1 < len(row_lengths) else flat
                     total = int(np.sum(lengths))
