@@ -128,6 +128,8 @@ def bytes_list(buf: bytes, pos: int, end: int) -> list[bytes]:
 
 
 _LISTS = {BYTES: bytes_list, FLOAT: _float_list, INT64: _int64_list}
+#: The tags of a Feature's lists (bytes_list, float_list, int64_list), length-delimited.
+_LIST_TAGS = frozenset((0x0A, 0x12, 0x1A))
 
 
 def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
@@ -135,6 +137,12 @@ def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
     same kind set twice merges (its values concatenated), as protobuf parsers do. As the jar,
     only the lists of the winning kind since its last switch are read, and a list field of
     another wire type than length-delimited is malformed."""
+    if pos < end:
+        tag = buf[pos]
+        if tag in _LIST_TAGS:  # the usual Feature: one list filling it
+            start, stop = delimited(buf, pos + 1, end)
+            if stop == end:
+                return tag >> 3, _LISTS[tag >> 3](buf, start, stop)
     kind, first, stop, more = UNSET, 0, 0, None
     while pos < end:
         tag = buf[pos]
