@@ -308,21 +308,28 @@ def _array_of(t: Any) -> dict[str, Any]:
     return {"type": "array", "elementType": t, "containsNull": True}
 
 
-def _zip_elements(struct: Any, parts: Mapping[str, Tree]) -> Tree:
+def _zip_elements(struct: Any, parts: Mapping[str, Tree], *, batch: bool = False) -> Tree:
     """An array of structs from its leaves' lists (one item per element); None when every leaf
-    is None (the record has none of the features)."""
+    is None (the record has none of the features). In a batch, which gives an absent leaf no
+    values, an empty leaf beside others that hold values is an absent one: null in each
+    element, an empty list for a list leaf (as `as_loaders_hold` has a null list there)."""
     present = [v for v in parts.values() if v is not None]
     if not present:
         return None
-    lengths = {len(v) for v in present if isinstance(v, list)}
-    if len(lengths) != 1:
+    lengths = {len(v) for v in present if isinstance(v, list) and (len(v) or not batch)}
+    if len(lengths) > 1 or (not lengths and not batch):
         return f"leaves of unequal lengths: {parts}"
-    size = lengths.pop()
-    return [{f["name"]: _item(parts[f["name"]], e) for f in struct["fields"]} for e in range(size)]
+    size = lengths.pop() if lengths else 0
+    return [
+        {f["name"]: _item(parts[f["name"]], e, f["type"]) for f in struct["fields"]}
+        for e in range(size)
+    ]
 
 
-def _item(part: Tree, e: int) -> Tree:
-    return part[e] if isinstance(part, list) else None
+def _item(part: Tree, e: int, t: Any) -> Tree:
+    if isinstance(part, list) and e < len(part):
+        return part[e]
+    return [] if isinstance(part, list) and _name(t) == "array" else None
 
 
 def record_tree(schema: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Tree]:
@@ -367,7 +374,10 @@ def _batch_values(t: Any, batch: Mapping[str, Any], key: str, size: int) -> list
             f["name"]: _batch_values(_array_of(f["type"]), batch, f"{key}/{f['name']}", size)
             for f in struct["fields"]
         }
-        return [_zip_elements(struct, {n: v[j] for n, v in lists.items()}) for j in range(size)]
+        return [
+            _zip_elements(struct, {n: v[j] for n, v in lists.items()}, batch=True)
+            for j in range(size)
+        ]
     got = batch[key]
     if not isinstance(got, tuple):  # a value per record, stacked
         return [value_tree(t, got[j]) for j in range(size)]
@@ -396,9 +406,13 @@ def _nested(t: Any, values: Any, offsets: Sequence[Any], level: int, start: int,
 
 def as_loaders_hold(t: Any, tree: Tree, *, batch: bool = False) -> Tree:
     """A jar's value as the loaders can hold it: their records key a struct's leaves by path,
-    so a null struct is a struct of nulls; and in a batch (``(values, offsets)``, which gives a
-    null no values) a null list is an empty one."""
+    so a null struct is a struct of nulls; in a batch (``(values, offsets)``, which gives a
+    null no values) a null list is an empty one; and a string's bytes that are not UTF-8 are
+    a ``str`` as Java decodes them (``new String(bytes, UTF_8)``, which pyspark shows of the
+    value Spark keeps: U+FFFD for each invalid sequence)."""
     name = _name(t)
+    if name == "string" and isinstance(tree, str) and tree.startswith("s:"):
+        return "s:" + _java_text(bytes.fromhex(tree[2:])).encode().hex()
     if name == "struct":
         inner = tree if isinstance(tree, dict) else {}
         return {
@@ -412,6 +426,17 @@ def as_loaders_hold(t: Any, tree: Tree, *, batch: bool = False) -> Tree:
             return tree
         return [as_loaders_hold(t["elementType"], v, batch=batch) for v in tree]
     return tree
+
+
+def _java_text(raw: bytes) -> str:
+    """The bytes as Java decodes them as UTF-8 (in the jar's JVM, when they are not UTF-8)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        jclass = _start_jvm()
+        return str(
+            jclass("java.lang.String")(raw, jclass("java.nio.charset.StandardCharsets").UTF_8)
+        )
 
 
 def row_as_loaders_hold(

@@ -13,6 +13,7 @@ float32); strings as ``str``; binaries as ``bytes``.
 
 from __future__ import annotations
 
+import codecs
 import decimal
 import re
 from collections.abc import Callable
@@ -100,8 +101,29 @@ def _float_to_text(values: Any) -> Any:
     return [java_float(v) for v in values]
 
 
+#: The error handler that decodes bytes that are not UTF-8 as Java does (registered when a
+#: string column is first read).
+JAVA_REPLACE = "spark_tfrecord.java_replace"
+
+
+def _java_replace(error: UnicodeError) -> tuple[str, int]:
+    """U+FFFD for an invalid sequence, as Java's UTF-8 decoder gives it: Python's "replace"
+    but that an encoded surrogate (``ED A0..BF``, and a continuation byte after) is one."""
+    assert isinstance(error, UnicodeDecodeError)
+    data, at = error.object, error.start
+    if data[at] == 0xED and at + 1 < len(data) and 0xA0 <= data[at + 1] <= 0xBF:
+        third = at + 2 < len(data) and 0x80 <= data[at + 2] <= 0xBF
+        return "\ufffd", at + (3 if third else 2)
+    return "\ufffd", error.end
+
+
 def _utf8(values: Any) -> Any:
-    return [v.decode("utf-8") for v in values]  # UnicodeDecodeError: the caller's message
+    # Spark keeps a string's bytes as they are; what pyspark shows of bytes that are not UTF-8
+    # is Java's decoding (UTF8String.toString), U+FFFD for each invalid sequence, as here.
+    try:
+        return [v.decode("utf-8") for v in values]  # strict: the fastest call, when it is UTF-8
+    except UnicodeDecodeError:
+        return [v.decode("utf-8", JAVA_REPLACE) for v in values]
 
 
 def java_float(x: Any) -> str:
@@ -183,6 +205,7 @@ def conversion(name: str, *, vector: bool = False) -> Conversion:
     if name in _WIDE:
         return Conversion(name, "int", {INT64: _same})
     if name == "string":
+        codecs.register_error(JAVA_REPLACE, _java_replace)
         return Conversion(name, "str", {BYTES: _utf8, INT64: _int64_to_text, FLOAT: _float_to_text})
     if name == "binary":
         return Conversion(name, "bytes", {BYTES: _same})

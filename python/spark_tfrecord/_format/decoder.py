@@ -17,7 +17,7 @@ are touched (benchmarks/loaders.py measures both ways).
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,8 +64,7 @@ def _int64_list(buf: bytes, pos: int, end: int) -> Any:
             return out
     values: list[int] = []
     while pos < end:  # the general case: packed runs and unpacked values, in any mix
-        tag = buf[pos]
-        pos += 1
+        tag, pos = varint(buf, pos, end)
         if tag == 0x0A:
             start, stop = delimited(buf, pos, end)
             while start < stop:
@@ -76,9 +75,16 @@ def _int64_list(buf: bytes, pos: int, end: int) -> Any:
             v, pos = varint(buf, pos, end)
             values.append(v - _TWO_64 if v >= _TWO_63 else v)
         else:
-            tag, pos = varint(buf, pos - 1, end)
-            pos = skip(buf, pos, end, tag & 7)
+            pos = _other(buf, pos, end, tag, INT64)
     return values
+
+
+def _other(buf: bytes, pos: int, end: int, tag: int, kind: int) -> int:
+    """Past a list's field that is not a value of its kind: a ``value`` (field 1) of another
+    wire type is malformed, as the jar says; another field is skipped."""
+    if tag >> 3 == 1:
+        raise MalformedRecord(f"{KIND_NAMES[kind]} value with wire type {tag & 7}")
+    return skip(buf, pos, end, tag & 7)
 
 
 def _float_list(buf: bytes, pos: int, end: int) -> Any:
@@ -91,8 +97,7 @@ def _float_list(buf: bytes, pos: int, end: int) -> Any:
             return np.frombuffer(buf, "<f4", (stop - start) >> 2, start).astype(np.float32)
     chunks: list[bytes] = []
     while pos < end:
-        tag = buf[pos]
-        pos += 1
+        tag, pos = varint(buf, pos, end)
         if tag == 0x0A:
             start, stop = delimited(buf, pos, end)
             if (stop - start) & 3:
@@ -105,8 +110,7 @@ def _float_list(buf: bytes, pos: int, end: int) -> Any:
             chunks.append(buf[pos : pos + 4])
             pos += 4
         else:
-            tag, pos = varint(buf, pos - 1, end)
-            pos = skip(buf, pos, end, tag & 7)
+            pos = _other(buf, pos, end, tag, FLOAT)
     return np.frombuffer(b"".join(chunks), "<f4").astype(np.float32) if chunks else _EMPTY_F32
 
 
@@ -119,34 +123,57 @@ def bytes_list(buf: bytes, pos: int, end: int) -> list[bytes]:
             values.append(buf[start:pos])
         else:
             tag, pos = varint(buf, pos, end)
-            pos = skip(buf, pos, end, tag & 7)
+            pos = _other(buf, pos, end, tag, BYTES)
     return values
 
 
 _LISTS = {BYTES: bytes_list, FLOAT: _float_list, INT64: _int64_list}
+#: The tags of a Feature's lists (bytes_list, float_list, int64_list), length-delimited.
+_LIST_TAGS = frozenset((0x0A, 0x12, 0x1A))
 
 
 def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
     """A ``Feature``'s kind and values. Of several kinds set the last wins (a ``oneof``); the
-    same kind set twice merges (its values concatenated), as protobuf parsers do."""
-    kind, values = UNSET, None
+    same kind set twice merges (its values concatenated), as protobuf parsers do. As the jar,
+    only the lists of the winning kind since its last switch are read, and a list field of
+    another wire type than length-delimited is malformed."""
+    if pos < end:
+        tag = buf[pos]
+        if tag in _LIST_TAGS:  # the usual Feature: one list filling it
+            start, stop = delimited(buf, pos + 1, end)
+            if stop == end:
+                return tag >> 3, _LISTS[tag >> 3](buf, start, stop)
+    kind, first, stop, more = UNSET, 0, 0, None
     while pos < end:
         tag = buf[pos]
-        field = tag >> 3
-        if tag & 7 == 2 and 1 <= field <= 3:
-            start, pos = delimited(buf, pos + 1, end)
-            decoded = _LISTS[field](buf, start, pos)
-            if field == kind and values is not None and len(values):
-                if field == BYTES:
-                    values = values + decoded
-                else:
-                    dtype = np.float32 if field == FLOAT else np.int64
-                    values = np.concatenate([np.asarray(values, dtype), np.asarray(decoded, dtype)])
-            else:
-                kind, values = field, decoded
+        if tag < 0x80:
+            pos += 1
         else:
             tag, pos = varint(buf, pos, end)
+        field = tag >> 3
+        if 1 <= field <= 3:
+            if tag & 7 != 2:
+                raise MalformedRecord(f"Feature field {field} has wire type {tag & 7}")
+            start, pos = delimited(buf, pos, end)
+            if field != kind:
+                kind, first, stop, more = field, start, pos, None
+            elif more is None:
+                more = [(start, pos)]
+            else:
+                more.append((start, pos))
+        else:
             pos = skip(buf, pos, end, tag & 7)
+    if kind == UNSET:
+        return kind, None
+    read = _LISTS[kind]
+    values = read(buf, first, stop)
+    if more is not None:
+        parts = [values, *(read(buf, a, b) for a, b in more)]
+        if kind == BYTES:
+            values = [v for part in parts for v in part]
+        else:
+            dtype = np.float32 if kind == FLOAT else np.int64
+            values = np.concatenate([np.asarray(part, dtype) for part in parts])
     return kind, values
 
 
@@ -157,14 +184,21 @@ class ExampleDecoder:
         self.keys = tuple(keys)
         self._slots = {k.encode("utf-8"): i for i, k in enumerate(self.keys)}
         self._width = len(self.keys)
+        #: Whether the last record decoded gave a wanted key twice (the last Feature wins).
+        self.repeated = False
 
-    def decode(self, buf: bytes) -> list[tuple[int, Any] | None]:
+    def decode(
+        self, buf: bytes, visit: Callable[[int, tuple[int, Any]], None] | None = None
+    ) -> list[tuple[int, Any] | None]:
         """Per key: None when the record has no such feature, else ``(kind, values)``: kind one
         of :data:`UNSET` (values None), :data:`BYTES` (a list of bytes), :data:`FLOAT` (a
         float32 ndarray), :data:`INT64` (a list of ints or an int64 ndarray). A key that
         appears twice takes its last Feature, as a protobuf map does. Raises
-        :class:`MalformedRecord`."""
+        :class:`MalformedRecord`. ``visit(slot, feature)``, if given, is called with each
+        wanted Feature in the record's order, every occurrence of a key given twice included:
+        an error it raises stops the walk there, as the jar's walk stops."""
         out: list[tuple[int, Any] | None] = [None] * self._width
+        repeated = False
         slots = self._slots
         pos, end = 0, len(buf)
         try:
@@ -200,9 +234,15 @@ class ExampleDecoder:
                     slot = slots.get(key)
                     if slot is not None:
                         try:
-                            out[slot] = (UNSET, None) if vstart < 0 else _feature(buf, vstart, vend)
+                            found = (UNSET, None) if vstart < 0 else _feature(buf, vstart, vend)
                         except MalformedRecord as e:
                             raise MalformedRecord(e.reason, self.keys[slot]) from None
+                        if out[slot] is not None:
+                            repeated = True
+                        out[slot] = found
+                        if visit is not None:
+                            visit(slot, found)
         except IndexError:
             raise MalformedRecord("a field runs past the end of the record") from None
+        self.repeated = repeated
         return out

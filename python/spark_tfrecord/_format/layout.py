@@ -17,7 +17,15 @@ import numpy as np
 
 from spark_tfrecord._format import batch as batch_decoder
 from spark_tfrecord._format.conversions import Conversion, OutOfRange, conversion
-from spark_tfrecord._format.decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
+from spark_tfrecord._format.decoder import (
+    BYTES,
+    FLOAT,
+    INT64,
+    KIND_NAMES,
+    UNSET,
+    ExampleDecoder,
+    MalformedRecord,
+)
 from spark_tfrecord._format.schema import Column, columns, select
 from spark_tfrecord._format.values import Ragged, Sparse
 
@@ -28,6 +36,32 @@ class ColumnError(Exception):
     def __init__(self, column: str, reason: str) -> None:
         super().__init__(f"Column {column!r}: {reason}")
         self.column = column
+
+    @classmethod
+    def said(cls, column: str, message: str) -> ColumnError:
+        """The error of ``column`` whose whole message is ``message``."""
+        error = cls(column, "")
+        Exception.__init__(error, message)
+        return error
+
+    @classmethod
+    def of(cls, c: Column, what: str) -> ColumnError:
+        """The jar's form of a column's error: ``Column 'r' (array<array<bigint>>) what``."""
+        return cls.said(c.path, f"Column '{c.path}' ({c.type_name}) {what}")
+
+
+class NoValue(ColumnError, ValueError):
+    """A batch cannot stack a column (not null, or held by every record by the manifest's
+    counts) whose value record ``record`` of the batch lacks; the jar reads it null."""
+
+    def __init__(self, c: Column, record: int) -> None:
+        ColumnError.__init__(self, c.path, "")
+        Exception.__init__(
+            self,
+            f"Column '{c.path}' ({c.type_name}) has no value in this record, which a batch "
+            "cannot stack: the column is NOT NULL, or the manifest says every record holds it",
+        )
+        self.record = record
 
 
 class ValueRefused(ColumnError):
@@ -62,14 +96,93 @@ class Layout:
         self.decoder = ExampleDecoder(list(keys))
         self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
+        arrays: dict[str, list[Column]] = {}
+        for c in self.columns:
+            if c.array:
+                arrays.setdefault(c.array, []).append(c)
+        #: Each array of structs' leaves, whose lists must be of one length.
+        self.arrays = list(arrays.items())
+        self._checks: list[list[Any]] | None = None
 
     # --- one record -----------------------------------------------------------------------
 
     def record(self, buf: bytes) -> dict[str, Any]:
         """The values of one serialized Example. Raises ``MalformedRecord`` or
         :class:`ColumnError`."""
-        features = self.decoder.decode(buf)
-        return {key: read(features) for key, read in self._readers}
+        try:
+            features = self.decoder.decode(buf)
+            found = {key: read(features) for key, read in self._readers}
+            if self.arrays:
+                self._check_arrays(features)
+        except (ColumnError, MalformedRecord):
+            self.decoder.decode(buf, self._check_feature)  # an error earlier in the record
+            raise
+        if self.decoder.repeated:  # the jar reads (and checks) every Feature of a key given twice
+            self.decoder.decode(buf, self._check_feature)
+        return found
+
+    def _check_feature(self, slot: int, feature: tuple[int, Any]) -> None:
+        """What the jar checks of one Feature as its walk meets it (its kind, its values'
+        range, a scalar's count): the error of the first Feature that fails, in the record's
+        order. Only on a record that fails, or gives a key twice."""
+        if self._checks is None:
+            self._checks = [[] for _ in self.decoder.keys]
+            for c in self.columns:
+                for k, s in enumerate(c.slots):
+                    self._checks[s].append(self._check(c, k))
+        for check in self._checks[slot]:
+            check(feature)
+
+    def _check(self, c: Column, k: int) -> Any:
+        """The check of feature ``k`` of column ``c``."""
+        if c.shape in ("scalar", "list", "uniform"):
+            read = dict(self._readers)[c.key]
+            width, slot = len(self.decoder.keys), c.slots[0]
+
+            def whole(feature: tuple[int, Any]) -> None:
+                features: list[Any] = [None] * width
+                features[slot] = feature
+                read(features)
+
+            return whole
+        # a ragged column's values (k 0) and row lengths; a vector's values (dense: k 0, sparse:
+        # k 2) and its indices and size
+        values = (c.shape == "ragged" and k == 0) or (c.shape == "vector" and k in (0, 2))
+        column = c if values else Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+        name = c.features[k]
+        return lambda feature: self._values(column, feature, name)
+
+    def _check_arrays(self, features: list[Any]) -> None:
+        """Each array of structs' leaves hold one value (or ``length`` values) per element,
+        as many in each present leaf, as the jar assembles them; else its error."""
+        for path, members in self.arrays:
+            n, unequal = -1, False
+            counts = []
+            for c in members:
+                count = _element_values(c, features)
+                counts.append(count)
+                if count < 0:
+                    continue
+                per = c.length or 1
+                if count % per:
+                    unequal = True
+                elif n < 0:
+                    n = count // per
+                elif count // per != n:
+                    unequal = True
+            if unequal:
+                told = [
+                    f"'{c.key}' absent"
+                    if count < 0
+                    else f"'{c.key}' {count}"
+                    + (f" values, {c.length} per element" if c.length > 1 else "")
+                    for c, count in zip(members, counts)
+                ]
+                raise ColumnError.said(
+                    path,
+                    f"Column '{path}' (array<struct>) is read from lists of unequal length: "
+                    + ", ".join(told),
+                )
 
     @staticmethod
     def _values(column: Column, feature: tuple[int, Any], name: str) -> Any:
@@ -80,20 +193,14 @@ class Layout:
         convert = _conversion(column).by_kind[kind]
         if convert is None:
             raise ValueRefused(
-                column.key, column.type_name, f"cannot be read from a {KIND_NAMES[kind]} feature"
+                column.path, column.type_name, f"cannot be read from a {KIND_NAMES[kind]} feature"
             )
         if kind != BYTES and not isinstance(values, np.ndarray):
             values = np.asarray(values, np.int64)
         try:
             return convert(values)
         except OutOfRange as e:
-            raise ValueRefused(column.key, column.type_name, str(e)) from None
-        except UnicodeDecodeError as e:
-            raise ColumnError(
-                column.key,
-                f"feature {name!r} holds bytes that are not UTF-8 ({e}); read the "
-                "column as binary (columns='... binary') to get them as bytes",
-            ) from None
+            raise ValueRefused(column.path, column.type_name, str(e)) from None
 
     def _reader(self, c: Column) -> Any:
         values = self._values
@@ -110,8 +217,12 @@ class Layout:
                 if len(vs) != 1:
                     if len(vs) == 0:
                         return None
-                    raise ColumnError(
-                        c.key, f"feature {name!r} has {len(vs)} values; the column holds one"
+                    if not _conversion(c).accepts(feature[0]):
+                        values(c, feature, name)  # the kind's error: the jar checks it first
+                    raise ColumnError.of(
+                        c,
+                        f"is a scalar but the feature holds {len(vs)} values; read it as "
+                        f"array<{c.spark}> to get them all",
                     )
                 got = values(c, feature, name)
                 return got[0] if dtype is None else dtype(got[0])
@@ -127,13 +238,7 @@ class Layout:
                 if feature is None:
                     return None
                 got = values(c, feature, name)
-                if length:
-                    if len(got) % length:
-                        raise ColumnError(
-                            c.key,
-                            f"feature {name!r} has {len(got)} values, not a multiple of the "
-                            f"list length {length}",
-                        )
+                if length and not len(got) % length:  # else the array's check (_check_arrays)
                     got = (
                         np.asarray(got).reshape(-1, length)
                         if c.value in _DTYPES
@@ -144,7 +249,10 @@ class Layout:
             return listed
         if c.shape == "ragged":
             slots, names = c.slots, c.features
-            lengths_column = Column(c.key, "int", "list")
+            lengths_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+            # the jar's order of the features, in its messages: the row lengths, then the values
+            in_order = [*names[1:], names[0]]
+            listed_names = ", ".join(f"'{n}'" for n in in_order)
 
             def ragged(features: list[Any]) -> Any:
                 if all(features[s] is None for s in slots):
@@ -153,14 +261,28 @@ class Layout:
                     values(c if k == 0 else lengths_column, features[s] or (UNSET, None), names[k])
                     for k, s in enumerate(slots)
                 ]
+                for k in range(len(slots)):
+                    if features[slots[(k + 1) % len(slots)]] is None:
+                        raise ColumnError.of(
+                            c,
+                            f"is read from the ragged features {listed_names}, but the record "
+                            f"has no '{in_order[k]}'",
+                        )
                 flat, row_lengths = got[0], tuple(got[1:])
                 for k, lengths in enumerate(row_lengths):
-                    inner = len(row_lengths[k + 1]) if k + 1 < len(row_lengths) else len(flat)
-                    if int(np.sum(lengths)) != inner or (len(lengths) and int(lengths.min()) < 0):
-                        raise ColumnError(
-                            c.key,
-                            f"feature {names[k + 1]!r}'s lengths add up to {int(np.sum(lengths))}, "
-                            f"but the level below has {inner} values",
+                    if len(lengths) and int(lengths.min()) < 0:
+                        first = int(lengths[lengths < 0][0])
+                        raise ColumnError.of(
+                            c, f"has the negative row length {first} in '{names[k + 1]}'"
+                        )
+                    below = row_lengths[k + 1] if k + 1 < len(row_lengths) else flat
+                    total = int(np.sum(lengths))
+                    if total != len(below):
+                        what = "values" if k + 1 == len(row_lengths) else "row lengths"
+                        raise ColumnError.of(
+                            c,
+                            f"has row lengths in '{names[k + 1]}' that add up to {total}, but "
+                            f"'{names[(k + 2) % len(names)]}' holds {len(below)} {what}",
                         )
                 return Ragged(flat, row_lengths)
 
@@ -168,7 +290,8 @@ class Layout:
         # a vector: dense (the feature c) or sparse (c/indices, c/values, c/size)
         dense_slot, index_slot, value_slot, size_slot = c.slots
         names = c.features
-        index_column, size_column = Column(c.key, "int", "list"), Column(c.key, "int", "list")
+        index_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+        size_column = index_column
 
         def vector(features: list[Any]) -> Any:
             dense = features[dense_slot]
@@ -184,11 +307,11 @@ class Layout:
             entries = values(c, features[value_slot] or (UNSET, None), names[2])
             size = values(size_column, features[size_slot] or (UNSET, None), names[3])
             if len(size) != 1:
-                raise ColumnError(c.key, f"feature {names[3]!r} must hold the vector's size")
+                raise ColumnError(c.path, f"feature {names[3]!r} must hold the vector's size")
             n = int(size[0])
             if len(indices) != len(entries):
                 raise ColumnError(
-                    c.key, f"{len(indices)} indices but {len(entries)} values in {names[1]!r}"
+                    c.path, f"{len(indices)} indices but {len(entries)} values in {names[1]!r}"
                 )
             if len(indices) and (
                 int(indices.min()) < 0
@@ -196,7 +319,7 @@ class Layout:
                 or bool(np.any(np.diff(indices) <= 0))
             ):
                 raise ColumnError(
-                    c.key, f"indices in {names[1]!r} must increase and be below the size {n}"
+                    c.path, f"indices in {names[1]!r} must increase and be below the size {n}"
                 )
             found = Sparse(indices, entries, n)
             return found if c.sparse else found.to_dense()
@@ -211,8 +334,11 @@ class Layout:
         batch record by record: the same values, or the error naming the record)."""
         try:
             batch = _BatchColumns(self, buf, starts, stops)
-            return {c.key: batch.column(c) for c in self.columns}
-        except _Fallback:
+            found = {c.key: batch.column(c) for c in self.columns}
+            if self.arrays:
+                batch.check_arrays(self.arrays, found)
+            return found
+        except (_Fallback, MalformedRecord):  # the record path raises the record's error
             return None
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -252,10 +378,7 @@ class Layout:
             return indices, values, (len(items), sizes.pop() if sizes else 0)
         if c.fixed is not None and c.shape in ("scalar", "list", "vector"):
             if any(v is None for v in items):
-                raise ValueError(
-                    f"Column {c.key!r}: a record has no value, though the manifest says every "
-                    "record holds it"
-                )
+                raise NoValue(c, [v is None for v in items].index(True))
             if not numeric:
                 return items if c.shape == "scalar" else [list(v) for v in items]
             return np.array(items, _DTYPES[c.value]) if c.shape == "scalar" else np.stack(items)
@@ -276,6 +399,20 @@ class Layout:
         present = [v for v in items if v is not None]
         counts = [0 if v is None else len(v) for v in items]
         return _join(present, c.value), _offsets(counts)
+
+
+def _element_values(c: Column, features: list[Any]) -> int:
+    """The values of an array of structs' leaf ``c`` in a record's decoded features: one per
+    element (``length`` for a uniform leaf; a ragged leaf's outer lists); -1 when absent."""
+    if c.shape == "ragged":
+        if all(features[s] is None for s in c.slots):
+            return -1
+        lengths = features[c.slots[1]]
+    else:
+        lengths = features[c.slots[0]]
+        if lengths is None:
+            return -1
+    return 0 if lengths is None or lengths[1] is None else len(lengths[1])
 
 
 #: The kind of the values each loader kind is read from, when no record holds a value.
@@ -318,10 +455,7 @@ class _BatchColumns:
         if source == BYTES:
             lists: list[list[Any]] = list(self.batch.bytes_values(self.buf, start, stop))
             if not conv.exact[BYTES]:
-                try:
-                    lists = [convert(vs) for vs in lists]
-                except (UnicodeDecodeError, OutOfRange):
-                    raise _Fallback from None
+                lists = [convert(vs) for vs in lists]
             return lists, np.array([len(vs) for vs in lists], np.int64), present, False
         if conv.value not in _DTYPES:
             raise _Fallback  # numbers as text: the record path
@@ -375,6 +509,9 @@ class _BatchColumns:
         return _flatten(values, numeric), _offsets(counts)
 
     def ragged(self, c: Column) -> Any:
+        present = [self._present(slot) for slot in c.slots]
+        if (np.logical_or.reduce(present) & ~np.logical_and.reduce(present)).any():
+            raise _Fallback  # a record lacks a part: the record path names it
         parts = []
         for k, slot in enumerate(c.slots):
             parts.append(self.values(slot, _conversion(c) if k == 0 else _LENGTHS))
@@ -389,6 +526,22 @@ class _BatchColumns:
                 raise _Fallback
         offsets = [_offsets(level_counts[0])] + [_offsets(lengths) for lengths in levels]
         return (_flatten(flat, c.value in _DTYPES), *offsets)
+
+    def check_arrays(self, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]) -> None:
+        """:meth:`Layout._check_arrays` for the batch: falls back where it fails."""
+        for _, members in arrays:
+            n = np.full(self.size, -1, np.int64)
+            unequal = np.zeros(self.size, bool)
+            for c in members:
+                present = np.zeros(self.size, bool)
+                for slot in c.slots:
+                    present |= self._present(slot)
+                got = found[c.key]
+                counts: Any = np.diff(got[1]) if isinstance(got, tuple) else c.fixed
+                unequal |= present & (n >= 0) & (counts != n)
+                n = np.where(present & (n < 0), counts, n)
+            if unequal.any():
+                raise _Fallback
 
     def vector(self, c: Column) -> Any:
         dense_slot, index_slot, value_slot, size_slot = c.slots

@@ -130,6 +130,8 @@ class Column:
     path: str = ""
     #: A leaf of an array of structs (one value, or list, per element).
     in_array: bool = False
+    #: That array of structs' path (``objs``), whose leaves' lists must be of one length.
+    array: str = ""
     #: A SequenceExample's feature list (one step per element or inner list).
     sequence: bool = False
     #: Whether the Spark ML metadata gives the vector's size (``size``).
@@ -173,7 +175,7 @@ def columns(
         low, high = counts.get(name, (-1, -2))
         return low if low == high and low >= 1 else None
 
-    def ragged(name: str, data_type: Any, path: str, in_array: bool = False) -> Column:
+    def ragged(name: str, data_type: Any, path: str, array: str = "") -> Column:
         """The list of lists ``data_type`` (depth >= 2) written ragged as feature ``name``."""
         levels = depth(data_type)
         features = [name + separator + "ragged_flat_values"]
@@ -186,16 +188,19 @@ def columns(
             depth=levels,
             features=features,
             path=path,
-            in_array=in_array,
+            in_array=bool(array),
+            array=array,
             spark=type_string(innermost(data_type)),
             type_name=type_string(data_type),
         )
 
-    def element_leaves(struct: Mapping[str, Any], name: str, column: str) -> Iterator[Column]:
+    def element_leaves(
+        struct: Mapping[str, Any], name: str, column: str, array: str
+    ) -> Iterator[Column]:
         for f in struct["fields"]:
             leaf, path, data_type = name + separator + f["name"], f"{column}.{f['name']}", f["type"]
             if is_struct(data_type):
-                yield from element_leaves(data_type, leaf, path)
+                yield from element_leaves(data_type, leaf, path, array)
             elif is_array(data_type) and is_struct(data_type["elementType"]):
                 raise ValueError(
                     f"Column {path!r}: an array of structs cannot hold arrays of structs."
@@ -220,6 +225,7 @@ def columns(
                     features=[leaf],
                     path=path,
                     in_array=True,
+                    array=array,
                     sequence=True,
                     spark=type_string(element),
                     type_name=type_string(data_type),
@@ -237,11 +243,12 @@ def columns(
                         features=[leaf],
                         path=path,
                         in_array=True,
+                        array=array,
                         spark=type_string(data_type["elementType"]),
                         type_name=type_string(data_type),
                     )
                 else:  # one list per element: a list of lists, written ragged
-                    yield ragged(leaf, array_of(data_type), path, in_array=True)
+                    yield ragged(leaf, array_of(data_type), path, array)
             else:
                 value = value_kind(data_type, path)
                 yield Column(
@@ -252,6 +259,7 @@ def columns(
                     features=[leaf],
                     path=path,
                     in_array=True,
+                    array=array,
                     spark=type_string(data_type),
                     type_name=type_string(data_type),
                 )
@@ -265,7 +273,7 @@ def columns(
             if is_struct(data_type):
                 yield from leaves(data_type, name + separator, column + ".", field_nullable)
             elif is_array(data_type) and is_struct(data_type["elementType"]):
-                yield from element_leaves(data_type["elementType"], name, column)
+                yield from element_leaves(data_type["elementType"], name, column, column)
             elif is_array(data_type) and is_array(data_type["elementType"]):
                 if not sequence_type:
                     yield ragged(name, data_type, column)

@@ -11,7 +11,7 @@ import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.decoder import MalformedRecord
-from spark_tfrecord._format.layout import ColumnError, Layout, layout
+from spark_tfrecord._format.layout import ColumnError, Layout, NoValue, layout
 from spark_tfrecord._format.records import RecordReader
 
 if TYPE_CHECKING:
@@ -130,8 +130,7 @@ class RecordSource:
                     + e.reason
                     + (f" (feature {column!r})" if column else ""),
                     self._reader.files[f].path,
-                    offset,
-                    column,
+                    offset,  # no column, as the jar's: the bytes are not an Example's
                 ) from None
             except ColumnError as e:
                 raise errors.CorruptFileError(
@@ -167,7 +166,16 @@ class RecordSource:
             batch = self._layout.collate_raw(records.buf, records.starts, records.stops)
             if batch is not None:
                 return batch
-        return self._layout.collate(records)
+        try:
+            return self._layout.collate(records)
+        except NoValue as e:
+            if not isinstance(records, RecordBatch) or records.source is not self:
+                raise
+            f, j = self._reader.locate(records.indices[e.record])
+            offset = int(self._reader.offsets(f)[j, 0])
+            raise errors.CorruptFileError(
+                errors.DATA_MISMATCH, str(e), self._reader.files[f].path, offset, e.column
+            ) from None
 
 
 class RecordBatch(Sequence[Any]):
