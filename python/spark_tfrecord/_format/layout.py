@@ -10,14 +10,23 @@ batch (:meth:`Layout.collate`). Kinds are TensorFlow's: int64, float32, bytes (`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from spark_tfrecord._format import batch as batch_decoder
 from spark_tfrecord._format.conversions import Conversion, OutOfRange, conversion
-from spark_tfrecord._format.decoder import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, ExampleDecoder
+from spark_tfrecord._format.decoder import (
+    BYTES,
+    FLOAT,
+    INT64,
+    KIND_NAMES,
+    STEPS,
+    UNSET,
+    ExampleDecoder,
+)
 from spark_tfrecord._format.schema import Column, columns, select
 from spark_tfrecord._format.values import Ragged, Sparse
 
@@ -53,23 +62,85 @@ class Layout:
     """The columns a reader gives, decided once: a decoder of their features, and how a
     record's features become values and records a batch."""
 
-    def __init__(self, chosen: Sequence[Column]) -> None:
-        self.columns = list(chosen)
+    def __init__(self, chosen: Sequence[Column], sequence: bool = False) -> None:
+        # A SequenceExample's feature list is batched as a list of lists (a list per step), or
+        # as a list (a value per step, a field of an array of structs that is not a list).
+        self.columns = [
+            dataclasses.replace(c, shape="ragged" if c.shape == "list" else "list", depth=2)
+            if c.sequence
+            else c
+            for c in chosen
+        ]
+        self.sequence = sequence
         keys: dict[str, int] = {}
         for c in self.columns:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
             c.conversion = conversion(c.spark, vector=c.shape == "vector")
-        self.decoder = ExampleDecoder(list(keys))
+        self.decoder = ExampleDecoder(list(keys), sequence)
         self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
 
     # --- one record -----------------------------------------------------------------------
 
     def record(self, buf: bytes) -> dict[str, Any]:
-        """The values of one serialized Example. Raises ``MalformedRecord`` or
-        :class:`ColumnError`."""
+        """The values of one serialized Example (or SequenceExample). Raises
+        ``MalformedRecord`` or :class:`ColumnError`."""
         features = self.decoder.decode(buf)
         return {key: read(features) for key, read in self._readers}
+
+    @staticmethod
+    def _single(column: Column, feature: Any) -> None:
+        """Refuses a feature list where the column reads a single feature (the jar's error)."""
+        if feature is not None and feature[0] == STEPS:
+            raise ValueRefused(
+                column.key,
+                column.type_name,
+                "is read from a single feature, but the record has a feature list of that "
+                f"name: read it as array<array<{column.spark}>>",
+            )
+
+    def _steps_reader(self, c: Column) -> Any:
+        """A SequenceExample's feature list: a list per step (a :class:`Ragged` of two levels),
+        or for a field of an array of structs that is not a list, the one value of each step."""
+        values = self._values
+        (slot,) = c.slots
+        name = c.features[0]
+        one_per_step = c.shape == "list"
+        numeric = c.value in _DTYPES
+
+        def steps(features: list[Any]) -> Any:
+            found = features[slot]
+            if found is None:
+                return None
+            if found[0] != STEPS:
+                raise ValueRefused(
+                    c.key,
+                    c.type_name,
+                    "is read from a SequenceExample feature list, but the record has a single "
+                    "feature of that name (context or Example feature): read it as "
+                    f"array<{c.spark}>",
+                )
+            got = [values(c, step, name) for step in found[1]]
+            lengths = np.array([len(g) for g in got], np.int64)
+            if one_per_step and len(lengths) and (lengths != 1).any():
+                i = int(np.flatnonzero(lengths != 1)[0])
+                what = (
+                    "holds no value (Spark reads a null there, which a loader's list cannot hold)"
+                    if lengths[i] == 0
+                    else f"holds {lengths[i]}"
+                )
+                raise ColumnError(
+                    c.key,
+                    f"holds one value per step, but step {i} of feature list {name!r} {what}",
+                )
+            flat = (
+                (np.concatenate(got) if got else np.empty(0, _DTYPES[c.value]))
+                if numeric
+                else [v for g in got for v in g]
+            )
+            return flat if one_per_step else Ragged(flat, (lengths,))
+
+        return steps
 
     @staticmethod
     def _values(column: Column, feature: tuple[int, Any], name: str) -> Any:
@@ -96,6 +167,21 @@ class Layout:
             ) from None
 
     def _reader(self, c: Column) -> Any:
+        if c.sequence:
+            return self._steps_reader(c)
+        read = self._plain_reader(c)
+        if not self.sequence:
+            return read
+        single, slots = self._single, c.slots
+
+        def context(features: list[Any]) -> Any:  # a context feature: not a feature list
+            for s in slots:
+                single(c, features[s])
+            return read(features)
+
+        return context
+
+    def _plain_reader(self, c: Column) -> Any:
         values = self._values
         if c.shape == "scalar":
             (slot,) = c.slots
@@ -208,7 +294,10 @@ class Layout:
     def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
         """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
         together; None when a record strays from the layout writers produce (then decode the
-        batch record by record: the same values, or the error naming the record)."""
+        batch record by record: the same values, or the error naming the record), and for
+        SequenceExamples, which are decoded record by record."""
+        if self.sequence:
+            return None
         try:
             batch = _BatchColumns(self, buf, starts, stops)
             return {c.key: batch.column(c) for c in self.columns}
@@ -458,11 +547,12 @@ def layout(
     selected: Sequence[str] | None,
     where: str,
     separator: str = "/",
+    record_type: Literal["Example", "SequenceExample"] = "Example",
 ) -> Layout:
     """The layout of the schema's columns, or of ``selected`` ones (a struct column brings its
-    leaves), read from the records at ``where`` (for messages)."""
-    found = list(columns(schema_json, counts, separator=separator))
+    leaves), read from the records (of ``record_type``) at ``where`` (for messages)."""
+    found = list(columns(schema_json, counts, separator=separator, record_type=record_type))
     if selected is not None:
         by_key = {c.key: c for c in found}
         found = [by_key[k] for k in select(list(by_key), selected, where, separator)]
-    return Layout(found)
+    return Layout(found, record_type == "SequenceExample")

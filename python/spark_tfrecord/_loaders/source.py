@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -37,11 +37,11 @@ class RecordSource:
         info = self._reader.info
         where = str(path)
         self._raw = info.record_type == "ByteArray"
-        if info.record_type == "SequenceExample":
-            raise ValueError(
-                f"{where} holds SequenceExample records: this loader reads Example records; "
-                "read SequenceExamples with tf_dataset (TensorFlow) or with Spark."
-            )
+        self._what = (
+            "tf.train.SequenceExample"
+            if info.record_type == "SequenceExample"
+            else "tf.train.Example"
+        )
         if isinstance(columns, str):
             from spark_tfrecord._format.ddl import parse_ddl
 
@@ -57,7 +57,10 @@ class RecordSource:
                 'as a DDL string, columns="x array<float>, y long".'
             )
         counts = info.features if info.schema_json is not None else {}
-        self._layout_args = (schema, counts, selected, where)
+        record_type: Literal["Example", "SequenceExample"] = (
+            "SequenceExample" if info.record_type == "SequenceExample" else "Example"
+        )
+        self._layout_args = (schema, counts, selected, where, "/", record_type)
         self._layout: Layout = layout(*self._layout_args)
         self._transform = transform
 
@@ -126,7 +129,7 @@ class RecordSource:
                 column = e.key
                 raise errors.CorruptFileError(
                     errors.MALFORMED_RECORD,
-                    "Malformed tf.train.Example: "
+                    f"Malformed {self._what}: "
                     + e.reason
                     + (f" (feature {column!r})" if column else ""),
                     self._reader.files[f].path,
