@@ -15,6 +15,9 @@ Python side is the loaders' record path (``src[i]``) and batch path
   structs' feature lists; empty and absent ones; names in the wrong place), whose manifest
   gives the record type.
 
+Partition columns (``name=value`` folders, typed by Spark's partition discovery) are compared
+with spark.read in test_loader_parity.py, which holds that module's Spark session.
+
 The conversions and range checks (an int64 feature into a float or string column, a boolean
 2, a tinyint 300) are read both ways here too (test_conversions_read_as_the_jar); decimals,
 doubles and floats as text are compared with Spark in test_loader_parity.py.
@@ -27,7 +30,7 @@ in the schema); a key given twice whose first Feature does not fit; malformed re
 batch; a NOT NULL column without a value in a batch; a struct leaf's column name (``st.a``);
 in a SequenceExample's array of structs, a step without a value for a field that is not a list
 (Spark reads a null field, the loaders refuse it) and the column an error names there (the
-array's for the jar, the leaf's key for Python); partition columns.
+array's for the jar, the leaf's key for Python).
 """
 
 from __future__ import annotations
