@@ -196,6 +196,15 @@ def sequences(tf: Any) -> list[bytes]:
     )
     a_list_named_as_context = _sequence_example(tf, {}, {"id": [ints(tf, 4)]})
     a_context_named_as_list = _sequence_example(tf, {"frames": floats(tf, 1.0)}, {})
+    two_values_in_a_step = _sequence_example(
+        tf,
+        {"id": ints(tf, 5)},
+        {
+            "steps/t": [ints(tf, 1), ints(tf, 2, 3)],
+            "steps/tag": [byte_strings(tf, b"x"), byte_strings(tf, b"y")],
+            "steps/xs": [floats(tf), floats(tf)],
+        },
+    )
     return [
         full,
         empties,
@@ -203,4 +212,5 @@ def sequences(tf: Any) -> list[bytes]:
         lists_only,
         a_list_named_as_context,
         a_context_named_as_list,
+        two_values_in_a_step,
     ]

@@ -48,6 +48,15 @@ class ValueRefused(ColumnError):
         self.column = column
 
 
+class StepRefused(ColumnError):
+    """A step of a SequenceExample's feature list that does not hold the one value of a field
+    of an array of structs; names the array's column, as the jar does."""
+
+    def __init__(self, column: str, message: str) -> None:
+        Exception.__init__(self, message)
+        self.column = column
+
+
 _DTYPES = {"int": np.int64, "float": np.float32}
 #: Lengths, indices and sizes: bigints.
 _LENGTHS = conversion("bigint")
@@ -129,9 +138,11 @@ class Layout:
                     if lengths[i] == 0
                     else f"holds {lengths[i]}"
                 )
-                raise ColumnError(
-                    c.key,
-                    f"holds one value per step, but step {i} of feature list {name!r} {what}",
+                field = c.path[len(c.array) + 1 :] if c.array else c.key
+                raise StepRefused(
+                    c.array or c.key,
+                    f"Column '{c.array or c.key}' field '{field}' ({c.spark}) holds one value "
+                    f"per step, but step {i} of feature list '{name}' {what}",
                 )
             flat = (
                 (np.concatenate(got) if got else np.empty(0, _DTYPES[c.value]))

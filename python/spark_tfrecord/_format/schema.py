@@ -132,6 +132,8 @@ class Column:
     in_array: bool = False
     #: A SequenceExample's feature list (one step per element or inner list).
     sequence: bool = False
+    #: In a SequenceExample, the path of the array of structs a leaf is in (``boxes``).
+    array: str = ""
     #: Whether the Spark ML metadata gives the vector's size (``size``).
     has_size: bool = False
     #: Spark's type of the values (``tinyint``, ``decimal(10,2)``): how features convert.
@@ -191,11 +193,14 @@ def columns(
             type_name=type_string(data_type),
         )
 
-    def element_leaves(struct: Mapping[str, Any], name: str, column: str) -> Iterator[Column]:
+    def element_leaves(
+        struct: Mapping[str, Any], name: str, column: str, array: str = ""
+    ) -> Iterator[Column]:
+        array = array or column
         for f in struct["fields"]:
             leaf, path, data_type = name + separator + f["name"], f"{column}.{f['name']}", f["type"]
             if is_struct(data_type):
-                yield from element_leaves(data_type, leaf, path)
+                yield from element_leaves(data_type, leaf, path, array)
             elif is_array(data_type) and is_struct(data_type["elementType"]):
                 raise ValueError(
                     f"Column {path!r}: an array of structs cannot hold arrays of structs."
@@ -223,6 +228,7 @@ def columns(
                     sequence=True,
                     spark=type_string(element),
                     type_name=type_string(data_type),
+                    array=array,
                 )
             elif is_array(data_type):
                 length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
