@@ -11,7 +11,13 @@ Python side is the loaders' record path (``src[i]``) and batch path
 - files TensorFlow writes (support/tf_corpus.py), read with the schema the jar infers and with
   explicit schemas of every Spark type the Python codec reads;
 - a fuzz run from a fixed seed: records mutated from valid ones, and hostile payloads
-  (test_fuzz's), in sound framing.
+  (test_fuzz's), in sound framing;
+- a folder of SequenceExamples TensorFlow writes (context features, feature lists, an array of
+  structs' feature lists; empty and absent ones; names in the wrong place), whose manifest
+  gives the record type.
+
+Partition columns (``name=value`` folders, typed by Spark's partition discovery) are compared
+with spark.read in test_loader_parity.py, which holds that module's Spark session.
 
 The conversions and range checks (an int64 feature into a float or string column, a boolean
 2, a tinyint 300) are read both ways here too (test_conversions_read_as_the_jar); decimals,
@@ -26,8 +32,10 @@ struct leaf's column name (``st.a``). A NOT NULL column without a value reads nu
 a batch, which stacks such a column, raises the record's error
 (test_a_batch_cannot_stack_a_missing_value).
 
-Not here yet: SequenceExamples; partition columns. A struct with none of its features is null
-in the jar and a struct of nulls in the loaders, whose records key a struct's leaves by path.
+Not here yet: a struct with none of its features is null in the jar and a struct of nulls in
+the loaders, whose records key a struct's leaves by path; in a SequenceExample's array of
+structs, a step without a value for a field that is not a list (Spark reads a null field, the
+loaders refuse it).
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ from support.jar_decoder import (
     schema_of_ddl,
     value_tree,
 )
+from support.manifests import write_manifest
 from support.tfrecord_bytes import (
     bytes_list,
     entry,
@@ -589,3 +598,60 @@ def test_a_batch_cannot_stack_a_missing_value(tmp_path: Path) -> None:
         assert failed.condition == "TFRECORD_DATA_MISMATCH"
         assert (failed.offset, failed.parameters["column"]) == (jar[k][0], "x")
         assert _local(failed.parameters["path"]) == _local(path)
+
+
+#: Schemas of the SequenceExample file (support/tf_corpus.sequences): its context features and
+#: feature lists as written, then read into other types (a range check fails in a step).
+SEQUENCE_SCHEMAS = {
+    "as written": "id bigint, label string, tokens array<string>, frames array<array<float>>, "
+    "ids array<array<bigint>>, words array<array<string>>, "
+    "steps array<struct<t: bigint, tag: string, xs: array<float>>>",
+    "converted": "id int, label binary, frames array<array<double>>, ids array<array<int>>, "
+    "words array<array<binary>>",
+    "narrow": "id boolean, ids array<array<tinyint>>, tokens array<binary>, "
+    "steps array<struct<t: int, xs: array<double>>>",
+}
+
+
+@pytest.fixture(scope="module")
+def sequence_folder(tf: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of one file of SequenceExamples TensorFlow writes, with its manifest (which
+    says the record type)."""
+    folder = tmp_path_factory.mktemp("sequences")
+    records = tf_corpus.sequences(tf)
+    tf_corpus.write(tf, folder / "part-00000.tfrecord", records)
+    schema = schema_of_ddl(SEQUENCE_SCHEMAS["as written"])
+    write_manifest(
+        folder,
+        {"part-00000.tfrecord": len(records)},
+        schema=SEQUENCE_SCHEMAS["as written"],
+        schema_json=schema,
+        record_type="SequenceExample",
+    )
+    return folder
+
+
+@pytest.mark.parametrize("schema_id", list(SEQUENCE_SCHEMAS))
+def test_sequence_examples_read_as_the_jar(sequence_folder: Path, schema_id: str) -> None:
+    """A SequenceExample folder: context features and feature lists (a list per step; a field
+    of an array of structs, a value per step) give the jar's values, and a name in the wrong
+    place (a feature list of a context column's name, a context feature of a feature list's)
+    its error, through the record path and the batch path."""
+    schema = schema_of_ddl(SEQUENCE_SCHEMAS[schema_id])
+    path = str(sequence_folder / "part-00000.tfrecord")
+    jar = jar_results(path, schema, {"recordType": "SequenceExample"})
+    assert len(jar) == 7
+    rows = [r for _, r in jar if isinstance(r, Row)]
+    assert len(rows) >= 2
+    if schema_id == "as written":
+        assert rows[0].values["ids"] == [["1", "2"], [], [str(-(2**63)), str(2**63 - 1), "300"]]
+        assert rows[0].values["steps"] == [
+            {"t": "1", "tag": "s:78", "xs": ["f:3f000000"]},
+            {"t": "2", "tag": "s:79", "xs": ["f:3f800000", "f:40000000"]},
+        ]
+        assert rows[1].values["frames"] == [] and rows[1].values["words"] == [[], []]
+    failed = [r for _, r in jar if isinstance(r, Failure)]
+    assert {f.condition for f in failed} == {"TFRECORD_DATA_MISMATCH"}
+    folder = str(sequence_folder)
+    assert disagreements(schema, jar, python_results(folder, schema)) == []
+    assert batch_disagreements(python_source(folder, schema), schema, jar) == []

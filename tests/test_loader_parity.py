@@ -2,8 +2,9 @@
 the same values through torch_dataset and grain_source as through Spark, and the same errors
 (condition, file, offset, column): every Spark type a column can have, read from every feature
 kind, converted or refused as the jar's type table does, range checks included; the record path
-and the batch path alike. And a file truncated under a reader raises CorruptFileError, not
-SIGBUS."""
+and the batch path alike. Partition columns (``name=value`` folders) have the values spark.read
+gives them, typed as Spark's partition discovery types them. And a file truncated under a reader
+raises CorruptFileError, not SIGBUS."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pytest
 
 import spark_tfrecord
 from spark_tfrecord import errors
+from support import tfrecord_bytes
 
 INTS = [0, 1, 2, -1, 127, 128, -129, 300, 32767, 40000, 2**31 - 1, 2**31, -(2**31) - 1]
 INTS += [2**40 + 1, 2**53 + 1, 2**62 + 3, -(2**63), 2**63 - 1, 99999999, -99999999999]
@@ -211,6 +213,7 @@ import os, sys
 import numpy as np
 import spark_tfrecord
 from spark_tfrecord import errors
+from support import tfrecord_bytes
 
 folder, data = sys.argv[1], sys.argv[2]
 ds = spark_tfrecord.torch_dataset(folder)
@@ -261,3 +264,158 @@ def test_a_file_truncated_under_a_reader_raises(spark: Any, tmp_path: Path) -> N
     assert condition == errors.TRUNCATED
     assert _local(path) == _local(data)
     assert int(offset) == first_cut
+
+
+# --- partition columns ------------------------------------------------------------------------
+
+#: The raw values of a partition column's folders (``v=<raw>``), and the type spark.read gives
+#: the column: Spark's partition discovery (PartitioningUtils), which the loaders follow.
+PARTITION_CASES = {
+    "int": (["1", "-2", "+5", "007", "2147483647"], "int"),
+    "bigint": (["1", "3000000000", "-9223372036854775808"], "bigint"),
+    "decimal": (["1", "12345678901234567890123", "1.0e1"], "decimal(23,0)"),
+    "double": (
+        ["1", "2.5", "NaN", "+NaN", "1.5d", "-0.0", " 1", ".5", "-Infinity", "1e400"],
+        "double",
+    ),
+    "exponents": (["1e3", "5.", "1.0e1"], "decimal(4,0)"),
+    "bigint and double": (["3000000000", "2.5"], "string"),
+    "decimal and double": (["12345678901234567890123", "2.5"], "string"),
+    "date": (["2024-01-02", "1969-12-31"], "date"),
+    "timestamp": (
+        ["2024-01-02", "2024-01-02 03%3A04%3A05", "1960-01-02 03%3A04%3A05.7"],
+        "timestamp",
+    ),
+    "timestamp of micros": (["2024-01-02 03%3A04%3A05.123456", "2024-01-02"], "string"),
+    "string": (["a%3Db", "x y", "é", "2024-13-01", "1.2.3", "007x", "%7Bq%7D"], "string"),
+    "date and int": (["2024-01-02", "5"], "string"),
+    "null": (["__HIVE_DEFAULT_PARTITION__", "5"], "int"),
+    "nulls only": (["__HIVE_DEFAULT_PARTITION__"], "void"),
+}
+
+
+def _comparable_partition(data_type: str, column: str) -> str:
+    if data_type.startswith("decimal"):
+        return f"cast({column} as double)"
+    return _comparable(data_type, column)
+
+
+def _as_loader_gives(data_type: str, value: Any) -> Any:
+    """Spark's value (as `_comparable_partition` collects it) in the loaders' dtypes."""
+    if value is None:
+        return None
+    if data_type in ("double", "float") or data_type.startswith("decimal"):
+        return np.float32(value)
+    if data_type in ("int", "bigint", "date", "timestamp"):
+        return np.int64(value)
+    return value
+
+
+def _same_partition_value(got: Any, want: Any) -> bool:
+    if isinstance(want, np.floating):
+        return isinstance(got, np.float32) and got.tobytes() == want.tobytes()
+    return type(got) is type(want) and got == want
+
+
+def _batch_column(batch: Any, size: int) -> list[Any]:
+    """A collated scalar column split back into its records' values."""
+    if not isinstance(batch, tuple):
+        return list(np.asarray(batch)) if hasattr(batch, "numpy") else list(batch)
+    values, offsets = (np.asarray(b) if hasattr(b, "numpy") else b for b in batch)
+    return [values[offsets[j]] if offsets[j + 1] > offsets[j] else None for j in range(size)]
+
+
+def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's time zone UTC, as the session's: a timestamp folder is local time."""
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+def assert_partitions_read_as_spark(
+    spark: Any, folder: str, columns: str, names: list[str]
+) -> None:
+    """spark.read's partition columns of `folder` equal the loaders' (record path and batch
+    path, grain_source and torch_dataset), record by record (by `id`)."""
+    df = spark.read.format("tfrecord").load(folder)
+    types = {n: df.schema[n].dataType.simpleString() for n in names}
+    exprs = ["id"] + [f"{_comparable_partition(types[n], f'`{n}`')} as `{n}`" for n in names]
+    want = {
+        row["id"]: {n: _as_loader_gives(types[n], row[n]) for n in names}
+        for row in df.selectExpr(*exprs).collect()
+    }
+    for make in (spark_tfrecord.grain_source, spark_tfrecord.torch_dataset):
+        src = make(folder, columns=columns)
+        assert len(src) == len(want)
+        records = [src[i] for i in range(len(src))]
+        batch = src.collate(src.__getitems__(list(range(len(src)))))
+        for n in names:
+            batched = _batch_column(batch[n], len(src))
+            for k, r in enumerate(records):
+                expected = want[int(r["id"])][n]
+                assert _same_partition_value(r[n], expected), (n, r["id"], r[n], expected)
+                assert _same_partition_value(batched[k], expected), (n, batched[k], expected)
+
+
+@pytest.mark.parametrize("case", list(PARTITION_CASES))
+def test_partition_folders_read_as_spark_reads_them(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Folders ``v=<raw>`` made by hand (a record each, ``id`` k): the column's type is what
+    spark.read infers, and its values Spark's, in the loaders' dtypes."""
+    _utc(monkeypatch)
+    raws, spark_type = PARTITION_CASES[case]
+    folder = tmp_path / "table"
+    for k, raw in enumerate(raws):
+        ids = tfrecord_bytes.int64_list_packed([k])
+        record = tfrecord_bytes.example(
+            tfrecord_bytes.entry(b"id", tfrecord_bytes.feature("int64", ids))
+        )
+        tfrecord_bytes.write_records(folder / f"v={raw}" / "part-00000.tfrecord", [record])
+    df = spark.read.format("tfrecord").load(str(folder))
+    assert df.schema["v"].dataType.simpleString() == spark_type
+    assert_partitions_read_as_spark(spark, str(folder), "id bigint", ["v"])
+
+
+def test_a_partitioned_write_reads_as_spark_reads_it(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table ``df.write.partitionBy(...)`` wrote (escaped names and values, nulls, dates,
+    timestamps) gives the loaders the partition values spark.read gives, after the data
+    columns; ``columns`` selects partition columns by name."""
+    _utc(monkeypatch)
+    rows = [
+        (0, 1.5, 1, "a=b/c", "2024-01-02", "2024-01-02 03:04:05"),
+        (1, 2.5, None, "x y", "1969-12-31", "1969-12-31 23:59:59"),
+        (2, -1.0, 3, "007", "2024-01-02", "2024-01-02 03:04:05"),
+        (3, 0.0, 3, None, "2000-02-29", "2000-02-29 00:00:00"),
+        (4, 9.0, 1, "é%{}", "2024-01-02", "2024-01-02 03:04:05"),
+    ]
+    df = spark.createDataFrame(rows, "id bigint, x float, `a=1` int, b string, c string, d string")
+    df = df.selectExpr("id", "x", "`a=1`", "b", "cast(c as date) as c", "cast(d as timestamp) d")
+    folder = str(tmp_path / "table")
+    df.write.partitionBy("a=1", "b", "c", "d").format("tfrecord").save(folder)
+    back = spark.read.format("tfrecord").load(folder)
+    assert [f.name for f in back.schema.fields] == ["id", "x", "a=1", "b", "c", "d"]
+    assert [f.dataType.simpleString() for f in back.schema.fields[2:]] == [
+        "int",
+        "string",
+        "date",
+        "timestamp",
+    ]
+    assert_partitions_read_as_spark(spark, folder, None, ["a=1", "b", "c", "d"])
+    src = spark_tfrecord.grain_source(folder)
+    assert src.keys == ["id", "x", "a=1", "b", "c", "d"]
+    chosen = spark_tfrecord.grain_source(folder, columns=["d", "id"])
+    assert chosen.keys == ["id", "d"]
+    by_id = {int(r["id"]): r for r in (chosen[i] for i in range(len(chosen)))}
+    assert by_id[1]["d"] == -1_000_000 and by_id[3]["d"] == 951782400 * 1_000_000
+    # A schema that names a partition column types it: the date folders as strings.
+    typed = spark.read.format("tfrecord").schema("id bigint, c string").load(folder)
+    assert [f.name for f in typed.schema.fields] == ["id", "a=1", "b", "c", "d"]
+    want = {r["id"]: r["c"] for r in typed.collect()}
+    src = spark_tfrecord.grain_source(folder, columns="id bigint, c string")
+    assert src.keys == [f.name for f in typed.schema.fields]
+    assert {int(r["id"]): r["c"] for r in (src[i] for i in range(len(src)))} == want
+    assert want[1] == "1969-12-31"

@@ -348,13 +348,25 @@ def test_a_byte_array_folder_and_a_sequence_example_folder(spark, tmp_path: Path
     assert [source[i] for i in range(3)] == [{"byteArray": b} for b in blobs]
     assert all(type(source[i]["byteArray"]) is bytes for i in range(3))
     seq = str(tmp_path / "seq")
+    rows = [(1, [[1, 2], [3]], "a"), (2, [], None), (3, None, "c")]
     spark_tfrecord.write(
-        spark.createDataFrame([(1, [[1, 2]])], "id long, x array<array<long>>"),
+        spark.createDataFrame(rows, "id long, x array<array<long>>, s string").coalesce(1),
         seq,
         record_type="SequenceExample",
     )
-    with pytest.raises(ValueError, match="SequenceExample"):
-        spark_tfrecord.grain_source(seq)[0]
+    source = spark_tfrecord.grain_source(seq)  # the manifest says the record type
+    got = [source[i] for i in range(3)]
+    assert [(r["id"], r["x"] and r["x"].to_list(), r["s"]) for r in got] == [
+        (1, [[1, 2], [3]], "a"),
+        (2, [], None),
+        (3, None, "c"),
+    ]
+    values, offsets, inner = source.collate(source.__getitems__([0, 1, 2]))["x"]
+    assert (values.tolist(), offsets.tolist(), inner.tolist()) == (
+        [1, 2, 3],
+        [0, 2, 2, 2],
+        [0, 2, 3],
+    )
 
 
 # --- files TensorFlow writes, and protobuf TensorFlow's writer never makes -------------------

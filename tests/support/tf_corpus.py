@@ -153,3 +153,64 @@ def images(tf: Any) -> list[bytes]:
             [("jpeg", tf.io.encode_jpeg(pixels)), ("png", tf.io.encode_png(pixels))]
         )
     ]
+
+
+def _sequence_example(tf: Any, context: dict[str, Any], lists: dict[str, list[Any]]) -> bytes:
+    message = tf.train.SequenceExample(
+        context=tf.train.Features(feature=context),
+        feature_lists=tf.train.FeatureLists(
+            feature_list={k: tf.train.FeatureList(feature=v) for k, v in lists.items()}
+        ),
+    )
+    serialized: bytes = message.SerializeToString()
+    return serialized
+
+
+def sequences(tf: Any) -> list[bytes]:
+    """``tf.train.SequenceExample`` records: context features (``id``, ``label``, ``tokens``)
+    and feature lists (``frames``, ``ids``, ``words``, and an array of structs' ``steps/t``,
+    ``steps/tag``, ``steps/xs``): full, empty lists and steps, absent ones, extremes, and two
+    records that put a name in the wrong place (a feature list of a context column's name, a
+    context feature of a feature list's)."""
+    empty = tf.train.Feature()
+    full = _sequence_example(
+        tf,
+        {"id": ints(tf, 1), "label": byte_strings(tf, b"cat"), "tokens": byte_strings(tf, b"a")},
+        {
+            "frames": [floats(tf, 1.5, -0.0), floats(tf, math.nan, NAN_PAYLOAD, DENORMAL)],
+            "ids": [ints(tf, 1, 2), ints(tf), ints(tf, INT64_MIN, INT64_MAX, 300)],
+            "words": [byte_strings(tf, b"a"), byte_strings(tf, "é".encode(), b"")],
+            "steps/t": [ints(tf, 1), ints(tf, 2)],
+            "steps/tag": [byte_strings(tf, b"x"), byte_strings(tf, b"y")],
+            "steps/xs": [floats(tf, 0.5), floats(tf, 1.0, 2.0)],
+        },
+    )
+    empties = _sequence_example(
+        tf,
+        {"id": ints(tf, 2), "tokens": byte_strings(tf)},
+        {"frames": [], "words": [byte_strings(tf), empty], "ids": [empty]},
+    )
+    context_only = _sequence_example(tf, {"id": ints(tf, 3), "label": empty}, {})
+    lists_only = _sequence_example(
+        tf, {}, {"ids": [ints(tf, 7)], "steps/t": [], "steps/tag": [], "steps/xs": []}
+    )
+    a_list_named_as_context = _sequence_example(tf, {}, {"id": [ints(tf, 4)]})
+    a_context_named_as_list = _sequence_example(tf, {"frames": floats(tf, 1.0)}, {})
+    two_values_in_a_step = _sequence_example(
+        tf,
+        {"id": ints(tf, 5)},
+        {
+            "steps/t": [ints(tf, 1), ints(tf, 2, 3)],
+            "steps/tag": [byte_strings(tf, b"x"), byte_strings(tf, b"y")],
+            "steps/xs": [floats(tf), floats(tf)],
+        },
+    )
+    return [
+        full,
+        empties,
+        context_only,
+        lists_only,
+        a_list_named_as_context,
+        a_context_named_as_list,
+        two_values_in_a_step,
+    ]

@@ -29,6 +29,7 @@ __all__ = [
     "FLOAT",
     "INT64",
     "KIND_NAMES",
+    "STEPS",
     "UNSET",
     "ExampleDecoder",
     "MalformedRecord",
@@ -38,6 +39,9 @@ __all__ = [
 #: ``Feature``'s field numbers, one per kind (its ``oneof kind``); 0: a Feature with none set.
 UNSET, BYTES, FLOAT, INT64 = 0, 1, 2, 3
 KIND_NAMES = {UNSET: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
+#: Not a ``Feature`` kind: a SequenceExample's ``FeatureList``, whose values are its steps'
+#: ``(kind, values)``, one per ``Feature``.
+STEPS = -1
 
 _F32 = struct.Struct("<f")
 _TWO_64, _TWO_63 = 1 << 64, 1 << 63
@@ -177,34 +181,54 @@ def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
     return kind, values
 
 
-class ExampleDecoder:
-    """Decodes the features named ``keys`` from serialized Examples; built once per reader."""
+def _steps(buf: bytes, pos: int, end: int) -> list[tuple[int, Any]]:
+    """A ``FeatureList``'s ``Feature`` messages (its steps), each as ``(kind, values)``."""
+    steps = []
+    while pos < end:
+        if buf[pos] == 0x0A:
+            start, pos = delimited(buf, pos + 1, end)
+            steps.append(_feature(buf, start, pos))
+        else:
+            tag, pos = varint(buf, pos, end)
+            pos = skip(buf, pos, end, tag & 7)
+    return steps
 
-    def __init__(self, keys: Sequence[str]) -> None:
+
+class ExampleDecoder:
+    """Decodes the features named ``keys`` from serialized Examples (with ``sequence``,
+    SequenceExamples: the context's features and the feature lists); built once per reader."""
+
+    def __init__(self, keys: Sequence[str], sequence: bool = False) -> None:
         self.keys = tuple(keys)
         self._slots = {k.encode("utf-8"): i for i, k in enumerate(self.keys)}
         self._width = len(self.keys)
         #: Whether the last record decoded gave a wanted key twice (the last Feature wins).
         self.repeated = False
+        self._sequence = sequence
 
     def decode(
         self, buf: bytes, visit: Callable[[int, tuple[int, Any]], None] | None = None
     ) -> list[tuple[int, Any] | None]:
         """Per key: None when the record has no such feature, else ``(kind, values)``: kind one
         of :data:`UNSET` (values None), :data:`BYTES` (a list of bytes), :data:`FLOAT` (a
-        float32 ndarray), :data:`INT64` (a list of ints or an int64 ndarray). A key that
-        appears twice takes its last Feature, as a protobuf map does. Raises
-        :class:`MalformedRecord`. ``visit(slot, feature)``, if given, is called with each
-        wanted Feature in the record's order, every occurrence of a key given twice included:
-        an error it raises stops the walk there, as the jar's walk stops."""
+        float32 ndarray), :data:`INT64` (a list of ints or an int64 ndarray), or in a
+        SequenceExample :data:`STEPS` for a feature list (values: its steps, a list of
+        ``(kind, values)``). A key that appears twice takes its last Feature, as a protobuf
+        map does. Raises :class:`MalformedRecord`. ``visit(slot, feature)``, if given, is called
+        with each wanted Feature in the record's order, every occurrence of a key given twice
+        included: an error it raises stops the walk there, as the jar's walk stops."""
         out: list[tuple[int, Any] | None] = [None] * self._width
         repeated = False
         slots = self._slots
         pos, end = 0, len(buf)
+        lists = 0x12 if self._sequence else -1  # SequenceExample.feature_lists
         try:
             while pos < end:
                 tag = buf[pos]
-                if tag != 0x0A:  # not Example.features: an unknown field
+                if tag == lists:
+                    pos = self._feature_lists(buf, pos, end, out)
+                    continue
+                if tag != 0x0A:  # not Example.features (the context): an unknown field
                     tag, pos = varint(buf, pos, end)
                     pos = skip(buf, pos, end, tag & 7)
                     continue
@@ -246,3 +270,37 @@ class ExampleDecoder:
             raise MalformedRecord("a field runs past the end of the record") from None
         self.repeated = repeated
         return out
+
+    def _feature_lists(
+        self, buf: bytes, pos: int, end: int, out: list[tuple[int, Any] | None]
+    ) -> int:
+        """Reads ``SequenceExample.feature_lists`` at ``pos`` (its tag) into ``out``; the
+        position after it."""
+        fpos, fend = delimited(buf, pos + 1, end)
+        while fpos < fend:
+            if buf[fpos] != 0x0A:  # not FeatureLists.feature_list
+                tag, fpos = varint(buf, fpos, fend)
+                fpos = skip(buf, fpos, fend, tag & 7)
+                continue
+            epos, eend = delimited(buf, fpos + 1, fend)
+            fpos = eend
+            key: bytes = b""
+            vstart = vend = -1
+            while epos < eend:
+                etag = buf[epos]
+                if etag == 0x0A:
+                    kstart, epos = delimited(buf, epos + 1, eend)
+                    key = buf[kstart:epos]
+                elif etag == 0x12:
+                    vstart, epos = delimited(buf, epos + 1, eend)
+                    vend = epos
+                else:
+                    etag, epos = varint(buf, epos, eend)
+                    epos = skip(buf, epos, eend, etag & 7)
+            slot = self._slots.get(key)
+            if slot is not None:
+                try:
+                    out[slot] = (STEPS, [] if vstart < 0 else _steps(buf, vstart, vend))
+                except MalformedRecord as e:
+                    raise MalformedRecord(e.reason, self.keys[slot]) from None
+        return fend

@@ -10,8 +10,9 @@ batch (:meth:`Layout.collate`). Kinds are TensorFlow's: int64, float32, bytes (`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from spark_tfrecord._format.decoder import (
     FLOAT,
     INT64,
     KIND_NAMES,
+    STEPS,
     UNSET,
     ExampleDecoder,
     MalformedRecord,
@@ -73,6 +75,15 @@ class ValueRefused(ColumnError):
         self.column = column
 
 
+class StepRefused(ColumnError):
+    """A step of a SequenceExample's feature list that does not hold the one value of a field
+    of an array of structs; names the array's column, as the jar does."""
+
+    def __init__(self, column: str, message: str) -> None:
+        Exception.__init__(self, message)
+        self.column = column
+
+
 _DTYPES = {"int": np.int64, "float": np.float32}
 #: Lengths, indices and sizes: bigints.
 _LENGTHS = conversion("bigint")
@@ -87,18 +98,26 @@ class Layout:
     """The columns a reader gives, decided once: a decoder of their features, and how a
     record's features become values and records a batch."""
 
-    def __init__(self, chosen: Sequence[Column]) -> None:
-        self.columns = list(chosen)
+    def __init__(self, chosen: Sequence[Column], sequence: bool = False) -> None:
+        # A SequenceExample's feature list is batched as a list of lists (a list per step), or
+        # as a list (a value per step, a field of an array of structs that is not a list).
+        self.columns = [
+            dataclasses.replace(c, shape="ragged" if c.shape == "list" else "list", depth=2)
+            if c.sequence
+            else c
+            for c in chosen
+        ]
+        self.sequence = sequence
         keys: dict[str, int] = {}
         for c in self.columns:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
             c.conversion = conversion(c.spark, vector=c.shape == "vector")
-        self.decoder = ExampleDecoder(list(keys))
+        self.decoder = ExampleDecoder(list(keys), sequence)
         self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
         arrays: dict[str, list[Column]] = {}
         for c in self.columns:
-            if c.array:
+            if c.array and not c.sequence:  # a SequenceExample's arrays come in steps
                 arrays.setdefault(c.array, []).append(c)
         #: Each array of structs' leaves, whose lists must be of one length.
         self.arrays = list(arrays.items())
@@ -107,8 +126,8 @@ class Layout:
     # --- one record -----------------------------------------------------------------------
 
     def record(self, buf: bytes) -> dict[str, Any]:
-        """The values of one serialized Example. Raises ``MalformedRecord`` or
-        :class:`ColumnError`."""
+        """The values of one serialized Example (or SequenceExample). Raises
+        ``MalformedRecord`` or :class:`ColumnError`."""
         try:
             features = self.decoder.decode(buf)
             found = {key: read(features) for key, read in self._readers}
@@ -185,6 +204,62 @@ class Layout:
                 )
 
     @staticmethod
+    def _single(column: Column, feature: Any) -> None:
+        """Refuses a feature list where the column reads a single feature (the jar's error)."""
+        if feature is not None and feature[0] == STEPS:
+            raise ValueRefused(
+                column.path,
+                column.type_name,
+                "is read from a single feature, but the record has a feature list of that "
+                f"name: read it as array<array<{column.spark}>>",
+            )
+
+    def _steps_reader(self, c: Column) -> Any:
+        """A SequenceExample's feature list: a list per step (a :class:`Ragged` of two levels),
+        or for a field of an array of structs that is not a list, the one value of each step."""
+        values = self._values
+        (slot,) = c.slots
+        name = c.features[0]
+        one_per_step = c.shape == "list"
+        numeric = c.value in _DTYPES
+
+        def steps(features: list[Any]) -> Any:
+            found = features[slot]
+            if found is None:
+                return None
+            if found[0] != STEPS:
+                raise ValueRefused(
+                    c.path,
+                    c.type_name,
+                    "is read from a SequenceExample feature list, but the record has a single "
+                    "feature of that name (context or Example feature): read it as "
+                    f"array<{c.spark}>",
+                )
+            got = [values(c, step, name) for step in found[1]]
+            lengths = np.array([len(g) for g in got], np.int64)
+            if one_per_step and len(lengths) and (lengths != 1).any():
+                i = int(np.flatnonzero(lengths != 1)[0])
+                what = (
+                    "holds no value (Spark reads a null there, which a loader's list cannot hold)"
+                    if lengths[i] == 0
+                    else f"holds {lengths[i]}"
+                )
+                field = c.path[len(c.array) + 1 :] if c.array else c.key
+                raise StepRefused(
+                    c.array or c.key,
+                    f"Column '{c.array or c.key}' field '{field}' ({c.spark}) holds one value "
+                    f"per step, but step {i} of feature list '{name}' {what}",
+                )
+            flat = (
+                (np.concatenate(got) if got else np.empty(0, _DTYPES[c.value]))
+                if numeric
+                else [v for g in got for v in g]
+            )
+            return flat if one_per_step else Ragged(flat, (lengths,))
+
+        return steps
+
+    @staticmethod
     def _values(column: Column, feature: tuple[int, Any], name: str) -> Any:
         """The feature's values as the column's kind: an ndarray, or a list of bytes / str."""
         kind, values = feature
@@ -203,6 +278,21 @@ class Layout:
             raise ValueRefused(column.path, column.type_name, str(e)) from None
 
     def _reader(self, c: Column) -> Any:
+        if c.sequence:
+            return self._steps_reader(c)
+        read = self._plain_reader(c)
+        if not self.sequence:
+            return read
+        single, slots = self._single, c.slots
+
+        def context(features: list[Any]) -> Any:  # a context feature: not a feature list
+            for s in slots:
+                single(c, features[s])
+            return read(features)
+
+        return context
+
+    def _plain_reader(self, c: Column) -> Any:
         values = self._values
         if c.shape == "scalar":
             (slot,) = c.slots
@@ -331,7 +421,10 @@ class Layout:
     def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
         """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
         together; None when a record strays from the layout writers produce (then decode the
-        batch record by record: the same values, or the error naming the record)."""
+        batch record by record: the same values, or the error naming the record), and for
+        SequenceExamples, which are decoded record by record."""
+        if self.sequence:
+            return None
         try:
             batch = _BatchColumns(self, buf, starts, stops)
             found = {c.key: batch.column(c) for c in self.columns}
@@ -611,11 +704,12 @@ def layout(
     selected: Sequence[str] | None,
     where: str,
     separator: str = "/",
+    record_type: Literal["Example", "SequenceExample"] = "Example",
 ) -> Layout:
     """The layout of the schema's columns, or of ``selected`` ones (a struct column brings its
-    leaves), read from the records at ``where`` (for messages)."""
-    found = list(columns(schema_json, counts, separator=separator))
+    leaves), read from the records (of ``record_type``) at ``where`` (for messages)."""
+    found = list(columns(schema_json, counts, separator=separator, record_type=record_type))
     if selected is not None:
         by_key = {c.key: c for c in found}
         found = [by_key[k] for k in select(list(by_key), selected, where, separator)]
-    return Layout(found)
+    return Layout(found, record_type == "SequenceExample")

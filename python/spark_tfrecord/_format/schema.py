@@ -130,7 +130,8 @@ class Column:
     path: str = ""
     #: A leaf of an array of structs (one value, or list, per element).
     in_array: bool = False
-    #: That array of structs' path (``objs``), whose leaves' lists must be of one length.
+    #: That array of structs' path (``objs``), whose leaves' lists must be of one length; in a
+    #: SequenceExample, the array whose steps a leaf's feature list holds.
     array: str = ""
     #: A SequenceExample's feature list (one step per element or inner list).
     sequence: bool = False

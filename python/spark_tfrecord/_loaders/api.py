@@ -34,7 +34,10 @@ def torch_dataset(
     - A record is a dict: one key per column (a struct's leaves by their path ``a/b``), values
       as TensorFlow reads them: ``np.int64`` / ``np.float32`` scalars, 1-D arrays for lists,
       ``str`` / ``bytes``, :class:`Ragged` for lists of lists, :class:`Sparse` for vectors
-      written sparse, None for a null. ``transform`` is applied to each record.
+      written sparse, None for a null. A table written with ``partitionBy`` has its
+      partition columns (``name=value`` folders) after the others, typed as Spark types them.
+      A SequenceExample folder reads its context features and feature lists (a
+      :class:`Ragged` per ``array<array<T>>``). ``transform`` is applied to each record.
     - ``columns``: all (None), some by name, or a DDL string (``"x array<float>, y long"``),
       which a folder without a manifest needs.
     - ``DataLoader(ds, batch_size=B, collate_fn=ds.collate)`` batches: a column every record

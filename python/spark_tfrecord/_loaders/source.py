@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from spark_tfrecord import errors
+from spark_tfrecord._format import partitions
 from spark_tfrecord._format.decoder import MalformedRecord
 from spark_tfrecord._format.layout import ColumnError, Layout, NoValue, layout
 from spark_tfrecord._format.records import RecordReader
+from spark_tfrecord._format.schema import Column, type_string
 
 if TYPE_CHECKING:
     from spark_tfrecord._loaders.sampler import BlockShuffleSampler
@@ -37,18 +39,28 @@ class RecordSource:
         info = self._reader.info
         where = str(path)
         self._raw = info.record_type == "ByteArray"
-        if info.record_type == "SequenceExample":
-            raise ValueError(
-                f"{where} holds SequenceExample records: this loader reads Example records; "
-                "read SequenceExamples with tf_dataset (TensorFlow) or with Spark."
-            )
+        self._what = (
+            "tf.train.SequenceExample"
+            if info.record_type == "SequenceExample"
+            else "tf.train.Example"
+        )
+        found = self._partition_folders()
+        names = list(found[0]) if found else []
+        given: dict[str, str] = {}  # partition columns a DDL string types
         if isinstance(columns, str):
             from spark_tfrecord._format.ddl import parse_ddl
 
             schema: Mapping[str, Any] = parse_ddl(columns)
+            given = {
+                f["name"]: type_string(f["type"]) for f in schema["fields"] if f["name"] in names
+            }
+            schema = {**schema, "fields": [f for f in schema["fields"] if f["name"] not in names]}
             selected: list[str] | None = None
         elif info.schema_json is not None:
             schema, selected = info.schema_json, None if columns is None else list(columns)
+            if selected is not None:
+                names = [n for n in selected if n in names]
+                selected = [n for n in selected if n not in names]
         elif self._raw:
             schema, selected = {"type": "struct", "fields": []}, None
         else:
@@ -57,9 +69,51 @@ class RecordSource:
                 'as a DDL string, columns="x array<float>, y long".'
             )
         counts = info.features if info.schema_json is not None else {}
-        self._layout_args = (schema, counts, selected, where)
+        record_type: Literal["Example", "SequenceExample"] = (
+            "SequenceExample" if info.record_type == "SequenceExample" else "Example"
+        )
+        self._layout_args = (schema, counts, selected, where, "/", record_type)
         self._layout: Layout = layout(*self._layout_args)
         self._transform = transform
+        self._partitions = self._partition_values(found, names, given)
+
+    def _partition_folders(self) -> list[dict[str, str]]:
+        """Per file, its ``name=value`` folders below the folder read (raw values); empty
+        when the files are in none. A ValueError when files differ in their folders' names,
+        as Spark's partition discovery fails."""
+        root = self._reader.path.rstrip("/") + "/"
+        found = [
+            dict(partitions.folders(f.path[len(root) :] if f.path.startswith(root) else ""))
+            for f in self._reader.files
+        ]
+        if not any(found):
+            return []
+        if any(list(d) != list(found[0]) for d in found):
+            kinds = sorted({", ".join(d) for d in found})
+            raise ValueError(
+                f"Conflicting partition column names in {self._reader.path}: {kinds}; data "
+                "files should be only in leaf folders, which name the same columns."
+            )
+        return found
+
+    def _partition_values(
+        self, found: list[dict[str, str]], names: list[str], given: Mapping[str, str]
+    ) -> list[tuple[Column, list[Any]]]:
+        """Per partition column read, the column and its value in each file, typed as Spark
+        types it (``given``: the types a DDL string gave)."""
+        out = []
+        for name in names:
+            raws = [d[name] for d in found]
+            spark = given.get(name) or partitions.column_type(raws)
+            kind = partitions.kind(spark)
+            values: list[Any] = [partitions.value(raw, spark) for raw in raws]
+            if kind == "int":
+                values = [None if v is None else np.int64(v) for v in values]
+            elif kind == "float":
+                values = [None if v is None else np.float32(v) for v in values]
+            fixed = None if any(v is None for v in values) else 1
+            out.append((Column(name, kind, "scalar", fixed=fixed, spark=spark), values))
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -79,7 +133,9 @@ class RecordSource:
     @property
     def keys(self) -> list[str]:
         """The keys of each record (``["byteArray"]`` for ByteArray records)."""
-        return ["byteArray"] if self._raw else [c.key for c in self._layout.columns]
+        if self._raw:
+            return ["byteArray"]
+        return [c.key for c in self._layout.columns] + [c.key for c, _ in self._partitions]
 
     @property
     def reader(self) -> RecordReader:
@@ -126,7 +182,7 @@ class RecordSource:
                 column = e.key
                 raise errors.CorruptFileError(
                     errors.MALFORMED_RECORD,
-                    "Malformed tf.train.Example: "
+                    f"Malformed {self._what}: "
                     + e.reason
                     + (f" (feature {column!r})" if column else ""),
                     self._reader.files[f].path,
@@ -136,6 +192,8 @@ class RecordSource:
                 raise errors.CorruptFileError(
                     errors.DATA_MISMATCH, str(e), self._reader.files[f].path, offset, e.column
                 ) from None
+        for c, values in self._partitions:
+            record[c.key] = values[f]
         return record if self._transform is None else self._transform(record)
 
     def __getitem__(self, i: int) -> Any:
@@ -159,23 +217,38 @@ class RecordSource:
         return RecordBatch(self, wanted, *self._reader.read_batch(wanted))
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """A batch of (untransformed) records in NumPy arrays: see ``Layout.collate``."""
+        """A batch of (untransformed) records in NumPy arrays: see ``Layout.collate``; a
+        partition column as a scalar column (stacked when no folder of it is a null)."""
+        ours = isinstance(records, RecordBatch) and records.source is self
+        batch: dict[str, Any] | None = None
         if self._raw:
-            return {"byteArray": [r["byteArray"] for r in records]}
-        if isinstance(records, RecordBatch) and records.source is self:
+            batch = {"byteArray": [r["byteArray"] for r in records]}
+        elif ours:
+            assert isinstance(records, RecordBatch)
             batch = self._layout.collate_raw(records.buf, records.starts, records.stops)
-            if batch is not None:
-                return batch
-        try:
-            return self._layout.collate(records)
-        except NoValue as e:
-            if not isinstance(records, RecordBatch) or records.source is not self:
-                raise
-            f, j = self._reader.locate(records.indices[e.record])
-            offset = int(self._reader.offsets(f)[j, 0])
-            raise errors.CorruptFileError(
-                errors.DATA_MISMATCH, str(e), self._reader.files[f].path, offset, e.column
-            ) from None
+        if batch is None:
+            try:
+                batch = self._layout.collate(records)
+            except NoValue as e:
+                if not ours:
+                    raise
+                assert isinstance(records, RecordBatch)
+                f, j = self._reader.locate(records.indices[e.record])
+                offset = int(self._reader.offsets(f)[j, 0])
+                raise errors.CorruptFileError(
+                    errors.DATA_MISMATCH, str(e), self._reader.files[f].path, offset, e.column
+                ) from None
+        if self._partitions:
+            if ours:
+                assert isinstance(records, RecordBatch)
+                ends = np.asarray(self._reader.ends, np.int64)
+                files = np.searchsorted(ends, records.indices, side="right").tolist()
+                for c, values in self._partitions:
+                    batch[c.key] = Layout._collate(c, [values[f] for f in files])
+            else:
+                for c, _ in self._partitions:
+                    batch[c.key] = Layout._collate(c, [r[c.key] for r in records])
+        return batch
 
 
 class RecordBatch(Sequence[Any]):
