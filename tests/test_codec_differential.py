@@ -550,6 +550,17 @@ CASES: dict[str, tuple[str, list[bytes]]] = {
             example(entry(b"st/a", _ints([5]))),
         ],
     ),
+    # The jar's decimals read SQLConf, whose loading logs: this once failed in local's JVM,
+    # whose logging was log4j's simple logger, which Spark's logging cannot take.
+    "decimals out of range": (
+        "d decimal(4,1), e decimal(20,2)",
+        [
+            example(entry(b"d", _ints([10**12]))),
+            example(entry(b"d", _floats([1e30]))),
+            example(entry(b"d", _floats([123.4])), entry(b"e", _ints([2**63 - 1]))),
+            example(entry(b"e", _floats([float("inf")]))),
+        ],
+    ),
 }
 
 

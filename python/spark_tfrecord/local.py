@@ -24,15 +24,15 @@ from spark_tfrecord._spark.io import RecordType
 #: The JVM's logging configuration: off (the command reports failures itself, in one line).
 _LOG4J2 = Path(__file__).resolve().parent / "log4j2-cli.properties"
 #: Flags of a JVM that lives for one short command: the client compiler only, the serial
-#: collector, the JDK's class data sharing archive, and log4j's simple logger, switched off
-#: (log4j-core would load some 500 classes to configure itself, and print Spark's INFO lines).
+#: collector, the JDK's class data sharing archive. Logging is log4j-core's, switched off by
+#: :data:`_LOG4J2`: log4j's simple logger would start faster, but Spark's own logging, once a
+#: class of it logs (a decimal's precision reads SQLConf, whose loading logs), casts the root
+#: logger to log4j-core's and failed there.
 _JVM_FLAGS = (
     "-Xmx1g",
     "-Xshare:auto",
     "-XX:TieredStopAtLevel=1",
     "-XX:+UseSerialGC",
-    "-Dlog4j2.loggerContextFactory=org.apache.logging.log4j.simple.SimpleLoggerContextFactory",
-    "-Dorg.apache.logging.log4j.simplelog.level=OFF",
     "-Dlog4j2.StatusLogger.level=OFF",
 )
 #: pyspark's jars that the inspector's classes come from (of Spark 3.5 and 4.x), by name
