@@ -64,60 +64,23 @@ def _show_rows(
     schema: dict[str, Any],
     relative: dict[str, str] | None = None,
 ) -> None:
-    """The first records, read in plain Python; a schema with a column the Python reader leaves
-    to the jar (an array of structs, an encoded tensor) is read by the jar (``local``)."""
+    """The first records, read in plain Python as the jar's inspector reads them (every column
+    the data source reads: arrays of structs and encoded tensors too)."""
     from spark_tfrecord._format import json_rows
 
     partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
     data_schema = {**schema, "fields": [f for f in schema["fields"] if not f.get("partition")]}
-    options = _local_options(args)
-    shown = 0
-    try:
-        json_rows.row_decoder(data_schema, args.record_type)
-    except json_rows.Unsupported:
-        head = _jar_head
-    else:
-        head = _python_head
-    for path in files:
-        if shown >= args.n:
-            break
-        rows = head([path], data_schema, args.n - shown, args.record_type, options, args.files)
-        for row in rows:
-            if partitions and relative is not None:
-                parts = relative.get(path, "").split("/")[:-1]
-                row.update(dict(d.split("=", 1) for d in parts if "=" in d))
-            elif partitions:
-                row.update(_partition_values(args.path, path))
-            print(json.dumps(row, ensure_ascii=False))
-            shown += 1
-
-
-def _python_head(
-    paths: list[str],
-    schema: dict[str, Any],
-    n: int,
-    record_type: str,
-    options: dict[str, str],
-    files: Files | None,
-) -> list[dict[str, Any]]:
-    from spark_tfrecord._format import json_rows
-
-    options = {k: v for k, v in options.items() if k != "decoder"}
-    rows = json_rows.head(paths, schema, n, record_type=record_type, options=options, files=files)
-    return list(rows)
-
-
-def _jar_head(
-    paths: list[str],
-    schema: dict[str, Any],
-    n: int,
-    record_type: str,
-    options: dict[str, str],
-    files: Files | None,
-) -> list[dict[str, Any]]:
-    from spark_tfrecord import local
-
-    return local.head(paths, schema, n, record_type=cast(RecordType, record_type), **options)
+    options = {k: v for k, v in _local_options(args).items() if k != "decoder"}
+    rows = json_rows.head_of_files(
+        files, data_schema, args.n, record_type=args.record_type, options=options, files=args.files
+    )
+    for path, row in rows:
+        if partitions and relative is not None:
+            parts = relative.get(path, "").split("/")[:-1]
+            row.update(dict(d.split("=", 1) for d in parts if "=" in d))
+        elif partitions:
+            row.update(_partition_values(args.path, path))
+        print(json.dumps(row, ensure_ascii=False))
 
 
 def _infer(
