@@ -17,6 +17,7 @@ from spark_tfrecord.cli.common import (
     EXIT_NOT_FOUND,
     EXIT_USAGE,
     CliError,
+    fsspec_files,
     load,
     print_schema,
     session,
@@ -214,26 +215,12 @@ def run(args: argparse.Namespace) -> int:
     if args.spark or args.schema:
         return _inspect_spark(args)
     if is_url(args.path):
-        files = _fsspec_files(args.path)
+        files = fsspec_files(args.path)
         if files is None:
             return _inspect_spark(args)
         args.files = files
         return _inspect_url(args, files)
     return _inspect_local(args)
-
-
-def _fsspec_files(url: str) -> Files | None:
-    """The fsspec file system of ``url`` when fsspec has one for its scheme and its package is
-    installed (s3fs for s3://, gcsfs for gs://), else None (Spark reads it: s3a://, hdfs://)."""
-    from spark_tfrecord._format.files import FsspecFiles
-
-    try:
-        import fsspec  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-        fsspec.get_filesystem_class(url.split("://", 1)[0])
-    except (ImportError, ValueError):
-        return None
-    return FsspecFiles(url, None)
 
 
 def _inspect_url(args: argparse.Namespace, fs: Files) -> int:
