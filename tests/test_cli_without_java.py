@@ -23,13 +23,17 @@ from support.tfrecord_bytes import (
     int64_list_packed,
 )
 
-#: Runs the command's main() and writes, on stderr, which heavy modules were imported.
+#: Runs the command's main() and writes, on stderr, which heavy modules were imported: the JVM's
+#: and Spark's, and the package's modules that only other commands need (the Spark side, the
+#: loaders, the convert command).
 _RUN = """\
 import json, sys
 from spark_tfrecord import cli
 status = cli.main(sys.argv[1:])
-heavy = sorted(m for m in ("pyspark", "py4j", "jpype", "_jpype") if m in sys.modules)
-print(json.dumps({"status": status, "imported": heavy}), file=sys.stderr)
+heavy = ("pyspark", "py4j", "jpype", "_jpype", "spark_tfrecord._spark", "spark_tfrecord._loaders",
+         "spark_tfrecord.cli.convert", "spark_tfrecord.cli.index")
+print(json.dumps({"status": status, "imported": sorted(m for m in heavy if m in sys.modules)}),
+      file=sys.stderr)
 """
 
 

@@ -12,7 +12,7 @@ from typing import Any, cast, get_args
 
 from spark_tfrecord._format.files import Files, glob_root, is_glob, is_url, local_path
 from spark_tfrecord._format.manifest import MANIFEST_NAME, DatasetInfo, read_manifest
-from spark_tfrecord._spark.io import Compression, RecordType
+from spark_tfrecord._format.names import Compression, RecordType
 from spark_tfrecord.cli.common import (
     EXIT_NOT_FOUND,
     EXIT_USAGE,
@@ -122,8 +122,6 @@ def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
 
 
 def _inspect_local(args: argparse.Namespace) -> int:
-    from spark_tfrecord._format import folders
-
     path = local_path(args.path)
     if (
         not args.split
@@ -134,6 +132,8 @@ def _inspect_local(args: argparse.Namespace) -> int:
         if info is not None:
             args.path = path
             return _inspect_manifest(args, info)
+    from spark_tfrecord._format import folders
+
     folder = folders.tfds_folder(path) if not is_glob(args.path) else None
     if folder is not None:
         return _inspect_tfds(args, folder)
