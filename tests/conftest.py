@@ -142,6 +142,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+@pytest.fixture(scope="session")
+def tf() -> object:
+    import tensorflow
+
+    return tensorflow
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """A fresh output directory path (not yet created)."""
+    return tmp_path / "out"
+
+
 #: Seconds per file (and docs page) in this run, setup and teardown included: printed at the
 #: end, for ONCE's figures.
 _SECONDS: dict[str, float] = {}
