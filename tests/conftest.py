@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The JVM options of every Spark the tests start: tests/spark-conf/spark-defaults.conf says why.
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "spark-conf"))
 
 pytest_plugins = ["spark_tfrecord.testing"]
 
