@@ -13,6 +13,7 @@ as Google's own clients take it. Collected on Spark 3.5 (Hadoop 3.3.4, where the
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
@@ -30,6 +31,7 @@ pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the down
 
 BUCKET = "tfrecord-gcs"
 ROWS = 3000
+BLOCK = 64 << 10
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +114,7 @@ def emulator(gcs: GCS, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_the_trainer_reads_what_spark_wrote(
-    runs: dict[str, Any], emulator: str, tmp_path: Path
+    runs: dict[str, Any], gcs: GCS, emulator: str, tmp_path: Path
 ) -> None:
     """dataset_info and grain_source on the gs:// folder the connector wrote (with its folders'
     placeholder objects, ``partitioned/`` and ``partitioned/p=0/``) read what Spark reads, and
@@ -139,8 +141,15 @@ def test_the_trainer_reads_what_spark_wrote(
     ]
     assert info == replace(copied, path=url, files=info.files)
 
-    remote = spark_tfrecord.grain_source(url)
+    # An epoch in order reads each block of each file once, plus one request a file (the
+    # folder's files are one block each); the records cached, a second epoch asks for nothing.
+    remote = spark_tfrecord.grain_source(url, block_size=BLOCK)
+    before = len(gcs.requests())
     records = [remote[i] for i in range(len(remote))]
+    first = len(gcs.requests()) - before
+    assert first <= sum(2 * math.ceil(f.num_bytes / BLOCK) for f in info.files), first
+    again = [remote[i] for i in range(ROWS)]
+    assert (len(gcs.requests()) - before, digest(again)) == (first, digest(records))
     copy = spark_tfrecord.grain_source(str(local))
     assert digest(records) == digest(copy[i] for i in range(ROWS))
     rows = sorted(
