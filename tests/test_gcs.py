@@ -158,6 +158,16 @@ def test_the_trainer_reads_what_spark_wrote(
     assert rows == expected_rows(), plain(records[0])
 
 
+def test_a_failed_append_leaves_the_folder_as_it_was(runs: dict[str, Any], emulator: str) -> None:
+    """Renames on Cloud Storage go one object at a time, but a job that fails before its commit
+    leaves its files under _temporary: Spark and the manifest still give the earlier write."""
+    result = outcome(runs, "failed_append")
+    assert result["error"] is not None and "boom at 4099" in result["error"]
+    assert result["ids"] == list(range(100))
+    info = spark_tfrecord.dataset_info(f"gs://{BUCKET}/failed_append")
+    assert (info.source, info.num_records, len(info.files)) == ("manifest", 100, 2)
+
+
 def test_the_trainer_names_a_missing_bucket_and_object(emulator: str) -> None:
     for url in (f"gs://no-such-{BUCKET}/t", f"gs://{BUCKET}/no-such-folder"):
         with pytest.raises(FileNotFoundError, match=url):

@@ -52,6 +52,21 @@ def modes(spark: Any, root: str) -> dict[str, Any]:
     return {"appended": appended, "overwritten": overwritten}
 
 
+def failed_append(spark: Any, root: str) -> dict[str, Any]:
+    """A write, then an append whose last task fails after others have committed theirs."""
+    spark.range(0, 100, 1, 2).write.format("tfrecord").save(root)
+    df = spark.range(100, 4100, 1, 4).selectExpr(
+        "if(id = 4099, cast(raise_error('boom at 4099') as bigint), id) as id"
+    )
+    try:
+        df.write.format("tfrecord").mode("append").save(root)
+        error = None
+    except Exception as e:  # the message is the result
+        error = str(e)[:3000]
+    ids = sorted(r.id for r in tfrecord(spark).schema("id long").load(root).collect())
+    return {"error": error, "ids": ids}
+
+
 def missing(spark: Any, root: str) -> dict[str, Any]:
     """The errors of a missing bucket and of a missing folder in the bucket."""
     bucket = root.split("/")[2]
@@ -71,6 +86,7 @@ def missing(spark: Any, root: str) -> dict[str, Any]:
 SCENARIOS: dict[str, Callable[[Any, str], dict[str, Any]]] = {
     "partitioned": partitioned,
     "modes": modes,
+    "failed_append": failed_append,
     "missing": missing,
 }
 
