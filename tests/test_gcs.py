@@ -116,9 +116,9 @@ def emulator(gcs: GCS, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_the_trainer_reads_what_spark_wrote(
     runs: dict[str, Any], gcs: GCS, emulator: str, tmp_path: Path
 ) -> None:
-    """dataset_info and grain_source on the gs:// folder the connector wrote (with its folders'
-    placeholder objects, ``partitioned/`` and ``partitioned/p=0/``) read what Spark reads, and
-    the same records, bit for bit, as from a local copy of the folder."""
+    """dataset_info, grain_source and torch_dataset on the gs:// folder the connector wrote
+    (with its folders' placeholder objects, ``partitioned/`` and ``partitioned/p=0/``) read what
+    Spark reads, and the same records, bit for bit, as from a local copy of the folder."""
     outcome(runs, "partitioned")
     url = f"gs://{BUCKET}/partitioned"
     from gcsfs.core import GCSFileSystem
@@ -156,6 +156,15 @@ def test_the_trainer_reads_what_spark_wrote(
         [int(r["id"]), int(r["p"]), float(r["label"]), r["name"], list(r["tags"])] for r in records
     )
     assert rows == expected_rows(), plain(records[0])
+
+    # torch_dataset, on a column subset: the same records, in the same order.
+    torch_remote = spark_tfrecord.torch_dataset(url, ["id", "name"])
+    torch_local = spark_tfrecord.torch_dataset(str(local), ["id", "name"])
+    assert len(torch_remote) == ROWS
+    assert digest(torch_remote[i] for i in range(ROWS)) == digest(
+        torch_local[i] for i in range(ROWS)
+    )
+    assert [sorted(torch_remote[i]) for i in (0, ROWS - 1)] == [["id", "name"]] * 2
 
 
 def test_a_failed_append_leaves_the_folder_as_it_was(runs: dict[str, Any], emulator: str) -> None:
