@@ -251,11 +251,20 @@ class FsspecFiles(Files):
     def _url(self, stripped: str) -> str:
         return f"{self.protocol}://{stripped}"
 
+    def _kind(self, path: str) -> str | None:
+        """The entry's type (``file``, ``directory``), None when there is none. fsspec's
+        ``isdir`` and ``isfile`` answer False on any error, which took a refused connection
+        or a denied request for a missing path: those are raised as they are."""
+        try:
+            return str(self.fs.info(path).get("type"))
+        except FileNotFoundError:
+            return None
+
     def isdir(self, path: str) -> bool:
-        return bool(self.fs.isdir(path))
+        return self._kind(path) == "directory"
 
     def isfile(self, path: str) -> bool:
-        return bool(self.fs.isfile(path))
+        return self._kind(path) == "file"
 
     def size(self, path: str) -> int:
         return int(self.fs.size(path))
