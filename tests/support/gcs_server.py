@@ -148,7 +148,7 @@ def gcs_jar() -> Path:
 
 def gcs_conf(endpoint: str) -> dict[str, str]:
     """Session settings that point gs:// at a server through Google's connector, without
-    credentials. Hadoop 3.5 (Spark 4.2 and later) names its own hadoop-gcp in fs.gs.impl and
+    credentials. Hadoop 3.5 (Spark 4.3) names its own hadoop-gcp in fs.gs.impl and
     sets sizes with units (``64m``) in core-default.xml, which Google's connector cannot parse
     (NumberFormatException): they are set here in bytes, as they are on every Spark line."""
     hadoop = {
