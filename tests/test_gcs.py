@@ -12,9 +12,7 @@ as Google's own clients take it. Collected on Spark 3.5 (Hadoop 3.3.4, where the
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +21,7 @@ from typing import Any
 import pytest
 
 import spark_tfrecord
-from support import child_env, module_command
+from support import driver_result
 from support.gcs_server import GCS, gcs_bucket, gcs_conf, gcs_jar
 from support.loader_records import digest, plain
 
@@ -49,18 +47,9 @@ def runs(gcs: GCS, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "spark.local.dir": str(work),  # Spark copies spark.jars here for its local executor
         **gcs_conf(gcs.endpoint),
     }
-    done = subprocess.run(
-        module_command("gcs_driver", json.dumps({"conf": conf, "bucket": BUCKET})),
-        capture_output=True,
-        text=True,
-        timeout=1500,
-        env=child_env(),
-    )
-    (work / "driver.log").write_text(done.stderr)
-    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-8000:]
-    result: dict[str, Any] = json.loads(lines[0][7:])
-    result["log"] = done.stderr
+    config = {"conf": conf, "bucket": BUCKET}
+    result, log = driver_result("gcs_driver", config, work / "driver.log", timeout=1500)
+    result["log"] = log
     return result
 
 

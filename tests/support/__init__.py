@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,23 @@ ROOT = TESTS.parent
 #: JVM options for the drivers of child processes and test servers, which run small queries:
 #: the client compiler alone and the serial collector start them in about half the time.
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now, for a server a test starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def answers(url: str) -> bool:
+    """Whether ``url`` answers a GET with 200: a server a test started is up."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
 
 
 def tfrecord_files(path: Path) -> list[Path]:
@@ -77,6 +97,33 @@ def child_env(env: Mapping[str, str] | None = None, **extra: str) -> dict[str, s
     path = [str(TESTS), *filter(None, merged.get("PYTHONPATH", "").split(os.pathsep))]
     merged["PYTHONPATH"] = os.pathsep.join(path)
     return merged
+
+
+def driver_result(name: str, config: Any, log: Path, timeout: float) -> tuple[Any, str]:
+    """Runs the driver ``support.<name>`` on ``config`` (as JSON) in a Python of its own, keeps
+    its standard error in ``log``, checks that it exited 0 and printed a ``RESULT``, and returns
+    the first result and the standard error."""
+    done = subprocess.run(
+        module_command(name, json.dumps(config)),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(),
+    )
+    log.write_text(done.stderr)
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-8000:]
+    return json.loads(lines[0][7:]), done.stderr
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stops a server a test started: terminated, killed after 30 s if still running."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
 
 
 def emit(**record: Any) -> None:

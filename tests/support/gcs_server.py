@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.error
@@ -27,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from support import ROOT
+from support import ROOT, answers, free_port, stop
 
 CACHE = Path(os.environ.get("SPARK_TFRECORD_CACHE", ROOT / ".cache"))
 SERVER_MODULE, SERVER_VERSION = "github.com/fsouza/fake-gcs-server", "v1.56.1"
@@ -66,21 +65,6 @@ def fake_gcs_server() -> Path:
     return binary
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @dataclass
 class GCS:
     """A bucket of a running server: its endpoint and the server's log of requests."""
@@ -102,7 +86,7 @@ def gcs_bucket(log: Path, bucket: str, deadline_seconds: float = 60) -> Iterator
     bucket, until the block ends. Raises RuntimeError with the log's tail if it does not start."""
     binary = fake_gcs_server()
     for _ in range(3):  # another process may take the free port before the server binds it
-        port = _free_port()
+        port = free_port()
         endpoint = f"http://127.0.0.1:{port}"
         command = [str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port)]
         command += ["-backend", "memory", "-public-host", f"127.0.0.1:{port}"]
@@ -114,7 +98,7 @@ def gcs_bucket(log: Path, bucket: str, deadline_seconds: float = 60) -> Iterator
         try:
             deadline = time.monotonic() + deadline_seconds
             while process.poll() is None and time.monotonic() < deadline:
-                if _answers(f"{endpoint}/storage/v1/b"):
+                if answers(f"{endpoint}/storage/v1/b"):
                     request = urllib.request.Request(
                         f"{endpoint}/storage/v1/b?project={PROJECT}",
                         data=json.dumps({"name": bucket}).encode(),
@@ -126,12 +110,7 @@ def gcs_bucket(log: Path, bucket: str, deadline_seconds: float = 60) -> Iterator
                 time.sleep(0.2)
             exited = process.poll()
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=30)
+            stop(process)
         if "address already in use" not in log.read_text(errors="replace"):
             break
     tail = log.read_text(errors="replace")[-5000:]
