@@ -27,9 +27,11 @@ import os
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +99,37 @@ def child_env(env: Mapping[str, str] | None = None, **extra: str) -> dict[str, s
     path = [str(TESTS), *filter(None, merged.get("PYTHONPATH", "").split(os.pathsep))]
     merged["PYTHONPATH"] = os.pathsep.join(path)
     return merged
+
+
+@contextmanager
+def local_server(
+    name: str, command: Callable[[int], list[str]], probe: str, log: Path, deadline_seconds: float
+) -> Iterator[str]:
+    """The endpoint (``http://127.0.0.1:PORT``) of a server that ``command(port)`` starts on a
+    free port, its output appended to ``log``, once a GET of ``probe`` answers 200; stopped when
+    the block ends. Raises RuntimeError with the log's tail if it does not answer in time."""
+    for _ in range(3):  # another process may take the free port before the server binds it
+        port = free_port()
+        endpoint = f"http://127.0.0.1:{port}"
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                command(port), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        try:
+            deadline = time.monotonic() + deadline_seconds
+            while process.poll() is None and time.monotonic() < deadline:
+                if answers(endpoint + probe):
+                    yield endpoint
+                    return
+                time.sleep(0.2)
+            exited = process.poll()
+        finally:
+            stop(process)
+        if "address already in use" not in log.read_text(errors="replace").lower():
+            break
+    tail = log.read_text(errors="replace")[-5000:]
+    why = f"did not answer in {deadline_seconds} s" if exited is None else f"exited with {exited}"
+    raise RuntimeError(f"{name} at {endpoint} {why}; its log ends:\n{tail}")
 
 
 def driver_result(name: str, config: Any, log: Path, timeout: float) -> tuple[Any, str]:

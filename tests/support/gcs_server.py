@@ -18,7 +18,6 @@ import json
 import os
 import re
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from support import ROOT, answers, free_port, stop
+from support import ROOT, local_server
 
 CACHE = Path(os.environ.get("SPARK_TFRECORD_CACHE", ROOT / ".cache"))
 SERVER_MODULE, SERVER_VERSION = "github.com/fsouza/fake-gcs-server", "v1.56.1"
@@ -85,37 +84,25 @@ def gcs_bucket(log: Path, bucket: str, deadline_seconds: float = 60) -> Iterator
     """A fake-gcs-server (in memory, plain HTTP, logging every request to `log`) with one empty
     bucket, until the block ends. Raises RuntimeError with the log's tail if it does not start."""
     binary = fake_gcs_server()
-    for _ in range(3):  # another process may take the free port before the server binds it
-        port = free_port()
-        endpoint = f"http://127.0.0.1:{port}"
-        command = [str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port)]
-        command += ["-backend", "memory", "-public-host", f"127.0.0.1:{port}"]
-        command += ["-external-url", endpoint, "-log-level", "info"]
-        with log.open("ab") as out:
-            process = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-            )
-        try:
-            deadline = time.monotonic() + deadline_seconds
-            while process.poll() is None and time.monotonic() < deadline:
-                if answers(f"{endpoint}/storage/v1/b"):
-                    request = urllib.request.Request(
-                        f"{endpoint}/storage/v1/b?project={PROJECT}",
-                        data=json.dumps({"name": bucket}).encode(),
-                        headers={"Content-Type": "application/json"},
-                    )
-                    urllib.request.urlopen(request, timeout=30).close()
-                    yield GCS(endpoint, log, bucket)
-                    return
-                time.sleep(0.2)
-            exited = process.poll()
-        finally:
-            stop(process)
-        if "address already in use" not in log.read_text(errors="replace"):
-            break
-    tail = log.read_text(errors="replace")[-5000:]
-    why = f"did not answer in {deadline_seconds} s" if exited is None else f"exited with {exited}"
-    raise RuntimeError(f"fake-gcs-server at {endpoint} {why}; its log ends:\n{tail}")
+
+    def command(port: int) -> list[str]:
+        host = f"127.0.0.1:{port}"
+        return [
+            *(str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port)),
+            *("-backend", "memory", "-public-host", host),
+            *("-external-url", f"http://{host}", "-log-level", "info"),
+        ]
+
+    with local_server(
+        "fake-gcs-server", command, "/storage/v1/b", log, deadline_seconds
+    ) as endpoint:
+        request = urllib.request.Request(
+            f"{endpoint}/storage/v1/b?project={PROJECT}",
+            data=json.dumps({"name": bucket}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        urllib.request.urlopen(request, timeout=30).close()
+        yield GCS(endpoint, log, bucket)
 
 
 def gcs_jar() -> Path:

@@ -10,9 +10,7 @@ a running server, with its client and the server's log of requests.
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +19,7 @@ from typing import Any
 
 import pyspark
 
-from support import answers, free_port, stop
+from support import local_server
 from support.maven import fetch, pom_property
 
 ACCESS_KEY = SECRET_KEY = "testing"  # moto accepts any static credentials
@@ -38,31 +36,12 @@ def moto_server(log: Path, deadline_seconds: float = 120) -> Iterator[str]:
 
     Raises RuntimeError with the tail of the server's log if it does not answer in time.
     """
-    for _ in range(3):  # another process may take the free port before the server binds it
-        port = free_port()
-        endpoint = f"http://127.0.0.1:{port}"
-        with log.open("ab") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-        try:
-            deadline = time.monotonic() + deadline_seconds
-            while process.poll() is None and time.monotonic() < deadline:
-                if answers(endpoint + "/moto-api/"):
-                    yield endpoint
-                    return
-                time.sleep(0.2)
-            exited = process.poll()
-        finally:
-            stop(process)
-        if "Address already in use" not in log.read_text(errors="replace"):
-            break
-    tail = log.read_text(errors="replace")[-5000:]
-    why = f"did not answer in {deadline_seconds} s" if exited is None else f"exited with {exited}"
-    raise RuntimeError(f"moto server at {endpoint} {why}; its log ends:\n{tail}")
+
+    def command(port: int) -> list[str]:
+        return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+
+    with local_server("moto server", command, "/moto-api/", log, deadline_seconds) as endpoint:
+        yield endpoint
 
 
 def _version_in_jar_name(glob: str, pattern: str) -> str:
