@@ -12,24 +12,29 @@ as Google's own clients take it. Collected on Spark 3.5 (Hadoop 3.3.4, where the
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import urllib.parse
+import uuid
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import spark_tfrecord
-from support import driver_result
-from support.gcs_server import GCS, gcs_bucket, gcs_conf, gcs_jar
-from support.loader_records import digest, plain
+from support import driver_result, trainer_side
+from support.gcs_server import GCS, Request, gcs_bucket, gcs_conf, gcs_jar
+from support.loader_records import digest, plain, trainer_frame
 
 pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the downloads and the run
 
 BUCKET = "tfrecord-gcs"
 ROWS = 3000
 BLOCK = 64 << 10
+SPLIT_BYTES = 256 << 10
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +52,46 @@ def runs(gcs: GCS, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "spark.local.dir": str(work),  # Spark copies spark.jars here for its local executor
         **gcs_conf(gcs.endpoint),
     }
-    config = {"conf": conf, "bucket": BUCKET}
+    local = tmp_path_factory.mktemp("local")
+    config = {
+        "conf": conf,
+        "bucket": BUCKET,
+        "endpoint": gcs.endpoint,
+        "log": str(gcs.log),
+        "local": str(local),
+        "split_bytes": SPLIT_BYTES,
+    }
     result, log = driver_result("gcs_driver", config, work / "driver.log", timeout=1500)
+    result["local"] = local
     result["log"] = log
     return result
+
+
+def objects(prefix: str) -> dict[str, bytes]:
+    """The objects of the bucket under `prefix` (a folder), by name relative to it, read with
+    gcsfs (the `emulator` fixture points it at the server)."""
+    from gcsfs.core import GCSFileSystem
+
+    fs = GCSFileSystem(token="anon", skip_instance_cache=True)
+    root = f"{BUCKET}/{prefix}/"
+    return {k[len(root) :]: fs.cat_file(k) for k in fs.find(root) if not k.endswith("/")}
+
+
+def by_part(files: dict[str, bytes]) -> dict[str, bytes]:
+    """Files by name, each write's id left out of its part files' names (``part-00001-<id>-c000``
+    -> ``part-00001-c000``), to compare two writes' files."""
+    return {
+        re.sub(r"(part-\d{5})-[0-9a-f-]{36}", r"\1", name): data for name, data in files.items()
+    }
+
+
+def local_files(folder: Path) -> dict[str, bytes]:
+    """A local folder's files as `objects` gives a bucket's (Hadoop's .crc files left out)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and not p.name.endswith(".crc")
+    }
 
 
 def outcome(runs: dict[str, Any], scenario: str) -> dict[str, Any]:
@@ -170,3 +211,276 @@ def test_the_trainer_names_a_missing_bucket_and_object(emulator: str) -> None:
     for url in (f"gs://no-such-{BUCKET}/t", f"gs://{BUCKET}/no-such-folder"):
         with pytest.raises(FileNotFoundError, match=url):
             spark_tfrecord.dataset_info(url)
+
+
+# --- the Spark side: what else a Dataproc job writes and reads ---------------------------------
+
+
+def data_reads(requests: list[Request], prefix: str) -> dict[str, int]:
+    """How many times `requests` read the content of each object under `prefix`."""
+    read: dict[str, int] = {}
+    for r in requests:
+        if r.reads(f"{prefix}/"):
+            read[r.object] = read.get(r.object, 0) + 1
+    return read
+
+
+def test_a_projection_reads_what_a_full_scan_reads_and_a_partition_filter_its_files(
+    runs: dict[str, Any], gcs: GCS, emulator: str
+) -> None:
+    """TFRecord files hold rows whole: a scan of one column fetches the same objects with the
+    same requests as a scan of all (it saves the decoding of the rest, not the reads); a filter
+    on a partition column reads only that partition's files. Besides, each query's planning
+    samples the records of the table's first file, to warn of schema columns no record holds
+    (docs/options.md): one read of that file a query."""
+    result = outcome(runs, "projection")
+    assert result["counts"] == {"all": ROWS, "id": ROWS, "p1_name": ROWS // 3}
+    phases = gcs.phases("projection")
+    stored = sorted(f"{BUCKET}/partitioned/{k}" for k in objects("partitioned") if k[0] != "_")
+    first = stored[0]
+    assert "/p=0/part-00000-" in first, stored
+    every = data_reads(phases["all"], f"{BUCKET}/partitioned")
+    assert every == {k: 2 if k == first else 1 for k in stored}, every
+    assert data_reads(phases["id"], f"{BUCKET}/partitioned") == every
+    p1 = data_reads(phases["p1_name"], f"{BUCKET}/partitioned")
+    assert p1 == {first: 1, **{k: 1 for k in stored if "/p=1/" in k}}, p1
+
+
+def test_a_big_file_is_read_in_ranged_splits(runs: dict[str, Any], gcs: GCS, emulator: str) -> None:
+    result = outcome(runs, "split")
+    files = objects("split")
+    (part,) = [k for k in files if k.startswith("part-")]
+    size = len(files[part])
+    assert size > 3 * SPLIT_BYTES
+    # One task per SPLIT_BYTES range of the one file, every record once, none lost at a boundary.
+    assert result["block_starts"] == list(range(0, size, SPLIT_BYTES))
+    assert result["ids"] == list(range(30000)) and result["wrong_s"] == []
+    # Each task fetches its range (and the record that crosses its end), not the whole object.
+    reads = [r for r in gcs.phases("split")["scan"] if r.reads(f"{BUCKET}/split/{part}")]
+    assert len(result["block_starts"]) <= len(reads) <= 4 * len(result["block_starts"]), reads
+
+
+def test_write_index_writes_the_same_files_as_to_a_local_folder(
+    runs: dict[str, Any], emulator: str
+) -> None:
+    outcome(runs, "indexed")
+    stored = by_part(objects("indexed"))
+    local = by_part(local_files(runs["local"] / "indexed"))
+    indexes = sorted(k for k in stored if k.endswith(".idx"))
+    assert indexes == [f"_part-0000{i}-c000.tfrecord.idx" for i in range(3)], sorted(stored)
+    names = [k for k in stored if not k.startswith("_")] + indexes
+    assert {k: stored[k] for k in names} == {k: local[k] for k in names}
+    manifest = json.loads(stored["_tfrecord_manifest.json"])
+    assert manifest["num_records"] == ROWS
+
+
+def test_num_shards_with_a_seed_gives_the_local_write_s_bytes(
+    runs: dict[str, Any], emulator: str
+) -> None:
+    """Balanced, shuffled shards: the same seed and rows give the same files on gs:// as from
+    another partitioning to a local folder."""
+    result = outcome(runs, "shards")
+    assert result["ids"] == list(range(ROWS))
+    stored = objects("shards")
+    shards = sorted(k for k in stored if not k.startswith("_"))
+    assert shards == [f"train-0000{i}-of-00004" for i in range(4)], sorted(stored)
+    local = local_files(runs["local"] / "shards")
+    assert {k: stored[k] for k in shards} == {k: local[k] for k in shards}
+    info = spark_tfrecord.dataset_info(f"gs://{BUCKET}/shards")
+    assert [f.num_records for f in info.files] == [ROWS // 4] * 4
+
+
+def test_a_tfds_dataset_of_two_splits(runs: dict[str, Any], emulator: str) -> None:
+    result = outcome(runs, "tfds")
+    folder = f"gs://{BUCKET}/tfds/gcs_ds/1.0.0"
+    assert result["folder"] == folder
+    assert result["splits"] == {"train": list(range(2500)), "test": list(range(2500, ROWS))}
+    stored = objects("tfds/gcs_ds/1.0.0")
+    shards = sorted(k for k in stored if ".tfrecord-" in k)
+    assert shards == [f"gcs_ds-test.tfrecord-0000{i}-of-00002" for i in range(2)] + [
+        f"gcs_ds-train.tfrecord-0000{i}-of-00003" for i in range(3)
+    ]
+    splits = {s["name"]: s for s in json.loads(stored["dataset_info.json"])["splits"]}
+    lengths = {name: [int(n) for n in s["shardLengths"]] for name, s in splits.items()}
+    assert lengths == {"train": [834, 833, 833], "test": [250, 250]}
+    info = spark_tfrecord.dataset_info(folder)
+    assert info.num_records == ROWS
+
+
+def test_a_tfx_examples_artifact(runs: dict[str, Any], emulator: str) -> None:
+    result = outcome(runs, "tfx")
+    assert result == {"train": list(range(2000)), "eval": list(range(2000, ROWS))}
+    stored = objects("tfx")
+    assert sorted(stored) == [
+        *(f"Split-eval/data_tfrecord-0000{i}-of-00002.gz" for i in range(2)),
+        *(f"Split-train/data_tfrecord-0000{i}-of-00002.gz" for i in range(2)),
+        "_SUCCESS",
+        "_tfrecord_manifest.json",
+    ]
+    assert json.loads(stored["_tfrecord_manifest.json"])["num_records"] == ROWS
+
+
+def test_two_appends_at_once_both_commit(runs: dict[str, Any], emulator: str) -> None:
+    """The commits take the folder's lock, an object created only if absent (the connector's
+    create without overwrite): one waits for the other, and both are counted."""
+    result = outcome(runs, "appends_at_once")
+    assert result["errors"] == []
+    expected = [*range(10), *range(1000, 1500), *range(2000, 2500)]
+    assert result["ids"] == expected
+    info = spark_tfrecord.dataset_info(f"gs://{BUCKET}/appends_at_once")
+    assert (info.source, info.num_records) == ("manifest", len(expected))
+    assert "_tfrecord_manifest.lock" not in objects("appends_at_once")
+
+
+# --- the trainer side: requests per epoch, feature_spec, a stopped server ----------------------
+
+
+@dataclass(frozen=True)
+class Uploaded:
+    """A folder Spark wrote locally (with indexes), uploaded with gcsfs under `prefix`."""
+
+    local: Path
+    prefix: str
+    sizes: dict[str, int]  # data file (relative path) -> bytes
+
+    @property
+    def url(self) -> str:
+        return f"gs://{BUCKET}/{self.prefix}"
+
+    def blocks(self, name: str) -> int:
+        return math.ceil(self.sizes[name] / BLOCK)
+
+    @property
+    def total_blocks(self) -> int:
+        return sum(self.blocks(n) for n in self.sizes)
+
+    def gets(self, requests: list[Request]) -> dict[str, int]:
+        """Reads of the content of each data file (relative path -> count)."""
+        counts = dict.fromkeys(self.sizes, 0)
+        for r in requests:
+            relative = r.object[len(f"{BUCKET}/{self.prefix}/") :]
+            if r.reads(f"{BUCKET}/{self.prefix}/") and relative in counts:
+                counts[relative] += 1
+        return counts
+
+
+#: Requests an epoch may add to its blocks and files: the folder's listing, its manifest, and
+#: gcsfs's look at the folder itself.
+SETUP_REQUESTS = 4
+
+
+@pytest.fixture(scope="module")
+def uploaded(gcs: GCS, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Uploaded:
+    from gcsfs.core import GCSFileSystem
+
+    local = tmp_path_factory.mktemp("trainer") / "indexed"
+    spark_tfrecord.write(trainer_frame(spark, ROWS), str(local), write_index=True)
+    fs = GCSFileSystem(token="anon", endpoint_url=gcs.endpoint, skip_instance_cache=True)
+    sizes = {}
+    for path in sorted(local.rglob("*")):
+        if path.is_file() and not path.name.endswith(".crc"):
+            relative = path.relative_to(local).as_posix()
+            fs.pipe_file(f"{BUCKET}/trainer/{relative}", path.read_bytes())
+            if not path.name.startswith("_"):
+                sizes[relative] = path.stat().st_size
+    found = Uploaded(local, "trainer", sizes)
+    assert found.total_blocks >= 2 * len(sizes), sizes
+    return found
+
+
+def epochs(gcs: GCS, folder: Uploaded, runs: list[dict[str, Any]], **kwargs: Any) -> Any:
+    """`support.loader_epochs.epochs` in a trainer's fresh Python pointed at the server, and
+    the server's requests by phase."""
+    token = uuid.uuid4().hex[:12]
+    args = {"token": token, "runs": runs, **kwargs}
+    code = (
+        "from support.loader_epochs import epochs\n"
+        f"result = epochs({folder.url!r}, endpoint={gcs.endpoint!r}, **{args!r})"
+    )
+    answer = trainer_side.run(code, {"STORAGE_EMULATOR_HOST": gcs.endpoint}, timeout=600)
+    assert "result" in answer and "pyspark" not in answer["heavy"], answer
+    return answer["result"], gcs.phases(token)
+
+
+def of_folder(requests: list[Request], folder: Uploaded) -> list[Request]:
+    """The requests about the folder: its objects, and listings of the bucket under it."""
+    return [
+        r
+        for r in requests
+        if r.object.startswith(f"{BUCKET}/{folder.prefix}")
+        or f"prefix={folder.prefix}" in urllib.parse.unquote(r.target)
+    ]
+
+
+def show(requests: list[Request]) -> str:
+    return "\n".join(f"{r.method} {r.target} {r.status}" for r in requests)
+
+
+def test_reading_in_order_costs_one_request_per_block(gcs: GCS, uploaded: Uploaded) -> None:
+    """With a cache of only four blocks, an in-order epoch fetches each block once."""
+    runs = [{"shuffle": False}]
+    result, phases = epochs(gcs, uploaded, runs, block_size=BLOCK, cache_bytes=4 * BLOCK)
+    assert result["ids"] == [list(range(ROWS))]
+    every = of_folder(phases["open"] + phases["epoch0"], uploaded)
+    gets = uploaded.gets(every)
+    assert all(0 < gets[n] <= uploaded.blocks(n) for n in gets), (gets, show(every))
+    bound = uploaded.total_blocks + len(uploaded.sizes) + SETUP_REQUESTS
+    assert len(every) <= bound, f"{len(every)} requests > {bound}:\n{show(every)}"
+
+
+def test_shuffled_epochs_fetch_each_block_once(gcs: GCS, uploaded: Uploaded) -> None:
+    """The folder fits in the cache: a shuffled first epoch fetches each block at most once,
+    and a second epoch in the same process asks for nothing."""
+    runs = [{"shuffle": True}, {"shuffle": True}]
+    result, phases = epochs(gcs, uploaded, runs, block_size=BLOCK, cache_bytes=64 << 20)
+    first, second = result["ids"]
+    assert sorted(first) == sorted(second) == list(range(ROWS))
+    assert first != second and first != sorted(first)
+    opened = of_folder(phases["open"] + phases["epoch0"], uploaded)
+    gets = uploaded.gets(opened)
+    assert all(0 < gets[n] <= uploaded.blocks(n) for n in gets), (gets, show(opened))
+    assert len(opened) <= uploaded.total_blocks + len(uploaded.sizes) + SETUP_REQUESTS
+    assert of_folder(phases["epoch1"], uploaded) == [], show(phases["epoch1"])
+
+
+def test_block_sampler_reads_each_block_once_an_epoch(gcs: GCS, uploaded: Uploaded) -> None:
+    """A cache of eight blocks, a folder of more: ``block_sampler`` reads a block at a time,
+    each once per epoch, in another order each epoch."""
+    assert uploaded.total_blocks > 8 * 2
+    runs = [{"block_sampler": 7}, {"block_sampler": 7}]
+    kwargs = {"block_size": BLOCK, "cache_bytes": 8 * BLOCK, "batch_size": 32}
+    result, phases = epochs(gcs, uploaded, runs, **kwargs)
+    first, second = result["ids"]
+    assert sorted(first) == sorted(second) == list(range(ROWS))
+    assert first != second and first != sorted(first)
+    for phase in ("epoch0", "epoch1"):
+        requests = of_folder(phases[phase], uploaded)
+        gets = uploaded.gets(requests)
+        assert all(0 < gets[n] <= uploaded.blocks(n) for n in gets), (phase, gets)
+        assert len(requests) <= uploaded.total_blocks + len(uploaded.sizes), show(requests)
+
+
+def test_feature_spec_and_values_of_a_gs_folder_equal_the_local_ones(
+    gcs: GCS, uploaded: Uploaded, emulator: str
+) -> None:
+    assert spark_tfrecord.feature_spec(uploaded.url) == spark_tfrecord.feature_spec(
+        str(uploaded.local)
+    )
+    remote = spark_tfrecord.grain_source(uploaded.url)
+    local = spark_tfrecord.grain_source(str(uploaded.local))
+    assert len(remote) == len(local) == ROWS
+    assert digest(remote[i] for i in range(ROWS)) == digest(local[i] for i in range(ROWS))
+
+
+def test_a_stopped_server_gives_a_clear_error_not_a_hang(tmp_path: Path) -> None:
+    """gcsfs retries a refused connection a few times, then the loaders raise its error, which
+    names the host; the test's timeout is the hang's bound."""
+    with gcs_bucket(tmp_path / "server.log", "stopped") as stopped:
+        host = stopped.endpoint.removeprefix("http://")
+    answer = trainer_side.run(
+        "import spark_tfrecord\nresult = spark_tfrecord.dataset_info('gs://stopped/t')",
+        {"STORAGE_EMULATOR_HOST": stopped.endpoint},
+        timeout=300,
+    )
+    assert "error" in answer and host in answer["message"], answer
+    assert "Cannot connect" in answer["message"] or "refused" in answer["message"], answer

@@ -4,7 +4,7 @@
 Folders are written by Spark locally (the session fixture), then uploaded as s3a would leave
 them (data files, indexes, ``_SUCCESS``, the manifest; no ``.crc`` files). What a read over S3
 gives is compared with the same library's read of the local folder, bit for bit. Scenarios that
-count requests run in a fresh Python each (`support.s3_epochs` through
+count requests run in a fresh Python each (`support.loader_epochs` through
 `support.trainer_side`), so that each starts with an empty cache, and mark their phases in the
 server's log; the bounds are the contract's: in order, at most one request per block of
 ``block_size`` (plus one per file and the folder's listing and manifest); shuffled with the
@@ -32,7 +32,7 @@ import pytest
 
 import spark_tfrecord
 from support import trainer_side
-from support.loader_records import digest, plain
+from support.loader_records import digest, plain, trainer_frame
 from support.s3_server import ACCESS_KEY, REGION, S3, SECRET_KEY, s3_bucket
 
 pytestmark = pytest.mark.timeout(900)
@@ -79,20 +79,6 @@ def options(s3: S3) -> dict[str, Any]:
     }
 
 
-def frame(spark: Any) -> Any:
-    """Narrow records of every kind a trainer meets: int64, float32, a fixed list of 32 floats,
-    a string, a list of 0..3 strings, bytes of 40..196, and an int that is null one row in five."""
-    return spark.range(0, ROWS, 1, 3).selectExpr(
-        "id",
-        "cast(id % 10 as float) / 4 as label",
-        "transform(sequence(0, 31), k -> cast(id * 32 + k as float) / 7) as x",
-        "concat('row ', cast(id as string)) as name",
-        "slice(array('a', 'bb', 'ccc'), 1, cast(id % 4 as int)) as tags",
-        "unhex(repeat(lpad(hex(id), 8, '0'), cast(id % 40 as int) + 10)) as blob",
-        "if(id % 5 = 0, null, cast(id as int)) as maybe",
-    )
-
-
 def upload(s3: S3, local: Path, prefix: str) -> Folder:
     sizes = {}
     for path in sorted(local.rglob("*")):
@@ -109,7 +95,7 @@ def upload(s3: S3, local: Path, prefix: str) -> Folder:
 def folders(s3: S3, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Folder]:
     """The same records three ways: with index files, without, and GZIP (two files)."""
     root = tmp_path_factory.mktemp("loaders")
-    df = frame(spark)
+    df = trainer_frame(spark, ROWS)
     spark_tfrecord.write(df, str(root / "indexed"), write_index=True)
     spark_tfrecord.write(df, str(root / "plain"))
     spark_tfrecord.write(df.coalesce(2), str(root / "gzip"), compression="gzip")
@@ -144,7 +130,7 @@ def logged(s3: S3) -> list[Request]:
 
 
 def phases(s3: S3, token: str) -> dict[str, list[Request]]:
-    """The requests of each phase of a `support.s3_epochs` run, by phase name (``open``,
+    """The requests of each phase of a `support.loader_epochs` run, by phase name (``open``,
     ``epoch0``, ...), the markers left out."""
     deadline = time.monotonic() + 30
     while True:  # the server logs a request after answering it
@@ -205,7 +191,7 @@ def epochs(s3: S3, folder: Folder, runs: list[dict[str, Any]], **kwargs: Any) ->
     token = uuid.uuid4().hex[:12]
     args = {"token": token, "runs": runs, "storage_options": options(s3), **kwargs}
     code = (
-        "from support.s3_epochs import epochs\n"
+        "from support.loader_epochs import epochs\n"
         f"result = epochs({folder.url!r}, endpoint={s3.endpoint!r}, **{args!r})"
     )
     answer = run_child(code)
@@ -283,7 +269,7 @@ def test_credentials_and_endpoint_from_the_environment(s3: S3, folders: dict[str
         AWS_SECRET_ACCESS_KEY=SECRET_KEY,
         AWS_DEFAULT_REGION=REGION,
     )
-    code = f"from support.s3_epochs import read_all\nresult = read_all({folder.url!r})"
+    code = f"from support.loader_epochs import read_all\nresult = read_all({folder.url!r})"
     answer = run_child(code, env)
     assert "result" in answer, answer
     local = spark_tfrecord.torch_dataset(str(folder.local))

@@ -18,12 +18,15 @@ import json
 import os
 import re
 import subprocess
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from support import ROOT, local_server
 
@@ -64,6 +67,32 @@ def fake_gcs_server() -> Path:
     return binary
 
 
+class Request(NamedTuple):
+    """A request the server served: method, path and query, and HTTP status. (The server logs
+    no size for the content it sends: 0 for every media download.)"""
+
+    method: str
+    target: str
+    status: int
+
+    @property
+    def object(self) -> str:
+        """``bucket/name`` of the object a JSON-API request is about (``/b/BUCKET/o/NAME``),
+        else ``""``."""
+        path = urllib.parse.urlsplit(self.target).path
+        if "/b/" not in path or "/o/" not in path:
+            return ""
+        bucket, _, name = path.split("/b/", 1)[1].partition("/o/")
+        return f"{bucket}/{urllib.parse.unquote(name)}"
+
+    def reads(self, prefix: str) -> bool:
+        """Whether it reads the content of an object whose ``bucket/name`` starts with `prefix`
+        (a media download: ``GET /download/storage/v1/b/BUCKET/o/NAME?alt=media``)."""
+        return (
+            self.method == "GET" and "alt=media" in self.target and self.object.startswith(prefix)
+        )
+
+
 @dataclass
 class GCS:
     """A bucket of a running server: its endpoint and the server's log of requests."""
@@ -72,11 +101,33 @@ class GCS:
     log: Path
     bucket: str
 
-    def requests(self) -> list[tuple[str, str, int]]:
-        """The requests the server has logged: (method, path and query, HTTP status)."""
+    def requests(self) -> list[Request]:
+        """The requests the server has logged, in the order it served them."""
         text = self.log.read_text(errors="replace")
         found = re.findall(r'\\"([A-Z]+) (\S+) HTTP/[0-9.]+\\" (\d+)', text)
-        return [(method, target, int(status)) for method, target, status in found]
+        return [Request(method, target, int(status)) for method, target, status in found]
+
+    def phases(self, token: str, deadline_seconds: float = 30) -> dict[str, list[Request]]:
+        """The requests after each marker ``GET /_mark/<token>-<phase>`` (`loader_epochs.mark`)
+        until the next one, by phase, once ``<token>-end`` is logged (the server logs a request
+        after answering it)."""
+        deadline = time.monotonic() + deadline_seconds
+        while True:
+            requests = self.requests()
+            if ("GET", f"/_mark/{token}-end") in [(r.method, r.target) for r in requests]:
+                break
+            assert time.monotonic() < deadline, f"no marker {token}-end in {self.log}"
+            time.sleep(0.2)
+        found: dict[str, list[Request]] = {}
+        current: list[Request] | None = None
+        for r in requests:
+            if r.target.startswith("/_mark/"):
+                name = r.target[len("/_mark/") :]
+                phase = name[len(token) + 1 :] if name.startswith(f"{token}-") else "end"
+                current = None if phase == "end" else found.setdefault(phase, [])
+            elif current is not None:
+                current.append(r)
+        return found
 
 
 @contextmanager

@@ -69,6 +69,7 @@ def feature_spec(
     separator: str = ...,
     vector_layout: Literal["dense", "sparse"] | None = ...,
     sizes: Mapping[str, int] | None = ...,
+    storage_options: Mapping[str, Any] | None = ...,
 ) -> dict[str, Any]: ...
 
 
@@ -80,6 +81,7 @@ def feature_spec(
     separator: str = ...,
     vector_layout: Literal["dense", "sparse"] | None = ...,
     sizes: Mapping[str, int] | None = ...,
+    storage_options: Mapping[str, Any] | None = ...,
 ) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
 
@@ -90,14 +92,17 @@ def feature_spec(
     separator: str = "/",
     vector_layout: Literal["dense", "sparse"] | None = None,
     sizes: Mapping[str, int] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
 
     ``schema`` is a pyspark ``StructType`` (or a DataFrame: its schema), its JSON
     (``StructType.jsonValue()``), a DDL string (``"id long not null, x array<float>"``), or the
     path of a folder a spark-tfrecord write left a manifest in (a ``PathLike``, or a string that
-    names an existing file or folder or holds ``://``: any other string is taken for DDL).
-    Neither a Spark session nor pyspark is needed. From a folder, the schema and the record type
+    names an existing file or folder or holds ``://``: any other string is taken for DDL),
+    local or an fsspec URL (``gs://bucket/train``, ``s3://...``, with fsspec's
+    ``storage_options``, as :func:`dataset_info` takes them). Neither a Spark session nor
+    pyspark is needed. From a folder, the schema and the record type
     come from its ``_tfrecord_manifest.json`` (``record_type`` must match it), and its
     per-feature value counts make these entries dense:
 
@@ -169,7 +174,7 @@ def feature_spec(
 
     counts: Mapping[str, tuple[int, int]] = {}
     if isinstance(schema, os.PathLike) or (isinstance(schema, str) and _is_path(schema)):
-        struct, counts = _from_manifest(os.fspath(schema), record_type)
+        struct, counts = _from_manifest(os.fspath(schema), record_type, storage_options)
     elif isinstance(schema, str):
         from spark_tfrecord._format.ddl import parse_ddl
 
@@ -244,15 +249,15 @@ def feature_spec(
 
 
 def _from_manifest(
-    path: str, record_type: str
+    path: str, record_type: str, storage_options: Mapping[str, Any] | None
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
     """The schema JSON and the per-feature value counts of the folder ``path``'s manifest."""
-    from spark_tfrecord._format.files import local_only
+    from spark_tfrecord._format.files import file_system
     from spark_tfrecord._format.manifest import MANIFEST_NAME, _read_manifest, _Stale
 
-    folder = local_only(path, "feature_spec")
+    files, folder = file_system(path, storage_options)
     try:
-        info = _read_manifest(folder)
+        info = _read_manifest(folder, files)
     except _Stale as e:
         raise ValueError(
             f"feature_spec({path!r}) needs the folder's valid {MANIFEST_NAME}, which every "

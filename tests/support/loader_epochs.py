@@ -1,11 +1,11 @@
-"""Epochs of `torch_dataset` over an s3:// folder, run in a trainer's fresh Python
+"""Epochs of `torch_dataset` over an s3:// or gs:// folder, run in a trainer's fresh Python
 (`support.trainer_side`), so that each scenario starts with an empty block cache and no file
 system instance another test made.
 
 Each phase (opening the dataset, each epoch) starts with a marker request, ``GET
 /_mark/<token>-<phase>`` to the server, and the run ends with ``<token>-end``: the test splits
-the server's log of requests at the markers (`tests/test_s3_loaders.py`), and so counts what
-each phase cost.
+the server's log of requests at the markers (`tests/test_s3_loaders.py`, `tests/test_gcs.py`),
+and so counts what each phase cost.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from support.loader_records import digest
 
 
 def mark(endpoint: str, name: str) -> None:
-    """One request the server logs: ``GET /_mark/<name>`` (a bucket that does not exist)."""
+    """One request the server logs: ``GET /_mark/<name>`` (a bucket or path that does not
+    exist)."""
     with contextlib.suppress(urllib.error.HTTPError):  # 404: NoSuchBucket, logged all the same
         urllib.request.urlopen(f"{endpoint}/_mark/{name}", timeout=10).close()
 
