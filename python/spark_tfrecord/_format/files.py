@@ -45,16 +45,6 @@ def is_url(path: str) -> bool:
     return "://" in path and not path.startswith("file:")
 
 
-def local_only(path: str, caller: str) -> str:
-    """:func:`local_path` of ``path``; a ValueError naming ``caller`` for another scheme."""
-    if is_url(path):
-        raise ValueError(
-            f"{caller} reads local paths (or file: URLs); {path!r} is not one: copy the "
-            "folder, or read it with Spark"
-        )
-    return local_path(path)
-
-
 #: The characters of Hadoop's glob syntax (``FileSystem.globStatus``), which Spark reads paths
 #: with: ``*``, ``?``, ``[abc]``, and ``{a,b}`` alternatives.
 GLOB_CHARACTERS = "*?[{"

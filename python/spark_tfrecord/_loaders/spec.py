@@ -96,7 +96,8 @@ def feature_spec(
     ``schema`` is a pyspark ``StructType`` (or a DataFrame: its schema), its JSON
     (``StructType.jsonValue()``), a DDL string (``"id long not null, x array<float>"``), or the
     path of a folder a spark-tfrecord write left a manifest in (a ``PathLike``, or a string that
-    names an existing file or folder or holds ``://``: any other string is taken for DDL).
+    names an existing file or folder or holds ``://``: any other string is taken for DDL); a
+    URL's (``gs://``, ``s3://``) manifest is read as :func:`dataset_info` reads it.
     Neither a Spark session nor pyspark is needed. From a folder, the schema and the record type
     come from its ``_tfrecord_manifest.json`` (``record_type`` must match it), and its
     per-feature value counts make these entries dense:
@@ -247,12 +248,14 @@ def _from_manifest(
     path: str, record_type: str
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
     """The schema JSON and the per-feature value counts of the folder ``path``'s manifest."""
-    from spark_tfrecord._format.files import local_only
+    from spark_tfrecord._format.files import file_system
     from spark_tfrecord._format.manifest import MANIFEST_NAME, _read_manifest, _Stale
 
-    folder = local_only(path, "feature_spec")
+    # A URL's manifest is read as dataset_info reads it (fsspec): tf_dataset, which takes its
+    # spec from here, then reads a gs:// folder as a local one.
+    fs, folder = file_system(path)
     try:
-        info = _read_manifest(folder)
+        info = _read_manifest(folder, fs)
     except _Stale as e:
         raise ValueError(
             f"feature_spec({path!r}) needs the folder's valid {MANIFEST_NAME}, which every "
