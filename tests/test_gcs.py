@@ -237,16 +237,16 @@ def test_tf_dataset_reads_gs_through_tensorflows_own_file_system(tmp_path: Path)
     local = tmp_path / "folder"
     rows = write_folder(local, counts)
     certs = certificates(tmp_path)
-    with (
-        gcs_bucket(tmp_path / "server.log", BUCKET, certificates=certs) as gcs,
-        connect_proxy(gcs.https or ("", 0)) as proxy,
-    ):
+    url = f"gs://{BUCKET}/folder"
+    with gcs_bucket(tmp_path / "server.log", BUCKET, certificates=certs) as gcs:
+        assert gcs.https is not None
         for path in sorted(local.iterdir()):
             gcs.put(f"folder/{path.name}", path.read_bytes())
-        env = {**tensorflow_env(proxy.url, certs), "STORAGE_EMULATOR_HOST": gcs.endpoint}
-        url = f"gs://{BUCKET}/folder"
-        config = {"env": env, "remote": url, "local": str(local), "batch_size": 16}
-        result, log = driver_result("tf_gcs_reader", config, tmp_path / "reader.log", timeout=600)
+        with connect_proxy(gcs.https) as proxy:
+            env = {**tensorflow_env(proxy.url, certs), "STORAGE_EMULATOR_HOST": gcs.endpoint}
+            config = {"env": env, "remote": url, "local": str(local), "batch_size": 16}
+            log_file = tmp_path / "reader.log"
+            result, log = driver_result("tf_gcs_reader", config, log_file, timeout=300)
         served = gcs.requests()
 
     expected = [
@@ -258,10 +258,8 @@ def test_tf_dataset_reads_gs_through_tensorflows_own_file_system(tmp_path: Path)
     assert result["listdir"] == sorted(p.name for p in local.iterdir())
     assert result["glob"] == [f"{url}/{name}" for name in sorted(counts)]
     assert result["manifest"] == (local / "_tfrecord_manifest.json").read_text()
-    assert (
-        result["specs"][0] == result["specs"][1]
-        and "FixedLenFeature(shape=[2]" in result["specs"][0]
-    )
+    remote_spec, local_spec = result["specs"]
+    assert remote_spec == local_spec and "('x', FixedLenFeature(shape=[2]," in remote_spec
     # TensorFlow went through the proxy to both hosts, and read every file from the server with
     # a media download (``/bucket/object``, ranged: gcsfs's go to ``/download/storage/v1``).
     assert set(proxy.tunnels) == {"storage.googleapis.com:443", "www.googleapis.com:443"}, log
