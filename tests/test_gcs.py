@@ -8,25 +8,32 @@ that driver wrote in this process, with ``STORAGE_EMULATOR_HOST`` pointing gcsfs
 as Google's own clients take it. Collected on Spark 3.5 (Hadoop 3.3.4, where the connector's
 ``openFile`` does not link and the data source reads with ``open``) and on the 4.x after 4.0
 (Hadoop 3.4 and 3.5, whose own fs.gs settings the connector cannot parse): tests/conftest.py.
+
+`tf_dataset`'s test needs no Spark: it starts a server of its own that also answers HTTPS as
+Google's hosts, behind a local proxy (`support.google_hosts`), and reads in one child Python
+with TensorFlow (`support.tf_gcs_reader`), whose GCS file system only the environment points.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
-import urllib.parse
 import uuid
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
 import spark_tfrecord
 from support import driver_result, trainer_side
-from support.gcs_server import GCS, Request, gcs_bucket, gcs_conf, gcs_jar
+from support.gcs_server import GCS, Request, gcs_bucket, gcs_conf, gcs_jar, tensorflow_env
+from support.google_hosts import certificates, connect_proxy
 from support.loader_records import digest, plain, trainer_frame
 
 pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the downloads and the run
@@ -408,7 +415,7 @@ def of_folder(requests: list[Request], folder: Uploaded) -> list[Request]:
         r
         for r in requests
         if r.object.startswith(f"{BUCKET}/{folder.prefix}")
-        or f"prefix={folder.prefix}" in urllib.parse.unquote(r.target)
+        or f"prefix={folder.prefix}" in unquote(r.target)
     ]
 
 
@@ -484,3 +491,93 @@ def test_a_stopped_server_gives_a_clear_error_not_a_hang(tmp_path: Path) -> None
     )
     assert "error" in answer and host in answer["message"], answer
     assert "Cannot connect" in answer["message"] or "refused" in answer["message"], answer
+
+
+def write_folder(folder: Path, counts: dict[str, int]) -> list[dict[str, Any]]:
+    """A folder as the writer leaves it, one file a codec (``counts``: file name → records), the
+    records built by hand (id, x, name), with its manifest; returns the rows in file order."""
+    from support.manifests import write_manifest
+    from support.tfrecord_bytes import (
+        bytes_list,
+        entry,
+        example,
+        feature,
+        float_list_packed,
+        frame,
+        int64_list_packed,
+    )
+
+    folder.mkdir()
+    rows: list[dict[str, Any]] = []
+    for name, n in sorted(counts.items()):
+        framed = b""
+        for i in range(len(rows), len(rows) + n):
+            row = {"id": i, "name": f"row {i}", "x": [i / 4, -i / 2]}  # exact in float32
+            rows.append(row)
+            framed += frame(
+                example(
+                    entry(b"id", feature("int64", int64_list_packed([i]))),
+                    entry(b"x", feature("float", float_list_packed(row["x"]))),
+                    entry(b"name", feature("bytes", bytes_list([row["name"].encode()]))),
+                )
+            )
+        packed = {".gz": gzip.compress, ".deflate": zlib.compress}.get(Path(name).suffix)
+        (folder / name).write_bytes(packed(framed) if packed else framed)
+    floats = {"type": "array", "elementType": "float", "containsNull": True}
+    columns = {"id": "long", "x": floats, "name": "string"}
+    fields = [{"name": k, "type": t, "nullable": True, "metadata": {}} for k, t in columns.items()]
+    write_manifest(
+        folder,
+        counts,
+        schema="id BIGINT,x ARRAY<FLOAT>,name STRING",
+        schema_json={"type": "struct", "fields": fields},
+        features={"id": (1, 1), "x": (2, 2), "name": (1, 1)},
+    )
+    (folder / "_SUCCESS").write_bytes(b"")
+    return rows
+
+
+def test_tf_dataset_reads_gs_through_tensorflows_own_file_system(tmp_path: Path) -> None:
+    """tf_dataset on gs:// reads the files through TensorFlow's own GCS file system, which has
+    no endpoint setting: it reaches storage.googleapis.com (objects) and www.googleapis.com
+    (metadata, listings) over HTTPS. Here a server of its own answers as both, with a
+    certificate from a test authority that TensorFlow is told to trust (CURL_CA_BUNDLE),
+    through a local CONNECT proxy that libcurl finds in HTTPS_PROXY (support.google_hosts);
+    the manifest is read through gcsfs. The batches equal those of the local copy, value for
+    value, across the folder's three codecs."""
+    counts = {"part-00000.tfrecord": 40, "part-00001.tfrecord.gz": 25}
+    counts["part-00002.tfrecord.deflate"] = 35
+    local = tmp_path / "folder"
+    rows = write_folder(local, counts)
+    certs = certificates(tmp_path)
+    url = f"gs://{BUCKET}/folder"
+    with gcs_bucket(tmp_path / "server.log", BUCKET, certificates=certs) as gcs:
+        assert gcs.https is not None
+        for path in sorted(local.iterdir()):
+            gcs.put(f"folder/{path.name}", path.read_bytes())
+        with connect_proxy(gcs.https) as proxy:
+            env = {**tensorflow_env(proxy.url, certs), "STORAGE_EMULATOR_HOST": gcs.endpoint}
+            config = {"env": env, "remote": url, "local": str(local), "batch_size": 16}
+            log_file = tmp_path / "reader.log"
+            result, log = driver_result("tf_gcs_reader", config, log_file, timeout=300)
+        served = gcs.requests()
+
+    expected = [
+        {k: [row[k] for row in rows[i : i + 16]] for k in ("id", "name", "x")}
+        for i in range(0, len(rows), 16)
+    ]
+    assert result["local"] == expected
+    assert result["remote"] == expected
+    assert result["listdir"] == sorted(p.name for p in local.iterdir())
+    assert result["glob"] == [f"{url}/{name}" for name in sorted(counts)]
+    assert result["manifest"] == (local / "_tfrecord_manifest.json").read_text()
+    remote_spec, local_spec = result["specs"]
+    assert remote_spec == local_spec and "('x', FixedLenFeature(shape=[2]," in remote_spec
+    # TensorFlow went through the proxy to both hosts, and read every file from the server with
+    # a media download (``/bucket/object``, ranged: gcsfs's go to ``/download/storage/v1``).
+    assert set(proxy.tunnels) == {"storage.googleapis.com:443", "www.googleapis.com:443"}, log
+    assert proxy.refused == []
+    media = {
+        unquote(target) for method, target, status in served if (method, status) == ("GET", 206)
+    }
+    assert {f"/{BUCKET}/folder/{name}" for name in counts} <= media, served

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from support import ROOT, local_server
+from support import ROOT, free_port, local_server
+from support.google_hosts import GOOGLE_HOSTS, Certificates
 
 CACHE = Path(os.environ.get("SPARK_TFRECORD_CACHE", ROOT / ".cache"))
 SERVER_MODULE, SERVER_VERSION = "github.com/fsouza/fake-gcs-server", "v1.56.1"
@@ -95,11 +96,23 @@ class Request(NamedTuple):
 
 @dataclass
 class GCS:
-    """A bucket of a running server: its endpoint and the server's log of requests."""
+    """A bucket of a running server: its endpoint and the server's log of requests; with
+    `gcs_bucket`'s ``certificates``, also the address of its HTTPS port."""
 
     endpoint: str
     log: Path
     bucket: str
+    https: tuple[str, int] | None = None
+
+    def put(self, key: str, data: bytes) -> None:
+        """Stores ``data`` as the object ``key`` of the bucket (a simple upload)."""
+        query = urllib.parse.urlencode({"uploadType": "media", "name": key})
+        request = urllib.request.Request(
+            f"{self.endpoint}/upload/storage/v1/b/{self.bucket}/o?{query}",
+            data=data,
+            headers={"Content-Type": "application/octet-stream"},
+        )
+        urllib.request.urlopen(request, timeout=30).close()
 
     def requests(self) -> list[Request]:
         """The requests the server has logged, in the order it served them."""
@@ -131,17 +144,32 @@ class GCS:
 
 
 @contextmanager
-def gcs_bucket(log: Path, bucket: str, deadline_seconds: float = 60) -> Iterator[GCS]:
+def gcs_bucket(
+    log: Path, bucket: str, deadline_seconds: float = 60, certificates: Certificates | None = None
+) -> Iterator[GCS]:
     """A fake-gcs-server (in memory, plain HTTP, logging every request to `log`) with one empty
-    bucket, until the block ends. Raises RuntimeError with the log's tail if it does not start."""
+    bucket, until the block ends. Raises RuntimeError with the log's tail if it does not start.
+
+    With ``certificates`` (`support.google_hosts`), it also serves HTTPS with them on a port of
+    its own, as ``storage.googleapis.com``: its public host, which media downloads
+    (``/bucket/object``) must name; the JSON API answers on any host."""
     binary = fake_gcs_server()
+    https: list[int] = []
 
     def command(port: int) -> list[str]:
         host = f"127.0.0.1:{port}"
-        return [
-            *(str(binary), "-scheme", "http", "-host", "127.0.0.1", "-port", str(port)),
-            *("-backend", "memory", "-public-host", host),
+        common = [
+            *(str(binary), "-host", "127.0.0.1", "-backend", "memory"),
             *("-external-url", f"http://{host}", "-log-level", "info"),
+        ]
+        if certificates is None:
+            return [*common, "-scheme", "http", "-port", str(port), "-public-host", host]
+        https[:] = [free_port()]
+        return [
+            *common,
+            *("-scheme", "both", "-port-http", str(port), "-port", str(https[0])),
+            *("-public-host", GOOGLE_HOSTS[0], "-cert-location", str(certificates.server)),
+            *("-private-key-location", str(certificates.server_key)),
         ]
 
     with local_server(
@@ -153,7 +181,23 @@ def gcs_bucket(log: Path, bucket: str, deadline_seconds: float = 60) -> Iterator
             headers={"Content-Type": "application/json"},
         )
         urllib.request.urlopen(request, timeout=30).close()
-        yield GCS(endpoint, log, bucket)
+        yield GCS(endpoint, log, bucket, ("127.0.0.1", https[0]) if https else None)
+
+
+def tensorflow_env(proxy: str, certificates: Certificates) -> dict[str, str]:
+    """The environment that points TensorFlow's own GCS file system (which has no endpoint
+    setting, and reads ``https://storage.googleapis.com`` and ``https://www.googleapis.com``
+    with its libcurl) at a `gcs_bucket` served with ``certificates``, through the
+    `support.google_hosts.connect_proxy` at ``proxy``: libcurl's proxy variables, the authority
+    TensorFlow hands libcurl (it reads ``CURL_CA_BUNDLE`` itself), the token TensorFlow's tests
+    use instead of credentials, and one retry instead of ten (a failure shows in seconds)."""
+    return {
+        **{name: proxy for name in ("HTTPS_PROXY", "https_proxy")},
+        **{name: "" for name in ("NO_PROXY", "no_proxy")},
+        "CURL_CA_BUNDLE": str(certificates.authority),
+        "GOOGLE_AUTH_TOKEN_FOR_TESTING": "no-credentials",
+        "GCS_RETRY_CONFIG_MAX_RETRIES": "1",
+    }
 
 
 def gcs_jar() -> Path:
