@@ -27,6 +27,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable
@@ -52,7 +54,6 @@ MARKED = {
     ("benchmarks.md", "ci/bench --peers --linkedin-source PATH"),
     ("benchmarks.md", "git worktree add /tmp/before 4955d65"),
     ("benchmarks.md", "python benchmarks/loaders.py --data .cache/bench-loaders"),
-    ("deployment.md", "# On a machine with Application Default Credentials"),
     ("getting-started.md", "pip install spark-tfrecord"),
     ("pytorch.md", "spark-tfrecord index s3a://bucket/train --master yarn"),
     ("pytorch.md", "from nvidia.dali import fn, pipeline_def"),
@@ -338,6 +339,11 @@ def check_types(ran: Ran, cwd: Path) -> None:
     assert table(ran.output('option("inferNesting", "true")')) == [["height"], ["480"]]
 
 
+def check_deployment(ran: Ran, cwd: Path) -> None:
+    printed = ran.output('torch_dataset("gs://my-bucket/train"').splitlines()
+    assert "10000 (256, 2) torch.float32" in printed, printed
+
+
 def check_training(ran: Ran, cwd: Path) -> None:
     """What the page's comments say its prints give (its output holds TensorFlow's log too)."""
 
@@ -361,6 +367,7 @@ CHECKS: dict[str, Callable[[Ran, Path], None]] = {
     "README.md": check_readme,
     "getting-started.md": check_getting_started,
     "errors.md": check_errors,
+    "deployment.md": check_deployment,
     "types.md": check_types,
     "training.md": check_training,
 }
@@ -402,16 +409,45 @@ assert re.fullmatch(r"[12]|\d+/\d+", RUNS_SETTING), (
 )
 
 
+@contextmanager
+def cloud_storage_as_on_dataproc(folder: Path) -> Iterator[dict[str, str]]:
+    """deployment.md's environment: a Cloud Storage server (fake-gcs-server on 127.0.0.1, with
+    the bucket ``my-bucket``) that gs:// reaches as on a Dataproc cluster, whose image puts
+    Google's connector on Spark's class path and its settings in spark-defaults.conf (here
+    pointing at the server), and that gcsfs reaches through ``STORAGE_EMULATOR_HOST``."""
+    from support.gcs_server import gcs_bucket, gcs_conf, gcs_jar
+
+    jar = gcs_jar()
+    with gcs_bucket(folder / "gcs.log", "my-bucket") as gcs:
+        conf = folder / "spark-conf"
+        conf.mkdir(exist_ok=True)
+        suite = Path(os.environ.get("SPARK_CONF_DIR", TESTS / "spark-conf"), "spark-defaults.conf")
+        lines = [suite.read_text() if suite.is_file() else ""]
+        lines += [f"spark.driver.extraClassPath {jar}", f"spark.executor.extraClassPath {jar}"]
+        lines += [f"{key} {value}" for key, value in gcs_conf(gcs.endpoint).items()]
+        (conf / "spark-defaults.conf").write_text("\n".join(lines) + "\n")
+        yield {"SPARK_CONF_DIR": str(conf), "STORAGE_EMULATOR_HOST": gcs.endpoint}
+
+
+#: What a page needs around it, as its readers have it: the servers it talks to.
+ENVIRONMENTS: dict[str, Callable[[Path], AbstractContextManager[dict[str, str]]]] = {
+    "deployment.md": cloud_storage_as_on_dataproc,
+}
+
+
 @pytest.mark.parametrize("page", RUNNABLE_PAGES, ids=[p.name for p in RUNNABLE_PAGES])
 def test_page_runs_twice(page: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """The page's blocks run in order in a fresh folder, then all again in the same folder
     (once only where ``SPARK_TFRECORD_DOCS_RUNS`` says so)."""
     cwd = tmp_path / "work"
     shutil.copytree(ROOT / "examples", cwd / "examples")
-    for run in range(1, _runs(page.name, RUNS_SETTING) + 1):
-        ran = run_page(page, cwd, page_env())
-        if page.name in CHECKS:
-            CHECKS[page.name](ran, cwd)
-        times = ", ".join(f"{name.split(':')[1]} {s:.0f}s" for name, s in ran.seconds.items())
-        with capsys.disabled():
-            print(f"\n{page.name} run {run}: {sum(ran.seconds.values()):.0f}s (by line: {times})")
+    around = ENVIRONMENTS.get(page.name, lambda _: nullcontext({}))
+    with around(tmp_path) as extra:
+        for run in range(1, _runs(page.name, RUNS_SETTING) + 1):
+            ran = run_page(page, cwd, {**page_env(), **extra})
+            if page.name in CHECKS:
+                CHECKS[page.name](ran, cwd)
+            times = ", ".join(f"{name.split(':')[1]} {s:.0f}s" for name, s in ran.seconds.items())
+            with capsys.disabled():
+                total = sum(ran.seconds.values())
+                print(f"\n{page.name} run {run}: {total:.0f}s (by line: {times})")
