@@ -239,7 +239,7 @@ def test_a_projection_reads_what_a_full_scan_reads_and_a_partition_filter_its_fi
     same requests as a scan of all (it saves the decoding of the rest, not the reads); a filter
     on a partition column reads only that partition's files. Besides, each query's planning
     samples the records of the table's first file, to warn of schema columns no record holds
-    (docs/options.md): one read of that file a query."""
+    (docs/types.md): one read of that file a query."""
     result = outcome(runs, "projection")
     assert result["counts"] == {"all": ROWS, "id": ROWS, "p1_name": ROWS // 3}
     phases = gcs.phases("projection")
