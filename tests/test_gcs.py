@@ -23,7 +23,7 @@ import re
 import uuid
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -34,6 +34,7 @@ import spark_tfrecord
 from support import driver_result, trainer_side
 from support.gcs_server import GCS, Request, gcs_bucket, gcs_conf, gcs_jar, tensorflow_env
 from support.google_hosts import certificates, connect_proxy
+from support.loader_epochs import Folder
 from support.loader_records import digest, plain, trainer_frame
 
 pytestmark = pytest.mark.timeout(1800)  # the first test also waits for the downloads and the run
@@ -342,33 +343,14 @@ def test_two_appends_at_once_both_commit(runs: dict[str, Any], emulator: str) ->
 # --- the trainer side: requests per epoch, feature_spec, a stopped server ----------------------
 
 
-@dataclass(frozen=True)
-class Uploaded:
-    """A folder Spark wrote locally (with indexes), uploaded with gcsfs under `prefix`."""
-
-    local: Path
-    prefix: str
-    sizes: dict[str, int]  # data file (relative path) -> bytes
-
-    @property
-    def url(self) -> str:
-        return f"gs://{BUCKET}/{self.prefix}"
-
-    def blocks(self, name: str) -> int:
-        return math.ceil(self.sizes[name] / BLOCK)
-
-    @property
-    def total_blocks(self) -> int:
-        return sum(self.blocks(n) for n in self.sizes)
-
-    def gets(self, requests: list[Request]) -> dict[str, int]:
-        """Reads of the content of each data file (relative path -> count)."""
-        counts = dict.fromkeys(self.sizes, 0)
-        for r in requests:
-            relative = r.object[len(f"{BUCKET}/{self.prefix}/") :]
-            if r.reads(f"{BUCKET}/{self.prefix}/") and relative in counts:
-                counts[relative] += 1
-        return counts
+def data_file_reads(folder: Folder, requests: list[Request]) -> dict[str, int]:
+    """Reads of the content of each data file of `folder` (relative path -> count)."""
+    counts = dict.fromkeys(folder.sizes, 0)
+    for r in requests:
+        relative = r.object[len(f"{BUCKET}/{folder.prefix}/") :]
+        if r.reads(f"{BUCKET}/{folder.prefix}/") and relative in counts:
+            counts[relative] += 1
+    return counts
 
 
 #: Requests an epoch may add to its blocks and files: the folder's listing, its manifest, and
@@ -377,7 +359,7 @@ SETUP_REQUESTS = 4
 
 
 @pytest.fixture(scope="module")
-def uploaded(gcs: GCS, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Uploaded:
+def uploaded(gcs: GCS, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Folder:
     from gcsfs.core import GCSFileSystem
 
     local = tmp_path_factory.mktemp("trainer") / "indexed"
@@ -390,12 +372,12 @@ def uploaded(gcs: GCS, spark: Any, tmp_path_factory: pytest.TempPathFactory) -> 
             fs.pipe_file(f"{BUCKET}/trainer/{relative}", path.read_bytes())
             if not path.name.startswith("_"):
                 sizes[relative] = path.stat().st_size
-    found = Uploaded(local, "trainer", sizes)
+    found = Folder(local, f"gs://{BUCKET}/trainer", "trainer", sizes, BLOCK)
     assert found.total_blocks >= 2 * len(sizes), sizes
     return found
 
 
-def epochs(gcs: GCS, folder: Uploaded, runs: list[dict[str, Any]], **kwargs: Any) -> Any:
+def epochs(gcs: GCS, folder: Folder, runs: list[dict[str, Any]], **kwargs: Any) -> Any:
     """`support.loader_epochs.epochs` in a trainer's fresh Python pointed at the server, and
     the server's requests by phase."""
     token = uuid.uuid4().hex[:12]
@@ -409,7 +391,7 @@ def epochs(gcs: GCS, folder: Uploaded, runs: list[dict[str, Any]], **kwargs: Any
     return answer["result"], gcs.phases(token)
 
 
-def of_folder(requests: list[Request], folder: Uploaded) -> list[Request]:
+def of_folder(requests: list[Request], folder: Folder) -> list[Request]:
     """The requests about the folder: its objects, and listings of the bucket under it."""
     return [
         r
@@ -423,19 +405,19 @@ def show(requests: list[Request]) -> str:
     return "\n".join(f"{r.method} {r.target} {r.status}" for r in requests)
 
 
-def test_reading_in_order_costs_one_request_per_block(gcs: GCS, uploaded: Uploaded) -> None:
+def test_reading_in_order_costs_one_request_per_block(gcs: GCS, uploaded: Folder) -> None:
     """With a cache of only four blocks, an in-order epoch fetches each block once."""
     runs = [{"shuffle": False}]
     result, phases = epochs(gcs, uploaded, runs, block_size=BLOCK, cache_bytes=4 * BLOCK)
     assert result["ids"] == [list(range(ROWS))]
     every = of_folder(phases["open"] + phases["epoch0"], uploaded)
-    gets = uploaded.gets(every)
+    gets = data_file_reads(uploaded, every)
     assert all(0 < gets[n] <= uploaded.blocks(n) for n in gets), (gets, show(every))
     bound = uploaded.total_blocks + len(uploaded.sizes) + SETUP_REQUESTS
     assert len(every) <= bound, f"{len(every)} requests > {bound}:\n{show(every)}"
 
 
-def test_shuffled_epochs_fetch_each_block_once(gcs: GCS, uploaded: Uploaded) -> None:
+def test_shuffled_epochs_fetch_each_block_once(gcs: GCS, uploaded: Folder) -> None:
     """The folder fits in the cache: a shuffled first epoch fetches each block at most once,
     and a second epoch in the same process asks for nothing."""
     runs = [{"shuffle": True}, {"shuffle": True}]
@@ -444,13 +426,13 @@ def test_shuffled_epochs_fetch_each_block_once(gcs: GCS, uploaded: Uploaded) -> 
     assert sorted(first) == sorted(second) == list(range(ROWS))
     assert first != second and first != sorted(first)
     opened = of_folder(phases["open"] + phases["epoch0"], uploaded)
-    gets = uploaded.gets(opened)
+    gets = data_file_reads(uploaded, opened)
     assert all(0 < gets[n] <= uploaded.blocks(n) for n in gets), (gets, show(opened))
     assert len(opened) <= uploaded.total_blocks + len(uploaded.sizes) + SETUP_REQUESTS
     assert of_folder(phases["epoch1"], uploaded) == [], show(phases["epoch1"])
 
 
-def test_block_sampler_reads_each_block_once_an_epoch(gcs: GCS, uploaded: Uploaded) -> None:
+def test_block_sampler_reads_each_block_once_an_epoch(gcs: GCS, uploaded: Folder) -> None:
     """A cache of eight blocks, a folder of more: ``block_sampler`` reads a block at a time,
     each once per epoch, in another order each epoch."""
     assert uploaded.total_blocks > 8 * 2
@@ -462,13 +444,13 @@ def test_block_sampler_reads_each_block_once_an_epoch(gcs: GCS, uploaded: Upload
     assert first != second and first != sorted(first)
     for phase in ("epoch0", "epoch1"):
         requests = of_folder(phases[phase], uploaded)
-        gets = uploaded.gets(requests)
+        gets = data_file_reads(uploaded, requests)
         assert all(0 < gets[n] <= uploaded.blocks(n) for n in gets), (phase, gets)
         assert len(requests) <= uploaded.total_blocks + len(uploaded.sizes), show(requests)
 
 
 def test_feature_spec_and_values_of_a_gs_folder_equal_the_local_ones(
-    gcs: GCS, uploaded: Uploaded, emulator: str
+    gcs: GCS, uploaded: Folder, emulator: str
 ) -> None:
     assert spark_tfrecord.feature_spec(uploaded.url) == spark_tfrecord.feature_spec(
         str(uploaded.local)

@@ -14,7 +14,6 @@ in the second.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
@@ -32,6 +31,7 @@ import pytest
 
 import spark_tfrecord
 from support import trainer_side
+from support.loader_epochs import Folder
 from support.loader_records import digest, plain, trainer_frame
 from support.s3_server import ACCESS_KEY, REGION, S3, SECRET_KEY, s3_bucket
 
@@ -43,24 +43,6 @@ BLOCK = 64 << 10  # small blocks, so that each file is several
 #: Requests an epoch may add to its blocks and files: the folder's listing and its manifest,
 #: and a look at the folder itself (s3fs asks whether it is a directory).
 SETUP_REQUESTS = 4
-
-
-@dataclass(frozen=True)
-class Folder:
-    local: Path
-    prefix: str  # its key in the bucket
-    sizes: dict[str, int]  # data file (relative path) -> bytes
-
-    @property
-    def url(self) -> str:
-        return f"s3://{BUCKET}/{self.prefix}"
-
-    def blocks(self, name: str) -> int:
-        return math.ceil(self.sizes[name] / BLOCK)
-
-    @property
-    def total_blocks(self) -> int:
-        return sum(self.blocks(n) for n in self.sizes)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +70,7 @@ def upload(s3: S3, local: Path, prefix: str) -> Folder:
         s3.client.upload_file(str(path), BUCKET, f"{prefix}/{relative}")
         if not path.name.startswith("_"):
             sizes[relative] = path.stat().st_size
-    return Folder(local, prefix, sizes)
+    return Folder(local, f"s3://{BUCKET}/{prefix}", prefix, sizes, BLOCK)
 
 
 @pytest.fixture(scope="module")

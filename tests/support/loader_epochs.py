@@ -11,12 +11,35 @@ and so counts what each phase cost.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from support.loader_records import digest
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A folder Spark wrote locally, uploaded to a bucket: its local copy, its URL
+    (``s3://bucket/prefix``), its key prefix in the bucket, each data file's bytes (by path
+    relative to the folder) and the block size the tests read it in."""
+
+    local: Path
+    url: str
+    prefix: str
+    sizes: dict[str, int]
+    block_size: int
+
+    def blocks(self, name: str) -> int:
+        return math.ceil(self.sizes[name] / self.block_size)
+
+    @property
+    def total_blocks(self) -> int:
+        return sum(self.blocks(n) for n in self.sizes)
 
 
 def mark(endpoint: str, name: str) -> None:
