@@ -31,7 +31,7 @@ from urllib.parse import unquote
 import pytest
 
 import spark_tfrecord
-from support import driver_result, trainer_side
+from support import driver_result, free_port, trainer_side
 from support.gcs_server import GCS, Request, gcs_bucket, gcs_conf, gcs_jar, tensorflow_env
 from support.google_hosts import certificates, connect_proxy
 from support.loader_epochs import Folder
@@ -68,6 +68,7 @@ def runs(gcs: GCS, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "log": str(gcs.log),
         "local": str(local),
         "split_bytes": SPLIT_BYTES,
+        "refused_endpoint": f"http://127.0.0.1:{free_port()}",  # nothing listens there
     }
     result, log = driver_result("gcs_driver", config, work / "driver.log", timeout=1500)
     result["local"] = local
@@ -142,6 +143,15 @@ def test_spark_names_a_missing_bucket_and_object(runs: dict[str, Any]) -> None:
     for what, error in outcome(runs, "missing").items():
         assert error["error"] is not None, what
         assert "PATH_NOT_FOUND" in error["error"] and error["url"] in error["error"], error
+
+
+def test_spark_names_the_url_when_the_server_refuses(runs: dict[str, Any]) -> None:
+    """No server at the endpoint: after its retries the connector fails the read and the write
+    with an error naming the URL, caused by the refused connection; not a hang."""
+    for what, found in outcome(runs, "refused").items():
+        assert found["error"] is not None, what
+        assert f"Error accessing gs://refused-{what}/t" in found["error"], found["error"][:3000]
+        assert "java.net.ConnectException: Connection refused" in found["error"], what
 
 
 @pytest.fixture

@@ -86,6 +86,27 @@ def missing(spark: Any, root: str, config: dict[str, Any]) -> dict[str, Any]:
     return errors
 
 
+def refused(spark: Any, root: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A read and a write of buckets whose server is not there (a port nothing listens on),
+    with the connector's retries cut to two (``fs.gs.http.max.retry``; its default of 10, with
+    its backoff, took about 4 minutes to give up): each one's error. The settings go as options,
+    which Spark copies into the file system's configuration, for buckets not opened before."""
+    options = {"fs.gs.storage.root.url": config["refused_endpoint"], "fs.gs.http.max.retry": "2"}
+    found = {}
+    for name, action in {
+        "read": lambda: tfrecord(spark).options(**options).load("gs://refused-read/t").collect(),
+        "write": lambda: (
+            spark.range(3).write.format("tfrecord").options(**options).save("gs://refused-write/t")
+        ),
+    }.items():
+        try:
+            action()
+            found[name] = {"error": None}
+        except Exception as e:  # the message is the result
+            found[name] = {"error": f"{type(e).__name__}: {e}"}
+    return found
+
+
 def projection(spark: Any, root: str, config: dict[str, Any]) -> dict[str, Any]:
     """Three scans of the partitioned folder with its schema given (no inference), each after a
     mark in the server's log: every column, one column, and one column of one partition."""
@@ -215,6 +236,7 @@ SCENARIOS: dict[str, Callable[[Any, str, dict[str, Any]], dict[str, Any]]] = {
         tfds,
         tfx,
         appends_at_once,
+        refused,
     )
 }
 
