@@ -20,7 +20,8 @@ pytest_plugins = ["spark_tfrecord.testing"]
 # older jackson-core.
 collect_ignore = [] if version("pyspark").startswith("3.") else ["test_old_jackson.py"]
 # test_gcs runs Google's gcs-connector on Spark 3.5 (Hadoop 3.3.4) and the 4.x after 4.0 (Hadoop
-# 3.4, 3.5): Spark 4.0 adds nothing the two do not cover, for a minute of CI.
+# 3.4, 3.5), and Hadoop's own hadoop-gcp too where Hadoop is 3.5 or later (test_gcs.CONNECTORS):
+# Spark 4.0 adds nothing the others do not cover, for a minute of CI.
 if version("pyspark").startswith("4.0."):
     collect_ignore.append("test_gcs.py")
 #: The files (and docs pages) that check the package's own Python code rather than the jar in a
