@@ -8,6 +8,10 @@ that driver wrote in this process, with ``STORAGE_EMULATOR_HOST`` pointing gcsfs
 as Google's own clients take it. Collected on Spark 3.5 (Hadoop 3.3.4, where the connector's
 ``openFile`` does not link and the data source reads with ``open``) and on the 4.x after 4.0
 (Hadoop 3.4 and 3.5, whose own fs.gs settings the connector cannot parse): tests/conftest.py.
+Where Spark's Hadoop is 3.5 or later, a second driver runs a few scenarios with Hadoop's own
+connector, hadoop-gcp, which has no endpoint setting: it reaches the same server as Google's
+host, through a proxy and a front (`support.gcs_front`); the tests that take `connector` check
+both runs.
 
 `tf_dataset`'s test needs no Spark: it starts a server of its own that also answers HTTPS as
 Google's hosts, behind a local proxy (`support.google_hosts`), and reads in one child Python
@@ -32,7 +36,16 @@ import pytest
 
 import spark_tfrecord
 from support import driver_result, free_port, trainer_side
-from support.gcs_server import GCS, Request, gcs_bucket, gcs_conf, gcs_jar, tensorflow_env
+from support.gcs_front import gcs_front, java_trust_store
+from support.gcs_server import (
+    GCS,
+    Request,
+    gcs_bucket,
+    gcs_conf,
+    gcs_jar,
+    hadoop_gcp_conf,
+    tensorflow_env,
+)
 from support.google_hosts import certificates, connect_proxy
 from support.loader_epochs import Folder
 from support.loader_records import digest, plain, trainer_frame
@@ -43,6 +56,21 @@ BUCKET = "tfrecord-gcs"
 ROWS = 3000
 BLOCK = 64 << 10
 SPLIT_BYTES = 256 << 10
+
+
+def _hadoop() -> tuple[int, ...]:
+    """The version of this pyspark's Hadoop, from its hadoop-client-api jar."""
+    import pyspark
+
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
+    return tuple(int(x) for x in jars[0].stem.rsplit("-", 1)[1].split(".")) if jars else ()
+
+
+#: The connectors this Spark runs: Google's gcs-connector on every line test_gcs is collected on,
+#: and Hadoop's own hadoop-gcp (built against Hadoop 3.5) where Spark's Hadoop is 3.5 or later.
+CONNECTORS = ["google"] + (["hadoop"] if _hadoop() >= (3, 5) else [])
+#: What hadoop-gcp's run does: the writes and commits, not every scenario again.
+HADOOP_SCENARIOS = ["partitioned", "modes", "failed_append"]
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +102,41 @@ def runs(gcs: GCS, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     result["local"] = local
     result["log"] = log
     return result
+
+
+@pytest.fixture(scope="module")
+def hadoop_runs(gcs: GCS, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """`HADOOP_SCENARIOS` with hadoop-gcp, from a driver of their own, under ``hadoop/`` of the
+    same bucket: through the proxy and the front of `support.gcs_front`, as Google's host."""
+    work = tmp_path_factory.mktemp("hadoop-gcp")
+    authority = certificates(work)
+    with gcs_front(gcs.endpoint, authority) as front, connect_proxy(front.address) as proxy:
+        conf = {
+            "spark.jars": str(gcs_jar("hadoop")),
+            "spark.local.dir": str(work),
+            **hadoop_gcp_conf(proxy.url, java_trust_store(authority, work)),
+        }
+        config = {
+            "conf": conf,
+            "bucket": BUCKET,
+            "folder": "/hadoop",
+            "scenarios": HADOOP_SCENARIOS,
+            "endpoint": gcs.endpoint,
+            "local": str(work),
+            "split_bytes": SPLIT_BYTES,
+        }
+        result, log = driver_result("gcs_driver", config, work / "driver.log", timeout=900)
+    result["log"] = log
+    result["moves"], result["tunnels"] = front.moves, sorted(set(proxy.tunnels))
+    return result
+
+
+@pytest.fixture(scope="module", params=CONNECTORS)
+def connector(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any], str]:
+    """Each connector's name, run and folder of the bucket (``""``: its root)."""
+    if request.param == "hadoop":
+        return "hadoop", request.getfixturevalue("hadoop_runs"), "/hadoop"
+    return "google", request.getfixturevalue("runs"), ""
 
 
 def objects(prefix: str) -> dict[str, bytes]:
@@ -115,26 +178,35 @@ def expected_rows() -> list[list[Any]]:
     return [[i, i % 3, (i % 10) / 4, f"row {i}", tags[: i % 4]] for i in range(ROWS)]
 
 
-def test_partitioned_write_reads_back_equal(runs: dict[str, Any]) -> None:
+def test_partitioned_write_reads_back_equal(connector: tuple[str, dict[str, Any], str]) -> None:
+    name, runs, _ = connector
     result = outcome(runs, "partitioned")
     assert result["schema"] == "struct<id:bigint,label:float,name:string,tags:array<string>,p:int>"
     assert result["rows"] == expected_rows()
     assert result["p1_names"] == sorted(f"row {i}" for i in range(1, ROWS, 3))
+    if name == "hadoop":
+        # hadoop-gcp asked Google's host (the proxy tunnels nothing else), and committed its
+        # tasks' files with objects.move, one object at a time.
+        assert runs["tunnels"] == ["storage.googleapis.com:443"], runs["tunnels"]
+        part = f"{BUCKET}/hadoop/partitioned/p=1/part-"
+        assert any(m.startswith(part) for m in runs["moves"]), runs["moves"][:5]
 
 
-def test_gzip_append_overwrite(runs: dict[str, Any]) -> None:
-    result = outcome(runs, "modes")
+def test_gzip_append_overwrite(connector: tuple[str, dict[str, Any], str]) -> None:
+    result = outcome(connector[1], "modes")
     assert result["appended"] == list(range(150))
     assert result["overwritten"] == list(range(1000, 1010))
 
 
 def test_the_read_falls_back_to_open_where_the_connector_cannot_open_files(
-    runs: dict[str, Any],
+    connector: tuple[str, dict[str, Any], str],
 ) -> None:
     """Spark 3.5's Hadoop 3.3.4 lacks the class the connector's openFile links to; the data
-    source then opens files with open(path), and says so once. Later Hadoops link it."""
+    source then opens files with open(path), and says so once. Later Hadoops link it, and
+    hadoop-gcp's openFile runs."""
     import pyspark
 
+    runs = connector[1]
     warned = "GoogleHadoopFileSystem.openFile cannot run in this JVM" in runs["log"]
     assert warned == pyspark.__version__.startswith("3."), runs["log"][-3000:]
 
@@ -215,13 +287,16 @@ def test_the_trainer_reads_what_spark_wrote(
     assert [sorted(torch_remote[i]) for i in (0, ROWS - 1)] == [["id", "name"]] * 2
 
 
-def test_a_failed_append_leaves_the_folder_as_it_was(runs: dict[str, Any], emulator: str) -> None:
+def test_a_failed_append_leaves_the_folder_as_it_was(
+    connector: tuple[str, dict[str, Any], str], emulator: str
+) -> None:
     """Renames on Cloud Storage go one object at a time, but a job that fails before its commit
     leaves its files under _temporary: Spark and the manifest still give the earlier write."""
+    _, runs, folder = connector
     result = outcome(runs, "failed_append")
     assert result["error"] is not None and "boom at 4099" in result["error"]
     assert result["ids"] == list(range(100))
-    info = spark_tfrecord.dataset_info(f"gs://{BUCKET}/failed_append")
+    info = spark_tfrecord.dataset_info(f"gs://{BUCKET}{folder}/failed_append")
     assert (info.source, info.num_records, len(info.files)) == ("manifest", 100, 2)
 
 

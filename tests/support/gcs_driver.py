@@ -1,11 +1,13 @@
 """The Spark driver of test_gcs, in a process of its own (the test's session cannot take new
-jars): writes and reads through gs:// with Google's gcs-connector.
+jars): writes and reads through gs:// with the connector its configuration puts on the class
+path (Google's gcs-connector, or Hadoop's hadoop-gcp).
 
 ``python -m support.gcs_driver CONFIG`` takes one JSON argument: ``conf`` (the session's
 configuration: the connector and the server), ``endpoint`` and ``bucket`` (the server's),
 ``local`` (a local folder, for writes the test compares with those to gs://) and
-``split_bytes``. It prints every scenario's result,
-or its traceback, as one JSON line.
+``split_bytes``; optionally ``scenarios`` (the names of those to run; all by default) and
+``folder`` (``/name``: where in the bucket they write; its root by default). It prints every
+scenario's result, or its traceback, as one JSON line.
 """
 
 from __future__ import annotations
@@ -246,19 +248,22 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
 
     import spark_tfrecord
 
+    conf = dict(config["conf"])
+    java = f"{QUICK_JVM} {conf.pop('spark.driver.extraJavaOptions', '')}".strip()
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("gcs-driver")
         .config("spark.ui.enabled", "false")
-        .config("spark.driver.extraJavaOptions", QUICK_JVM)
+        .config("spark.driver.extraJavaOptions", java)
     )
-    for key, value in config["conf"].items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = spark_tfrecord.configure(builder).getOrCreate()
     results: dict[str, Any] = {}
-    for name, scenario in SCENARIOS.items():
+    root = f"gs://{config['bucket']}{config.get('folder', '')}"
+    for name in config.get("scenarios", SCENARIOS):
         try:
-            results[name] = scenario(spark, f"gs://{config['bucket']}/{name}", config)
+            results[name] = SCENARIOS[name](spark, f"{root}/{name}", config)
         except Exception:  # reported to the test, which fails on it
             results[name] = {"failed": traceback.format_exc()}
     spark.stop()

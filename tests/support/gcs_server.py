@@ -5,7 +5,9 @@ gs:// (Google's gcs-connector, shaded, from Maven Central).
 ``$SPARK_TFRECORD_CACHE/go`` (ci/test builds it while the environments install, so that CI
 caches it); `gcs_bucket` runs it in a child process with one empty bucket until the block ends.
 `gcs_jar` is the connector and `gcs_conf` the session settings that point gs:// at the server,
-with no credentials. ``python -m support.gcs_server`` builds the server and prints its path.
+with no credentials; `hadoop_gcp_conf` those of Hadoop's own hadoop-gcp, which reaches the server
+through `support.gcs_front`. ``python -m support.gcs_server`` builds the server and prints its
+path.
 
 fake-gcs-server, not gcp-storage-emulator: the connector lists a folder's objects in one batch
 request of metadata reads, which the emulator answers with errors ("Multiple IOExceptions" in
@@ -26,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from support import ROOT, free_port, local_server
 from support.google_hosts import GOOGLE_HOSTS, Certificates
@@ -36,6 +38,8 @@ SERVER_MODULE, SERVER_VERSION = "github.com/fsouza/fake-gcs-server", "v1.56.1"
 #: Google's connector: the newest release with a shaded jar (its dependencies inside, relocated)
 #: on Maven Central; 3.1.19 and later, and 4.x, publish none there.
 CONNECTOR = ("com.google.cloud.bigdataoss", "gcs-connector", "3.1.18", "shaded")
+#: Hadoop's own connector (Hadoop 3.5's core-default.xml names it in fs.gs.impl): one shaded jar.
+HADOOP_GCP = ("org.apache.hadoop", "hadoop-gcp", "3.5.0")
 PROJECT = "test-project"
 
 
@@ -200,10 +204,12 @@ def tensorflow_env(proxy: str, certificates: Certificates) -> dict[str, str]:
     }
 
 
-def gcs_jar() -> Path:
-    """Google's shaded gcs-connector, from Maven Central (once)."""
+def gcs_jar(connector: Literal["google", "hadoop"] = "google") -> Path:
+    """Google's shaded gcs-connector, or Hadoop's hadoop-gcp, from Maven Central (once)."""
     from support.maven import fetch
 
+    if connector == "hadoop":
+        return fetch(*HADOOP_GCP)
     return fetch(*CONNECTOR[:3], classifier=CONNECTOR[3])
 
 
@@ -228,6 +234,33 @@ def gcs_conf(endpoint: str) -> dict[str, str]:
         "fs.gs.operation.move.enable": "false",
     }
     return {f"spark.hadoop.{k}": v for k, v in hadoop.items()}
+
+
+def hadoop_gcp_conf(proxy: str, trust_store: Path) -> dict[str, str]:
+    """Session settings for Hadoop's own hadoop-gcp (Hadoop 3.5: fs.gs.impl and its sizes are
+    core-default.xml's) against a `support.gcs_front.gcs_front` behind the
+    `support.google_hosts.connect_proxy` at ``proxy``: hadoop-gcp has no endpoint setting, so
+    the JVM goes through the proxy and trusts the front's authority (``trust_store``, from
+    `support.gcs_front.java_trust_store`). Its ``UNAUTHENTICATED`` fails, so it has user
+    credentials whose token server is the front."""
+    port = proxy.rsplit(":", 1)[1]
+    java = [
+        *("-Dhttps.proxyHost=127.0.0.1", f"-Dhttps.proxyPort={port}"),
+        *(f"-Djavax.net.ssl.trustStore={trust_store}", "-Djavax.net.ssl.trustStoreType=PKCS12"),
+        "-Djavax.net.ssl.trustStorePassword=changeit",
+    ]
+    hadoop = {
+        "fs.gs.project.id": PROJECT,
+        "fs.gs.auth.type": "USER_CREDENTIALS",
+        "fs.gs.auth.client.id": "test-client",
+        "fs.gs.auth.client.secret": "test-secret",
+        "fs.gs.auth.refresh.token": "test-refresh-token",
+        "fs.gs.token.server.url": "https://storage.googleapis.com/token",
+    }
+    return {
+        "spark.driver.extraJavaOptions": " ".join(java),
+        **{f"spark.hadoop.{k}": v for k, v in hadoop.items()},
+    }
 
 
 if __name__ == "__main__":
