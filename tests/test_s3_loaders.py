@@ -32,6 +32,7 @@ import pytest
 import spark_tfrecord
 from support import trainer_side
 from support.loader_epochs import Folder
+from support.loader_epochs import phases as split_at_marks
 from support.loader_records import digest, plain, trainer_frame
 from support.s3_server import ACCESS_KEY, REGION, S3, SECRET_KEY, s3_bucket
 
@@ -114,24 +115,9 @@ def logged(s3: S3) -> list[Request]:
 def phases(s3: S3, token: str) -> dict[str, list[Request]]:
     """The requests of each phase of a `support.loader_epochs` run, by phase name (``open``,
     ``epoch0``, ...), the markers left out."""
-    deadline = time.monotonic() + 30
-    while True:  # the server logs a request after answering it
-        requests = logged(s3)
-        if any(r.bucket == "_mark" and r.key == f"{token}-end" for r in requests):
-            break
-        assert time.monotonic() < deadline, f"no end marker {token} in {s3.log}"
-        time.sleep(0.2)
-    split: dict[str, list[Request]] = {}
-    current = None
-    for r in requests:
-        if r.bucket == "_mark":
-            name = r.key[len(token) + 1 :] if r.key.startswith(token + "-") else None
-            current = None if name in (None, "end") else name
-            if name not in (None, "end"):
-                split[name] = []
-        elif current is not None:
-            split[current].append(r)
-    return split
+    return split_at_marks(
+        lambda: logged(s3), lambda r: r.key if r.bucket == "_mark" else None, token, s3.log
+    )
 
 
 def of_folder(requests: list[Request], folder: Folder) -> list[Request]:

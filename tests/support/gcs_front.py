@@ -29,14 +29,13 @@ import re
 import shutil
 import ssl
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from support.google_hosts import Certificates
+from support.google_hosts import Certificates, serving
 
 _MOVE = re.compile(r"(/storage/v1/b/([^/]+)/o/)(.+)/moveTo/o/([^?]+)")
 _TOKEN = b'{"access_token": "no-credentials", "expires_in": 3600, "token_type": "Bearer"}'
@@ -139,13 +138,8 @@ def gcs_front(endpoint: str, certificates: Certificates) -> Iterator[Front]:
     (``http://127.0.0.1:PORT``), serving HTTPS with ``certificates``, until the block ends."""
     host, port = endpoint.rsplit("/", 1)[1].rsplit(":", 1)
     server = _FrontServer((host, int(port)), certificates)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server.front
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def java_trust_store(certificates: Certificates, folder: Path) -> Path:

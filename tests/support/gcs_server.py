@@ -20,7 +20,6 @@ import json
 import os
 import re
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -124,27 +123,14 @@ class GCS:
         found = re.findall(r'\\"([A-Z]+) (\S+) HTTP/[0-9.]+\\" (\d+)', text)
         return [Request(method, target, int(status)) for method, target, status in found]
 
-    def phases(self, token: str, deadline_seconds: float = 30) -> dict[str, list[Request]]:
-        """The requests after each marker ``GET /_mark/<token>-<phase>`` (`loader_epochs.mark`)
-        until the next one, by phase, once ``<token>-end`` is logged (the server logs a request
-        after answering it)."""
-        deadline = time.monotonic() + deadline_seconds
-        while True:
-            requests = self.requests()
-            if ("GET", f"/_mark/{token}-end") in [(r.method, r.target) for r in requests]:
-                break
-            assert time.monotonic() < deadline, f"no marker {token}-end in {self.log}"
-            time.sleep(0.2)
-        found: dict[str, list[Request]] = {}
-        current: list[Request] | None = None
-        for r in requests:
-            if r.target.startswith("/_mark/"):
-                name = r.target[len("/_mark/") :]
-                phase = name[len(token) + 1 :] if name.startswith(f"{token}-") else "end"
-                current = None if phase == "end" else found.setdefault(phase, [])
-            elif current is not None:
-                current.append(r)
-        return found
+    def phases(self, token: str) -> dict[str, list[Request]]:
+        """The requests after each of `token`'s markers, by phase (`loader_epochs.phases`)."""
+        from support.loader_epochs import phases
+
+        def marker(r: Request) -> str | None:
+            return r.target[len("/_mark/") :] if r.target.startswith("/_mark/") else None
+
+        return phases(self.requests, marker, token, self.log)
 
 
 @contextmanager

@@ -146,10 +146,17 @@ def connect_proxy(target: tuple[str, int], hosts: Sequence[str] = GOOGLE_HOSTS) 
     ``CONNECT`` to one of ``hosts`` to ``target``, whatever port it names, and refuses other
     requests with 403, until the block ends."""
     server = _ProxyServer(target, hosts)
+    with serving(server):
+        yield server.proxy
+
+
+@contextmanager
+def serving(server: socketserver.BaseServer) -> Iterator[None]:
+    """`server` answering in a thread of this process until the block ends, then closed."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield server.proxy
+        yield
     finally:
         server.shutdown()
         server.server_close()

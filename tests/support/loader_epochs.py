@@ -13,13 +13,17 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from support.loader_records import digest
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,36 @@ def mark(endpoint: str, name: str) -> None:
     exist)."""
     with contextlib.suppress(urllib.error.HTTPError):  # 404: NoSuchBucket, logged all the same
         urllib.request.urlopen(f"{endpoint}/_mark/{name}", timeout=10).close()
+
+
+def phases(
+    logged: Callable[[], list[R]],
+    marker: Callable[[R], str | None],
+    token: str,
+    log: Path,
+    deadline_seconds: float = 30,
+) -> dict[str, list[R]]:
+    """The requests a server logged (`logged` reads its log) after each marker of `token`
+    (`mark`: ``<token>-<phase>``) until the next marker, by phase, once ``<token>-end`` is
+    logged: the server logs a request after answering it. `marker` gives a request's marker
+    name, or None for a request that is not one."""
+    deadline = time.monotonic() + deadline_seconds
+    while True:
+        requests = logged()
+        if f"{token}-end" in (marker(r) for r in requests):
+            break
+        assert time.monotonic() < deadline, f"no marker {token}-end in {log}"
+        time.sleep(0.2)
+    found: dict[str, list[R]] = {}
+    current: list[R] | None = None
+    for r in requests:
+        name = marker(r)
+        if name is not None:
+            phase = name[len(token) + 1 :] if name.startswith(f"{token}-") else "end"
+            current = None if phase == "end" else found.setdefault(phase, [])
+        elif current is not None:
+            current.append(r)
+    return found
 
 
 def epochs(
