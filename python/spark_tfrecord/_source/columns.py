@@ -1,0 +1,133 @@
+"""Decoded records as Arrow columns of exactly the read schema's Arrow types.
+
+:class:`ArrowColumns` is made once per schema (decide once, never per record): for each column
+of the schema, a builder from the records' values (what
+:meth:`spark_tfrecord._format.layout.Layout.record` gives, keyed by feature path) to an Arrow
+array, built in the values' own kinds (int64, float32, string, binary) then cast to the column's
+Arrow type (``pyspark.sql.pandas.types.to_arrow_schema``'s, which Spark 4.2+ checks exactly). A
+struct is null when none of its leaves has a value, as the jar reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.values import Ragged
+
+#: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
+_VALUES = {
+    "long": pa.int64(),
+    "integer": pa.int64(),
+    "short": pa.int64(),
+    "byte": pa.int64(),
+    "boolean": pa.int64(),
+    "timestamp": pa.int64(),
+    "timestamp_ntz": pa.int64(),
+    "date": pa.int32(),
+    "float": pa.float32(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+}
+
+Build = Callable[[Sequence[Any]], pa.Array]
+
+
+def unsupported(column: str, type_text: str) -> errors.ArgumentError:
+    """The error for a column type the jar reads and this route does not yet."""
+    return errors.ArgumentError(
+        errors.UNSUPPORTED_TYPE,
+        f"Column '{column}' has type {type_text}, which the Python data source (no jar) does not "
+        "read yet: read it with the jar, or as another type (float for double and decimal)",
+        column=column,
+    )
+
+
+def _type_text(t: Any) -> str:
+    return t if isinstance(t, str) else str(t.get("type"))
+
+
+def _leaf_values(t: Any, column: str) -> pa.DataType:
+    """The Arrow type of the decoded values of a leaf of Spark type ``t`` (JSON)."""
+    if isinstance(t, str) and t in _VALUES:
+        return _VALUES[t]
+    if isinstance(t, dict) and t.get("type") == "array":
+        return pa.list_(_leaf_values(t["elementType"], column))
+    raise unsupported(column, _type_text(t))
+
+
+def _plain(value: Any) -> Any:
+    """A record's value as pyarrow takes it: a Ragged as its nested lists."""
+    if isinstance(value, Ragged):
+        return value.to_list()
+    return value
+
+
+def _leaf(key: str, t: Any, target: pa.DataType, column: str) -> Build:
+    values_type = _leaf_values(t, column)
+    ragged = isinstance(t, dict) and isinstance(t["elementType"], dict)
+
+    def build(records: Sequence[Any]) -> pa.Array:
+        got = [None if r is None else r[key] for r in records]
+        if ragged:
+            got = [_plain(v) for v in got]
+        return pa.array(got, type=values_type).cast(target)
+
+    return build
+
+
+def _struct(
+    fields: Sequence[Mapping[str, Any]], prefix: str, target: pa.DataType, separator: str, path: str
+) -> Build:
+    children = [
+        _builder(f, prefix + separator + f["name"], target.field(i).type, separator, path)
+        for i, f in enumerate(fields)
+    ]
+    arrow_fields = [target.field(i) for i in range(target.num_fields)]
+
+    def build(records: Sequence[Any]) -> pa.Array:
+        arrays = [b(records) for b in children]
+        null = None
+        for a in arrays:
+            missing = a.is_null()
+            null = missing if null is None else pa.compute.and_(null, missing)
+        return pa.StructArray.from_arrays(arrays, fields=arrow_fields, mask=null)
+
+    return build
+
+
+def _builder(
+    field: Mapping[str, Any], key: str, target: pa.DataType, separator: str, parent: str
+) -> Build:
+    t = field["type"]
+    path = f"{parent}.{field['name']}" if parent else field["name"]
+    if isinstance(t, dict) and t.get("type") == "struct":
+        return _struct(t["fields"], key, target, separator, path)
+    if isinstance(t, dict) and t.get("type") == "array":
+        inner = t["elementType"]
+        while isinstance(inner, dict) and inner.get("type") == "array":
+            inner = inner["elementType"]
+        if isinstance(inner, dict):
+            raise unsupported(path, f"array<{_type_text(inner)}>")
+    return _leaf(key, t, target, path)
+
+
+class ArrowColumns:
+    """The builders of a schema's data columns (JSON ``fields``) into ``targets``, their Arrow
+    fields; struct leaves are keyed by their path joined with ``separator``."""
+
+    def __init__(
+        self, fields: Sequence[Mapping[str, Any]], targets: Sequence[pa.Field], separator: str
+    ) -> None:
+        import pyarrow.compute  # noqa: F401  (pa.compute, for the structs' null masks)
+
+        self.builders = [
+            _builder(f, f["name"], target.type, separator, "") for f, target in zip(fields, targets)
+        ]
+
+    def arrays(self, records: Sequence[Any]) -> list[pa.Array]:
+        """The columns of ``records`` (a None record: a row of nulls)."""
+        return [b(records) for b in self.builders]

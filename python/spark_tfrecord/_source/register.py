@@ -1,0 +1,39 @@
+"""``spark_tfrecord.register(spark)``: the jar-less ``tfrecord`` source, registered in a session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(spark: Any) -> None:
+    """Registers the Python ``tfrecord`` data source (no jar) in ``spark``'s session, so that
+    ``spark.read.format("tfrecord")`` works where no jar can be added (Spark 4.0+, Databricks
+    Runtime 15.4+, Spark Connect). Where the jar already serves ``tfrecord``, it stays the one
+    that reads (Spark's lookup prefers it): that is done, not an error. Where pyspark has no
+    Python data source API (``pyspark.sql.datasource`` with ``DataSourceArrowWriter``:
+    open-source Spark 3.5), raises a RuntimeError that says so.
+
+    The API is detected, not the version: a top-level ``pyspark_tfrecord`` module registers the
+    same source by itself in any Spark that looks for ``pyspark_*`` modules.
+    """
+    try:
+        from pyspark.sql.datasource import DataSourceArrowWriter  # noqa: F401
+    except ImportError as e:
+        import pyspark
+
+        raise RuntimeError(
+            f"pyspark {pyspark.__version__} has no Python data source API "
+            "(pyspark.sql.datasource with DataSourceArrowWriter, in Spark 4.0+ and Databricks "
+            "Runtime 15.4+), so the tfrecord data source without the jar cannot be registered: "
+            "add the jar (spark_tfrecord.configure) or use Spark 4"
+        ) from e
+    from spark_tfrecord._source.reader import TFRecordDataSource
+
+    try:
+        spark.dataSource.register(TFRecordDataSource)
+    except Exception as e:
+        condition = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
+        found = condition() if callable(condition) else None
+        if found == "DATA_SOURCE_ALREADY_EXISTS" or "DATA_SOURCE_ALREADY_EXISTS" in str(e):
+            return  # the jar serves the name
+        raise

@@ -1,0 +1,249 @@
+"""The jar-less ``tfrecord`` source (a Spark 4 Python data source, issue 43) reads as the jar
+reads: in a Spark session started with no jar, ``spark.read.format("tfrecord")`` is the Python
+source, found by Spark itself (the top-level ``pyspark_tfrecord`` module); the files TensorFlow
+writes (support/tf_corpus.py) give the schema the jar infers and, row for row, the values the
+jar's own scan gives (support/jar_decoder.py, through JPype), with inferred and given schemas;
+bad records give the jar's errors in each mode; partition folders and a file read in slices
+give the rows the whole file gives.
+
+Collected only where pyspark has the Python data source API (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import spark_tfrecord
+from spark_tfrecord import errors
+from spark_tfrecord._format.files import LocalFiles
+from spark_tfrecord._format.inference import InferenceOptions, records
+from spark_tfrecord._source.planning import data_files, plan
+from spark_tfrecord._source.slices import slice_records
+from support import tf_corpus
+from support.jar_decoder import (
+    Failure,
+    Row,
+    jar_inferred_schema,
+    jar_results,
+    schema_of_ddl,
+    value_tree,
+)
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    int64_list_packed,
+    write_records,
+)
+
+CORPUS = {
+    "interop": tf_corpus.interop,
+    "every_kind": tf_corpus.every_kind,
+    "images": tf_corpus.images,
+}
+#: Given schemas: the projection (a few columns decoded), Spark's narrower types, a struct.
+GIVEN = {
+    "projection": "fl array<float>, big_1 bigint",
+    "narrow types": "small_1 int, small array<smallint>, bit_1 boolean, bit array<boolean>, "
+    "days_1 date, days array<date>, text_1 string, raw_1 binary",
+    "struct": "st struct<a: bigint, name: string, inner: struct<x: float, tags: array<string>>>",
+    "ragged": "r array<array<bigint>>, rs array<array<string>>, r3 array<array<array<float>>>",
+}
+JAR_CLASS = "io.github.sparktfrecord.TFRecordFileFormat"
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    """One local session with no jar, whose Python workers import this package."""
+    from pyspark.sql import SparkSession
+
+    package_root = str(Path(spark_tfrecord.__file__).resolve().parent.parent)
+    saved = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYTHONPATH")}
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, saved["PYTHONPATH"]) if p)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("test_python_source")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    try:
+        jvm = session.sparkContext._jvm
+        with pytest.raises(Exception, match="ClassNotFoundException"):
+            jvm.java.lang.Class.forName(JAR_CLASS)
+        yield session
+    finally:
+        session.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def corpus(tf: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("tf-corpus")
+    return {
+        name: str(tf_corpus.write(tf, root / name / "part-0.tfrecord", build(tf)))
+        for name, build in CORPUS.items()
+    }
+
+
+def _rows(df: Any) -> list[dict[str, Any]]:
+    """The rows of ``df`` in order, dates as days and timestamps as microseconds (the jar's
+    exact form stores both as integers), through Arrow."""
+    import pyarrow as pa
+
+    table = df.toArrow()
+    columns = {}
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_date32(column.type):
+            column = column.cast(pa.int32())
+        elif pa.types.is_timestamp(column.type):
+            column = column.cast(pa.int64())
+        elif pa.types.is_list(column.type) and pa.types.is_date32(column.type.value_type):
+            column = column.cast(pa.list_(pa.int32()))
+        columns[name] = column.to_pylist()
+    return [{k: v[i] for k, v in columns.items()} for i in range(table.num_rows)]
+
+
+def _trees(schema: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {f["name"]: value_tree(f["type"], r[f["name"]]) for f in schema["fields"]} for r in rows
+    ]
+
+
+def _jar_rows(path: str, schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    found = jar_results(path, schema)
+    assert all(isinstance(r, Row) for _, r in found), found
+    return [r.values for _, r in found if isinstance(r, Row)]
+
+
+def test_tfrecord_is_the_python_source_with_no_jar(spark: Any, corpus: dict[str, str]) -> None:
+    """Spark finds the source by itself (``pyspark_tfrecord.DefaultSource``); ``register``
+    registers it again, as the same source."""
+    df = spark.read.format("tfrecord").load(corpus["interop"])
+    assert df.count() == 3
+    spark_tfrecord.register(spark)
+    assert spark.read.format("tfrecord").load(corpus["interop"]).count() == 3
+
+
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_the_inferred_schema_and_rows_are_the_jars(
+    spark: Any, corpus: dict[str, str], name: str
+) -> None:
+    path = corpus[name]
+    df = spark.read.format("tfrecord").load(path)
+    schema = df.schema.jsonValue()
+    assert schema == jar_inferred_schema(path)
+    assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
+
+
+@pytest.mark.parametrize("key", list(GIVEN))
+def test_a_given_schema_reads_as_the_jar(spark: Any, corpus: dict[str, str], key: str) -> None:
+    path = corpus["every_kind"]
+    df = spark.read.format("tfrecord").schema(GIVEN[key]).load(path)
+    schema = schema_of_ddl(GIVEN[key])
+    assert df.schema.jsonValue() == schema
+    assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
+
+
+def _mixed_file(folder: Path) -> tuple[str, list[bytes]]:
+    """Three records, the second not an Example (a wire type 7 tag)."""
+    good = [example(entry(b"a", feature("int64", int64_list_packed([i])))) for i in (1, 3)]
+    data = [good[0], b"\x0f\x01", good[1]]
+    return str(write_records(folder / "part-0.tfrecord", data)), data
+
+
+def test_bad_records_in_each_mode_as_the_jar(spark: Any, tmp_path: Path) -> None:
+    path, data = _mixed_file(tmp_path / "mixed")
+    schema = {
+        "type": "struct",
+        "fields": [{"name": "a", "type": "long", "nullable": True, "metadata": {}}],
+    }
+    jar = jar_results(path, schema)
+    failure = jar[1][1]
+    assert isinstance(failure, Failure) and failure.condition == "TFRECORD_MALFORMED_RECORD"
+    reader = spark.read.format("tfrecord").schema("a bigint")
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    # the condition, file and offset are the jar's (the reason's words are the Python codec's)
+    assert errors.condition(raised.value) == failure.condition
+    found = errors.parameters(raised.value)
+    assert (found["path"], found["offset"]) == (path, str(failure.offset))
+    dropped = reader.option("mode", "DROPMALFORMED").load(path).collect()
+    assert [r.a for r in dropped] == [1, 3]
+    permissive = (
+        spark.read.format("tfrecord")
+        .schema("a bigint, _corrupt_record binary")
+        .option("mode", "PERMISSIVE")
+        .load(path)
+        .collect()
+    )
+    assert [(r.a, r._corrupt_record) for r in permissive] == [
+        (1, None),
+        (None, bytearray(data[1])),
+        (3, None),
+    ]
+
+
+def test_a_bad_option_is_the_jars_error(spark: Any, corpus: dict[str, str]) -> None:
+    with pytest.raises(Exception) as raised:
+        spark.read.format("tfrecord").option("mode", "LENIENT").load(corpus["interop"]).count()
+    assert errors.condition(raised.value) == "TFRECORD_INVALID_OPTION"
+    assert (
+        "Invalid value 'LENIENT' for TFRecord option 'mode'. Valid values: FAILFAST, "
+        "PERMISSIVE, DROPMALFORMED." in str(raised.value)
+    )
+
+
+def test_partition_folders_are_columns(spark: Any, tmp_path: Path) -> None:
+    table = tmp_path / "table"
+    for k in (1, 20):
+        records_k = [
+            example(entry(b"v", feature("bytes", bytes_list([f"{k}-{i}".encode()]))))
+            for i in range(2)
+        ]
+        write_records(table / f"k={k}" / "part-0.tfrecord", records_k)
+    df = spark.read.format("tfrecord").load(str(table))
+    assert df.schema.simpleString() == "struct<v:string,k:int>"
+    assert sorted((r.v, r.k) for r in df.collect()) == [
+        ("1-0", 1),
+        ("1-1", 1),
+        ("20-0", 20),
+        ("20-1", 20),
+    ]
+
+
+def test_a_file_read_in_slices_gives_each_record_once(tmp_path: Path) -> None:
+    """Slices of a file (cut anywhere) give the records whose header starts in each: together,
+    every record of the file once, in order."""
+    data = [
+        example(entry(b"x", feature("bytes", bytes_list([bytes([i % 251]) * (i * 7)]))))
+        for i in range(300)
+    ]
+    path = str(write_records(tmp_path / "big.tfrecord", data))
+    files = data_files(path)
+    tasks = plan(
+        files,
+        compression=None,
+        split_files=True,
+        parallelism=1,
+        max_partition_bytes=4096,
+        open_cost=0,
+    )
+    assert len(tasks) > 10
+    slices = sorted((s for t in tasks for s in t.slices), key=lambda s: s.start)
+    options = InferenceOptions()
+    got = [r for s in slices for r in slice_records(s, options)]
+    assert got == list(records(path, LocalFiles()))
+    assert [d for _, d in got] == data
