@@ -55,6 +55,9 @@ GIVEN = {
     "days_1 date, days array<date>, text_1 string, raw_1 binary",
     "struct": "st struct<a: bigint, name: string, inner: struct<x: float, tags: array<string>>>",
     "ragged": "r array<array<bigint>>, rs array<array<string>>, r3 array<array<array<float>>>",
+    "doubles": "fl_1 double, fl array<double>, big_1 double, rf array<array<double>>",
+    "decimals": "small_1 decimal(10,2), small array<decimal(5,0)>",
+    "timestamps": "micros_1 timestamp, micros array<timestamp_ntz>",
 }
 JAR_CLASS = "io.github.sparktfrecord.TFRecordFileFormat"
 
@@ -112,6 +115,8 @@ def _rows(df: Any) -> list[dict[str, Any]]:
             column = column.cast(pa.int64())
         elif pa.types.is_list(column.type) and pa.types.is_date32(column.type.value_type):
             column = column.cast(pa.list_(pa.int32()))
+        elif pa.types.is_list(column.type) and pa.types.is_timestamp(column.type.value_type):
+            column = column.cast(pa.list_(pa.int64()))
         columns[name] = column.to_pylist()
     return [{k: v[i] for k, v in columns.items()} for i in range(table.num_rows)]
 

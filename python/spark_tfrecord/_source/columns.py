@@ -10,12 +10,24 @@ struct is null when none of its leaves has a value, as the jar reads it.
 
 from __future__ import annotations
 
+import decimal
+import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.conversions import (
+    FLOAT,
+    INT64,
+    Conversion,
+    conversion,
+    java_float,
+)
+from spark_tfrecord._format.layout import Layout
+from spark_tfrecord._format.schema import columns
 from spark_tfrecord._format.values import Ragged
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
@@ -29,6 +41,7 @@ _VALUES = {
     "timestamp_ntz": pa.int64(),
     "date": pa.int32(),
     "float": pa.float32(),
+    "double": pa.float64(),
     "string": pa.string(),
     "binary": pa.binary(),
 }
@@ -50,13 +63,70 @@ def _type_text(t: Any) -> str:
     return t if isinstance(t, str) else str(t.get("type"))
 
 
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+
+
 def _leaf_values(t: Any, column: str) -> pa.DataType:
     """The Arrow type of the decoded values of a leaf of Spark type ``t`` (JSON)."""
     if isinstance(t, str) and t in _VALUES:
         return _VALUES[t]
+    found = _DECIMAL.fullmatch(t) if isinstance(t, str) else None
+    if found:
+        return pa.decimal128(int(found.group(1)), int(found.group(2)))
     if isinstance(t, dict) and t.get("type") == "array":
         return pa.list_(_leaf_values(t["elementType"], column))
     raise unsupported(column, _type_text(t))
+
+
+def _double() -> Conversion:
+    """A double column's exact values (the loaders give float32): float64 of both kinds."""
+
+    def wide(values: Any) -> Any:
+        return np.asarray(values, np.float64)
+
+    return Conversion("double", "double", {FLOAT: wide, INT64: wide})
+
+
+def _decimal(name: str) -> Conversion:
+    """A decimal column's exact values (the loaders give float32): Python Decimals, refused
+    and rounded by the loaders' conversion (the jar's checks, the jar's messages)."""
+    checked = conversion(name)
+    found = _DECIMAL.fullmatch(name)
+    assert found is not None
+    quantum = decimal.Decimal(1).scaleb(-int(found.group(2)))
+    context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
+
+    def from_int64(values: Any) -> Any:
+        checked.by_kind[INT64](values)  # type: ignore[misc]
+        return [decimal.Decimal(v).quantize(quantum, context=context) for v in values.tolist()]
+
+    def from_float(values: Any) -> Any:
+        checked.by_kind[FLOAT](values)  # type: ignore[misc]
+        return [decimal.Decimal(java_float(v)).quantize(quantum, context=context) for v in values]
+
+    return Conversion(name, "decimal", {INT64: from_int64, FLOAT: from_float})
+
+
+def exact_layout(
+    schema: Mapping[str, Any],
+    separator: str,
+    record_type: Literal["Example", "SequenceExample"],
+) -> Layout:
+    """The loaders' layout of the schema's columns, but that doubles and decimals give Spark's
+    exact values (float64, Decimal), which the loaders round to float32."""
+    found = list(columns(schema, {}, separator=separator, record_type=record_type))
+    exact: dict[str, Callable[[], Conversion]] = {}
+    for c in found:
+        if c.spark == "double" and c.shape != "vector":
+            c.value, exact[c.key] = "double", _double
+        elif _DECIMAL.fullmatch(c.spark):
+            name = c.spark
+            c.value, exact[c.key] = "decimal", lambda name=name: _decimal(name)  # type: ignore[misc]
+    made = Layout(found, record_type == "SequenceExample")
+    for c in made.columns:
+        if c.key in exact:
+            c.conversion = exact[c.key]()
+    return made
 
 
 def _plain(value: Any) -> Any:

@@ -22,8 +22,8 @@ from pyspark.sql.types import StructType
 from spark_tfrecord import errors
 from spark_tfrecord._format.decoder import MalformedRecord
 from spark_tfrecord._format.inference import infer_schema
-from spark_tfrecord._format.layout import ColumnError, layout
-from spark_tfrecord._source.columns import ArrowColumns
+from spark_tfrecord._format.layout import ColumnError
+from spark_tfrecord._source.columns import ArrowColumns, exact_layout
 from spark_tfrecord._source.options import ReadOptions
 from spark_tfrecord._source.planning import (
     Task,
@@ -145,11 +145,8 @@ class TFRecordReader(DataSourceReader):
         fields = [json["fields"][i] for i in data]
         separator = self.parsed.inference.path_separator
         try:
-            found = layout(
+            found = exact_layout(
                 {"type": "struct", "fields": fields},
-                {},
-                None,
-                self.path,
                 separator,
                 "SequenceExample" if record_type == "SequenceExample" else "Example",
             )
