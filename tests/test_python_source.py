@@ -12,6 +12,7 @@ Collected only where pyspark has the Python data source API (tests/conftest.py).
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -273,6 +274,38 @@ def test_partition_folders_are_columns(spark: Any, tmp_path: Path) -> None:
     ]
 
 
+def test_s3a_urls_read_through_fsspec(spark: Any, corpus: dict[str, str], tmp_path: Path) -> None:
+    """``s3a://`` is read as ``s3://`` through s3fs, with ``storageOptions`` (an S3 server of
+    moto's): the schema and rows of the local file, and partition folders."""
+    from support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, s3_bucket
+
+    path = corpus["every_kind"]
+    with s3_bucket(tmp_path / "moto.log", "jarless") as s3:
+        for k in (1, 2):
+            s3.client.upload_file(path, "jarless", f"table/k={k}/part-0.tfrecord")
+        storage = {
+            "endpoint_url": s3.endpoint,
+            "key": ACCESS_KEY,
+            "secret": SECRET_KEY,
+            "client_kwargs": {"region_name": REGION},
+        }
+        df = (
+            spark.read.format("tfrecord")
+            .option("storageOptions", json.dumps(storage))
+            .load("s3a://jarless/table")
+        )
+        schema = df.schema.jsonValue()
+        rows = _rows(df)
+    inferred = jar_inferred_schema(path)
+    assert schema["fields"] == [
+        *inferred["fields"],
+        {"name": "k", "type": "integer", "nullable": True, "metadata": {}},
+    ]
+    jar = _jar_rows(path, inferred)
+    for k in (1, 2):  # each file's rows in its order (a task reads a file in order)
+        assert _trees(inferred, [r for r in rows if r["k"] == k]) == jar
+
+
 def test_a_file_read_in_slices_gives_each_record_once(tmp_path: Path) -> None:
     """Slices of a file (cut anywhere) give the records whose header starts in each: together,
     every record of the file once, in order."""
@@ -281,7 +314,7 @@ def test_a_file_read_in_slices_gives_each_record_once(tmp_path: Path) -> None:
         for i in range(300)
     ]
     path = str(write_records(tmp_path / "big.tfrecord", data))
-    files = data_files(path)
+    files = data_files(path, LocalFiles())
     tasks = plan(
         files,
         compression=None,
@@ -293,6 +326,6 @@ def test_a_file_read_in_slices_gives_each_record_once(tmp_path: Path) -> None:
     assert len(tasks) > 10
     slices = sorted((s for t in tasks for s in t.slices), key=lambda s: s.start)
     options = InferenceOptions()
-    got = [r for s in slices for r in slice_records(s, options)]
+    got = [r for s in slices for r in slice_records(s, options, LocalFiles())]
     assert got == list(records(path, LocalFiles()))
     assert [d for _, d in got] == data

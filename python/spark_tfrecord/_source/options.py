@@ -1,15 +1,18 @@
 """The options of a jar-less read, with the jar's names, defaults and errors (``TFRecordOptions``).
 
 The options inference reads are :class:`~spark_tfrecord._format.inference.InferenceOptions`'; a
-read adds ``mode``, ``columnNameOfCorruptRecord`` and ``splitFiles``. An option the jar takes on
-read that this route cannot honour is refused by name (:data:`UNSUPPORTED`), never ignored.
+read adds ``mode``, ``columnNameOfCorruptRecord`` and ``splitFiles``, and, for this route
+only, ``storageOptions`` (fsspec's, as JSON, for ``s3://`` and ``gs://`` paths). An option the
+jar takes on read that this route cannot honour is refused by name (:data:`UNSUPPORTED`), never
+ignored.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.inference import InferenceOptions
@@ -50,6 +53,8 @@ class ReadOptions:
     mode: Mode = "FAILFAST"
     corrupt_column: str = DEFAULT_CORRUPT_COLUMN
     split_files: bool = True
+    #: ``storageOptions``: fsspec's storage options for ``s3://``, ``gs://``... paths (JSON).
+    storage_options: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
@@ -81,4 +86,13 @@ class ReadOptions:
                 raise invalid("splitFiles", v, ["true", "false"])
             split_files = v.strip().lower() == "true"
         corrupt = given.get("columnnameofcorruptrecord", ("", DEFAULT_CORRUPT_COLUMN))[1]
-        return cls(InferenceOptions.parse(options), mode, corrupt, split_files)
+        storage: dict[str, Any] = {}
+        if "storageoptions" in given:
+            v = given["storageoptions"][1]
+            try:
+                storage = json.loads(v)
+            except ValueError:
+                storage = None  # type: ignore[assignment]
+            if not isinstance(storage, dict):
+                raise invalid("storageOptions", v, ["a JSON object of fsspec storage options"])
+        return cls(InferenceOptions.parse(options), mode, corrupt, split_files, storage)

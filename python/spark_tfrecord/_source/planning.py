@@ -10,13 +10,14 @@ first, each file costing ``openCostInBytes`` more, as Spark packs them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from spark_tfrecord._format import partitions
 from spark_tfrecord._format.compression import _compression_by_name
-from spark_tfrecord._format.files import local_path
+from spark_tfrecord._format.files import Files, is_glob, is_url, local_path
 from spark_tfrecord._format.folders import DataFile, list_files
 
 #: Spark's defaults of ``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``.
@@ -43,15 +44,39 @@ class Task:
     slices: list[Slice] = field(default_factory=list)
 
 
-def data_files(path: str) -> list[DataFile]:
-    """The data files of ``path`` (a file, a folder, a glob; a ``file:`` URL), sorted by path."""
-    return list_files(local_path(path))
+def fsspec_url(path: str) -> str:
+    """The path as fsspec takes it: Hadoop's ``s3a://`` (and ``s3n://``) is S3's ``s3://``, the
+    same bucket and key, read with s3fs (credentials from ``storageOptions`` or the usual AWS
+    variables, not Hadoop's ``fs.s3a.*`` settings)."""
+    for hadoop in ("s3a://", "s3n://"):
+        if path.startswith(hadoop):
+            return "s3://" + path[len(hadoop) :]
+    return path
+
+
+def data_files(path: str, files: Files) -> list[DataFile]:
+    """The data files of ``path`` (a file, a folder, a glob; a ``file:`` URL, or an fsspec URL
+    read through ``files``), sorted by path."""
+    if not is_url(path):
+        return list_files(local_path(path))
+    matches = files.glob(path) if is_glob(path) else [path]
+    found: list[DataFile] = []
+    for match in matches:
+        if files.isdir(match):
+            found += [
+                DataFile(files.join(match, rel), size) for rel, size in files.list_data(match)
+            ]
+        elif files.isfile(match):
+            found.append(DataFile(match, files.size(match)))
+        elif not is_glob(path):
+            raise FileNotFoundError(f"File {path} does not exist")
+    return sorted(found, key=lambda f: f.path)
 
 
 def partition_folders(root: str, files: Sequence[DataFile]) -> list[dict[str, str]]:
     """Per file, its ``name=value`` folders below ``root`` (raw values); empty when the files
     are in none. A ValueError when files name different columns, as Spark's discovery fails."""
-    top = local_path(root).rstrip("/") + "/"
+    top = (root if is_url(root) else os.path.abspath(local_path(root))).rstrip("/") + "/"
     found = [
         dict(partitions.folders(f.path[len(top) :] if f.path.startswith(top) else ""))
         for f in files

@@ -21,6 +21,7 @@ from pyspark.sql.types import StructType
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.decoder import MalformedRecord
+from spark_tfrecord._format.files import Files, file_system
 from spark_tfrecord._format.inference import infer_schema
 from spark_tfrecord._format.layout import ColumnError
 from spark_tfrecord._source.columns import ArrowColumns, exact_layout
@@ -28,6 +29,7 @@ from spark_tfrecord._source.options import ReadOptions
 from spark_tfrecord._source.planning import (
     Task,
     data_files,
+    fsspec_url,
     partition_folders,
     partition_values,
     plan,
@@ -53,6 +55,12 @@ _PARTITION_VALUES = {
     "string": pa.string(),
     "void": pa.null(),
 }
+
+
+def _files(options: Mapping[str, str], parsed: ReadOptions) -> tuple[Files, str]:
+    """The read's file system and path (fsspec's for a URL, with ``storageOptions``)."""
+    url = fsspec_url(_path(options))
+    return file_system(url, parsed.storage_options or None)
 
 
 def _path(options: Mapping[str, str]) -> str:
@@ -89,10 +97,10 @@ class TFRecordDataSource(DataSource):
     def schema(self) -> StructType:
         """The jar's inferred schema of the files, then the partition columns."""
         options = ReadOptions.parse(self.options)
-        path = _path(self.options)
-        files = data_files(path)
+        fs, path = _files(self.options, options)
+        files = data_files(path, fs)
         found = partition_folders(path, files)
-        inferred = infer_schema([f.path for f in files], options.inference)
+        inferred = infer_schema([f.path for f in files], options.inference, files=fs)
         fields = list(inferred["fields"])
         for name, (t, _) in partition_values(found, {}).items():
             fields.append(
@@ -118,9 +126,9 @@ class TFRecordReader(DataSourceReader):
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.options = dict(options)
         self.parsed = ReadOptions.parse(self.options)
-        self.path = _path(self.options)
+        self.fs, self.path = _files(self.options, self.parsed)
         self.schema = schema
-        self.files = data_files(self.path)
+        self.files = data_files(self.path, self.fs)
         found = partition_folders(self.path, self.files)
         given = {f.name: f.dataType.simpleString() for f in schema.fields}
         names = list(found[0]) if found else []
@@ -177,7 +185,7 @@ class TFRecordReader(DataSourceReader):
         for s in partition.task.slices:
             records: list[Any] = []
             bad: list[bytes | None] = []
-            for offset, record in slice_records(s, options.inference):
+            for offset, record in slice_records(s, options.inference, self.fs):
                 if raw:
                     records.append(record)
                     continue

@@ -9,13 +9,13 @@ and stops before the first record whose header starts at or past its end.
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterator
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.compression import CHUNK, chunks
 from spark_tfrecord._format.crc import crc32c, masked
+from spark_tfrecord._format.files import Files
 from spark_tfrecord._format.framing import FOOTER, HEADER, walk_stream
 from spark_tfrecord._format.inference import InferenceOptions, file_compression
 from spark_tfrecord._source.planning import Slice
@@ -23,17 +23,17 @@ from spark_tfrecord._source.planning import Slice
 _HEADER_FIELDS = struct.Struct("<QI")
 
 
-def _read_from(path: str, start: int) -> Iterator[bytes]:
-    with open(path, "rb") as f:
+def _read_from(path: str, start: int, files: Files) -> Iterator[bytes]:
+    with files.open(path) as f:
         f.seek(start)
         while chunk := f.read(CHUNK):
             yield chunk
 
 
-def _first_record(path: str, s: Slice, options: InferenceOptions) -> int:
+def _first_record(path: str, s: Slice, options: InferenceOptions, files: Files) -> int:
     """The offset of the first sound record header in the slice, or -1 (``findRecordStart``)."""
     crc = crc32c()
-    with open(path, "rb") as f:
+    with files.open(path) as f:
         at = s.start
         while at < s.end:
             f.seek(at)
@@ -67,11 +67,10 @@ def _first_record(path: str, s: Slice, options: InferenceOptions) -> int:
     return -1
 
 
-def slice_records(s: Slice, options: InferenceOptions) -> Iterator[tuple[int, bytes]]:
+def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator[tuple[int, bytes]]:
     """The records of slice ``s`` as (offset in the file's stream, data)."""
     path = s.path
-    with open(path, "rb") as f:
-        head = f.read(HEADER)
+    head = files.read_range(path, 0, min(HEADER, s.size))
     codec = file_compression(path, options.compression, head)
     whole = s.start == 0 and s.end >= s.size
     base = 0
@@ -79,14 +78,14 @@ def slice_records(s: Slice, options: InferenceOptions) -> Iterator[tuple[int, by
     if codec != "none":
         if s.start != 0:
             return
-        stream, size, whole = chunks(path, codec), None, True
+        stream, size, whole = chunks(path, codec, files), None, True
     elif s.start == 0:
-        stream, size = _read_from(path, 0), os.path.getsize(path)
+        stream, size = _read_from(path, 0, files), s.size
     else:
-        base = _first_record(path, s, options)
+        base = _first_record(path, s, options, files)
         if base < 0:
             return
-        stream, size = _read_from(path, base), s.size - base
+        stream, size = _read_from(path, base, files), s.size - base
     walk = walk_stream(
         stream,
         path,
