@@ -256,6 +256,26 @@ def test_a_bad_option_is_the_jars_error(spark: Any, corpus: dict[str, str]) -> N
     )
 
 
+def test_ignore_corrupt_files_keeps_the_records_before_the_damage(
+    spark: Any, tmp_path: Path
+) -> None:
+    path, _ = _mixed_file(tmp_path / "cut")
+    Path(path).write_bytes(Path(path).read_bytes()[:-5])  # the last record cut short
+    reader = spark.read.format("tfrecord").schema("a bigint").option("mode", "DROPMALFORMED")
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    assert errors.condition(raised.value) == "TFRECORD_CORRUPT_RECORD.TRUNCATED"
+    kept = reader.option("ignoreCorruptFiles", "true").load(path).collect()
+    assert [r.a for r in kept] == [1]
+
+
+def test_register_needs_the_python_data_source_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where pyspark has no pyspark.sql.datasource (open-source Spark 3.5), register says so."""
+    monkeypatch.setitem(sys.modules, "pyspark.sql.datasource", None)
+    with pytest.raises(RuntimeError, match="has no Python data source API"):
+        spark_tfrecord.register(object())
+
+
 def test_partition_folders_are_columns(spark: Any, tmp_path: Path) -> None:
     table = tmp_path / "table"
     for k in (1, 20):

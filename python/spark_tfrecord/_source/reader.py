@@ -27,6 +27,7 @@ from spark_tfrecord._format.layout import ColumnError
 from spark_tfrecord._source.columns import ArrowColumns, exact_layout
 from spark_tfrecord._source.options import ReadOptions
 from spark_tfrecord._source.planning import (
+    Slice,
     Task,
     data_files,
     fsspec_url,
@@ -185,7 +186,7 @@ class TFRecordReader(DataSourceReader):
         for s in partition.task.slices:
             records: list[Any] = []
             bad: list[bytes | None] = []
-            for offset, record in slice_records(s, options.inference, self.fs):
+            for offset, record in self._records(s):
                 if raw:
                     records.append(record)
                     continue
@@ -203,6 +204,20 @@ class TFRecordReader(DataSourceReader):
                     records, bad = [], []
             if records:
                 yield self._batch(records, bad, s.file, columns, target, data)
+
+    def _records(self, s: Slice) -> Iterator[tuple[int, bytes]]:
+        """The slice's records; with ``ignoreMissingFiles`` none of a file gone since planning,
+        with ``ignoreCorruptFiles`` none after damaged framing (the records before it are
+        kept), as Spark's file scan skips them for the jar."""
+        options = self.parsed.inference
+        try:
+            yield from slice_records(s, options, self.fs)
+        except FileNotFoundError:
+            if not options.ignore_missing_files:
+                raise
+        except errors.CorruptFileError:
+            if not options.ignore_corrupt_files:
+                raise
 
     def _batch(
         self,
