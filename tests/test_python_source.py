@@ -246,6 +246,11 @@ def test_bad_records_in_each_mode_as_the_jar(spark: Any, tmp_path: Path) -> None
     ]
 
 
+def test_a_glob_matching_nothing_with_a_schema_reads_no_rows(spark: Any, tmp_path: Path) -> None:
+    df = spark.read.format("tfrecord").schema("a bigint").load(str(tmp_path / "none-*"))
+    assert df.collect() == []
+
+
 def test_a_bad_option_is_the_jars_error(spark: Any, corpus: dict[str, str]) -> None:
     with pytest.raises(Exception) as raised:
         spark.read.format("tfrecord").option("mode", "LENIENT").load(corpus["interop"]).count()

@@ -171,7 +171,8 @@ class TFRecordReader(DataSourceReader):
             split_files=self.parsed.split_files,
             parallelism=os.cpu_count() or 1,
         )
-        return [_TaskPartition(t) for t in tasks]
+        # no files (a glob matching none, with a schema given): one task that reads nothing
+        return [_TaskPartition(t) for t in tasks] or [_TaskPartition(Task())]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _TaskPartition)

@@ -9,7 +9,9 @@ def register(spark: Any) -> None:
     """Registers the Python ``tfrecord`` data source (no jar) in ``spark``'s session, so that
     ``spark.read.format("tfrecord")`` works where no jar can be added (Spark 4.0+, Databricks
     Runtime 15.4+, Spark Connect). Where the jar already serves ``tfrecord``, it stays the one
-    that reads (Spark's lookup prefers it): that is done, not an error. Where pyspark has no
+    that reads (Spark's lookup prefers its ``DataSourceRegister``; Spark 4.3.0 registers the
+    Python source beside it with a warning, a Spark that refuses with
+    ``DATA_SOURCE_ALREADY_EXISTS`` is taken as done, not an error). Where pyspark has no
     Python data source API (``pyspark.sql.datasource`` with ``DataSourceArrowWriter``:
     open-source Spark 3.5), raises a RuntimeError that says so.
 
