@@ -41,6 +41,7 @@ from support.tfrecord_bytes import (
     entry,
     example,
     feature,
+    float_list_packed,
     int64_list_packed,
     write_records,
 )
@@ -205,6 +206,48 @@ def test_gzip_by_magic_bytes_and_byte_arrays(
     assert [bytes(r.byteArray) for r in raw.collect()] == [
         d for _, d in records(path, LocalFiles())
     ]
+
+
+def test_sparse_vectors_read_as_the_jar(spark: Any, tmp_path: Path) -> None:
+    """Features ``v/indices``, ``v/values``, ``v/size`` (vectorLayout sparse) are one ML vector
+    column, inferred and read as the jar reads them; a record without them a null."""
+
+    def parts(indices: list[int], values: list[float], size: int) -> list[bytes]:
+        return [
+            entry(b"v/indices", feature("int64", int64_list_packed(indices))),
+            entry(b"v/values", feature("float", float_list_packed(values))),
+            entry(b"v/size", feature("int64", int64_list_packed([size]))),
+        ]
+
+    data = [
+        example(
+            entry(b"id", feature("int64", int64_list_packed([0]))), *parts([1, 3], [0.5, -2], 5)
+        ),
+        example(entry(b"id", feature("int64", int64_list_packed([1]))), *parts([], [], 3)),
+        example(entry(b"id", feature("int64", int64_list_packed([2])))),
+    ]
+    path = str(write_records(tmp_path / "vectors" / "part-0.tfrecord", data))
+    df = spark.read.format("tfrecord").load(path)
+    schema = df.schema.jsonValue()
+    assert schema == jar_inferred_schema(path)
+    assert schema["fields"][1]["type"]["class"] == "org.apache.spark.ml.linalg.VectorUDT"
+    rows = [r.asDict() for r in df.collect()]
+    assert _trees(schema, rows) == _jar_rows(path, schema)
+    # a dense feature (float or int64) read into a vector column given by the schema
+    from pyspark.ml.linalg import VectorUDT
+    from pyspark.sql.types import StructField, StructType
+
+    dense = [
+        example(entry(b"v", feature("float", float_list_packed([1.5, -0.0, 3])))),
+        example(entry(b"v", feature("int64", int64_list_packed([2**53 + 1, -7])))),
+        example(),
+    ]
+    dense_path = str(write_records(tmp_path / "dense" / "part-0.tfrecord", dense))
+    given = StructType([StructField("v", VectorUDT())])
+    dense_rows = [
+        r.asDict() for r in spark.read.format("tfrecord").schema(given).load(dense_path).collect()
+    ]
+    assert _trees(given.jsonValue(), dense_rows) == _jar_rows(dense_path, given.jsonValue())
 
 
 def _mixed_file(folder: Path) -> tuple[str, list[bytes]]:

@@ -26,8 +26,9 @@ from spark_tfrecord._format.conversions import (
     conversion,
     java_float,
 )
-from spark_tfrecord._format.layout import Layout
-from spark_tfrecord._format.schema import columns
+from spark_tfrecord._format.decoder import UNSET
+from spark_tfrecord._format.layout import ColumnError, Layout
+from spark_tfrecord._format.schema import Column, columns, is_vector
 from spark_tfrecord._format.values import Ragged
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
@@ -126,7 +127,51 @@ def exact_layout(
     for c in made.columns:
         if c.key in exact:
             c.conversion = exact[c.key]()
+    vectors = {c.key: c for c in made.columns if c.shape == "vector"}
+    if vectors:
+        made._readers = [
+            (key, _vector_reader(vectors[key]) if key in vectors else read)
+            for key, read in made._readers
+        ]
     return made
+
+
+def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
+    """An ML vector column's reader giving Spark's vector (its ``VectorUDT`` row: type, size,
+    indices, values; doubles exact): sparse from ``c/indices``, ``c/values``, ``c/size`` when
+    the record has them, else dense from ``c``; the loaders' checks and messages."""
+    c.conversion = _double()
+    dense_slot, index_slot, value_slot, size_slot = c.slots
+    names = c.features
+    ints = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+    ints.conversion = conversion("bigint")
+    values = Layout._values
+
+    def vector(features: list[Any]) -> Any:
+        dense = features[dense_slot]
+        if features[index_slot] is None and features[value_slot] is None:
+            if dense is None:
+                return None
+            return {"type": 1, "size": None, "indices": None, "values": values(c, dense, names[0])}
+        indices = values(ints, features[index_slot] or (UNSET, None), names[1])
+        entries = values(c, features[value_slot] or (UNSET, None), names[2])
+        size = values(ints, features[size_slot] or (UNSET, None), names[3])
+        if len(size) != 1:
+            raise ColumnError(c.path, f"feature {names[3]!r} must hold the vector's size")
+        n = int(size[0])
+        if len(indices) != len(entries):
+            raise ColumnError(
+                c.path, f"{len(indices)} indices but {len(entries)} values in {names[1]!r}"
+            )
+        if len(indices) and (
+            int(indices.min()) < 0 or int(indices.max()) >= n or bool(np.any(np.diff(indices) <= 0))
+        ):
+            raise ColumnError(
+                c.path, f"indices in {names[1]!r} must increase and be below the size {n}"
+            )
+        return {"type": 0, "size": n, "indices": indices, "values": entries}
+
+    return vector
 
 
 def _plain(value: Any) -> Any:
@@ -145,6 +190,15 @@ def _leaf(key: str, t: Any, target: pa.DataType, column: str) -> Build:
         if ragged:
             got = [_plain(v) for v in got]
         return pa.array(got, type=values_type).cast(target)
+
+    return build
+
+
+def _vector(key: str, target: pa.DataType) -> Build:
+    """An ML vector column: its ``VectorUDT`` rows as the struct Arrow gives its SQL type."""
+
+    def build(records: Sequence[Any]) -> pa.Array:
+        return pa.array([None if r is None else r[key] for r in records], type=target)
 
     return build
 
@@ -176,6 +230,8 @@ def _builder(
     path = f"{parent}.{field['name']}" if parent else field["name"]
     if isinstance(t, dict) and t.get("type") == "struct":
         return _struct(t["fields"], key, target, separator, path)
+    if is_vector(t):
+        return _vector(key, target)
     if isinstance(t, dict) and t.get("type") == "array":
         inner = t["elementType"]
         while isinstance(inner, dict) and inner.get("type") == "array":
