@@ -61,6 +61,8 @@ GIVEN = {
     "doubles": "fl_1 double, fl array<double>, big_1 double, rf array<array<double>>",
     "decimals": "small_1 decimal(10,2), small array<decimal(5,0)>",
     "timestamps": "micros_1 timestamp, micros array<timestamp_ntz>",
+    "array of structs": "objs array<struct<n: bigint, name: string, toks: array<string>, "
+    "inner: struct<a: int>>>",
 }
 JAR_CLASS = "io.github.sparktfrecord.TFRecordFileFormat"
 
@@ -169,7 +171,8 @@ def test_a_given_schema_reads_as_the_jar(spark: Any, corpus: dict[str, str], key
 #: lists; some records hold a name in the wrong place, which both routes refuse.
 SEQUENCE_SCHEMA = (
     "id bigint, label string, tokens array<string>, frames array<array<float>>, "
-    "ids array<array<bigint>>, words array<array<string>>"
+    "ids array<array<bigint>>, words array<array<string>>, "
+    "steps array<struct<t: bigint, tag: string, xs: array<float>>>"
 )
 
 

@@ -68,9 +68,14 @@ _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 
 
 def _leaf_values(t: Any, column: str) -> pa.DataType:
-    """The Arrow type of the decoded values of a leaf of Spark type ``t`` (JSON)."""
+    """The Arrow type of the decoded values of a leaf of Spark type ``t`` (JSON), or of an
+    array of structs' elements."""
     if isinstance(t, str) and t in _VALUES:
         return _VALUES[t]
+    if isinstance(t, dict) and t.get("type") == "struct":
+        return pa.struct(
+            [pa.field(f["name"], _leaf_values(f["type"], column)) for f in t["fields"]]
+        )
     found = _DECIMAL.fullmatch(t) if isinstance(t, str) else None
     if found:
         return pa.decimal128(int(found.group(1)), int(found.group(2)))
@@ -234,11 +239,62 @@ def _builder(
         return _vector(key, target)
     if isinstance(t, dict) and t.get("type") == "array":
         inner = t["elementType"]
+        if isinstance(inner, dict) and inner.get("type") == "struct":
+            return _struct_array(inner, key, target, separator, path)
         while isinstance(inner, dict) and inner.get("type") == "array":
             inner = inner["elementType"]
         if isinstance(inner, dict):
             raise unsupported(path, f"array<{_type_text(inner)}>")
     return _leaf(key, t, target, path)
+
+
+def _elements(t: Any, key: str, separator: str) -> Callable[[Any], list[Any] | None]:
+    """Of a record, the items of an array of structs' field of type ``t`` (keyed ``key``), one
+    per element: a leaf's list (a list leaf's lists), a struct's fields zipped; None when the
+    record has none of its features."""
+    if isinstance(t, dict) and t.get("type") == "struct":
+        parts = [
+            (f["name"], _elements(f["type"], key + separator + f["name"], separator))
+            for f in t["fields"]
+        ]
+        return lambda record: _zip([(name, part(record)) for name, part in parts], t)
+
+    def leaf(record: Any) -> list[Any] | None:
+        value = record[key]
+        if value is None:
+            return None
+        return list(_plain(value)) if not isinstance(value, Ragged) else value.to_list()
+
+    return leaf
+
+
+def _zip(parts: list[tuple[str, list[Any] | None]], t: Any) -> list[Any] | None:
+    """The elements from their fields' items (the jar's assembly: an absent field is null in
+    each element, an empty list for a list field)."""
+    present = [items for _, items in parts if items is not None]
+    if not present:
+        return None
+    size = len(present[0])
+    lists = {f["name"] for f in t["fields"] if _type_text(f["type"]) == "array"}
+    return [
+        {
+            name: items[e] if items is not None else ([] if name in lists else None)
+            for name, items in parts
+        }
+        for e in range(size)
+    ]
+
+
+def _struct_array(element: Any, key: str, target: pa.DataType, separator: str, path: str) -> Build:
+    """An array of structs, from its leaves' lists (one item per element)."""
+    values_type = pa.list_(_leaf_values(element, path))
+    items = _elements(element, key, separator)
+
+    def build(records: Sequence[Any]) -> pa.Array:
+        got = [None if r is None else items(r) for r in records]
+        return pa.array(got, type=values_type).cast(target)
+
+    return build
 
 
 class ArrowColumns:
