@@ -2,9 +2,11 @@
 reads: in a Spark session started with no jar, ``spark.read.format("tfrecord")`` is the Python
 source, found by Spark itself (the top-level ``pyspark_tfrecord`` module); the files TensorFlow
 writes (support/tf_corpus.py) give the schema the jar infers and, row for row, the values the
-jar's own scan gives (support/jar_decoder.py, through JPype), with inferred and given schemas;
-bad records give the jar's errors in each mode; partition folders and a file read in slices
-give the rows the whole file gives.
+jar's own scan gives (support/jar_decoder.py, through JPype), with inferred and given schemas
+(narrower types, doubles, decimals, timestamps, structs, ragged lists, arrays of structs, ML
+vectors, SequenceExamples, GZIP found by its magic bytes, ByteArray); bad records give the jar's
+condition, file and offset in each mode; partition folders (local, and on an S3 server through
+``s3a://``) are columns; a file read in slices gives each record once.
 
 Collected only where pyspark has the Python data source API (tests/conftest.py).
 """

@@ -5,7 +5,9 @@ of the schema, a builder from the records' values (what
 :meth:`spark_tfrecord._format.layout.Layout.record` gives, keyed by feature path) to an Arrow
 array, built in the values' own kinds (int64, float32, string, binary) then cast to the column's
 Arrow type (``pyspark.sql.pandas.types.to_arrow_schema``'s, which Spark 4.2+ checks exactly). A
-struct is null when none of its leaves has a value, as the jar reads it.
+struct is null when none of its leaves has a value, as the jar reads it; an array of structs is
+zipped from its leaves' lists; an ML vector is ``VectorUDT``'s struct; doubles and decimals are
+exact (:func:`exact_layout`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ def unsupported(column: str, type_text: str) -> errors.ArgumentError:
     return errors.ArgumentError(
         errors.UNSUPPORTED_TYPE,
         f"Column '{column}' has type {type_text}, which the Python data source (no jar) does not "
-        "read yet: read it with the jar, or as another type (float for double and decimal)",
+        "read yet (maps, encoded tensors, vectors in arrays): read it with the jar, or as "
+        "another type",
         column=column,
     )
 
