@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The JVM options of every Spark the tests start: tests/spark-conf/spark-defaults.conf says why.
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "spark-conf"))
 
 pytest_plugins = ["spark_tfrecord.testing"]
 
@@ -27,12 +29,11 @@ if _PYSPARK is None or not any(
     collect_ignore.append("test_python_source.py")
 #: The files (and docs pages) that check the package's own Python code rather than the jar in a
 #: given Spark: the codec, the loaders, the CLI, the docs. ci/test runs each of them in one suite
-#: of its matrix, not in all (SPARK_TFRECORD_SHARE=k/n: this suite is k of n), for CI's time:
-#: three suites of everything ran past 75 minutes on 2 cores. Each goes to the suite with the
-#: fewest seconds dealt so far, slowest first (the seconds one run took, measured on Spark 4.3.0
-#: alone on 2 cores), so that the suites end together. Every other file exercises the jar
-#: through Spark (reads, writes, errors, Connect, clusters, object stores, TFDS) and runs in
-#: every suite. A suite run alone (no SPARK_TFRECORD_SHARE) runs everything.
+#: of its matrix, not in all, for CI's time: three suites of everything ran past 75 minutes on 2
+#: cores. ci/test tells each suite the matrix and which of it the suite is
+#: (SPARK_TFRECORD_MATRIX, SPARK_TFRECORD_SUITE); _mine deals the units out by the seconds one
+#: run of each took (measured on a busy 2-core machine), so that the suites end together. A
+#: suite run alone (no SPARK_TFRECORD_MATRIX) runs everything.
 ONCE = {
     "test_docs.py[tfds.md]": 323,
     "test_docs.py[getting-started.md]": 171,
@@ -57,6 +58,7 @@ ONCE = {
     "test_tf_dataset.py": 90,
     "test_s3_loaders.py": 90,
     "test_converter.py": 90,
+    "test_batch_decoding.py": 20,
 }
 
 
@@ -72,29 +74,81 @@ def _unit(item: pytest.Item) -> str:
     return item.path.name
 
 
-def _dealt(k: int, n: int) -> set[str]:
-    """The ONCE units that suite ``k`` of ``n`` runs."""
-    totals = [0] * n
-    mine: set[str] = set()
-    for unit, seconds in sorted(ONCE.items(), key=lambda kv: (-kv[1], kv[0])):
+#: The files that check what the jar does with records (the codec and framing, TensorFlow's and
+#: TFDS's files both ways, hostile and mutated input, compression): every Spark 4 runs the one
+#: spark4_2.13 jar, so ci/test runs each of these in one of the suites that share a jar
+#: (_mine), dealt out as ONCE is. What is left runs in every suite: the
+#: Spark side of the data source, which changes with Spark's minor versions (planning,
+#: inference, reads and writes through Spark's API, commits and manifests, errors as Spark
+#: raises them, Connect, streaming, executors in other JVMs, object stores, Hadoop, spark-shell).
+PER_JAR = {
+    "test_tfds.py": 300,
+    "test_fuzz.py": 160,
+    "test_errors_hostile_lengths.py": 150,
+    "test_tensorflow_interop.py": 90,
+    "test_tfds_ragged.py": 90,
+    "test_tfds_tensor.py": 60,
+    "test_tfx.py": 60,
+    "test_index.py": 70,
+    "test_sequence_example.py": 50,
+    "test_sparse_vectors.py": 60,
+    "test_ragged.py": 60,
+    "test_nested.py": 40,
+    "test_compression.py": 40,
+    "test_compression_detection.py": 40,
+    "test_properties.py": 40,
+    "test_local_checksum_files.py": 30,
+    "test_local_files.py": 20,
+    "test_wire_encoding.py": 20,
+}
+for _unit_name in PER_JAR:
+    assert (Path(__file__).parent / _unit_name).is_file(), f"no {_unit_name}"
+
+
+def _deal(table: dict[str, int], totals: list[float]) -> list[set[str]]:
+    """Deals the units of ``table`` out among suites whose seconds so far are ``totals``: each
+    to the suite with the fewest, slowest first. Each suite's units; ``totals`` grow."""
+    dealt: list[set[str]] = [set() for _ in totals]
+    for unit, seconds in sorted(table.items(), key=lambda kv: (-kv[1], kv[0])):
         share = totals.index(min(totals))
         totals[share] += seconds
-        if share == k:
-            mine.add(unit)
-    return mine
+        dealt[share].add(unit)
+    return dealt
+
+
+def _mine(matrix: list[str], k: int) -> tuple[set[str], set[str]]:
+    """The ONCE and PER_JAR units that suite ``k`` of the ``matrix`` (pyspark versions, as
+    ci/test's SPARK_MATRIX) runs. A suite's PER_JAR units are dealt among the suites of its
+    jar (its Spark's major version); the ONCE units then go first to the suites that got the
+    fewest seconds of those (the Spark 3.5 suite runs all of its jar's)."""
+    totals = [0.0] * len(matrix)
+    per_jar: list[set[str]] = [set() for _ in matrix]
+    for major in sorted({v.split(".")[0] for v in matrix}):
+        group = [i for i, v in enumerate(matrix) if v.split(".")[0] == major]
+        sums = [0.0] * len(group)
+        for i, units in zip(group, _deal(PER_JAR, sums)):
+            per_jar[i] = units
+        for i, seconds in zip(group, sums):
+            totals[i] = seconds
+    once = _deal(ONCE, totals)
+    return once[k], per_jar[k]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    setting = os.environ.get("SPARK_TFRECORD_SHARE")
-    if not setting:
+    matrix = os.environ.get("SPARK_TFRECORD_MATRIX", "").split()
+    if not matrix:
         return
-    k, n = (int(x) for x in setting.split("/"))
-    assert 0 <= k < n, f"SPARK_TFRECORD_SHARE is k/n with 0 <= k < n, not {setting}"
-    mine = _dealt(k, n)
-    kept = [i for i in items if _unit(i) not in ONCE or _unit(i) in mine]
-    gone = [i for i in items if i not in kept]
-    if gone:
-        config.hook.pytest_deselected(items=gone)
+    k = int(os.environ["SPARK_TFRECORD_SUITE"])
+    assert 0 <= k < len(matrix), f"SPARK_TFRECORD_SUITE {k} is not of the matrix {matrix}"
+    once, per_jar = _mine(matrix, k)
+    kept = [
+        i
+        for i in items
+        if (_unit(i) not in ONCE or _unit(i) in once)
+        and (_unit(i) not in PER_JAR or _unit(i) in per_jar)
+    ]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in set(kept)])
         items[:] = kept
 
 
@@ -128,5 +182,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     terminalreporter.section("seconds per file")
     for name, seconds in sorted(_SECONDS.items(), key=lambda kv: -kv[1]):
-        mark = " (ONCE)" if name in ONCE else ""
+        mark = " (ONCE)" if name in ONCE else " (PER_JAR)" if name in PER_JAR else ""
         terminalreporter.write_line(f"{seconds:8.1f}  {name}{mark}")

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 from support.manifests import write_manifest
@@ -21,13 +23,17 @@ from support.tfrecord_bytes import (
     int64_list_packed,
 )
 
-#: Runs the command's main() and writes, on stderr, which heavy modules were imported.
+#: Runs the command's main() and writes, on stderr, which heavy modules were imported: the JVM's
+#: and Spark's, and the package's modules that only other commands need (the Spark side, the
+#: loaders, the convert command).
 _RUN = """\
 import json, sys
 from spark_tfrecord import cli
 status = cli.main(sys.argv[1:])
-heavy = sorted(m for m in ("pyspark", "py4j", "jpype", "_jpype") if m in sys.modules)
-print(json.dumps({"status": status, "imported": heavy}), file=sys.stderr)
+heavy = ("pyspark", "py4j", "jpype", "_jpype", "spark_tfrecord._spark", "spark_tfrecord._loaders",
+         "spark_tfrecord.cli.convert", "spark_tfrecord.cli.index")
+print(json.dumps({"status": status, "imported": sorted(m for m in heavy if m in sys.modules)}),
+      file=sys.stderr)
 """
 
 
@@ -159,6 +165,81 @@ def test_a_tfds_folder(tmp_path: Path) -> None:
         " |-- label: long (nullable = true)",
         '{"id": 0, "label": 0}',
         '{"id": 1, "label": 1}',
+    ]
+
+
+def test_arrays_of_structs_and_encoded_tensors(tmp_path: Path) -> None:
+    """A manifest's array of structs and a TFDS folder's encoded tensors (zlib and raw bytes)
+    are read in plain Python too (test_python_inference compares such rows with the jar's)."""
+    data = tmp_path / "d"
+    data.mkdir()
+    objects = [
+        example(
+            entry(b"id", feature("int64", int64_list_packed([i]))),
+            entry(b"objs/w", feature("float", float_list_packed([0.5] * i))),
+            entry(b"objs/tag", feature("bytes", bytes_list([b"t"] * i))),
+        )
+        for i in range(3)
+    ]
+    (data / "part-0.tfrecord").write_bytes(b"".join(frame(r) for r in objects))
+    element = {"type": "struct", "fields": [
+        {"name": "w", "type": "float", "nullable": True, "metadata": {}},
+        {"name": "tag", "type": "string", "nullable": True, "metadata": {}},
+    ]}  # fmt: skip
+    schema = {"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": True, "metadata": {}},
+        {"name": "objs", "type": {"type": "array", "elementType": element, "containsNull": True},
+         "nullable": True, "metadata": {}},
+    ]}  # fmt: skip
+    write_manifest(data, {"part-0.tfrecord": 3}, schema="id BIGINT", schema_json=schema)
+    lines, run, errors = inspect(str(data), "-n", "3")
+    assert (run, errors) == ({"status": 0, "imported": []}, "")
+    assert lines[-4:] == [
+        " |-- objs: array<struct<w:float,tag:string>> (nullable = true)",
+        '{"id": 0, "objs": []}',
+        '{"id": 1, "objs": [{"w": 0.5, "tag": "t"}]}',
+        '{"id": 2, "objs": [{"w": 0.5, "tag": "t"}, {"w": 0.5, "tag": "t"}]}',
+    ]
+
+    folder = tmp_path / "ds" / "1.0.0"
+    folder.mkdir(parents=True)
+    module = "tensorflow_datasets.core.features."
+
+    def tensor(dtype: str, rank: int, encoding: str) -> dict[str, object]:
+        shape = {"dimensions": ["-1"] * rank}
+        return {"pythonClassName": module + "tensor_feature.Tensor",
+                "tensor": {"shape": shape, "dtype": dtype, "encoding": encoding}}  # fmt: skip
+
+    features = {
+        "pythonClassName": module + "features_dict.FeaturesDict",
+        "featuresDict": {
+            "features": {"depth": tensor("float32", 2, "zlib"), "mask": tensor("uint8", 3, "bytes")}
+        },
+    }
+    (folder / "features.json").write_text(json.dumps(features))
+    depth = struct.pack("<3f", 0.5, 1.5, -2.0)
+    record = example(
+        entry(b"depth/value", feature("bytes", bytes_list([zlib.compress(depth)]))),
+        entry(b"depth/shape", feature("int64", int64_list_packed([3, 1]))),
+        entry(b"mask/value", feature("bytes", bytes_list([bytes([0, 255])]))),
+        entry(b"mask/shape", feature("int64", int64_list_packed([1, 2, 1]))),
+    )
+    shard = "ds-train.tfrecord-00000-of-00001"
+    (folder / shard).write_bytes(frame(record))
+    info = {
+        "name": "ds",
+        "version": "1.0.0",
+        "fileFormat": "tfrecord",
+        "splits": [{"name": "train", "shardLengths": ["1"], "numBytes": "0"}],
+    }
+    (folder / "dataset_info.json").write_text(json.dumps(info))
+    lines, run, errors = inspect(str(folder), "-n", "2")
+    assert (run, errors) == ({"status": 0, "imported": []}, "")
+    assert lines[-4:] == [
+        "root",
+        " |-- depth: array<array<float>> (nullable = true)",
+        " |-- mask: array<array<array<short>>> (nullable = true)",
+        '{"depth": [[0.5], [1.5], [-2.0]], "mask": [[[0], [255]]]}',
     ]
 
 

@@ -96,7 +96,8 @@ def test_import_starts_nothing() -> None:
 
 def test_import_needs_no_pyspark_and_the_spark_names_load_when_used() -> None:
     """In an environment without pyspark, py4j and JPype (a trainer's), the package imports;
-    the Spark side's names are listed, and each loads (from its module) when first used."""
+    the Spark side's and the loaders' names are listed, and each loads (from its module) when
+    first used."""
     code = (
         "from support.imported_modules import main\n"
         "assert main('spark_tfrecord', ['pyspark', 'py4j', 'jpype']) == []\n"
@@ -110,8 +111,9 @@ def test_import_needs_no_pyspark_and_the_spark_names_load_when_used() -> None:
     )
     assert result.stdout.splitlines() == [
         "['CACHE_DIR_CONF', 'Converter', 'EXTENSIONS', 'RecordType', 'SUPPORTED_SPARK', "
-        "'SaveMode', 'ScalaVersion', 'TfdsMode', 'add_jar', 'configure', 'jar_path', "
-        "'make_converter', 'read', 'read_tfds', 'register', 'write', 'write_tfds']",
+        "'SaveMode', 'ScalaVersion', 'TfdsMode', 'add_jar', 'configure', 'feature_spec', "
+        "'grain_source', 'jar_path', 'make_converter', 'read', 'read_tfds', 'register', "
+        "'tf_dataset', 'torch_dataset', 'write', 'write_tfds']",
         "True spark_tfrecord._spark.io",
         "True []",
     ]

@@ -460,3 +460,75 @@ def test_folder_without_manifest_needs_columns(s3: S3, folders: dict[str, Folder
     local = spark_tfrecord.torch_dataset(str(local_copy), ddl)
     assert len(remote) == len(local) == ROWS
     assert digest(remote[i] for i in range(ROWS)) == digest(local[i] for i in range(ROWS))
+
+
+# --- the command's index, over S3 ------------------------------------------------------------
+
+
+def test_index_of_an_s3_folder_in_plain_python(s3: S3, tmp_path: Path) -> None:
+    """``spark-tfrecord index s3://…`` runs in plain Python, with no java on the PATH: each
+    index (one PUT) is the one the same command writes beside the local copy, byte for byte,
+    and a damaged file fails with no index written for it."""
+    import gzip
+    import subprocess
+    import sys
+
+    from spark_tfrecord import cli
+    from support.tfrecord_bytes import bytes_list, entry, example, feature, frame, int64_list_packed
+
+    def record(i: int) -> bytes:
+        return example(
+            entry(b"id", feature("int64", int64_list_packed([i]))),
+            entry(b"name", feature("bytes", bytes_list([b"n" * i]))),
+        )
+
+    local = tmp_path / "d"
+    (local / "day=1").mkdir(parents=True)
+    (local / "day=1" / "part-0.tfrecord").write_bytes(b"".join(frame(record(i)) for i in range(5)))
+    (local / "day=1" / "part-1.tfrecord.gz").write_bytes(
+        gzip.compress(b"".join(frame(record(i)) for i in range(40, 43)))
+    )
+    (local / "_SUCCESS").write_bytes(b"")
+    for path in local.rglob("*"):
+        if path.is_file():
+            s3.client.upload_file(str(path), BUCKET, f"idx/{path.relative_to(local).as_posix()}")
+    s3.client.put_object(Bucket=BUCKET, Key="bad/part-0.tfrecord", Body=frame(record(1))[:-3])
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "JAVA_HOME"}
+    env.update(
+        AWS_ENDPOINT_URL=s3.endpoint,
+        AWS_ACCESS_KEY_ID=ACCESS_KEY,
+        AWS_SECRET_ACCESS_KEY=SECRET_KEY,
+        AWS_DEFAULT_REGION=REGION,
+        SPARK_HOME="/nonexistent",
+        PATH=os.pathsep.join(
+            d for d in env.get("PATH", "").split(os.pathsep) if not os.path.isfile(f"{d}/java")
+        ),
+    )
+    assert shutil.which("java", path=env["PATH"]) is None
+
+    def index(url: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "spark_tfrecord", "index", url]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+
+    done = index(f"s3://{BUCKET}/idx")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert cli.main(["index", str(local)]) == 0
+    remote_lines = done.stdout.splitlines()
+    assert remote_lines[:-1] == [
+        f"{5:>12,} records {(local / 'day=1' / 'part-0.tfrecord').stat().st_size:>16,} bytes  "
+        f"s3://{BUCKET}/idx/day=1/_part-0.tfrecord.idx",
+        f"{3:>12,} records {(local / 'day=1' / 'part-1.tfrecord.gz').stat().st_size:>16,} bytes  "
+        f"s3://{BUCKET}/idx/day=1/_part-1.tfrecord.gz.idx",
+    ]
+    assert remote_lines[-1].startswith("indexed 2 files: 8 records, ")
+    for name in ("_part-0.tfrecord.idx", "_part-1.tfrecord.gz.idx"):
+        got = s3.client.get_object(Bucket=BUCKET, Key=f"idx/day=1/{name}")["Body"].read()
+        assert got == (local / "day=1" / name).read_bytes() and got.count(b"\n") in (3, 5)
+
+    done = index(f"s3://{BUCKET}/bad/")
+    assert done.returncode == 4 and "[TFRECORD_CORRUPT_RECORD.TRUNCATED]" in done.stderr, (
+        done.stderr
+    )
+    listed = s3.client.list_objects_v2(Bucket=BUCKET, Prefix="bad/")["Contents"]
+    assert [o["Key"] for o in listed] == ["bad/part-0.tfrecord"]

@@ -27,12 +27,11 @@ from spark_tfrecord import errors
 from spark_tfrecord._format.index import index_path, indexed_files
 from spark_tfrecord._format.manifest import DatasetInfo, FileInfo, dataset_info
 from spark_tfrecord._format.values import Ragged, Sparse
-from spark_tfrecord._loaders.api import grain_source, torch_dataset
-from spark_tfrecord._loaders.spec import feature_spec
-from spark_tfrecord._loaders.tf import tf_dataset
 
 if TYPE_CHECKING:
-    from spark_tfrecord._source.register import register
+    from spark_tfrecord._loaders.api import grain_source, torch_dataset
+    from spark_tfrecord._loaders.spec import feature_spec
+    from spark_tfrecord._loaders.tf import tf_dataset
     from spark_tfrecord._spark.converter import CACHE_DIR_CONF, Converter, make_converter
     from spark_tfrecord._spark.io import RecordType, SaveMode, read, write
     from spark_tfrecord._spark.session import (
@@ -44,10 +43,15 @@ if TYPE_CHECKING:
         jar_path,
     )
     from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
+    from spark_tfrecord._source.register import register
 
-#: The names of the Spark side, by module: loaded when first used (module ``__getattr__``), so
-#: that ``import spark_tfrecord`` imports no pyspark and works without it.
+#: The names of the loaders and of the Spark side, by module: loaded when first used (module
+#: ``__getattr__``), so that ``import spark_tfrecord`` imports no pyspark and works without it,
+#: and the command line's ``inspect`` imports neither.
 _LAZY = {
+    "spark_tfrecord._loaders.api": ("grain_source", "torch_dataset"),
+    "spark_tfrecord._loaders.spec": ("feature_spec",),
+    "spark_tfrecord._loaders.tf": ("tf_dataset",),
     "spark_tfrecord._spark.converter": ("CACHE_DIR_CONF", "Converter", "make_converter"),
     "spark_tfrecord._spark.io": ("RecordType", "SaveMode", "read", "write"),
     "spark_tfrecord._spark.session": (

@@ -1,9 +1,8 @@
 """TFRecord files on this machine without Spark: the bundled jar's decoder in a JVM via JPype.
 
 The JVM starts on first use, with the jar and the few of pyspark's jars it needs on its class
-path; no SparkSession, no cluster, no logging. ``spark-tfrecord inspect`` reads local paths in
-plain Python, and uses this only for rows of a schema with an array of structs or an encoded
-tensor.
+path; no SparkSession, no cluster, no logging. ``spark-tfrecord inspect`` does not use it: it
+reads local paths and fsspec URLs in plain Python.
 
 Example (a plain example, not a doctest: the JVM it starts would outlive the test)::
 

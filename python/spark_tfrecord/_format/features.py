@@ -98,7 +98,8 @@ def ranges(starts: Ints, counts: Ints) -> Ints:
     """The indices ``starts[i] .. starts[i] + counts[i]``, for every i, laid end to end."""
     total = int(counts.sum())
     before = offsets(counts)[:-1]
-    return np.repeat(starts - before, counts) + np.arange(total, dtype=np.int64)
+    spans: Ints = np.repeat(starts - before, counts)
+    return spans + np.arange(total, dtype=np.int64)
 
 
 def unit_rows(unit_offsets: Ints, units: Ints) -> Ints:

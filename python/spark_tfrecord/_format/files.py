@@ -122,6 +122,11 @@ class Files:
         raise NotImplementedError
         yield  # pragma: no cover
 
+    def write_whole(self, path: str, data: bytes) -> None:
+        """Writes ``data`` as the file ``path``, replacing it; the file appears whole or not at
+        all (no reader ever sees part of it)."""
+        raise NotImplementedError
+
     @property
     def remote(self) -> bool:
         """Whether reads go over a network (then they are batched into blocks and cached)."""
@@ -172,6 +177,14 @@ class LocalFiles(Files):
     def open(self, path: str) -> Iterator[IO[bytes]]:
         with open(path, "rb") as f:
             yield f
+
+    def write_whole(self, path: str, data: bytes) -> None:
+        # Written under a hidden name beside it, then renamed over it (atomic on one disk).
+        folder, name = os.path.split(path)
+        staged = os.path.join(folder, f".{name}.{os.getpid()}")
+        with open(staged, "wb") as out:
+            out.write(data)
+        os.replace(staged, path)
 
 
 class FsspecFiles(Files):
@@ -264,6 +277,10 @@ class FsspecFiles(Files):
     def open(self, path: str) -> Iterator[IO[bytes]]:
         with self.fs.open(path, "rb") as f:
             yield f
+
+    def write_whole(self, path: str, data: bytes) -> None:
+        # One PUT (pipe_file): an object store shows the new object whole or not at all.
+        self.fs.pipe_file(path, data)
 
 
 def file_system(path: str, storage_options: Mapping[str, Any] | None = None) -> tuple[Files, str]:

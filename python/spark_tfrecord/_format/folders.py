@@ -125,32 +125,55 @@ def count(path: str, compression: str | None = None, files: Files | None = None)
     return count_records(path, codec, fs)
 
 
-def write_index(path: str, compression: str | None = None) -> tuple[int, int]:
-    """Writes the index of the local TFRecord file ``path`` beside it (``_<name>.idx``: one line
-    ``<offset> <size>`` per record, what the ``writeIndex`` option writes), reading it through
-    with both checksums of every record checked; the index appears whole or not at all. Offsets
-    of a gzip file are in its uncompressed stream. Returns the file's records and bytes."""
+def list_files_in(path: str, files: Files) -> list[DataFile]:
+    """:func:`list_files` on any file system: the data files under the folder, file or glob
+    ``path`` of ``files`` (an fsspec URL's: paths are URLs), found as Spark finds them."""
+    if isinstance(files, LocalFiles):
+        return list_files(path)
+    path = path.rstrip("/")
+    if has_glob(path):
+        matches = sorted({m for pattern in _braces(path) for m in files.glob(pattern)})
+    elif files.isdir(path) or files.isfile(path):
+        matches = [path]
+    else:
+        raise _missing(path)
+    found: list[DataFile] = []
+    for match in matches:
+        if not files.isdir(match):
+            found.append(DataFile(match, files.size(match)))
+            continue
+        for rel, size in files.list_data(match):
+            if not metadata(rel.rsplit("/", 1)[-1]):  # below the top, as list_files skips them
+                found.append(DataFile(files.join(match, rel), size))
+    return sorted(found, key=lambda f: f.path)
+
+
+def write_index(
+    path: str, compression: str | None = None, files: Files | None = None
+) -> tuple[int, int]:
+    """Writes the index of the TFRecord file ``path`` (local, or of ``files``) beside it
+    (``_<name>.idx``: one line ``<offset> <size>`` per record, what the ``writeIndex`` option
+    writes), reading it through with both checksums of every record checked; the index appears
+    whole or not at all (:meth:`Files.write_whole`). Offsets of a gzip file are in its
+    uncompressed stream. Returns the file's records and bytes."""
     from spark_tfrecord._format.inference import records
 
-    codec = index_compression(path, compression)
+    fs = files if files is not None else LocalFiles()
+    codec = index_compression(path, compression, fs)
     lines = [
-        f"{offset} {len(data) + 16}\n"
-        for offset, data in records(path, LocalFiles(), compression=codec)
+        f"{offset} {len(data) + 16}\n" for offset, data in records(path, fs, compression=codec)
     ]
-    index = index_path(path)
-    staged = os.path.join(os.path.dirname(index), f".{os.path.basename(index)}.{os.getpid()}")
-    with open(staged, "w", encoding="ascii") as out:
-        out.writelines(lines)
-    os.replace(staged, index)
-    return len(lines), os.path.getsize(path)
+    fs.write_whole(index_path(path), "".join(lines).encode("ascii"))
+    return len(lines), fs.size(path)
 
 
-def index_compression(path: str, compression: str | None = None) -> str:
+def index_compression(path: str, compression: str | None = None, files: Files | None = None) -> str:
     """The compression ``path`` is read with, refused (``TFRECORD_INVALID_OPTION``) when no
     reader takes an index of it: only uncompressed and gzip files are indexed."""
     from spark_tfrecord import errors
 
-    codec = file_compression(path, compression, LocalFiles().read_range(path, 0, _HEADER))
+    fs = files if files is not None else LocalFiles()
+    codec = file_compression(path, compression, fs.read_range(path, 0, _HEADER))
     if codec not in ("none", "gzip"):
         raise errors.ArgumentError(
             errors.INVALID_OPTION,

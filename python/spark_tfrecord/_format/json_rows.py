@@ -11,8 +11,12 @@ absent is null, a struct is null when none of its features is there, a list of l
 ``Example`` comes from its ragged features, in a ``SequenceExample`` from its feature list, an
 ML vector from a dense list or the ``x/indices``, ``x/values``, ``x/size`` features.
 
-Arrays of structs, encoded tensors and maps are not read here: :func:`row_decoder` raises
-:class:`Unsupported` for a schema that has one, and the caller reads with the jar instead.
+An array of structs comes from one list per leaf of its element (parallel lists; in a
+``SequenceExample`` one feature list per leaf, a step per element), as the jar's
+``NestedRowAssembler`` builds it; an encoded tensor column (a TFDS ``Tensor`` with an encoding)
+from its ``x/value`` and ``x/shape`` features, as its ``EncodedTensorReader`` does. Their errors
+are the jar's, word for word. A map column (which no writer, manifest or TFDS folder gives) is
+refused as the data source refuses it.
 """
 
 from __future__ import annotations
@@ -20,12 +24,24 @@ from __future__ import annotations
 import datetime
 import decimal
 import math
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.encode_errors import EncodeError
+from spark_tfrecord._format.feature_paths import (
+    LIST_LENGTH_KEY,
+    TENSOR_DTYPE_KEY,
+    TENSOR_ELEMENTS,
+    TENSOR_ENCODING_KEY,
+    reject_maps,
+    supports,
+    unsupported,
+    validate,
+)
 from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.inference import (
     _BYTES,
@@ -40,6 +56,7 @@ from spark_tfrecord._format.inference import (
     _varint,
     records,
 )
+from spark_tfrecord._format.type_table import array_of, depth, is_array, is_struct, simple_string
 from spark_tfrecord._format.wire import MalformedRecord
 
 #: A decoded record: per feature name, its kind and values; per feature list name, its steps.
@@ -53,16 +70,29 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 
 
 class Unsupported(Exception):
-    """A schema with a column this module does not read (the message names it)."""
+    """A column of a type no reader here reads (the message names it); :func:`row_decoder`
+    raises it as the jar's ``TFRECORD_UNSUPPORTED_TYPE``. The checks the jar makes of a schema
+    come first, so that only types the jar refuses too get here."""
+
+
+def _nested_column(t: Any) -> bool:
+    """A struct or an array of structs (the jar's ``FeaturePaths.isNested``)."""
+    return is_struct(t) or (is_array(t) and is_struct(t["elementType"]))
 
 
 class _Mismatch(Exception):
-    """A record's feature does not fit its column: the reason, and the column."""
+    """A record's feature does not fit its column: the reason, and the column; ``whole``: the
+    reason is the whole message (the jar's own words), not to be put after the column's name."""
 
-    def __init__(self, column: str, reason: str) -> None:
+    def __init__(self, column: str, reason: str, whole: bool = False) -> None:
         super().__init__(reason)
         self.column = column
         self.reason = reason
+        self.whole = whole
+
+    @property
+    def message(self) -> str:
+        return self.reason if self.whole else f"Column '{self.column}': {self.reason}"
 
 
 def java_float(v: float) -> str:
@@ -258,8 +288,8 @@ def _reader(
 ) -> tuple[Reader, list[str]]:
     """The reader of a column of type ``t`` from the feature ``name``, and the features it
     reads (for a struct's "none of its features" rule)."""
-    if "tfrecord.tensorEncoding" in meta:
-        raise Unsupported(f"column {column!r} holds an encoded tensor")
+    if TENSOR_ENCODING_KEY in meta and not sequence:
+        return _tensor(t, column, name, separator, meta)
     if isinstance(t, dict) and t.get("type") == "udt":
         return _vector(column, name, separator), [
             name,
@@ -286,6 +316,8 @@ def _reader(
             return {n: r(feats, lists) for n, r in fields}
 
         return struct, leaves
+    if is_array(t) and is_struct(t["elementType"]):
+        return _struct_array(t["elementType"], column, name, separator, sequence)
     if isinstance(t, dict) and t.get("type") == "array":
         element = t["elementType"]
         if isinstance(element, dict) and element.get("type") == "array":
@@ -369,6 +401,250 @@ def _nested(
     return ragged, [flat_name, *length_names]
 
 
+#: The element types a list split per element (a concatenated leaf) can hold: fixed-size ones.
+_FIXED_SIZE = {"boolean", "byte", "short", "integer", "date", "long", "timestamp", "float"}
+_FIXED_SIZE |= {"timestamp_ntz", "double"}
+
+
+def _struct_array(
+    element: Mapping[str, Any], column: str, name: str, separator: str, sequence: bool
+) -> tuple[Reader, list[str]]:
+    """An array of structs, as the jar's ``NestedRowAssembler`` builds it: element i holds value
+    i of each leaf's list (step i of its feature list in a SequenceExample); null when none of
+    its features is there; lists of unequal length fail, naming them all."""
+    # Per leaf of the element, depth first: its feature, the values of one element (1, or the
+    # fixed length of a concatenated list), and the reader of its whole list.
+    names: list[str] = []
+    per_element: list[int] = []
+    lists: list[Reader] = []
+    features: list[str] = []  # every feature read, for an enclosing struct's null rule
+
+    def leaf(t: Any, leaf_column: str, leaf_name: str, length: int) -> int:
+        per = 1
+        if sequence:
+            flat = array_of(t) if is_array(t) else array_of(array_of(t))
+            reader, found = _nested(flat, leaf_column, leaf_name, separator, True)
+        elif length > 0 and depth(t) == 1:  # concatenated: `length` values per element
+            if not isinstance(t["elementType"], str) or t["elementType"] not in _FIXED_SIZE:
+                raise errors.ArgumentError(
+                    errors.UNSUPPORTED_TYPE,
+                    f"Column '{leaf_column}' has elements of type "
+                    f"{simple_string(t['elementType'])}, which a list split per element cannot "
+                    "hold: only numbers and booleans can.",
+                    column=leaf_column,
+                )
+            reader, found = _reader(t, leaf_column, leaf_name, separator, False, {})
+            per = length
+        else:
+            reader, found = _reader(array_of(t), leaf_column, leaf_name, separator, False, {})
+        names.append(leaf_name)
+        per_element.append(per)
+        lists.append(reader)
+        features.extend(found)
+        return len(names) - 1
+
+    #: Writes one field of element i from the leaves' lists (None: absent) into a dict.
+    Part = Callable[[list[Any], int], Any]
+
+    def part(f: Mapping[str, Any], prefix: str, col: str) -> tuple[Part, list[int]]:
+        t, leaf_name, leaf_column = f["type"], prefix + separator + f["name"], col + "." + f["name"]
+        if is_struct(t):
+            children = [(g["name"], part(g, leaf_name, leaf_column)) for g in t["fields"]]
+            mine = [k for _, (_, ks) in children for k in ks]
+
+            def struct(found: list[Any], i: int) -> Any:
+                if all(found[k] is None for k in mine):
+                    return None
+                return {n: p(found, i) for n, (p, _) in children}
+
+            return struct, mine
+        length = int((f.get("metadata") or {}).get(LIST_LENGTH_KEY, 0))
+        k = leaf(t, leaf_column, leaf_name, length)
+        per = per_element[k]
+        if per > 1:
+
+            def share(found: list[Any], i: int) -> Any:
+                return None if found[k] is None else found[k][i * per : (i + 1) * per]
+
+            return share, [k]
+        if not sequence or is_array(t):
+
+            def value(found: list[Any], i: int) -> Any:
+                return None if found[k] is None else found[k][i]
+
+            return value, [k]
+        field, type_text = f["name"], simple_string(t)
+
+        def step_value(found: list[Any], i: int) -> Any:
+            if found[k] is None:
+                return None
+            step = found[k][i]
+            if len(step) > 1:
+                raise _Mismatch(
+                    column,
+                    f"Column '{column}' field '{field}' ({type_text}) holds one value per step, "
+                    f"but step {i} of feature list '{names[k]}' holds {len(step)}",
+                    whole=True,
+                )
+            return step[0] if step else None
+
+        return step_value, [k]
+
+    fields = [(f["name"], part(f, name, column)[0]) for f in element["fields"]]
+    what = "feature lists of unequal length (steps)" if sequence else "lists of unequal length"
+
+    def unequal(found: list[Any]) -> _Mismatch:
+        lengths = []
+        for k, n in enumerate(names):
+            if found[k] is None:
+                lengths.append(f"'{n}' absent")
+            else:
+                per = f" values, {per_element[k]} per element" if per_element[k] > 1 else ""
+                lengths.append(f"'{n}' {len(found[k])}{per}")
+        return _Mismatch(
+            column,
+            f"Column '{column}' (array<struct>) is read from {what}: {', '.join(lengths)}",
+            whole=True,
+        )
+
+    def struct_array(feats: Features, steps: Lists) -> Any:
+        found = [r(feats, steps) for r in lists]
+        n = -1
+        for k, values in enumerate(found):
+            if values is not None:
+                if len(values) % per_element[k]:
+                    raise unequal(found)
+                count = len(values) // per_element[k]
+                if n < 0:
+                    n = count
+                elif count != n:
+                    raise unequal(found)
+        if n < 0:
+            return None
+        return [{f: p(found, i) for f, p in fields} for i in range(n)]
+
+    return struct_array, features
+
+
+#: Per dtype of an encoded tensor: the JSON value of one of its stored values.
+_TENSOR_VALUES: dict[str, Callable[[Any], Any]] = {
+    "float32": lambda v: _json_number(java_float(v)),
+    "float64": lambda v: _json_number(java_double(v)),
+    "bool": lambda v: v != 0,
+}
+#: The most bytes a Spark row can hold (the jar's ``MaxRowBytes``).
+_MAX_ROW_BYTES = 2**31 - 1 - 15
+
+
+def _tensor(
+    t: Any, column: str, name: str, separator: str, meta: Mapping[str, Any]
+) -> tuple[Reader, list[str]]:
+    """An encoded tensor column (``array<…<T>>`` of rank r) from ``c/value`` (one bytes value:
+    the values' little-endian bytes in C order, zlib-compressed for ``zlib``) and ``c/shape`` (r
+    int64 sizes), with the jar's ``EncodedTensorReader``'s checks and messages."""
+    dtype = str(meta.get(TENSOR_DTYPE_KEY))
+    if dtype not in TENSOR_ELEMENTS:
+        raise errors.ArgumentError(
+            errors.INVALID_SCHEMA,
+            f"Column '{column}' holds an encoded tensor of dtype '{dtype}' ({TENSOR_DTYPE_KEY}), "
+            f"which is not one of {', '.join(sorted(TENSOR_ELEMENTS))}.",
+            column=column,
+        )
+    stored = np.dtype(TENSOR_ELEMENTS[dtype])
+    value_of = _TENSOR_VALUES.get(dtype, int)
+    deflate = meta.get(TENSOR_ENCODING_KEY) == "zlib"
+    rank = depth(t)
+    value_name, shape_name = name + separator + "value", name + separator + "shape"
+    kinds = {_NONE: "unset", _BYTES: "bytes_list", _FLOAT: "float_list", _INT64: "int64_list"}
+    prefix = f"Column '{column}' ({simple_string(t)}) "
+
+    def fail(what: str) -> _Mismatch:
+        return _Mismatch(column, prefix + what, whole=True)
+
+    def tensor(feats: Features, lists: Lists) -> Any:
+        value, shape_feature = feats.get(value_name), feats.get(shape_name)
+        if value is None and shape_feature is None:
+            return None
+        values = _values(value[1]) if value is not None else []
+        if values and value is not None and value[0] != _BYTES:
+            raise fail(
+                f"cannot be read from its {kinds[value[0]]} feature '{value_name}': it holds one "
+                "bytes value"
+            )
+        shape = _values(shape_feature[1]) if shape_feature is not None else []
+        if shape_feature is not None:
+            if shape and shape_feature[0] != _INT64:
+                raise fail(
+                    f"cannot be read from its {kinds[shape_feature[0]]} feature '{shape_name}': "
+                    "a shape is int64"
+                )
+            if len(shape) != rank:
+                raise fail(
+                    f"has a shape of {len(shape)} sizes in '{shape_name}', but its rank is {rank}"
+                )
+        for n, feature in ((value_name, value), (shape_name, shape_feature)):
+            if feature is None:
+                raise fail(
+                    f"is read from the features '{value_name}' and '{shape_name}', but the "
+                    f"record has no '{n}'"
+                )
+        if len(values) != 1:
+            raise fail(f"has {len(values)} values in '{value_name}', which holds one bytes value")
+        sizes = [int(s) for s in shape]
+        for s in sizes:
+            if s < 0 or s > 2**31 - 1:
+                raise fail(f"has the size {s} in '{shape_name}'")
+        count = 0 if 0 in sizes else math.prod(sizes)
+        shape_text = "(" + ", ".join(map(str, sizes)) + ")"
+        lists_bytes, above = 0, 1
+        for s in sizes[:-1]:
+            above = min(above * s, _MAX_ROW_BYTES)
+            lists_bytes += above
+        if lists_bytes > _MAX_ROW_BYTES // 8:
+            raise fail(
+                f"has the shape {shape_text} in '{shape_name}', whose lists do not fit in a "
+                f"Spark row (at most {_MAX_ROW_BYTES} bytes)"
+            )
+        expected = count * stored.itemsize
+
+        def size_mismatch(found: str) -> _Mismatch:
+            return fail(
+                f"has {found} bytes of values in '{value_name}', but its shape {shape_text} of "
+                f"{stored.itemsize}-byte values takes {expected}"
+            )
+
+        data: bytes = values[0]
+        if deflate:
+            if expected > 2**31 - 2:
+                raise size_mismatch("more")
+            inflater = zlib.decompressobj()
+            try:
+                data = inflater.decompress(data, expected + 1)
+            except zlib.error as e:
+                reason = str(e).split(": ", 1)[-1]
+                raise fail(f"has a bad zlib stream in '{value_name}': {reason}") from None
+            if len(data) > expected:
+                raise size_mismatch("more")
+            if not inflater.eof:
+                raise fail(
+                    f"has a truncated zlib stream in '{value_name}' ({len(data)} bytes inflated)"
+                )
+        if len(data) != expected:
+            raise size_mismatch(str(len(data)))
+        flat = [value_of(v) for v in np.frombuffer(data, stored).tolist()]
+        return _shaped(flat, sizes)
+
+    return tensor, [value_name, shape_name]
+
+
+def _shaped(flat: list[Any], sizes: list[int]) -> list[Any]:
+    """``flat`` (C order) as nested lists of the sizes ``sizes``."""
+    if len(sizes) == 1:
+        return flat
+    step = math.prod(sizes[1:])
+    return [_shaped(flat[i * step : (i + 1) * step], sizes[1:]) for i in range(sizes[0])]
+
+
 def _vector(column: str, name: str, separator: str) -> Reader:
     indices_name, values_name, size_name = (
         name + separator + p for p in ("indices", "values", "size")
@@ -403,18 +679,37 @@ def row_decoder(
     schema: Mapping[str, Any], record_type: str = "Example", separator: str = "/"
 ) -> Callable[[bytes], dict[str, Any]]:
     """The function that turns one record into its row, decided once for ``schema`` (Spark's
-    JSON form of a ``StructType``); :class:`Unsupported` for a column it does not read."""
+    JSON form of a ``StructType``); :class:`~spark_tfrecord.errors.ArgumentError`, with the
+    jar's condition, for a schema the data source does not read (a map, a vector in an array
+    of structs, lists deeper than a SequenceExample holds...)."""
     if record_type == "ByteArray":
         names = [f["name"] for f in schema["fields"]]
         return lambda data: {n: json_bytes(data) for n in names}
     sequence = record_type == "SequenceExample"
-    readers = [
-        (
-            f["name"],
-            _reader(f["type"], f["name"], f["name"], separator, sequence, f.get("metadata", {}))[0],
-        )
-        for f in schema["fields"]
-    ]
+    try:
+        if any(_nested_column(f["type"]) for f in schema["fields"]):
+            # A nested schema: the jar checks its features first (FeaturePaths.leaves).
+            validate(schema, record_type, separator, sparse_vectors=False)
+        else:
+            reject_maps(schema, record_type)
+            for f in schema["fields"]:
+                if not supports(f["type"]) or (sequence and depth(f["type"]) > 2):
+                    raise unsupported(f["name"], f["type"], record_type)
+    except EncodeError as e:
+        rest = {k: v for k, v in e.parameters.items() if k != "reason"}
+        raise errors.ArgumentError(e.condition, e.reason, **rest) from None
+    try:
+        readers = [
+            (
+                f["name"],
+                _reader(
+                    f["type"], f["name"], f["name"], separator, sequence, f.get("metadata", {})
+                )[0],
+            )
+            for f in schema["fields"]
+        ]
+    except Unsupported as e:
+        raise errors.ArgumentError(errors.UNSUPPORTED_TYPE, str(e)) from None
 
     def decode(data: bytes) -> dict[str, Any]:
         feats: dict[str, tuple[int, list[Any]]] = {}
@@ -465,9 +760,25 @@ def head(
     files: Files | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The first ``n`` records of the files as rows (the jar's ``readRecordsJson``).
-    :class:`Unsupported` (before any file is read) for a schema it does not read; a damaged or
-    malformed record, or a value that does not fit its column, raises
+    :class:`~spark_tfrecord.errors.ArgumentError` (before any file is read) for a schema the jar
+    refuses; a damaged or malformed record, or a value that does not fit its column, raises
     :class:`~spark_tfrecord.errors.CorruptFileError` naming the file, the offset (and column)."""
+    for _, row in head_of_files(
+        paths, schema, n, record_type=record_type, options=options, files=files
+    ):
+        yield row
+
+
+def head_of_files(
+    paths: Sequence[str],
+    schema: Mapping[str, Any],
+    n: int,
+    *,
+    record_type: str = "Example",
+    options: Mapping[str, str] | None = None,
+    files: Files | None = None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """:func:`head`'s rows, each with the file it comes from."""
     parsed = InferenceOptions.parse(options)
     decode = row_decoder(schema, record_type, parsed.path_separator)
     fs = files if files is not None else LocalFiles()
@@ -492,9 +803,9 @@ def head(
                 ) from None
             except _Mismatch as e:
                 raise errors.CorruptFileError(
-                    errors.DATA_MISMATCH, f"Column '{e.column}': {e.reason}", path, offset, e.column
+                    errors.DATA_MISMATCH, e.message, path, offset, e.column
                 ) from None
-            yield row
+            yield path, row
             shown += 1
             if shown >= n:
                 return

@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Literal, Union, overload
 
+from spark_tfrecord._format.names import Compression as Compression
+from spark_tfrecord._format.names import RecordType as RecordType
 from spark_tfrecord._spark.shards import arrange
 
 if TYPE_CHECKING:
@@ -13,12 +15,7 @@ if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession as ConnectSparkSession
     from pyspark.sql.types import StructType
 
-RecordType = Literal["Example", "SequenceExample", "ByteArray"]
 SaveMode = Literal["append", "overwrite", "ignore", "error", "errorifexists"]
-#: The codecs TensorFlow reads (``TFRecordDataset`` ``compression_type`` "", "GZIP", "ZLIB"). The
-#: ``compression`` option also takes aliases, and Hadoop's other codecs with
-#: ``allowNonTensorFlowCodec``; these three are what the command line offers.
-Compression = Literal["none", "gzip", "deflate"]
 #: How a write lays out Spark ML vector columns (the ``vectorLayout`` option).
 VectorLayout = Literal["dense", "sparse"]
 OptionValue = Union[str, int, float, bool]

@@ -3,12 +3,15 @@
 :func:`main` parses the command line and runs one command, each a module of this package
 (:mod:`~spark_tfrecord.cli.convert`, :mod:`~spark_tfrecord.cli.inspect`,
 :mod:`~spark_tfrecord.cli.index`, each with its ``add_parser`` and ``run``); a failure is one
-line on stderr and an exit status (:mod:`~spark_tfrecord.cli.explain`).
+line on stderr and an exit status (:mod:`~spark_tfrecord.cli.explain`). Only the module of the
+command that runs is imported (all of them for ``--help``), so that ``inspect`` imports neither
+``convert`` nor the Spark side.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
@@ -16,10 +19,8 @@ from collections.abc import Sequence
 from typing import NoReturn, get_args
 
 from spark_tfrecord import errors
-from spark_tfrecord._spark.io import RecordType
-from spark_tfrecord.cli import convert, index, inspect
+from spark_tfrecord._format.names import RecordType
 from spark_tfrecord.cli.common import EXIT_USAGE, CliError
-from spark_tfrecord.cli.explain import explain, explain_python
 
 __all__ = ["build_parser", "main"]
 
@@ -62,7 +63,13 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The commands, in the order --help lists them: each the module of this package of that name.
+COMMANDS = ("convert", "inspect", "index")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: of every command, or of ``command`` only (which imports that
+    command's module alone; the usage line still names them all)."""
     formatter = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog="spark-tfrecord",
@@ -93,9 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--schema", metavar="DDL", help="read TFRecords with this schema instead of inferring"
     )
 
-    convert.add_parser(sub, [common], _EPILOG)
-    inspect.add_parser(sub, [common], _EPILOG)
-    index.add_parser(sub, [session], _EPILOG)
+    parents = {"convert": [common], "inspect": [common], "index": [session]}
+    for name in COMMANDS:
+        if command is None or name == command:
+            module = importlib.import_module(f"spark_tfrecord.cli.{name}")
+            module.add_parser(sub, parents[name], _EPILOG)
     return parser
 
 
@@ -115,7 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # The command is the first word (the parser has no option of its own but --help).
+    command = words[0] if words and words[0] in COMMANDS else None
+    args = build_parser(command).parse_args(words)
     try:
         result: int = args.run(args)
         return result
@@ -124,10 +136,14 @@ def _run(argv: Sequence[str] | None) -> int:
     except (errors.CorruptFileError, errors.ArgumentError, FileNotFoundError) as e:
         if os.environ.get("SPARK_TFRECORD_DEBUG"):
             raise
+        from spark_tfrecord.cli.explain import explain_python
+
         error = explain_python(e)
     except Exception as e:  # reported as one line below
         if os.environ.get("SPARK_TFRECORD_DEBUG"):
             raise
+        from spark_tfrecord.cli.explain import explain
+
         error = explain(e)
     print(f"spark-tfrecord: error: {error} ({error.hint})", file=sys.stderr)
     return error.status

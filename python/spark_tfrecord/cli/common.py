@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from spark_tfrecord._format.files import Files
 from spark_tfrecord._format.schema import type_string
 
 if TYPE_CHECKING:
@@ -56,6 +57,20 @@ def load(spark: SparkSession, path: str, fmt: str, args: argparse.Namespace) -> 
     if fmt == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
     return reader.load(path)
+
+
+def fsspec_files(url: str) -> Files | None:
+    """The fsspec file system of ``url`` when fsspec has one for its scheme and its package is
+    installed (s3fs for s3://, gcsfs for gs://), else None (Spark reads it: s3a://, hdfs://)."""
+    from spark_tfrecord._format.files import FsspecFiles
+
+    try:
+        import fsspec  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        fsspec.get_filesystem_class(url.split("://", 1)[0])
+    except (ImportError, ValueError):
+        return None
+    return FsspecFiles(url, None)
 
 
 def print_schema(schema: dict[str, Any]) -> None:

@@ -6,13 +6,25 @@ import argparse
 import time
 from typing import Any
 
-from spark_tfrecord._format.files import is_url, local_path
-from spark_tfrecord.cli.common import EXIT_NOT_FOUND, CliError, session
+from spark_tfrecord._format.files import Files, LocalFiles, is_url, local_path
+from spark_tfrecord.cli.common import EXIT_NOT_FOUND, CliError, fsspec_files, session
 
 
 def run(args: argparse.Namespace) -> int:
-    if not any(is_url(p) for p in args.paths):
-        return _index_local(args)
+    targets: list[tuple[str, Files]] = []
+    for path in args.paths:
+        if not is_url(path):
+            targets.append((local_path(path), LocalFiles()))
+            continue
+        files = fsspec_files(path)
+        if files is None:  # no fsspec file system for it (s3a://, hdfs://): Spark indexes
+            return _index_spark(args)
+        targets.append((path, files))
+    return _index_python(args, targets)
+
+
+def _index_spark(args: argparse.Namespace) -> int:
+    """``index`` by Spark's tasks, one per file (the jar's ``TFRecordIndex``)."""
     spark = session(args.master, args.conf)
     options = {"compression": args.compression} if args.compression else {}
     jvm: Any = spark._jvm
@@ -54,9 +66,10 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
         description="Write beside each TFRecord file under PATH its index _<name>.idx (one line "
         "per record: offset and framed size), as the tfrecord package (PyTorch) and NVIDIA DALI "
         "read it; what the writeIndex option writes. Both CRCs of every record checked. Files "
-        "are found as Spark finds them (directories, globs, partitions). Local paths are "
-        "indexed in plain Python, one file after another, with no JVM; other paths by Spark, "
-        "one task per file.",
+        "are found as Spark finds them (directories, globs, partitions). Local paths and "
+        "fsspec URLs (s3://, gs://, with s3fs or gcsfs installed; each index one PUT) are "
+        "indexed in plain Python, one file after another, with no JVM; other paths (s3a://, "
+        "hdfs://) by Spark, one task per file.",
         epilog=epilog,
         formatter_class=formatter,
     )
@@ -70,13 +83,14 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
     index.set_defaults(run=run)
 
 
-def _index_local(args: argparse.Namespace) -> int:
-    """``index`` of local paths in plain Python, with no JVM: the files found as Spark finds
-    them, one after another, with the lines and the summary Spark's tasks give."""
+def _index_python(args: argparse.Namespace, targets: list[tuple[str, Files]]) -> int:
+    """``index`` of local paths and fsspec URLs in plain Python, with no JVM: the files found as
+    Spark finds them, one after another, with the lines and the summary Spark's tasks give."""
     from spark_tfrecord import index_path
     from spark_tfrecord._format import folders
 
-    paths = sorted({f.path for p in args.paths for f in folders.list_files(local_path(p))})
+    found = {f.path: fs for path, fs in targets for f in folders.list_files_in(path, fs)}
+    paths = sorted(found)
     if not paths:
         raise CliError(
             f"no TFRecord files under {', '.join(args.paths)}",
@@ -84,12 +98,12 @@ def _index_local(args: argparse.Namespace) -> int:
             EXIT_NOT_FOUND,
         )
     for path in paths:  # refused before any index is written, as Spark's job does
-        folders.index_compression(path, args.compression)
+        folders.index_compression(path, args.compression, found[path])
     records = total = nanos = 0
     start = time.perf_counter()
     for path in paths:
         began = time.perf_counter_ns()
-        count, size = folders.write_index(path, args.compression)
+        count, size = folders.write_index(path, args.compression, found[path])
         nanos += time.perf_counter_ns() - began
         records += count
         total += size

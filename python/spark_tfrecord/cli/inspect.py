@@ -12,11 +12,12 @@ from typing import Any, cast, get_args
 
 from spark_tfrecord._format.files import Files, glob_root, is_glob, is_url, local_path
 from spark_tfrecord._format.manifest import MANIFEST_NAME, DatasetInfo, read_manifest
-from spark_tfrecord._spark.io import Compression, RecordType
+from spark_tfrecord._format.names import Compression, RecordType
 from spark_tfrecord.cli.common import (
     EXIT_NOT_FOUND,
     EXIT_USAGE,
     CliError,
+    fsspec_files,
     load,
     print_schema,
     session,
@@ -64,60 +65,23 @@ def _show_rows(
     schema: dict[str, Any],
     relative: dict[str, str] | None = None,
 ) -> None:
-    """The first records, read in plain Python; a schema with a column the Python reader leaves
-    to the jar (an array of structs, an encoded tensor) is read by the jar (``local``)."""
+    """The first records, read in plain Python as the jar's inspector reads them (every column
+    the data source reads: arrays of structs and encoded tensors too)."""
     from spark_tfrecord._format import json_rows
 
     partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
     data_schema = {**schema, "fields": [f for f in schema["fields"] if not f.get("partition")]}
-    options = _local_options(args)
-    shown = 0
-    try:
-        json_rows.row_decoder(data_schema, args.record_type)
-    except json_rows.Unsupported:
-        head = _jar_head
-    else:
-        head = _python_head
-    for path in files:
-        if shown >= args.n:
-            break
-        rows = head([path], data_schema, args.n - shown, args.record_type, options, args.files)
-        for row in rows:
-            if partitions and relative is not None:
-                parts = relative.get(path, "").split("/")[:-1]
-                row.update(dict(d.split("=", 1) for d in parts if "=" in d))
-            elif partitions:
-                row.update(_partition_values(args.path, path))
-            print(json.dumps(row, ensure_ascii=False))
-            shown += 1
-
-
-def _python_head(
-    paths: list[str],
-    schema: dict[str, Any],
-    n: int,
-    record_type: str,
-    options: dict[str, str],
-    files: Files | None,
-) -> list[dict[str, Any]]:
-    from spark_tfrecord._format import json_rows
-
-    options = {k: v for k, v in options.items() if k != "decoder"}
-    rows = json_rows.head(paths, schema, n, record_type=record_type, options=options, files=files)
-    return list(rows)
-
-
-def _jar_head(
-    paths: list[str],
-    schema: dict[str, Any],
-    n: int,
-    record_type: str,
-    options: dict[str, str],
-    files: Files | None,
-) -> list[dict[str, Any]]:
-    from spark_tfrecord import local
-
-    return local.head(paths, schema, n, record_type=cast(RecordType, record_type), **options)
+    options = {k: v for k, v in _local_options(args).items() if k != "decoder"}
+    rows = json_rows.head_of_files(
+        files, data_schema, args.n, record_type=args.record_type, options=options, files=args.files
+    )
+    for path, row in rows:
+        if partitions and relative is not None:
+            parts = relative.get(path, "").split("/")[:-1]
+            row.update(dict(d.split("=", 1) for d in parts if "=" in d))
+        elif partitions:
+            row.update(_partition_values(args.path, path))
+        print(json.dumps(row, ensure_ascii=False))
 
 
 def _infer(
@@ -158,8 +122,6 @@ def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
 
 
 def _inspect_local(args: argparse.Namespace) -> int:
-    from spark_tfrecord._format import folders
-
     path = local_path(args.path)
     if (
         not args.split
@@ -170,6 +132,8 @@ def _inspect_local(args: argparse.Namespace) -> int:
         if info is not None:
             args.path = path
             return _inspect_manifest(args, info)
+    from spark_tfrecord._format import folders
+
     folder = folders.tfds_folder(path) if not is_glob(args.path) else None
     if folder is not None:
         return _inspect_tfds(args, folder)
@@ -251,26 +215,12 @@ def run(args: argparse.Namespace) -> int:
     if args.spark or args.schema:
         return _inspect_spark(args)
     if is_url(args.path):
-        files = _fsspec_files(args.path)
+        files = fsspec_files(args.path)
         if files is None:
             return _inspect_spark(args)
         args.files = files
         return _inspect_url(args, files)
     return _inspect_local(args)
-
-
-def _fsspec_files(url: str) -> Files | None:
-    """The fsspec file system of ``url`` when fsspec has one for its scheme and its package is
-    installed (s3fs for s3://, gcsfs for gs://), else None (Spark reads it: s3a://, hdfs://)."""
-    from spark_tfrecord._format.files import FsspecFiles
-
-    try:
-        import fsspec  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-        fsspec.get_filesystem_class(url.split("://", 1)[0])
-    except (ImportError, ValueError):
-        return None
-    return FsspecFiles(url, None)
 
 
 def _inspect_url(args: argparse.Namespace, fs: Files) -> int:
