@@ -8,6 +8,13 @@ vectors, SequenceExamples, GZIP found by its magic bytes, ByteArray); bad record
 condition, file and offset in each mode; partition folders (local, and on an S3 server through
 ``s3a://``) are columns; a file read in slices gives each record once.
 
+Writes (``df.write.format("tfrecord")`` with no jar): the same files, byte for byte (none, gzip,
+deflate; vectors dense and sparse, nested paths, ragged lists, SequenceExamples), and the same
+manifest as the jar writes from the same rows (a child session with the jar,
+support/jar_writes.py), which the jar reads back to the rows and TensorFlow parses value for
+value; append and overwrite; a task that fails leaves the folder as it was; numShards; the jar's
+option errors; what Spark itself refuses (partitionBy, modes other than append and overwrite).
+
 Collected only where pyspark has the Python data source API (tests/conftest.py).
 """
 
@@ -402,3 +409,296 @@ def test_a_file_read_in_slices_gives_each_record_once(tmp_path: Path) -> None:
     got = [r for s in slices for r in slice_records(s, options, LocalFiles())]
     assert got == list(records(path, LocalFiles()))
     assert [d for _, d in got] == data
+
+
+# --- writes ------------------------------------------------------------------------------------
+
+#: What the Python route writes and the jar writes from the same rows: the schema (DDL, or a
+#: function of pyspark.sql.types giving the StructType), the rows, the write options, and the
+#: options a read of the files needs.
+PLAIN = "id bigint, x array<float>, s string, b binary, flag boolean, n int"
+PLAIN_ROWS = [
+    (0, [0.5, 1.5], "a", b"\x00\x01", True, 3),
+    (1, [], None, None, False, None),
+    (2, None, "é€", b"", None, -7),
+    (-(2**63), [float("inf"), -0.0], "", b"\xff" * 40, True, 2**31 - 1),
+]
+NESTED = "id bigint, st struct<a: bigint, inner: struct<x: float, tags: array<string>>>"
+NESTED_ROWS = [(1, (7, (0.25, ["p", "q"]))), (2, None), (3, (None, (None, [])))]
+RAGGED = "r array<array<bigint>>, rs array<array<string>>"
+RAGGED_ROWS = [([[1, 2], [], [3]], [["a"], ["b", "c"]]), ([], None), (None, [[]])]
+SEQUENCE = "id bigint, frames array<array<float>>, words array<array<string>>"
+SEQUENCE_ROWS = [(1, [[0.5], [1.0, 2.0]], [["x"]]), (2, [], None), (3, None, [[], ["y", "z"]])]
+
+
+def _vectors(spark: Any) -> Any:
+    from pyspark.ml.linalg import Vectors, VectorUDT
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    schema = StructType([StructField("id", LongType()), StructField("v", VectorUDT())])
+    rows = [(1, Vectors.dense([1.0, 0.0, 2.5])), (2, Vectors.sparse(4, [1, 3], [3.0, -1.0]))]
+    return spark.createDataFrame([*rows, (3, None)], schema)
+
+
+WRITES: dict[str, tuple[Any, Any, dict[str, str], dict[str, str]]] = {
+    "none": (PLAIN, PLAIN_ROWS, {}, {}),
+    "gzip": (PLAIN, PLAIN_ROWS, {"compression": "gzip"}, {}),
+    "deflate": (PLAIN, PLAIN_ROWS, {"codec": "deflate"}, {}),
+    "dense vectors": (_vectors, None, {}, {}),
+    "sparse vectors": (_vectors, None, {"vectorLayout": "sparse"}, {}),
+    "nested": (NESTED, NESTED_ROWS, {"pathSeparator": "."}, {"pathSeparator": "."}),
+    "ragged": (RAGGED, RAGGED_ROWS, {}, {}),
+    "sequence": (
+        SEQUENCE,
+        SEQUENCE_ROWS,
+        {"recordType": "SequenceExample", "compression": "gzip"},
+        {"recordType": "SequenceExample"},
+    ),
+}
+
+
+def _frame(spark: Any, case: str) -> Any:
+    schema, rows, _, _ = WRITES[case]
+    return schema(spark) if callable(schema) else spark.createDataFrame(rows, schema)
+
+
+@pytest.fixture(scope="module")
+def writes(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Each case of WRITES written by the Python route and by the jar (in a child session with
+    the jar, support/jar_writes.py) from the same rows, one file each; and the jar's reading of
+    what the Python route wrote."""
+    from support import child_results
+
+    root = tmp_path_factory.mktemp("writes")
+    spec = []
+    for case, (_, _, options, read_options) in WRITES.items():
+        rows = str(root / case / "rows")
+        df = _frame(spark, case)
+        df.coalesce(1).write.parquet(rows)
+        source = spark.read.schema(df.schema).parquet(rows)
+        python_out = str(root / case / "python")
+        source.coalesce(1).write.format("tfrecord").mode("append").options(**options).save(
+            python_out
+        )
+        spec.append(
+            {
+                "case": case,
+                "rows": rows,
+                "schema": df.schema.jsonValue(),
+                "options": options,
+                "read_options": read_options,
+                "jar_out": str(root / case / "jar"),
+                "python_out": python_out,
+            }
+        )
+    (root / "spec.json").write_text(json.dumps(spec))
+    return {"root": root, "jar": child_results("jar_writes", str(root / "spec.json"))}
+
+
+def _data_file(folder: Path) -> Path:
+    (found,) = [p for p in folder.iterdir() if p.name.startswith("part-")]
+    return found
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    """The folder's manifest, its file names without the write's id."""
+    manifest = json.loads((folder / "_tfrecord_manifest.json").read_text())
+    for f in manifest["files"]:
+        f["path"] = f["path"][:11] + f["path"][47:]  # part-00000- + -c000.tfrecord...
+    return dict(manifest)
+
+
+@pytest.mark.parametrize("case", list(WRITES))
+def test_a_write_is_the_jars_bytes_and_manifest(writes: dict[str, Any], case: str) -> None:
+    """The same file, byte for byte (compressed too), and the same manifest, but the write's id
+    in the file's name; the file's name is the jar's form."""
+    folder = writes["root"] / case
+    mine, jars = _data_file(folder / "python"), _data_file(folder / "jar")
+    assert mine.name[:11] == jars.name[:11] == "part-00000-"
+    assert mine.name[47:] == jars.name[47:]
+    assert mine.read_bytes() == jars.read_bytes()
+    assert _manifest(folder / "python") == _manifest(folder / "jar")
+    assert sorted(p.name for p in (folder / "python").iterdir()) == [
+        "_SUCCESS",
+        "_tfrecord_manifest.json",
+        mine.name,
+    ]
+
+
+@pytest.mark.parametrize("case", list(WRITES))
+def test_the_jar_reads_what_the_python_route_wrote(writes: dict[str, Any], case: str) -> None:
+    found = writes["jar"][case]
+    assert found["jar_read"] == found["rows"]
+    assert len(found["rows"]) == 3 or (
+        case in ("none", "gzip", "deflate") and len(found["rows"]) == 4
+    )
+
+
+@pytest.mark.parametrize("case", ["none", "gzip", "deflate"])
+def test_tensorflow_parses_what_the_python_route_wrote(
+    writes: dict[str, Any], tf: Any, case: str
+) -> None:
+    """Value for value: a null leaves its feature out, an empty list is a feature of no values."""
+    path = _data_file(writes["root"] / case / "python")
+    codec = {"none": "", "gzip": "GZIP", "deflate": "ZLIB"}[case]
+    parsed = [
+        tf.train.Example.FromString(r.numpy())
+        for r in tf.data.TFRecordDataset(str(path), compression_type=codec)
+    ]
+    assert len(parsed) == len(PLAIN_ROWS)
+    kinds = {"id": "int64_list", "x": "float_list", "s": "bytes_list", "b": "bytes_list"}
+    kinds |= {"flag": "int64_list", "n": "int64_list"}
+    for example_, row in zip(parsed, PLAIN_ROWS):
+        features = example_.features.feature
+        for (name, kind), value in zip(kinds.items(), row):
+            if value is None:
+                assert name not in features
+                continue
+            got = list(getattr(features[name], kind).value)
+            if isinstance(value, bool):
+                value = int(value)
+            if isinstance(value, str):
+                value = value.encode("utf-8")
+            expected = value if isinstance(value, list) else [value]
+            assert got == expected, (name, got, expected)
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under the folder (hidden ones too), with its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def _write(df: Any, path: Path, mode: str = "append", **options: str) -> None:
+    df.write.format("tfrecord").mode(mode).options(**options).save(str(path))
+
+
+def test_append_and_overwrite(spark: Any, tmp_path: Path) -> None:
+    """Append adds files and merges the manifest's counts; overwrite replaces the folder's data
+    (the earlier files, manifest entries and counts) at commit."""
+    out = tmp_path / "t"
+    first = spark.createDataFrame([(1, [1.0]), (2, [2.0, 3.0])], "id bigint, x array<float>")
+    _write(first.coalesce(1), out)
+    _write(spark.createDataFrame([(3, None)], "id bigint, x array<float>").coalesce(1), out)
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    assert [f["num_records"] for f in manifest["files"]] in ([2, 1], [1, 2])
+    assert manifest["num_records"] == 3
+    assert manifest["features"] == {"id": {"min": 1, "max": 1}, "x": {"min": 0, "max": 2}}
+    read = spark.read.format("tfrecord").schema("id bigint, x array<float>")
+    assert sorted(read.load(str(out)).collect()) == [
+        (1, [1.0]),
+        (2, [2.0, 3.0]),
+        (3, None),
+    ]
+    _write(
+        spark.createDataFrame([(9, [9.0])], "id bigint, x array<float>").coalesce(1),
+        out,
+        "overwrite",
+    )
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    assert manifest["num_records"] == 1 and len(manifest["files"]) == 1
+    assert manifest["features"] == {"id": {"min": 1, "max": 1}, "x": {"min": 1, "max": 1}}
+    assert read.load(str(out)).collect() == [(9, [9.0])]
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def _failing_writes(spark: Any) -> dict[str, Any]:
+    from pyspark.sql.functions import col, udf
+
+    boom = udf(lambda x: 1 // 0 if x == 5 else x, "bigint")  # a task fails mid-write
+    rows = spark.range(0, 8, 1, 4)
+    return {
+        "udf": rows.select(boom(col("id")).alias("id")),
+        # the encoder's refusal, in one task only: a null inside a list
+        "null in a list": rows.selectExpr("id", "if(id = 5, array(1, null), array(id)) AS x"),
+    }
+
+
+@pytest.mark.parametrize("how", ["udf", "null in a list"])
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_a_failed_write_leaves_the_folder_as_it_was(
+    spark: Any, tmp_path: Path, how: str, mode: str
+) -> None:
+    """A task that fails (after others wrote their files) aborts the job: no staged file is
+    left, and the files and manifest are as before, byte for byte."""
+    out = tmp_path / "t"
+    _write(spark.range(3).coalesce(1), out)
+    before = _snapshot(out)
+    with pytest.raises(Exception) as failure:
+        _write(_failing_writes(spark)[how], out, mode)
+    if how == "null in a list":
+        assert errors.condition(failure.value) == errors.DATA_MISMATCH
+    else:
+        assert "ZeroDivisionError" in str(failure.value)
+    assert _snapshot(out) == before
+    fresh = tmp_path / "fresh"
+    with pytest.raises(Exception, match=r"ZeroDivisionError|TFRECORD_DATA_MISMATCH"):
+        _write(_failing_writes(spark)[how], fresh, mode)
+    assert not fresh.exists()
+
+
+def test_num_shards(spark: Any, tmp_path: Path) -> None:
+    """numShards adds the missing files, empty (the jar's names), and counts them in the
+    manifest; more write tasks than numShards fail the write, leaving the folder as it was."""
+    out = tmp_path / "t"
+    _write(spark.range(0, 6, 1, 2), out, numShards="4", compression="gzip")
+    names = sorted(p.name for p in out.iterdir() if p.name.startswith("part-"))
+    assert [n[:11] for n in names] == [f"part-{i:05d}-" for i in range(4)]
+    assert [n[47:] for n in names] == ["-c000.tfrecord.gz"] * 2 + ["-empty.tfrecord.gz"] * 2
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    assert [f["num_records"] for f in manifest["files"]] == [3, 3, 0, 0]
+    assert gzip.decompress((out / names[3]).read_bytes()) == b""
+    assert sorted(r.id for r in spark.read.format("tfrecord").load(str(out)).collect()) == list(
+        range(6)
+    )
+    before = _snapshot(out)
+    with pytest.raises(Exception, match="more than its numShards 2: repartition the DataFrame"):
+        _write(spark.range(0, 6, 1, 3), out, "overwrite", numShards="2")
+    assert _snapshot(out) == before
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"numShards": "0"},
+            "Invalid value '0' for TFRecord option 'numShards'. Valid values: an "
+            "integer from 1 to 99999.",
+        ),
+        ({"recordType": "Feature"}, "Invalid value 'Feature' for TFRecord option 'recordType'."),
+        ({"compression": "snappy"}, "a codec TensorFlow cannot read"),
+        (
+            {"shardPrefix": "train"},
+            "The TFRecord option 'shardPrefix' needs the jar; the Python "
+            "data source \\(no jar\\) does not write it",
+        ),
+        ({"writeIndex": "true"}, "does not write it: index the files after the write"),
+    ],
+)
+def test_a_bad_write_option_is_the_jars_error_before_any_task(
+    spark: Any, tmp_path: Path, options: dict[str, str], message: str
+) -> None:
+    with pytest.raises(Exception, match=message) as failure:
+        _write(spark.range(2), tmp_path / "t", **options)
+    assert errors.condition(failure.value) == errors.INVALID_OPTION
+    assert not (tmp_path / "t").exists()
+
+
+def test_what_spark_refuses_a_python_source_and_what_to_do(spark: Any, tmp_path: Path) -> None:
+    """Spark tells a Python data source's writer no partition columns and refuses partitionBy
+    itself, before the writer exists, with its own message; the rows written into key=value
+    folders are what partitionBy writes, and read back as partition columns. Only modes append
+    and overwrite exist."""
+    df = spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id bigint, k string")
+    out = tmp_path / "t"
+    with pytest.raises(Exception, match="partitioning or clustering columns do not match"):
+        df.write.format("tfrecord").mode("append").partitionBy("k").save(str(out))
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+        df.write.format("tfrecord").save(str(out))
+    assert not out.exists()
+    for (k,) in df.select("k").distinct().collect():
+        _write(df.where(df.k == k).drop("k"), out / f"k={k}")
+    back = spark.read.format("tfrecord").load(str(out))
+    assert back.schema.simpleString() == "struct<id:bigint,k:string>"
+    assert sorted(back.collect()) == [(1, "a"), (2, "b"), (3, "a")]

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from spark_tfrecord._loaders.api import grain_source, torch_dataset
     from spark_tfrecord._loaders.spec import feature_spec
     from spark_tfrecord._loaders.tf import tf_dataset
+    from spark_tfrecord._source.register import register
     from spark_tfrecord._spark.converter import CACHE_DIR_CONF, Converter, make_converter
     from spark_tfrecord._spark.io import RecordType, SaveMode, read, write
     from spark_tfrecord._spark.session import (
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
         jar_path,
     )
     from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
-    from spark_tfrecord._source.register import register
 
 #: The names of the loaders and of the Spark side, by module: loaded when first used (module
 #: ``__getattr__``), so that ``import spark_tfrecord`` imports no pyspark and works without it,

@@ -180,9 +180,11 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
 
 
 #: The last line of a Python worker's traceback, when the error is ours (the data source with no
-#: jar raises them in Spark's Python workers; Spark gives their text).
+#: jar raises them in Spark's Python workers, the encoder's when it writes; Spark gives their
+#: text).
 _WORKER_LINE = re.compile(
-    r"spark_tfrecord\.errors\.(?:CorruptFileError|ArgumentError): "
+    r"spark_tfrecord\.(?:errors\.CorruptFileError|errors\.ArgumentError|"
+    r"_format\.encode_errors\.EncodeError): "
     r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\] ([^\n]*)"
 )
 _AT_OFFSET = re.compile(r"(.*) at byte offset (\d+) of (.*)")

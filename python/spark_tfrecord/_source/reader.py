@@ -1,4 +1,5 @@
-"""The ``tfrecord`` Python data source: ``spark.read.format("tfrecord")`` with no jar.
+"""The ``tfrecord`` Python data source: ``spark.read.format("tfrecord")`` (and ``df.write``,
+:mod:`spark_tfrecord._source.writer`) with no jar.
 
 :class:`TFRecordDataSource` infers the schema on the driver as the jar does
 (:func:`spark_tfrecord._format.inference.infer_schema`, partition columns after), and
@@ -16,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
 from pyspark.sql.types import StructType
 
 from spark_tfrecord import errors
@@ -80,11 +81,12 @@ def _path(options: Mapping[str, str]) -> str:
 def arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark checks a Python data source's batches against (its worker's
     ``to_arrow_schema``: timestamps in UTC; the keyword differs between Spark 4.0 and 4.2+)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.pandas import types
 
-    if "timezone" in inspect.signature(to_arrow_schema).parameters:
-        return to_arrow_schema(schema, timezone="UTC")
-    return to_arrow_schema(schema)
+    convert: Any = types.to_arrow_schema  # Spark 3.5's (for mypy) has neither keyword
+    if "timezone" in inspect.signature(convert).parameters:
+        return convert(schema, timezone="UTC")
+    return convert(schema)
 
 
 class TFRecordDataSource(DataSource):
@@ -111,6 +113,13 @@ class TFRecordDataSource(DataSource):
 
     def reader(self, schema: StructType) -> TFRecordReader:
         return TFRecordReader(dict(self.options), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """``df.write.format("tfrecord").mode("append" | "overwrite")``: see
+        :mod:`spark_tfrecord._source.writer`."""
+        from spark_tfrecord._source.writer import TFRecordWriter
+
+        return TFRecordWriter(dict(self.options), schema, overwrite)
 
 
 class _TaskPartition(InputPartition):
