@@ -7,7 +7,8 @@ from typing import Any
 
 def register(spark: Any) -> None:
     """Registers the Python ``tfrecord`` data source (no jar) in ``spark``'s session, so that
-    ``spark.read.format("tfrecord")`` works where no jar can be added (Spark 4.0+, Databricks
+    ``spark.read.format("tfrecord")`` and ``df.write.format("tfrecord")`` (modes append and
+    overwrite) work where no jar can be added (Spark 4.0+, Databricks
     Runtime 15.4+, Spark Connect). Where the jar already serves ``tfrecord``, it stays the one
     that reads (Spark's lookup prefers its ``DataSourceRegister``; Spark 4.3.0 registers the
     Python source beside it with a warning, a Spark that refuses with

@@ -169,7 +169,10 @@ class TFRecordWriter(DataSourceArrowWriter):
                 os.replace(t.staged, os.path.join(self.folder, t.name))
                 placed.append((t.name, t.records))
             for i in range(len(tasks), n):
-                name = f"part-{i:05d}-{self.write_id}-empty{self.extension}"
+                # A write of no tasks (a DataFrame of no partitions) leaves one empty file, as
+                # Spark's file writes do; numShards' files of no records are named as the jar's.
+                kind = "empty" if self.options.num_shards else "c000"
+                name = f"part-{i:05d}-{self.write_id}-{kind}{self.extension}"
                 with open(os.path.join(self.folder, name), "wb") as out:
                     RecordFileWriter(out, self.options.compression).close()
                 placed.append((name, 0))
