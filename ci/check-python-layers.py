@@ -10,8 +10,8 @@ public modules on top. The rules:
   the body of ``install_exception_handler``, whose documented home is ``errors`` and whose
   implementation (it imports py4j) is ``_spark.errors``: a lazy import, listed in LAZY_ALLOWED.
 - ``_format`` imports only ``_format`` and ``errors`` of the package, and of third-party modules
-  only NumPy at module level, and fsspec, google_crc32c and crc32c inside a function (the
-  optional libraries, imported when used).
+  only NumPy at module level, and fsspec, gcsfs, google_crc32c and crc32c inside a function
+  (the optional libraries, imported when used; gcsfs for its JSON-only file system class).
 - ``_loaders`` never imports pyspark, py4j, JPype, ``_spark``, ``cli`` or the public modules
   ``local`` and ``testing``.
 - ``_spark`` never imports ``cli``.
@@ -49,7 +49,7 @@ PACKAGE = "spark_tfrecord"
 HEAVY = ("pyspark", "py4j", "jpype", "numpy", "torch", "tensorflow")
 #: Third-party modules the format package may import: at module level, and inside a function.
 FORMAT_MODULE_LEVEL = {"numpy"}
-FORMAT_LAZY = {"numpy", "fsspec", "google_crc32c", "crc32c"}
+FORMAT_LAZY = {"numpy", "fsspec", "gcsfs", "google_crc32c", "crc32c"}
 #: Third-party modules the jar-less data source may import.
 SOURCE_THIRD_PARTY = {"pyspark", "pyarrow", "numpy"}
 #: Lazy imports a rule would refuse, allowed with the reason.

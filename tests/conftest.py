@@ -27,6 +27,10 @@ if _PYSPARK is None or not any(
     (Path(p) / "sql" / "datasource.py").is_file() for p in _PYSPARK.submodule_search_locations or []
 ):
     collect_ignore.append("test_python_source.py")
+# test_gcs runs Google's gcs-connector on Spark 3.5 (Hadoop 3.3.4) and the 4.x after 4.0 (Hadoop
+# 3.4, 3.5): Spark 4.0 adds nothing the two do not cover, for a minute of CI.
+if version("pyspark").startswith("4.0."):
+    collect_ignore.append("test_gcs.py")
 #: The files (and docs pages) that check the package's own Python code rather than the jar in a
 #: given Spark: the codec, the loaders, the CLI, the docs. ci/test runs each of them in one suite
 #: of its matrix, not in all, for CI's time: three suites of everything ran past 75 minutes on 2
@@ -36,29 +40,29 @@ if _PYSPARK is None or not any(
 #: suite run alone (no SPARK_TFRECORD_MATRIX) runs everything.
 ONCE = {
     "test_docs.py[tfds.md]": 323,
-    "test_docs.py[getting-started.md]": 171,
-    "test_docs.py[README.md]": 150,
+    "test_docs.py[README.md]": 300,
+    "test_docs.py[getting-started.md]": 282,
     "test_docs.py[types.md]": 135,
-    "test_docs.py[training.md]": 70,
-    "test_docs.py[tensorflow.md]": 63,
-    "test_docs.py[pytorch.md]": 49,
-    "test_docs.py[deployment.md]": 40,
-    "test_docs.py[errors.md]": 21,
-    "test_cli.py": 400,
-    "test_cli_without_java.py": 30,
-    "test_codec_differential.py": 120,
-    "test_loader_parity.py": 90,
-    "test_python_encoder.py": 120,
-    "test_python_inference.py": 90,
-    "test_python_decoder.py": 60,
-    "test_python_layers.py": 5,
-    "test_dataset_info.py": 60,
-    "test_torch_dataset.py": 90,
-    "test_grain_source.py": 40,
-    "test_tf_dataset.py": 90,
+    "test_docs.py[training.md]": 94,
+    "test_docs.py[pytorch.md]": 76,
+    "test_docs.py[tensorflow.md]": 60,
+    "test_docs.py[errors.md]": 57,
+    "test_docs.py[deployment.md]": 55,
+    "test_cli.py": 526,
+    "test_batch_decoding.py": 176,
+    "test_dataset_info.py": 150,
+    "test_converter.py": 104,
     "test_s3_loaders.py": 90,
-    "test_converter.py": 90,
-    "test_batch_decoding.py": 20,
+    "test_loader_parity.py": 81,
+    "test_tf_dataset.py": 68,
+    "test_python_encoder.py": 60,
+    "test_python_inference.py": 28,
+    "test_torch_dataset.py": 22,
+    "test_codec_differential.py": 21,
+    "test_grain_source.py": 10,
+    "test_python_decoder.py": 6,
+    "test_cli_without_java.py": 5,
+    "test_python_layers.py": 2,
 }
 
 
@@ -82,24 +86,24 @@ def _unit(item: pytest.Item) -> str:
 #: inference, reads and writes through Spark's API, commits and manifests, errors as Spark
 #: raises them, Connect, streaming, executors in other JVMs, object stores, Hadoop, spark-shell).
 PER_JAR = {
-    "test_tfds.py": 300,
-    "test_fuzz.py": 160,
+    "test_fuzz.py": 208,
     "test_errors_hostile_lengths.py": 150,
-    "test_tensorflow_interop.py": 90,
-    "test_tfds_ragged.py": 90,
-    "test_tfds_tensor.py": 60,
-    "test_tfx.py": 60,
-    "test_index.py": 70,
-    "test_sequence_example.py": 50,
-    "test_sparse_vectors.py": 60,
-    "test_ragged.py": 60,
-    "test_nested.py": 40,
-    "test_compression.py": 40,
-    "test_compression_detection.py": 40,
-    "test_properties.py": 40,
-    "test_local_checksum_files.py": 30,
-    "test_local_files.py": 20,
-    "test_wire_encoding.py": 20,
+    "test_index.py": 143,
+    "test_compression.py": 136,
+    "test_tfds.py": 102,
+    "test_local_files.py": 63,
+    "test_properties.py": 33,
+    "test_ragged.py": 24,
+    "test_compression_detection.py": 20,
+    "test_tfds_ragged.py": 19,
+    "test_sparse_vectors.py": 17,
+    "test_nested.py": 11,
+    "test_tensorflow_interop.py": 7,
+    "test_local_checksum_files.py": 5,
+    "test_tfds_tensor.py": 4,
+    "test_sequence_example.py": 3,
+    "test_tfx.py": 3,
+    "test_wire_encoding.py": 3,
 }
 for _unit_name in PER_JAR:
     assert (Path(__file__).parent / _unit_name).is_file(), f"no {_unit_name}"

@@ -643,6 +643,8 @@ def test_file_urls_are_local_paths_and_other_urls_need_their_fsspec_package(tabl
     for url in (f"file://{table}", f"file:{table}"):
         info = spark_tfrecord.dataset_info(url)
         assert (info.num_records, info.path) == (14, str(table))
-    # Other URLs go to fsspec (tests/test_s3_loaders.py reads s3://); gcsfs is not installed.
-    with pytest.raises(ImportError, match=r"gs:// URLs needs fsspec's gs implementation .*gcsfs"):
-        spark_tfrecord.dataset_info("gs://b/t")
+    # Other URLs go to fsspec (tests/test_s3_loaders.py reads s3://, test_gcs.py gs://); adlfs,
+    # Azure's, is not installed: the error says what to install.
+    wanted = r"abfs:// URLs needs fsspec's abfs implementation .*adlfs"
+    with pytest.raises(ImportError, match=wanted):
+        spark_tfrecord.dataset_info("abfs://c/t")

@@ -52,6 +52,7 @@ MARKED = {
     ("benchmarks.md", "ci/bench --peers --linkedin-source PATH"),
     ("benchmarks.md", "git worktree add /tmp/before 4955d65"),
     ("benchmarks.md", "python benchmarks/loaders.py --data .cache/bench-loaders"),
+    ("deployment.md", "# On a machine with Application Default Credentials"),
     ("getting-started.md", "pip install spark-tfrecord"),
     ("pytorch.md", "spark-tfrecord index s3a://bucket/train --master yarn"),
     ("pytorch.md", "from nvidia.dali import fn, pipeline_def"),

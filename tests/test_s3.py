@@ -14,13 +14,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from support import child_env, module_command
+from support import driver_result
 from support.s3_server import (
     S3,
     hadoop_cloud_jar,
@@ -58,17 +57,8 @@ def runs(s3: S3, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str
     }
     scenarios = {"file": COMMITS + READS, "magic": COMMITS}
     config = {"conf": conf, "bucket": BUCKET, "scenarios": scenarios, "split_bytes": SPLIT_BYTES}
-    done = subprocess.run(
-        module_command("s3_driver", json.dumps(config)),
-        capture_output=True,
-        text=True,
-        timeout=3000,
-        env=child_env(),
-    )
-    (work / "driver.log").write_text(done.stderr)
-    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-    assert done.returncode == 0 and lines, done.stderr[-8000:]
-    result: dict[str, dict[str, Any]] = json.loads(lines[0][7:])
+    result: dict[str, dict[str, Any]]
+    result, _ = driver_result("s3_driver", config, work / "driver.log", timeout=3000)
     return result
 
 

@@ -4,15 +4,17 @@
   a read must return, in pure Python; `decoded`: what `torch_dataset` and `grain_source` must
   give for a row, and their comparison by type and bits.
 - `maven`: jars from Maven Central; `spark_home`: pyspark's Spark home with some jars replaced;
-  `s3_server`: an S3-compatible server and the S3A jars;
+  `s3_server`: an S3-compatible server and the S3A jars; `gcs_server`: a Cloud Storage server
+  (fake-gcs-server) and Google's gcs-connector;
   `standalone`: a Spark standalone cluster and a driver process that runs scenarios on it.
 - Programs that tests run in a process of their own, each a module run with
   ``python -m support.<name>`` (`module_command`, `child_env`; `child_results` runs one that
   reports with `emit`, and `jar_of` says where its JVM loaded a class from): `cluster_driver`,
-  `connect_client`, `local_connect_server`, `running_session`, `s3_driver`, `scala213_driver`,
-  `small_heap_child`, `streaming_driver`, `read_in_new_session`, `tfrecord_package`,
-  `imported_modules`, `old_hadoop_child`, `old_jackson_child`; `spark_submit_job.py` is the
-  file a `spark-submit` test submits.
+  `connect_client`, `local_connect_server`, `running_session`, `s3_driver`, `gcs_driver`,
+  `scala213_driver`, `small_heap_child`, `streaming_driver`, `read_in_new_session`,
+  `tfrecord_package`, `imported_modules`, `old_hadoop_child`, `old_jackson_child`;
+  `gcs_server` builds its server; `spark_submit_job.py` is the file a `spark-submit` test
+  submits.
 
 conftest.py holds the fixtures (and `spark_tfrecord.testing` the session ones); nothing here
 starts a JVM or imports pyspark when the package is imported.
@@ -22,9 +24,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +43,23 @@ ROOT = TESTS.parent
 #: JVM options for the drivers of child processes and test servers, which run small queries:
 #: the client compiler alone and the serial collector start them in about half the time.
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now, for a server a test starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def answers(url: str) -> bool:
+    """Whether ``url`` answers a GET with 200: a server a test started is up."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
 
 
 def tfrecord_files(path: Path) -> list[Path]:
@@ -75,6 +99,64 @@ def child_env(env: Mapping[str, str] | None = None, **extra: str) -> dict[str, s
     path = [str(TESTS), *filter(None, merged.get("PYTHONPATH", "").split(os.pathsep))]
     merged["PYTHONPATH"] = os.pathsep.join(path)
     return merged
+
+
+@contextmanager
+def local_server(
+    name: str, command: Callable[[int], list[str]], probe: str, log: Path, deadline_seconds: float
+) -> Iterator[str]:
+    """The endpoint (``http://127.0.0.1:PORT``) of a server that ``command(port)`` starts on a
+    free port, its output appended to ``log``, once a GET of ``probe`` answers 200; stopped when
+    the block ends. Raises RuntimeError with the log's tail if it does not answer in time."""
+    for _ in range(3):  # another process may take the free port before the server binds it
+        port = free_port()
+        endpoint = f"http://127.0.0.1:{port}"
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                command(port), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+        try:
+            deadline = time.monotonic() + deadline_seconds
+            while process.poll() is None and time.monotonic() < deadline:
+                if answers(endpoint + probe):
+                    yield endpoint
+                    return
+                time.sleep(0.2)
+            exited = process.poll()
+        finally:
+            stop(process)
+        if "address already in use" not in log.read_text(errors="replace").lower():
+            break
+    tail = log.read_text(errors="replace")[-5000:]
+    why = f"did not answer in {deadline_seconds} s" if exited is None else f"exited with {exited}"
+    raise RuntimeError(f"{name} at {endpoint} {why}; its log ends:\n{tail}")
+
+
+def driver_result(name: str, config: Any, log: Path, timeout: float) -> tuple[Any, str]:
+    """Runs the driver ``support.<name>`` on ``config`` (as JSON) in a Python of its own, keeps
+    its standard error in ``log``, checks that it exited 0 and printed a ``RESULT``, and returns
+    the first result and the standard error."""
+    done = subprocess.run(
+        module_command(name, json.dumps(config)),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(),
+    )
+    log.write_text(done.stderr)
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-8000:]
+    return json.loads(lines[0][7:]), done.stderr
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stops a server a test started: terminated, killed after 30 s if still running."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
 
 
 def emit(**record: Any) -> None:

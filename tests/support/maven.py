@@ -20,13 +20,15 @@ CENTRAL = "https://repo1.maven.org/maven2"
 CACHE = Path(os.environ.get("SPARK_TFRECORD_CACHE", ROOT / ".cache")) / "maven"
 
 
-def _relative(group: str, artifact: str, version: str, ext: str) -> str:
-    return f"{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.{ext}"
+def _relative(group: str, artifact: str, version: str, ext: str, classifier: str) -> str:
+    name = f"{artifact}-{version}" + (f"-{classifier}" if classifier else "")
+    return f"{group.replace('.', '/')}/{artifact}/{version}/{name}.{ext}"
 
 
-def fetch(group: str, artifact: str, version: str, ext: str = "jar") -> Path:
-    """The local path of ``group:artifact:version`` (``ext`` jar or pom), downloaded if needed."""
-    relative = _relative(group, artifact, version, ext)
+def fetch(group: str, artifact: str, version: str, ext: str = "jar", classifier: str = "") -> Path:
+    """The local path of ``group:artifact:version`` (``ext`` jar or pom; a ``classifier`` such as
+    ``shaded``), downloaded if needed."""
+    relative = _relative(group, artifact, version, ext, classifier)
     path = CACHE / relative
     if path.is_file():
         return path

@@ -10,12 +10,7 @@ a running server, with its client and the server's log of requests.
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +19,7 @@ from typing import Any
 
 import pyspark
 
+from support import local_server
 from support.maven import fetch, pom_property
 
 ACCESS_KEY = SECRET_KEY = "testing"  # moto accepts any static credentials
@@ -34,61 +30,18 @@ REGION = "us-east-1"
 HADOOP_CLOUD = {"3.5": "3.5.8", "4.0": "4.0.2", "4.3": "4.1.2"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=30)
-
-
 @contextmanager
 def moto_server(log: Path, deadline_seconds: float = 120) -> Iterator[str]:
     """The endpoint (``http://127.0.0.1:PORT``) of a moto server that runs until the block ends.
 
     Raises RuntimeError with the tail of the server's log if it does not answer in time.
     """
-    for _ in range(3):  # another process may take the free port before the server binds it
-        port = _free_port()
-        endpoint = f"http://127.0.0.1:{port}"
-        with log.open("ab") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-        try:
-            deadline = time.monotonic() + deadline_seconds
-            while process.poll() is None and time.monotonic() < deadline:
-                if _answers(endpoint + "/moto-api/"):
-                    yield endpoint
-                    return
-                time.sleep(0.2)
-            exited = process.poll()
-        finally:
-            _stop(process)
-        if "Address already in use" not in log.read_text(errors="replace"):
-            break
-    tail = log.read_text(errors="replace")[-5000:]
-    why = f"did not answer in {deadline_seconds} s" if exited is None else f"exited with {exited}"
-    raise RuntimeError(f"moto server at {endpoint} {why}; its log ends:\n{tail}")
+
+    def command(port: int) -> list[str]:
+        return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+
+    with local_server("moto server", command, "/moto-api/", log, deadline_seconds) as endpoint:
+        yield endpoint
 
 
 def _version_in_jar_name(glob: str, pattern: str) -> str:

@@ -217,9 +217,21 @@ class FsspecFiles(Files):
                 ) from None
             # skip_instance_cache: an instance cached before a fork shares its loop and sockets.
             try:
-                self._fs = fsspec.filesystem(
-                    self.protocol, skip_instance_cache=True, **self.storage_options
-                )
+                if self.protocol in ("gs", "gcs") and gcs_emulator(self.storage_options):
+                    # gcsfs's default class (from 2026.x) asks each bucket's type over gRPC
+                    # before opening a file, which a server that speaks only the JSON API over
+                    # HTTP (an emulator) never answers: 60 s per file, then the JSON API anyway.
+                    # Its JSON-only class is the one GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false
+                    # selects; Cloud Storage itself answers, and gets gcsfs's default.
+                    from gcsfs.core import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
+                        GCSFileSystem,
+                    )
+
+                    self._fs = GCSFileSystem(skip_instance_cache=True, **self.storage_options)
+                else:
+                    self._fs = fsspec.filesystem(
+                        self.protocol, skip_instance_cache=True, **self.storage_options
+                    )
             except ImportError as e:
                 raise ImportError(
                     f"Reading {self.protocol}:// URLs needs fsspec's {self.protocol} "
@@ -239,11 +251,20 @@ class FsspecFiles(Files):
     def _url(self, stripped: str) -> str:
         return f"{self.protocol}://{stripped}"
 
+    def _kind(self, path: str) -> str | None:
+        """The entry's type (``file``, ``directory``), None when there is none. fsspec's
+        ``isdir`` and ``isfile`` answer False on any error, which took a refused connection
+        or a denied request for a missing path: those are raised as they are."""
+        try:
+            return str(self.fs.info(path).get("type"))
+        except FileNotFoundError:
+            return None
+
     def isdir(self, path: str) -> bool:
-        return bool(self.fs.isdir(path))
+        return self._kind(path) == "directory"
 
     def isfile(self, path: str) -> bool:
-        return bool(self.fs.isfile(path))
+        return self._kind(path) == "file"
 
     def size(self, path: str) -> int:
         return int(self.fs.size(path))
@@ -255,7 +276,9 @@ class FsspecFiles(Files):
         root = self._strip(folder).rstrip("/")
         found: list[tuple[str, int]] = []
         for path, info in self.fs.find(root, detail=True).items():
-            if info.get("type") == "directory":
+            # A folder's placeholder object (``t/``, ``t/p=0/``: empty, its name ends in ``/``),
+            # which the GCS Hadoop connector makes for every folder, is a folder, not a file.
+            if info.get("type") == "directory" or path.endswith("/"):
                 continue
             rel = path[len(root) + 1 :] if path.startswith(root + "/") else path
             parts = rel.split("/")
@@ -281,6 +304,13 @@ class FsspecFiles(Files):
     def write_whole(self, path: str, data: bytes) -> None:
         # One PUT (pipe_file): an object store shows the new object whole or not at all.
         self.fs.pipe_file(path, data)
+
+
+def gcs_emulator(storage_options: Mapping[str, Any]) -> bool:
+    """Whether gcsfs is pointed at a server other than Cloud Storage: ``endpoint_url`` in the
+    ``storage_options``, or ``STORAGE_EMULATOR_HOST``, which Google's own clients read too."""
+    endpoint = storage_options.get("endpoint_url") or os.environ.get("STORAGE_EMULATOR_HOST")
+    return endpoint not in (None, "", "default")
 
 
 def file_system(path: str, storage_options: Mapping[str, Any] | None = None) -> tuple[Files, str]:

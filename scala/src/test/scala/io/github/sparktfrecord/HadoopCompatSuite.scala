@@ -1,12 +1,16 @@
 package io.github.sparktfrecord
 
-import java.io.File
+import java.io.{File, FileNotFoundException}
 import java.nio.file.Files
+import java.util.concurrent.{CompletableFuture, ConcurrentHashMap}
+import java.util.concurrent.atomic.AtomicInteger
 
 import scala.annotation.nowarn
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.hadoop.fs.{FSDataInputStream, FileSystem, FutureDataInputStreamBuilder, Path}
+import org.apache.hadoop.fs.RawLocalFileSystem
+import org.apache.hadoop.fs.impl.OpenFileParameters
 
 import io.github.sparktfrecord.framing.HadoopCompat
 
@@ -84,5 +88,109 @@ class HadoopCompatSuite extends UnitSuite {
       assert(folder.getClass.getName.startsWith("org.apache.hadoop."), folder)
       val file = intercept[java.io.IOException](HadoopCompat.createNew(fs, new Path(under, "f")))
       assert(file.getClass.getName.startsWith("org.apache.hadoop."), file)
+  }
+
+  /** `file:` read through `fs` (a class below), uncached, so that each test gets its own. */
+  private def through(fs: Class[_ <: FileSystem]): Configuration = {
+    val conf = new Configuration()
+    conf.set("fs.file.impl", fs.getName)
+    conf.setBoolean("fs.file.impl.disable.cache", true)
+    conf
+  }
+
+  /** Reads all of `path` with openForRead on `conf`'s file system. */
+  private def readAll(path: Path, conf: Configuration, length: Int): Seq[Byte] = {
+    val in = HadoopCompat.openForRead(path, conf, length)
+    val read = new Array[Byte](length)
+    try in.readFully(read)
+    finally in.close()
+    read.toSeq
+  }
+
+  private val failing = Seq(
+    classOf[HadoopCompatSuite.NotLinkingFileSystem] -> "NoClassDefFoundError",
+    classOf[HadoopCompatSuite.NoOpenFileFileSystem] -> "UnsupportedOperationException",
+    classOf[HadoopCompatSuite.FailedFutureFileSystem] -> "ClassNotFoundException")
+  for ((fs, thrown) <- failing) dir.test(s"a file system whose openFile throws $thrown: open") {
+    d =>
+      val path = new Path(new File(d, "a.bin").toURI)
+      val bytes = Array.tabulate[Byte](3000)(i => (i * 7).toByte)
+      Files.write(new File(path.toUri).toPath, bytes)
+      val conf = through(fs)
+      val (tried, opened) = HadoopCompatSuite.calls(fs)
+      // The first file tries openFile, then opens; the file system's later files only open.
+      assertEquals(readAll(path, conf, bytes.length), bytes.toSeq)
+      assertEquals((tried.get, opened.get), (1, 1))
+      assertEquals(readAll(path, conf, bytes.length), bytes.toSeq)
+      assertEquals((tried.get, opened.get), (1, 2))
+  }
+
+  dir.test("an openFile that fails to read the file fails the read: no second request") { d =>
+    val fs = classOf[HadoopCompatSuite.MissingFileSystem]
+    val path = new Path(new File(d, "a.bin").toURI)
+    Files.write(new File(path.toUri).toPath, Array[Byte](1, 2, 3))
+    val e = intercept[FileNotFoundException](HadoopCompat.openForRead(path, through(fs), 3))
+    assertEquals(e.getMessage, s"gone: $path")
+    val (tried, opened) = HadoopCompatSuite.calls(fs)
+    assertEquals((tried.get, opened.get), (1, 0))
+  }
+}
+
+object HadoopCompatSuite {
+  private val counts = new ConcurrentHashMap[Class[_], (AtomicInteger, AtomicInteger)]
+
+  /** How many times `fs`'s openFile was tried, and its open(path) called. */
+  def calls(fs: Class[_]): (AtomicInteger, AtomicInteger) =
+    counts.computeIfAbsent(fs, _ => (new AtomicInteger, new AtomicInteger))
+
+  /** The local file system, counting its openFile and open calls. */
+  abstract class CountingFileSystem extends RawLocalFileSystem {
+    override def open(f: Path, bufferSize: Int): FSDataInputStream = {
+      calls(getClass)._2.incrementAndGet()
+      super.open(f, bufferSize)
+    }
+    override def openFile(path: Path): FutureDataInputStreamBuilder = {
+      calls(getClass)._1.incrementAndGet()
+      super.openFile(path)
+    }
+  }
+
+  /**
+   * As Google's gcs-connector built for a newer Hadoop runs on Hadoop 3.3.4: its
+   * openFileWithOptions names a class that Hadoop lacks (issue 44).
+   */
+  class NotLinkingFileSystem extends CountingFileSystem {
+    override protected def openFileWithOptions(
+        path: Path,
+        parameters: OpenFileParameters): CompletableFuture[FSDataInputStream] =
+      throw new NoClassDefFoundError("org/apache/hadoop/fs/Options$OpenFileOptions")
+  }
+
+  /** A file system that does not support openFile at all. */
+  class NoOpenFileFileSystem extends CountingFileSystem {
+    override def openFile(path: Path): FutureDataInputStreamBuilder = {
+      super.openFile(path)
+      throw new UnsupportedOperationException("openFile")
+    }
+  }
+
+  /** A missing class reported through the future, which openForRead wraps in an IOException. */
+  class FailedFutureFileSystem extends CountingFileSystem {
+    override protected def openFileWithOptions(
+        path: Path,
+        parameters: OpenFileParameters): CompletableFuture[FSDataInputStream] = {
+      val future = new CompletableFuture[FSDataInputStream]
+      future.completeExceptionally(
+        new ClassNotFoundException("org.apache.hadoop.fs.Options$OpenFileOptions"))
+      future
+    }
+  }
+
+  /** An openFile that runs and finds no file: the read fails as it would with open(path). */
+  class MissingFileSystem extends CountingFileSystem {
+    override protected def openFileWithOptions(
+        path: Path,
+        parameters: OpenFileParameters): CompletableFuture[FSDataInputStream] =
+      throw new FileNotFoundException(s"gone: $path")
   }
 }

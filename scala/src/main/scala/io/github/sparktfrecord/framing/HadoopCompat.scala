@@ -2,13 +2,14 @@ package io.github.sparktfrecord.framing
 
 import java.io.{IOException, InterruptedIOException}
 import java.nio.file.{FileSystemException, Files, StandardOpenOption}
-import java.util.concurrent.ExecutionException
+import java.util.concurrent.{ConcurrentHashMap, ExecutionException}
 
 import scala.annotation.nowarn
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{ChecksumFileSystem, FSDataInputStream, FSDataOutputStream}
 import org.apache.hadoop.fs.{FileSystem, Path, RawLocalFileSystem}
+import org.slf4j.LoggerFactory
 
 /**
  * The Hadoop calls that newer Hadoop releases added, made to work on whatever Hadoop the class
@@ -21,7 +22,10 @@ import org.apache.hadoop.fs.{FileSystem, Path, RawLocalFileSystem}
  * `FileSystem.openFile`, which tells an object store how a file will be read (see [[OpenFile]]);
  * without it, files are opened with `open(path)`, which every Hadoop has. Which of the two is
  * decided once per JVM, and the Hadoop 3.3 calls live in an object of their own, so a JVM
- * without them never links them.
+ * without them never links them. A file system whose own `openFile` cannot link or run is read
+ * with `open(path)` too, as Parquet reads it: Google's gcs-connector built for a newer Hadoop
+ * fails on Spark 3.5's Hadoop 3.3.4 with `NoClassDefFoundError:
+ * org/apache/hadoop/fs/Options$OpenFileOptions` (issue 44).
  *
  * A [[ChecksumFileSystem]] (the local file system, `file:`) is read through its raw file system,
  * without its `.crc` side files. Those checksum every 512 bytes of what Hadoop wrote, and a
@@ -107,10 +111,51 @@ private[sparktfrecord] object HadoopCompat {
     case other => other.mkdirs(path)
   }
 
-  /** Opens `path`, a file of `fileLength` bytes, to be read from its start or a split's. */
+  /**
+   * The file system classes whose `openFile` failed to link or run in this JVM, with what it
+   * threw: they are opened with `open(path)` from then on, without trying again per file.
+   */
+  private val plainOpenOnly = new ConcurrentHashMap[Class[_], String]
+
+  /**
+   * Opens `path`, a file of `fileLength` bytes, to be read from its start or a split's: with the
+   * file system's `openFile` where it links and runs, else with `open(path)`.
+   */
   def openForRead(path: Path, conf: Configuration, fileLength: Long): FSDataInputStream = {
     val fs = raw(path.getFileSystem(conf))
-    if (hasOpenFile) OpenFile.sequential(fs, path, fileLength) else fs.open(path)
+    if (hasOpenFile && !plainOpenOnly.containsKey(fs.getClass)) {
+      try return OpenFile.sequential(fs, path, fileLength)
+      catch {
+        case e: Throwable if cannotOpenFile(e) =>
+          if (plainOpenOnly.putIfAbsent(fs.getClass, e.toString) == null) {
+            LoggerFactory.getLogger(getClass).warn(s"${fs.getClass.getName}.openFile cannot " +
+              s"run in this JVM ($e): its files are read with open(path), as Parquet reads them")
+          }
+      }
+    }
+    fs.open(path)
+  }
+
+  /**
+   * Whether `e`, thrown by a file system's `openFile`, says that the call cannot link or run
+   * rather than that the file cannot be read: a class or method of a newer Hadoop missing (a
+   * `LinkageError`, or a `ClassNotFoundException` the future or a reflective call wrapped), or an
+   * `openFile` the file system does not support. A missing file or a refused request is not
+   * one: `open(path)` would fail the same way, at the cost of a second request.
+   */
+  private[framing] def cannotOpenFile(e: Throwable): Boolean = {
+    var cause = e
+    var depth = 0
+    while (cause != null && depth < 8) {
+      cause match {
+        case _: LinkageError | _: ClassNotFoundException | _: UnsupportedOperationException =>
+          return true
+        case _ =>
+      }
+      cause = cause.getCause
+      depth += 1
+    }
+    false
   }
 
   /**
