@@ -2,8 +2,11 @@
 workers have spark-tfrecord, serves ``format("tfrecord")`` through the Python data source,
 which Spark registers by itself from the top-level ``pyspark_tfrecord`` module; a client in an
 environment of ``pyspark-client`` and spark-tfrecord only (support.python_envs) writes rows,
-reads them back with a schema and with the schema inferred. The same server whose workers lack
-spark-tfrecord: the client's read and write fail with an error that names what is missing.
+reads them back with a schema and with the schema inferred; the files hold the rows' Examples
+as built by hand (support.tfrecord_bytes), byte for byte, which TensorFlow parses. The same
+server whose workers lack spark-tfrecord: the client's read and write fail with Spark's
+DATA_SOURCE_NOT_FOUND, and ``spark_tfrecord.register`` with an error that says what to install
+where.
 
 Each server (support.connect_server) starts once for the module, on 127.0.0.1, with no
 ``--jars`` and no ``spark.sql.extensions``; each client runs in a process of its own
@@ -14,6 +17,7 @@ Each server (support.connect_server) starts once for the module, on 127.0.0.1, w
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -26,6 +30,15 @@ from support import TESTS, tfrecord_files
 from support.connect_server import Server, connect_server, listening
 from support.jarless_connect_client import rows
 from support.python_envs import connect_client_venv, package_path, worker_python
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    float_list_packed,
+    int64_list_packed,
+    read_records,
+)
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 CLIENT_TIMEOUT = 600.0
@@ -135,25 +148,44 @@ def test_register_on_a_server_that_has_the_source(installed: dict[str, Any]) -> 
     assert installed["after_register"] == [*range(9), 100]
 
 
+def record(i: int, name: str, x: list[float], raw: bytes, tags: list[str]) -> bytes:
+    """The Example of a row, built by hand: the schema's order, empty lists kept."""
+    return example(
+        entry(b"id", feature("int64", int64_list_packed([i]))),
+        entry(b"name", feature("bytes", bytes_list([name.encode()]))),
+        entry(b"x", feature("float", float_list_packed(x))),
+        entry(b"raw", feature("bytes", bytes_list([raw]))),
+        entry(b"tags", feature("bytes", bytes_list([t.encode() for t in tags]))),
+    )
+
+
 def test_the_files_of_the_write(installed: dict[str, Any], tf: Any) -> None:
+    """The files that the writes (two tasks, then an append) left: the jar's names, each record
+    the bytes of the row's Example built by hand, both checksums right; TensorFlow parses them
+    value for value; the manifest counts them."""
     folder = Path(installed["out"])
     files = tfrecord_files(folder)
-    assert files and all(f.name.startswith("part-") for f in files), files
-    found = {}
+    assert files and all(
+        re.fullmatch(r"part-\d{5}-[0-9a-f-]{36}-c000\.tfrecord", f.name) for f in files
+    )
+    written = [*rows(), (100, "more", [], b"", [])]
+    found = sorted(data for f in files for data in read_records(f))
+    assert found == sorted(record(*r) for r in written)
+    parsed = {}
     for f in files:
-        for record in tf.data.TFRecordDataset(str(f)):
-            features = tf.train.Example.FromString(record.numpy()).features.feature
-            found[features["id"].int64_list.value[0]] = [
+        for data in tf.data.TFRecordDataset(str(f)):
+            features = tf.train.Example.FromString(data.numpy()).features.feature
+            parsed[features["id"].int64_list.value[0]] = [
                 features["name"].bytes_list.value[0].decode(),
                 list(features["x"].float_list.value),
                 features["raw"].bytes_list.value[0].hex(),
                 [t.decode() for t in features["tags"].bytes_list.value],
             ]
-    want = {i: [n, x, raw.hex(), tags] for i, n, x, raw, tags in rows()}
-    want[100] = ["more", [], "", []]
-    assert found == want
+    assert parsed == {i: [n, x, raw.hex(), tags] for i, n, x, raw, tags in written}
     manifest = json.loads((folder / "_tfrecord_manifest.json").read_text())
-    assert manifest["num_records"] == len(want)
+    assert manifest["num_records"] == len(written)
+    counts = {f.name: sum(1 for _ in read_records(f)) for f in files}
+    assert {e["path"]: e["num_records"] for e in manifest["files"]} == counts
 
 
 def test_without_spark_tfrecord_the_error_names_it(missing: dict[str, Any]) -> None:
