@@ -15,6 +15,9 @@ public modules on top. The rules:
 - ``_loaders`` never imports pyspark, py4j, JPype, ``_spark``, ``cli`` or the public modules
   ``local`` and ``testing``.
 - ``_spark`` never imports ``cli``.
+- ``_source`` (the jar-less Python data source, issue 43) imports only ``_format``, ``errors``
+  and ``_source`` of the package, and of third-party modules only pyspark, pyarrow and NumPy:
+  never py4j or JPype (no JVM of its own: it runs in Spark's Python workers and on Connect).
 - ``import spark_tfrecord`` loads, through its module-level imports, none of pyspark, py4j,
   JPype, NumPy, torch, TensorFlow (HEAVY).
 - No import cycles among the package's modules, counting module-level imports (those under
@@ -47,6 +50,8 @@ HEAVY = ("pyspark", "py4j", "jpype", "numpy", "torch", "tensorflow")
 #: Third-party modules the format package may import: at module level, and inside a function.
 FORMAT_MODULE_LEVEL = {"numpy"}
 FORMAT_LAZY = {"numpy", "fsspec", "gcsfs", "google_crc32c", "crc32c"}
+#: Third-party modules the jar-less data source may import.
+SOURCE_THIRD_PARTY = {"pyspark", "pyarrow", "numpy"}
 #: Lazy imports a rule would refuse, allowed with the reason.
 LAZY_ALLOWED = {
     # errors.install_exception_handler is public and documented there; its implementation wraps
@@ -121,7 +126,8 @@ def edges_of(root: Path, path: Path, modules: set[str]) -> list[Edge]:
 
 
 def layer(module: str) -> str:
-    """``errors``, ``_format``, ``_loaders``, ``_spark``, ``cli``, or the module's own name."""
+    """``errors``, ``_format``, ``_loaders``, ``_source``, ``_spark``, ``cli``, or the module's
+    own name."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -151,6 +157,11 @@ def violations(edges: list[Edge], repo: Path) -> list[str]:
                 wrong.append(f"{where}: _loaders imports {e.target}")
         elif src == "_spark" and e.internal and dst == "cli":
             wrong.append(f"{where}: _spark imports {e.target}")
+        elif src == "_source":
+            if e.internal and dst not in ("_source", "_format", "errors"):
+                wrong.append(f"{where}: _source imports {e.target} (only _format and errors)")
+            elif not e.internal and e.target not in STDLIB | SOURCE_THIRD_PARTY:
+                wrong.append(f"{where}: _source imports {e.target}")
     return wrong
 
 

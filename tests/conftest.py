@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable
 from importlib.metadata import version
@@ -16,17 +17,37 @@ os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "spark-conf"
 
 pytest_plugins = ["spark_tfrecord.testing"]
 
+def _line(v: str) -> str:
+    """The Spark line of a pyspark version or of a matrix entry of ci/test: its first two parts
+    ("3.5.9" and "3.5" are "3.5"; the matrix's "4", the newest Spark 4, stays "4")."""
+    return ".".join(v.split(".")[:2])
+
+
 #: Files that some Spark lines' suites do not collect (nothing is skipped), each with the seconds
-#: it takes in a suite of a pyspark version (0: not collected there), for _mine: test_old_jackson
-#: puts the class path of issue 41 first, Spark 3.5's jackson-databind with an older jackson-core;
-#: test_gcs runs Google's gcs-connector on Spark 3.5 (Hadoop 3.3.4) and the 4.x after 4.0 (Hadoop
-#: 3.4, 3.5), and Hadoop's own hadoop-gcp too where Hadoop is 3.5 or later (test_gcs.CONNECTORS):
+#: it takes in a suite of a line (0: not collected there), for _mine: test_old_jackson puts the
+#: class path of issue 41 first, Spark 3.5's jackson-databind with an older jackson-core; test_gcs
+#: runs Google's gcs-connector on Spark 3.5 (Hadoop 3.3.4) and the 4.x after 4.0 (Hadoop 3.4,
+#: 3.5), and Hadoop's own hadoop-gcp too where Hadoop is 3.5 or later (test_gcs.CONNECTORS):
 #: Spark 4.0 adds nothing the others do not cover, for three minutes of CI.
 SOME_LINES: dict[str, Callable[[str], int]] = {
-    "test_old_jackson.py": lambda v: 32 if v.startswith("3.") else 0,
-    "test_gcs.py": lambda v: 0 if v.startswith("4.0.") else 165 if v.startswith("3.") else 315,
+    "test_old_jackson.py": lambda line: 32 if line.startswith("3.") else 0,
+    "test_gcs.py": lambda line: 0 if line == "4.0" else 165 if line.startswith("3.") else 315,
 }
-collect_ignore = [f for f, seconds in SOME_LINES.items() if not seconds(version("pyspark"))]
+collect_ignore = [f for f, seconds in SOME_LINES.items() if not seconds(_line(version("pyspark")))]
+# The files that read and write through the Python data source API (pyspark.sql.datasource),
+# which open-source Spark 3.5 has not, with their seconds in a suite: detected by its module, as
+# spark_tfrecord.register detects it, and in ci/test's matrix (open-source pysparks) by the line.
+# test_python_source starts its session with no jar in the pytest process: it runs first
+# (pytest_collection_modifyitems), before any session of the jar's starts a JVM.
+_PYSPARK = importlib.util.find_spec("pyspark")
+PYTHON_DATA_SOURCE = _PYSPARK is not None and any(
+    (Path(p) / "sql" / "datasource.py").is_file() for p in _PYSPARK.submodule_search_locations or []
+)
+PYTHON_SOURCE_FILES = {"test_python_source.py": 150, "test_connect_python_source.py": 120}
+if not PYTHON_DATA_SOURCE:
+    collect_ignore += list(PYTHON_SOURCE_FILES)
+#: The files whose session has no jar and runs in the pytest process: first, in a JVM of its own.
+FIRST = ("test_python_source.py",)
 #: The files (and docs pages) that check the package's own Python code rather than the jar in a
 #: given Spark: the codec, the loaders, the CLI, the docs. ci/test runs each of them in one suite
 #: of its matrix, not in all, for CI's time: three suites of everything ran past 75 minutes on 2
@@ -44,6 +65,7 @@ ONCE = {
     "test_docs.py[pytorch.md]": 76,
     "test_docs.py[tensorflow.md]": 60,
     "test_docs.py[errors.md]": 57,
+    "test_docs.py[no-jar.md]": 130,
     "test_cli.py": 526,
     "test_batch_decoding.py": 176,
     "test_dataset_info.py": 150,
@@ -64,6 +86,12 @@ ONCE = {
 
 for _unit_name in ONCE:
     assert (Path(__file__).parent / _unit_name.split("[")[0]).is_file(), f"no {_unit_name}"
+
+#: The ONCE units that need the Python data source API, which open-source Spark 3.5 lacks (the
+#: docs page of the source with no jar): _mine deals them to the suites of Spark 4 only (none if
+#: the matrix has no Spark 4), and a suite whose pyspark lacks the API deselects them.
+NEEDS_PYTHON_DATA_SOURCE = {"test_docs.py[no-jar.md]"}
+assert NEEDS_PYTHON_DATA_SOURCE.issubset(ONCE)
 
 
 def _unit(item: pytest.Item) -> str:
@@ -105,12 +133,20 @@ for _unit_name in PER_JAR:
     assert (Path(__file__).parent / _unit_name).is_file(), f"no {_unit_name}"
 
 
-def _deal(table: dict[str, int], totals: list[float]) -> list[set[str]]:
+def _deal(
+    table: dict[str, int],
+    totals: list[float],
+    takes: Callable[[str, int], bool] = lambda unit, suite: True,
+) -> list[set[str]]:
     """Deals the units of ``table`` out among suites whose seconds so far are ``totals``: each
-    to the suite with the fewest, slowest first. Each suite's units; ``totals`` grow."""
+    to the suite with the fewest of those that take it (``takes(unit, suite)``), slowest first;
+    a unit no suite takes goes nowhere. Each suite's units; ``totals`` grow."""
     dealt: list[set[str]] = [set() for _ in totals]
     for unit, seconds in sorted(table.items(), key=lambda kv: (-kv[1], kv[0])):
-        share = totals.index(min(totals))
+        suites = [i for i in range(len(totals)) if takes(unit, i)]
+        if not suites:
+            continue
+        share = min(suites, key=lambda i: totals[i])  # the first of the fewest
         totals[share] += seconds
         dealt[share].add(unit)
     return dealt
@@ -120,8 +156,8 @@ def _mine(matrix: list[str], k: int) -> tuple[set[str], set[str]]:
     """The ONCE and PER_JAR units that suite ``k`` of the ``matrix`` (pyspark versions, as
     ci/test's SPARK_MATRIX) runs. A suite's PER_JAR units are dealt among the suites of its
     jar (its Spark's major version); the ONCE units then go first to the suites that got the
-    fewest seconds of those and of the SOME_LINES files they run (the Spark 3.5 suite runs all
-    of its jar's)."""
+    fewest seconds of those and of the SOME_LINES and PYTHON_SOURCE_FILES files they run (the
+    Spark 3.5 suite runs all of its jar's)."""
     totals = [0.0] * len(matrix)
     per_jar: list[set[str]] = [set() for _ in matrix]
     for major in sorted({v.split(".")[0] for v in matrix}):
@@ -132,27 +168,33 @@ def _mine(matrix: list[str], k: int) -> tuple[set[str], set[str]]:
         for i, seconds in zip(group, sums):
             totals[i] = seconds
     for i, v in enumerate(matrix):
-        totals[i] += sum(seconds(v) for seconds in SOME_LINES.values())
-    once = _deal(ONCE, totals)
+        totals[i] += sum(seconds(_line(v)) for seconds in SOME_LINES.values())
+        if int(v.split(".")[0]) >= 4:  # the matrix names open-source pysparks
+            totals[i] += sum(PYTHON_SOURCE_FILES.values())
+    once = _deal(
+        ONCE,
+        totals,
+        lambda unit, i: unit not in NEEDS_PYTHON_DATA_SOURCE or int(matrix[i].split(".")[0]) >= 4,
+    )
     return once[k], per_jar[k]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kept = [i for i in items if PYTHON_DATA_SOURCE or _unit(i) not in NEEDS_PYTHON_DATA_SOURCE]
     matrix = os.environ.get("SPARK_TFRECORD_MATRIX", "").split()
-    if not matrix:
-        return
-    k = int(os.environ["SPARK_TFRECORD_SUITE"])
-    assert 0 <= k < len(matrix), f"SPARK_TFRECORD_SUITE {k} is not of the matrix {matrix}"
-    once, per_jar = _mine(matrix, k)
-    kept = [
-        i
-        for i in items
-        if (_unit(i) not in ONCE or _unit(i) in once)
-        and (_unit(i) not in PER_JAR or _unit(i) in per_jar)
-    ]
+    if matrix:
+        k = int(os.environ["SPARK_TFRECORD_SUITE"])
+        assert 0 <= k < len(matrix), f"SPARK_TFRECORD_SUITE {k} is not of the matrix {matrix}"
+        once, per_jar = _mine(matrix, k)
+        kept = [
+            i
+            for i in kept
+            if (_unit(i) not in ONCE or _unit(i) in once)
+            and (_unit(i) not in PER_JAR or _unit(i) in per_jar)
+        ]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in set(kept)])
-        items[:] = kept
+    items[:] = sorted(kept, key=lambda i: i.path.name not in FIRST)  # stable: FIRST, then the rest
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,14 @@
 """Spark Connect: a server started the way a user starts one, with the jar, and its clients.
 
-The module starts one Connect server (`sbin/start-connect-server.sh --jars <jar_path()>`, or
-the `spark-daemon.sh submit` that script runs where the pyspark wheel lacks it) on a free port
-of 127.0.0.1, and a client in a process of its own, `support.connect_client`
-(`SparkSession.builder.remote("sc://...")` refuses to start beside the classic session this
-pytest process holds, and would turn this process into a Connect one), goes through reads,
-writes, inference, partitions, gzip, SequenceExample, the corrupt-record column, the typed
-helpers, `feature_spec` of a Connect schema, `add_jar` on a second session and the errors for
-bad options. `configure()` is tested
-on the builders that start their own server (`remote("local[2]")`) and on those that cannot
+The module starts one Connect server (support.connect_server:
+`sbin/start-connect-server.sh --jars <jar_path()>`, or the `spark-daemon.sh submit` that script
+runs where the pyspark wheel lacks it) on a free port of 127.0.0.1, and a client in a process of
+its own, `support.connect_client` (`SparkSession.builder.remote("sc://...")` refuses to start
+beside the classic session this pytest process holds, and would turn this process into a Connect
+one), goes through reads, writes, inference, partitions, gzip, SequenceExample, the
+corrupt-record column, the typed helpers, `feature_spec` of a Connect schema, `add_jar` on a
+second session and the errors for bad options. `configure()` is tested on the builders that
+start their own server (`remote("local[2]")`) and on those that cannot
 take a jar (a server elsewhere), which it refuses with a ValueError saying what to do.
 
 pyspark 3.5's wheel has no Connect server: the test fetches `spark-connect_2.12` from Maven
@@ -20,17 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import struct
 import subprocess
-import time
 import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
-from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 
@@ -38,27 +33,13 @@ import pyspark
 import pytest
 
 import spark_tfrecord
-from support import QUICK_JVM, child_env, maven, module_command, tfrecord_files
+from support import child_env, maven, module_command, tfrecord_files
+from support.connect_server import Server, connect_server, listening
 from support.tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_3 = pyspark.__version__.startswith("3.")
-SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-START_TIMEOUT = 300.0
 CLIENT_TIMEOUT = 600.0
-
-
-@dataclass(frozen=True)
-class Server:
-    url: str
-    port: int
-    pid: int
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def connect_jar_for_spark_3() -> Path:
@@ -86,124 +67,17 @@ def connect_jar_for_spark_3() -> Path:
     return maven.fetch(group, artifact, max(earlier, key=key))
 
 
-def log_tail(log: Path) -> str:
-    return log.read_text(errors="replace")[-6000:] if log.is_file() else f"(no log at {log})"
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, IndexError):
-        return False
-    return state != "Z"
-
-
-def listening(pid: int) -> set[tuple[str, int]]:
-    """The (address, port) of every TCP socket that process `pid` listens on."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    found = set()
-    for table in ("tcp", "tcp6"):
-        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
-            fields = line.split()
-            local, state, inode = fields[1], fields[3], fields[9]
-            if state == "0A" and inode in inodes:  # 0A: LISTEN
-                hex_address, hex_port = local.split(":")
-                raw = bytes.fromhex(hex_address)
-                # /proc prints the address as 32-bit words in host (little-endian) order.
-                words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-                address = ip_address(words)
-                mapped = getattr(address, "ipv4_mapped", None)
-                found.add((str(mapped or address), int(hex_port, 16)))
-    return found
-
-
-def server_commands() -> tuple[list[str], list[str]]:
-    """How to start and stop the Connect server; pyspark 3.5's and 4.0's wheels lack the two
-    scripts, so run what they run."""
-    sbin = SPARK_HOME / "sbin"
-    start, stop = sbin / "start-connect-server.sh", sbin / "stop-connect-server.sh"
-    if start.is_file() and stop.is_file():
-        return [str(start)], [str(stop)]
-    daemon = str(sbin / "spark-daemon.sh")
-    return (
-        [daemon, "submit", SERVER_CLASS, "1", "--name", "Spark Connect server"],
-        [daemon, "stop", SERVER_CLASS, "1"],
-    )
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("connect-server")
-    for name in ("pid", "log", "conf", "local"):
-        (root / name).mkdir()
     jars = [spark_tfrecord.jar_path()]
     if SPARK_3:
         jars.insert(0, str(connect_jar_for_spark_3()))
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
-    env.update(
-        SPARK_HOME=str(SPARK_HOME),
-        SPARK_PID_DIR=str(root / "pid"),
-        SPARK_LOG_DIR=str(root / "log"),
-        SPARK_CONF_DIR=str(root / "conf"),
-        SPARK_IDENT_STRING="tfrecord-test",
-        SPARK_LOCAL_IP="127.0.0.1",
-    )
-    conf = {
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.ui.enabled": "false",
-        "spark.driver.extraJavaOptions": QUICK_JVM,
-        "spark.local.dir": str(root / "local"),
-        "spark.sql.shuffle.partitions": "2",
-        "spark.sql.session.timeZone": "UTC",
-        "spark.sql.extensions": spark_tfrecord.EXTENSIONS,  # nested column pruning
-    }
-    if not SPARK_3:
-        conf["spark.connect.grpc.binding.address"] = "127.0.0.1"
-    start, stop = server_commands()
-    args = ["--master", "local[2]", "--jars", ",".join(jars)]
-    for key, value in conf.items():
-        args += ["--conf", f"{key}={value}"]
-    started = subprocess.run(
-        start + args, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-    )
-    pid_files = list((root / "pid").glob("*.pid"))
-    logs = list((root / "log").glob("*.out"))
-    log = logs[0] if logs else root / "log" / "missing.out"
-    pid = int(pid_files[0].read_text()) if pid_files else None
-    try:
-        assert started.returncode == 0 and pid is not None, (
-            f"{started.stdout}\n{started.stderr}\n{log_tail(log)}"
-        )
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert alive(pid), f"the Connect server exited while starting:\n{log_tail(log)}"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, (
-                    f"port {port} not answering after {START_TIMEOUT:.0f}s:\n{log_tail(log)}"
-                )
-                time.sleep(0.5)
-        yield Server(f"sc://127.0.0.1:{port}", port, pid)
-    finally:
-        subprocess.run(stop, env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
-        if pid is not None:
-            deadline = time.monotonic() + 60
-            while alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+    conf = {"spark.sql.extensions": spark_tfrecord.EXTENSIONS}  # nested column pruning
+    root = tmp_path_factory.mktemp("connect-server")
+    with connect_server(
+        SPARK_HOME, root, jars=jars, conf=conf, env={}, binding_address=not SPARK_3
+    ) as server:
+        yield server
 
 
 def run_child(module: str, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -363,6 +363,30 @@ def check_training(ran: Ran, cwd: Path) -> None:
     assert "1000" in tfx, tfx
 
 
+def check_no_jar(ran: Ran, cwd: Path) -> None:
+    """The session has no jar: the rows come from the Python data source, which Spark plans as a
+    Python scan, refuses partitionBy and mode errorifexists for, and which refuses shardPrefix
+    with the jar's condition."""
+    shown = table(ran.output('train.orderBy("id").show()'))
+    assert shown == [
+        ["id", "lang", "embedding", "tokens"],
+        ["1", "en", "[0.1, 0.2]", "[a, b]"],
+        ["2", "fr", "[0.3]", "[]"],
+    ], shown
+    french = ran.output("french.explain()")
+    assert table(french) == [["id", "lang"], ["2", "fr"]], french
+    assert "BatchScan tfrecord[" in french and "(Python)" in french, french
+    refused = ran.output("def refusal")
+    assert "requirement failed: The provided partitioning or clustering columns" in refused
+    assert '[UNSUPPORTED_DATA_SOURCE_SAVE_MODE] The data source "tfrecord"' in refused
+    assert "TFRECORD_INVALID_OPTION" in refused, refused
+    assert table(refused) == [
+        ["id", "embedding", "tokens", "lang"],
+        ["1", "[0.1, 0.2]", "[a, b]", "en"],
+        ["2", "[0.3]", "[]", "fr"],
+    ]
+
+
 CHECKS: dict[str, Callable[[Ran, Path], None]] = {
     "README.md": check_readme,
     "getting-started.md": check_getting_started,
@@ -370,6 +394,7 @@ CHECKS: dict[str, Callable[[Ran, Path], None]] = {
     "deployment.md": check_deployment,
     "types.md": check_types,
     "training.md": check_training,
+    "no-jar.md": check_no_jar,
 }
 RUNNABLE_PAGES = [
     p for p in PAGES if any(b.language in RUNNABLE and not b.not_run for b in blocks(p))

@@ -24,6 +24,7 @@ def test_the_package_keeps_its_layers() -> None:
     graph = dict(line.split(": ", 1) for line in done.stdout.splitlines())
     assert graph["errors"] == "-  | lazy: _spark.errors"
     assert "pyspark" not in graph["_loaders.spec"] and "_spark" not in graph["_loaders.source"]
+    assert "_spark" not in graph["_source.reader"] and "py4j" not in graph["_source.reader"]
 
 
 def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
@@ -39,6 +40,8 @@ def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
         "_loaders/spec.py": "def f():\n    from spark_tfrecord._spark import io\n    import py4j\n",
         "_spark/__init__.py": "",
         "_spark/io.py": "from spark_tfrecord.cli import main\n",
+        "_source/__init__.py": "",
+        "_source/reader.py": "import py4j\nfrom spark_tfrecord._spark import io\n",
         "cli/__init__.py": "def main():\n    pass\n",
     }
     for name, text in files.items():
@@ -54,6 +57,9 @@ def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
         "python/spark_tfrecord/_format/crc.py:1: _format imports pyspark at module level",
         "python/spark_tfrecord/_loaders/spec.py:2: _loaders imports spark_tfrecord._spark.io",
         "python/spark_tfrecord/_loaders/spec.py:3: _loaders imports py4j",
+        "python/spark_tfrecord/_source/reader.py:1: _source imports py4j",
+        "python/spark_tfrecord/_source/reader.py:2: _source imports spark_tfrecord._spark.io "
+        "(only _format and errors)",
         "python/spark_tfrecord/_spark/io.py:1: _spark imports spark_tfrecord.cli",
         "python/spark_tfrecord/errors.py:1: errors (a leaf) imports spark_tfrecord._format.crc",
     ]

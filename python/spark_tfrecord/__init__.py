@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from spark_tfrecord._loaders.api import grain_source, torch_dataset
     from spark_tfrecord._loaders.spec import feature_spec
     from spark_tfrecord._loaders.tf import tf_dataset
+    from spark_tfrecord._source.register import register
     from spark_tfrecord._spark.converter import CACHE_DIR_CONF, Converter, make_converter
     from spark_tfrecord._spark.io import RecordType, SaveMode, read, write
     from spark_tfrecord._spark.session import (
@@ -62,6 +63,7 @@ _LAZY = {
         "jar_path",
     ),
     "spark_tfrecord._spark.tfds": ("TfdsMode", "read_tfds", "write_tfds"),
+    "spark_tfrecord._source.register": ("register",),
 }
 _LAZY_HOME = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -114,6 +116,7 @@ __all__ = [
     "make_converter",
     "read",
     "read_tfds",
+    "register",
     "tf_dataset",
     "torch_dataset",
     "write",

@@ -170,10 +170,39 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
         found = _from_connect(python)
         if found is not None:
             return found
+        found = _from_python_worker(python)
+        if found is not None:
+            return found
         if not isinstance(python, BaseException):
             break
         python = python.__cause__ or python.__context__
     return None
+
+
+#: The last line of a Python worker's traceback, when the error is ours (the data source with no
+#: jar raises them in Spark's Python workers, the encoder's when it writes; Spark gives their
+#: text).
+_WORKER_LINE = re.compile(
+    r"spark_tfrecord\.(?:errors\.CorruptFileError|errors\.ArgumentError|"
+    r"_format\.encode_errors\.EncodeError): "
+    r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\] ([^\n]*)"
+)
+_AT_OFFSET = re.compile(r"(.*) at byte offset (\d+) of (.*)")
+
+
+def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
+    """The condition and parameters of our error raised in a Python worker (a
+    ``PythonException`` of pyspark), from its text: ``reason``, and ``path`` and ``offset`` for
+    a file's error."""
+    found = _WORKER_LINE.findall(str(error))
+    if not found:
+        return None
+    condition, text = found[-1]
+    text = text.rstrip()
+    at = _AT_OFFSET.fullmatch(text)
+    if at is None:
+        return condition, {"reason": text}
+    return condition, {"reason": at.group(1), "offset": at.group(2), "path": at.group(3)}
 
 
 def install_exception_handler() -> None:

@@ -7,13 +7,16 @@
   `s3_server`: an S3-compatible server and the S3A jars; `gcs_server`: a Cloud Storage server
   (fake-gcs-server) and Google's gcs-connector; `google_hosts`: a certificate and a proxy that
   put Google's storage hosts on 127.0.0.1, for TensorFlow's own GCS file system;
-  `standalone`: a Spark standalone cluster and a driver process that runs scenarios on it.
+  `standalone`: a Spark standalone cluster and a driver process that runs scenarios on it;
+  `connect_server`: a Spark Connect server; `python_envs`: a client environment of
+  ``pyspark-client`` only, and a Python for a server's workers with or without this package.
 - Programs that tests run in a process of their own, each a module run with
   ``python -m support.<name>`` (`module_command`, `child_env`; `child_results` runs one that
   reports with `emit`, and `jar_of` says where its JVM loaded a class from): `cluster_driver`,
-  `connect_client`, `local_connect_server`, `running_session`, `s3_driver`, `gcs_driver`,
-  `scala213_driver`, `tf_gcs_reader`, `small_heap_child`, `streaming_driver`, `read_in_new_session`,
-  `tfrecord_package`, `imported_modules`, `old_hadoop_child`, `old_jackson_child`;
+  `connect_client`, `jarless_connect_client`, `local_connect_server`, `running_session`,
+  `s3_driver`, `gcs_driver`, `scala213_driver`, `tf_gcs_reader`, `small_heap_child`,
+  `streaming_driver`, `read_in_new_session`, `tfrecord_package`, `imported_modules`,
+  `old_hadoop_child`, `old_jackson_child`;
   `gcs_server` builds its server; `spark_submit_job.py` is the file a `spark-submit` test
   submits.
 

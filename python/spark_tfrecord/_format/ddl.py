@@ -208,3 +208,47 @@ def parse_ddl(ddl: str) -> dict[str, Any]:
         if isinstance(data_type, dict) and data_type["type"] == "struct" and whole.peek() is None:
             return data_type
         raise column_error from None
+
+
+#: Spark's SQL names of the JSON type names that differ from their upper case.
+_SQL_NAMES = {"byte": "TINYINT", "short": "SMALLINT", "integer": "INT", "long": "BIGINT"}
+_PLAIN_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+def to_ddl(schema: dict[str, Any]) -> str:
+    """The DDL string of a schema in Spark's JSON form, as Scala's ``StructType.toDDL`` writes
+    it (the manifest's ``schema``): ``id BIGINT NOT NULL,x ARRAY<FLOAT>``. Python's ``toDDL``
+    asks the JVM, which a Python data source's commit has not.
+
+    >>> to_ddl(parse_ddl("id bigint not null, `a b` struct<x: array<float>>"))
+    'id BIGINT NOT NULL,`a b` STRUCT<x: ARRAY<FLOAT>>'
+    """
+    return ",".join(_field_sql(f, " ") for f in schema["fields"])
+
+
+def _field_sql(f: dict[str, Any], separator: str) -> str:
+    name = f["name"]
+    if not _PLAIN_NAME.fullmatch(name):
+        name = "`" + name.replace("`", "``") + "`"
+    text = f"{name}{separator}{_type_sql(f['type'])}"
+    if not f.get("nullable", True):
+        text += " NOT NULL"
+    comment = (f.get("metadata") or {}).get("comment")
+    if comment is not None:
+        text += " COMMENT '" + str(comment).replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return text
+
+
+def _type_sql(t: Any) -> str:
+    if isinstance(t, str):
+        return _SQL_NAMES.get(t, t.upper())
+    kind = t["type"]
+    if kind == "array":
+        return f"ARRAY<{_type_sql(t['elementType'])}>"
+    if kind == "map":
+        return f"MAP<{_type_sql(t['keyType'])}, {_type_sql(t['valueType'])}>"
+    if kind == "struct":
+        return "STRUCT<" + ", ".join(_field_sql(f, ": ") for f in t["fields"]) + ">"
+    if kind == "udt":  # a user-defined type's SQL is its storage type's (UserDefinedType.sql)
+        return _type_sql(t["sqlType"])
+    raise ValueError(f"no DDL form for the type {t}")

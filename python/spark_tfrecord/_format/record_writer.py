@@ -1,8 +1,8 @@
 """Framed records to a file, compressed whole as the jar's ``compression`` option asks.
 
 GZIP and ZLIB are TensorFlow's (``TFRecordWriter(..., options="GZIP" / "ZLIB")``), at zlib's
-default level as the JVM's ``GZIPOutputStream`` and ``Deflater`` write them: the decompressed
-stream is the jar's, byte for byte (a gzip header's fields may differ).
+default level as the JVM's ``GZIPOutputStream`` and ``Deflater`` write them, with the JVM's
+gzip header (no name, no time): the files are the jar's, byte for byte (with the same zlib).
 """
 
 from __future__ import annotations
@@ -74,7 +74,11 @@ class RecordFileWriter:
         self._out: Any = file
         self._deflater: Any = None
         if self.codec == "gzip":
-            self._out = gzip.GzipFile(fileobj=file, mode="wb", compresslevel=6, mtime=0)
+            # No file name in the header (GzipFile takes an open file's), as the JVM's
+            # GZIPOutputStream writes it: the whole file is then the jar's, byte for byte.
+            self._out = gzip.GzipFile(
+                filename="", fileobj=file, mode="wb", compresslevel=6, mtime=0
+            )
         elif self.codec == "deflate":
             self._deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION)
         #: Records written, and the uncompressed bytes they took (the next record's offset).

@@ -1,0 +1,5 @@
+"""The ``tfrecord`` data source with no jar: a Spark 4 Python data source
+(``pyspark.sql.datasource``) on the format package, for Spark that takes no jar (Databricks
+serverless, shared clusters, managed Spark Connect servers). It may import ``_format``,
+``errors``, pyspark and pyarrow; never ``_spark``, ``_loaders``, ``cli``, py4j or JPype
+(issue 43)."""

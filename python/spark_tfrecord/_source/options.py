@@ -1,0 +1,169 @@
+"""The options of a jar-less read or write, with the jar's names, defaults and errors
+(``TFRecordOptions``).
+
+The options inference reads are :class:`~spark_tfrecord._format.inference.InferenceOptions`'; a
+read adds ``mode``, ``columnNameOfCorruptRecord`` and ``splitFiles``, and, for this route
+only, ``storageOptions`` (fsspec's, as JSON, for ``s3://`` and ``gs://`` paths). An option the
+jar takes on read that this route cannot honour is refused by name (:data:`UNSUPPORTED`), never
+ignored. A write takes ``recordType``, ``compression`` (``codec``), ``pathSeparator``,
+``vectorLayout`` and ``numShards`` (:class:`WriteOptions`); the jar's other write options are
+refused by name (:data:`UNSUPPORTED_WRITE`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.inference import InferenceOptions
+
+Mode = Literal["FAILFAST", "PERMISSIVE", "DROPMALFORMED"]
+#: Spark's parse modes, in the jar's order (``TFRecordOptions.ParseModes``).
+MODES: tuple[Mode, ...] = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
+#: ``spark.sql.columnNameOfCorruptRecord``'s default: the worker that reads has no session.
+DEFAULT_CORRUPT_COLUMN = "_corrupt_record"
+#: Read options of the jar that the Python route does not read yet, by the jar's names (Spark
+#: gives a Python data source the options' names in lower case), with what to do instead.
+UNSUPPORTED = {
+    "split": "read the split's folder (or its shard files) by path",
+    "tfds": "read the TFDS version folder's shard files by path",
+    "tfdsVersion": "read the TFDS version folder's shard files by path",
+    "tfxSplit": "read the TFX split's folder by path",
+    "decoder": "leave it out: the Python route has one decoder",
+    "allowNonTensorFlowCodec": "read such files with the jar (Python reads none, gzip, zlib)",
+}
+
+
+def invalid(option: str, value: str, valid: list[str]) -> errors.ArgumentError:
+    """The jar's ``TFRECORD_INVALID_OPTION`` for ``option``'s bad ``value``."""
+    return errors.ArgumentError(
+        errors.INVALID_OPTION,
+        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: "
+        f"{', '.join(valid)}.",
+        option=option,
+        value=value,
+        valid=", ".join(valid),
+    )
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """A read's options, parsed once on the driver."""
+
+    inference: InferenceOptions
+    mode: Mode = "FAILFAST"
+    corrupt_column: str = DEFAULT_CORRUPT_COLUMN
+    split_files: bool = True
+    #: ``storageOptions``: fsspec's storage options for ``s3://``, ``gs://``... paths (JSON).
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> ReadOptions:
+        """The options given to ``spark.read`` (names case-insensitive); a bad value raises the
+        jar's :class:`~spark_tfrecord.errors.ArgumentError`."""
+        given = {k.lower(): (k, str(v)) for k, v in options.items()}
+        for name, instead in UNSUPPORTED.items():
+            if name.lower() in given:
+                raise needs_jar(name, given[name.lower()][1], instead, "read")
+        mode: Mode = "FAILFAST"
+        if "mode" in given:
+            v = given["mode"][1]
+            found = [m for m in MODES if m.lower() == v.strip().lower()]
+            if not found:
+                raise invalid("mode", v, list(MODES))
+            mode = found[0]
+        split_files = True
+        if "splitfiles" in given:
+            v = given["splitfiles"][1]
+            if v.strip().lower() not in ("true", "false"):
+                raise invalid("splitFiles", v, ["true", "false"])
+            split_files = v.strip().lower() == "true"
+        corrupt = given.get("columnnameofcorruptrecord", ("", DEFAULT_CORRUPT_COLUMN))[1]
+        storage: dict[str, Any] = {}
+        if "storageoptions" in given:
+            v = given["storageoptions"][1]
+            try:
+                storage = json.loads(v)
+            except ValueError:
+                storage = None  # type: ignore[assignment]
+            if not isinstance(storage, dict):
+                raise invalid("storageOptions", v, ["a JSON object of fsspec storage options"])
+        return cls(InferenceOptions.parse(options), mode, corrupt, split_files, storage)
+
+
+#: Write options of the jar that the Python route does not write yet, by the jar's names (Spark
+#: gives a Python data source the options' names in lower case), with what to do instead.
+UNSUPPORTED_WRITE = {
+    "tfds": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    "split": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    "tfdsVersion": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    "tfdsFeatures": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    "tfdsClassNames": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    "tfdsMode": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    "tfxSplit": "write TFX splits with the jar",
+    "shardPrefix": "write the part- files, then rename them, or write with the jar",
+    "shuffleSeed": "order the rows before the write (orderBy(rand(seed)))",
+    "writeIndex": "index the files after the write (spark-tfrecord index)",
+    "maxRecordsPerFile": "repartition the DataFrame: each write task writes one file",
+    "allowNonTensorFlowCodec": "write none, gzip or deflate (TensorFlow's codecs)",
+}
+
+
+def needs_jar(option: str, value: str, instead: str, verb: str = "write") -> errors.ArgumentError:
+    """The error of an option of the jar that the Python data source does not take."""
+    return errors.ArgumentError(
+        errors.INVALID_OPTION,
+        f"The TFRecord option '{option}' needs the jar; the Python data source (no jar) does "
+        f"not {verb} it: {instead}.",
+        option=option,
+        value=value,
+        valid="",
+    )
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """A write's options, parsed once on the driver (the codec and layout options are checked
+    again by the encoder and the file writer, with the jar's errors)."""
+
+    record_type: str = "Example"
+    compression: str = "none"
+    path_separator: str = "/"
+    vector_layout: str = "dense"
+    #: ``numShards``: the number of files the write ends with (None: one per write task).
+    num_shards: int | None = None
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> WriteOptions:
+        """The options given to ``df.write`` (names case-insensitive); a bad value raises the
+        jar's :class:`~spark_tfrecord.errors.ArgumentError`."""
+        from spark_tfrecord._format.record_writer import compression
+
+        given = {k.lower(): (k, str(v)) for k, v in options.items()}
+        for name, instead in UNSUPPORTED_WRITE.items():
+            if name.lower() in given:
+                raise needs_jar(name, given[name.lower()][1], instead)
+        codec = "none"
+        for name in ("compression", "codec"):
+            if name in given:
+                codec = compression(given[name][1], name)
+                break
+        num_shards = None
+        if "numshards" in given:
+            v = given["numshards"][1]
+            try:
+                num_shards = int(v.strip())
+            except ValueError:
+                num_shards = 0
+            if not 0 < num_shards <= 99999:
+                raise invalid("numShards", v, ["an integer from 1 to 99999"])
+        return cls(
+            record_type=given.get("recordtype", ("", "Example"))[1],
+            compression=codec,
+            path_separator=given.get("pathseparator", ("", "/"))[1],
+            vector_layout=given.get("vectorlayout", ("", "dense"))[1],
+            num_shards=num_shards,
+        )

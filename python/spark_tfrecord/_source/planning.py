@@ -1,0 +1,145 @@
+"""What a jar-less read reads: the data files under its paths, their partition folders, and the
+tasks, planned on the driver as Spark plans the jar's (``FilePartition``).
+
+Files are listed as Spark lists them (recursively, names starting with ``_`` or ``.`` skipped).
+A large uncompressed file is cut into slices of at most ``maxSplitBytes`` (a slice's reader
+starts at the first sound record header in it: a record belongs to the slice its header starts
+in, as the jar's ``TFRecordReader.openSplit``); slices are then packed into tasks by size, largest
+first, each file costing ``openCostInBytes`` more, as Spark packs them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_tfrecord._format import partitions
+from spark_tfrecord._format.compression import _compression_by_name
+from spark_tfrecord._format.files import Files, is_glob, is_url, local_path
+from spark_tfrecord._format.folders import DataFile, list_files
+
+#: Spark's defaults of ``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``.
+MAX_PARTITION_BYTES = 128 << 20
+OPEN_COST_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Bytes ``[start, end)`` of a data file (its records whose header starts there), and the
+    file's index in the read's file list (for its partition values)."""
+
+    path: str
+    start: int
+    end: int
+    size: int
+    file: int
+
+
+@dataclass
+class Task:
+    """The slices one Spark task reads (pickled to the worker: an ``InputPartition``)."""
+
+    slices: list[Slice] = field(default_factory=list)
+
+
+def fsspec_url(path: str) -> str:
+    """The path as fsspec takes it: Hadoop's ``s3a://`` (and ``s3n://``) is S3's ``s3://``, the
+    same bucket and key, read with s3fs (credentials from ``storageOptions`` or the usual AWS
+    variables, not Hadoop's ``fs.s3a.*`` settings)."""
+    for hadoop in ("s3a://", "s3n://"):
+        if path.startswith(hadoop):
+            return "s3://" + path[len(hadoop) :]
+    return path
+
+
+def data_files(path: str, files: Files) -> list[DataFile]:
+    """The data files of ``path`` (a file, a folder, a glob; a ``file:`` URL, or an fsspec URL
+    read through ``files``), sorted by path."""
+    if not is_url(path):
+        return list_files(local_path(path))
+    matches = files.glob(path) if is_glob(path) else [path]
+    found: list[DataFile] = []
+    for match in matches:
+        if files.isdir(match):
+            found += [
+                DataFile(files.join(match, rel), size) for rel, size in files.list_data(match)
+            ]
+        elif files.isfile(match):
+            found.append(DataFile(match, files.size(match)))
+        elif not is_glob(path):
+            raise FileNotFoundError(f"File {path} does not exist")
+    return sorted(found, key=lambda f: f.path)
+
+
+def partition_folders(root: str, files: Sequence[DataFile]) -> list[dict[str, str]]:
+    """Per file, its ``name=value`` folders below ``root`` (raw values); empty when the files
+    are in none. A ValueError when files name different columns, as Spark's discovery fails."""
+    top = (root if is_url(root) else os.path.abspath(local_path(root))).rstrip("/") + "/"
+    found = [
+        dict(partitions.folders(f.path[len(top) :] if f.path.startswith(top) else ""))
+        for f in files
+    ]
+    if not any(found):
+        return []
+    if any(list(d) != list(found[0]) for d in found):
+        kinds = sorted({", ".join(d) for d in found})
+        raise ValueError(
+            f"Conflicting partition column names in {root}: {kinds}; data files should be only "
+            "in leaf folders, which name the same columns."
+        )
+    return found
+
+
+def splittable(path: str, compression: str | None, split_files: bool) -> bool:
+    """Whether a file may be read in slices: its name (or the ``compression`` option, for a name
+    that says nothing) does not say it is compressed, and ``splitFiles`` is on."""
+    named = _compression_by_name(path) or compression
+    return split_files and named in (None, "none")
+
+
+def plan(
+    files: Sequence[DataFile],
+    *,
+    compression: str | None,
+    split_files: bool,
+    parallelism: int,
+    max_partition_bytes: int = MAX_PARTITION_BYTES,
+    open_cost: int = OPEN_COST_BYTES,
+) -> list[Task]:
+    """The tasks reading ``files``: Spark's ``FilePartition.maxSplitBytes`` and its packing."""
+    total = sum(f.size + open_cost for f in files)
+    per_core = total // max(parallelism, 1)
+    max_split = min(max_partition_bytes, max(open_cost, per_core))
+    slices: list[Slice] = []
+    for i, f in enumerate(files):
+        if f.size > max_split and splittable(f.path, compression, split_files):
+            for start in range(0, f.size, max_split):
+                slices.append(Slice(f.path, start, min(start + max_split, f.size), f.size, i))
+        else:
+            slices.append(Slice(f.path, 0, f.size, f.size, i))
+    slices.sort(key=lambda s: s.end - s.start, reverse=True)
+    tasks: list[Task] = []
+    current: list[Slice] = []
+    size = 0
+    for s in slices:
+        if current and size + (s.end - s.start) > max_split:
+            tasks.append(Task(current))
+            current, size = [], 0
+        current.append(s)
+        size += s.end - s.start + open_cost
+    if current:
+        tasks.append(Task(current))
+    return tasks
+
+
+def partition_values(found: list[dict[str, str]], given: dict[str, Any]) -> dict[str, Any]:
+    """Per partition column, its Spark type (the one ``given`` by a user's schema, else Spark's
+    inference) and each file's value, as :mod:`spark_tfrecord._format.partitions` types it."""
+    out: dict[str, Any] = {}
+    for name in found[0] if found else []:
+        raws = [d[name] for d in found]
+        t = given.get(name) or partitions.column_type(raws)
+        out[name] = (t, [partitions.value(raw, t) for raw in raws])
+    return out

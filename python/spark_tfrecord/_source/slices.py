@@ -1,0 +1,107 @@
+"""The records of one slice of a data file, as the jar's ``TFRecordReader`` reads a split.
+
+A slice at offset 0 reads the file from its start (compression by name, the option, then magic
+bytes). A slice further in reads nothing when the file's first bytes say it is compressed after
+all (the slice at 0 reads it whole); else it starts at the first offset in the slice holding a
+sound header (length, its CRC32C, a length that fits the file; the data's CRC checked there too)
+and stops before the first record whose header starts at or past its end.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.compression import CHUNK, chunks
+from spark_tfrecord._format.crc import crc32c, masked
+from spark_tfrecord._format.files import Files
+from spark_tfrecord._format.framing import FOOTER, HEADER, walk_stream
+from spark_tfrecord._format.inference import InferenceOptions, file_compression
+from spark_tfrecord._source.planning import Slice
+
+_HEADER_FIELDS = struct.Struct("<QI")
+
+
+def _read_from(path: str, start: int, files: Files) -> Iterator[bytes]:
+    with files.open(path) as f:
+        f.seek(start)
+        while chunk := f.read(CHUNK):
+            yield chunk
+
+
+def _first_record(path: str, s: Slice, options: InferenceOptions, files: Files) -> int:
+    """The offset of the first sound record header in the slice, or -1 (``findRecordStart``)."""
+    crc = crc32c()
+    with files.open(path) as f:
+        at = s.start
+        while at < s.end:
+            f.seek(at)
+            window = f.read(CHUNK + HEADER)
+            last = len(window) - HEADER
+            i = 0
+            while i <= last and at + i < s.end:
+                length, length_crc = _HEADER_FIELDS.unpack_from(window, i)
+                offset = at + i
+                if (
+                    length <= options.max_record_bytes
+                    and length <= s.size - offset - HEADER - FOOTER
+                    and masked(crc(window[i : i + 8])) == length_crc
+                ):
+                    if options.verify_checksums:
+                        f.seek(offset + HEADER)
+                        data = f.read(length + FOOTER)
+                        if masked(crc(data[:length])) != struct.unpack_from("<I", data, length)[0]:
+                            raise errors.CorruptFileError(
+                                errors.DATA_CHECKSUM,
+                                "Corrupt TFRecord: data checksum mismatch (found while looking "
+                                "for the first record of a split)",
+                                path,
+                                offset,
+                            )
+                    return offset
+                i += 1
+            if len(window) < CHUNK + HEADER:
+                return -1
+            at += CHUNK
+    return -1
+
+
+def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator[tuple[int, bytes]]:
+    """The records of slice ``s`` as (offset in the file's stream, data)."""
+    path = s.path
+    head = files.read_range(path, 0, min(HEADER, s.size))
+    codec = file_compression(path, options.compression, head)
+    whole = s.start == 0 and s.end >= s.size
+    base = 0
+    size: int | None
+    if codec != "none":
+        if s.start != 0:
+            return
+        stream, size, whole = chunks(path, codec, files), None, True
+    elif s.start == 0:
+        stream, size = _read_from(path, 0, files), s.size
+    else:
+        base = _first_record(path, s, options, files)
+        if base < 0:
+            return
+        stream, size = _read_from(path, base, files), s.size - base
+    walk = walk_stream(
+        stream,
+        path,
+        size,
+        verify_checksums=options.verify_checksums,
+        max_record_bytes=options.max_record_bytes,
+    )
+    try:
+        for offset, data in walk:
+            at = base + offset
+            if not whole and at >= s.end:
+                return
+            yield at, bytes(data)
+    except errors.CorruptFileError as e:
+        if not base:
+            raise
+        # the stream began at the slice's first record: the file's offset is base further
+        at = base + int(e.parameters["offset"])
+        raise errors.CorruptFileError(e.condition, e.parameters["reason"], path, at) from None

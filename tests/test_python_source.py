@@ -1,0 +1,725 @@
+"""The jar-less ``tfrecord`` source (a Spark 4 Python data source, issue 43) reads as the jar
+reads: in a Spark session started with no jar, ``spark.read.format("tfrecord")`` is the Python
+source, found by Spark itself (the top-level ``pyspark_tfrecord`` module); the files TensorFlow
+writes (support/tf_corpus.py) give the schema the jar infers and, row for row, the values the
+jar's own scan gives (support/jar_decoder.py, through JPype), with inferred and given schemas
+(narrower types, doubles, decimals, timestamps, structs, ragged lists, arrays of structs, ML
+vectors, SequenceExamples, GZIP found by its magic bytes, ByteArray); bad records give the jar's
+condition, file and offset in each mode; partition folders (local, and on an S3 server through
+``s3a://``) are columns; a file read in slices gives each record once.
+
+Writes (``df.write.format("tfrecord")`` with no jar): the same files, byte for byte (none, gzip,
+deflate; vectors dense and sparse, nested paths, ragged lists, SequenceExamples), and the same
+manifest as the jar writes from the same rows (a child session with the jar,
+support/jar_writes.py), which the jar reads back to the rows and TensorFlow parses value for
+value; append and overwrite; a task that fails leaves the folder as it was; numShards; the jar's
+option errors; what Spark itself refuses (partitionBy, modes other than append and overwrite).
+
+Collected only where pyspark has the Python data source API (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import spark_tfrecord
+from spark_tfrecord import errors
+from spark_tfrecord._format.files import LocalFiles
+from spark_tfrecord._format.inference import InferenceOptions, records
+from spark_tfrecord._source.planning import data_files, plan
+from spark_tfrecord._source.slices import slice_records
+from support import tf_corpus
+from support.jar_decoder import (
+    Failure,
+    Row,
+    jar_inferred_schema,
+    jar_results,
+    schema_of_ddl,
+    value_tree,
+)
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    float_list_packed,
+    int64_list_packed,
+    write_records,
+)
+
+CORPUS = {
+    "interop": tf_corpus.interop,
+    "every_kind": tf_corpus.every_kind,
+    "images": tf_corpus.images,
+}
+#: Given schemas: the projection (a few columns decoded), Spark's narrower types, a struct.
+GIVEN = {
+    "projection": "fl array<float>, big_1 bigint",
+    "narrow types": "small_1 int, small array<smallint>, bit_1 boolean, bit array<boolean>, "
+    "days_1 date, days array<date>, text_1 string, raw_1 binary",
+    "struct": "st struct<a: bigint, name: string, inner: struct<x: float, tags: array<string>>>",
+    "ragged": "r array<array<bigint>>, rs array<array<string>>, r3 array<array<array<float>>>",
+    "doubles": "fl_1 double, fl array<double>, big_1 double, rf array<array<double>>",
+    "decimals": "small_1 decimal(10,2), small array<decimal(5,0)>",
+    "timestamps": "micros_1 timestamp, micros array<timestamp_ntz>",
+    "array of structs": "objs array<struct<n: bigint, name: string, toks: array<string>, "
+    "inner: struct<a: int>>>",
+}
+JAR_CLASS = "io.github.sparktfrecord.TFRecordFileFormat"
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    """One local session with no jar, whose Python workers import this package, in a JVM of its
+    own: the module runs before any session with the jar (tests/conftest.py, FIRST), and its JVM
+    ends with it, so that the next session starts a JVM with the jar."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    assert SparkContext._gateway is None, "a JVM runs already: this module must run first"
+    package_root = str(Path(spark_tfrecord.__file__).resolve().parent.parent)
+    saved = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYTHONPATH")}
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, saved["PYTHONPATH"]) if p)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("test_python_source")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    try:
+        jvm = session.sparkContext._jvm
+        with pytest.raises(Exception, match="ClassNotFoundException"):
+            jvm.java.lang.Class.forName(JAR_CLASS)
+        yield session
+    finally:
+        session.stop()
+        gateway = SparkContext._gateway
+        # pyspark starts a JVM for the next session only when it has none (_ensure_initialized).
+        SparkContext._gateway = SparkContext._jvm = None
+        gateway.shutdown()
+        gateway.proc.stdin.close()  # Spark's PythonGatewayServer exits at the end of its stdin
+        gateway.proc.wait()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def corpus(tf: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("tf-corpus")
+    return {
+        name: str(tf_corpus.write(tf, root / name / "part-0.tfrecord", build(tf)))
+        for name, build in CORPUS.items()
+    }
+
+
+def _rows(df: Any) -> list[dict[str, Any]]:
+    """The rows of ``df`` in order, dates as days and timestamps as microseconds (the jar's
+    exact form stores both as integers), through Arrow."""
+    import pyarrow as pa
+
+    table = df.toArrow()
+    columns = {}
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_date32(column.type):
+            column = column.cast(pa.int32())
+        elif pa.types.is_timestamp(column.type):
+            column = column.cast(pa.int64())
+        elif pa.types.is_list(column.type) and pa.types.is_date32(column.type.value_type):
+            column = column.cast(pa.list_(pa.int32()))
+        elif pa.types.is_list(column.type) and pa.types.is_timestamp(column.type.value_type):
+            column = column.cast(pa.list_(pa.int64()))
+        columns[name] = column.to_pylist()
+    return [{k: v[i] for k, v in columns.items()} for i in range(table.num_rows)]
+
+
+def _trees(schema: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {f["name"]: value_tree(f["type"], r[f["name"]]) for f in schema["fields"]} for r in rows
+    ]
+
+
+def _jar_rows(path: str, schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    found = jar_results(path, schema)
+    assert all(isinstance(r, Row) for _, r in found), found
+    return [r.values for _, r in found if isinstance(r, Row)]
+
+
+def test_tfrecord_is_the_python_source_with_no_jar(spark: Any, corpus: dict[str, str]) -> None:
+    """Spark finds the source by itself (``pyspark_tfrecord.DefaultSource``); ``register``
+    registers it again, as the same source."""
+    df = spark.read.format("tfrecord").load(corpus["interop"])
+    assert df.count() == 3
+    spark_tfrecord.register(spark)
+    assert spark.read.format("tfrecord").load(corpus["interop"]).count() == 3
+
+
+@pytest.mark.parametrize("name", list(CORPUS))
+def test_the_inferred_schema_and_rows_are_the_jars(
+    spark: Any, corpus: dict[str, str], name: str
+) -> None:
+    path = corpus[name]
+    df = spark.read.format("tfrecord").load(path)
+    schema = df.schema.jsonValue()
+    assert schema == jar_inferred_schema(path)
+    assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
+
+
+@pytest.mark.parametrize("key", list(GIVEN))
+def test_a_given_schema_reads_as_the_jar(spark: Any, corpus: dict[str, str], key: str) -> None:
+    path = corpus["every_kind"]
+    df = spark.read.format("tfrecord").schema(GIVEN[key]).load(path)
+    schema = schema_of_ddl(GIVEN[key])
+    assert df.schema.jsonValue() == schema
+    assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
+
+
+#: The SequenceExamples TensorFlow writes (tf_corpus.sequences): context features and feature
+#: lists; some records hold a name in the wrong place, which both routes refuse.
+SEQUENCE_SCHEMA = (
+    "id bigint, label string, tokens array<string>, frames array<array<float>>, "
+    "ids array<array<bigint>>, words array<array<string>>, "
+    "steps array<struct<t: bigint, tag: string, xs: array<float>>>"
+)
+
+
+def test_sequence_examples_read_as_the_jar(spark: Any, tf: Any, tmp_path: Path) -> None:
+    path = str(tf_corpus.write(tf, tmp_path / "seq" / "part-0.tfrecord", tf_corpus.sequences(tf)))
+    schema = schema_of_ddl(SEQUENCE_SCHEMA)
+    jar = jar_results(path, schema, {"recordType": "SequenceExample"})
+    failed = [r for _, r in jar if isinstance(r, Failure)]
+    assert failed and {f.condition for f in failed} == {"TFRECORD_DATA_MISMATCH"}
+    df = (
+        spark.read.format("tfrecord")
+        .schema(SEQUENCE_SCHEMA)
+        .options(recordType="SequenceExample", mode="DROPMALFORMED")
+        .load(path)
+    )
+    assert _trees(schema, _rows(df)) == [r.values for _, r in jar if isinstance(r, Row)]
+
+
+def test_gzip_by_magic_bytes_and_byte_arrays(
+    spark: Any, corpus: dict[str, str], tmp_path: Path
+) -> None:
+    """A GZIP file whose name does not say so (TensorFlow's shards) is read by its first bytes;
+    ByteArray gives each record's bytes."""
+    path = corpus["every_kind"]
+    packed = tmp_path / "gz" / "part-0.tfrecord"
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress(Path(path).read_bytes()))
+    df = spark.read.format("tfrecord").load(str(packed))
+    schema = df.schema.jsonValue()
+    assert schema == jar_inferred_schema(path)
+    assert _trees(schema, _rows(df)) == _jar_rows(str(packed), schema)
+    raw = spark.read.format("tfrecord").option("recordType", "ByteArray").load(str(packed))
+    assert raw.schema.simpleString() == "struct<byteArray:binary>"
+    assert [bytes(r.byteArray) for r in raw.collect()] == [
+        d for _, d in records(path, LocalFiles())
+    ]
+
+
+def test_sparse_vectors_read_as_the_jar(spark: Any, tmp_path: Path) -> None:
+    """Features ``v/indices``, ``v/values``, ``v/size`` (vectorLayout sparse) are one ML vector
+    column, inferred and read as the jar reads them; a record without them a null."""
+
+    def parts(indices: list[int], values: list[float], size: int) -> list[bytes]:
+        return [
+            entry(b"v/indices", feature("int64", int64_list_packed(indices))),
+            entry(b"v/values", feature("float", float_list_packed(values))),
+            entry(b"v/size", feature("int64", int64_list_packed([size]))),
+        ]
+
+    data = [
+        example(
+            entry(b"id", feature("int64", int64_list_packed([0]))), *parts([1, 3], [0.5, -2], 5)
+        ),
+        example(entry(b"id", feature("int64", int64_list_packed([1]))), *parts([], [], 3)),
+        example(entry(b"id", feature("int64", int64_list_packed([2])))),
+    ]
+    path = str(write_records(tmp_path / "vectors" / "part-0.tfrecord", data))
+    df = spark.read.format("tfrecord").load(path)
+    schema = df.schema.jsonValue()
+    assert schema == jar_inferred_schema(path)
+    assert schema["fields"][1]["type"]["class"] == "org.apache.spark.ml.linalg.VectorUDT"
+    rows = [r.asDict() for r in df.collect()]
+    assert _trees(schema, rows) == _jar_rows(path, schema)
+    # a dense feature (float or int64) read into a vector column given by the schema
+    from pyspark.ml.linalg import VectorUDT
+    from pyspark.sql.types import StructField, StructType
+
+    dense = [
+        example(entry(b"v", feature("float", float_list_packed([1.5, -0.0, 3])))),
+        example(entry(b"v", feature("int64", int64_list_packed([2**53 + 1, -7])))),
+        example(),
+    ]
+    dense_path = str(write_records(tmp_path / "dense" / "part-0.tfrecord", dense))
+    given = StructType([StructField("v", VectorUDT())])
+    dense_rows = [
+        r.asDict() for r in spark.read.format("tfrecord").schema(given).load(dense_path).collect()
+    ]
+    assert _trees(given.jsonValue(), dense_rows) == _jar_rows(dense_path, given.jsonValue())
+
+
+def _mixed_file(folder: Path) -> tuple[str, list[bytes]]:
+    """Three records, the second not an Example (a wire type 7 tag)."""
+    good = [example(entry(b"a", feature("int64", int64_list_packed([i])))) for i in (1, 3)]
+    data = [good[0], b"\x0f\x01", good[1]]
+    return str(write_records(folder / "part-0.tfrecord", data)), data
+
+
+def test_bad_records_in_each_mode_as_the_jar(spark: Any, tmp_path: Path) -> None:
+    path, data = _mixed_file(tmp_path / "mixed")
+    schema = {
+        "type": "struct",
+        "fields": [{"name": "a", "type": "long", "nullable": True, "metadata": {}}],
+    }
+    jar = jar_results(path, schema)
+    failure = jar[1][1]
+    assert isinstance(failure, Failure) and failure.condition == "TFRECORD_MALFORMED_RECORD"
+    reader = spark.read.format("tfrecord").schema("a bigint")
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    # the condition, file and offset are the jar's (the reason's words are the Python codec's)
+    assert errors.condition(raised.value) == failure.condition
+    found = errors.parameters(raised.value)
+    assert (found["path"], found["offset"]) == (path, str(failure.offset))
+    dropped = reader.option("mode", "DROPMALFORMED").load(path).collect()
+    assert [r.a for r in dropped] == [1, 3]
+    permissive = (
+        spark.read.format("tfrecord")
+        .schema("a bigint, _corrupt_record binary")
+        .option("mode", "PERMISSIVE")
+        .load(path)
+        .collect()
+    )
+    assert [(r.a, r._corrupt_record) for r in permissive] == [
+        (1, None),
+        (None, bytearray(data[1])),
+        (3, None),
+    ]
+
+
+def test_a_glob_matching_nothing_with_a_schema_reads_no_rows(spark: Any, tmp_path: Path) -> None:
+    df = spark.read.format("tfrecord").schema("a bigint").load(str(tmp_path / "none-*"))
+    assert df.collect() == []
+
+
+def test_a_bad_option_is_the_jars_error(spark: Any, corpus: dict[str, str]) -> None:
+    with pytest.raises(Exception) as raised:
+        spark.read.format("tfrecord").option("mode", "LENIENT").load(corpus["interop"]).count()
+    assert errors.condition(raised.value) == "TFRECORD_INVALID_OPTION"
+    assert (
+        "Invalid value 'LENIENT' for TFRecord option 'mode'. Valid values: FAILFAST, "
+        "PERMISSIVE, DROPMALFORMED." in str(raised.value)
+    )
+
+
+def test_ignore_corrupt_files_keeps_the_records_before_the_damage(
+    spark: Any, tmp_path: Path
+) -> None:
+    path, _ = _mixed_file(tmp_path / "cut")
+    Path(path).write_bytes(Path(path).read_bytes()[:-5])  # the last record cut short
+    reader = spark.read.format("tfrecord").schema("a bigint").option("mode", "DROPMALFORMED")
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    assert errors.condition(raised.value) == "TFRECORD_CORRUPT_RECORD.TRUNCATED"
+    kept = reader.option("ignoreCorruptFiles", "true").load(path).collect()
+    assert [r.a for r in kept] == [1]
+
+
+def test_register_needs_the_python_data_source_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where pyspark has no pyspark.sql.datasource (open-source Spark 3.5), register says so."""
+    monkeypatch.setitem(sys.modules, "pyspark.sql.datasource", None)
+    with pytest.raises(RuntimeError, match="has no Python data source API"):
+        spark_tfrecord.register(object())
+
+
+def test_partition_folders_are_columns(spark: Any, tmp_path: Path) -> None:
+    table = tmp_path / "table"
+    for k in (1, 20):
+        records_k = [
+            example(entry(b"v", feature("bytes", bytes_list([f"{k}-{i}".encode()]))))
+            for i in range(2)
+        ]
+        write_records(table / f"k={k}" / "part-0.tfrecord", records_k)
+    df = spark.read.format("tfrecord").load(str(table))
+    assert df.schema.simpleString() == "struct<v:string,k:int>"
+    assert sorted((r.v, r.k) for r in df.collect()) == [
+        ("1-0", 1),
+        ("1-1", 1),
+        ("20-0", 20),
+        ("20-1", 20),
+    ]
+
+
+def test_s3a_urls_read_through_fsspec(spark: Any, corpus: dict[str, str], tmp_path: Path) -> None:
+    """``s3a://`` is read as ``s3://`` through s3fs, with ``storageOptions`` (an S3 server of
+    moto's): the schema and rows of the local file, and partition folders."""
+    from support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, s3_bucket
+
+    path = corpus["every_kind"]
+    with s3_bucket(tmp_path / "moto.log", "jarless") as s3:
+        for k in (1, 2):
+            s3.client.upload_file(path, "jarless", f"table/k={k}/part-0.tfrecord")
+        storage = {
+            "endpoint_url": s3.endpoint,
+            "key": ACCESS_KEY,
+            "secret": SECRET_KEY,
+            "client_kwargs": {"region_name": REGION},
+        }
+        df = (
+            spark.read.format("tfrecord")
+            .option("storageOptions", json.dumps(storage))
+            .load("s3a://jarless/table")
+        )
+        schema = df.schema.jsonValue()
+        rows = _rows(df)
+    inferred = jar_inferred_schema(path)
+    assert schema["fields"] == [
+        *inferred["fields"],
+        {"name": "k", "type": "integer", "nullable": True, "metadata": {}},
+    ]
+    jar = _jar_rows(path, inferred)
+    for k in (1, 2):  # each file's rows in its order (a task reads a file in order)
+        assert _trees(inferred, [r for r in rows if r["k"] == k]) == jar
+
+
+def test_a_file_read_in_slices_gives_each_record_once(tmp_path: Path) -> None:
+    """Slices of a file (cut anywhere) give the records whose header starts in each: together,
+    every record of the file once, in order."""
+    data = [
+        example(entry(b"x", feature("bytes", bytes_list([bytes([i % 251]) * (i * 7)]))))
+        for i in range(300)
+    ]
+    path = str(write_records(tmp_path / "big.tfrecord", data))
+    files = data_files(path, LocalFiles())
+    tasks = plan(
+        files,
+        compression=None,
+        split_files=True,
+        parallelism=1,
+        max_partition_bytes=4096,
+        open_cost=0,
+    )
+    assert len(tasks) > 10
+    slices = sorted((s for t in tasks for s in t.slices), key=lambda s: s.start)
+    options = InferenceOptions()
+    got = [r for s in slices for r in slice_records(s, options, LocalFiles())]
+    assert got == list(records(path, LocalFiles()))
+    assert [d for _, d in got] == data
+
+
+# --- writes ------------------------------------------------------------------------------------
+
+#: What the Python route writes and the jar writes from the same rows: the schema (DDL, or a
+#: function of pyspark.sql.types giving the StructType), the rows, the write options, and the
+#: options a read of the files needs.
+PLAIN = "id bigint, x array<float>, s string, b binary, flag boolean, n int"
+PLAIN_ROWS = [
+    (0, [0.5, 1.5], "a", b"\x00\x01", True, 3),
+    (1, [], None, None, False, None),
+    (2, None, "é€", b"", None, -7),
+    (-(2**63), [float("inf"), -0.0], "", b"\xff" * 40, True, 2**31 - 1),
+]
+NESTED = "id bigint, st struct<a: bigint, inner: struct<x: float, tags: array<string>>>"
+NESTED_ROWS = [(1, (7, (0.25, ["p", "q"]))), (2, None), (3, (None, (None, [])))]
+RAGGED = "r array<array<bigint>>, rs array<array<string>>"
+RAGGED_ROWS = [([[1, 2], [], [3]], [["a"], ["b", "c"]]), ([], None), (None, [[]])]
+SEQUENCE = "id bigint, frames array<array<float>>, words array<array<string>>"
+SEQUENCE_ROWS = [(1, [[0.5], [1.0, 2.0]], [["x"]]), (2, [], None), (3, None, [[], ["y", "z"]])]
+
+
+def _vectors(spark: Any) -> Any:
+    from pyspark.ml.linalg import Vectors, VectorUDT
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    schema = StructType([StructField("id", LongType()), StructField("v", VectorUDT())])
+    rows = [(1, Vectors.dense([1.0, 0.0, 2.5])), (2, Vectors.sparse(4, [1, 3], [3.0, -1.0]))]
+    return spark.createDataFrame([*rows, (3, None)], schema)
+
+
+WRITES: dict[str, tuple[Any, Any, dict[str, str], dict[str, str]]] = {
+    "none": (PLAIN, PLAIN_ROWS, {}, {}),
+    "gzip": (PLAIN, PLAIN_ROWS, {"compression": "gzip"}, {}),
+    "deflate": (PLAIN, PLAIN_ROWS, {"codec": "deflate"}, {}),
+    "dense vectors": (_vectors, None, {}, {}),
+    "sparse vectors": (_vectors, None, {"vectorLayout": "sparse"}, {}),
+    "nested": (NESTED, NESTED_ROWS, {"pathSeparator": "."}, {"pathSeparator": "."}),
+    "ragged": (RAGGED, RAGGED_ROWS, {}, {}),
+    "no rows": (PLAIN, [], {"compression": "gzip"}, {}),
+    "sequence": (
+        SEQUENCE,
+        SEQUENCE_ROWS,
+        {"recordType": "SequenceExample", "compression": "gzip"},
+        {"recordType": "SequenceExample"},
+    ),
+}
+
+
+def _frame(spark: Any, case: str) -> Any:
+    schema, rows, _, _ = WRITES[case]
+    return schema(spark) if callable(schema) else spark.createDataFrame(rows, schema)
+
+
+@pytest.fixture(scope="module")
+def writes(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Each case of WRITES written by the Python route and by the jar (in a child session with
+    the jar, support/jar_writes.py) from the same rows, one file each; and the jar's reading of
+    what the Python route wrote."""
+    from support import child_results
+
+    root = tmp_path_factory.mktemp("writes")
+    spec = []
+    for case, (_, _, options, read_options) in WRITES.items():
+        rows = str(root / case / "rows")
+        df = _frame(spark, case)
+        df.coalesce(1).write.parquet(rows)
+        source = spark.read.schema(df.schema).parquet(rows)
+        python_out = str(root / case / "python")
+        source.coalesce(1).write.format("tfrecord").mode("append").options(**options).save(
+            python_out
+        )
+        spec.append(
+            {
+                "case": case,
+                "rows": rows,
+                "schema": df.schema.jsonValue(),
+                "options": options,
+                "read_options": read_options,
+                "jar_out": str(root / case / "jar"),
+                "python_out": python_out,
+            }
+        )
+    (root / "spec.json").write_text(json.dumps(spec))
+    return {"root": root, "jar": child_results("jar_writes", str(root / "spec.json"))}
+
+
+def _data_file(folder: Path) -> Path:
+    (found,) = [p for p in folder.iterdir() if p.name.startswith("part-")]
+    return found
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    """The folder's manifest, its file names without the write's id."""
+    manifest = json.loads((folder / "_tfrecord_manifest.json").read_text())
+    for f in manifest["files"]:
+        f["path"] = f["path"][:11] + f["path"][47:]  # part-00000- + -c000.tfrecord...
+    return dict(manifest)
+
+
+@pytest.mark.parametrize("case", list(WRITES))
+def test_a_write_is_the_jars_bytes_and_manifest(writes: dict[str, Any], case: str) -> None:
+    """The same file, byte for byte (compressed too), and the same manifest, but the write's id
+    in the file's name; the file's name is the jar's form."""
+    folder = writes["root"] / case
+    mine, jars = _data_file(folder / "python"), _data_file(folder / "jar")
+    assert mine.name[:11] == jars.name[:11] == "part-00000-"
+    assert mine.name[47:] == jars.name[47:]
+    assert mine.read_bytes() == jars.read_bytes()
+    assert _manifest(folder / "python") == _manifest(folder / "jar")
+    assert sorted(p.name for p in (folder / "python").iterdir()) == [
+        "_SUCCESS",
+        "_tfrecord_manifest.json",
+        mine.name,
+    ]
+
+
+@pytest.mark.parametrize("case", list(WRITES))
+def test_the_jar_reads_what_the_python_route_wrote(writes: dict[str, Any], case: str) -> None:
+    found = writes["jar"][case]
+    assert found["jar_read"] == found["rows"]
+    rows = WRITES[case][1]
+    assert len(found["rows"]) == (3 if rows is None else len(rows))
+
+
+@pytest.mark.parametrize("case", ["none", "gzip", "deflate"])
+def test_tensorflow_parses_what_the_python_route_wrote(
+    writes: dict[str, Any], tf: Any, case: str
+) -> None:
+    """Value for value: a null leaves its feature out, an empty list is a feature of no values."""
+    path = _data_file(writes["root"] / case / "python")
+    codec = {"none": "", "gzip": "GZIP", "deflate": "ZLIB"}[case]
+    parsed = [
+        tf.train.Example.FromString(r.numpy())
+        for r in tf.data.TFRecordDataset(str(path), compression_type=codec)
+    ]
+    assert len(parsed) == len(PLAIN_ROWS)
+    kinds = {"id": "int64_list", "x": "float_list", "s": "bytes_list", "b": "bytes_list"}
+    kinds |= {"flag": "int64_list", "n": "int64_list"}
+    for example_, row in zip(parsed, PLAIN_ROWS):
+        features = example_.features.feature
+        for (name, kind), value in zip(kinds.items(), row):
+            if value is None:
+                assert name not in features
+                continue
+            got = list(getattr(features[name], kind).value)
+            if isinstance(value, bool):
+                value = int(value)
+            if isinstance(value, str):
+                value = value.encode("utf-8")
+            expected = value if isinstance(value, list) else [value]
+            assert got == expected, (name, got, expected)
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file under the folder (hidden ones too), with its bytes."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def _write(df: Any, path: Path, mode: str = "append", **options: str) -> None:
+    df.write.format("tfrecord").mode(mode).options(**options).save(str(path))
+
+
+def test_append_and_overwrite(spark: Any, tmp_path: Path) -> None:
+    """Append adds files and merges the manifest's counts; overwrite replaces the folder's data
+    (the earlier files, manifest entries and counts) at commit."""
+    out = tmp_path / "t"
+    first = spark.createDataFrame([(1, [1.0]), (2, [2.0, 3.0])], "id bigint, x array<float>")
+    _write(first.coalesce(1), out)
+    _write(spark.createDataFrame([(3, None)], "id bigint, x array<float>").coalesce(1), out)
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    assert [f["num_records"] for f in manifest["files"]] in ([2, 1], [1, 2])
+    assert manifest["num_records"] == 3
+    assert manifest["features"] == {"id": {"min": 1, "max": 1}, "x": {"min": 0, "max": 2}}
+    read = spark.read.format("tfrecord").schema("id bigint, x array<float>")
+    assert sorted(read.load(str(out)).collect()) == [
+        (1, [1.0]),
+        (2, [2.0, 3.0]),
+        (3, None),
+    ]
+    _write(
+        spark.createDataFrame([(9, [9.0])], "id bigint, x array<float>").coalesce(1),
+        out,
+        "overwrite",
+    )
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    assert manifest["num_records"] == 1 and len(manifest["files"]) == 1
+    assert manifest["features"] == {"id": {"min": 1, "max": 1}, "x": {"min": 1, "max": 1}}
+    assert read.load(str(out)).collect() == [(9, [9.0])]
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_a_write_of_no_partitions_leaves_one_empty_file(spark: Any, tmp_path: Path) -> None:
+    """As Spark's file writes (the jar's): one empty part-00000 file, counted."""
+    out = tmp_path / "t"
+    _write(spark.createDataFrame(spark.sparkContext.emptyRDD(), "id bigint"), out)
+    (name,) = [p.name for p in out.iterdir() if p.name.startswith("part-")]
+    assert name.startswith("part-00000-") and name.endswith("-c000.tfrecord")
+    assert (out / name).read_bytes() == b""
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    assert manifest["num_records"] == 0 and manifest["files"][0]["path"] == name
+
+
+def _failing_writes(spark: Any) -> dict[str, Any]:
+    from pyspark.sql.functions import col, udf
+
+    boom = udf(lambda x: 1 // 0 if x == 5 else x, "bigint")  # a task fails mid-write
+    rows = spark.range(0, 8, 1, 4)
+    return {
+        "udf": rows.select(boom(col("id")).alias("id")),
+        # the encoder's refusal, in one task only: a null inside a list
+        "null in a list": rows.selectExpr("id", "if(id = 5, array(1, null), array(id)) AS x"),
+    }
+
+
+@pytest.mark.parametrize("how", ["udf", "null in a list"])
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_a_failed_write_leaves_the_folder_as_it_was(
+    spark: Any, tmp_path: Path, how: str, mode: str
+) -> None:
+    """A task that fails (after others wrote their files) aborts the job: no staged file is
+    left, and the files and manifest are as before, byte for byte."""
+    out = tmp_path / "t"
+    _write(spark.range(3).coalesce(1), out)
+    before = _snapshot(out)
+    with pytest.raises(Exception) as failure:
+        _write(_failing_writes(spark)[how], out, mode)
+    if how == "null in a list":
+        assert errors.condition(failure.value) == errors.DATA_MISMATCH
+    else:
+        assert "ZeroDivisionError" in str(failure.value)
+    assert _snapshot(out) == before
+    fresh = tmp_path / "fresh"
+    with pytest.raises(Exception, match=r"ZeroDivisionError|TFRECORD_DATA_MISMATCH"):
+        _write(_failing_writes(spark)[how], fresh, mode)
+    assert not fresh.exists()
+
+
+def test_num_shards(spark: Any, tmp_path: Path) -> None:
+    """numShards adds the missing files, empty (the jar's names), and counts them in the
+    manifest; more write tasks than numShards fail the write, leaving the folder as it was."""
+    out = tmp_path / "t"
+    _write(spark.range(0, 6, 1, 2), out, numShards="4", compression="gzip")
+    names = sorted(p.name for p in out.iterdir() if p.name.startswith("part-"))
+    assert [n[:11] for n in names] == [f"part-{i:05d}-" for i in range(4)]
+    assert [n[47:] for n in names] == ["-c000.tfrecord.gz"] * 2 + ["-empty.tfrecord.gz"] * 2
+    manifest = json.loads((out / "_tfrecord_manifest.json").read_text())
+    assert [f["num_records"] for f in manifest["files"]] == [3, 3, 0, 0]
+    assert gzip.decompress((out / names[3]).read_bytes()) == b""
+    assert sorted(r.id for r in spark.read.format("tfrecord").load(str(out)).collect()) == list(
+        range(6)
+    )
+    before = _snapshot(out)
+    with pytest.raises(Exception, match="more than its numShards 2: repartition the DataFrame"):
+        _write(spark.range(0, 6, 1, 3), out, "overwrite", numShards="2")
+    assert _snapshot(out) == before
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"numShards": "0"},
+            "Invalid value '0' for TFRecord option 'numShards'. Valid values: an "
+            "integer from 1 to 99999.",
+        ),
+        ({"recordType": "Feature"}, "Invalid value 'Feature' for TFRecord option 'recordType'."),
+        ({"compression": "snappy"}, "a codec TensorFlow cannot read"),
+        (
+            {"shardPrefix": "train"},
+            "The TFRecord option 'shardPrefix' needs the jar; the Python "
+            "data source \\(no jar\\) does not write it",
+        ),
+        ({"writeIndex": "true"}, "does not write it: index the files after the write"),
+    ],
+)
+def test_a_bad_write_option_is_the_jars_error_before_any_task(
+    spark: Any, tmp_path: Path, options: dict[str, str], message: str
+) -> None:
+    with pytest.raises(Exception, match=message) as failure:
+        _write(spark.range(2), tmp_path / "t", **options)
+    assert errors.condition(failure.value) == errors.INVALID_OPTION
+    assert not (tmp_path / "t").exists()
+
+
+def test_what_spark_refuses_a_python_source_and_what_to_do(spark: Any, tmp_path: Path) -> None:
+    """Spark tells a Python data source's writer no partition columns and refuses partitionBy
+    itself, before the writer exists, with its own message; the rows written into key=value
+    folders are what partitionBy writes, and read back as partition columns. Only modes append
+    and overwrite exist."""
+    df = spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id bigint, k string")
+    out = tmp_path / "t"
+    with pytest.raises(Exception, match="partitioning or clustering columns do not match"):
+        df.write.format("tfrecord").mode("append").partitionBy("k").save(str(out))
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+        df.write.format("tfrecord").save(str(out))
+    assert not out.exists()
+    for (k,) in df.select("k").distinct().collect():
+        _write(df.where(df.k == k).drop("k"), out / f"k={k}")
+    back = spark.read.format("tfrecord").load(str(out))
+    assert back.schema.simpleString() == "struct<id:bigint,k:string>"
+    assert sorted(back.collect()) == [(1, "a"), (2, "b"), (3, "a")]
