@@ -20,6 +20,7 @@ Collected only where pyspark has the Python data source API (tests/conftest.py).
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 import os
@@ -28,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pyspark
 import pytest
 
 import spark_tfrecord
@@ -94,6 +96,8 @@ def spark() -> Iterator[Any]:
         .appName("test_python_source")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
+        # Spark 4.1+'s file sources write and read TIME only when asked to (NEWER_ROWS).
+        .config("spark.sql.timeType.enabled", "true")
         .getOrCreate()
     )
     try:
@@ -441,6 +445,19 @@ SEQUENCE = "id bigint, frames array<array<float>>, words array<array<string>>"
 SEQUENCE_ROWS = [(1, [[0.5], [1.0, 2.0]], [["x"]]), (2, [], None), (3, None, [[], ["y", "z"]])]
 
 
+#: Spark 4's newer types (docs/types.md): collated strings, and TIME from Spark 4.1.
+SPARK = tuple(int(x) for x in pyspark.__version__.split(".")[:2])
+NEWER = "id bigint, s string collate UTF8_LCASE, ss array<string collate UNICODE_CI>"
+NEWER_ROWS: list[tuple[Any, ...]] = [(1, "Abc", ["x", "É"]), (2, None, []), (3, "", None)]
+if SPARK >= (4, 1):
+    NEWER += ", t time(6), ts array<time(3)>"
+    NEWER_ROWS = [
+        (*NEWER_ROWS[0], dt.time(12, 34, 56, 789012), [dt.time(0, 0), dt.time(23, 59, 59, 999000)]),
+        (*NEWER_ROWS[1], None, []),
+        (*NEWER_ROWS[2], dt.time(0, 0, 0, 1), None),
+    ]
+
+
 def _vectors(spark: Any) -> Any:
     from pyspark.ml.linalg import Vectors, VectorUDT
     from pyspark.sql.types import LongType, StructField, StructType
@@ -458,6 +475,7 @@ WRITES: dict[str, tuple[Any, Any, dict[str, str], dict[str, str]]] = {
     "sparse vectors": (_vectors, None, {"vectorLayout": "sparse"}, {}),
     "nested": (NESTED, NESTED_ROWS, {"pathSeparator": "."}, {"pathSeparator": "."}),
     "ragged": (RAGGED, RAGGED_ROWS, {}, {}),
+    "newer types": (NEWER, NEWER_ROWS, {}, {}),
     "no rows": (PLAIN, [], {"compression": "gzip"}, {}),
     "sequence": (
         SEQUENCE,
@@ -723,3 +741,66 @@ def test_what_spark_refuses_a_python_source_and_what_to_do(spark: Any, tmp_path:
     back = spark.read.format("tfrecord").load(str(out))
     assert back.schema.simpleString() == "struct<id:bigint,k:string>"
     assert sorted(back.collect()) == [(1, "a"), (2, "b"), (3, "a")]
+
+
+def test_newer_types_read_back_through_both_routes(
+    spark: Any, writes: dict[str, Any], tf: Any
+) -> None:
+    """What either route wrote of collated strings and TIME reads back through this one as the
+    rows written, with the schema's collations; TensorFlow parses UTF-8 bytes and nanoseconds
+    since midnight (docs/types.md)."""
+    df = _frame(spark, "newer types")
+    for route in ("python", "jar"):
+        back = (
+            spark.read.format("tfrecord")
+            .schema(df.schema)
+            .load(str(writes["root"] / "newer types" / route))
+        )
+        assert back.schema == df.schema
+        assert sorted(back.collect()) == sorted(df.collect()), route
+    assert [r.id for r in back.where("s = 'ABC'").collect()] == [1]  # the collation compares
+    path = _data_file(writes["root"] / "newer types" / "python")
+    parsed = [
+        tf.train.Example.FromString(r.numpy()).features.feature
+        for r in tf.data.TFRecordDataset(str(path))
+    ]
+    assert [list(f["s"].bytes_list.value) if "s" in f else None for f in parsed] == [
+        [b"Abc"],
+        None,
+        [b""],
+    ]
+    assert [list(f["ss"].bytes_list.value) if "ss" in f else None for f in parsed] == [
+        [b"x", "É".encode()],
+        [],
+        None,
+    ]
+    if SPARK >= (4, 1):
+        assert [list(f["t"].int64_list.value) if "t" in f else None for f in parsed] == [
+            [45_296_789_012_000],
+            None,
+            [1_000],
+        ]
+        assert list(parsed[0]["ts"].int64_list.value) == [0, 86_399_999_000_000]
+
+
+def test_variants_and_intervals_are_refused_with_the_alternative(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The jar's refusal and message, before any task: the one line to use instead."""
+    refused = {
+        "interval day to second": ("interval '1 02:03:04.5' day to second", "cast(d AS string)"),
+        "interval year to month": ("interval '2-3' year to month", "cast(d AS string)"),
+        "variant": ("parse_json('[1, 2]')", "to_json(d)"),
+    }
+    for case, (sql, alternative) in refused.items():
+        df = spark.sql(f"SELECT 1L AS id, {sql} AS d")
+        with pytest.raises(Exception, match="TFRECORD_UNSUPPORTED_TYPE") as failure:
+            _write(df, tmp_path / "t")
+        assert f"Column 'd' has type {case}, which TFRecord cannot hold" in str(failure.value)
+        assert alternative in str(failure.value)
+        assert not (tmp_path / "t").exists()
+        _write(df.selectExpr("id", f"{alternative} AS d"), tmp_path / case)
+        read = spark.read.format("tfrecord").schema(df.schema).load(str(tmp_path / case))
+        with pytest.raises(Exception, match="TFRECORD_UNSUPPORTED_TYPE") as failure:
+            read.collect()
+        assert alternative in str(failure.value)

@@ -37,6 +37,8 @@ def main(spec_path: str) -> None:
         SparkSession.builder.master("local[1]")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.extraJavaOptions", QUICK_JVM)
+        # Spark 4.1+'s file sources write and read TIME only when asked to.
+        .config("spark.sql.timeType.enabled", "true")
     )
     spark = spark_tfrecord.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("OFF")

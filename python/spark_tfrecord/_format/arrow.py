@@ -75,6 +75,17 @@ def micros(a: Any) -> npt.NDArray[np.int64]:
     return values * -per if per < 0 else np.floor_divide(values, per)
 
 
+def nanos_of_day(a: Any) -> npt.NDArray[np.int64]:
+    """A time array's values in nanoseconds since midnight (Spark's unit of ``TIME``): time64's
+    nanoseconds or microseconds, time32's milliseconds or seconds."""
+    t = type_name(a)
+    if t.startswith("time32"):
+        per = 1_000_000 if t == "time32[ms]" else 1_000_000_000
+        return fixed(a, "<i4").astype(np.int64) * per
+    values = fixed(a, "<i8")
+    return values * 1000 if t == "time64[us]" else values
+
+
 def days(a: Any) -> npt.NDArray[np.int64]:
     """A date array's values in days since 1970-01-01 (date32, or date64's milliseconds)."""
     if type_name(a) == "date64[ms]":

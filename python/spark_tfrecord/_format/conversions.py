@@ -40,6 +40,9 @@ _RANGES = {
     "date": (-(2**31), 2**31 - 1),
 }
 _WIDE = ("bigint", "timestamp", "timestamp_ntz")
+#: Spark 4.1's ``TIME(p)``: nanoseconds since midnight, below this.
+NANOS_PER_DAY = 86_400 * 10**9
+_TIME = re.compile(r"time\(\d\)")
 _ONE = decimal.Decimal(1)
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 
@@ -82,6 +85,16 @@ def _boolean(values: Any) -> Any:
     if len(values) and (int(values.min()) < 0 or int(values.max()) > 1):
         bad = values[(values < 0) | (values > 1)][0]
         raise OutOfRange(f"cannot hold the value {int(bad)} (a boolean is stored as 0 or 1)")
+    return values
+
+
+def _time(values: Any) -> Any:
+    if len(values) and (int(values.min()) < 0 or int(values.max()) >= NANOS_PER_DAY):
+        bad = values[(values < 0) | (values >= NANOS_PER_DAY)][0]
+        raise OutOfRange(
+            f"cannot hold the value {int(bad)} (a time is nanoseconds since midnight, from 0 to "
+            f"{NANOS_PER_DAY})"
+        )
     return values
 
 
@@ -204,7 +217,9 @@ def conversion(name: str, *, vector: bool = False) -> Conversion:
         return Conversion(name, "int", {INT64: _ranged(*_RANGES[name])})
     if name in _WIDE:
         return Conversion(name, "int", {INT64: _same})
-    if name == "string":
+    if _TIME.fullmatch(name):
+        return Conversion(name, "int", {INT64: _time})
+    if name == "string" or name.startswith("string collate "):  # a collation only orders
         codecs.register_error(JAVA_REPLACE, _java_replace)
         return Conversion(name, "str", {BYTES: _utf8, INT64: _int64_to_text, FLOAT: _float_to_text})
     if name == "binary":

@@ -125,7 +125,17 @@ class _Parser:
         word = token[1].lower()
         self.i += 1
         if word in _PRIMITIVES:
+            after = self.peek()
+            if word == "string" and after is not None and after[1].lower() == "collate":
+                self.i += 1  # a collation orders strings; their values are strings
+                self.name()
             return _PRIMITIVES[word]
+        if word == "time":  # Spark 4.1's TIME(p): nanoseconds since midnight
+            precision = 6
+            if self.punct("("):
+                precision = self.integer()
+                self.expect(")")
+            return f"time({precision})"
         if word in _DECIMALS:
             precision, scale = 10, 0
             if self.punct("("):
@@ -230,7 +240,8 @@ def _field_sql(f: dict[str, Any], separator: str) -> str:
     name = f["name"]
     if not _PLAIN_NAME.fullmatch(name):
         name = "`" + name.replace("`", "``") + "`"
-    text = f"{name}{separator}{_type_sql(f['type'])}"
+    collations = (f.get("metadata") or {}).get("__COLLATIONS") or {}
+    text = f"{name}{separator}{_type_sql(f['type'], f['name'], collations)}"
     if not f.get("nullable", True):
         text += " NOT NULL"
     comment = (f.get("metadata") or {}).get("comment")
@@ -239,14 +250,21 @@ def _field_sql(f: dict[str, Any], separator: str) -> str:
     return text
 
 
-def _type_sql(t: Any) -> str:
+def _type_sql(t: Any, path: str = "", collations: Any = None) -> str:
+    """``t``'s SQL; ``collations``: the field's ``__COLLATIONS`` metadata, where a struct's JSON
+    keeps a collated string's collation (by path: ``s``, ``tags.element``, ``m.key``), which
+    ``toDDL`` writes as ``STRING COLLATE UTF8_LCASE``."""
     if isinstance(t, str):
+        collation = str((collations or {}).get(path, "")).split(".", 1)[-1]  # spark.UTF8_LCASE
+        if t == "string" and collation:
+            return f"STRING COLLATE {collation}"
         return _SQL_NAMES.get(t, t.upper())
     kind = t["type"]
     if kind == "array":
-        return f"ARRAY<{_type_sql(t['elementType'])}>"
+        return f"ARRAY<{_type_sql(t['elementType'], path + '.element', collations)}>"
     if kind == "map":
-        return f"MAP<{_type_sql(t['keyType'])}, {_type_sql(t['valueType'])}>"
+        key = _type_sql(t["keyType"], path + ".key", collations)
+        return f"MAP<{key}, {_type_sql(t['valueType'], path + '.value', collations)}>"
     if kind == "struct":
         return "STRUCT<" + ", ".join(_field_sql(f, ": ") for f in t["fields"]) + ">"
     if kind == "udt":  # a user-defined type's SQL is its storage type's (UserDefinedType.sql)

@@ -279,22 +279,46 @@ def unsupported(column: str, t: Any, record_type: str) -> EncodeError:
     )
 
 
-def _map_in(t: Any, column: str) -> tuple[str, Any] | None:
-    if name(t) == "map":
-        return column, t
+def _alternative(t: Any, use: str) -> str | None:
+    """What to use instead of a type no feature kind holds but that has a plain alternative
+    (maps, ``VARIANT``, ANSI intervals), for a column or field ``use``: the jar's words."""
+    n = name(t)
+    if n == "map":
+        return (
+            "a map has no TensorFlow kind. Store its keys and values as two array columns "
+            f"(map_keys({use}), map_values({use})), or the map as a JSON string (to_json({use}))"
+        )
+    if n == "variant":
+        return (
+            "a variant is Spark's own binary encoding, which TensorFlow cannot read. Store it as "
+            f"its JSON text (to_json({use})), and read that back as a variant with parse_json"
+        )
+    if n == "interval" and isinstance(t, str) and t != "interval":  # not CalendarIntervalType
+        return (
+            f"an interval has no TensorFlow kind. Store it as its text (cast({use} AS string)), "
+            f"and read that back with cast(text AS {t})"
+        )
+    return None
+
+
+def _unheld_in(t: Any, column: str) -> tuple[str, Any] | None:
     if is_array(t):
-        return _map_in(t["elementType"], column)
+        return _unheld_in(t["elementType"], column)
     if is_struct(t):
         for f in t["fields"]:
-            found = _map_in(f["type"], f["name"] if not column else f"{column}.{f['name']}")
+            found = _unheld_in(f["type"], f["name"] if not column else f"{column}.{f['name']}")
             if found is not None:
                 return found
+        return None
+    if _alternative(t, "") is not None:
+        return column, t
     return None
 
 
 def reject_maps(schema: Mapping[str, Any], record_type: str) -> None:
-    """The jar's refusal of a map column, or of a map inside one, naming its path."""
-    found = _map_in(schema, "")
+    """The jar's refusal of a map, variant or interval column, or of one inside a column,
+    naming its path and the one line to use instead."""
+    found = _unheld_in(schema, "")
     if found is None:
         return
     path, m = found
@@ -305,14 +329,13 @@ def reject_maps(schema: Mapping[str, Any], record_type: str) -> None:
     elif column_type == m:
         where = f"Column '{path}' has type"
     else:
-        where = f"Column '{path}' ({simple_string(column_type)}) holds a"
+        what = "an" if name(m) == "interval" else "a"
+        where = f"Column '{path}' ({simple_string(column_type)}) holds {what}"
     use = path if path == column else f"`{path}`"
     raise argument_error(
         errors.UNSUPPORTED_TYPE,
         f"{where} {simple_string(m)}, which TFRecord cannot hold: a tf.train.Example feature is "
-        "a flat list of one kind (int64, float or bytes), and a map has no TensorFlow kind. "
-        f"Store its keys and values as two array columns (map_keys({use}), map_values({use})), "
-        f"or the map as a JSON string (to_json({use})).",
+        f"a flat list of one kind (int64, float or bytes), and {_alternative(m, use)}.",
         column=path,
         type=simple_string(m),
         recordType=record_type,

@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:  # numpy's: not imported with the package
     from spark_tfrecord._format.conversions import Conversion
 
-_INT64 = ("boolean", "byte", "short", "integer", "long", "date", "timestamp", "timestamp_ntz")
+_INT64 = (
+    "boolean",
+    "byte",
+    "short",
+    "integer",
+    "long",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "time",
+)
 _FLOAT = ("float", "double", "decimal")
 _BYTES = ("string", "binary")
 #: Spark's JSON names of the types whose simpleString differs.

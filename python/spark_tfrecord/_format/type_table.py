@@ -34,6 +34,8 @@ Values = Union[Int64s, Float32s, tuple[Bytes, Ints]]
 #: Spark's simpleString of the types whose JSON name differs.
 _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+#: Spark 4.1's ``TIME(p)``, written as its nanoseconds since midnight (Spark's own long).
+_TIME = re.compile(r"time\(\d\)")
 _VECTOR_CLASSES = (
     "org.apache.spark.ml.linalg.VectorUDT",
     "org.apache.spark.mllib.linalg.VectorUDT",
@@ -118,6 +120,10 @@ def entry(t: Any) -> Entry | None:
         return None
     if t in _ENTRIES:
         return _ENTRIES[t]
+    if t.startswith("string collate "):  # a collation orders values; their bytes are UTF-8
+        return _ENTRIES["string"]
+    if _TIME.fullmatch(t):
+        return Entry(t, KIND_INT64, _times, f"{t} (nanoseconds since midnight)")
     m = _DECIMAL.fullmatch(t)
     if m is None:
         return None
@@ -178,6 +184,10 @@ def _dates(a: Any) -> Int64s:
 
 def _timestamps(a: Any) -> Int64s:
     return arrow.micros(a)
+
+
+def _times(a: Any) -> Int64s:
+    return arrow.nanos_of_day(a)
 
 
 def _bytes(a: Any) -> tuple[Bytes, Ints]:

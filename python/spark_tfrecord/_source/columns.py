@@ -68,6 +68,8 @@ def _type_text(t: Any) -> str:
 
 
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+#: Spark 4.1's ``TIME(p)``: int64 nanoseconds since midnight, cast to Arrow's time64[ns].
+_TIME = re.compile(r"time\(\d\)")
 
 
 def _leaf_values(t: Any, column: str) -> pa.DataType:
@@ -75,6 +77,8 @@ def _leaf_values(t: Any, column: str) -> pa.DataType:
     array of structs' elements."""
     if isinstance(t, str) and t in _VALUES:
         return _VALUES[t]
+    if isinstance(t, str) and (_TIME.fullmatch(t) or t.startswith("string collate ")):
+        return pa.int64() if t.startswith("time") else pa.string()  # then the column's type
     if isinstance(t, dict) and t.get("type") == "struct":
         return pa.struct(
             [pa.field(f["name"], _leaf_values(f["type"], column)) for f in t["fields"]]

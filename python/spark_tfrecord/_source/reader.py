@@ -22,6 +22,8 @@ from pyspark.sql.types import StructType
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.decoder import MalformedRecord
+from spark_tfrecord._format.encode_errors import EncodeError
+from spark_tfrecord._format.feature_paths import reject_maps
 from spark_tfrecord._format.files import Files, file_system
 from spark_tfrecord._format.inference import infer_schema
 from spark_tfrecord._format.layout import ColumnError
@@ -151,12 +153,18 @@ class TFRecordReader(DataSourceReader):
     def _columns(self) -> tuple[Any, ArrowColumns, pa.Schema, list[int]]:
         """The layout of the data columns, their Arrow builders, the Arrow schema, and the
         positions of the data columns in the schema."""
+        record_type = self.parsed.inference.record_type
+        if record_type != "ByteArray":  # a map, variant or interval: the jar's refusal
+            try:
+                reject_maps(self.schema.jsonValue(), record_type)
+            except EncodeError as e:
+                rest = {k: v for k, v in e.parameters.items() if k != "reason"}
+                raise errors.ArgumentError(e.condition, e.reason, **rest) from None
         target = arrow_schema(self.schema)
         skip = set(self.partitions_of)
         if self.parsed.mode == "PERMISSIVE":
             skip.add(self.parsed.corrupt_column)
         data = [i for i, f in enumerate(self.schema.fields) if f.name not in skip]
-        record_type = self.parsed.inference.record_type
         if record_type == "ByteArray":
             return None, ArrowColumns([], [], "/"), target, data
         json = self.schema.jsonValue()

@@ -73,6 +73,27 @@ class TFRecordSchemaSuite extends UnitSuite {
     assertEquals(refused(schema("a" -> ArrayType(m))).parameters("column"), "a")
   }
 
+  test("an ANSI interval is ours to refuse, with its text as the alternative") {
+    // VARIANT (Spark 4 only) is refused the same way: tests/test_types.py checks it.
+    val d = DayTimeIntervalType()
+    for (t <- Seq(d, YearMonthIntervalType(), ArrayType(d), schema("x" -> d))) {
+      assert(supportsOrExplains(t), t.simpleString)
+      assert(!supportsDataType(t), t.simpleString)
+    }
+    val e = intercept[TFRecordArgumentException](
+      validate(schema("id" -> LongType, "d" -> d), RecordType.Example, true))
+    assertEquals(e.condition, TFRecordError.UnsupportedType)
+    assertEquals(e.text,
+      "Column 'd' has type interval day to second, which TFRecord cannot hold: a " +
+        "tf.train.Example feature is a flat list of one kind (int64, float or bytes), and an " +
+        "interval has no TensorFlow kind. Store it as its text (cast(d AS string)), and read " +
+        "that back with cast(text AS interval day to second).")
+    val inArray = intercept[TFRecordArgumentException](
+      validate(schema("ds" -> ArrayType(YearMonthIntervalType())), RecordType.Example, false))
+    assert(inArray.text.startsWith("Column 'ds' (array<interval year to month>) holds an " +
+        "interval year to month, which TFRecord cannot hold"), inArray.text)
+  }
+
   test("validate: Example holds lists of lists at any depth (ragged), SequenceExample two") {
     val flat = schema(scalars.zipWithIndex.flatMap { case (t, i) =>
       Seq(s"s$i" -> t, s"a$i" -> ArrayType(t))

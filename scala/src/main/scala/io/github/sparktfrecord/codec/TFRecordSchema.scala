@@ -27,44 +27,64 @@ private[sparktfrecord] object TFRecordSchema {
   }
 
   /**
-   * What the data source tells Spark it supports: [[supportsDataType]], and maps at any depth,
-   * which Spark would otherwise refuse with its own `UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE`,
-   * without the column: [[validate]] refuses them with ours, naming the column.
+   * What the data source tells Spark it supports: [[supportsDataType]], and maps, variants and
+   * intervals at any depth, which Spark would otherwise refuse with its own
+   * `UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE`, without the column or an alternative: [[rejectMaps]]
+   * refuses them with ours, naming the column and the one line to use instead.
    */
   def supportsOrExplains(dataType: DataType): Boolean =
-    supportsDataType(dataType) || mapIn(dataType, "").isDefined
+    supportsDataType(dataType) || unheldIn(dataType, "").isDefined
 
-  /** The first map in `dataType` (a column's type, the column `column`): its path and type. */
-  private def mapIn(dataType: DataType, column: String): Option[(String, MapType)] =
+  /**
+   * A type no feature kind holds but that has a plain alternative (maps, `VARIANT`, ANSI
+   * intervals): what to use instead, for a column or field `use` (`props`, `` `meta.tags` ``).
+   */
+  private def alternative(dataType: DataType, use: String): Option[String] = dataType match {
+    case m: MapType => Some(s"a map has no TensorFlow kind. Store its keys and values as two " +
+        s"array columns (map_keys($use), map_values($use)), or the map as a JSON string " +
+        s"(to_json($use))")
+    case v if v.typeName == "variant" =>
+      Some("a variant is Spark's own binary encoding, " +
+        s"which TensorFlow cannot read. Store it as its JSON text (to_json($use)), and read " +
+        "that back as a variant with parse_json")
+    case i @ (_: YearMonthIntervalType | _: DayTimeIntervalType) => Some("an interval has " +
+        s"no TensorFlow kind. Store it as its text (cast($use AS string)), and read that back " +
+        s"with cast(text AS ${i.simpleString})")
+    case _ => None
+  }
+
+  /** The first type in `dataType` (the column `column`'s) with an [[alternative]]. */
+  private def unheldIn(dataType: DataType, column: String): Option[(String, DataType)] =
     dataType match {
-      case m: MapType => Some(column -> m)
-      case ArrayType(e, _) => mapIn(e, column)
+      case ArrayType(e, _) => unheldIn(e, column)
       case s: StructType =>
         s.fields.iterator.map(f =>
-          mapIn(f.dataType,
+          unheldIn(f.dataType,
             if (column.isEmpty) f.name
             else s"$column.${f.name}")).collectFirst { case Some(found) => found }
+      case t if alternative(t, "").isDefined => Some(column -> t)
       case _ => None
     }
 
   /**
-   * Refuses a map column, or a struct or array column with a map inside, naming the map's path
-   * (`props`, `meta.tags`): a feature has no kind a map could take.
+   * Refuses a column of a map, variant or interval, or a struct or array column with one
+   * inside, naming its path (`props`, `meta.tags`) and the one line to use instead: a feature
+   * has no kind such a value could take.
    */
   def rejectMaps(schema: StructType, recordType: RecordType): Unit =
-    mapIn(schema, "").foreach { case (path, map) =>
+    unheldIn(schema, "").foreach { case (path, t) =>
       val column = path.takeWhile(_ != '.')
+      val what = if (t.typeName.startsWith("interval")) "an" else "a"
       val where =
         if (path != column) s"Field '$path' of column '$column' has type"
-        else if (schema(column).dataType == map) s"Column '$path' has type"
-        else s"Column '$path' (${schema(column).dataType.simpleString}) holds a"
+        else if (schema(column).dataType == t) s"Column '$path' has type"
+        else s"Column '$path' (${schema(column).dataType.simpleString}) holds $what"
       val use = if (path == column) path else s"`$path`"
       throw TFRecordError.argument(TFRecordError.UnsupportedType,
-        s"$where ${map.simpleString}, which TFRecord cannot hold: a tf.train.Example " +
-          "feature is a flat list of one kind (int64, float or bytes), and a map has no " +
-          "TensorFlow kind. Store its keys and values as two array columns " +
-          s"(map_keys($use), map_values($use)), or the map as a JSON string (to_json($use)).",
-        "column" -> path, "type" -> map.simpleString, "recordType" -> recordType.name)
+        s"$where ${t.simpleString}, which TFRecord cannot hold: a tf.train.Example " +
+          "feature is a flat list of one kind (int64, float or bytes), and " +
+          s"${alternative(t, use).get}.",
+        "column" -> path, "type" -> t.simpleString, "recordType" -> recordType.name)
     }
 
   /**

@@ -170,10 +170,24 @@ private[sparktfrecord] object TypeTable {
     case FloatType => Some(FloatTypeEntry)
     case DoubleType => Some(DoubleEntry)
     case d: DecimalType => Some(DecimalEntry(d))
-    case StringType => Some(StringEntry)
+    // A collated string is a string (STRING COLLATE UTF8_LCASE): its collation orders and
+    // compares values, their bytes are UTF-8 all the same. Read, it takes the given schema's.
+    case _: StringType => Some(StringEntry)
     case BinaryType => Some(BinaryEntry)
+    case t if isTime(t) => Some(TimeEntry(t))
     case _ => None
   }
+
+  /**
+   * Spark 4.1's `TIME(p)`, recognised by name: the Spark 4 jar is compiled against Spark 4.0,
+   * which has no `TimeType`, and runs on 4.1+ all the same. Spark holds it as a long of
+   * nanoseconds since midnight, which is what a feature stores.
+   */
+  def isTime(dataType: DataType): Boolean =
+    dataType.getClass.getName == "org.apache.spark.sql.types.TimeType"
+
+  /** Nanoseconds in a day: a `TIME` value is below it. */
+  final val NanosPerDay = 86400L * 1000000000L
 
   /** Every entry but decimal's, with decimal(10,0) for it: for messages, docs and tests. */
   val entries: Seq[TypeEntry] = Seq(BooleanEntry, ByteEntry, ShortEntry, IntegerEntry, LongEntry,
@@ -410,6 +424,21 @@ private[sparktfrecord] object TypeTable {
     override def doc: String = "timestamp_ntz (microseconds since 1970-01-01)"
     def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
       out.string(instant(from.getLong(i)))
+    override def holdsTfds(dtype: String): Boolean = false
+  }
+
+  /**
+   * A `TIME(p)` of any precision (Spark 4.1+): nanoseconds since midnight, Spark's own long, as a
+   * timestamp is its microseconds since 1970-01-01; read, a value outside the day is refused.
+   */
+  final case class TimeEntry(t: DataType) extends Int64ValueEntry {
+    def dataType: DataType = t
+    override def doc: String = s"$name (nanoseconds since midnight)"
+    override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit =
+      if (v >= 0L && v < NanosPerDay) to.write(slot, v)
+      else outOfRange(s"$v (a time is nanoseconds since midnight, from 0 to $NanosPerDay)")
+    def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
+      out.string(java.time.LocalTime.ofNanoOfDay(from.getLong(i)).toString)
     override def holdsTfds(dtype: String): Boolean = false
   }
 

@@ -97,6 +97,7 @@ private[sparktfrecord] object ExactText {
     case ShortType => of((out, g, i) => out.append(g.getShort(i).toInt))
     case IntegerType | DateType => of((out, g, i) => out.append(g.getInt(i)))
     case LongType | TimestampType | TimestampNTZType => of((out, g, i) => out.append(g.getLong(i)))
+    case t if TypeTable.isTime(t) => of((out, g, i) => out.append(g.getLong(i)))
     case FloatType => of { (out, g, i) =>
         out.append("f:")
         hex(out, java.lang.Float.floatToRawIntBits(g.getFloat(i)) & 0xffffffffL, 8)
@@ -106,7 +107,7 @@ private[sparktfrecord] object ExactText {
         out.append("dec:").append(g.getDecimal(i, d.precision, d.scale).toJavaBigDecimal
           .toPlainString)
       }
-    case StringType => of { (out, g, i) =>
+    case _: StringType => of { (out, g, i) =>
         out.append("s:")
         hex(out, g.getUTF8String(i).getBytes)
       }
