@@ -20,14 +20,18 @@ pytest_plugins = ["spark_tfrecord.testing"]
 # test_old_jackson puts the class path of issue 41 first, Spark 3.5's jackson-databind with an
 # older jackson-core.
 collect_ignore = [] if version("pyspark").startswith("3.") else ["test_old_jackson.py"]
-# test_python_source and test_connect_python_source (a Connect server with no jar) read through
-# the Python data source API (pyspark.sql.datasource), which open-source Spark 3.5 has not:
-# detected by its module, as spark_tfrecord.register detects it.
+# test_python_source, test_python_source_reliability and test_connect_python_source (a Connect
+# server with no jar) read through the Python data source API (pyspark.sql.datasource), which
+# open-source Spark 3.5 has not: detected by its module, as spark_tfrecord.register detects it.
 _PYSPARK = importlib.util.find_spec("pyspark")
 if _PYSPARK is None or not any(
     (Path(p) / "sql" / "datasource.py").is_file() for p in _PYSPARK.submodule_search_locations or []
 ):
-    collect_ignore += ["test_python_source.py", "test_connect_python_source.py"]
+    collect_ignore += [
+        "test_python_source.py",
+        "test_python_source_reliability.py",
+        "test_connect_python_source.py",
+    ]
 # test_gcs runs Google's gcs-connector on Spark 3.5 (Hadoop 3.3.4) and the 4.x after 4.0 (Hadoop
 # 3.4, 3.5): Spark 4.0 adds nothing the two do not cover, for a minute of CI.
 if version("pyspark").startswith("4.0."):
