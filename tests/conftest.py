@@ -17,6 +17,7 @@ os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "spark-conf"
 
 pytest_plugins = ["spark_tfrecord.testing"]
 
+
 def _line(v: str) -> str:
     """The Spark line of a pyspark version or of a matrix entry of ci/test: its first two parts
     ("3.5.9" and "3.5" are "3.5"; the matrix's "4", the newest Spark 4, stays "4")."""
@@ -45,7 +46,7 @@ PYTHON_DATA_SOURCE = _PYSPARK is not None and any(
 )
 PYTHON_SOURCE_FILES = {"test_python_source.py": 150, "test_connect_python_source.py": 120}
 if not PYTHON_DATA_SOURCE:
-    collect_ignore += list(PYTHON_SOURCE_FILES)
+    collect_ignore += [*PYTHON_SOURCE_FILES, "test_python_source_reliability.py"]
 #: The files whose session has no jar and runs in the pytest process: first, in a JVM of its own.
 FIRST = ("test_python_source.py",)
 #: The files (and docs pages) that check the package's own Python code rather than the jar in a
@@ -66,6 +67,7 @@ ONCE = {
     "test_docs.py[tensorflow.md]": 60,
     "test_docs.py[errors.md]": 57,
     "test_docs.py[no-jar.md]": 130,
+    "test_python_source_reliability.py": 120,
     "test_cli.py": 526,
     "test_batch_decoding.py": 176,
     "test_dataset_info.py": 150,
@@ -88,9 +90,13 @@ for _unit_name in ONCE:
     assert (Path(__file__).parent / _unit_name.split("[")[0]).is_file(), f"no {_unit_name}"
 
 #: The ONCE units that need the Python data source API, which open-source Spark 3.5 lacks (the
-#: docs page of the source with no jar): _mine deals them to the suites of Spark 4 only (none if
-#: the matrix has no Spark 4), and a suite whose pyspark lacks the API deselects them.
-NEEDS_PYTHON_DATA_SOURCE = {"test_docs.py[no-jar.md]"}
+#: docs page of the source with no jar, the reliability tests through both routes): _mine deals
+#: them to the suites of Spark 4 only (none if the matrix has no Spark 4), and a suite whose
+#: pyspark lacks the API deselects them.
+NEEDS_PYTHON_DATA_SOURCE = {
+    "test_docs.py[no-jar.md]",
+    "test_python_source_reliability.py",
+}
 assert NEEDS_PYTHON_DATA_SOURCE.issubset(ONCE)
 
 

@@ -49,6 +49,7 @@ from typing import Any
 import pytest
 
 from support import tf_corpus
+from support.fuzz_corpus import base_records, hostile_payloads, mutate
 from support.jar_decoder import (
     Failure,
     Result,
@@ -77,7 +78,6 @@ from support.tfrecord_bytes import (
     varint,
     write_records,
 )
-from test_fuzz import base_records, hostile_payloads, mutate
 
 #: Each integer-kind feature of the corpus and the types that read it, then float and bytes.
 TYPED = {

@@ -188,12 +188,14 @@ _WORKER_LINE = re.compile(
     r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\] ([^\n]*)"
 )
 _AT_OFFSET = re.compile(r"(.*) at byte offset (\d+) of (.*)")
+#: The column a record's value does not fit, named first in the reason of a DATA_MISMATCH.
+_COLUMN = re.compile(r"Column '([^']+)'")
 
 
 def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
     """The condition and parameters of our error raised in a Python worker (a
-    ``PythonException`` of pyspark), from its text: ``reason``, and ``path`` and ``offset`` for
-    a file's error."""
+    ``PythonException`` of pyspark), from its text: ``reason``, ``path`` and ``offset`` for
+    a file's error, and ``column`` for a value that does not fit its column, as the jar's."""
     found = _WORKER_LINE.findall(str(error))
     if not found:
         return None
@@ -202,7 +204,11 @@ def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
     at = _AT_OFFSET.fullmatch(text)
     if at is None:
         return condition, {"reason": text}
-    return condition, {"reason": at.group(1), "offset": at.group(2), "path": at.group(3)}
+    parameters = {"reason": at.group(1), "offset": at.group(2), "path": at.group(3)}
+    column = _COLUMN.match(at.group(1)) if condition == DATA_MISMATCH else None
+    if column is not None:
+        parameters["column"] = column.group(1)
+    return condition, parameters
 
 
 def install_exception_handler() -> None:

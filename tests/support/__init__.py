@@ -1,8 +1,9 @@
 """What the tests share, apart from the tests (as `pyspark.testing` is apart from pyspark's).
 
 - `tfrecord_bytes`: TFRecord framing and protobuf bytes built by hand; `tfrecord_oracle`: what
-  a read must return, in pure Python; `decoded`: what `torch_dataset` and `grain_source` must
-  give for a row, and their comparison by type and bits.
+  a read must return, in pure Python; `fuzz_corpus`: the mutated files of the reliability
+  tests; `decoded`: what `torch_dataset` and `grain_source` must give for a row, and their
+  comparison by type and bits.
 - `maven`: jars from Maven Central; `spark_home`: pyspark's Spark home with some jars replaced;
   `s3_server`: an S3-compatible server and the S3A jars; `gcs_server`: a Cloud Storage server
   (fake-gcs-server) and Google's gcs-connector; `google_hosts`: a certificate and a proxy that
@@ -15,8 +16,8 @@
   reports with `emit`, and `jar_of` says where its JVM loaded a class from): `cluster_driver`,
   `connect_client`, `jarless_connect_client`, `local_connect_server`, `running_session`,
   `s3_driver`, `gcs_driver`, `scala213_driver`, `tf_gcs_reader`, `small_heap_child`,
-  `streaming_driver`, `read_in_new_session`, `tfrecord_package`, `imported_modules`,
-  `old_hadoop_child`, `old_jackson_child`;
+  `streaming_driver`, `jarless_source_child`, `read_in_new_session`, `tfrecord_package`,
+  `imported_modules`, `old_hadoop_child`, `old_jackson_child`;
   `gcs_server` builds its server; `spark_submit_job.py` is the file a `spark-submit` test
   submits.
 

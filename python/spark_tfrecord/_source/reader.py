@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
-from pyspark.sql.types import StructType
+from pyspark.sql.types import BinaryType, StructType
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.decoder import MalformedRecord
@@ -166,6 +166,17 @@ class TFRecordReader(DataSourceReader):
             skip.add(self.parsed.corrupt_column)
         data = [i for i, f in enumerate(self.schema.fields) if f.name not in skip]
         if record_type == "ByteArray":
+            # The jar's check (TFRecordSchema.validate): every column but the partitions' is
+            # `byteArray binary`, a PERMISSIVE read's corrupt record column too.
+            given = [f for f in self.schema.fields if f.name not in self.partitions_of]
+            if any(f.name != "byteArray" or f.dataType != BinaryType() for f in given):
+                shown = StructType(given).simpleString()
+                raise errors.ArgumentError(
+                    errors.INVALID_SCHEMA,
+                    "recordType ByteArray reads exactly one binary column (named 'byteArray' "
+                    f"on read), but the schema is {shown}.",
+                    schema=shown,
+                )
             return None, ArrowColumns([], [], "/"), target, data
         json = self.schema.jsonValue()
         fields = [json["fields"][i] for i in data]
