@@ -104,6 +104,9 @@ if NEWER:
         collation (inference: a plain string); a TIME is its nanoseconds since midnight."""
         ddl, values, kind, stored = NEWER[case]
         if case == "time":  # Spark's file sources write and read TIME only when asked to
+            df = spark.createDataFrame([(0, values[0])], f"id bigint, v {ddl}")
+            with pytest.raises(Exception, match=r"\[UNSUPPORTED_TIME_TYPE\]"):
+                spark_tfrecord.write(df, str(out / "refused"))
             spark.conf.set("spark.sql.timeType.enabled", "true")
         try:
             _newer_round_trip(spark, tf, out, case, ddl, values, kind, stored)

@@ -1,0 +1,300 @@
+"""The route with no jar (the Spark 4 Python data source of issue 43) against the jar, on the
+same files: how much of the jar's speed a user keeps where no jar can go.
+
+    .cache/venv/spark-4/bin/python benchmarks/no_jar.py [--quick] [--profile]
+
+The data sets of ``run.py`` (narrow, wide-1000, image-sized) are written once by the jar. Then
+each round starts, per route (the order alternating between rounds) and per cores (``local[1]``,
+``local[2]``), a fresh session: the jar's (``spark.jars``), or one with no jar whose Python
+workers are this Python with this checkout's package, so that ``format("tfrecord")`` is the
+Python data source. Each session runs every measurement once untimed, then ``--repeat`` rounds
+of all of them in turn: full reads of each data set into the ``noop`` sink, and writes of the
+narrow and image-sized rows (read by the route itself and cached first, so that a write measures
+the writer). What each read returns (row count and a hash of every value) must be the same for
+both routes, and so must what each write wrote, read back.
+
+Prints, per measurement and cores, each route's median seconds (fastest and slowest in
+brackets) and the Python route's speed as a share of the jar's, against issue 43's goals: reads
+at least 1/3 of the jar's on narrow records and 1/2 on image-sized ones, writes at least 1/3.
+
+``--profile`` then shows where a Python task's time goes: the narrow files read by the source's
+own reader in this process, with no Spark (planning, framing, decoding, Arrow batches: what a
+Python worker does), as records/s beside the Spark read's, so that what is left is Spark's
+hand-over (the worker's process, Arrow to the JVM); and the functions that take the most time in
+it (cProfile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tfrbench.checks import fingerprint
+from tfrbench.child import emit, run, script
+from tfrbench.data import (
+    IMAGE_DDL,
+    NARROW_DDL,
+    PARTITIONS,
+    ROOT,
+    WIDE1000_DDL,
+    image,
+    narrow,
+    no_whole_stage_codegen,
+    uncompressed_cache,
+    wide1000,
+)
+from tfrbench.sessions import OURS, load, noop, session, snapshot_jar
+from tfrbench.timing import Usage, interleaved
+
+#: The data sets: their folder, schema and the rows option that sizes them.
+DATA = {
+    "narrow": ("narrow", NARROW_DDL),
+    "wide-1000": ("wide1000", WIDE1000_DDL),
+    "image-sized": ("image", IMAGE_DDL),
+}
+#: The writes: of the rows of these data sets.
+WRITES = ("narrow", "image-sized")
+#: Issue 43's goals: the Python route's speed as a share of the jar's, by measurement.
+GOALS = {"read, narrow": 1 / 3, "read, image-sized": 1 / 2, "write, narrow": 1 / 3,
+         "write, image-sized": 1 / 3}  # fmt: skip
+CORES = (1, 2)
+QUICK = {"rows": 100_000, "wide1000_rows": 2_000, "image_rows": 300, "rounds": 2, "repeat": 2}
+PYTHON_ROUTE = "tfrecord"  # what format("tfrecord") is in a session with no jar
+
+
+def generate(args: argparse.Namespace) -> None:
+    """Writes the data sets with the jar, unless written by an earlier run."""
+    data = Path(args.data)
+    spark = session(ours=args.jar, cores=2, memory=args.driver_memory, linkedin=None,
+                    linkedin_jar=None)  # fmt: skip
+    with no_whole_stage_codegen(spark):
+        narrow(spark, args.rows, PARTITIONS).write.format(OURS).save(str(data / "narrow"))
+        with uncompressed_cache(spark):
+            wide1000(spark, args.wide1000_rows).write.format(OURS).save(str(data / "wide1000"))
+    image(spark, args.image_rows).write.format(OURS).save(str(data / "image"))
+    spark.stop()
+    emit({})
+
+
+def jarless_session(cores: int, memory: str) -> Any:
+    """A local session with no jar, whose Python workers import this checkout's package (and
+    its top-level ``pyspark_tfrecord``, which Spark registers as ``tfrecord``)."""
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName("spark-tfrecord-benchmarks-no-jar")
+        .config("spark.driver.memory", memory)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(PARTITIONS))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    jvm: Any = spark._jvm
+    try:
+        jvm.java.lang.Class.forName("io.github.sparktfrecord.TFRecordFileFormat")
+    except Exception:
+        return spark
+    raise SystemExit("the session with no jar has the jar on its class path")
+
+
+def child(args: argparse.Namespace) -> None:
+    """One session of one route: its measurements, and what each read and write returned."""
+    if args.route == "jar":
+        spark = session(ours=args.jar, cores=args.cores, memory=args.driver_memory,
+                        linkedin=None, linkedin_jar=None)  # fmt: skip
+        fmt = OURS
+    else:
+        spark = jarless_session(args.cores, args.driver_memory)
+        fmt = PYTHON_ROUTE
+    data = Path(args.data)
+    reads = {
+        f"read, {name}": load(spark, fmt, ddl, data / folder)
+        for name, (folder, ddl) in DATA.items()
+    }
+    actions: dict[str, Callable[[], object]] = {
+        what: (lambda df=df: noop(df)) for what, df in reads.items()
+    }
+    seen: dict[str, Any] = {what: fingerprint(df) for what, df in reads.items()}
+    written = data / f"written-{os.getpid()}"
+    cached = {name: reads[f"read, {name}"].cache() for name in WRITES}
+    for df in cached.values():
+        df.count()
+    for name, df in cached.items():
+        target = str(written / DATA[name][0])
+        actions[f"write, {name}"] = lambda df=df, target=target: (
+            df.write.format(fmt).mode("overwrite").save(target)
+        )
+    runs, spent = interleaved(spark, args.repeat, actions, warmup=1)
+    for name in WRITES:
+        folder, ddl = DATA[name]
+        seen[f"write, {name}"] = fingerprint(load(spark, fmt, ddl, written / folder))
+    shutil.rmtree(written, ignore_errors=True)
+    spark.stop()
+    total = sum(spent.values(), Usage(0, 0, 0, 0))
+    emit({"runs": runs, "seen": seen, "others": total.others})
+
+
+def profile(args: argparse.Namespace) -> None:
+    """The narrow files read by the Python source's reader in this process, with no Spark:
+    records/s, and the functions that took the most time (cProfile)."""
+    from pyspark.sql.types import StructType
+
+    from spark_tfrecord._source.reader import TFRecordReader
+
+    path = str(Path(args.data) / "narrow")
+    schema = StructType.fromDDL(NARROW_DDL)
+
+    def read_all() -> int:
+        reader = TFRecordReader({"path": path}, schema)
+        return sum(b.num_rows for p in reader.partitions() for b in reader.read(p))
+
+    rows = read_all()  # untimed: the files in the page cache, the modules imported
+    start = time.perf_counter()
+    read_all()
+    seconds = time.perf_counter() - start
+    profiler = cProfile.Profile()
+    profiler.enable()
+    read_all()
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(12)
+    emit({"rows": rows, "seconds": seconds, "profile": text.getvalue()})
+
+
+def table(runs: dict[str, dict[str, list[float]]], rows: dict[str, int]) -> str:
+    """Each route's medians, and the Python route's speed as a share of the jar's."""
+    import pyspark
+
+    def cell(times: list[float]) -> str:
+        return f"{statistics.median(times):.2f} ({min(times):.2f}-{max(times):.2f})"
+
+    lines = [
+        f"pyspark {pyspark.__version__}, {rows['narrow']:,} narrow rows, "
+        f"{rows['wide1000']:,} wide-1000, {rows['image']:,} image-sized; seconds, median of "
+        "each route's runs (fastest-slowest)",
+        "",
+        "| measurement | jar | no jar | no jar / jar speed | goal |",
+        "|---|---|---|---|---|",
+    ]
+    for what in runs["jar"]:
+        jar, python = runs["jar"][what], runs["python"][what]
+        share = statistics.median(jar) / statistics.median(python)
+        base = what.rsplit(", local[", 1)[0]
+        goal = GOALS.get(base)
+        met = "" if goal is None else f"{goal:.2f}: {'met' if share >= goal else 'not met'}"
+        lines.append(f"| {what} | {cell(jar)} | {cell(python)} | {share:.2f}x | {met} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/no_jar.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--jar", help="our jar, or a folder of jars (the installed wheel's)")
+    parser.add_argument("--rows", type=int, default=300_000, help="narrow rows (300000)")
+    parser.add_argument("--wide1000-rows", type=int, default=5_000, help="wide-1000 rows (5000)")
+    parser.add_argument("--image-rows", type=int, default=1_000, help="image-sized rows (1000)")
+    parser.add_argument("--rounds", type=int, default=2, help="sessions per route and cores (2)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per session (3)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a try: " + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items()),
+    )
+    parser.add_argument("--profile", action="store_true", help="where a Python task's time goes")
+    parser.add_argument("--driver-memory", default="4g", help="spark.driver.memory (4g)")
+    parser.add_argument("--data", help="data directory (.cache/bench-no-jar-SIZES)")
+    parser.add_argument("--route", choices=("jar", "python"), help=argparse.SUPPRESS)
+    parser.add_argument("--cores", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.quick:
+        vars(args).update(QUICK)
+    name = f"bench-no-jar-{args.rows}-{args.wide1000_rows}-{args.image_rows}"
+    args.data = args.data or str(ROOT / ".cache" / name)
+    # The Python workers (of both routes) are this Python, with this checkout's package first.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    python_dir = str(ROOT / "python")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (python_dir, os.environ.get("PYTHONPATH")) if p
+    )
+    sys.path.insert(0, python_dir)
+    if args.generate:
+        generate(args)
+        return 0
+    if args.profile_child:
+        profile(args)
+        return 0
+    if args.route:
+        child(args)
+        return 0
+    data = Path(args.data)
+    jar = snapshot_jar(data, args.jar)
+    sizes = ["--rows", str(args.rows), "--wide1000-rows", str(args.wide1000_rows)]
+    sizes += ["--image-rows", str(args.image_rows), "--driver-memory", args.driver_memory]
+    sizes += ["--data", args.data, "--jar", jar]
+    if not (data / "_DONE").exists():
+        print(f"writing the data sets to {data} with the jar", flush=True)
+        for folder, _ in DATA.values():
+            shutil.rmtree(data / folder, ignore_errors=True)
+        run(script("no_jar", "--generate", *sizes))
+        (data / "_DONE").write_text("")
+    runs: dict[str, dict[str, list[float]]] = {"jar": {}, "python": {}}
+    seen: dict[str, dict[str, Any]] = {"jar": {}, "python": {}}
+    others: list[float] = []
+    for round_ in range(args.rounds):
+        for route in ("jar", "python") if round_ % 2 == 0 else ("python", "jar"):
+            for cores in CORES:
+                cmd = ["--route", route, "--cores", str(cores), "--repeat", str(args.repeat)]
+                result = run(script("no_jar", *cmd, *sizes))
+                for what, value in result["seen"].items():
+                    seen[route][f"{what}, local[{cores}]"] = value
+                others.append(result["others"])
+                for what, times in result["runs"].items():
+                    runs[route].setdefault(f"{what}, local[{cores}]", []).extend(times)
+                print(
+                    f"round {round_ + 1} {route} local[{cores}]: "
+                    + ", ".join(
+                        f"{w} {statistics.median(t):.2f}s" for w, t in result["runs"].items()
+                    ),
+                    flush=True,
+                )
+    differ = [what for what in seen["jar"] if seen["jar"][what] != seen["python"][what]]
+    if differ:
+        raise SystemExit(f"the routes read or wrote different rows in: {differ}\n{seen}")
+    print(f"ok: both routes read and wrote the same rows ({len(seen['jar'])} checks)")
+    counts = {"narrow": args.rows, "wide1000": args.wide1000_rows, "image": args.image_rows}
+    print(table(runs, counts))
+    print(f"other processes during the timed runs: {statistics.mean(others):.2f} cores on average")
+    if args.profile:
+        found = run(script("no_jar", "--profile-child", *sizes))
+        spark_seconds = statistics.median(runs["python"]["read, narrow, local[1]"])
+        print(
+            f"\nThe narrow files read by the source's reader with no Spark, one process: "
+            f"{found['rows'] / found['seconds']:,.0f} records/s ({found['seconds']:.2f} s); "
+            f"through Spark, local[1]: {args.rows / spark_seconds:,.0f} records/s "
+            f"({spark_seconds:.2f} s): the reader's work is "
+            f"{found['seconds'] / spark_seconds:.0%} of the Spark read's time.\n"
+        )
+        print(found["profile"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
