@@ -17,11 +17,11 @@ rebuild during the run changes nothing. The data sets of ``run.py`` are written 
 rounds), a fresh ``local[1]`` session that times the narrow full read and a fresh ``local[2]``
 session that times everything else; each session runs every measurement once untimed, then
 ``--repeat`` rounds of all of them in turn. Reads go to the ``noop`` sink; the writes are of the
-narrow data set, generated and cached first, and of the image-sized files, read and cached
-first. What each read returns (row count and a hash of
-every value) must be the same for both jars. Prints the median of every run of each jar, the
-fastest and slowest in brackets, and after/before (below 1: faster after): a Markdown table for
-a closing note, with how busy other processes kept the machine meanwhile.
+narrow data set and of the image-sized one, each generated and cached first (not read: a cached
+read of the files would serve their timed read from memory). What each read returns (row count
+and a hash of every value) must be the same for both jars. Prints the median of every run of
+each jar, the fastest and slowest in brackets, and after/before (below 1: faster after): a
+Markdown table for a closing note, with how busy other processes kept the machine meanwhile.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def child(args: argparse.Namespace) -> None:
         narrow_df = reads["full read, narrow, local[2]"]
         # Cached first, so that the writes measure the writer, as run.py's do.
         generated = narrow(spark, args.rows, PARTITIONS).cache()
-        images = load(spark, OURS, IMAGE_DDL, data / "image").cache()
+        images = image(spark, args.image_rows).cache()
         generated.count(), images.count()
         schema: list[str] = []
 

@@ -9,9 +9,9 @@ each round starts, per route (the order alternating between rounds) and per core
 workers are this Python with this checkout's package, so that ``format("tfrecord")`` is the
 Python data source. Each session runs every measurement once untimed, then ``--repeat`` rounds
 of all of them in turn: full reads of each data set into the ``noop`` sink, and writes of the
-narrow and image-sized rows (read by the route itself and cached first, so that a write measures
-the writer). What each read returns (row count and a hash of every value) must be the same for
-both routes, and so must what each write wrote, read back.
+narrow and image-sized rows (made and cached first, so that a write measures the writer). What
+each read returns (row count and a hash of every value) must be the same for both routes, and so
+must what each write wrote, read back.
 
 Prints, per measurement and cores, each route's median seconds (fastest and slowest in
 brackets) and the Python route's speed as a share of the jar's, against issue 43's goals: reads
@@ -129,7 +129,12 @@ def child(args: argparse.Namespace) -> None:
     }
     seen: dict[str, Any] = {what: fingerprint(df) for what, df in reads.items()}
     written = data / f"written-{os.getpid()}"
-    cached = {name: reads[f"read, {name}"].cache() for name in WRITES}
+    # The rows to write, made (not read: a cached read would serve the timed reads of the same
+    # files from memory) and cached first, as run.py's writes are.
+    cached = {
+        "narrow": narrow(spark, args.rows, PARTITIONS).cache(),
+        "image-sized": image(spark, args.image_rows).cache(),
+    }
     for df in cached.values():
         df.count()
     for name, df in cached.items():
