@@ -12,7 +12,8 @@ compared in one NumPy comparison for the whole batch.
 A record whose bytes match is laid out exactly as the first one: its features are where the
 prediction puts them, and the checks of the step-by-step walk (``batch.locate``) would pass on
 it. The records that do not match (:attr:`Predicted.odd`) are left to that walk, record by
-record as before; so values and errors never change.
+record as before; so values and errors never change. When most records do not match, the
+check stops at the first entry that shows it and the whole batch is walked, as before.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import numpy as np
 from spark_tfrecord._format.decoder import BYTES, UNSET
 from spark_tfrecord._format.wire import MalformedRecord, varint
 
+#: Each length in an entry's header: (its offset, its bytes, its value).
+_Lengths = tuple[tuple[int, int, int], ...]
 #: The longest length varint the step-by-step walk reads (``wire.varints_at``).
 _LONGEST = 5
 
@@ -38,8 +41,9 @@ class _Entry:
         slot: int,
         kind: int,
         header: bytes,
-        fields: tuple[tuple[int, int, int], ...],
+        fields: _Lengths,
         shifts: bool,
+        key: slice,
     ) -> None:
         self.slot = slot
         self.kind = kind
@@ -48,6 +52,7 @@ class _Entry:
         self.span = np.arange(len(header), dtype=np.int64)
         self.length_at, self.length_bytes, self.length = fields[0]
         self.shifts = shifts
+        self.key = key
         if shifts:
             # Every length byte of the header, as (column, the template's length, its 7-bit
             # group's shift, continuation bit): a record's header is this with each length
@@ -127,20 +132,21 @@ def template(buf: bytes, start: int, stop: int, keys: Sequence[bytes]) -> Templa
         t = Template(
             features_bytes,
             [
-                _Entry(slots.get(key, -1), kind, header, fields, shifts)
-                for key, kind, header, fields, shifts in entries
+                _Entry(slots.get(key, -1), kind, header, fields, shifts, slice(at, at + len(key)))
+                for key, kind, header, fields, shifts, at in entries
             ],
         )
         _KNOWN[known] = t
     return t
 
 
-_Found = tuple[int, tuple[tuple[bytes, int, bytes, tuple[tuple[int, int, int], ...], bool], ...]]
+_Found = tuple[int, tuple[tuple[bytes, int, bytes, _Lengths, bool, int], ...]]
 
 
 def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
     """The record's Features length's bytes and, per map entry, its key, kind, header, the
-    (offset, bytes, value) of each length in the header, and whether they may shift."""
+    (offset, bytes, value) of each length in the header, whether they may shift, and where
+    the key is in the header."""
     if start >= stop or buf[start] != 0x0A:
         return None
     size, pos, features_bytes = _length(buf, start + 1, stop)
@@ -158,6 +164,7 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
             return None
         key_len, p, _ = _length(buf, p + 1, end)
         key = buf[p : p + key_len]
+        key_at = p - first
         p += key_len
         if p >= end or buf[p] != 0x12 or key in seen:
             return None
@@ -190,7 +197,7 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
                     return None
                 fields.append((run_at - first, n_run, run_len))
         header = buf[first:p]
-        entries.append((key, kind, header, tuple(fields), shifts))
+        entries.append((key, kind, header, tuple(fields), shifts, key_at))
         pos = end
     return features_bytes, tuple(entries)
 
@@ -227,6 +234,9 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
             good &= same
             after = pos + (1 + e.length_bytes + e.length)
         else:
+            keyed = (got[:, e.key] == e.header[e.key]).all(axis=1)
+            if 2 * np.count_nonzero(keyed & good) < size:
+                return Predicted(kind, start, stop, np.ones(size, bool))  # see below
             cols = got[:, e.length_cols].astype(np.int64)
             length = ((cols & 0x7F) << e.length_shift).sum(axis=1)
             lengths = e.base + (length - e.length)[:, None]
@@ -240,5 +250,9 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
             start[e.slot] = pos + e.size
             stop[e.slot] = after
         pos = after
+        if 2 * np.count_nonzero(good) < size:
+            # most records differ: walking them costs as much as walking all (a NumPy step
+            # per entry either way), so the check stops here and leaves the batch to the walk
+            return Predicted(kind, start, stop, np.ones(size, bool))
     good &= pos == stops
     return Predicted(kind, start, stop, ~good)
