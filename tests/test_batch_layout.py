@@ -141,6 +141,13 @@ def test_a_batch_of_one_layout_is_read_where_the_first_record_puts_its_features(
     assert fast["n"][1][:7].tolist() == [0, 1, 3, 6, 10, 15, 16]
     one = check(records[7:8])
     assert one is not None and one["i"].tolist() == [7]
+    # a batch held in a bytearray or a memoryview is located alike
+    buf, starts, stops = framed(records)
+    keys = the_layout().decoder_keys
+    walked = batch.walk(buf, starts, stops, keys)
+    for held in (bytearray(buf), memoryview(buf)):
+        found = batch.locate(held, starts, stops, keys)  # type: ignore[arg-type]
+        assert not found.fallback.any() and (found.start == walked.start).all()
 
 
 @pytest.mark.parametrize("size", [2, 17, 256])

@@ -163,7 +163,7 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
         if end > stop or p >= end or buf[p] != 0x0A:
             return None
         key_len, p, _ = _length(buf, p + 1, end)
-        key = buf[p : p + key_len]
+        key = bytes(buf[p : p + key_len])  # hashable whatever holds the batch
         key_at = p - first
         p += key_len
         if p >= end or buf[p] != 0x12 or key in seen:
@@ -196,7 +196,7 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
                 if p + run_len != end:
                     return None
                 fields.append((run_at - first, n_run, run_len))
-        header = buf[first:p]
+        header = bytes(buf[first:p])
         entries.append((key, kind, header, tuple(fields), shifts, key_at))
         pos = end
     return features_bytes, tuple(entries)
