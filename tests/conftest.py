@@ -80,6 +80,7 @@ ONCE = {
     "test_torch_dataset.py": 22,
     "test_codec_differential.py": 21,
     "test_grain_source.py": 10,
+    "test_batch_layout.py": 8,
     "test_python_decoder.py": 6,
     "test_cli_without_java.py": 5,
     "test_python_layers.py": 2,

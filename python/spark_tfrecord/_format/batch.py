@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from spark_tfrecord._format import record_layout
 from spark_tfrecord._format.decoder import BYTES, UNSET, bytes_list
 from spark_tfrecord._format.wire import packed_varints, varints_at
 
@@ -38,13 +39,46 @@ class Located:
         self.stop = np.zeros((width, size), np.int64)
         self.fallback = np.zeros(size, bool)
 
+    @classmethod
+    def of(cls, kind: Any, start: Any, stop: Any) -> Located:
+        """The located features ``kind``, ``start`` and ``stop`` (arrays of shape ``(W, B)``)."""
+        out = cls.__new__(cls)
+        out.kind, out.start, out.stop = kind, start, stop
+        out.fallback = np.zeros(kind.shape[1], bool)
+        return out
+
 
 def _byte(u8: Any, p: Any) -> Any:
     return u8[np.minimum(p, len(u8) - 1)]
 
 
 def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
-    """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]``."""
+    """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]``: where the first
+    record's layout (:mod:`record_layout`) holds for all, at once; the records that differ
+    from it, step by step (:func:`walk`)."""
+    size = len(starts)
+    if size == 0:
+        return Located(len(keys), 0)
+    begin = np.asarray(starts, np.int64)
+    end = np.asarray(stops, np.int64)
+    t = record_layout.template(buf, int(begin[0]), int(end[0]), keys)
+    if t is None:
+        return walk(buf, begin, end, keys)
+    predicted = record_layout.predict(buf, begin, end, len(keys), t)
+    out = Located.of(predicted.kind, predicted.start, predicted.stop)
+    odd = np.flatnonzero(predicted.odd)
+    if len(odd):
+        walked = walk(buf, begin[odd], end[odd], keys)
+        out.kind[:, odd] = walked.kind
+        out.start[:, odd] = walked.start
+        out.stop[:, odd] = walked.stop
+        out.fallback[odd] = walked.fallback
+    return out
+
+
+def walk(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
+    """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]`` entry by entry:
+    each step reads the next map entry of every record at once."""
     u8 = np.frombuffer(buf, np.uint8)
     size = len(starts)
     out = Located(len(keys), size)
@@ -122,10 +156,41 @@ def float_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any]:
 
 
 def fixed_floats(buf: bytes, start: Any, k: int) -> Any:
-    """``(B, k)`` float32: each record's k packed floats at ``start``."""
-    u8 = np.frombuffer(buf, np.uint8)
-    idx = start[:, None] + np.arange(4 * k)
-    return u8[idx].view("<f4").astype(np.float32).reshape(len(start), k)
+    """``(B, k)`` float32: each record's k packed floats at ``start``, in one new array (a
+    tensor takes it as it is): the bytes of each record in one gather of rows."""
+    size = len(start)
+    if k == 0 or size == 0:
+        return np.empty((size, k), np.float32)
+    if size * k <= 2048:  # few: one gather of bytes costs less than the view
+        idx = start[:, None] + np.arange(4 * k)
+        rows = np.frombuffer(buf, np.uint8)[idx]
+    else:
+        rows = record_layout.windows(buf, 4 * k)[start]
+    return rows.view("<f4").astype(np.float32, copy=False)
+
+
+def one_varint(buf: bytes, start: Any, stop: Any) -> Any:
+    """The int64 of each record's list ``buf[start[r]:stop[r]]`` when each holds exactly one
+    varint (as ``packed_varints`` reads it), decoded in one pass; None otherwise."""
+    n = stop - start
+    if len(n) == 0:
+        return np.empty(0, np.int64)
+    longest = int(n.max())
+    if int(n.min()) < 1 or longest > 10:
+        return None
+    span = np.arange(longest, dtype=np.int64)
+    if int(start.max()) + longest <= len(buf):
+        b = record_layout.windows(buf, longest)[start]
+    else:
+        u8 = np.frombuffer(buf, np.uint8)
+        b = u8[np.minimum(start[:, None] + span, len(u8) - 1)]
+    inside = span < n[:, None]
+    # each byte but the last says more follows; the last does not
+    if ((b >= 0x80) != (span < (n - 1)[:, None]))[inside].any():
+        return None
+    groups = np.where(inside, b & 0x7F, 0).astype(np.uint64)
+    shifted = groups << (span.astype(np.uint64) * np.uint64(7))
+    return np.bitwise_or.reduce(shifted, axis=1).view(np.int64)
 
 
 def int_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:

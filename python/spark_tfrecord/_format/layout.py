@@ -574,6 +574,10 @@ class _BatchColumns:
         if c.shape == "ragged":
             return self.ragged(c)
         (slot,) = c.slots
+        if c.fixed is not None and c.shape in ("scalar", "list"):
+            fixed = self.fixed_numbers(slot, _conversion(c), c.fixed)
+            if fixed is not None:
+                return fixed if c.shape == "list" else fixed.reshape(self.size)
         values, counts, present, floats = self.values(slot, _conversion(c))
         numeric = c.value in _DTYPES
         if c.shape == "uniform":
@@ -600,6 +604,25 @@ class _BatchColumns:
         if c.shape == "scalar" and (counts > 1).any():
             raise _Fallback
         return _flatten(values, numeric), _offsets(counts)
+
+    def fixed_numbers(self, slot: int, conv: Conversion, k: int) -> Any:
+        """The ``(B, k)`` numbers of feature ``slot`` when every record holds k of them in a list
+        of one kind the column takes as it is: float32s gathered straight from the bytes, or
+        one int64 varint per record decoded in one pass. None otherwise (then :meth:`values`
+        reads them, or finds why the batch cannot be read at once)."""
+        loc = self.located
+        kind, start, stop = loc.kind[slot], loc.start[slot], loc.stop[slot]
+        source = int(kind[0])
+        if (kind != source).any() or not conv.exact.get(source, False):
+            return None
+        if source == FLOAT and conv.value == "float":
+            if ((stop - start) != 4 * k).any():
+                return None
+            return self.batch.fixed_floats(self.buf, start, k)
+        if source == INT64 and conv.value == "int" and k == 1:
+            found = self.batch.one_varint(self.buf, start, stop)
+            return None if found is None else found.reshape(self.size, 1)
+        return None
 
     def ragged(self, c: Column) -> Any:
         present = [self._present(slot) for slot in c.slots]

@@ -1,0 +1,312 @@
+"""The batch decoder's prediction of one layout for a whole batch (``_format.record_layout``):
+the records that hold the first record's layout are read where it puts their features, the
+others are walked entry by entry as before. On batches of one layout and of mixed layouts (an
+odd record in the middle, shuffled key orders, a length whose varint grows, a missing key, empty
+lists, a record cut short, random damage), each batch's located features are the walk's, bit for
+bit; its values are the record decoder's; and a batch the record decoder refuses is handed to it
+(no values where the record path raises). The batch's float columns reach torch with no copy."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from spark_tfrecord._format import batch, record_layout
+from spark_tfrecord._format.layout import ColumnError, Layout, layout
+from spark_tfrecord._format.wire import MalformedRecord
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    float_list_packed,
+    int64_list_packed,
+    ld,
+    varint,
+)
+
+SCHEMA = {
+    "type": "struct",
+    "fields": [
+        {"name": "i", "type": "long", "nullable": False, "metadata": {}},
+        {"name": "x", "type": {"type": "array", "elementType": "float", "containsNull": True},
+         "nullable": True, "metadata": {}},
+        {"name": "f", "type": "float", "nullable": False, "metadata": {}},
+        {"name": "s", "type": "string", "nullable": True, "metadata": {}},
+        {"name": "n", "type": {"type": "array", "elementType": "long", "containsNull": True},
+         "nullable": True, "metadata": {}},
+    ],
+}  # fmt: skip
+#: The manifest's counts: x holds 4 floats in every record (a (B, 4) column).
+COUNTS = {"i": (1, 1), "x": (4, 4), "f": (1, 1)}
+KEYS = ["i", "x", "f", "s", "n"]
+
+
+def the_layout() -> Layout:
+    return layout(SCHEMA, COUNTS, None, "test")
+
+
+def record(j: int, order: list[str] | None = None, **changed: Any) -> bytes:
+    """Record j of the common layout (its id j, floats and a list of j % 5 + 1 ints), with the
+    Features of ``changed`` (None: left out), its keys in ``order``."""
+    values: dict[str, bytes | None] = {
+        "i": feature("int64", int64_list_packed([j])),
+        "x": feature("float", float_list_packed([j / 3, -0.0, math.nan, -math.inf])),
+        "f": feature("float", float_list_packed([j * 0.5])),
+        "s": feature("bytes", bytes_list([f"r{j}".encode()])),
+        "n": feature("int64", int64_list_packed(list(range(-1, 2**40, 2**38))[: j % 5 + 1])),
+    }
+    values.update(changed)
+    chosen = [(k, values[k]) for k in order or KEYS]
+    return example(*(entry(k.encode(), v) for k, v in chosen if v is not None))
+
+
+def framed(records: list[bytes]) -> tuple[bytes, Any, Any]:
+    sizes = np.array([len(r) for r in records], np.int64)
+    stops = np.cumsum(sizes)
+    return b"".join(records), stops - sizes, stops
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, np.ndarray):
+        return (
+            isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and a.tobytes() == b.tobytes()
+        )
+    return type(a) is type(b) and bool(a == b)
+
+
+def walked_rows(records: list[bytes], keys: list[bytes]) -> list[int]:
+    """The records of the batch that the prediction leaves to the walk."""
+    buf, starts, stops = framed(records)
+    t = record_layout.template(buf, int(starts[0]), int(stops[0]), keys)
+    if t is None:
+        return list(range(len(records)))
+    predicted = record_layout.predict(buf, starts, stops, len(keys), t)
+    return np.flatnonzero(predicted.odd).tolist()
+
+
+def decoded(lay: Layout, records: list[bytes]) -> dict[str, Any] | None:
+    """The batch as the record path makes it, or None where it raises."""
+    try:
+        return lay.collate([lay.record(r) for r in records])
+    except (MalformedRecord, ColumnError, ValueError):
+        return None
+
+
+def check(records: list[bytes], read_at_once: bool = True) -> dict[str, Any] | None:
+    """Asserts that the batch ``records`` is located as the walk locates it and decoded as the
+    record decoder decodes it; the batch path's batch (None: handed to the record path)."""
+    lay = the_layout()
+    buf, starts, stops = framed(records)
+    found = batch.locate(buf, starts, stops, lay.decoder_keys)
+    walked = batch.walk(buf, starts, stops, lay.decoder_keys)
+    for name in ("kind", "start", "stop", "fallback"):
+        assert (getattr(found, name) == getattr(walked, name)).all(), name
+    fast = lay.collate_raw(buf, starts, stops)
+    slow = decoded(lay, records)
+    if slow is None:
+        assert fast is None, "values for a batch the record path refuses"
+    elif fast is not None:
+        assert same(fast, slow)
+    assert (fast is not None) == read_at_once
+    return fast
+
+
+KEYS_B = [k.encode() for k in KEYS]
+
+
+def test_a_batch_of_one_layout_is_read_where_the_first_record_puts_its_features() -> None:
+    # ids cross 127 and 16383 (their varints grow), strings and lists vary in length: the
+    # lengths before them shift by as much, and the prediction follows them
+    records = [record(j) for j in [*range(300), 16383, 16384, 2**40, 2**63 - 1]]
+    assert walked_rows(records, KEYS_B) == []
+    fast = check(records)
+    assert fast is not None
+    assert fast["i"].tolist() == [*range(300), 16383, 16384, 2**40, 2**63 - 1]
+    assert fast["x"].shape == (304, 4) and fast["x"].dtype == np.float32
+    assert fast["x"][:, 1:].view(np.uint32)[0].tolist() == [0x80000000, 0x7FC00000, 0xFF800000]
+    assert fast["f"].tolist() == [j * 0.5 for j in range(300)] + [8191.5, 8192.0, 2.0**39, 2.0**62]
+    assert fast["s"][1][:3].tolist() == [0, 1, 2] and fast["s"][0][299] == "r299"
+    assert fast["n"][1][:7].tolist() == [0, 1, 3, 6, 10, 15, 16]
+    one = check(records[7:8])
+    assert one is not None and one["i"].tolist() == [7]
+    # a batch held in a bytearray or a memoryview is located alike
+    buf, starts, stops = framed(records)
+    keys = the_layout().decoder_keys
+    walked = batch.walk(buf, starts, stops, keys)
+    for held in (bytearray(buf), memoryview(buf)):
+        found = batch.locate(held, starts, stops, keys)  # type: ignore[arg-type]
+        assert not found.fallback.any() and (found.start == walked.start).all()
+
+
+@pytest.mark.parametrize("size", [2, 17, 256])
+def test_one_odd_record_in_the_middle_is_walked_alone(size: int) -> None:
+    middle = size // 2
+    odd = {
+        "an unwanted key": record(middle, order=["zz", *KEYS], zz=b""),
+        "a key missing": record(middle, s=None),
+        "shuffled keys": record(middle, order=["x", "i", "f", "s", "n"]),
+        "a feature with no kind": record(middle, s=b""),
+        "a float list of another length": record(middle, f=feature("float", b"")),
+    }
+    for why, bad in odd.items():
+        records = [record(j) for j in range(size)]
+        records[middle] = bad
+        assert walked_rows(records, KEYS_B) == [middle], why
+        # the column f is not null: a record without its value cannot be stacked
+        check(records, read_at_once=why != "a float list of another length")
+
+
+def test_shuffled_key_orders_are_walked_record_by_record() -> None:
+    rng = random.Random(5)
+    few = [3, 40, 41]
+    orders = [rng.sample(KEYS, len(KEYS)) if j in few else KEYS for j in range(64)]
+    records = [record(j, order=o) for j, o in enumerate(orders)]
+    assert walked_rows(records, KEYS_B) == [j for j in few if orders[j] != KEYS]
+    fast = check(records)
+    assert fast is not None and fast["i"].tolist() == list(range(64))
+    # most records in other orders: the check stops and the whole batch is walked
+    orders = [rng.sample(KEYS, len(KEYS)) for _ in range(64)]
+    records = [record(j, order=o) for j, o in enumerate(orders)]
+    assert sum(o == orders[0] for o in orders) < 32
+    assert walked_rows(records, KEYS_B) == list(range(64))
+    fast = check(records)
+    assert fast is not None and fast["i"].tolist() == list(range(64))
+
+
+def test_a_length_whose_varint_grows_is_walked() -> None:
+    # a string of 120 + k bytes, its Feature's length 124 + k: two bytes from k = 4 on
+    sizes = [120 + (j % 8) for j in range(32)]
+    records = [record(j, s=feature("bytes", bytes_list([b"a" * k]))) for j, k in enumerate(sizes)]
+    assert walked_rows(records, KEYS_B) == [j for j in range(32) if j % 8 >= 4]
+    fast = check(records)
+    assert fast is not None and [len(v) for v in fast["s"][0]] == sizes
+
+
+def test_empty_lists() -> None:
+    # packed as a run of no values (the walk's and the prediction's layout), or with no run
+    empty_run = [record(j, n=feature("int64", int64_list_packed([]))) for j in range(8)]
+    no_run = [record(j, n=feature("int64", b"")) for j in range(8)]
+    for records in (empty_run, no_run):
+        assert walked_rows(records, KEYS_B) == []
+        fast = check(records)
+        assert fast is not None and fast["n"][1].tolist() == [0] * 9
+    mixed = [record(j) for j in range(8)]
+    mixed[3] = no_run[3]  # record 3 holds no run where the others have one
+    assert walked_rows(mixed, KEYS_B) == [3]
+    fast = check(mixed)
+    assert fast is not None and fast["n"][1].tolist() == [0, 1, 3, 6, 6, 11, 12, 14, 17]
+    # a first record with no run: most others do not hold its layout, all are walked
+    assert walked_rows([no_run[0], *mixed[1:]], KEYS_B) == list(range(8))
+
+
+def test_a_length_that_would_wrap_its_bytes_is_walked() -> None:
+    # The entry's length takes two bytes, the Feature's one: a record whose entry is 128 bytes
+    # longer holds, in one byte, the Feature's length plus 128 wrapped to 7 bits; its bytes
+    # match the prediction's but its Feature ends before its entry, which the walk refuses.
+    text = entry(b"s", feature("bytes", bytes_list([b"t" * 200])))
+    value = feature("float", float_list_packed([0.5] * 30))
+    inner = ld(1, b"x") + ld(2, value)
+    assert len(value) < 128 <= len(inner)
+    first = example(text, b"\x0a" + varint(len(inner)) + inner)
+    wrapped = example(text, b"\x0a" + varint(len(inner) + 128) + inner + bytes(128))
+    keys = [b"s", b"x"]
+    assert walked_rows([first, wrapped, first], keys) == [1]
+    buf, starts, stops = framed([first, wrapped, first])
+    found = batch.locate(buf, starts, stops, keys)
+    assert found.fallback.tolist() == [False, True, False]
+    assert (found.kind[:, 0] == found.kind[:, 2]).all()
+
+
+def test_a_record_cut_short_goes_to_the_record_path() -> None:
+    records = [record(j) for j in range(12)]
+    for cut in (1, 2, 5, 40, len(records[6]) - 1):
+        damaged = list(records)
+        damaged[6] = records[6][:-cut]
+        assert 6 in walked_rows(damaged, KEYS_B)
+        check(damaged, read_at_once=False)
+    # its outer length kept: the entries run past the record
+    body = records[6][2:-3]
+    damaged = list(records)
+    damaged[6] = b"\x0a" + bytes([len(body)]) + body
+    assert 6 in walked_rows(damaged, KEYS_B)
+    check(damaged, read_at_once=False)
+
+
+def test_a_first_record_off_the_layout_leaves_the_batch_to_the_walk() -> None:
+    records = [record(j) for j in range(10)]
+    records[0] = records[0] + b"\x48\x05"  # an unknown field: no template
+    assert walked_rows(records, KEYS_B) == list(range(10))
+    check(records, read_at_once=False)
+    records[0] = b""  # an empty record: every column null
+    assert walked_rows(records, KEYS_B) == list(range(10))
+    check(records, read_at_once=False)
+
+
+def test_random_damage_never_changes_what_is_located_or_read() -> None:
+    rng = random.Random(11)
+    for _ in range(150):
+        size = rng.choice([1, 3, 40])
+        records = [record(rng.randrange(0, 2 ** rng.randrange(1, 40))) for _ in range(size)]
+        for _ in range(rng.randrange(0, 4)):
+            j = rng.randrange(size)
+            r = bytearray(records[j])
+            what = rng.randrange(4)
+            if what == 0 and r:
+                r[rng.randrange(len(r))] = rng.randrange(256)
+            elif what == 1:
+                del r[rng.randrange(len(r) + 1) :]
+            elif what == 2:
+                at = rng.randrange(len(r) + 1)
+                r[at:at] = bytes([rng.randrange(256)])
+            else:
+                r = bytearray(record(j, order=rng.sample(KEYS, len(KEYS))))
+            records[j] = bytes(r)
+        lay = the_layout()
+        buf, starts, stops = framed(records)
+        found = batch.locate(buf, starts, stops, lay.decoder_keys)
+        walked = batch.walk(buf, starts, stops, lay.decoder_keys)
+        for name in ("kind", "start", "stop", "fallback"):
+            assert (getattr(found, name) == getattr(walked, name)).all(), name
+        fast = lay.collate_raw(buf, starts, stops)
+        slow = decoded(lay, records)
+        assert fast is None or (slow is not None and same(fast, slow))
+
+
+def test_the_float_columns_reach_torch_with_no_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from spark_tfrecord._loaders.torch import _tensor
+
+    gathered: list[Any] = []
+    fixed_floats = batch.fixed_floats
+
+    def recorded(*args: Any) -> Any:
+        gathered.append(fixed_floats(*args))
+        return gathered[-1]
+
+    monkeypatch.setattr(batch, "fixed_floats", recorded)
+    for size in (4, 1024):  # a gather of bytes, and of rows
+        gathered.clear()
+        buf, starts, stops = framed([record(j) for j in range(size)])
+        found = the_layout().collate_raw(buf, starts, stops)
+        assert found is not None and len(gathered) == 2
+        for key, array in (("x", gathered[0]), ("f", gathered[1])):
+            tensor = _tensor(found[key])
+            assert isinstance(tensor, torch.Tensor)
+            assert np.shares_memory(tensor.numpy(), array), key
+            assert tensor.data_ptr() == array.__array_interface__["data"][0]
+        assert found["x"].flags.writeable and found["x"].flags.c_contiguous
+        assert not np.shares_memory(found["x"], np.frombuffer(buf, np.uint8))
+        assert found["x"][size - 1, 0] == np.float32((size - 1) / 3)
