@@ -157,10 +157,11 @@ def profile(args: argparse.Namespace) -> None:
     records/s, and the functions that took the most time (cProfile)."""
     from pyspark.sql.types import StructType
 
+    from spark_tfrecord._format.ddl import parse_ddl
     from spark_tfrecord._source.reader import TFRecordReader
 
     path = str(Path(args.data) / "narrow")
-    schema = StructType.fromDDL(NARROW_DDL)
+    schema = StructType.fromJson(parse_ddl(NARROW_DDL))
 
     def read_all() -> int:
         reader = TFRecordReader({"path": path}, schema)
@@ -229,8 +230,9 @@ def main() -> int:
     parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--profile-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.quick:
-        vars(args).update(QUICK)
+    if args.quick:  # what the command line gives wins
+        given = {a.split("=")[0].lstrip("-").replace("-", "_") for a in sys.argv[1:]}
+        vars(args).update({k: v for k, v in QUICK.items() if k not in given})
     name = f"bench-no-jar-{args.rows}-{args.wide1000_rows}-{args.image_rows}"
     args.data = args.data or str(ROOT / ".cache" / name)
     # The Python workers (of both routes) are this Python, with this checkout's package first.
