@@ -868,6 +868,7 @@ def _fast_file(folder: Path, odd: Mapping[int, bytes] | None = None) -> str:
 
 def _taken(path: str, ddl: str) -> list[bool]:
     """Whether each batch of the file takes the fast path, decided as a task decides it."""
+    import numpy as np
     from pyspark.sql.types import StructType
 
     from spark_tfrecord._source.reader import TFRecordReader
@@ -876,10 +877,10 @@ def _taken(path: str, ddl: str) -> list[bool]:
     fast = reader._columns()[4]
     assert fast is not None
     return [
-        reader._fast(chunk, fast) is not None
+        fast.arrays(buf, np.array(starts), np.array(stops)) is not None
         for task in reader.partitions()
         for s in task.task.slices  # type: ignore[attr-defined]
-        for chunk in reader._chunks(s)
+        for buf, starts, stops, _ in reader._chunks(s)
     ]
 
 

@@ -40,10 +40,13 @@ from spark_tfrecord._source.planning import (
     partition_values,
     plan,
 )
-from spark_tfrecord._source.slices import slice_records
+from spark_tfrecord._source.slices import slice_batches
 
 #: Records per Arrow batch a task yields.
 BATCH_RECORDS = 4096
+#: A batch of a slice's records: ``(buf, starts, stops, offsets)``, record i being
+#: ``buf[starts[i]:stops[i]]`` at ``offsets[i]`` in the file's stream.
+Chunk = tuple[bytes, list[int], list[int], list[int]]
 #: Spark's JSON names of the types partition discovery gives (``partitions.column_type``).
 _JSON_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
 #: The values' Arrow types of partition columns, by their Spark (simple) type.
@@ -211,28 +214,23 @@ class TFRecordReader(DataSourceReader):
         found, columns, target, data, fast = self._columns()
         for s in partition.task.slices:
             for chunk in self._chunks(s):
+                buf, starts, stops, _ = chunk
                 if found is None:  # ByteArray: the records as they are
-                    records = [record for _, record in chunk]
+                    records = [buf[a:b] for a, b in zip(starts, stops)]
                     arrays = [pa.array(records, pa.binary()) for _ in data]
                     yield self._batch(arrays, len(records), [], s.file, target, data)
                     continue
-                made = self._fast(chunk, fast) if fast is not None else None
+                made = None
+                if fast is not None:
+                    made = fast.arrays(buf, np.array(starts, np.int64), np.array(stops, np.int64))
                 if made is not None:
-                    yield self._batch(made, len(chunk), [], s.file, target, data)
+                    yield self._batch(made, len(starts), [], s.file, target, data)
                 else:
                     yield from self._decoded(chunk, s, found, columns, target, data)
 
-    @staticmethod
-    def _fast(chunk: list[tuple[int, bytes]], fast: BatchArrays) -> list[pa.Array] | None:
-        """The data columns of a batch's records through the batch decoder, or None when the
-        batch needs the record path."""
-        lengths = np.fromiter((len(r) for _, r in chunk), np.int64, len(chunk))
-        stops = np.cumsum(lengths)
-        return fast.arrays(b"".join(r for _, r in chunk), stops - lengths, stops)
-
     def _decoded(
         self,
-        chunk: list[tuple[int, bytes]],
+        chunk: Chunk,
         s: Slice,
         found: Any,
         columns: ArrowColumns,
@@ -250,7 +248,9 @@ class TFRecordReader(DataSourceReader):
         )
         records: list[Any] = []
         bad: list[bytes | None] = []
-        for offset, record in chunk:
+        buf, starts, stops, offsets = chunk
+        for offset, a, b in zip(offsets, starts, stops):
+            record = buf[a:b]
             try:
                 records.append(found.record(record))
                 bad.append(None)
@@ -264,31 +264,16 @@ class TFRecordReader(DataSourceReader):
             arrays = columns.arrays(records)
             yield self._batch(arrays, len(records), bad, s.file, target, data)
 
-    def _chunks(self, s: Slice) -> Iterator[list[tuple[int, bytes]]]:
-        """The slice's records (offset, data) in batches of :data:`BATCH_RECORDS`; damaged
-        framing is raised after the batch of the records before it, so that a record there
-        that fails the schema (FAILFAST) is the error, as when records are read one by one."""
-        chunk: list[tuple[int, bytes]] = []
-        try:
-            for item in self._records(s):
-                chunk.append(item)
-                if len(chunk) >= BATCH_RECORDS:
-                    yield chunk
-                    chunk = []
-        except Exception:
-            if chunk:
-                yield chunk
-            raise
-        if chunk:
-            yield chunk
-
-    def _records(self, s: Slice) -> Iterator[tuple[int, bytes]]:
-        """The slice's records; with ``ignoreMissingFiles`` none of a file gone since planning,
-        with ``ignoreCorruptFiles`` none after damaged framing (the records before it are
-        kept), as Spark's file scan skips them for the jar."""
+    def _chunks(self, s: Slice) -> Iterator[Chunk]:
+        """The slice's records in batches of :data:`BATCH_RECORDS` (``slice_batches``'); with
+        ``ignoreMissingFiles`` none of a file gone since planning, with ``ignoreCorruptFiles``
+        none after damaged framing (the records before it are kept), as Spark's file scan
+        skips them for the jar. Damaged framing is raised after the batch of the records before
+        it, so that a record there that fails the schema (FAILFAST) is the error, as when
+        records are read one by one."""
         options = self.parsed.inference
         try:
-            yield from slice_records(s, options, self.fs)
+            yield from slice_batches(s, options, self.fs, BATCH_RECORDS)
         except FileNotFoundError:
             if not options.ignore_missing_files:
                 raise
