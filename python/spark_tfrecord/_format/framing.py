@@ -143,7 +143,7 @@ def walk_batches(
     verify_checksums: bool = True,
     max_record_bytes: int = MAX_RECORD_BYTES,
     batch: int = 4096,
-    batch_bytes: int = 4 * 2**20,
+    batch_bytes: int = 2 * 2**20,
     stop_at: int | None = None,
 ) -> Iterator[tuple[bytes, list[int], list[int], list[int]]]:
     """:func:`walk_stream`'s records, the same checks in the same order, in batches of at most
