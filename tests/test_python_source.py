@@ -42,6 +42,7 @@ from support import tf_corpus
 from support.jar_decoder import (
     Failure,
     Row,
+    as_loaders_hold,
     jar_inferred_schema,
     jar_results,
     schema_of_ddl,
@@ -54,6 +55,7 @@ from support.tfrecord_bytes import (
     feature,
     float_list_packed,
     int64_list_packed,
+    int64_list_unpacked,
     write_records,
 )
 
@@ -804,3 +806,164 @@ def test_variants_and_intervals_are_refused_with_the_alternative(
         with pytest.raises(Exception, match="TFRECORD_UNSUPPORTED_TYPE") as failure:
             read.collect()
         assert alternative in str(failure.value)
+
+
+# --- the read's fast path (a batch decoded at once) and its fallback -----------------------
+
+#: Every kind of column the fast path reads (spark_tfrecord._source.batch_arrays).
+FAST_DDL = (
+    "a bigint, b int, n tinyint, k boolean, d float, c double, e string, f binary, j date, "
+    "l timestamp, g array<bigint>, h array<string>, i array<float>, m array<double>"
+)
+#: Records per file: more than two batches (BATCH_RECORDS, 4096), so that batches split.
+FAST_RECORDS = 9000
+
+
+def _ints(values: list[int]) -> bytes:
+    return feature("int64", int64_list_packed(values))
+
+
+def _floats(values: list[float]) -> bytes:
+    return feature("float", float_list_packed(values))
+
+
+def _texts(values: list[bytes]) -> bytes:
+    return feature("bytes", bytes_list(values))
+
+
+def _fast_record(i: int, odd: Mapping[bytes, bytes] | None = None) -> bytes:
+    """Record i: every column's feature, but that some are missing, empty or unset by turns;
+    ``odd`` replaces features (key: the Feature message) where they are."""
+    features = {
+        b"a": _ints([i * 2**40 - 2**62]),
+        b"b": _ints([] if i % 7 == 0 else [i * 97 - 2**31 + 1]),
+        b"n": _ints([i % 256 - 128]),
+        b"k": _ints([i % 2]),
+        b"d": _ints([i * 2**30 + 1]),  # a float read from int64s: Java's rounding
+        b"c": _floats([i / 3]),
+        b"e": _texts([("é" * (i % 4) + str(i)).encode()]),
+        b"f": _texts([bytes([i % 256]) * (i % 5)]),
+        b"j": _ints([i - 4000]),
+        b"l": _ints([i * 10**9]),
+        b"g": _ints(list(range(i % 4))),
+        b"h": _texts([b"x" * k for k in range(i % 3)]),
+        b"i": _floats([i + 0.5] * (i % 3)),
+        b"m": _ints([2**53 + i] * (i % 2)),
+        b"other": _ints([1, 2]),  # not wanted
+    }
+    keys = list(features)
+    if i % 3:
+        del features[keys[i % 11]]  # a feature missing
+    features[keys[(i * 5) % 14]] = b""  # a Feature with no kind set
+    features.update(odd or {})
+    return example(*(entry(k, v) for k, v in features.items()))
+
+
+def _fast_file(folder: Path, odd: Mapping[int, bytes] | None = None) -> str:
+    records = [_fast_record(i) for i in range(FAST_RECORDS)]
+    for i, record in (odd or {}).items():
+        records[i] = record
+    return str(write_records(folder / "part-0.tfrecord", records))
+
+
+def _taken(path: str, ddl: str) -> list[bool]:
+    """Whether each batch of the file takes the fast path, decided as a task decides it."""
+    import numpy as np
+    from pyspark.sql.types import StructType
+
+    from spark_tfrecord._source.reader import TFRecordReader
+
+    reader = TFRecordReader({"path": path}, StructType.fromJson(schema_of_ddl(ddl)))
+    fast = reader._columns()[4]
+    assert fast is not None
+    return [
+        fast.arrays(buf, np.array(starts), np.array(stops)) is not None
+        for task in reader.partitions()
+        for s in task.task.slices  # type: ignore[attr-defined]
+        for buf, starts, stops, _ in reader._chunks(s)
+    ]
+
+
+def _shown(schema: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The jar's rows as pyspark shows them: a string's bytes that are not UTF-8 as the JVM
+    decodes them (U+FFFD), as the Python route reads them (support.jar_decoder)."""
+    types = {f["name"]: f["type"] for f in schema["fields"]}
+    return [{k: as_loaders_hold(types[k], v) for k, v in r.items()} for r in rows]
+
+
+def _odd(key: bytes, kind: str, message: bytes) -> bytes:
+    """Record 5000, its feature ``key`` a list of ``kind``: ``message``."""
+    return _fast_record(5000, {key: feature(kind, message)})
+
+
+ODD = {
+    # a record the batch decoder does not read (unpacked int64s): its batch record by record
+    "unpacked": _odd(b"g", "int64", int64_list_unpacked([1, 2, 3])),
+    "not UTF-8": _odd(b"e", "bytes", bytes_list([b"ok\xff\xed\xa0\x80z"])),
+    "not UTF-8 in a list": _odd(b"h", "bytes", bytes_list([b"\xc3", b"\xa9", b"\xed\xa0"])),
+    "out of range": _odd(b"b", "int64", int64_list_packed([2**31])),
+    "tinyint out of range": _odd(b"n", "int64", int64_list_packed([-129])),
+    "boolean 2": _odd(b"k", "int64", int64_list_packed([2])),
+    "two values for a scalar": _odd(b"a", "int64", int64_list_packed([1, 2])),
+    "a kind the column does not read": _odd(b"j", "float", float_list_packed([1.5])),
+    "numbers as text": _odd(b"e", "int64", int64_list_packed([7])),
+}
+#: The cases that fail the record (the others read, record by record).
+ODD_FAILS = {
+    "out of range",
+    "tinyint out of range",
+    "boolean 2",
+    "two values for a scalar",
+    "a kind the column does not read",
+}
+
+
+def test_every_batch_of_plain_columns_takes_the_fast_path_as_the_jar(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Batches of records every column of which is plain (missing features, empty lists and
+    unset Features included) are decoded at once, and read as the jar reads them."""
+    path = _fast_file(tmp_path / "plain")
+    assert _taken(path, FAST_DDL) == [True, True, True]
+    schema = schema_of_ddl(FAST_DDL)
+    rows = _rows(spark.read.format("tfrecord").schema(FAST_DDL).load(path))
+    assert _trees(schema, rows) == _jar_rows(path, schema)
+
+
+@pytest.mark.parametrize("case", list(ODD))
+def test_a_batch_with_an_odd_record_reads_record_by_record_as_the_jar(
+    spark: Any, tmp_path: Path, case: str
+) -> None:
+    """One record the fast path cannot read sends its batch (the second) through the record
+    path: the jar's values, or in each mode the jar's condition, file, offset and column."""
+    path = _fast_file(tmp_path / "odd", {5000: ODD[case]})
+    assert _taken(path, FAST_DDL) == [True, False, True]
+    schema = schema_of_ddl(FAST_DDL)
+    jar = jar_results(path, schema)
+    reader = spark.read.format("tfrecord").schema(FAST_DDL)
+    if case not in ODD_FAILS:
+        assert _trees(schema, _rows(reader.load(path))) == _shown(schema, _jar_rows(path, schema))
+        return
+    (failed,) = [(i, r) for i, (_, r) in enumerate(jar) if isinstance(r, Failure)]
+    assert failed[0] == 5000
+    failure = failed[1]
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    assert errors.condition(raised.value) == failure.condition
+    found = errors.parameters(raised.value)
+    compared = ("path", "offset", "column")
+    assert {k: found.get(k) for k in compared} == {k: failure.parameters.get(k) for k in compared}
+    kept = [r.values for _, r in jar if isinstance(r, Row)]
+    dropped = reader.option("mode", "DROPMALFORMED").load(path)
+    assert _trees(schema, _rows(dropped)) == kept
+    permissive = (
+        spark.read.format("tfrecord")
+        .schema(FAST_DDL + ", _corrupt_record binary")
+        .option("mode", "PERMISSIVE")
+        .load(path)
+        .select("a", "_corrupt_record")
+        .collect()
+    )
+    assert len(permissive) == FAST_RECORDS
+    assert [i for i, r in enumerate(permissive) if r._corrupt_record is not None] == [5000]
+    assert permissive[5000].a is None and permissive[5001].a is not None

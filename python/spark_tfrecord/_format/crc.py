@@ -11,7 +11,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-_MASK_DELTA = 0xA282EAD8
+MASK_DELTA = 0xA282EAD8
 
 
 def _crc_tables() -> tuple[list[int], ...]:
@@ -103,7 +103,7 @@ def crc32c() -> Callable[[Any], int]:
 
 def masked(crc: int) -> int:
     """TFRecord's masked CRC: rotated right by 15 bits, plus a constant."""
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + MASK_DELTA) & 0xFFFFFFFF
 
 
 def masked_all(crcs: Any) -> Any:
@@ -111,4 +111,4 @@ def masked_all(crcs: Any) -> Any:
     import numpy as np
 
     rotated = ((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) & np.uint64(0xFFFFFFFF)
-    return ((rotated + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    return ((rotated + np.uint64(MASK_DELTA)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)

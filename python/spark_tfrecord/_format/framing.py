@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterable, Iterator
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.crc import crc32c, masked
+from spark_tfrecord._format.crc import MASK_DELTA, crc32c, masked
 
 #: A record's header (length, its CRC) and footer (the data's CRC), in bytes.
 HEADER, FOOTER = 12, 4
@@ -133,6 +133,157 @@ def walk_stream(
             )
         yield base + pos, data
         pos = end + FOOTER
+
+
+def walk_batches(
+    chunks: Iterable[bytes],
+    path: str,
+    file_size: int | None,
+    *,
+    verify_checksums: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    batch: int = 4096,
+    batch_bytes: int = 2 * 2**20,
+    stop_at: int | None = None,
+) -> Iterator[tuple[bytes, list[int], list[int], list[int]]]:
+    """:func:`walk_stream`'s records, the same checks in the same order, in batches of at most
+    ``batch``: ``(buf, starts, stops, offsets)``, record i of the batch being
+    ``buf[starts[i]:stops[i]]`` at stream offset ``offsets[i]``, with no Python object per
+    record but three ints. A damaged stream raises its error after the batch of the records
+    before it (an error of the stream itself, a compressed one's, too). A batch ends early
+    where its records pass ``batch_bytes`` and the stream must be read further, so that the
+    bytes kept are copied once more per chunk read at most. With ``stop_at``, the walk ends
+    after the first record (checked) whose offset is ``stop_at`` or more, which it does not
+    give (a split's end)."""
+    crc = crc32c()
+    unpack_header = _HEADER_FIELDS.unpack_from
+    footer = _FOOTER_FIELD.unpack_from
+    stream = iter(chunks)
+    buf = b""
+    view = memoryview(buf)
+    pos = 0  # in buf
+    base = 0  # the stream offset of buf[0]
+    starts: list[int] = []
+    stops: list[int] = []
+    offsets: list[int] = []
+    broken: Exception | None = None
+
+    def more(need: int) -> bool:
+        """Makes ``need`` bytes available at ``pos``, keeping the batch's records; False if
+        the stream ends first."""
+        nonlocal buf, view, pos, base, broken
+        keep = starts[0] - HEADER if starts else pos
+        parts = [buf[keep:]]
+        have = len(parts[0]) - (pos - keep)
+        base += keep
+        pos -= keep
+        for k in range(len(starts)):
+            starts[k] -= keep
+            stops[k] -= keep
+        try:
+            for chunk in stream:
+                parts.append(chunk)
+                have += len(chunk)
+                if have >= need:
+                    break
+        except Exception as e:  # raised after the batch of the records before it
+            broken = e
+        buf = b"".join(parts)
+        view = memoryview(buf)
+        return have >= need
+
+    failure: Exception | None = None
+    done = False
+    while not done and failure is None:
+        while len(starts) < batch:
+            if len(buf) - pos < HEADER and starts and pos - starts[0] >= batch_bytes:
+                break  # the batch first, then more of the stream
+            if len(buf) - pos < HEADER and not more(HEADER):
+                if broken is not None:
+                    failure = broken
+                    break
+                left = len(buf) - pos
+                if left:
+                    failure = errors.CorruptFileError(
+                        errors.TRUNCATED,
+                        f"Truncated TFRecord: {left} of {HEADER} header bytes",
+                        path,
+                        base + pos,
+                    )
+                done = True
+                break
+            length, length_crc = unpack_header(buf, pos)
+            c = crc(buf[pos : pos + 8])  # masked, inline: a call less per record
+            if (((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF != length_crc:
+                failure = errors.CorruptFileError(
+                    errors.LENGTH_CHECKSUM,
+                    "Corrupt TFRecord: length checksum mismatch",
+                    path,
+                    base + pos,
+                )
+                break
+            if length > MAX_RECORD_BYTES:
+                failure = errors.CorruptFileError(
+                    errors.RECORD_TOO_LARGE,
+                    f"TFRecord of {length} bytes exceeds maxRecordBytes ({MAX_RECORD_BYTES})",
+                    path,
+                    base + pos,
+                )
+                break
+            if length > max_record_bytes:
+                failure = errors.CorruptFileError(
+                    errors.RECORD_TOO_LARGE,
+                    f"TFRecord of {length} bytes exceeds maxRecordBytes ({max_record_bytes})",
+                    path,
+                    base + pos,
+                )
+                break
+            if file_size is not None and length > file_size - (base + pos) - HEADER - FOOTER:
+                failure = errors.CorruptFileError(
+                    errors.TRUNCATED,
+                    f"Truncated TFRecord: the header claims {length} data bytes, but the file "
+                    f"ends {file_size - (base + pos) - HEADER} bytes after it",
+                    path,
+                    base + pos,
+                )
+                break
+            need = HEADER + length + FOOTER
+            if len(buf) - pos < need and starts and pos - starts[0] >= batch_bytes:
+                break
+            if len(buf) - pos < need and not more(need):
+                if broken is not None:
+                    failure = broken
+                    break
+                failure = errors.CorruptFileError(
+                    errors.TRUNCATED,
+                    f"Truncated TFRecord: stream ends inside a record of {length} data bytes",
+                    path,
+                    base + pos,
+                )
+                break
+            end = pos + HEADER + length
+            if verify_checksums:
+                c = crc(view[pos + HEADER : end])
+                if (((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF != footer(buf, end)[0]:
+                    failure = errors.CorruptFileError(
+                        errors.DATA_CHECKSUM,
+                        "Corrupt TFRecord: data checksum mismatch",
+                        path,
+                        base + pos,
+                    )
+                    break
+            if stop_at is not None and base + pos >= stop_at:
+                done = True
+                break
+            starts.append(pos + HEADER)
+            stops.append(end)
+            offsets.append(base + pos)
+            pos = end + FOOTER
+        if starts:
+            yield buf, starts, stops, offsets
+            starts, stops, offsets = [], [], []
+    if failure is not None:
+        raise failure
 
 
 def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> int:

@@ -34,7 +34,7 @@ from spark_tfrecord._format.schema import Column, columns, is_vector
 from spark_tfrecord._format.values import Ragged
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
-_VALUES = {
+VALUES = {
     "long": pa.int64(),
     "integer": pa.int64(),
     "short": pa.int64(),
@@ -75,8 +75,8 @@ _TIME = re.compile(r"time\(\d\)")
 def _leaf_values(t: Any, column: str) -> pa.DataType:
     """The Arrow type of the decoded values of a leaf of Spark type ``t`` (JSON), or of an
     array of structs' elements."""
-    if isinstance(t, str) and t in _VALUES:
-        return _VALUES[t]
+    if isinstance(t, str) and t in VALUES:
+        return VALUES[t]
     if isinstance(t, str) and (_TIME.fullmatch(t) or t.startswith("string collate ")):
         return pa.int64() if t.startswith("time") else pa.string()  # then the column's type
     if isinstance(t, dict) and t.get("type") == "struct":

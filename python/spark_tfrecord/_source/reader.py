@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
 from pyspark.sql.types import BinaryType, StructType
@@ -27,6 +28,7 @@ from spark_tfrecord._format.feature_paths import reject_maps
 from spark_tfrecord._format.files import Files, file_system
 from spark_tfrecord._format.inference import infer_schema
 from spark_tfrecord._format.layout import ColumnError
+from spark_tfrecord._source.batch_arrays import BatchArrays
 from spark_tfrecord._source.columns import ArrowColumns, exact_layout
 from spark_tfrecord._source.options import ReadOptions
 from spark_tfrecord._source.planning import (
@@ -38,10 +40,13 @@ from spark_tfrecord._source.planning import (
     partition_values,
     plan,
 )
-from spark_tfrecord._source.slices import slice_records
+from spark_tfrecord._source.slices import slice_batches
 
 #: Records per Arrow batch a task yields.
 BATCH_RECORDS = 4096
+#: A batch of a slice's records: ``(buf, starts, stops, offsets)``, record i being
+#: ``buf[starts[i]:stops[i]]`` at ``offsets[i]`` in the file's stream.
+Chunk = tuple[bytes, list[int], list[int], list[int]]
 #: Spark's JSON names of the types partition discovery gives (``partitions.column_type``).
 _JSON_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
 #: The values' Arrow types of partition columns, by their Spark (simple) type.
@@ -150,9 +155,10 @@ class TFRecordReader(DataSourceReader):
         # decided here, on the driver, so that a bad schema fails the query before any task
         self._columns()
 
-    def _columns(self) -> tuple[Any, ArrowColumns, pa.Schema, list[int]]:
-        """The layout of the data columns, their Arrow builders, the Arrow schema, and the
-        positions of the data columns in the schema."""
+    def _columns(self) -> tuple[Any, ArrowColumns, pa.Schema, list[int], BatchArrays | None]:
+        """The layout of the data columns, their Arrow builders, the Arrow schema, the
+        positions of the data columns in the schema, and the fast path's builders (None where
+        every batch takes the record path)."""
         record_type = self.parsed.inference.record_type
         if record_type != "ByteArray":  # a map, variant or interval: the jar's refusal
             try:
@@ -177,7 +183,7 @@ class TFRecordReader(DataSourceReader):
                     f"on read), but the schema is {shown}.",
                     schema=shown,
                 )
-            return None, ArrowColumns([], [], "/"), target, data
+            return None, ArrowColumns([], [], "/"), target, data, None
         json = self.schema.jsonValue()
         fields = [json["fields"][i] for i in data]
         separator = self.parsed.inference.path_separator
@@ -189,8 +195,9 @@ class TFRecordReader(DataSourceReader):
             )
         except ValueError as e:  # a type no feature holds
             raise errors.ArgumentError(errors.UNSUPPORTED_TYPE, str(e)) from None
-        columns = ArrowColumns(fields, [target.field(i) for i in data], separator)
-        return found, columns, target, data
+        targets = [target.field(i) for i in data]
+        columns = ArrowColumns(fields, targets, separator)
+        return found, columns, target, data, BatchArrays.of(found, fields, targets)
 
     def partitions(self) -> Sequence[InputPartition]:
         tasks = plan(
@@ -204,43 +211,69 @@ class TFRecordReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _TaskPartition)
-        found, columns, target, data = self._columns()
+        found, columns, target, data, fast = self._columns()
+        for s in partition.task.slices:
+            for chunk in self._chunks(s):
+                buf, starts, stops, _ = chunk
+                if found is None:  # ByteArray: the records as they are
+                    records = [buf[a:b] for a, b in zip(starts, stops)]
+                    arrays = [pa.array(records, pa.binary()) for _ in data]
+                    yield self._batch(arrays, len(records), [], s.file, target, data)
+                    continue
+                made = None
+                if fast is not None:
+                    made = fast.arrays(buf, np.array(starts, np.int64), np.array(stops, np.int64))
+                if made is not None:
+                    yield self._batch(made, len(starts), [], s.file, target, data)
+                else:
+                    yield from self._decoded(chunk, s, found, columns, target, data)
+
+    def _decoded(
+        self,
+        chunk: Chunk,
+        s: Slice,
+        found: Any,
+        columns: ArrowColumns,
+        target: pa.Schema,
+        data: list[int],
+    ) -> Iterator[pa.RecordBatch]:
+        """The record path: each record decoded alone, a record that fails the schema failing
+        the read (FAILFAST, with the jar's file, offset and column), dropped (DROPMALFORMED)
+        or a row of nulls with its bytes in the corrupt record column (PERMISSIVE)."""
         options = self.parsed
         what = (
             "tf.train.SequenceExample"
             if options.inference.record_type == "SequenceExample"
             else "tf.train.Example"
         )
-        raw = options.inference.record_type == "ByteArray"
-        for s in partition.task.slices:
-            records: list[Any] = []
-            bad: list[bytes | None] = []
-            for offset, record in self._records(s):
-                if raw:
-                    records.append(record)
-                    continue
-                try:
-                    records.append(found.record(record))
-                    bad.append(None)
-                except (MalformedRecord, ColumnError) as e:
-                    if options.mode == "FAILFAST":
-                        raise _failure(e, what, s.path, offset) from None
-                    if options.mode == "PERMISSIVE":
-                        records.append(None)
-                        bad.append(record)
-                if len(records) >= BATCH_RECORDS:
-                    yield self._batch(records, bad, s.file, columns, target, data)
-                    records, bad = [], []
-            if records:
-                yield self._batch(records, bad, s.file, columns, target, data)
+        records: list[Any] = []
+        bad: list[bytes | None] = []
+        buf, starts, stops, offsets = chunk
+        for offset, a, b in zip(offsets, starts, stops):
+            record = buf[a:b]
+            try:
+                records.append(found.record(record))
+                bad.append(None)
+            except (MalformedRecord, ColumnError) as e:
+                if options.mode == "FAILFAST":
+                    raise _failure(e, what, s.path, offset) from None
+                if options.mode == "PERMISSIVE":
+                    records.append(None)
+                    bad.append(record)
+        if records:
+            arrays = columns.arrays(records)
+            yield self._batch(arrays, len(records), bad, s.file, target, data)
 
-    def _records(self, s: Slice) -> Iterator[tuple[int, bytes]]:
-        """The slice's records; with ``ignoreMissingFiles`` none of a file gone since planning,
-        with ``ignoreCorruptFiles`` none after damaged framing (the records before it are
-        kept), as Spark's file scan skips them for the jar."""
+    def _chunks(self, s: Slice) -> Iterator[Chunk]:
+        """The slice's records in batches of :data:`BATCH_RECORDS` (``slice_batches``'); with
+        ``ignoreMissingFiles`` none of a file gone since planning, with ``ignoreCorruptFiles``
+        none after damaged framing (the records before it are kept), as Spark's file scan
+        skips them for the jar. Damaged framing is raised after the batch of the records before
+        it, so that a record there that fails the schema (FAILFAST) is the error, as when
+        records are read one by one."""
         options = self.parsed.inference
         try:
-            yield from slice_records(s, options, self.fs)
+            yield from slice_batches(s, options, self.fs, BATCH_RECORDS)
         except FileNotFoundError:
             if not options.ignore_missing_files:
                 raise
@@ -250,37 +283,38 @@ class TFRecordReader(DataSourceReader):
 
     def _batch(
         self,
-        records: list[Any],
+        arrays: Sequence[pa.Array],
+        rows: int,
         bad: list[bytes | None],
         file: int,
-        columns: ArrowColumns,
         target: pa.Schema,
         data: list[int],
     ) -> pa.RecordBatch:
-        """The Arrow batch of ``records`` (decoded; raw bytes for ByteArray) of file ``file``,
-        with the corrupt records' bytes ``bad`` (PERMISSIVE)."""
+        """The Arrow batch of ``rows`` rows of file ``file``: the data columns ``arrays`` (in
+        their values' types), the partition columns, and the corrupt records' bytes ``bad``
+        (PERMISSIVE; empty: none)."""
         names = self.schema.fieldNames()
-        arrays: list[pa.Array | None] = [None] * len(names)
-        if self.parsed.inference.record_type == "ByteArray":
-            for i in data:
-                arrays[i] = pa.array(records, pa.binary()).cast(target.field(i).type)
-        else:
-            for i, a in zip(data, columns.arrays(records)):
-                arrays[i] = a
+        columns: list[pa.Array | None] = [None] * len(names)
+        for i, a in zip(data, arrays):
+            columns[i] = a if a.type == target.field(i).type else a.cast(target.field(i).type)
         for name, (t, values) in self.partitions_of.items():
             i = names.index(name)
             held = _PARTITION_VALUES.get(t, pa.string())
             value = pa.array([values[file]], held).cast(target.field(i).type)
-            arrays[i] = pa.repeat(value[0], len(records)) if records else value[:0]
+            columns[i] = pa.repeat(value[0], rows) if rows else value[:0]
         corrupt = self.parsed.corrupt_column
         if self.parsed.mode == "PERMISSIVE" and corrupt in names:
             i = names.index(corrupt)
-            text = target.field(i).type == pa.string()
-            kept = [
-                None if b is None else (b.decode("utf-8", "replace") if text else b) for b in bad
-            ]
-            arrays[i] = pa.array(kept, target.field(i).type)
-        return pa.RecordBatch.from_arrays(arrays, schema=target)
+            if not any(b is not None for b in bad):
+                columns[i] = pa.nulls(rows, target.field(i).type)
+            else:
+                text = target.field(i).type == pa.string()
+                kept = [
+                    None if b is None else (b.decode("utf-8", "replace") if text else b)
+                    for b in bad
+                ]
+                columns[i] = pa.array(kept, target.field(i).type)
+        return pa.RecordBatch.from_arrays(columns, schema=target)
 
 
 def _failure(

@@ -16,7 +16,7 @@ from spark_tfrecord import errors
 from spark_tfrecord._format.compression import CHUNK, chunks
 from spark_tfrecord._format.crc import crc32c, masked
 from spark_tfrecord._format.files import Files
-from spark_tfrecord._format.framing import FOOTER, HEADER, walk_stream
+from spark_tfrecord._format.framing import FOOTER, HEADER, walk_batches, walk_stream
 from spark_tfrecord._format.inference import InferenceOptions, file_compression
 from spark_tfrecord._source.planning import Slice
 
@@ -67,28 +67,66 @@ def _first_record(path: str, s: Slice, options: InferenceOptions, files: Files) 
     return -1
 
 
-def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator[tuple[int, bytes]]:
-    """The records of slice ``s`` as (offset in the file's stream, data)."""
+def _stream(
+    s: Slice, options: InferenceOptions, files: Files
+) -> tuple[Iterator[bytes], int | None, int, bool] | None:
+    """The slice's stream (from its first record), the size to check lengths against, the
+    stream's offset in the file, and whether the slice reads it whole; None: no records."""
     path = s.path
     head = files.read_range(path, 0, min(HEADER, s.size))
     codec = file_compression(path, options.compression, head)
-    whole = s.start == 0 and s.end >= s.size
-    base = 0
-    size: int | None
     if codec != "none":
         if s.start != 0:
-            return
-        stream, size, whole = chunks(path, codec, files), None, True
-    elif s.start == 0:
-        stream, size = _read_from(path, 0, files), s.size
-    else:
-        base = _first_record(path, s, options, files)
-        if base < 0:
-            return
-        stream, size = _read_from(path, base, files), s.size - base
+            return None
+        return chunks(path, codec, files), None, 0, True
+    whole = s.start == 0 and s.end >= s.size
+    if s.start == 0:
+        return _read_from(path, 0, files), s.size, 0, whole
+    base = _first_record(path, s, options, files)
+    if base < 0:
+        return None
+    return _read_from(path, base, files), s.size - base, base, whole
+
+
+def slice_batches(
+    s: Slice, options: InferenceOptions, files: Files, batch: int
+) -> Iterator[tuple[bytes, list[int], list[int], list[int]]]:
+    """:func:`slice_records`' records in batches of at most ``batch``, as ``(buf, starts,
+    stops, offsets)`` (lists: record i is ``buf[starts[i]:stops[i]]`` at ``offsets[i]`` in
+    the file's stream); damaged framing is raised after the batch of the records before it."""
+    found = _stream(s, options, files)
+    if found is None:
+        return
+    stream, size, base, whole = found
+    walk = walk_batches(
+        stream,
+        s.path,
+        size,
+        verify_checksums=options.verify_checksums,
+        max_record_bytes=options.max_record_bytes,
+        batch=batch,
+        stop_at=None if whole else s.end - base,
+    )
+    try:
+        for buf, starts, stops, offsets in walk:
+            yield buf, starts, stops, [base + o for o in offsets] if base else offsets
+    except errors.CorruptFileError as e:
+        if not base:
+            raise
+        # the stream began at the slice's first record: the file's offset is base further
+        at = base + int(e.parameters["offset"])
+        raise errors.CorruptFileError(e.condition, e.parameters["reason"], s.path, at) from None
+
+
+def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator[tuple[int, bytes]]:
+    """The records of slice ``s`` as (offset in the file's stream, data)."""
+    found = _stream(s, options, files)
+    if found is None:
+        return
+    stream, size, base, whole = found
     walk = walk_stream(
         stream,
-        path,
+        s.path,
         size,
         verify_checksums=options.verify_checksums,
         max_record_bytes=options.max_record_bytes,
@@ -104,4 +142,4 @@ def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator
             raise
         # the stream began at the slice's first record: the file's offset is base further
         at = base + int(e.parameters["offset"])
-        raise errors.CorruptFileError(e.condition, e.parameters["reason"], path, at) from None
+        raise errors.CorruptFileError(e.condition, e.parameters["reason"], s.path, at) from None

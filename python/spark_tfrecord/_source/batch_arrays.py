@@ -1,0 +1,216 @@
+"""The Arrow columns of a whole batch of serialized Examples at once: the read's fast path.
+
+:class:`BatchArrays` is made once per schema, when every data column is a scalar or a list of a
+plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries) and the
+records are Examples. For each batch, the format package's batch decoder
+(:func:`spark_tfrecord._format.batch.locate` and its value gatherers) finds each column's
+feature in every record, and the column's values and offsets become Arrow buffers in a few
+NumPy calls, then the same Arrow types and casts as the record path
+(:class:`spark_tfrecord._source.columns.ArrowColumns`). Anything in the batch that would be an
+error or needs a decision per record (a record that strays from the usual layout, a kind the
+column does not read, two kinds, a value out of range, a scalar given two values, text that is
+not UTF-8, numbers read as text) makes :meth:`BatchArrays.arrays` give None: the reader then
+decodes that batch record by record, so that values and errors are the record path's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from spark_tfrecord._format import batch as batch_decoder
+from spark_tfrecord._format.conversions import BYTES, FLOAT, Conversion, OutOfRange
+from spark_tfrecord._format.decoder import MalformedRecord
+from spark_tfrecord._format.entries import bytes_entries, gather
+from spark_tfrecord._format.layout import Layout
+from spark_tfrecord._source.columns import VALUES
+
+#: The leaf types (Spark's JSON names) the fast path reads: the record path's plain values.
+_PLAIN = frozenset(VALUES)
+#: The largest offset of an Arrow list, string or binary array (int32 offsets).
+_MAX_OFFSET = 2**31 - 1
+
+
+@dataclass
+class _Column:
+    """One data column: its feature's slot, whether it is a list, its conversion, the Arrow
+    type of its decoded values and of the column."""
+
+    slot: int
+    listed: bool
+    conversion: Conversion
+    values: pa.DataType
+    target: pa.DataType
+
+    @property
+    def text(self) -> bool:
+        return bool(pa.types.is_string(self.values))
+
+    @property
+    def numeric(self) -> bool:
+        return not (pa.types.is_string(self.values) or pa.types.is_binary(self.values))
+
+
+def _validity(valid: Any) -> pa.Buffer | None:
+    """Arrow's validity bitmap of the boolean array ``valid`` (None: all valid)."""
+    if valid.all():
+        return None
+    return pa.array(valid, pa.bool_()).buffers()[1]
+
+
+def _offsets(counts: Any) -> Any:
+    out = np.zeros(len(counts) + 1, np.int32)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+class BatchArrays:
+    """The fast path's builders of a schema's data columns, decided once (:meth:`of`)."""
+
+    def __init__(self, keys: Sequence[bytes], plan: Sequence[_Column]) -> None:
+        self.keys = list(keys)
+        self.plan = list(plan)
+
+    @classmethod
+    def of(
+        cls, layout: Layout, fields: Sequence[Mapping[str, Any]], targets: Sequence[pa.Field]
+    ) -> BatchArrays | None:
+        """The builders of the data columns ``fields`` (JSON) into ``targets`` read with
+        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a
+        column is not one the fast path reads (a struct, a list of lists, a vector, a decimal,
+        a SequenceExample's)."""
+        if layout.sequence or layout.arrays or len(layout.columns) != len(fields):
+            return None
+        plan = []
+        for f, target, c in zip(fields, targets, layout.columns):
+            t = f["type"]
+            listed = isinstance(t, dict) and t.get("type") == "array"
+            leaf = t["elementType"] if listed else t
+            plain = isinstance(leaf, str) and leaf in _PLAIN
+            if not plain or c.key != f["name"] or c.shape != ("list" if listed else "scalar"):
+                return None
+            if c.array or c.sequence or c.length or c.fixed is not None or c.conversion is None:
+                return None
+            plan.append(_Column(c.slots[0], listed, c.conversion, VALUES[leaf], target.type))
+        return cls(layout.decoder_keys, plan)
+
+    def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
+        """The data columns of the records ``buf[starts[r]:stops[r]]``, or None when the batch
+        needs the record path."""
+        located = batch_decoder.locate(buf, starts, stops, self.keys)
+        if located.fallback.any():
+            return None
+        out = []
+        for c in self.plan:
+            made = self._column(c, located, buf, len(starts))
+            if made is None:
+                return None
+            out.append(made)
+        return out
+
+    def _column(self, c: _Column, located: Any, buf: bytes, size: int) -> pa.Array | None:
+        kind, start, stop = located.kind[c.slot], located.start[c.slot], located.stop[c.slot]
+        present = kind >= 0
+        filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
+        kinds = kind[filled]
+        source = int(kinds[0]) if len(kinds) else -1
+        if source >= 0 and ((kinds != source).any() or c.conversion.by_kind[source] is None):
+            return None  # a kind the column does not read, or two: the record path's error
+        start, stop = np.where(filled, start, 0), np.where(filled, stop, 0)
+        if c.numeric:
+            if source == BYTES:
+                return None
+            found = self._numbers(c, source, buf, start, stop, size)
+        else:
+            if source not in (-1, BYTES):
+                return None  # numbers read as text: the record path
+            found = self._bytes(c, buf, start, stop, size)
+        if found is None:
+            return None
+        values, counts = found
+        if c.listed:
+            mask = None if present.all() else pa.array(~present, pa.bool_())
+            offsets = pa.array(_offsets(counts), pa.int32())
+            made = pa.ListArray.from_arrays(offsets, values, type=pa.list_(c.values), mask=mask)
+        elif c.numeric:
+            if (counts > 1).any():
+                return None  # a scalar given several values: the record path's error
+            valid = counts == 1
+            full = np.zeros(size, values.dtype)
+            full[valid] = values
+            made = pa.array(full, c.values, mask=None if valid.all() else ~valid)
+        else:
+            if (counts > 1).any():
+                return None
+            valid = counts == 1
+            ends = np.concatenate([[0], np.cumsum(counts)])
+            bounds = values.buffers()[1]
+            entry_offsets = np.frombuffer(bounds, np.int32, len(values) + 1)
+            made = pa.Array.from_buffers(
+                c.values,
+                size,
+                [_validity(valid), pa.py_buffer(entry_offsets[ends]), values.buffers()[2]],
+            )
+        return made.cast(c.target)
+
+    @staticmethod
+    def _numbers(
+        c: _Column, source: int, buf: bytes, start: Any, stop: Any, size: int
+    ) -> tuple[Any, Any] | None:
+        """The column's converted values (a NumPy array of its values' dtype) and the counts
+        per record."""
+        dtype = c.values.to_pandas_dtype()
+        if source < 0:
+            return np.empty(0, dtype), np.zeros(size, np.int64)
+        if source == FLOAT:
+            if ((stop - start) & 3).any():
+                return None
+            values, counts = batch_decoder.float_values(buf, start, stop)
+        else:
+            try:
+                found = batch_decoder.int_values(buf, start, stop)
+            except MalformedRecord:
+                return None
+            if found is None:
+                return None
+            values, counts = found
+        convert = c.conversion.by_kind[source]
+        assert convert is not None
+        try:
+            values = convert(values)
+        except OutOfRange:
+            return None  # the record path names the record and the value
+        return np.asarray(values).astype(dtype, copy=False), counts
+
+    @staticmethod
+    def _bytes(
+        c: _Column, buf: bytes, start: Any, stop: Any, size: int
+    ) -> tuple[pa.Array, Any] | None:
+        """The entries of every record's bytes list as one Arrow string or binary array (its
+        offsets and data straight from the batch), and the counts per record."""
+        found = bytes_entries(buf, start, stop)
+        if found is None:
+            return None
+        first, last, counts = found
+        lengths = last - first
+        if int(lengths.sum()) > _MAX_OFFSET:
+            return None
+        data = gather(buf, first, last)
+        if c.text:
+            # the record path's strict decode, for the batch at once: every entry is UTF-8 when
+            # the whole is and no entry starts inside a character (at a continuation byte)
+            heads = data[(np.cumsum(lengths) - lengths)[lengths > 0]]
+            if ((heads & 0xC0) == 0x80).any():
+                return None
+            try:
+                str(data, "utf-8")
+            except UnicodeDecodeError:
+                return None  # the record path's replacement characters, as Java decodes
+        values = pa.Array.from_buffers(
+            c.values, len(first), [None, pa.py_buffer(_offsets(lengths)), pa.py_buffer(data)]
+        )
+        return values, counts
