@@ -55,6 +55,7 @@ from tfrbench.data import (
     uncompressed_cache,
     wide1000,
 )
+from tfrbench.rounds import alternate
 from tfrbench.sessions import OURS, load, noop, session, snapshot_jar
 from tfrbench.timing import Usage, interleaved
 
@@ -202,29 +203,17 @@ def main() -> int:
             shutil.rmtree(data / folder, ignore_errors=True)
         run(script("ab", "--generate", "--jar", jars["before"], *sizes))
         (data / "_DONE").write_text("")
-    runs: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
-    seen: dict[str, dict[str, Any]] = {"before": {}, "after": {}}
-    others: list[float] = []
     started = time.perf_counter()
-    for round_ in range(args.rounds):
-        for which in ("before", "after") if round_ % 2 == 0 else ("after", "before"):
-            for cores in MEASUREMENTS:
-                cmd = ["--jar", jars[which], "--cores", str(cores), "--repeat", str(args.repeat)]
-                result = run(script("ab", *cmd, *sizes))
-                seen[which].update(result["seen"])
-                others.append(result["others"])
-                for what, times in result["runs"].items():
-                    runs[which].setdefault(what, []).extend(times)
-                print(
-                    f"round {round_ + 1} {which} local[{cores}]: "
-                    + ", ".join(
-                        f"{w} {statistics.median(t):.3f}s" for w, t in result["runs"].items()
-                    ),
-                    flush=True,
-                )
-    differ = [what for what in seen["before"] if seen["before"][what] != seen["after"][what]]
+
+    def command(which: str, cores: int) -> list[str]:
+        cmd = ["--jar", jars[which], "--cores", str(cores), "--repeat", str(args.repeat)]
+        return script("ab", *cmd, *sizes)
+
+    done = alternate(args.rounds, ("before", "after"), list(MEASUREMENTS), command)
+    differ = done.differ()
     if differ:
-        raise SystemExit(f"the jars read different rows in: {differ}\n{seen}")
+        raise SystemExit(f"the jars read different rows in: {differ}\n{done.seen}")
+    runs, others = done.runs, done.others
     print(table(runs, args, time.perf_counter() - started))
     print(f"other processes during the timed runs: {statistics.mean(others):.2f} cores on average")
     return 0

@@ -54,6 +54,7 @@ from tfrbench.data import (
     uncompressed_cache,
     wide1000,
 )
+from tfrbench.rounds import alternate
 from tfrbench.sessions import OURS, load, noop, session, snapshot_jar
 from tfrbench.timing import Usage, interleaved
 
@@ -149,6 +150,9 @@ def child(args: argparse.Namespace) -> None:
     shutil.rmtree(written, ignore_errors=True)
     spark.stop()
     total = sum(spent.values(), Usage(0, 0, 0, 0))
+    where = f", local[{args.cores}]"  # the names unique across the cores of a side
+    runs = {what + where: times for what, times in runs.items()}
+    seen = {what + where: value for what, value in seen.items()}
     emit({"runs": runs, "seen": seen, "others": total.others})
 
 
@@ -262,29 +266,16 @@ def main() -> int:
             shutil.rmtree(data / folder, ignore_errors=True)
         run(script("no_jar", "--generate", *sizes))
         (data / "_DONE").write_text("")
-    runs: dict[str, dict[str, list[float]]] = {"jar": {}, "python": {}}
-    seen: dict[str, dict[str, Any]] = {"jar": {}, "python": {}}
-    others: list[float] = []
-    for round_ in range(args.rounds):
-        for route in ("jar", "python") if round_ % 2 == 0 else ("python", "jar"):
-            for cores in CORES:
-                cmd = ["--route", route, "--cores", str(cores), "--repeat", str(args.repeat)]
-                result = run(script("no_jar", *cmd, *sizes))
-                for what, value in result["seen"].items():
-                    seen[route][f"{what}, local[{cores}]"] = value
-                others.append(result["others"])
-                for what, times in result["runs"].items():
-                    runs[route].setdefault(f"{what}, local[{cores}]", []).extend(times)
-                print(
-                    f"round {round_ + 1} {route} local[{cores}]: "
-                    + ", ".join(
-                        f"{w} {statistics.median(t):.2f}s" for w, t in result["runs"].items()
-                    ),
-                    flush=True,
-                )
-    differ = [what for what in seen["jar"] if seen["jar"][what] != seen["python"][what]]
+
+    def command(route: str, cores: int) -> list[str]:
+        cmd = ["--route", route, "--cores", str(cores), "--repeat", str(args.repeat)]
+        return script("no_jar", *cmd, *sizes)
+
+    done = alternate(args.rounds, ("jar", "python"), CORES, command)
+    differ = done.differ()
     if differ:
-        raise SystemExit(f"the routes read or wrote different rows in: {differ}\n{seen}")
+        raise SystemExit(f"the routes read or wrote different rows in: {differ}\n{done.seen}")
+    runs, seen, others = done.runs, done.seen, done.others
     print(f"ok: both routes read and wrote the same rows ({len(seen['jar'])} checks)")
     counts = {"narrow": args.rows, "wide1000": args.wide1000_rows, "image": args.image_rows}
     print(table(runs, counts))
