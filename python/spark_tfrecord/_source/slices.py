@@ -111,11 +111,7 @@ def slice_batches(
         for buf, starts, stops, offsets in walk:
             yield buf, starts, stops, [base + o for o in offsets] if base else offsets
     except errors.CorruptFileError as e:
-        if not base:
-            raise
-        # the stream began at the slice's first record: the file's offset is base further
-        at = base + int(e.parameters["offset"])
-        raise errors.CorruptFileError(e.condition, e.parameters["reason"], s.path, at) from None
+        raise _in_file(e, s.path, base) from None
 
 
 def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator[tuple[int, bytes]]:
@@ -138,8 +134,13 @@ def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator
                 return
             yield at, bytes(data)
     except errors.CorruptFileError as e:
-        if not base:
-            raise
-        # the stream began at the slice's first record: the file's offset is base further
-        at = base + int(e.parameters["offset"])
-        raise errors.CorruptFileError(e.condition, e.parameters["reason"], s.path, at) from None
+        raise _in_file(e, s.path, base) from None
+
+
+def _in_file(e: errors.CorruptFileError, path: str, base: int) -> errors.CorruptFileError:
+    """``e`` with the file's offset: a stream that began at a slice's first record, ``base``
+    bytes into the file, counts its offsets from there."""
+    if not base:
+        return e
+    at = base + int(e.parameters["offset"])
+    return errors.CorruptFileError(e.condition, e.parameters["reason"], path, at)
