@@ -29,10 +29,14 @@ def _line(v: str) -> str:
 #: class path of issue 41 first, Spark 3.5's jackson-databind with an older jackson-core; test_gcs
 #: runs Google's gcs-connector on Spark 3.5 (Hadoop 3.3.4) and the 4.x after 4.0 (Hadoop 3.4,
 #: 3.5), and Hadoop's own hadoop-gcp too where Hadoop is 3.5 or later (test_gcs.CONNECTORS):
-#: Spark 4.0 adds nothing the others do not cover, for three minutes of CI.
+#: Spark 4.0 adds nothing the others do not cover, for three minutes of CI. Also the files that
+#: every line collects but whose seconds differ much by line: Spark 4's Connect server and its
+#: errors' longer texts.
 SOME_LINES: dict[str, Callable[[str], int]] = {
-    "test_old_jackson.py": lambda line: 32 if line.startswith("3.") else 0,
-    "test_gcs.py": lambda line: 0 if line == "4.0" else 165 if line.startswith("3.") else 315,
+    "test_old_jackson.py": lambda line: 35 if line.startswith("3.") else 0,
+    "test_gcs.py": lambda line: 0 if line == "4.0" else 203 if line.startswith("3.") else 348,
+    "test_running_session.py": lambda line: 50 if line.startswith("3.") else 145,
+    "test_errors_troubleshooting.py": lambda line: 52 if line.startswith("3.") else 105,
 }
 collect_ignore = [f for f, seconds in SOME_LINES.items() if not seconds(_line(version("pyspark")))]
 # The files that read and write through the Python data source API (pyspark.sql.datasource),
@@ -44,7 +48,7 @@ _PYSPARK = importlib.util.find_spec("pyspark")
 PYTHON_DATA_SOURCE = _PYSPARK is not None and any(
     (Path(p) / "sql" / "datasource.py").is_file() for p in _PYSPARK.submodule_search_locations or []
 )
-PYTHON_SOURCE_FILES = {"test_python_source.py": 160, "test_connect_python_source.py": 115}
+PYTHON_SOURCE_FILES = {"test_python_source.py": 440, "test_connect_python_source.py": 120}
 if not PYTHON_DATA_SOURCE:
     collect_ignore += [*PYTHON_SOURCE_FILES, "test_python_source_reliability.py"]
 #: The files whose session has no jar and runs in the pytest process: first, in a JVM of its own.
@@ -54,35 +58,38 @@ FIRST = ("test_python_source.py",)
 #: of its matrix, not in all, for CI's time: three suites of everything ran past 75 minutes on 2
 #: cores. ci/test tells each suite the matrix and which of it the suite is
 #: (SPARK_TFRECORD_MATRIX, SPARK_TFRECORD_SUITE); _mine deals the units out by the seconds one
-#: run of each took (measured on a busy 2-core machine), so that the suites end together. A
-#: suite run alone (no SPARK_TFRECORD_MATRIX) runs everything.
+#: run of each took (a suite log's "seconds per file": ci/test's three suites at once on 2 cores,
+#: 2026-11-28), so that the suites end together. A suite run alone (no SPARK_TFRECORD_MATRIX)
+#: runs everything. A unit may be the tests marked ``once`` of a file that every suite runs
+#: (``[once]``): test_python_source's batch decoder cases check the package's code, not Spark's.
 ONCE = {
-    "test_docs.py[tfds.md]": 323,
-    "test_docs.py[README.md]": 300,
-    "test_docs.py[getting-started.md]": 282,
-    "test_docs.py[types.md]": 135,
-    "test_docs.py[training.md]": 94,
-    "test_docs.py[deployment.md]": 80,
-    "test_docs.py[pytorch.md]": 76,
-    "test_docs.py[tensorflow.md]": 60,
-    "test_docs.py[errors.md]": 57,
-    "test_docs.py[no-jar.md]": 130,
-    "test_python_source_reliability.py": 132,
-    "test_cli.py": 526,
-    "test_batch_decoding.py": 176,
-    "test_dataset_info.py": 150,
-    "test_converter.py": 104,
-    "test_s3_loaders.py": 90,
-    "test_loader_parity.py": 81,
-    "test_tf_dataset.py": 68,
-    "test_python_encoder.py": 60,
-    "test_python_inference.py": 28,
-    "test_torch_dataset.py": 22,
-    "test_codec_differential.py": 21,
-    "test_grain_source.py": 10,
+    "test_python_source_reliability.py": 257,
+    "test_cli.py": 240,
+    "test_docs.py[tfds.md]": 238,
+    "test_dataset_info.py": 192,
+    "test_docs.py[getting-started.md]": 190,
+    "test_s3_loaders.py": 174,
+    "test_docs.py[README.md]": 145,
+    "test_python_source.py[once]": 120,
+    "test_docs.py[types.md]": 102,
+    "test_converter.py": 102,
+    "test_python_encoder.py": 100,
+    "test_loader_parity.py": 74,
+    "test_docs.py[deployment.md]": 71,
+    "test_docs.py[training.md]": 65,
+    "test_docs.py[no-jar.md]": 65,
+    "test_tf_dataset.py": 56,
+    "test_codec_differential.py": 54,
+    "test_docs.py[tensorflow.md]": 51,
+    "test_docs.py[pytorch.md]": 50,
+    "test_docs.py[errors.md]": 37,
+    "test_torch_dataset.py": 37,
+    "test_batch_decoding.py": 35,
+    "test_python_inference.py": 27,
     "test_batch_layout.py": 8,
-    "test_python_decoder.py": 6,
-    "test_cli_without_java.py": 5,
+    "test_python_decoder.py": 8,
+    "test_grain_source.py": 7,
+    "test_cli_without_java.py": 4,
     "test_python_layers.py": 2,
 }
 
@@ -91,21 +98,25 @@ for _unit_name in ONCE:
     assert (Path(__file__).parent / _unit_name.split("[")[0]).is_file(), f"no {_unit_name}"
 
 #: The ONCE units that need the Python data source API, which open-source Spark 3.5 lacks (the
-#: docs page of the source with no jar, the reliability tests through both routes): _mine deals
-#: them to the suites of Spark 4 only (none if the matrix has no Spark 4), and a suite whose
-#: pyspark lacks the API deselects them.
+#: docs page of the source with no jar, its batch decoder's cases, the reliability tests through
+#: both routes): _mine deals them to the suites of Spark 4 only (none if the matrix has no
+#: Spark 4), and a suite whose pyspark lacks the API deselects them.
 NEEDS_PYTHON_DATA_SOURCE = {
     "test_docs.py[no-jar.md]",
+    "test_python_source.py[once]",
     "test_python_source_reliability.py",
 }
 assert NEEDS_PYTHON_DATA_SOURCE.issubset(ONCE)
 
 
 def _unit(item: pytest.Item) -> str:
-    """The name ONCE knows ``item`` by: its file, or for a docs page, the file and the page."""
+    """The name ONCE knows ``item`` by: its file; for a docs page, the file and the page; for a
+    test marked ``once`` in a file that runs in every suite, the file and ``[once]``."""
     callspec = getattr(item, "callspec", None)
     if item.path.name == "test_docs.py" and callspec is not None:
         return f"test_docs.py[{callspec.id}]"
+    if item.get_closest_marker("once") is not None:
+        return f"{item.path.name}[once]"
     return item.path.name
 
 
@@ -117,24 +128,24 @@ def _unit(item: pytest.Item) -> str:
 #: inference, reads and writes through Spark's API, commits and manifests, errors as Spark
 #: raises them, Connect, streaming, executors in other JVMs, object stores, Hadoop, spark-shell).
 PER_JAR = {
-    "test_fuzz.py": 208,
-    "test_errors_hostile_lengths.py": 150,
-    "test_index.py": 143,
-    "test_compression.py": 136,
-    "test_tfds.py": 102,
-    "test_local_files.py": 63,
-    "test_properties.py": 33,
-    "test_ragged.py": 24,
-    "test_compression_detection.py": 20,
-    "test_tfds_ragged.py": 19,
+    "test_fuzz.py": 183,
+    "test_errors_hostile_lengths.py": 117,
+    "test_index.py": 113,
+    "test_tfds.py": 84,
+    "test_compression.py": 46,
+    "test_local_files.py": 36,
+    "test_properties.py": 32,
+    "test_tfds_ragged.py": 24,
+    "test_compression_detection.py": 19,
+    "test_ragged.py": 17,
     "test_sparse_vectors.py": 17,
-    "test_nested.py": 11,
-    "test_tensorflow_interop.py": 7,
-    "test_local_checksum_files.py": 5,
-    "test_tfds_tensor.py": 4,
+    "test_nested.py": 12,
+    "test_tensorflow_interop.py": 6,
+    "test_local_checksum_files.py": 6,
+    "test_tfds_tensor.py": 5,
+    "test_tfx.py": 4,
+    "test_wire_encoding.py": 4,
     "test_sequence_example.py": 3,
-    "test_tfx.py": 3,
-    "test_wire_encoding.py": 3,
 }
 for _unit_name in PER_JAR:
     assert (Path(__file__).parent / _unit_name).is_file(), f"no {_unit_name}"
@@ -226,6 +237,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     name = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
     if name == "test_docs.py" and "[" in report.nodeid:
         name = f"test_docs.py[{report.nodeid.rsplit('[', 1)[1].rstrip(']')}]"
+    elif "once" in report.keywords:
+        name = f"{name}[once]"
     _SECONDS[name] = _SECONDS.get(name, 0.0) + report.duration
 
 

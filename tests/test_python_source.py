@@ -15,7 +15,9 @@ support/jar_writes.py), which the jar reads back to the rows and TensorFlow pars
 value; append and overwrite; a task that fails leaves the folder as it was; numShards; the jar's
 option errors; what Spark itself refuses (partitionBy, modes other than append and overwrite).
 
-Collected only where pyspark has the Python data source API (tests/conftest.py).
+Collected only where pyspark has the Python data source API (tests/conftest.py). The tests of
+the package's own reading (slices, and the batch decoder's fast path and its fallback, marked
+``once``) run in one Spark 4 suite of ci/test's matrix, the rest in each.
 """
 
 from __future__ import annotations
@@ -402,6 +404,7 @@ def test_s3a_urls_read_through_fsspec(spark: Any, corpus: dict[str, str], tmp_pa
         assert _trees(inferred, [r for r in rows if r["k"] == k]) == jar
 
 
+@pytest.mark.once
 def test_a_file_read_in_slices_gives_each_record_once(tmp_path: Path) -> None:
     """Slices of a file (cut anywhere) give the records whose header starts in each: together,
     every record of the file once, in order."""
@@ -918,6 +921,7 @@ ODD_FAILS = {
 }
 
 
+@pytest.mark.once
 def test_every_batch_of_plain_columns_takes_the_fast_path_as_the_jar(
     spark: Any, tmp_path: Path
 ) -> None:
@@ -930,6 +934,7 @@ def test_every_batch_of_plain_columns_takes_the_fast_path_as_the_jar(
     assert _trees(schema, rows) == _jar_rows(path, schema)
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("case", list(ODD))
 def test_a_batch_with_an_odd_record_reads_record_by_record_as_the_jar(
     spark: Any, tmp_path: Path, case: str
