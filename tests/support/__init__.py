@@ -2,24 +2,32 @@
 
 - `tfrecord_bytes`: TFRecord framing and protobuf bytes built by hand; `tfrecord_oracle`: what
   a read must return, in pure Python; `fuzz_corpus`: the mutated files of the reliability
-  tests; `decoded`: what `torch_dataset` and `grain_source` must give for a row, and their
-  comparison by type and bits.
+  tests; `tf_corpus`: files TensorFlow writes; `manifests`: manifests written by hand;
+  `decoded`: what `torch_dataset` and `grain_source` must give for a row, and their comparison
+  by type and bits; `loader_records`: a loader's records as JSON, to compare across processes;
+  `jar_decoder`: the jar's decoder (through JPype) and the Python codec on one file, in one
+  exact form.
 - `maven`: jars from Maven Central; `spark_home`: pyspark's Spark home with some jars replaced;
   `s3_server`: an S3-compatible server and the S3A jars; `gcs_server`: a Cloud Storage server
-  (fake-gcs-server) and Google's gcs-connector; `google_hosts`: a certificate and a proxy that
-  put Google's storage hosts on 127.0.0.1, for TensorFlow's own GCS file system;
-  `standalone`: a Spark standalone cluster and a driver process that runs scenarios on it;
-  `connect_server`: a Spark Connect server; `python_envs`: a client environment of
-  ``pyspark-client`` only, and a Python for a server's workers with or without this package.
+  (fake-gcs-server) and Google's gcs-connector, and `gcs_front` the HTTPS front Hadoop's own
+  connector reaches it through; `google_hosts`: a certificate and a proxy that put Google's
+  storage hosts on 127.0.0.1, for TensorFlow's own GCS file system; `standalone`: a Spark
+  standalone cluster and a driver process that runs scenarios on it; `connect_server`: a Spark
+  Connect server; `python_envs`: a client environment of ``pyspark-client`` only, and a Python
+  for a server's workers with or without this package; `streaming_pipeline`: test_streaming's
+  query, and its child driver.
 - Programs that tests run in a process of their own, each a module run with
   ``python -m support.<name>`` (`module_command`, `child_env`; `child_results` runs one that
   reports with `emit`, and `jar_of` says where its JVM loaded a class from): `cluster_driver`,
-  `connect_client`, `jarless_connect_client`, `local_connect_server`, `running_session`,
-  `s3_driver`, `gcs_driver`, `scala213_driver`, `tf_gcs_reader`, `small_heap_child`,
-  `streaming_driver`, `jarless_source_child`, `read_in_new_session`, `tfrecord_package`,
-  `imported_modules`, `old_hadoop_child`, `old_jackson_child`;
-  `gcs_server` builds its server; `spark_submit_job.py` is the file a `spark-submit` test
-  submits.
+  `connect_client`, `jarless_connect_client`, `converter_client`, `shards_client`,
+  `local_connect_server`, `running_session`, `s3_driver`, `gcs_driver`, `scala213_driver`,
+  `tf_gcs_reader`, `small_heap_child`, `streaming_pipeline`, `jarless_source_child`,
+  `jar_writes`, `read_in_new_session`, `tfrecord_package`, `imported_modules`,
+  `old_hadoop_child`, `old_jackson_child`, `local_files_child`, `docs_session` (a docs page's
+  Python blocks), `trainer_side` (a snippet in a trainer's fresh Python) and `loader_epochs`
+  (run through it); `gcs_server` builds its server; `spark_submit_job.py` is the file a
+  `spark-submit` test submits, `spark_shell_input.scala` what a `spark-shell` test types, and
+  `java/` the Java sources a test compiles.
 
 conftest.py holds the fixtures (and `spark_tfrecord.testing` the session ones); nothing here
 starts a JVM or imports pyspark when the package is imported.
@@ -180,7 +188,7 @@ def child_results(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=child_env(PYSPARK_PYTHON=sys.executable, **env),
+        env=child_env({**os.environ, "PYSPARK_PYTHON": sys.executable, **env}),
     )
     assert done.returncode == 0, done.stderr[-5000:]
     found = [json.loads(x[7:]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]
