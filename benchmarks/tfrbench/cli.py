@@ -96,6 +96,7 @@ from .peers import PEERS, RAY_RECORDS, PeerResult, Totals, peer_in_child, totals
 from .profiling import WORKLOADS, profile_child, profile_in_child
 from .sessions import LINKEDIN, LINKEDIN_PACKAGE, OURS, session, short, snapshot_jar
 from .splitting import (
+    BYTE_ARRAY,
     EQUAL_SPLITS,
     SPLIT_ROUNDS,
     one_core_child,
@@ -394,10 +395,14 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
                 bench.spent[key] = bench.spent.get(key, Usage(0, 0, 0, 0)) + Usage(**result.spent)
         report.facts[f"splits of the single file, {layout}"] = str(result.splits)
 
-    bench.log("narrow: full read in a fresh local[1] session, ours and Parquet's")
+    bench.log("narrow: full read in a fresh local[1] session, ours, Parquet's and as ByteArray")
     one = one_core_in_child(out, args)
     for fmt, runs in one.runs.items():
-        check(tuple(one.read[fmt]) == expected, f"{fmt} reading the narrow files in local[1]")
+        what = f"{fmt} reading the narrow files in local[1]"
+        if fmt == BYTE_ARRAY:  # a row of each record's bytes: as many rows, other values
+            check(one.read[fmt][0] == expected[0], what)
+        else:
+            check(tuple(one.read[fmt]) == expected, what)
         bench.runs[("full read, local[1]", fmt)] = runs
         bench.spent[("full read, local[1]", fmt)] = Usage(**one.spent[fmt])
         listed = ", ".join(f"{r:.2f}" for r in runs)

@@ -127,6 +127,7 @@ class Page:
             value = self.figure(line)
             if value is None:
                 why = self.results.get("missing", {}).get(line.get("needs", ""), "")
+                why = why or "the run that made the results file did not measure it"
                 goals.append(Goal(what, target, f"not measured ({why})", None))
                 continue
             measured = fmt.format(value)

@@ -70,6 +70,10 @@ def split_child(args: argparse.Namespace) -> None:
     emit(result)
 
 
+#: The ``local[1]`` child's read of the narrow files as ``recordType`` ByteArray.
+BYTE_ARRAY = "bytearray"
+
+
 @dataclass
 class OneCore:
     """What the ``local[1]`` child measured on the narrow files: runs, usage and what was read
@@ -81,7 +85,8 @@ class OneCore:
 
 
 def one_core_in_child(out: Path, args: argparse.Namespace) -> OneCore:
-    """The narrow full read, ours and Parquet's taking turns, in a fresh ``local[1]`` session."""
+    """The narrow full read, ours and Parquet's, and ours of the same files as ByteArray records
+    (Spark's row floor), taking turns in a fresh ``local[1]`` session."""
     cmd = script(
         "run", "--one-core-child", str(out),
         "--repeat", str(args.repeat), "--driver-memory", args.driver_memory,
@@ -101,11 +106,16 @@ def one_core_child(args: argparse.Namespace) -> None:
     )
     out = Path(args.one_core_child)
     frames = {
-        OURS: load(spark, OURS, NARROW_DDL, out / "narrow-ours"),
+        short(OURS): load(spark, OURS, NARROW_DDL, out / "narrow-ours"),
         "parquet": load(spark, "parquet", NARROW_DDL, out / "narrow-parquet"),
+        # Spark's row floor for these files: the same records as rows of their bytes, framed
+        # and checked as the full read frames them, with no decoding.
+        BYTE_ARRAY: spark.read.format(OURS)
+        .option("recordType", "ByteArray")
+        .load(str(out / "narrow-ours")),
     }
-    actions = {short(fmt): to_noop(df) for fmt, df in frames.items()}
+    actions = {name: to_noop(df) for name, df in frames.items()}
     runs, spent = interleaved(spark, args.repeat, actions, warmup=SPLIT_WARMUP)
-    read = {short(fmt): list(fingerprint(df)) for fmt, df in frames.items()}
+    read = {name: list(fingerprint(df)) for name, df in frames.items()}
     spark.stop()
     emit(OneCore(runs, {k: asdict(u) for k, u in spent.items()}, read))
