@@ -35,6 +35,7 @@ and the column.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -314,3 +315,16 @@ class ArgumentError(ValueError):
         super().__init__(f"[{condition}] {reason}")
         self.condition = condition
         self.parameters = {**parameters, "reason": reason}
+
+
+def invalid_option(option: str, value: str, valid: Sequence[str]) -> ArgumentError:
+    """The jar's ``TFRecordError.invalidOption``: ``option``'s bad ``value``, and the values it
+    takes."""
+    return ArgumentError(
+        INVALID_OPTION,
+        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: "
+        f"{', '.join(valid)}.",
+        option=option,
+        value=value,
+        valid=", ".join(valid),
+    )

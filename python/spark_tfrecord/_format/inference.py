@@ -99,18 +99,6 @@ _COMPRESSIONS = {
 }
 
 
-def _invalid(option: str, value: str, valid: Sequence[str]) -> errors.ArgumentError:
-    """The jar's ``TFRecordError.invalidOption``."""
-    return errors.ArgumentError(
-        errors.INVALID_OPTION,
-        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: "
-        f"{', '.join(valid)}.",
-        option=option,
-        value=value,
-        valid=", ".join(valid),
-    )
-
-
 @dataclass(frozen=True)
 class InferenceOptions:
     """The options inference takes, with the data source's names and defaults (``TFRecordOptions``,
@@ -147,7 +135,7 @@ class InferenceOptions:
                 return default
             if v.strip().lower() in ("true", "false"):
                 return v.strip().lower() == "true"
-            raise _invalid(name, v, ["true", "false"])
+            raise errors.invalid_option(name, v, ["true", "false"])
 
         def positive_or_all(name: str, default: int) -> int:
             v = get(name)
@@ -158,24 +146,28 @@ class InferenceOptions:
                 return 2**31 - 1
             if n is not None and n > 0:
                 return n
-            raise _invalid(name, v, ["a positive integer", "-1 (no limit)"])
+            raise errors.invalid_option(name, v, ["a positive integer", "-1 (no limit)"])
 
         record_type = "Example"
         v = get("recordType")
         if v is not None:
             match = [t for t in RECORD_TYPES if t.lower() == v.strip().lower()]
             if not match:
-                raise _invalid("recordType", v, RECORD_TYPES)
+                raise errors.invalid_option("recordType", v, RECORD_TYPES)
             record_type = match[0]
         separator = get("pathSeparator")
         if separator is not None and not separator:
-            raise _invalid("pathSeparator", separator, ["a non-empty string (default /)"])
+            raise errors.invalid_option(
+                "pathSeparator", separator, ["a non-empty string (default /)"]
+            )
         max_bytes = _MAX_RECORD_BYTES
         v = get("maxRecordBytes")
         if v is not None:
             n = _int(v)
             if n is None or not 0 < n <= _MAX_RECORD_BYTES:
-                raise _invalid("maxRecordBytes", v, [f"an integer from 1 to {_MAX_RECORD_BYTES}"])
+                raise errors.invalid_option(
+                    "maxRecordBytes", v, [f"an integer from 1 to {_MAX_RECORD_BYTES}"]
+                )
             max_bytes = n
         compression = None
         for name in ("compression", "codec"):
@@ -183,7 +175,7 @@ class InferenceOptions:
             if v is not None:
                 compression = _COMPRESSIONS.get(v.strip().lower())
                 if compression is None:
-                    raise _invalid(name, v, ["none", "gzip", "deflate", "zlib"])
+                    raise errors.invalid_option(name, v, ["none", "gzip", "deflate", "zlib"])
                 break
         return cls(
             record_type=record_type,

@@ -37,18 +37,6 @@ UNSUPPORTED = {
 }
 
 
-def invalid(option: str, value: str, valid: list[str]) -> errors.ArgumentError:
-    """The jar's ``TFRECORD_INVALID_OPTION`` for ``option``'s bad ``value``."""
-    return errors.ArgumentError(
-        errors.INVALID_OPTION,
-        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: "
-        f"{', '.join(valid)}.",
-        option=option,
-        value=value,
-        valid=", ".join(valid),
-    )
-
-
 @dataclass(frozen=True)
 class ReadOptions:
     """A read's options, parsed once on the driver."""
@@ -73,13 +61,13 @@ class ReadOptions:
             v = given["mode"][1]
             found = [m for m in MODES if m.lower() == v.strip().lower()]
             if not found:
-                raise invalid("mode", v, list(MODES))
+                raise errors.invalid_option("mode", v, list(MODES))
             mode = found[0]
         split_files = True
         if "splitfiles" in given:
             v = given["splitfiles"][1]
             if v.strip().lower() not in ("true", "false"):
-                raise invalid("splitFiles", v, ["true", "false"])
+                raise errors.invalid_option("splitFiles", v, ["true", "false"])
             split_files = v.strip().lower() == "true"
         corrupt = given.get("columnnameofcorruptrecord", ("", DEFAULT_CORRUPT_COLUMN))[1]
         storage: dict[str, Any] = {}
@@ -90,7 +78,9 @@ class ReadOptions:
             except ValueError:
                 storage = None  # type: ignore[assignment]
             if not isinstance(storage, dict):
-                raise invalid("storageOptions", v, ["a JSON object of fsspec storage options"])
+                raise errors.invalid_option(
+                    "storageOptions", v, ["a JSON object of fsspec storage options"]
+                )
         return cls(InferenceOptions.parse(options), mode, corrupt, split_files, storage)
 
 
@@ -159,7 +149,7 @@ class WriteOptions:
             except ValueError:
                 num_shards = 0
             if not 0 < num_shards <= 99999:
-                raise invalid("numShards", v, ["an integer from 1 to 99999"])
+                raise errors.invalid_option("numShards", v, ["an integer from 1 to 99999"])
         return cls(
             record_type=given.get("recordtype", ("", "Example"))[1],
             compression=codec,
