@@ -29,7 +29,8 @@ from spark_tfrecord._format.features import (
     unit_rows,
 )
 from spark_tfrecord._format.packing import Ints, Mask
-from spark_tfrecord._format.type_table import innermost, is_array
+from spark_tfrecord._format.schema import is_array
+from spark_tfrecord._format.type_table import innermost
 
 
 def element_leaf(

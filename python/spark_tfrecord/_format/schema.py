@@ -31,6 +31,11 @@ _INT64 = (
 )
 _FLOAT = ("float", "double", "decimal")
 _BYTES = ("string", "binary")
+#: The classes of Spark ML's and MLlib's vector types.
+VECTOR_CLASSES = (
+    "org.apache.spark.ml.linalg.VectorUDT",
+    "org.apache.spark.mllib.linalg.VectorUDT",
+)
 #: Spark's JSON names of the types whose simpleString differs.
 _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 
@@ -52,10 +57,9 @@ def is_struct(data_type: Any) -> bool:
 
 
 def is_vector(data_type: Any) -> bool:
-    """A Spark ML (or MLlib) vector: ``{"type": "udt", "class": "...VectorUDT", ...}``."""
-    return type_name(data_type) == "udt" and any(
-        str(data_type.get(key, "")).endswith(".VectorUDT") for key in ("class", "pyClass")
-    )
+    """A Spark ML (or MLlib) vector, ``{"type": "udt", "class": "...VectorUDT", ...}``,
+    recognised by its class name as the jar recognises it."""
+    return type_name(data_type) == "udt" and str(data_type.get("class", "")) in VECTOR_CLASSES
 
 
 def type_string(data_type: Any, *, simple: bool = True) -> str:

@@ -20,6 +20,8 @@ import numpy.typing as npt
 
 from spark_tfrecord._format import arrow
 from spark_tfrecord._format.packing import Bytes, Ints
+from spark_tfrecord._format.schema import is_array, is_vector
+from spark_tfrecord._format.schema import type_name as name
 
 #: ``Feature.kind`` field numbers (and the TensorFlow names of the kinds).
 KIND_BYTES = 1
@@ -36,10 +38,6 @@ _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bi
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 #: Spark 4.1's ``TIME(p)``, written as its nanoseconds since midnight (Spark's own long).
 _TIME = re.compile(r"time\(\d\)")
-_VECTOR_CLASSES = (
-    "org.apache.spark.ml.linalg.VectorUDT",
-    "org.apache.spark.mllib.linalg.VectorUDT",
-)
 
 
 class Entry(NamedTuple):
@@ -49,27 +47,6 @@ class Entry(NamedTuple):
     kind: int
     read: Callable[[Any], Values]
     doc: str
-
-
-def name(t: Any) -> str:
-    """The type's JSON name: ``long``, ``decimal``, ``array``, ``struct``, ``udt``..."""
-    if isinstance(t, str):
-        m = re.match(r"[a-z_]+", t)
-        return m.group() if m else t
-    return str(t.get("type"))
-
-
-def is_array(t: Any) -> bool:
-    return name(t) == "array"
-
-
-def is_struct(t: Any) -> bool:
-    return name(t) == "struct"
-
-
-def is_vector(t: Any) -> bool:
-    """Spark ML's (or MLlib's) vector, recognised by its class name as the jar does."""
-    return name(t) == "udt" and str(t.get("class", "")) in _VECTOR_CLASSES
 
 
 def depth(t: Any) -> int:
