@@ -127,10 +127,12 @@ class RecordReader:
         self.__dict__.update(state)
         self._reset()
 
-    def __del__(self) -> None:
-        if getattr(self, "_pid", None) == os.getpid():
+    # os's functions bound here: at the interpreter's exit, a reader still alive is collected
+    # after the os module's names are cleared.
+    def __del__(self, getpid: Any = os.getpid, close: Any = os.close) -> None:
+        if getattr(self, "_pid", None) == getpid():
             for fd in getattr(self, "_fds", {}).values():
-                os.close(fd)
+                close(fd)
 
     def __len__(self) -> int:
         return int(self.ends[-1]) if self.ends else 0
