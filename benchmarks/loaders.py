@@ -20,19 +20,24 @@ bytes sum to what Spark computed):
 - ``tfrecord package``: its ``TFRecordDataset(file, index, description)`` (iterable), one per
   file chained in order, through ``DataLoader(batch_size=256)`` with torch's default collate;
 - ``ours, shuffled, 1 worker`` / ``2 workers``: the DataLoader with ``num_workers=1`` and
-  ``2`` (persistent workers), for how it scales.
+  ``2`` (persistent workers), for how it scales;
+- ``memory copy of the same bytes`` (image-sized set only): the ceiling, the files' bytes held
+  in memory (read before the timing) and copied a batch of 256 records at a time into a reused
+  buffer (``np.copyto``), no decoding, no checksums; ours in order is reported as a share of it.
 
 When ``petastorm`` imports (an optional peer, never a dependency; 0.13.1 needs pyarrow's
 legacy Parquet API: in an environment of its own, ``pip install petastorm "pyarrow<15"
 "numpy<2" "pandas<2.2"`` beside pyspark, torch, ``tfrecord`` and this package),
 ``make_spark_converter(df).make_torch_dataloader(batch_size=256, num_epochs=1,
-workers_count=1)`` reads the same DataFrames (written as Parquet by the converter) in the Spark
-driver's process, timed against ours there. Its torch loader refuses binary columns: on the
-image-sized set the run reports its error instead of a figure.
+workers_count=1)``, and with ``workers_count=2`` (its reader's threads), reads the same
+DataFrames (written as Parquet by the converter) in the Spark driver's process, timed against
+ours there, in order, in the process and with 2 DataLoader workers. Its torch loader refuses
+binary columns: on the image-sized set the run reports its error instead of a figure.
 
 Loaders take turns in each round after a warm-up round; figures are medians of ``--repeat``
-epochs; "others' cores" is the CPU other processes used meanwhile. The issue's goal: ours at
-least 3x the tfrecord package's records/s.
+epochs; "others' cores" is the CPU other processes used meanwhile. The goals: ours at least 3x
+the tfrecord package's records/s and 1.2x Petastorm's, and on image-sized records at least 70%
+of the memory copy.
 """
 
 from __future__ import annotations

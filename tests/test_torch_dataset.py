@@ -275,6 +275,39 @@ def test_default_collate_on_fixed_columns(folder: Folder) -> None:
     assert ids == folder.order
 
 
+def test_the_tensors_hold_the_batch_decoders_arrays_not_copies(folder: Folder, monkeypatch) -> None:
+    """collate hands the NumPy arrays the batch decoder made to torch as they are
+    (``torch.from_numpy``): each tensor shares its memory with its array, so no copy is made
+    between the decoder and the batch; and a fixed float column's array is the one gather of
+    the records' bytes, viewed as float32."""
+    from spark_tfrecord._loaders.source import RecordSource
+
+    decoded: dict[str, Any] = {}
+    collate = RecordSource.collate
+
+    def kept(self: RecordSource, records: Any) -> dict[str, Any]:
+        decoded.update(batch := collate(self, records))
+        return batch
+
+    monkeypatch.setattr(RecordSource, "collate", kept)
+    ds = spark_tfrecord.torch_dataset(folder.path, columns=["id", "fx", "var"])
+    picked = list(range(40))
+    batch = ds.collate(ds.__getitems__(picked))
+    wants = [folder.want(folder.order[i]) for i in picked]
+    assert batch["id"].tolist() == [folder.order[i] for i in picked]
+    assert batch["fx"].numpy().tobytes() == b"".join(w["fx"].tobytes() for w in wants)
+    lists = [[] if w["var"] is None else [int(v) for v in w["var"]] for w in wants]
+    values, offsets = batch["var"]
+    assert values.tolist() == [v for vs in lists for v in vs]
+    assert offsets.tolist() == np.cumsum([0] + [len(vs) for vs in lists]).tolist()
+    pairs = [(batch["id"], decoded["id"]), (batch["fx"], decoded["fx"])]
+    pairs += list(zip(batch["var"], decoded["var"]))
+    for tensor, array in pairs:
+        assert isinstance(array, np.ndarray) and np.shares_memory(tensor.numpy(), array)
+    fx = decoded["fx"]
+    assert fx.dtype == np.float32 and fx.base is not None and fx.base.dtype == np.uint8
+
+
 # --- DataLoader workers and samplers ------------------------------------------------------
 
 
@@ -282,11 +315,21 @@ def epoch_ids(loader: DataLoader, folder: Folder) -> list[int]:
     """The ids of one epoch, each batch's values checked."""
     ids: list[int] = []
     for batch in loader:
+        assert type(batch) is dict  # from a worker too, whichever way it came
         ids += check_batch(batch, [folder.want(i) for i in batch["id"].tolist()])
     return ids
 
 
-def test_two_workers_global_shuffle_every_record_once_per_epoch(folder: Folder) -> None:
+@pytest.mark.parametrize("by_value", [True, False], ids=["pickled", "shared memory"])
+def test_two_workers_global_shuffle_every_record_once_per_epoch(
+    folder: Folder, by_value: bool, monkeypatch
+) -> None:
+    """The workers' batches reach the loop by value (small ones) or as torch shares tensors
+    (above torch._BY_VALUE bytes): the same values either way."""
+    from spark_tfrecord._loaders import torch as torch_loader
+
+    if not by_value:
+        monkeypatch.setattr(torch_loader, "_BY_VALUE", -1)  # the forked workers see it too
     ds = spark_tfrecord.torch_dataset(folder.path)
     loader = DataLoader(
         ds,
@@ -412,10 +455,16 @@ def _decompressed(path: str, codec: str) -> bytes:
 # --- a corrupt file under workers ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "no index"])
+@pytest.mark.parametrize(
+    "indexed,damaged",
+    [(True, "data"), (False, "data"), (True, "length")],
+    ids=["indexed", "no index", "indexed, length checksum"],
+)
 def test_a_corrupt_file_fails_the_loader_with_file_and_offset_and_no_hang(
-    folder: Folder, tmp_path, indexed: bool
+    folder: Folder, tmp_path, indexed: bool, damaged: str
 ) -> None:
+    """The third record of a file fails its data checksum, or (with an index, which the
+    loader trusts for where records are) its length's checksum."""
     copy = tmp_path / "copy"
     shutil.copytree(folder.path, copy)
     if not indexed:
@@ -424,7 +473,7 @@ def test_a_corrupt_file_fails_the_loader_with_file_and_offset_and_no_hang(
     victim = Path(spark_tfrecord.dataset_info(str(copy)).files[1].path)
     data = bytearray(victim.read_bytes())
     offset = int(index_lines(bytes(data)).splitlines()[2].split()[0])
-    data[offset + 12 + 1] ^= 0x10  # the third record's data: its data checksum fails
+    data[offset + (12 + 1 if damaged == "data" else 8)] ^= 0x10
     victim.write_bytes(bytes(data))
     ds = spark_tfrecord.torch_dataset(str(copy))
     loader = DataLoader(ds, batch_size=8, num_workers=2, collate_fn=ds.collate, timeout=TIMEOUT)
@@ -432,7 +481,8 @@ def test_a_corrupt_file_fails_the_loader_with_file_and_offset_and_no_hang(
         for _ in loader:
             pass
     message = str(raised.value)
-    assert errors.DATA_CHECKSUM in message, message
+    condition = errors.DATA_CHECKSUM if damaged == "data" else errors.LENGTH_CHECKSUM
+    assert condition in message, message
     assert str(victim) in message and f"offset {offset}" in message, message
 
 

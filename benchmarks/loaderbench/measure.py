@@ -17,7 +17,7 @@ from typing import Any, Callable
 from tfrbench.checks import CheckFailed
 from tfrbench.timing import interleaved
 
-from .batches import Petastorm, ours, tfrecord_package, total
+from .batches import MemoryCopy, Petastorm, ours, tfrecord_package, total
 from .data import DataSet
 
 #: The loaders' names, and the worker processes each reads with (the DataLoader's workers, or
@@ -26,8 +26,11 @@ from .data import DataSet
 IN_ORDER, SHUFFLED, PACKAGE = "ours, in order", "ours, shuffled", "tfrecord package"
 ONE_WORKER, TWO_WORKERS = "ours, shuffled, 1 worker", "ours, shuffled, 2 workers"
 PETASTORM, OURS_BESIDE = "petastorm", "ours, in order, beside Spark"
+PETASTORM_2, OURS_BESIDE_2 = "petastorm, 2 threads", "ours, in order, 2 workers, beside Spark"
+#: The ceiling (image-sized records): a memory copy of the bytes read, in the same run.
+MEMORY_COPY = "memory copy of the same bytes"
 WORKERS = {IN_ORDER: 1, SHUFFLED: 1, PACKAGE: 1, ONE_WORKER: 1, TWO_WORKERS: 2, PETASTORM: 1}
-WORKERS[OURS_BESIDE] = 1
+WORKERS.update({OURS_BESIDE: 1, PETASTORM_2: 1, OURS_BESIDE_2: 2, MEMORY_COPY: 1})
 
 
 def epoch(batches: Callable[[], Iterable[dict[str, Any]]], data: DataSet, loader: str) -> None:
@@ -46,11 +49,16 @@ def epoch(batches: Callable[[], Iterable[dict[str, Any]]], data: DataSet, loader
 
 
 def timed(
-    loaders: dict[str, Callable[[], Iterable[dict[str, Any]]]], data: DataSet, repeat: int
+    loaders: dict[str, Callable[[], Iterable[dict[str, Any]]]],
+    data: DataSet,
+    repeat: int,
+    unchecked: dict[str, Callable[[], object]] | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """Each loader's seconds per checked epoch, the loaders taking turns after a warm-up round,
-    and the cores other processes used meanwhile."""
+    """Each loader's seconds per checked epoch, the loaders taking turns after a warm-up round
+    (with the ``unchecked`` actions, which give no batches: the memory copy), and the cores
+    other processes used meanwhile."""
     actions = {name: partial(epoch, batches, data, name) for name, batches in loaders.items()}
+    actions.update(unchecked or {})
     runs, spent = interleaved(None, repeat, actions, warmup=1)
     return runs, {k: u.others for k, u in spent.items()}
 
@@ -69,9 +77,10 @@ def child(sets: dict[str, DataSet], repeat: int) -> dict[str, Any]:
             },
             data,
             repeat,
+            {MEMORY_COPY: MemoryCopy(data.path).epoch} if name == "image" else None,
         )
         one = ours(data.path, shuffle=True, workers=1)
-        two = ours(data.path, shuffle=True, workers=2)
+        two = ours(data.path, shuffle=False, workers=2)
         scaling, scaling_others = timed(
             {ONE_WORKER: lambda loader=one: loader, TWO_WORKERS: lambda loader=two: loader},
             data,
@@ -98,16 +107,23 @@ def beside_spark(
             result[name] = {"error": f"{type(e).__name__}: {str(e)[:500]}"}
             continue
         in_order = ours(data.path, shuffle=False)
+        two = ours(data.path, shuffle=False, workers=2)
         try:
             runs, others = timed(
-                {OURS_BESIDE: lambda loader=in_order: loader, PETASTORM: peta.epoch},
+                {
+                    OURS_BESIDE: lambda loader=in_order: loader,
+                    PETASTORM: peta.epoch,
+                    OURS_BESIDE_2: lambda loader=two: loader,
+                    PETASTORM_2: partial(peta.epoch, 2),
+                },
                 data,
                 repeat,
             )
-            result[name] = {"runs": runs, "others": others}
+            result[name] = {"runs": runs, "others": others, "empty": peta.empty}
         except Exception as e:
             result[name] = {"error": f"{type(e).__name__}: {str(e)[:500]}"}
         finally:
+            del two  # its workers end
             peta.delete()
     return result
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.compression import chunks
-from spark_tfrecord._format.crc import crc32c, masked, masked_all
+from spark_tfrecord._format.crc import crc32c, crc32c_words, masked, masked_all
 from spark_tfrecord._format.files import file_system, index_path
 from spark_tfrecord._format.framing import FOOTER, HEADER, header_length
 from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in
@@ -127,10 +127,12 @@ class RecordReader:
         self.__dict__.update(state)
         self._reset()
 
-    def __del__(self) -> None:
-        if getattr(self, "_pid", None) == os.getpid():
+    # os's functions bound here: at the interpreter's exit, a reader still alive is collected
+    # after the os module's names are cleared.
+    def __del__(self, getpid: Any = os.getpid, close: Any = os.close) -> None:
+        if getattr(self, "_pid", None) == getpid():
             for fd in getattr(self, "_fds", {}).values():
-                os.close(fd)
+                close(fd)
 
     def __len__(self) -> int:
         return int(self.ends[-1]) if self.ends else 0
@@ -371,23 +373,19 @@ class RecordReader:
             ends = starts + sizes
         u8 = np.frombuffer(buf, np.uint8)
         if len(wanted):
-            header = u8[starts[:, None] + np.arange(HEADER)].copy().view("<u4")
-            lengths = header[:, 0].astype(np.int64) | (header[:, 1].astype(np.int64) << 32)
+            header = u8[starts[:, None] + np.arange(HEADER)]
+            words = header[:, :8].copy().view("<u8")[:, 0]  # each record's length field
+            length_crc = header[:, 8:].copy().view("<u4")[:, 0]
             footer = u8[(ends - FOOTER)[:, None] + np.arange(FOOTER)].copy().view("<u4")[:, 0]
-            crc = crc32c()
-            view = memoryview(buf)
-            starts_list, ends_list = starts.tolist(), ends.tolist()
-            length_crcs = np.fromiter(
-                (crc(view[a : a + 8]) for a in starts_list), np.uint64, len(starts_list)
-            )
+            # The lengths' checksums for the batch at once; the data's, a call of the C code per
+            # record, the spans made by C iterators (no Python frame per record).
+            spans = map(slice, (starts + HEADER).tolist(), (ends - FOOTER).tolist())
             data_crcs = np.fromiter(
-                (crc(view[a + HEADER : b - FOOTER]) for a, b in zip(starts_list, ends_list)),
-                np.uint64,
-                len(starts_list),
+                map(crc32c(), map(memoryview(buf).__getitem__, spans)), np.uint64, len(wanted)
             )
             if (
-                (lengths != sizes - HEADER - FOOTER).any()
-                or (masked_all(length_crcs) != header[:, 2]).any()
+                (words.view(np.int64) != sizes - HEADER - FOOTER).any()
+                or (masked_all(crc32c_words(words)) != length_crc).any()
                 or (masked_all(data_crcs) != footer).any()
             ):
                 self._first_bad(indices)
