@@ -71,35 +71,46 @@ private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: Fea
       while (q < mapEnd) {
         // The entry where the previous records had it: a few word compares (EntryHeaders says
         // why a match is what the walk below answers); else the walk, which the entry teaches.
-        val predicted = if (predicting) headers.entryAt(position, buf, q, mapEnd) else -1L
-        var id = 0
-        var valueStart = 0
-        var entryEnd = 0
-        if (predicted >= 0) {
-          id = headers.column(position)
-          valueStart = (predicted >>> 32).toInt
-          entryEnd = predicted.toInt
-        } else {
-          val entry = usualEntry(buf, q, mapEnd)
-          if (entry < 0) return false
-          val keyStart = (entry >>> 32).toInt
-          val keyLength = buf(keyStart - 1)
-          entryEnd = entry.toInt
-          id = order.at(position, buf, keyStart, keyLength)
-          valueStart = entryValue(buf, keyStart + keyLength, entryEnd)
-          if (predicting) {
-            headers.learn(position, buf, q, keyStart, keyLength, valueStart, id)
-            misses += 1
+        // Unwanted entries that match are passed in one tight loop.
+        var predicted = -1L
+        if (predicting) {
+          var passed = headers.passUnwanted(position, buf, q, mapEnd)
+          val missedHere = passed < 0
+          if (missedHere) passed = ~passed
+          position = (passed >>> 32).toInt
+          q = passed.toInt
+          if (!missedHere && q < mapEnd) predicted = headers.entryAt(position, buf, q, mapEnd)
+        }
+        if (q < mapEnd) {
+          var id = 0
+          var valueStart = 0
+          var entryEnd = 0
+          if (predicted >= 0) {
+            id = headers.column(position)
+            valueStart = (predicted >>> 32).toInt
+            entryEnd = predicted.toInt
+          } else {
+            val entry = usualEntry(buf, q, mapEnd)
+            if (entry < 0) return false
+            val keyStart = (entry >>> 32).toInt
+            val keyLength = buf(keyStart - 1)
+            entryEnd = entry.toInt
+            id = order.at(position, buf, keyStart, keyLength)
+            valueStart = entryValue(buf, keyStart + keyLength, entryEnd)
+            if (predicting) {
+              headers.learn(position, buf, q, keyStart, keyLength, valueStart, id)
+              misses += 1
+            }
           }
+          position += 1
+          // Ordinals past the columns' are a vector's sparse features: the general path's.
+          if (id >= readers.length) return false
+          if (id >= 0) {
+            row.set(id)
+            if (!readers(id).read(buf, valueStart, entryEnd)) return false
+          }
+          q = entryEnd
         }
-        position += 1
-        // Ordinals past the columns' are a vector's sparse features: the general path's.
-        if (id >= readers.length) return false
-        if (id >= 0) {
-          row.set(id)
-          if (!readers(id).read(buf, valueStart, entryEnd)) return false
-        }
-        q = entryEnd
       }
       p = mapEnd
     }
@@ -171,6 +182,15 @@ private[sparktfrecord] object UsualLayoutReader {
    * `listTag`: `(start << 32) | end`; [[Empty]] for an empty list; else -1.
    */
   private def values(buf: Array[Byte], start: Int, end: Int, listTag: Int): Long = {
+    // The commonest Feature, `listTag L 0A n values` with one-byte lengths filling it, is four
+    // bytes known from its length alone: one compare answers what the recognisers below would.
+    val n = end - start - 4
+    if (n >= 0 && n < 126) {
+      val head = listTag | ((n + 2) << 8) | (ListValueTag << 16) | (n << 24)
+      if (Platform.getInt(buf, Platform.BYTE_ARRAY_OFFSET + start) == head) {
+        return ((start + 4).toLong << 32) | end
+      }
+    }
     val list = usualList(buf, start, end, listTag)
     if (list < 0) -1L
     else if ((list >>> 32).toInt == end) Empty

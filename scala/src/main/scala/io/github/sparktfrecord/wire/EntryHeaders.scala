@@ -66,6 +66,28 @@ private[sparktfrecord] final class EntryHeaders {
     ((at + h).toLong << 32) | entryEnd
   }
 
+  /**
+   * Passes the entries from position `position` at `at` on that match their learned headers and
+   * stand for no column (a projection's unwanted entries), each checked as [[entryAt]] checks it
+   * and its value never looked at: `(p << 32) | q` of the first entry not passed, at position `p`
+   * and offset `q` (`limit`, a wanted entry's, or one to read the old way), the bits inverted
+   * when that entry did not match its header (so the caller does not check it again).
+   */
+  def passUnwanted(position: Int, buf: Array[Byte], at: Int, limit: Int): Long = {
+    val state = this.state
+    var p = position
+    var q = at
+    while (q < limit) {
+      val s = p * Stride
+      if (s >= state.length || state(s + 5) >= 0L) return (p.toLong << 32) | q
+      val e = entryAt(p, buf, q, limit)
+      if (e < 0) return ~((p.toLong << 32) | q)
+      q = e.toInt
+      p += 1
+    }
+    (p.toLong << 32) | q
+  }
+
   /** The column of the entry [[entryAt]] recognised at `position`. */
   def column(position: Int): Int = state(position * Stride + 5).toInt
 
