@@ -104,7 +104,7 @@ class AllocationSuite extends UnitSuite {
       })
   }
 
-  test("both paths allocate nothing: every column, and one of many") {
+  test("both paths, and the layout prediction, allocate nothing: every column, one of many") {
     for (s <- Seq(schema, StructType(Seq(StructField("tokens", ArrayType(LongType)))));
       fastPath <- Seq(true, false)) {
       val decoder = new ExampleDeserializer(s, RecordType.Example, "mem", fastPath = fastPath)
@@ -113,6 +113,8 @@ class AllocationSuite extends UnitSuite {
         decoder.decode(data, 0, data.length, 0L)
       }
       assert(decoder.triesFastPath == fastPath)
+      // The fast path read them through its layout prediction.
+      assert(decoder.predictsLayout == fastPath)
       assertNoAllocation(s"fastPath=$fastPath, ${s.simpleString}", perRecord)
     }
   }

@@ -11,13 +11,15 @@ import org.apache.spark.unsafe.types.UTF8String
 import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer, FeaturePaths}
 import io.github.sparktfrecord.codec.{NestedRowAssembler, NestedRowDecoder, RecordType, RowDecoder}
 import io.github.sparktfrecord.framing.TFRecordFraming
+import io.github.sparktfrecord.wire.ProtoWire
 
 /**
  * Decoding only, one thread, records in memory: thread CPU nanoseconds per record of the fast
  * path (tried first, as the option `decoder` = `generated` reads) and of the general path alone
  * (`interpreted`), taken in alternation, on benchmarks/tfrbench's narrow record, on the wide-1000
- * record (all columns, and 10 of 1,000) and on a nested record (a struct and an array of
- * structs). Run by hand:
+ * record (all columns, and 10 of 1,000), on a nested record (a struct and an array of structs),
+ * and on the narrow records with their keys in a random order each (a layout the fast path
+ * cannot predict). Run by hand:
  * `ci/sbt "spark4_213/Test/runMain io.github.sparktfrecord.DecoderBench"` (add `wide` to time the
  * wide shapes only).
  */
@@ -43,6 +45,20 @@ object DecoderBench {
           new GenericArrayData(Array.fill[Any](r.nextInt(21))(r.nextInt(1000000).toLong)),
           UTF8String.fromString(java.lang.Long.toHexString(r.nextLong()).take(5 + r.nextInt(11))))
       })
+
+  /** The records with their map entries in a random order each: a layout no record repeats. */
+  private def shuffled(r: scala.util.Random, recs: Array[Array[Byte]]): Array[Array[Byte]] =
+    recs.map { rec =>
+      val features = ProtoWire.delimited(rec, 1, rec.length)
+      var p = (features >>> 32).toInt
+      val entries = Array.newBuilder[Array[Byte]]
+      while (p < rec.length) {
+        val e = ProtoWire.delimited(rec, p + 1, rec.length).toInt
+        entries += rec.slice(p, e)
+        p = e
+      }
+      Array.concat(rec.take((features >>> 32).toInt) +: r.shuffle(entries.result().toSeq): _*)
+    }
 
   private val wideSchema = StructType((0 until 1000).map(i =>
     StructField(f"w$i%04d", if (i % 2 == 0) FloatType else LongType)))
@@ -106,6 +122,7 @@ object DecoderBench {
     val ten = StructType(wideSchema.fields.indices.filter(_ % 100 == 0).map(wideSchema(_)))
     val cases = Seq(
       ("narrow, all 9 columns", narrowSchema, narrowData, 400000),
+      ("narrow, keys shuffled", narrowSchema, shuffled(r, narrowData), 400000),
       ("wide-1000, all columns", wideSchema, wideData, 4000),
       ("wide-1000, 10 of 1000", ten, wideData, 40000),
       ("nested", nestedSchema, nestedData, 200000))

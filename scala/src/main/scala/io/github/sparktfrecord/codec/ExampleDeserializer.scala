@@ -15,7 +15,8 @@ import io.github.sparktfrecord.wire.WireCursor
  * ([[RowBuilder]], one [[ColumnWriter]] per column), the feature-name lookup (on UTF-8 bytes, by
  * position, [[FeatureOrder]]) and the two readers that share them:
  *  - the fast path, [[UsualLayoutReader]], a reader per column chosen for its type and shape,
- *    which reads `Example` records laid out the usual way, as TensorFlow writes them;
+ *    which reads `Example` records laid out the usual way, as TensorFlow writes them, finding
+ *    each map entry where the previous records had it when it can (the layout prediction);
  *  - the general path, [[AnyLayoutReader]], which reads any layout, SequenceExample records,
  *    decimals, vectors (dense, or sparse: [[SparseVectorReader]]), feature lists and lists of
  *    lists (ragged: [[RaggedListReader]]), encoded tensors ([[EncodedTensorReader]]), and
@@ -75,6 +76,9 @@ private[sparktfrecord] final class ExampleDeserializer(
 
   /** Whether this deserializer tries the fast path on its next record. */
   def triesFastPath: Boolean = trying
+
+  /** Whether the fast path predicts the next record's entries from the previous records'. */
+  def predictsLayout: Boolean = trying && usual.predicts
 
   def decode(buf: Array[Byte], start: Int, end: Int, offset: Long): UnsafeRow = {
     if (trying) {

@@ -4,7 +4,8 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
 import org.apache.spark.unsafe.Platform
 
-import io.github.sparktfrecord.wire.{ExampleWalker, FeatureOrder, PackedVarints, ProtoWire}
+import io.github.sparktfrecord.wire.{EntryHeaders, ExampleWalker, FeatureOrder, PackedVarints}
+import io.github.sparktfrecord.wire.ProtoWire
 
 /**
  * The fast path: reads an `Example` record laid out the usual way (as TensorFlow and every writer
@@ -21,6 +22,21 @@ import io.github.sparktfrecord.wire.{ExampleWalker, FeatureOrder, PackedVarints,
  * [[ExampleDeserializer]] has the general path ([[AnyLayoutReader]]) read the record again,
  * whole. It never throws on a record's bytes: what is wrong with a record is the general path's to
  * say.
+ *
+ * Each entry is first looked for where the previous records had it ([[EntryHeaders]], the layout
+ * prediction): its header compared in a few masked words with the one learned at its position,
+ * its column known from there, its value read straight from where it lies. An entry that does
+ * not match is read by the walk (recognised, its key looked up) and teaches its header to the
+ * prediction; so a record that differs anywhere costs the walk plus one check per differing
+ * entry, and a file whose keys keep changing order stops predicting (see [[judge]]).
+ *
+ * A projection (10 of 1,000 features) does not skip the entries it does not want: it checks each
+ * one's header and key and never looks at its value. Skipping them would change results. The walk
+ * gives up on an unwanted entry laid out in an unusual way, and the general path then reads the
+ * record or names what is wrong with it; a key damaged into a wanted column's name sets that
+ * column; neither shows in the record's length or in the wanted entries' headers. Checking an
+ * unwanted entry is two word compares and two length bytes, against the walk's recognition and
+ * lookup.
  */
 private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: FeatureOrder) {
   import ExampleWalker._
@@ -29,10 +45,22 @@ private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: Fea
   private val readers: Array[ColumnReader] =
     row.columnWriters.map(w => UsualLayoutReader.reader(w, row.writer))
 
+  /** The entry headers of the previous records by position: the layout prediction. */
+  private val headers = new EntryHeaders
+  /** Whether entries are predicted; the entries read, and those the prediction missed. */
+  private var predicting = true
+  private var entries = 0L
+  private var missed = 0L
+
+  /** Whether the next record's entries are predicted from the previous records'. */
+  def predicts: Boolean = predicting
+
   /** Reads the record `buf[start, end)` into the row begun for it; false: it gave up. */
   def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
     val readers = this.readers
-    val order = this.order
+    val headers = this.headers
+    val predicting = this.predicting
+    var misses = 0
     var position = 0
     var p = start
     while (p < end) {
@@ -41,30 +69,72 @@ private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: Fea
       var q = (features >>> 32).toInt
       val mapEnd = features.toInt
       while (q < mapEnd) {
-        val entry = usualEntry(buf, q, mapEnd)
-        if (entry < 0) return false
-        val keyStart = (entry >>> 32).toInt
-        val keyLength = buf(keyStart - 1)
-        val entryEnd = entry.toInt
-        val id = order.at(position, buf, keyStart, keyLength)
-        position += 1
-        // Ordinals past the columns' are a vector's sparse features: the general path's.
-        if (id >= readers.length) return false
-        if (id >= 0) {
-          row.set(id)
-          val valueStart = entryValue(buf, keyStart + keyLength, entryEnd)
-          if (!readers(id).read(buf, valueStart, entryEnd)) return false
+        // The entry where the previous records had it: a few word compares (EntryHeaders says
+        // why a match is what the walk below answers); else the walk, which the entry teaches.
+        // Unwanted entries that match are passed in one tight loop.
+        var predicted = -1L
+        if (predicting) {
+          var passed = headers.passUnwanted(position, buf, q, mapEnd)
+          val missedHere = passed < 0
+          if (missedHere) passed = ~passed
+          position = (passed >>> 32).toInt
+          q = passed.toInt
+          if (!missedHere && q < mapEnd) predicted = headers.entryAt(position, buf, q, mapEnd)
         }
-        q = entryEnd
+        if (q < mapEnd) {
+          var id = 0
+          var valueStart = 0
+          var entryEnd = 0
+          if (predicted >= 0) {
+            id = headers.column(position)
+            valueStart = (predicted >>> 32).toInt
+            entryEnd = predicted.toInt
+          } else {
+            val entry = usualEntry(buf, q, mapEnd)
+            if (entry < 0) return false
+            val keyStart = (entry >>> 32).toInt
+            val keyLength = buf(keyStart - 1)
+            entryEnd = entry.toInt
+            id = order.at(position, buf, keyStart, keyLength)
+            valueStart = entryValue(buf, keyStart + keyLength, entryEnd)
+            if (predicting) {
+              headers.learn(position, buf, q, keyStart, keyLength, valueStart, id)
+              misses += 1
+            }
+          }
+          position += 1
+          // Ordinals past the columns' are a vector's sparse features: the general path's.
+          if (id >= readers.length) return false
+          if (id >= 0) {
+            row.set(id)
+            if (!readers(id).read(buf, valueStart, entryEnd)) return false
+          }
+          q = entryEnd
+        }
       }
       p = mapEnd
     }
+    if (predicting) judge(position, misses)
     true
+  }
+
+  /**
+   * The give-up rule of the prediction: once more than half the entries of at least
+   * [[MinPredictedEntries]] missed it (a file whose keys change order), this reader stops
+   * predicting, so that such a file pays the check and the learning only briefly.
+   */
+  private def judge(read: Int, misses: Int): Unit = {
+    entries += read
+    missed += misses
+    if (entries >= MinPredictedEntries && 2 * missed > entries) predicting = false
   }
 }
 
 private[sparktfrecord] object UsualLayoutReader {
   import ColumnWriter._
+  /** The fewest entries the prediction's give-up rule judges it on. */
+  final val MinPredictedEntries = 4096
+
   import ExampleWalker._
   import TypeTable._
 
@@ -112,6 +182,15 @@ private[sparktfrecord] object UsualLayoutReader {
    * `listTag`: `(start << 32) | end`; [[Empty]] for an empty list; else -1.
    */
   private def values(buf: Array[Byte], start: Int, end: Int, listTag: Int): Long = {
+    // The commonest Feature, `listTag L 0A n values` with one-byte lengths filling it, is four
+    // bytes known from its length alone: one compare answers what the recognisers below would.
+    val n = end - start - 4
+    if (n >= 0 && n < 126) {
+      val head = listTag | ((n + 2) << 8) | (ListValueTag << 16) | (n << 24)
+      if (Platform.getInt(buf, Platform.BYTE_ARRAY_OFFSET + start) == head) {
+        return ((start + 4).toLong << 32) | end
+      }
+    }
     val list = usualList(buf, start, end, listTag)
     if (list < 0) -1L
     else if ((list >>> 32).toInt == end) Empty
