@@ -3,15 +3,12 @@ package io.github.sparktfrecord
 import java.lang.management.ManagementFactory
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer, FeaturePaths}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, FeaturePaths}
 import io.github.sparktfrecord.codec.{NestedRowAssembler, NestedRowDecoder, RecordType, RowDecoder}
-import io.github.sparktfrecord.framing.TFRecordFraming
-import io.github.sparktfrecord.wire.ProtoWire
 
 /**
  * Decoding only, one thread, records in memory: thread CPU nanoseconds per record of the fast
@@ -24,21 +21,12 @@ import io.github.sparktfrecord.wire.ProtoWire
  * wide shapes only).
  */
 object DecoderBench {
-  private def records(schema: StructType, rows: Seq[InternalRow]): Array[Array[Byte]] = {
-    val serializer = new ExampleSerializer(schema, RecordType.Example)
-    val unsafe = UnsafeProjection.create(schema)
-    rows.map { r =>
-      val n = serializer.serialize(unsafe(r))
-      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
-    }.toArray
-  }
-
   private val narrowSchema = StructType.fromDDL(
     "id bigint, label bigint, f0 float, f1 float, f2 float, f3 float, " +
       "emb array<float>, ids array<bigint>, s string")
 
   private def narrow(r: scala.util.Random): Array[Array[Byte]] =
-    records(narrowSchema,
+    ExampleRecords.serialized(narrowSchema,
       (0 until 4096).map { i =>
         InternalRow(i.toLong, r.nextInt(2).toLong, r.nextFloat(), r.nextFloat(), r.nextFloat(),
           r.nextFloat(), new GenericArrayData(Array.fill[Any](32)(r.nextFloat() * 2 - 1)),
@@ -48,23 +36,13 @@ object DecoderBench {
 
   /** The records with their map entries in a random order each: a layout no record repeats. */
   private def shuffled(r: scala.util.Random, recs: Array[Array[Byte]]): Array[Array[Byte]] =
-    recs.map { rec =>
-      val features = ProtoWire.delimited(rec, 1, rec.length)
-      var p = (features >>> 32).toInt
-      val entries = Array.newBuilder[Array[Byte]]
-      while (p < rec.length) {
-        val e = ProtoWire.delimited(rec, p + 1, rec.length).toInt
-        entries += rec.slice(p, e)
-        p = e
-      }
-      Array.concat(rec.take((features >>> 32).toInt) +: r.shuffle(entries.result().toSeq): _*)
-    }
+    recs.map(rec => ProtoBytes.example(r.shuffle(ExampleRecords.entries(rec)): _*))
 
   private val wideSchema = StructType((0 until 1000).map(i =>
     StructField(f"w$i%04d", if (i % 2 == 0) FloatType else LongType)))
 
   private def wide(r: scala.util.Random): Array[Array[Byte]] =
-    records(wideSchema,
+    ExampleRecords.serialized(wideSchema,
       (0 until 256).map { _ =>
         InternalRow((0 until 1000).map(i =>
           if (i % 2 == 0) r.nextFloat(): Any else (r.nextLong() & 1073741823L): Any): _*)
@@ -75,7 +53,7 @@ object DecoderBench {
       "objects array<struct<label: bigint, score: float, bbox: struct<x: float, y: float>>>")
 
   private def nested(r: scala.util.Random): Array[Array[Byte]] =
-    records(nestedSchema,
+    ExampleRecords.serialized(nestedSchema,
       (0 until 4096).map { i =>
         val objects = Array.fill[Any](1 + r.nextInt(5))(InternalRow(r.nextInt(80).toLong,
           r.nextFloat(), InternalRow(r.nextFloat(), r.nextFloat())))

@@ -3,14 +3,12 @@ package io.github.sparktfrecord
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer, RecordType}
-import io.github.sparktfrecord.framing.TFRecordFraming
-import io.github.sparktfrecord.wire.ProtoWire
+import io.github.sparktfrecord.codec.{ExampleDeserializer, RecordType}
 
 /**
  * The fast path's layout prediction (each map entry found where the previous records had it, and
@@ -21,24 +19,16 @@ import io.github.sparktfrecord.wire.ProtoWire
  * the same error, as the general path.
  */
 class LayoutPredictionSuite extends UnitSuite {
+  import ExampleRecords._
   import ProtoBytes._
 
   private val schema = StructType.fromDDL(
     "id bigint, label int, f0 float, emb array<float>, ids array<bigint>, s string, " +
       "a_feature_name_longer_than_sixteen_bytes string, tags array<string>, d double")
 
-  private def records(schema: StructType, rows: Seq[InternalRow]): Array[Array[Byte]] = {
-    val serializer = new ExampleSerializer(schema, RecordType.Example)
-    val unsafe = UnsafeProjection.create(schema)
-    rows.map { r =>
-      val n = serializer.serialize(unsafe(r))
-      serializer.buffer.slice(TFRecordFraming.HeaderBytes, TFRecordFraming.HeaderBytes + n)
-    }.toArray
-  }
-
   /** Records of one writer; lists of varying length (32 floats or more: two-byte lengths). */
   private def written(r: Random, n: Int): Array[Array[Byte]] =
-    records(schema,
+    serialized(schema,
       (0 until n).map { i =>
         InternalRow(r.nextLong() >> r.nextInt(64), r.nextInt(), r.nextFloat(),
           new GenericArrayData(Array.fill[Any](r.nextInt(3) * 20)(r.nextFloat())),
@@ -54,24 +44,11 @@ class LayoutPredictionSuite extends UnitSuite {
   private val ten = StructType(wideSchema.fields.indices.filter(_ % 10 == 3).map(wideSchema(_)))
 
   private def wide(r: Random, n: Int): Array[Array[Byte]] =
-    records(wideSchema,
+    serialized(wideSchema,
       (0 until n).map { _ =>
         InternalRow((0 until 100).map(i =>
           if (i % 2 == 0) r.nextFloat(): Any else (r.nextLong() >> r.nextInt(64)): Any): _*)
       })
-
-  /** The map entries of a record [[records]] wrote (one `features` field). */
-  private def entriesOf(rec: Array[Byte]): Seq[Array[Byte]] = {
-    val features = ProtoWire.delimited(rec, 1, rec.length)
-    var p = (features >>> 32).toInt
-    val entries = Seq.newBuilder[Array[Byte]]
-    while (p < rec.length) {
-      val e = ProtoWire.delimited(rec, p + 1, rec.length).toInt
-      entries += rec.slice(p, e)
-      p = e
-    }
-    entries.result()
-  }
 
   /** The row's values, floats by their bits. */
   private def values(row: UnsafeRow, schema: StructType): Seq[Any] =
@@ -129,7 +106,7 @@ class LayoutPredictionSuite extends UnitSuite {
     val r = new Random(4)
     val extra = entry("extra", int64List(packedInt64(5L)))
     val recs = written(r, 600).map { rec =>
-      val es = entriesOf(rec)
+      val es = entries(rec)
       r.nextInt(24) match { // one record in six differs
         case 0 => example(r.shuffle(es): _*)
         case 1 => example(es.patch(r.nextInt(es.size), Nil, 1): _*) // one missing
@@ -140,12 +117,12 @@ class LayoutPredictionSuite extends UnitSuite {
     }
     val f = assertSame(schema, recs.toSeq)
     assert(f.predictsLayout)
-    assertSame(ten, wide(r, 300).map(rec => example(r.shuffle(entriesOf(rec)): _*)).toSeq)
+    assertSame(ten, wide(r, 300).map(rec => example(r.shuffle(entries(rec)): _*)).toSeq)
   }
 
   test("a file whose keys keep changing order stops predicting, and reads the same") {
     val r = new Random(5)
-    val recs = written(r, 1000).map(rec => example(r.shuffle(entriesOf(rec)): _*))
+    val recs = written(r, 1000).map(rec => example(r.shuffle(entries(rec)): _*))
     val f = assertSame(schema, recs.toSeq)
     assert(f.triesFastPath)
     assert(!f.predictsLayout)
