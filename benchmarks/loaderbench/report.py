@@ -8,6 +8,7 @@ from typing import Any
 
 from .data import DataSet
 from .measure import (
+    CHECKED_READ,
     IN_ORDER,
     MEMORY_COPY,
     ONE_WORKER,
@@ -69,6 +70,13 @@ def lines(sets: dict[str, DataSet], child: dict[str, Any], peers: dict[str, Any]
             out.append(
                 f"- ours in order / a memory copy of the same bytes: {share:.0%} "
                 f"({met(share, COPY_GOAL)})"
+            )
+        if CHECKED_READ in median:
+            bound = median[MEMORY_COPY] / median[CHECKED_READ]
+            share = median[CHECKED_READ] / median[IN_ORDER]
+            out.append(
+                f"- what bounds it: one pread and the checksums of the same bytes run at "
+                f"{bound:.0%} of the memory copy; ours in order at {share:.0%} of that"
             )
         for theirs in (PETASTORM, PETASTORM_2):
             if theirs in median:
