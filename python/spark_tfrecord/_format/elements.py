@@ -29,8 +29,7 @@ from spark_tfrecord._format.features import (
     unit_rows,
 )
 from spark_tfrecord._format.packing import Ints, Mask
-from spark_tfrecord._format.schema import is_array
-from spark_tfrecord._format.type_table import innermost
+from spark_tfrecord._format.schema import innermost, is_array
 
 
 def element_leaf(

@@ -52,9 +52,8 @@ from spark_tfrecord._format.features import (
 from spark_tfrecord._format.frames import Encoded, frame
 from spark_tfrecord._format.packing import Parts, Ragged, const, field, varint, varints
 from spark_tfrecord._format.ragged import ragged_plan
-from spark_tfrecord._format.schema import is_array, is_vector
+from spark_tfrecord._format.schema import depth, is_array, is_vector
 from spark_tfrecord._format.tensors import tensor_plan
-from spark_tfrecord._format.type_table import depth
 from spark_tfrecord._format.vectors import dense_vector_plan, sparse_vector_plan
 
 Schema = Union[str, Mapping[str, Any]]

@@ -18,16 +18,9 @@ from typing import Any
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.encode_errors import EncodeError, argument_error
-from spark_tfrecord._format.schema import is_array, is_struct, is_vector
+from spark_tfrecord._format.schema import depth, innermost, is_array, is_struct, is_vector
 from spark_tfrecord._format.schema import type_name as name
-from spark_tfrecord._format.type_table import (
-    array_of,
-    depth,
-    describe_supported,
-    entry,
-    innermost,
-    simple_string,
-)
+from spark_tfrecord._format.type_table import array_of, describe_supported, entry, simple_string
 
 EXAMPLE = "Example"
 SEQUENCE_EXAMPLE = "SequenceExample"

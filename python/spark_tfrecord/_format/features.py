@@ -29,7 +29,8 @@ from spark_tfrecord._format.packing import (
     single,
     varints,
 )
-from spark_tfrecord._format.type_table import KIND_BYTES, KIND_FLOAT, Values, entry, innermost
+from spark_tfrecord._format.schema import innermost
+from spark_tfrecord._format.type_table import KIND_BYTES, KIND_FLOAT, Values, entry
 
 
 class Issues:

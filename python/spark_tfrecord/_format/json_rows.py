@@ -56,8 +56,8 @@ from spark_tfrecord._format.inference import (
     _varint,
     records,
 )
-from spark_tfrecord._format.schema import is_array, is_struct
-from spark_tfrecord._format.type_table import array_of, depth, simple_string
+from spark_tfrecord._format.schema import depth, is_array, is_struct
+from spark_tfrecord._format.type_table import array_of, simple_string
 from spark_tfrecord._format.wire import MalformedRecord
 
 #: A decoded record: per feature name, its kind and values; per feature list name, its steps.

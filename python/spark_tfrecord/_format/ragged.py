@@ -28,7 +28,8 @@ from spark_tfrecord._format.features import (
     unit_rows,
 )
 from spark_tfrecord._format.packing import Ints, Mask
-from spark_tfrecord._format.type_table import KIND_INT64, innermost
+from spark_tfrecord._format.schema import innermost
+from spark_tfrecord._format.type_table import KIND_INT64
 
 
 def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:

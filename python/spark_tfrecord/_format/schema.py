@@ -93,6 +93,7 @@ def depth(data_type: Any) -> int:
 
 
 def innermost(data_type: Any) -> Any:
+    """The type inside every array of ``data_type`` (itself for a non-array)."""
     while is_array(data_type):
         data_type = data_type["elementType"]
     return data_type

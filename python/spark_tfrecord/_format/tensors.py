@@ -21,7 +21,8 @@ from spark_tfrecord._format.feature_paths import (
 )
 from spark_tfrecord._format.features import Feature, Issues, Plan, column_of, feature, read_values
 from spark_tfrecord._format.packing import Bytes, offsets
-from spark_tfrecord._format.type_table import KIND_BYTES, KIND_INT64, depth, innermost
+from spark_tfrecord._format.schema import depth, innermost
+from spark_tfrecord._format.type_table import KIND_BYTES, KIND_INT64
 
 
 def tensor_plan(leaf: Leaf, i: int) -> Plan:

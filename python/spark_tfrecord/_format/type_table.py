@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from spark_tfrecord._format import arrow
 from spark_tfrecord._format.packing import Bytes, Ints
-from spark_tfrecord._format.schema import is_array, is_vector
+from spark_tfrecord._format.schema import is_vector
 from spark_tfrecord._format.schema import type_name as name
 
 #: ``Feature.kind`` field numbers (and the TensorFlow names of the kinds).
@@ -47,21 +47,6 @@ class Entry(NamedTuple):
     kind: int
     read: Callable[[Any], Values]
     doc: str
-
-
-def depth(t: Any) -> int:
-    """The number of arrays ``t`` is nested in: 0 for a non-array, 2 for array<array<T>>."""
-    d = 0
-    while is_array(t):
-        t, d = t["elementType"], d + 1
-    return d
-
-
-def innermost(t: Any) -> Any:
-    """The type inside every array of ``t``."""
-    while is_array(t):
-        t = t["elementType"]
-    return t
 
 
 def array_of(t: Any) -> dict[str, Any]:
