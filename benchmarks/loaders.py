@@ -23,7 +23,11 @@ bytes sum to what Spark computed):
   ``2`` (persistent workers), for how it scales;
 - ``memory copy of the same bytes`` (image-sized set only): the ceiling, the files' bytes held
   in memory (read before the timing) and copied a batch of 256 records at a time into a reused
-  buffer (``np.copyto``), no decoding, no checksums; ours in order is reported as a share of it.
+  buffer (``np.copyto``), no decoding, no checksums; ours in order is reported as a share of it;
+- ``one pread and the checksums`` (image-sized set only): what bounds a checked read of
+  ``bytes`` values below that ceiling, on the same spans: one ``os.pread`` of a batch's span
+  from the page cache and each record's CRC32C (ours: the copy out of the files and the
+  checksums it cannot skip), as a share of the copy, and ours in order as a share of it.
 
 When ``petastorm`` imports (an optional peer, never a dependency; 0.13.1 needs pyarrow's
 legacy Parquet API: in an environment of its own, ``pip install petastorm "pyarrow<15"
