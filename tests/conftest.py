@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+
+from support.connect_server import Server, jar_server
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # The JVM options of every Spark the tests start: tests/spark-conf/spark-defaults.conf says why.
@@ -220,6 +222,15 @@ def tf() -> object:
     import tensorflow
 
     return tensorflow
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The suite's Spark Connect server with the jar (support.connect_server.jar_server), for
+    test_connect's, test_shards's and test_converter's clients: one for the whole run, as each
+    start is a Spark JVM (about 15 s of CPU, and 2 cores run three suites)."""
+    with jar_server(tmp_path_factory.mktemp("connect-server")) as started:
+        yield started
 
 
 @pytest.fixture
