@@ -1,11 +1,12 @@
 """Spark Connect: a server started the way a user starts one, with the jar, and its clients.
 
-The module starts one Connect server (support.connect_server:
+The suite's Connect server (the ``server`` fixture of tests/conftest.py: one for the run, which
+test_shards and test_converter use too; support.connect_server.jar_server runs
 `sbin/start-connect-server.sh --jars <jar_path()>`, or the `spark-daemon.sh submit` that script
-runs where the pyspark wheel lacks it) on a free port of 127.0.0.1, and a client in a process of
-its own, `support.connect_client` (`SparkSession.builder.remote("sc://...")` refuses to start
-beside the classic session this pytest process holds, and would turn this process into a Connect
-one), goes through reads, writes, inference, partitions, gzip, SequenceExample, the
+runs where the pyspark wheel lacks it) listens on a free port of 127.0.0.1; a client in a
+process of its own, `support.connect_client` (`SparkSession.builder.remote("sc://...")` refuses
+to start beside the classic session this pytest process holds, and would turn this process into
+a Connect one), goes through reads, writes, inference, partitions, gzip, SequenceExample, the
 corrupt-record column, the typed helpers, `feature_spec` of a Connect schema, `add_jar` on a
 second session and the errors for bad options. `configure()` is tested on the builders that
 start their own server (`remote("local[2]")`) and on those that cannot
@@ -22,10 +23,7 @@ import json
 import os
 import struct
 import subprocess
-import urllib.error
-import urllib.request
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,51 +31,12 @@ import pyspark
 import pytest
 
 import spark_tfrecord
-from support import child_env, maven, module_command, tfrecord_files
-from support.connect_server import Server, connect_server, listening
+from support import child_env, module_command, tfrecord_files
+from support.connect_server import Server, connect_jar_for_spark_3, listening
 from support.tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
 
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_3 = pyspark.__version__.startswith("3.")
 CLIENT_TIMEOUT = 600.0
-
-
-def connect_jar_for_spark_3() -> Path:
-    """`spark-connect_2.12` of pyspark's version, else the newest earlier 3.5 release.
-
-    The Maven Central this project reaches lacks some 3.5 releases of this artifact (3.5.8 and
-    3.5.9 among them); the Connect plugin of an earlier 3.5 patch release runs on a later one.
-    """
-    group, artifact = "org.apache.spark", "spark-connect_2.12"
-    try:
-        return maven.fetch(group, artifact, pyspark.__version__)
-    except urllib.error.HTTPError as e:
-        if e.code != 404:
-            raise
-    url = f"{maven.CENTRAL}/{group.replace('.', '/')}/{artifact}/maven-metadata.xml"
-    with urllib.request.urlopen(url, timeout=60) as response:
-        text = response.read().decode()
-
-    def key(version: str) -> tuple[int, ...]:
-        return tuple(int(p) for p in version.split("."))
-
-    versions = [v.split("<")[0] for v in text.split("<version>")[1:]]
-    earlier = [v for v in versions if v.startswith("3.5.") and key(v) < key(pyspark.__version__)]
-    assert earlier, f"no 3.5 release of {artifact} on Maven Central: {versions}"
-    return maven.fetch(group, artifact, max(earlier, key=key))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    jars = [spark_tfrecord.jar_path()]
-    if SPARK_3:
-        jars.insert(0, str(connect_jar_for_spark_3()))
-    conf = {"spark.sql.extensions": spark_tfrecord.EXTENSIONS}  # nested column pruning
-    root = tmp_path_factory.mktemp("connect-server")
-    with connect_server(
-        SPARK_HOME, root, jars=jars, conf=conf, env={}, binding_address=not SPARK_3
-    ) as server:
-        yield server
 
 
 def run_child(module: str, args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -21,7 +21,8 @@ import pytest
 import spark_tfrecord
 from spark_tfrecord._spark import converter as _converter
 from support import child_env
-from test_connect import Server, run_child, server  # noqa: F401  (the suite's Connect server)
+from support.connect_server import Server
+from test_connect import run_child
 
 SCHEMA = "id long, x array<float>, s string, y long"
 
@@ -338,7 +339,7 @@ def test_a_converter_pickles_to_a_trainer_without_spark(spark: Any, tmp_path: Pa
     assert ys == [0] * 5 + [1] * 5 and heavy == []
 
 
-def test_from_a_connect_client(server: Server, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_from_a_connect_client(server: Server, spark: Any, tmp_path: Path) -> None:
     """The converter from a Connect client: the cache folder from the session's conf, its
     records, an equal plan built separately found again with no file written, another plan
     and other local rows in new folders."""

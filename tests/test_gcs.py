@@ -546,13 +546,25 @@ def test_feature_spec_and_values_of_a_gs_folder_equal_the_local_ones(
     assert digest(remote[i] for i in range(ROWS)) == digest(local[i] for i in range(ROWS))
 
 
+#: gcsfs's retries without their backoff (1 + 2 + 4 + 8 + 16 s between its six tries, each of
+#: which a refused connection fails at once): the retry loop and its error as they are, minus
+#: half a minute of sleep.
+NO_BACKOFF = """\
+import asyncio, types, gcsfs.retry
+async def _at_once(delay, result=None):
+    return await asyncio.sleep(0, result)
+gcsfs.retry.asyncio = types.SimpleNamespace(**{**vars(asyncio), "sleep": _at_once})
+"""
+
+
 def test_a_stopped_server_gives_a_clear_error_not_a_hang(tmp_path: Path) -> None:
-    """gcsfs retries a refused connection a few times, then the loaders raise its error, which
-    names the host; the test's timeout is the hang's bound."""
+    """gcsfs retries a refused connection a few times (NO_BACKOFF), then the loaders raise its
+    error, which names the host; the test's timeout is the hang's bound."""
     with gcs_bucket(tmp_path / "server.log", "stopped") as stopped:
         host = stopped.endpoint.removeprefix("http://")
     answer = trainer_side.run(
-        "import spark_tfrecord\nresult = spark_tfrecord.dataset_info('gs://stopped/t')",
+        NO_BACKOFF
+        + "import spark_tfrecord\nresult = spark_tfrecord.dataset_info('gs://stopped/t')",
         {"STORAGE_EMULATOR_HOST": stopped.endpoint},
         timeout=300,
     )

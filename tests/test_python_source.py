@@ -23,6 +23,7 @@ the package's own reading (slices, and the batch decoder's fast path and its fal
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import gzip
 import json
 import os
@@ -862,8 +863,15 @@ def _fast_record(i: int, odd: Mapping[bytes, bytes] | None = None) -> bytes:
     return example(*(entry(k, v) for k, v in features.items()))
 
 
+@functools.cache
+def _fast_records() -> tuple[bytes, ...]:
+    """The records of a plain file, built once for the module's tests (1.7 s of Python each
+    time)."""
+    return tuple(_fast_record(i) for i in range(FAST_RECORDS))
+
+
 def _fast_file(folder: Path, odd: Mapping[int, bytes] | None = None) -> str:
-    records = [_fast_record(i) for i in range(FAST_RECORDS)]
+    records = list(_fast_records())
     for i, record in (odd or {}).items():
         records[i] = record
     return str(write_records(folder / "part-0.tfrecord", records))

@@ -17,10 +17,11 @@ import pytest
 
 import spark_tfrecord
 from spark_tfrecord._spark.shards import _murmur3_int, routing_keys
+from support.connect_server import Server
 from support.shards_client import ROWS, skewed
 from support.tfrecord_bytes import read_records
 from support.tfrecord_oracle import Column, decode
-from test_connect import Server, run_child, server  # noqa: F401  (the suite's Connect server)
+from test_connect import run_child
 
 COLUMNS = [Column("id", "long", "scalar"), Column("text", "binary", "scalar")]
 COLUMNS += [Column("x", "float", "array")]
@@ -286,7 +287,7 @@ def test_a_map_column_is_refused_by_the_format_not_by_a_hash(spark: Any, tmp_pat
     assert not (tmp_path / "m").exists()
 
 
-def test_from_a_connect_client(server: Server, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_from_a_connect_client(server: Server, spark: Any, tmp_path: Path) -> None:
     """A Connect client writes 4 shuffled shards from three partitionings (one without a shard
     prefix) and a TFDS split: the same bytes as this (classic) session writes from a fourth,
     and balanced."""

@@ -10,13 +10,15 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from ipaddress import ip_address
 from pathlib import Path
 
-from support import QUICK_JVM, free_port
+from support import QUICK_JVM, free_port, maven
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT = 300.0
@@ -168,3 +170,51 @@ def connect_server(
                 time.sleep(0.2)
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def connect_jar_for_spark_3() -> Path:
+    """`spark-connect_2.12` of pyspark's version, else the newest earlier 3.5 release.
+
+    The Maven Central this project reaches lacks some 3.5 releases of this artifact (3.5.8 and
+    3.5.9 among them); the Connect plugin of an earlier 3.5 patch release runs on a later one.
+    """
+    import pyspark
+
+    group, artifact = "org.apache.spark", "spark-connect_2.12"
+    try:
+        return maven.fetch(group, artifact, pyspark.__version__)
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            raise
+    url = f"{maven.CENTRAL}/{group.replace('.', '/')}/{artifact}/maven-metadata.xml"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        text = response.read().decode()
+
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in version.split("."))
+
+    versions = [v.split("<")[0] for v in text.split("<version>")[1:]]
+    earlier = [v for v in versions if v.startswith("3.5.") and key(v) < key(pyspark.__version__)]
+    assert earlier, f"no 3.5 release of {artifact} on Maven Central: {versions}"
+    return maven.fetch(group, artifact, max(earlier, key=key))
+
+
+@contextmanager
+def jar_server(root: Path) -> Iterator[Server]:
+    """The Connect server of the installed pyspark with the jar (and, on Spark 3.5, the Connect
+    plugin's jar) and the session extension, as test_connect starts it; folders under ``root``.
+    """
+    import pyspark
+
+    import spark_tfrecord
+
+    spark_3 = pyspark.__version__.startswith("3.")
+    jars = [spark_tfrecord.jar_path()]
+    if spark_3:
+        jars.insert(0, str(connect_jar_for_spark_3()))
+    conf = {"spark.sql.extensions": spark_tfrecord.EXTENSIONS}  # nested column pruning
+    spark_home = Path(pyspark.__file__).resolve().parent
+    with connect_server(
+        spark_home, root, jars=jars, conf=conf, env={}, binding_address=not spark_3
+    ) as server:
+        yield server

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import traceback
 from typing import Any, Callable
 
@@ -262,10 +263,13 @@ def main(config: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     root = f"gs://{config['bucket']}{config.get('folder', '')}"
     for name in config.get("scenarios", SCENARIOS):
+        started = time.monotonic()
         try:
             results[name] = SCENARIOS[name](spark, f"{root}/{name}", config)
         except Exception:  # reported to the test, which fails on it
             results[name] = {"failed": traceback.format_exc()}
+        seconds = time.monotonic() - started
+        print(f"{name}: {seconds:.1f} s", file=sys.stderr, flush=True)  # in the driver's log
     spark.stop()
     return results
 

@@ -55,6 +55,7 @@ class Front:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # TCP_NODELAY: an answer's headers and body, sent at once
     server: _FrontServer
 
     def log_message(self, format: str, *args: object) -> None:

@@ -96,6 +96,7 @@ class Proxy:
 
 
 class _Tunnel(socketserver.StreamRequestHandler):
+    disable_nagle_algorithm = True  # TCP_NODELAY, both ways: each record on as it comes
     server: _ProxyServer
 
     def handle(self) -> None:
@@ -108,6 +109,7 @@ class _Tunnel(socketserver.StreamRequestHandler):
             self.wfile.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
             return
         with socket.create_connection(self.server.target, timeout=60) as upstream:
+            upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.server.proxy.tunnels.append(authority)
             self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             self.wfile.flush()
