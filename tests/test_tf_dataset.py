@@ -317,6 +317,65 @@ def test_shuffled_files_stay_disjoint_at_every_epoch(spark, tf, tmp_path: Path, 
         spark_tfrecord.tf_dataset(str(path), shard=(2, 2))
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"batch_size": 5},
+        {"batch_size": 5, "drop_remainder": True, "label": "y"},
+        {"batch_size": None, "label": "y"},
+        {"batch_size": 4, "shard": (1, 2)},
+        {"batch_size": 3, "shuffle_files": True, "seed": 7},
+    ],
+)
+def test_parsing_where_read_gives_the_same_batches(
+    spark, tf, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+) -> None:
+    """Dense features are parsed a block at a time where the files are read when a worker has a
+    file per core (tf._parse_where_read), else a batch at a time after the reads: the same
+    batches, in the same order, either way (with shuffled files, in the order the reads end:
+    the same records)."""
+    import os
+
+    from spark_tfrecord._loaders import tf as loader
+
+    path = tmp_path / "t"
+    df = spark.range(23).selectExpr(
+        "id", "array(CAST(id AS FLOAT), -CAST(id AS FLOAT)) AS x", "CAST(id % 2 AS DOUBLE) AS y"
+    )
+    uneven = df.withColumn("p", (df.id >= 3).cast("int") + (df.id >= 7).cast("int"))
+    spark_tfrecord.write(uneven.repartition(4, "p").drop("p"), str(path))
+    dense = spark_tfrecord.feature_spec(str(path))
+    assert all(isinstance(f, tf.io.FixedLenFeature) for f in dense.values())
+
+    def passes(cores: int) -> tuple[list[Any], int]:
+        monkeypatch.setattr(os, "cpu_count", lambda: cores)
+        assert loader._parse_where_read(dense, {}, None, 4 // options.get("shard", (0, 1))[1]) == (
+            cores == 1
+        )
+        ds = spark_tfrecord.tf_dataset(str(path), **options)
+        got = []
+        for element in ds:
+            features, label = element if "label" in options else (element, None)
+            got.append(
+                (
+                    {k: v.numpy().tolist() for k, v in features.items()},
+                    None if label is None else label.numpy().tolist(),
+                )
+            )
+        return got, int(ds.cardinality())
+
+    where_read, after = passes(1), passes(1_000_000)
+    assert where_read[0] and len(where_read[0]) == where_read[1] == after[1]
+    if "shuffle_files" in options:  # blocks come as the reads finish: the same records
+
+        def ids(batches: list[Any]) -> list[int]:
+            return sorted(k for features, _ in batches for k in features["id"])
+
+        assert ids(where_read[0]) == ids(after[0]) and len(ids(after[0])) == 23
+    else:
+        assert where_read == after
+
+
 def test_shuffle_buffer_keeps_every_record(spark, tf, tmp_path: Path) -> None:
     path = tmp_path / "t"
     uneven_files(spark, path)
