@@ -82,6 +82,28 @@ def tfrecord_package(path: str, name: str) -> Iterable[dict[str, Any]]:
     return DataLoader(chained, batch_size=BATCH)
 
 
+def batch_spans(path: str) -> list[tuple[str, list[tuple[int, int]], list[list[tuple[int, int]]]]]:
+    """Per file of the data set: its path, the byte span ``(first, end)`` of each batch of
+    BATCH records in order, and each such batch's records' data spans (past the header,
+    before the footer), from the reader's offsets."""
+    import spark_tfrecord
+    from spark_tfrecord._format.framing import FOOTER, HEADER
+
+    reader = spark_tfrecord.torch_dataset(path).reader
+    out = []
+    for f, info in enumerate(reader.files):
+        table = reader.offsets(f)
+        starts, ends = table[:, 0].tolist(), (table[:, 0] + table[:, 1]).tolist()
+        batches = range(0, len(starts), BATCH)
+        spans = [(starts[k], ends[min(k + BATCH, len(ends)) - 1]) for k in batches]
+        data = [
+            [(a + HEADER, b - FOOTER) for a, b in zip(starts[k : k + BATCH], ends[k : k + BATCH])]
+            for k in batches
+        ]
+        out.append((info.path, spans, data))
+    return out
+
+
 class MemoryCopy:
     """The ceiling of a data set's reads: its files' bytes, read into memory once (not timed),
     copied in each epoch a batch at a time (the span of BATCH records of a file, in order) into
@@ -91,17 +113,7 @@ class MemoryCopy:
     def __init__(self, path: str) -> None:
         import numpy as np
 
-        import spark_tfrecord
-
-        reader = spark_tfrecord.torch_dataset(path).reader
-        self.files = []
-        for f, info in enumerate(reader.files):
-            table = reader.offsets(f)
-            data = np.fromfile(info.path, np.uint8)
-            ends = (table[:, 0] + table[:, 1]).tolist()
-            firsts = table[::BATCH, 0].tolist()
-            lasts = ends[BATCH - 1 :: BATCH] + ([ends[-1]] if len(ends) % BATCH else [])
-            self.files.append((data, list(zip(firsts, lasts))))
+        self.files = [(np.fromfile(p, np.uint8), spans) for p, spans, _ in batch_spans(path)]
         self.bytes = sum(b - a for _, spans in self.files for a, b in spans)
         longest = max((b - a for _, spans in self.files for a, b in spans), default=0)
         self.out = np.empty(longest, np.uint8)
@@ -123,24 +135,14 @@ class CheckedRead:
     cannot copy each byte fewer than once nor skip its checksum."""
 
     def __init__(self, path: str) -> None:
-        import spark_tfrecord
         from spark_tfrecord._format.crc import crc32c
 
-        reader = spark_tfrecord.torch_dataset(path).reader
         self.crc = crc32c()
         self.files = []
-        for f, info in enumerate(reader.files):
-            table = reader.offsets(f)
-            ends = (table[:, 0] + table[:, 1]).tolist()
-            starts = table[:, 0].tolist()
-            batches = []
-            for k in range(0, len(starts), BATCH):
-                first = starts[k]
-                # each record's data: past its 12-byte header, before its 4-byte footer
-                data = [(a - first + 12, b - first - 4) for a, b in zip(starts[k:k + BATCH],
-                                                                    ends[k:k + BATCH])]  # fmt: skip
-                batches.append((first, ends[min(k + BATCH, len(ends)) - 1] - first, data))
-            self.files.append((info.path, batches))
+        for p, spans, data in batch_spans(path):
+            # each batch: where it starts, its length, its records' data spans within it
+            batches = [(a, b - a, [(s - a, e - a) for s, e in d]) for (a, b), d in zip(spans, data)]
+            self.files.append((p, batches))
 
     def epoch(self) -> None:
         crc = self.crc

@@ -95,12 +95,12 @@ def _parse_where_read(
     threads, the parsed blocks then cut into batches; else the blocks are cut into batches that
     a stage of their own parses in parallel.
 
-    Parsing where read saves a hand-over of every block between threads: 276k against 421k
-    records/s (benchmarks/converter.py's 200,000 records of 32 floats in 4 files, medians of 6
-    epochs, 2 cores, 2026-11-29). But the reads run one thread per file at most, so it takes a
-    worker at least as many files as cores; and only dense features (every one a
-    ``FixedLenFeature``), whose parsed blocks ``rebatch`` cuts, with no records to shuffle one
-    by one (``shuffle_buffer``) and no SequenceExamples."""
+    Parsing where read saves a hand-over of every block between threads: 421k against 276k
+    records/s (TensorFlow alone on benchmarks/converter.py's 200,000 records of 32 floats in 4
+    files, medians of 6 epochs, 2 cores, 2026-11-29). But the reads run one thread per file at
+    most, so it takes a worker at least as many files as cores; and only dense features (every
+    one a ``FixedLenFeature``), whose parsed blocks ``rebatch`` cuts, with no records to shuffle
+    one by one (``shuffle_buffer``) and no SequenceExamples."""
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     return (
