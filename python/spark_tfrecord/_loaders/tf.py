@@ -93,9 +93,9 @@ def _fixed_parallelism(tf: Any) -> Any:
     value the autotuner would start from (a thread per core, at most 16), and no model of the
     pipeline is measured and optimized beside it. tf_dataset's pipeline (parallel reads of whole
     files, a rebatch, a prefetch) has nothing for it to find: on 2 cores (TensorFlow 2.21, 200,000
-    records of 32 floats in batches of 256, in 1 or 4 files, shuffled or not) it fed 0.80M to
-    0.86M records/s with the autotuner against 1.14M to 1.39M without, and some of its passes
-    ran at half speed (benchmarks/converter.py's half-speed passes)."""
+    records of 32 floats in batches of 256, in 1 or 4 files, shuffled or not) it fed 0.67M to
+    0.86M records/s with the autotuner against 0.94M to 1.39M without (1.3x to 1.6x), and some
+    of its passes ran at half speed (benchmarks/converter.py's half-speed passes)."""
     options = tf.data.Options()
     options.autotune.enabled = False
     return options
@@ -178,10 +178,10 @@ def tf_dataset(
 
     Files are read in parallel (``interleave``; in a fixed order unless shuffling), a file per
     core (at most 16), GZIP and ZLIB files as each file says, and batches are prefetched.
-    tf.data's autotuner is off for this dataset (``options().autotune.enabled`` is False): it
-    measured a third slower, and some passes half as fast, than the parallelism it starts from.
-    ``ds.with_options(o)`` with ``o.autotune.enabled = True`` turns it back on. TensorFlow is
-    imported only when this is called.
+    tf.data's autotuner is off for this dataset (``options().autotune.enabled`` is False): with
+    it, the reads ran a third slower than at the parallelism it starts from, and some passes at
+    half speed. ``ds.with_options(o)`` with ``o.autotune.enabled = True`` turns it back on.
+    TensorFlow is imported only when this is called.
 
     >>> import tempfile
     >>> from spark_tfrecord import write
