@@ -161,6 +161,41 @@ class LayoutPredictionSuite extends UnitSuite {
     assertDamageReadsTheSame(schema, recs.take(3).toSeq, recs(3))
   }
 
+  /**
+   * Keys of 1 to 12 bytes (headers of 7 to 18 bytes: short ones, passed in two words, and longer
+   * ones) for floats, bigints and strings. With `constant`, every value has the same length, so
+   * that unwanted entries' headers are learned whole; without, the lengths vary (varints of 1 to
+   * 10 bytes, strings of 0 to 40 bytes, now and then a null: an unset Feature).
+   */
+  private val shortKeys = StructType((1 to 12).flatMap(k =>
+    Seq(
+      StructField("f" * k, FloatType), StructField("l" * k, LongType),
+      StructField("s" * k, StringType))))
+  private val someShortKeys =
+    StructType(Seq("fff", "l" * 9, "ssssss", "l" * 12, "ff").map(shortKeys(_)))
+
+  private def shortKeyed(r: Random, n: Int, constant: Boolean): Array[Array[Byte]] =
+    serialized(shortKeys,
+      (0 until n).map { _ =>
+        InternalRow((1 to 12).flatMap(_ =>
+          Seq[Any](r.nextFloat(),
+            if (constant) (1L << 28) + r.nextInt(1 << 28) else r.nextLong() >> r.nextInt(64),
+            if (!constant && r.nextInt(20) == 0) null
+            else UTF8String.fromString("v" * (if (constant) 4 else r.nextInt(41)))
+          )): _*)
+      })
+
+  test("a projection passes short headers whole, then with lengths that vary, as the walk would") {
+    val r = new Random(8)
+    val constant = shortKeyed(r, 40, constant = true).toSeq
+    val varying = shortKeyed(r, 200, constant = false).toSeq
+    val f = assertSame(someShortKeys, constant ++ varying ++ constant)
+    assert(f.predictsLayout)
+    // Damage passed by headers learned whole, and by those whose lengths were seen to vary.
+    assertDamageReadsTheSame(someShortKeys, constant.take(3), constant(3))
+    assertDamageReadsTheSame(someShortKeys, constant ++ varying.take(20), constant(5))
+  }
+
   test("a projection's record damaged at any byte, wanted entry or not, reads the same") {
     // Same-length damage to an unwanted entry (its tags, lengths, or its key turned into a wanted
     // name) must not pass unseen: the walk would give up on it or read it.

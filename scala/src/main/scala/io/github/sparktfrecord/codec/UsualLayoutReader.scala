@@ -36,7 +36,8 @@ import io.github.sparktfrecord.wire.ProtoWire
  * record or names what is wrong with it; a key damaged into a wanted column's name sets that
  * column; neither shows in the record's length or in the wanted entries' headers. Checking an
  * unwanted entry is two word compares and two length bytes, against the walk's recognition and
- * lookup.
+ * lookup; with a short key, two word compares alone while its value's length stays the same,
+ * its lengths compared in those words ([[EntryHeaders]]).
  */
 private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: FeatureOrder) {
   import ExampleWalker._

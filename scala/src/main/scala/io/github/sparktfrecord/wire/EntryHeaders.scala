@@ -20,6 +20,16 @@ import org.apache.spark.unsafe.Platform
  * learned only decides how often a match happens, never what a match means. An entry that does
  * not match (another key, a length of another size, an unusual layout) is read the old way.
  *
+ * A header of 8 to 16 bytes with one-byte lengths (short keys: most features) is also kept in a
+ * tighter form, apart in [[short]] so that a projection's pass over the entries it does not want
+ * reads little besides the record. First it is learned whole, lengths included, with the entry's
+ * size: while the value's length stays the same (a float, a fixed-length list), two word compares
+ * match the entry and its end is known without reading its lengths, so that the next entry's
+ * check need not wait for this one's. Equal bytes are the learned header's, which the checks
+ * above accepted, with the same lengths: the same answer. The first time the lengths differ (a
+ * varint value), the position keeps only the compares above, in two words whose masks are the
+ * same for every such header of 10 bytes or more, with `L` and `VL` taken from the words read.
+ *
  * What a hostile stream could make this hold stays bounded: positions past [[MaxPositions]] and
  * keys over [[MaxKeyLength]] bytes are not learned, and the long keys' bytes are dropped and
  * learned afresh past [[MaxKeyBytes]].
@@ -36,6 +46,13 @@ private[sparktfrecord] final class EntryHeaders {
    * bytes is compared in one word, which the entry after it (or the next record) fills.
    */
   private var state = new Array[Long](16 * Stride)
+  /**
+   * Per position, [[ShortStride]] longs: for a header learned whole, its first eight bytes and its
+   * last eight as little-endian words, then `((h - 8) << 32) | size`, the entry's size in bytes;
+   * for one whose lengths vary, the two masked words of [[state]], then `(h - 8) << 32`; in the
+   * third, bit 63 set when the entry stands for a column, and 0 for any other header.
+   */
+  private var short = new Array[Long](16 * ShortStride)
   private var middles = new Array[Byte](256)
   private var used = 0
 
@@ -67,6 +84,29 @@ private[sparktfrecord] final class EntryHeaders {
   }
 
   /**
+   * The short header `short(u, u + 3)` = `meta`, learned at the position of the entry at `at`
+   * (at most `limit - 16`): the entry's end when it matches, as [[entryAt]] would; else -1.
+   */
+  private def shortEnd(u: Int, meta: Long, buf: Array[Byte], at: Int, limit: Int): Int = {
+    val short = this.short
+    val second = (meta >>> 32).toInt & 0xff
+    val base = Platform.BYTE_ARRAY_OFFSET + at
+    val first = Platform.getLong(buf, base)
+    val last = Platform.getLong(buf, base + second)
+    val size = meta.toInt
+    var end = -1
+    if (size != 0) {
+      if (first == short(u) && last == short(u + 1)) end = at + size
+    } else if ((((first ^ short(u)) & FirstWordMask) | ((last ^ short(u + 1)) & LastWordMask)) ==
+        0L) {
+      val l = (first >> 8).toByte // L and VL as signed bytes, as entryAt reads them
+      val vl = (last >> 56).toInt
+      if (vl >= 0 && l - vl == second + 6) end = at + 2 + l
+    }
+    if (end > limit) -1 else end
+  }
+
+  /**
    * Passes the entries from position `position` at `at` on that match their learned headers and
    * stand for no column (a projection's unwanted entries), each checked as [[entryAt]] checks it
    * and its value never looked at: `(p << 32) | q` of the first entry not passed, at position `p`
@@ -74,18 +114,42 @@ private[sparktfrecord] final class EntryHeaders {
    * when that entry did not match its header (so the caller does not check it again).
    */
   def passUnwanted(position: Int, buf: Array[Byte], at: Int, limit: Int): Long = {
-    val state = this.state
+    val short = this.short
     var p = position
     var q = at
     while (q < limit) {
-      val s = p * Stride
-      if (s >= state.length || state(s + 5) >= 0L) return (p.toLong << 32) | q
-      val e = entryAt(p, buf, q, limit)
-      if (e < 0) return ~((p.toLong << 32) | q)
-      q = e.toInt
+      val u = p * ShortStride
+      val meta = if (u < short.length) short(u + 2) else 0L
+      if (meta < 0L) return (p.toLong << 32) | q // a column's
+      val next = if (meta != 0L && q <= limit - 16) shortEnd(u, meta, buf, q, limit) else -1
+      if (next >= 0) q = next
+      else {
+        val s = p * Stride
+        if (s >= state.length || state(s + 5) >= 0L) return (p.toLong << 32) | q
+        val e = entryAt(p, buf, q, limit)
+        if (e < 0) return ~((p.toLong << 32) | q)
+        if (meta.toInt != 0 && q <= limit - 16) vary(p)
+        q = e.toInt
+      }
       p += 1
     }
     (p.toLong << 32) | q
+  }
+
+  /**
+   * The entry at `position`, its header learned whole, matched [[entryAt]] with lengths of other
+   * values: its header's masked words from now on, or only [[entryAt]] when they are not the
+   * usual ones.
+   */
+  private def vary(position: Int): Unit = {
+    val s = position * Stride
+    val u = position * ShortStride
+    val h = (state(s + 4) >>> 32).toInt & 0xffff
+    if (h >= 10 && state(s + 1) == FirstWordMask && state(s + 3) == LastWordMask) {
+      short(u) = state(s)
+      short(u + 1) = state(s + 2)
+      short(u + 2) = (short(u + 2) & ColumnBit) | ((h - 8).toLong << 32)
+    } else short(u + 2) = 0L
   }
 
   /** The column of the entry [[entryAt]] recognised at `position`. */
@@ -107,6 +171,8 @@ private[sparktfrecord] final class EntryHeaders {
     if (position >= MaxPositions) return
     val s = position * Stride
     if (s >= state.length) grow(position + 1)
+    val u = position * ShortStride
+    short(u + 2) = 0L
     val lengthBytes = keyStart - 3 - at
     val valueLengthBytes = valueStart - (keyStart + keyLength) - 1
     val h = valueStart - at
@@ -138,17 +204,25 @@ private[sparktfrecord] final class EntryHeaders {
     state(s + 4) = (valueLengthBytes.toLong << 56) | (lengthBytes.toLong << 48) |
       (h.toLong << 32) | middle
     state(s + 5) = column
+    if (lengthBytes == 1 && valueLengthBytes == 1 && h >= 8 && h <= 16) {
+      short(u) = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + at)
+      short(u + 1) = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + at + h - 8)
+      short(u + 2) = (if (column >= 0) ColumnBit else 0L) | ((h - 8).toLong << 32) |
+        (2 + buf(at + 1))
+    }
   }
 
   private def grow(positions: Int): Unit = {
     val old = state
     state = new Array[Long](math.max(positions, old.length / Stride * 2) * Stride)
     System.arraycopy(old, 0, state, 0, old.length)
+    short = java.util.Arrays.copyOf(short, state.length / Stride * ShortStride)
   }
 
   /** Long keys' bytes filled [[MaxKeyBytes]]: every position is learned afresh. */
   private def forget(): Unit = {
     java.util.Arrays.fill(state, 0L)
+    java.util.Arrays.fill(short, 0L)
     used = 0
   }
 }
@@ -156,6 +230,16 @@ private[sparktfrecord] final class EntryHeaders {
 private[sparktfrecord] object EntryHeaders {
   /** Longs per position in [[EntryHeaders]]'s state. */
   final val Stride = 6
+  /** Longs per position in [[EntryHeaders]]'s short headers. */
+  final val ShortStride = 3
+  /** In a short header's third long: the entry stands for a column. */
+  final val ColumnBit = 1L << 63
+  /**
+   * The masks of a header of 10 to 16 bytes with one-byte lengths: its first eight bytes but `L`
+   * (byte 1), its last eight but `VL` (the last).
+   */
+  final val FirstWordMask = 0xffffffffffff00ffL
+  final val LastWordMask = 0x00ffffffffffffffL
   final val MaxPositions = 1 << 16
   /** A key's length is one varint byte in the usual layout. */
   final val MaxKeyLength = 127
