@@ -2,7 +2,7 @@ package io.github.sparktfrecord
 
 import scala.util.Random
 
-import io.github.sparktfrecord.wire.{FeatureValueReader, ProtoWire, WireCursor}
+import io.github.sparktfrecord.wire.{FeatureIndex, FeatureValueReader, ProtoWire, WireCursor}
 
 /** The wire codec: varints on every path of [[WireCursor.readVarint]], fixed widths, skipping. */
 class ProtoWireSuite extends UnitSuite {
@@ -293,5 +293,19 @@ class ProtoWireSuite extends UnitSuite {
     cases.foreach { case (n, length) => assertEquals(bufferLength(n), length, s"n = $n") }
     // A list that grows by one value a record reallocates its buffer 7 times in 1,000 records.
     assertEquals((1 to 1000).map(bufferLength).distinct.length, 7)
+  }
+
+  test("a name index finds every name, the first of a name given twice, and nothing else") {
+    // 1,000 names (the wide-1000 schema's), some twice, nulls between: many share a probe run.
+    val names = (0 until 1000).map(i => f"w$i%04d") ++ Seq("w0007", null, "", "w0999", "x")
+    val index = new FeatureIndex(names.toArray)
+    def find(name: String): Int = {
+      val bytes = ("..." + name + "..").getBytes("UTF-8") // within a larger buffer
+      index.find(bytes, 3, bytes.length - 5)
+    }
+    for (i <- 0 until 1000) assertEquals(find(f"w$i%04d"), i)
+    assertEquals(find(""), 1002)
+    assertEquals(find("x"), 1004)
+    for (absent <- Seq("w1000", "w000", "w00000", "y", "W0001")) assertEquals(find(absent), -1)
   }
 }

@@ -15,13 +15,18 @@ private[sparktfrecord] final class FeatureIndex(names: Array[String]) extends Fe
   private val mask = Integer.highestOneBit(math.max(4, keys.length * 4)) - 1
   private val slots: Array[Int] = {
     val table = Array.fill(mask + 1)(-1)
-    keys.indices.filter(keys(_) != null).foreach { i =>
-      var s = FeatureIndex.hash(keys(i), 0, keys(i).length) & mask
-      while (table(s) >= 0) s = (s + 1) & mask
-      // Spark may request the same name twice only if the schema has it twice; first one wins.
-      if (!keys.indices.take(i).exists(j => java.util.Arrays.equals(keys(j), keys(i)))) {
-        table(s) = i
+    var i = 0
+    while (i < keys.length) {
+      val k = keys(i)
+      if (k != null) {
+        // Spark may request the same name twice only if the schema has it twice; first one wins.
+        // An equal name hashes alike, so it lies on this probe sequence: one pass over it, not
+        // a compare with every name before (a million compares per file at 1,000 columns).
+        var s = FeatureIndex.hash(k, 0, k.length) & mask
+        while (table(s) >= 0 && !java.util.Arrays.equals(keys(table(s)), k)) s = (s + 1) & mask
+        if (table(s) < 0) table(s) = i
       }
+      i += 1
     }
     table
   }
