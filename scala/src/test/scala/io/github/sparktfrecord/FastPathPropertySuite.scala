@@ -195,4 +195,41 @@ class FastPathPropertySuite extends UnitSuite {
     // Both outcomes occur often enough for the comparison to mean something.
     assert(failures > compared / 20 && failures < compared / 2, s"$failures of $compared")
   }
+
+  test("a scalar's varint of 1 to 10 bytes, padded, or beside another, reads as the general path") {
+    // Each value once as itself, once padded with continuation bytes (still one varint), and
+    // once followed by a second varint in the same run; the buffer ends right after the record
+    // or eight bytes later, so that the run is read both in one word and byte by byte.
+    val values = Seq(0L, 1L, -1L, 127L, 128L, 300L, Long.MinValue, Long.MaxValue,
+      Int.MinValue.toLong, Int.MaxValue.toLong) ++
+      (1 to 9).flatMap(k => Seq((1L << (7 * k)) - 1, 1L << (7 * k)))
+    def padded(v: Long, extra: Int): Array[Byte] = {
+      val b = varint(v)
+      if (b.length + extra > 10) b
+      else {
+        val out = b ++ Array.fill[Byte](extra)(0)
+        for (i <- 0 until out.length - 1) out(i) = (out(i) | 0x80).toByte
+        out
+      }
+    }
+    var compared = 0
+    for (t <- Seq(LongType, IntegerType, ShortType, ByteType, BooleanType, TimestampType)) {
+      val schema = StructType(Seq(StructField("v", t)))
+      val general = new ExampleDeserializer(schema, RecordType.Example, "p.tfrecord",
+        fastPath = false)
+      for (v <- values;
+        run <- Seq(varint(v), padded(v, 1), padded(v, 3),
+          cat(varint(v), varint(5L)), cat(varint(5L), varint(v)));
+        tail <- Seq(0, 8)) {
+        val rec = example(ProtoBytes.entry("v", int64List(field(1, run))))
+        val buf = cat(rec, Array.fill[Byte](tail)(-1))
+        // A new one each time: the give-up rule would stop a file's fast path after many fails.
+        val fast = new ExampleDeserializer(schema, RecordType.Example, "p.tfrecord")
+        assertEquals(outcome(fast, buf, 0, rec.length, 0L, schema),
+          outcome(general, buf, 0, rec.length, 0L, schema), s"$t, ${toHex(run)}")
+        compared += 1
+      }
+    }
+    assert(compared > 1000)
+  }
 }

@@ -175,6 +175,16 @@ private[sparktfrecord] object UsualLayoutReader {
     case _ => GiveUp // decimals
   }
 
+  /** The continuation bit of each of a word's eight bytes. */
+  private final val HighBits = 0x8080808080808080L
+
+  /** The 7-bit groups of a word's eight bytes (their high bits clear), low first, joined. */
+  private def groups(w: Long): Long = {
+    val pairs = (w & 0x007f007f007f007fL) | ((w & 0x7f007f007f007f00L) >>> 1)
+    val quads = (pairs & 0x00003fff00003fffL) | ((pairs & 0x3fff00003fff0000L) >>> 2)
+    (quads & 0x000000000fffffffL) | ((quads & 0x0fffffff00000000L) >>> 4)
+  }
+
   /** What [[values]] answers for an empty list (no values: a null scalar, an empty array). */
   private final val Empty = -2L
 
@@ -216,6 +226,18 @@ private[sparktfrecord] object UsualLayoutReader {
       val from = (f >>> 32).toInt
       val to = f.toInt
       if (from == to || buf(to - 1) < 0) return -1
+      val n = to - from
+      if (n <= 8 && ProtoWire.WordReads && from <= buf.length - 8) {
+        // One varint fills the run, so its length is known: its bytes are taken in one word
+        // and their 7-bit groups joined without a branch on that length, which varies from
+        // record to record (a value's 4 or 5 bytes) and would be mispredicted. Any other
+        // continuation bits make a varint that ends before `to`, which the loop below refuses.
+        val keep = -1L >>> (64 - 8 * n)
+        val w = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + from) & keep
+        if ((w & HighBits) != (HighBits & (keep >>> 8))) return -1
+        value = groups(w & ~HighBits)
+        return 1
+      }
       value = varint(buf, from)
       if (varintEnd == to) 1 else -1
     }
