@@ -21,7 +21,7 @@ private[sparktfrecord] final class FeatureIndex(names: Array[String]) extends Fe
       if (k != null) {
         // Spark may request the same name twice only if the schema has it twice; first one wins.
         // An equal name hashes alike, so it lies on this probe sequence: one pass over it, not
-        // a compare with every name before (a million compares per file at 1,000 columns).
+        // a compare with every name before (half a million per file at 1,000 columns).
         var s = FeatureIndex.hash(k, 0, k.length) & mask
         while (table(s) >= 0 && !java.util.Arrays.equals(keys(table(s)), k)) s = (s + 1) & mask
         if (table(s) < 0) table(s) = i
