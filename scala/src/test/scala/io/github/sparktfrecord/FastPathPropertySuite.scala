@@ -159,10 +159,16 @@ class FastPathPropertySuite extends UnitSuite {
     case (other, _) => other.toString
   }
 
+  /**
+   * The row's values and its bytes (padding and unused bits included, which Spark hashes and
+   * compares rows by), or the failure.
+   */
   private def outcome(d: RowDecoder, buf: Array[Byte], start: Int, end: Int, offset: Long,
       schema: StructType): Any =
-    try values(d.decode(buf, start, end, offset), schema)
-    catch {
+    try {
+      val row = d.decode(buf, start, end, offset)
+      (values(row, schema), toHex(row.getBytes))
+    } catch {
       case e: TFRecordDataException => Failed(e.condition, e.column, e.offset, e.getMessage)
     }
 

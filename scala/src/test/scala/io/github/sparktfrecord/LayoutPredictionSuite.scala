@@ -71,9 +71,12 @@ class LayoutPredictionSuite extends UnitSuite {
 
   private case class Failed(condition: String, column: String, offset: Long, message: String)
 
+  /** The row's values and its bytes (which Spark hashes and compares rows by), or the failure. */
   private def outcome(d: ExampleDeserializer, rec: Array[Byte], schema: StructType): Any =
-    try values(d.decode(rec, 0, rec.length, 77L), schema)
-    catch {
+    try {
+      val row = d.decode(rec, 0, rec.length, 77L)
+      (values(row, schema), toHex(row.getBytes))
+    } catch {
       case e: TFRecordDataException => Failed(e.condition, e.column, e.offset, e.getMessage)
     }
 

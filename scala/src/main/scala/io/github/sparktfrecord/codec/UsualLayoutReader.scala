@@ -1,8 +1,8 @@
 package io.github.sparktfrecord.codec
 
-import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
 import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.array.ByteArrayMethods
 
 import io.github.sparktfrecord.wire.{EntryHeaders, ExampleWalker, FeatureOrder, PackedVarints}
 import io.github.sparktfrecord.wire.ProtoWire
@@ -72,15 +72,17 @@ private[sparktfrecord] final class UsualLayoutReader(row: RowBuilder, order: Fea
       while (q < mapEnd) {
         // The entry where the previous records had it: a few word compares (EntryHeaders says
         // why a match is what the walk below answers); else the walk, which the entry teaches.
-        // Unwanted entries that match are passed in one tight loop.
+        // Unwanted entries that match are passed in one tight loop, once the file has any.
         var predicted = -1L
         if (predicting) {
-          var passed = headers.passUnwanted(position, buf, q, mapEnd)
-          val missedHere = passed < 0
-          if (missedHere) passed = ~passed
-          position = (passed >>> 32).toInt
-          q = passed.toInt
-          if (!missedHere && q < mapEnd) predicted = headers.entryAt(position, buf, q, mapEnd)
+          if (headers.learnedUnwanted) {
+            var passed = headers.passUnwanted(position, buf, q, mapEnd)
+            val missedHere = passed < 0
+            if (missedHere) passed = ~passed
+            position = (passed >>> 32).toInt
+            q = passed.toInt
+            if (!missedHere && q < mapEnd) predicted = headers.entryAt(position, buf, q, mapEnd)
+          } else predicted = headers.entryAt(position, buf, q, mapEnd)
         }
         if (q < mapEnd) {
           var id = 0
@@ -175,15 +177,8 @@ private[sparktfrecord] object UsualLayoutReader {
     case _ => GiveUp // decimals
   }
 
-  /** The continuation bit of each of a word's eight bytes. */
-  private final val HighBits = 0x8080808080808080L
-
-  /** The 7-bit groups of a word's eight bytes (their high bits clear), low first, joined. */
-  private def groups(w: Long): Long = {
-    val pairs = (w & 0x007f007f007f007fL) | ((w & 0x7f007f007f007f00L) >>> 1)
-    val quads = (pairs & 0x00003fff00003fffL) | ((pairs & 0x3fff00003fff0000L) >>> 2)
-    (quads & 0x000000000fffffffL) | ((quads & 0x0fffffff00000000L) >>> 4)
-  }
+  /** The most bytes of elements an array may hold, as `UnsafeArrayWriter` allows. */
+  private final val MaxArrayBytes = ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH.toLong
 
   /** What [[values]] answers for an empty list (no values: a null scalar, an empty array). */
   private final val Empty = -2L
@@ -212,6 +207,27 @@ private[sparktfrecord] object UsualLayoutReader {
   abstract class ColumnReader extends PackedVarints {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean
 
+    /**
+     * Begins at the row's cursor an array of `count` elements of `bytes` bytes in all, none null
+     * (what `UnsafeArrayWriter.initialize` writes, without its calls): the index in the row's
+     * buffer where its elements go, which the caller fills; -1 past an array's largest size.
+     */
+    protected final def beginArray(row: UnsafeRowWriter, count: Int, bytes: Int): Int = {
+      val header = 8 + (((count + 63) >>> 6) << 3)
+      val fixed = (bytes.toLong + 7) & ~7L
+      if (fixed > MaxArrayBytes) return -1
+      row.grow(header + fixed.toInt)
+      val b = row.getBuffer
+      val at = row.cursor()
+      Platform.putLong(b, at, count.toLong)
+      var i = 8
+      while (i < header) { Platform.putLong(b, at + i, 0L); i += 8 }
+      // The padding after the last element is zero, as in every `UnsafeArrayData`.
+      if (fixed > 0) Platform.putLong(b, at + header + fixed - 8, 0L)
+      row.increaseCursor(header + fixed.toInt)
+      at + header - Platform.BYTE_ARRAY_OFFSET
+    }
+
     /** Set by [[int64]]: the value of a scalar's one varint. */
     protected final var value = 0L
 
@@ -234,8 +250,9 @@ private[sparktfrecord] object UsualLayoutReader {
         // continuation bits make a varint that ends before `to`, which the loop below refuses.
         val keep = -1L >>> (64 - 8 * n)
         val w = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + from) & keep
-        if ((w & HighBits) != (HighBits & (keep >>> 8))) return -1
-        value = groups(w & ~HighBits)
+        val high = ProtoWire.HighBits
+        if ((w & high) != (high & (keep >>> 8))) return -1
+        value = ProtoWire.groups(w)
         return 1
       }
       value = varint(buf, from)
@@ -269,41 +286,53 @@ private[sparktfrecord] object UsualLayoutReader {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = false
   }
 
-  final class LongScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+  /**
+   * A scalar column's reader: its value goes into the field's 8-byte slot, as one word whose
+   * low bytes are the value's and the others zero, which is what `UnsafeRowWriter.write` puts
+   * there in two writes. The slot's offset is the row writer's for the field, taken once: the
+   * row builder's writer is a top-level one, whose fields start where its buffer starts.
+   */
+  abstract class ScalarReader(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+    private val slot = row.getFieldOffset(ordinal)
+
+    protected final def put(bits: Long): Unit = Platform.putLong(row.getBuffer, slot, bits)
+  }
+
+  final class LongScalar(row: UnsafeRowWriter, ordinal: Int) extends ScalarReader(row, ordinal) {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
-      case 1 => row.write(ordinal, value); true
+      case 1 => put(value); true
       case 0 => row.setNullAt(ordinal); true
       case _ => false
     }
   }
 
-  final class IntScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+  final class IntScalar(row: UnsafeRowWriter, ordinal: Int) extends ScalarReader(row, ordinal) {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
-      case 1 => value == value.toInt && { row.write(ordinal, value.toInt); true }
+      case 1 => value == value.toInt && { put(value & 0xffffffffL); true }
       case 0 => row.setNullAt(ordinal); true
       case _ => false
     }
   }
 
-  final class ShortScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+  final class ShortScalar(row: UnsafeRowWriter, ordinal: Int) extends ScalarReader(row, ordinal) {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
-      case 1 => value == value.toShort && { row.write(ordinal, value.toShort); true }
+      case 1 => value == value.toShort && { put(value & 0xffffL); true }
       case 0 => row.setNullAt(ordinal); true
       case _ => false
     }
   }
 
-  final class ByteScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+  final class ByteScalar(row: UnsafeRowWriter, ordinal: Int) extends ScalarReader(row, ordinal) {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
-      case 1 => value == value.toByte && { row.write(ordinal, value.toByte); true }
+      case 1 => value == value.toByte && { put(value & 0xffL); true }
       case 0 => row.setNullAt(ordinal); true
       case _ => false
     }
   }
 
-  final class BooleanScalar(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
+  final class BooleanScalar(row: UnsafeRowWriter, ordinal: Int) extends ScalarReader(row, ordinal) {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = int64(buf, start, end) match {
-      case 1 => (value == 0L || value == 1L) && { row.write(ordinal, value == 1L); true }
+      case 1 => (value == 0L || value == 1L) && { put(value); true }
       case 0 => row.setNullAt(ordinal); true
       case _ => false
     }
@@ -311,13 +340,14 @@ private[sparktfrecord] object UsualLayoutReader {
 
   /** A float or double scalar: one packed float. */
   final class FloatScalar(row: UnsafeRowWriter, ordinal: Int, double: Boolean)
-    extends ColumnReader {
+    extends ScalarReader(row, ordinal) {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
       val f = values(buf, start, end, FloatListTag)
       if (f == Empty) { row.setNullAt(ordinal); return true }
       if (f < 0 || f.toInt - (f >>> 32).toInt != 4) return false
-      val v = Platform.getFloat(buf, Platform.BYTE_ARRAY_OFFSET + (f >>> 32))
-      if (double) row.write(ordinal, v.toDouble) else row.write(ordinal, v)
+      val from = Platform.BYTE_ARRAY_OFFSET + (f >>> 32)
+      if (double) put(java.lang.Double.doubleToRawLongBits(Platform.getFloat(buf, from).toDouble))
+      else put(Platform.getInt(buf, from) & 0xffffffffL)
       true
     }
   }
@@ -329,7 +359,17 @@ private[sparktfrecord] object UsualLayoutReader {
       if (f == Empty) { row.setNullAt(ordinal); return true }
       if (f < 0) return false
       val from = (f >>> 32).toInt
-      row.write(ordinal, buf, from, f.toInt - from)
+      val len = f.toInt - from
+      val rounded = (len + 7) & ~7
+      row.grow(rounded)
+      val at = row.cursor()
+      val b = row.getBuffer
+      if (rounded > 0) Platform.putLong(b, at + rounded - 8, 0L)
+      System.arraycopy(buf, from, b, at - Platform.BYTE_ARRAY_OFFSET, len)
+      // Its size is `len`; the cursor then passes the padding.
+      row.increaseCursor(len)
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, at)
+      row.increaseCursor(rounded - len)
       true
     }
   }
@@ -449,10 +489,9 @@ private[sparktfrecord] object UsualLayoutReader {
         val from = (f >>> 32).toInt
         val len = f.toInt - from
         if (len == 0 || (len & 3) != 0) return false
-        val count = len >> 2
-        val elementsAt = aw.cursor() + UnsafeArrayData.calculateHeaderPortionInBytes(count)
-        aw.initialize(count)
-        Platform.copyMemory(buf, Platform.BYTE_ARRAY_OFFSET + from, aw.getBuffer, elementsAt, len)
+        val elementsAt = beginArray(row, len >> 2, len)
+        if (elementsAt < 0) return false
+        System.arraycopy(buf, from, row.getBuffer, elementsAt, len)
       }
       row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
       true

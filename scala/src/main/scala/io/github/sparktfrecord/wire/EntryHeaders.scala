@@ -57,6 +57,12 @@ private[sparktfrecord] final class EntryHeaders {
   private var used = 0
 
   /**
+   * Whether an entry standing for no column was ever learned: until one is, every learned entry
+   * is wanted and [[passUnwanted]] would pass none, so the reader need not call it.
+   */
+  var learnedUnwanted = false
+
+  /**
    * The entry at `at` (position `position` of its record), ending at most at `limit`, when its
    * header is the one learned at that position: `(valueStart << 32) | entryEnd`; else -1.
    */
@@ -204,6 +210,7 @@ private[sparktfrecord] final class EntryHeaders {
     state(s + 4) = (valueLengthBytes.toLong << 56) | (lengthBytes.toLong << 48) |
       (h.toLong << 32) | middle
     state(s + 5) = column
+    if (column < 0) learnedUnwanted = true
     if (lengthBytes == 1 && valueLengthBytes == 1 && h >= 8 && h <= 16) {
       short(u) = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + at)
       short(u + 1) = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + at + h - 8)
