@@ -238,4 +238,41 @@ class FastPathPropertySuite extends UnitSuite {
     }
     assert(compared > 1000)
   }
+
+  test("lists of one-byte, two-byte and three-byte lengths, at the edges, whole or damaged") {
+    // A list's head (`listTag L 0A n`) is recognised from its length alone where both lengths
+    // are one byte or both two; these sizes cross each edge. Each record is read whole, then
+    // with each byte of its Feature's first eight replaced, against the general path.
+    val counts = Seq(0, 1, 30, 31, 32, 33, 63, 64, 4092, 4093, 4094, 4095, 4096)
+    var compared = 0
+    for (t <- Seq(ArrayType(FloatType), ArrayType(DoubleType), ArrayType(LongType), FloatType,
+        StringType, ArrayType(StringType));
+      count <- counts) {
+      val schema = StructType(Seq(StructField("v", t)))
+      val feature = t match {
+        case ArrayType(FloatType | DoubleType, _) | FloatType =>
+          floatList(field(1, Seq.tabulate(count)(i => le32(i * 31 + 7)): _*))
+        case ArrayType(LongType, _) => int64List(field(1, Seq.tabulate(count)(i => varint(i)): _*))
+        case StringType => bytesList(field(1, Array.fill[Byte](count)(120)))
+        case _ => bytesList(field(1, Array.fill[Byte](count)(120)), field(1, utf8("ab")))
+      }
+      val rec = example(ProtoBytes.entry("v", feature))
+      val at = rec.length - feature.length
+      val general = new ExampleDeserializer(schema, RecordType.Example, "p.tfrecord",
+        fastPath = false)
+      for (i <- -1 until math.min(8, feature.length);
+        v <- if (i < 0) Seq(0)
+        else Seq(0, 0x80,
+          rec(at + i) ^ 1, rec(at + i) ^ 0x80)) {
+        val damaged = rec.clone()
+        if (i >= 0) damaged(at + i) = v.toByte
+        val fast = new ExampleDeserializer(schema, RecordType.Example, "p.tfrecord")
+        assertEquals(outcome(fast, damaged, 0, damaged.length, 0L, schema),
+          outcome(general, damaged, 0, damaged.length, 0L, schema),
+          s"$t, $count values, byte $i set to $v")
+        compared += 1
+      }
+    }
+    assert(compared > 1000)
+  }
 }

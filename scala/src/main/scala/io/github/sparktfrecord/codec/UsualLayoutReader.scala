@@ -196,6 +196,16 @@ private[sparktfrecord] object UsualLayoutReader {
       if (Platform.getInt(buf, Platform.BYTE_ARRAY_OFFSET + start) == head) {
         return ((start + 4).toLong << 32) | end
       }
+    } else if (n >= 130 && n < 16379 && ProtoWire.WordReads) {
+      // A list of 128 to 16,376 bytes (32 floats or more: an embedding) has two-byte lengths,
+      // `listTag L L 0A n n values`: six bytes, compared in one masked word.
+      val m = n - 2
+      val l = m + 3
+      val head = listTag.toLong | ((l & 0x7f | 0x80).toLong << 8) | ((l >>> 7).toLong << 16) |
+        (ListValueTag.toLong << 24) | ((m & 0x7f | 0x80).toLong << 32) | ((m >>> 7).toLong << 40)
+      if ((Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + start) & 0xffffffffffffL) == head) {
+        return ((start + 6).toLong << 32) | end
+      }
     }
     val list = usualList(buf, start, end, listTag)
     if (list < 0) -1L
