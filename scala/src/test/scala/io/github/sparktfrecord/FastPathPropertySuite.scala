@@ -243,7 +243,7 @@ class FastPathPropertySuite extends UnitSuite {
     // A list's head (`listTag L 0A n`) is recognised from its length alone where both lengths
     // are one byte or both two; these sizes cross each edge. Each record is read whole, then
     // with each byte of its Feature's first eight replaced, against the general path.
-    val counts = Seq(0, 1, 30, 31, 32, 33, 63, 64, 4092, 4093, 4094, 4095, 4096)
+    val counts = Seq(0, 1, 30, 31, 32, 33, 63, 64, 65, 4092, 4093, 4094, 4095, 4096)
     var compared = 0
     for (t <- Seq(ArrayType(FloatType), ArrayType(DoubleType), ArrayType(LongType), FloatType,
         StringType, ArrayType(StringType));

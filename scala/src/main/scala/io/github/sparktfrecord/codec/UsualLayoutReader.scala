@@ -387,6 +387,43 @@ private[sparktfrecord] object UsualLayoutReader {
   final class LongArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
     extends ColumnReader {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
+      val f = values(buf, start, end, Int64ListTag)
+      if (f >= 0 && f.toInt - (f >>> 32).toInt <= 64) return short(buf, f)
+      long(buf, start, end)
+    }
+
+    /**
+     * A run of at most 64 bytes, so of at most 64 values (one word of null bits): its values
+     * decoded straight into place in one pass, counted as they go, the header written after.
+     */
+    private def short(buf: Array[Byte], f: Long): Boolean = {
+      var p = (f >>> 32).toInt
+      val to = f.toInt
+      if (p == to || buf(to - 1) < 0) return false
+      val arrayStart = row.cursor()
+      row.grow(16 + 8 * (to - p))
+      val b = row.getBuffer
+      var at = arrayStart + 16
+      while (p < to) {
+        val c = buf(p)
+        if (c >= 0) { Platform.putLong(b, at, c.toLong); p += 1 }
+        else {
+          val v = varint(buf, p)
+          if (varintEnd < 0) return false
+          Platform.putLong(b, at, v)
+          p = varintEnd
+        }
+        at += 8
+      }
+      Platform.putLong(b, arrayStart, ((at - arrayStart - 16) >>> 3).toLong)
+      Platform.putLong(b, arrayStart + 8, 0L)
+      row.increaseCursor(at - arrayStart)
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
+    }
+
+    /** Any other Feature (a longer run, an empty list, or one to give up on), counted first. */
+    private def long(buf: Array[Byte], start: Int, end: Int): Boolean = {
       val arrayStart = row.cursor()
       var p = beginInt64Array(aw, buf, start, end)
       if (p < 0) return false

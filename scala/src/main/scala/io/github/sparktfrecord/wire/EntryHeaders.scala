@@ -56,11 +56,13 @@ private[sparktfrecord] final class EntryHeaders {
   private var middles = new Array[Byte](256)
   private var used = 0
 
+  private var unwanted = false
+
   /**
    * Whether an entry standing for no column was ever learned: until one is, every learned entry
    * is wanted and [[passUnwanted]] would pass none, so the reader need not call it.
    */
-  var learnedUnwanted = false
+  def learnedUnwanted: Boolean = unwanted
 
   /**
    * The entry at `at` (position `position` of its record), ending at most at `limit`, when its
@@ -210,7 +212,7 @@ private[sparktfrecord] final class EntryHeaders {
     state(s + 4) = (valueLengthBytes.toLong << 56) | (lengthBytes.toLong << 48) |
       (h.toLong << 32) | middle
     state(s + 5) = column
-    if (column < 0) learnedUnwanted = true
+    if (column < 0) unwanted = true
     if (lengthBytes == 1 && valueLengthBytes == 1 && h >= 8 && h <= 16) {
       short(u) = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + at)
       short(u + 1) = Platform.getLong(buf, Platform.BYTE_ARRAY_OFFSET + at + h - 8)
