@@ -166,7 +166,7 @@ private[sparktfrecord] object UsualLayoutReader {
       row: UnsafeRowWriter,
       o: Int,
       aw: UnsafeArrayWriter): ColumnReader = entry match {
-    case LongEntry | TimestampEntry | TimestampNTZEntry => new LongArray(row, o, aw)
+    case LongEntry | TimestampEntry | TimestampNTZEntry => new LongArray(row, o)
     case IntegerEntry | DateEntry => new IntArray(row, o, aw)
     case ShortEntry => new ShortArray(row, o, aw)
     case ByteEntry => new ByteArray(row, o, aw)
@@ -222,9 +222,9 @@ private[sparktfrecord] object UsualLayoutReader {
      * (what `UnsafeArrayWriter.initialize` writes, without its calls): the index in the row's
      * buffer where its elements go, which the caller fills; -1 past an array's largest size.
      */
-    protected final def beginArray(row: UnsafeRowWriter, count: Int, bytes: Int): Int = {
+    protected final def beginArray(row: UnsafeRowWriter, count: Int, bytes: Long): Int = {
       val header = 8 + (((count + 63) >>> 6) << 3)
-      val fixed = (bytes.toLong + 7) & ~7L
+      val fixed = (bytes + 7) & ~7L
       if (fixed > MaxArrayBytes) return -1
       row.grow(header + fixed.toInt)
       val b = row.getBuffer
@@ -384,63 +384,60 @@ private[sparktfrecord] object UsualLayoutReader {
     }
   }
 
-  final class LongArray(row: UnsafeRowWriter, ordinal: Int, aw: UnsafeArrayWriter)
-    extends ColumnReader {
+  /**
+   * An int64 array: the packed run's varints decoded straight into the array's elements. A run of
+   * at most 64 bytes holds at most 64 values, so one word of null bits whatever their count: its
+   * values are decoded first, counted as they go, and the header is written after them. A longer
+   * run is counted first, for the size of its header.
+   */
+  final class LongArray(row: UnsafeRowWriter, ordinal: Int) extends ColumnReader {
     def read(buf: Array[Byte], start: Int, end: Int): Boolean = {
       val f = values(buf, start, end, Int64ListTag)
-      if (f >= 0 && f.toInt - (f >>> 32).toInt <= 64) return short(buf, f)
-      long(buf, start, end)
+      val arrayStart = row.cursor()
+      if (f == Empty) beginArray(row, 0, 0)
+      else {
+        val from = (f >>> 32).toInt
+        val to = f.toInt
+        if (f < 0 || from == to || buf(to - 1) < 0) return false
+        if (to - from <= 64) {
+          row.grow(16 + 8 * (to - from))
+          val last = decode(buf, from, to, arrayStart + 16)
+          if (last < 0) return false
+          val b = row.getBuffer
+          Platform.putLong(b, arrayStart, ((last - arrayStart - 16) >>> 3).toLong)
+          Platform.putLong(b, arrayStart + 8, 0L)
+          row.increaseCursor(last - arrayStart)
+        } else {
+          val count = ProtoWire.countVarints(buf, from, to)
+          val at = beginArray(row, count, 8L * count)
+          if (at < 0 || decode(buf, from, to, Platform.BYTE_ARRAY_OFFSET + at) < 0) return false
+        }
+      }
+      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
+      true
     }
 
     /**
-     * A run of at most 64 bytes, so of at most 64 values (one word of null bits): its values
-     * decoded straight into place in one pass, counted as they go, the header written after.
+     * The run `buf[from, to)`, which ends on a varint's last byte, decoded into 8-byte elements
+     * from offset `at` of the row's buffer, which has room for them: the offset after the last;
+     * -1 for a varint longer than ten bytes.
      */
-    private def short(buf: Array[Byte], f: Long): Boolean = {
-      var p = (f >>> 32).toInt
-      val to = f.toInt
-      if (p == to || buf(to - 1) < 0) return false
-      val arrayStart = row.cursor()
-      row.grow(16 + 8 * (to - p))
+    private def decode(buf: Array[Byte], from: Int, to: Int, at: Int): Int = {
       val b = row.getBuffer
-      var at = arrayStart + 16
+      var p = from
+      var q = at
       while (p < to) {
         val c = buf(p)
-        if (c >= 0) { Platform.putLong(b, at, c.toLong); p += 1 }
+        if (c >= 0) { Platform.putLong(b, q, c.toLong); p += 1 }
         else {
           val v = varint(buf, p)
-          if (varintEnd < 0) return false
-          Platform.putLong(b, at, v)
+          if (varintEnd < 0) return -1
+          Platform.putLong(b, q, v)
           p = varintEnd
         }
-        at += 8
+        q += 8
       }
-      Platform.putLong(b, arrayStart, ((at - arrayStart - 16) >>> 3).toLong)
-      Platform.putLong(b, arrayStart + 8, 0L)
-      row.increaseCursor(at - arrayStart)
-      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
-      true
-    }
-
-    /** Any other Feature (a longer run, an empty list, or one to give up on), counted first. */
-    private def long(buf: Array[Byte], start: Int, end: Int): Boolean = {
-      val arrayStart = row.cursor()
-      var p = beginInt64Array(aw, buf, start, end)
-      if (p < 0) return false
-      var i = 0
-      while (p < end) {
-        val b = buf(p)
-        if (b >= 0) { aw.write(i, b.toLong); p += 1 }
-        else {
-          val v = varint(buf, p)
-          if (varintEnd < 0) return false
-          aw.write(i, v)
-          p = varintEnd
-        }
-        i += 1
-      }
-      row.setOffsetAndSizeFromPreviousCursor(ordinal, arrayStart)
-      true
+      q
     }
   }
 
