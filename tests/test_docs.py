@@ -30,6 +30,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import IO, Callable
 
@@ -116,6 +117,28 @@ def test_benchmarks_page_is_rendered_from_its_results(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rendered = (tmp_path / "benchmarks.md").read_text()
     assert rendered == (ROOT / "docs" / "benchmarks.md").read_text()
+
+
+#: A ratio as the README and the benchmarks page write it: 1.9x, 12.76x, 4,267x.
+RATIO = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)x\b")
+
+
+def test_readme_speed_figures_are_the_benchmarks_pages() -> None:
+    """The README's speed figures (its **Fast** point) are ratios shown on docs/benchmarks.md,
+    rounded half up to the digits the README gives. A page published without them, or a figure
+    written from memory, fails here."""
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("- **Fast**")
+    fast = readme[start : readme.index("\n- **", start)]
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    shown = {Decimal(r.replace(",", "")) for r in RATIO.findall(page)}
+    quoted = RATIO.findall(fast)
+    assert len(quoted) >= 10, quoted
+    for figure in quoted:
+        value = Decimal(figure.replace(",", ""))
+        step = Decimal(1).scaleb(-len(figure.partition(".")[2]))
+        rounded = {s.quantize(step, rounding=ROUND_HALF_UP) for s in shown}
+        assert value in rounded, f"README quotes {figure}x, which docs/benchmarks.md does not show"
 
 
 def test_every_block_is_tagged_and_every_marker_is_listed(capsys: pytest.CaptureFixture) -> None:
