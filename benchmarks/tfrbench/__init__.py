@@ -9,7 +9,7 @@
 - ``splitting``: one file read in fresh 1- and 2-core sessions, each in a child process.
 - ``tfdata``, ``peers``, ``nesting``: tf.data, tfx-bsl and Ray Data, and ``nested.py``, each
   in a child process.
-- ``profiling``: where the time goes, from Java Flight Recorder samples of one workload.
+- ``profiling``: where the time goes, from async-profiler's samples of one workload.
 - ``page``: ``docs/benchmarks.md``, rendered from a run's results by ``benchmarks/page.toml``.
 - ``chart``: ``docs/benchmarks.png``.
 - ``cli``: the arguments of ``benchmarks/run.py`` and the order of the run.

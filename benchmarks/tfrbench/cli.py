@@ -148,7 +148,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--profile",
         choices=list(WORKLOADS),
         default="narrow-read",
-        help="what Java Flight Recorder samples (narrow-read)",
+        help="what async-profiler samples (narrow-read)",
     )
     add("--linkedin-jar", help=f"a local linkedin jar, not {LINKEDIN_PACKAGE} from Maven Central")
     add(
@@ -176,7 +176,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--one-core-child",
         "--profile-child",
         "--tfdata-child",
-        "--jfr",
+        "--profiler-jar",
+        "--stacks",
     ):
         add(child, help=hidden)
     add("--cores", type=int, default=2, help=hidden)
@@ -418,14 +419,14 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
     else:
         missing["nested"] = "--skip-nested"
 
-    bench.log(f"profile: {WORKLOADS[args.profile]} in one thread, sampled by Java Flight Recorder")
+    bench.log(f"profile: {WORKLOADS[args.profile]} in one thread, sampled by async-profiler")
     where = {
         "narrow-read": "narrow-ours",
         "wide1000-select": "wide1000-ours",
         "wide1000-read": "wide1000-ours",
     }
     path = out / where.get(args.profile, f"profile-{args.profile}")
-    profile = profile_in_child(path, out / f"profile-{args.profile}.jfr", args)
+    profile = profile_in_child(path, out / f"profile-{args.profile}.collapsed", args)
     report.facts.update(contention(bench))
     settings = {
         "rows": args.rows,

@@ -303,23 +303,26 @@ def goals_table(goals: list[Goal]) -> str:
 
 def profile_section(profile: dict[str, Any] | None) -> str:
     if profile is None:
-        return "## Where the time goes\n\nNot profiled: the JDK's `jfr` tool was not found."
+        return (
+            "## Where the time goes\n\nNot profiled: async-profiler has no build for this "
+            "machine, or Maven Central could not be reached."
+        )
     areas = "\n".join(f"| {a} | {share:.0%} |" for a, share in profile["areas"])
     top = "\n".join(f"| `{m}` | {share:.1%} |" for m, share in profile["self_top"])
     choices = ", ".join(f"`{w}`" for w in WORKLOADS)
     return f"""## Where the time goes
 
-Java Flight Recorder sampled {profile["workload"]} in one thread (`local[1]`, after an untimed
-run): {profile["samples"]} samples of the task thread, one every 10 ms, counted by the method on
-top of the stack. (`--profile` chooses what is sampled: {choices}.)
+async-profiler sampled {profile["workload"]} in one thread (`local[1]`, after an untimed run):
+{profile["samples"]:,} samples of the task thread, one every half millisecond of CPU time,
+native and kernel frames included. The parts count each sample by the nearest Java method on its
+stack (the kernel copying a file's bytes is its stream's, the CRC32C intrinsic is
+`CRC32C.update`'s); the frames by the one on top, `[k]` marking the kernel's. (`--profile`
+chooses what is sampled: {choices}.)
 
 | part | samples |
 |---|---:|
 {areas}
 
-| method | samples |
+| frame on top | samples |
 |---|---:|
-{top}
-
-The JVM's CRC32C intrinsic runs outside Java frames, where the sampler does not see it, so
-the framing share undercounts it: the floor above measures framing and both checksums alone."""
+{top}"""
