@@ -63,6 +63,31 @@ class HadoopCompatSuite extends UnitSuite {
     assertEquals(read.toSeq, bytes.toSeq)
   }
 
+  dir.test("a local file is read with no buffer in front: each read takes what it asks for") {
+    d =>
+      val conf = new Configuration()
+      conf.setInt("io.file.buffer.size", 1 << 16) // as Spark sets it
+      val path = new Path(new File(d, "a.bin").toURI)
+      val bytes = Array.tabulate[Byte](200000)(i => (i * 31).toByte)
+      Files.write(new File(path.toUri).toPath, bytes)
+      // What the file system read from the file (Spark's task input metrics).
+      @nowarn("cat=deprecation") def bytesRead = FileSystem.getAllStatistics.toArray
+        .map(_.asInstanceOf[FileSystem.Statistics])
+        .filter(_.getScheme == "file").map(_.getThreadStatistics.getBytesRead).sum
+      val in = HadoopCompat.openForRead(path, conf, bytes.length)
+      val read = new Array[Byte](100)
+      try {
+        val before = bytesRead
+        in.readFully(read, 0, 10)
+        // A buffer in front would have read 64 KiB of the file for these 10 bytes.
+        assertEquals(bytesRead - before, 10L)
+        in.seek(150000)
+        in.readFully(read, 10, 90)
+        assertEquals(bytesRead - before, 100L)
+      } finally in.close()
+      assertEquals(read.toSeq, (bytes.take(10) ++ bytes.slice(150000, 150090)).toSeq)
+  }
+
   dir.test("createNew makes a local file with no .crc, counts its bytes, and never replaces") {
     d =>
       val conf = new Configuration()

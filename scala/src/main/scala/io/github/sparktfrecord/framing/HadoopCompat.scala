@@ -118,11 +118,25 @@ private[sparktfrecord] object HadoopCompat {
   private val plainOpenOnly = new ConcurrentHashMap[Class[_], String]
 
   /**
-   * Opens `path`, a file of `fileLength` bytes, to be read from its start or a split's: with the
-   * file system's `openFile` where it links and runs, else with `open(path)`.
+   * The buffer size a local file is opened with: one byte, so that no read is copied through a
+   * buffer. Hadoop's local streams put a `BufferedInputStream` of `io.file.buffer.size` bytes
+   * (64 KiB under Spark) in front of the file, and that buffer takes every read shorter than
+   * itself: the file's bytes into it, then into the reader's buffer. The readers read whole
+   * buffers of their own; the decompressors read 64 KiB at a time ([[TFRecordCompression]]), or
+   * through a buffer (Hadoop's codecs).
+   */
+  private[framing] final val UnbufferedBytes = 1
+
+  /**
+   * Opens `path`, a file of `fileLength` bytes, to be read from its start or a split's: a local
+   * file (Hadoop's `RawLocalFileSystem`, which takes no options) with `open(path)` and no buffer
+   * in front of it (see [[UnbufferedBytes]]); another with the file system's `openFile` where it
+   * links and runs, else with `open(path)`.
    */
   def openForRead(path: Path, conf: Configuration, fileLength: Long): FSDataInputStream = {
     val fs = raw(path.getFileSystem(conf))
+    // Hadoop's own, not a subclass that may open files its own way.
+    if (fs.getClass == classOf[RawLocalFileSystem]) return fs.open(path, UnbufferedBytes)
     if (hasOpenFile && !plainOpenOnly.containsKey(fs.getClass)) {
       try return OpenFile.sequential(fs, path, fileLength)
       catch {

@@ -66,8 +66,9 @@ private[sparktfrecord] object TFRecordCompression {
     def extension: String = codec(new Configuration(false)).getDefaultExtension
     def compress(out: OutputStream, conf: Configuration): OutputStream =
       codec(conf).createOutputStream(out)
+    /** Through a buffer: a codec may read its input a few bytes at a time (block headers). */
     def decompress(in: InputStream, conf: Configuration): InputStream =
-      codec(conf).createInputStream(in)
+      codec(conf).createInputStream(new java.io.BufferedInputStream(in, BufferBytes))
   }
 
   /** The values of the `compression` option TensorFlow can read, with their aliases. */
