@@ -27,7 +27,10 @@ bytes sum to what Spark computed):
 - ``one pread and the checksums`` (image-sized set only): what bounds a checked read of
   ``bytes`` values below that ceiling, on the same spans: one ``os.pread`` of a batch's span
   from the page cache and each record's CRC32C (ours: the copy out of the files and the
-  checksums it cannot skip), as a share of the copy, and ours in order as a share of it.
+  checksums it cannot skip), as a share of the copy, and ours in order as a share of it;
+- ``the checksums alone`` (image-sized set only): each record's CRC32C over the files' bytes
+  held in memory, nothing copied: what bounds every reader that checks the data, as a share of
+  the copy.
 
 When ``petastorm`` imports (an optional peer, never a dependency; 0.13.1 needs pyarrow's
 legacy Parquet API: in an environment of its own, ``pip install petastorm "pyarrow<15"

@@ -17,7 +17,15 @@ from typing import Any, Callable
 from tfrbench.checks import CheckFailed
 from tfrbench.timing import interleaved
 
-from .batches import CheckedRead, MemoryCopy, Petastorm, ours, tfrecord_package, total
+from .batches import (
+    CheckedRead,
+    Checksums,
+    MemoryCopy,
+    Petastorm,
+    ours,
+    tfrecord_package,
+    total,
+)
 from .data import DataSet
 
 #: The loaders' names, and the worker processes each reads with (the DataLoader's workers, or
@@ -32,9 +40,12 @@ MEMORY_COPY = "memory copy of the same bytes"
 #: What bounds a checked read of bytes values below that ceiling: one copy out of the page cache
 #: and the checksums (batches.CheckedRead).
 CHECKED_READ = "one pread and the checksums"
+#: What bounds every checked read: the checksums alone, over the bytes in memory
+#: (batches.Checksums).
+CHECKSUMS = "the checksums alone"
 WORKERS = {IN_ORDER: 1, SHUFFLED: 1, PACKAGE: 1, ONE_WORKER: 1, TWO_WORKERS: 2, PETASTORM: 1}
 WORKERS.update({OURS_BESIDE: 1, PETASTORM_2: 1, OURS_BESIDE_2: 2, MEMORY_COPY: 1})
-WORKERS[CHECKED_READ] = 1
+WORKERS[CHECKED_READ] = WORKERS[CHECKSUMS] = 1
 
 
 def epoch(batches: Callable[[], Iterable[dict[str, Any]]], data: DataSet, loader: str) -> None:
@@ -81,7 +92,11 @@ def child(sets: dict[str, DataSet], repeat: int) -> dict[str, Any]:
             },
             data,
             repeat,
-            {MEMORY_COPY: MemoryCopy(data.path).epoch, CHECKED_READ: CheckedRead(data.path).epoch}
+            {
+                MEMORY_COPY: MemoryCopy(data.path).epoch,
+                CHECKED_READ: CheckedRead(data.path).epoch,
+                CHECKSUMS: Checksums(data.path).epoch,
+            }
             if name == "image"
             else None,
         )

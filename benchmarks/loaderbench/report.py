@@ -9,6 +9,7 @@ from typing import Any
 from .data import DataSet
 from .measure import (
     CHECKED_READ,
+    CHECKSUMS,
     IN_ORDER,
     MEMORY_COPY,
     ONE_WORKER,
@@ -77,6 +78,12 @@ def lines(sets: dict[str, DataSet], child: dict[str, Any], peers: dict[str, Any]
             out.append(
                 f"- what bounds it: one pread and the checksums of the same bytes run at "
                 f"{bound:.0%} of the memory copy; ours in order at {share:.0%} of that"
+            )
+        if CHECKSUMS in median:
+            bound = median[MEMORY_COPY] / median[CHECKSUMS]
+            out.append(
+                f"- what bounds any checked read: the checksums alone, over the bytes in "
+                f"memory, run at {bound:.0%} of the memory copy"
             )
         for theirs in (PETASTORM, PETASTORM_2):
             if theirs in median:

@@ -136,10 +136,13 @@ class Bench:
         """Times ``repeat`` runs of ``action`` after an untimed one."""
         self.compare({(what, fmt): action})
 
-    def compare(self, actions: dict[tuple[str, str], Callable[[], object]]) -> None:
+    def compare(
+        self, actions: dict[tuple[str, str], Callable[[], object]], *, at_least: int = 0
+    ) -> None:
         """Times the ``actions``, keyed by (measurement, format), interleaved after one untimed
-        round."""
-        runs, spent = interleaved(self.spark, self.repeat, actions, warmup=1)
+        round: ``--repeat`` rounds, or ``at_least`` when that is more (reads of a second or
+        less, whose medians of three moved by a third between runs)."""
+        runs, spent = interleaved(self.spark, max(self.repeat, at_least), actions, warmup=1)
         for (what, fmt), times in runs.items():
             key = (what, short(fmt))
             self.runs[key] = times
