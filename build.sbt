@@ -7,9 +7,9 @@
 ThisBuild / organization := "io.github.sparktfrecord"
 // The version is the Python package's: one number for the wheel and the jars inside it.
 ThisBuild / version := {
-  val init = IO.read(file("python/spark_tfrecord/__init__.py"))
+  val init = IO.read(file("python/spark_tfrecord/_version.py"))
   """__version__ = "([^"]+)"""".r.findFirstMatchIn(init).map(_.group(1))
-    .getOrElse(sys.error("no __version__ in python/spark_tfrecord/__init__.py"))
+    .getOrElse(sys.error("no __version__ in python/spark_tfrecord/_version.py"))
 }
 ThisBuild / licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0"))
 

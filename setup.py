@@ -21,7 +21,7 @@ def _newest_source() -> float:
     sources = [
         ROOT / "build.sbt",
         ROOT / "project" / "build.properties",
-        ROOT / "python" / "spark_tfrecord" / "__init__.py",
+        ROOT / "python" / "spark_tfrecord" / "_version.py",  # the jars' version
     ]
     sources += [p for p in (ROOT / "scala").rglob("*") if p.is_file()]
     return max(p.stat().st_mtime for p in sources if p.exists())

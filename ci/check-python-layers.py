@@ -6,9 +6,8 @@ format: framing, compression, manifest, schema, codec; the standard library and 
 ``_spark`` (the session, the helpers, the translation of Java errors), then ``cli`` and the
 public modules on top. The rules:
 
-- ``errors`` imports nothing of the package and no third-party module; the one exception is
-  the body of ``install_exception_handler``, whose documented home is ``errors`` and whose
-  implementation (it imports py4j) is ``_spark.errors``: a lazy import, listed in LAZY_ALLOWED.
+- ``errors`` imports nothing of the package and no third-party module, not even inside a
+  function.
 - ``_format`` imports only ``_format`` and ``errors`` of the package, and of third-party modules
   only NumPy at module level, and fsspec, gcsfs, google_crc32c and crc32c inside a function
   (the optional libraries, imported when used; gcsfs for its JSON-only file system class).
@@ -20,11 +19,12 @@ public modules on top. The rules:
   never py4j or JPype (no JVM of its own: it runs in Spark's Python workers and on Connect).
 - ``import spark_tfrecord`` loads, through its module-level imports, none of pyspark, py4j,
   JPype, NumPy, torch, TensorFlow (HEAVY).
-- No import cycles among the package's modules, counting module-level imports (those under
-  ``if TYPE_CHECKING:`` too, as mypy follows them). Imports inside a function body do not count
-  for cycles: they run when the function is called, after every module involved has finished
-  loading, so they cannot meet a half-initialized module; they are how a low module reaches an
-  optional high one when asked (and they do count for every rule above).
+- No import cycles among the package's modules, counting every import: at module level,
+  under ``if TYPE_CHECKING:`` (mypy follows them) and inside a function body (issue 57: a lazy
+  import cannot meet a half-initialized module, but a circle of them is still two modules that
+  each need the other, which no reader can follow one way).
+- No private name (``_x``, not ``__x__``) of a module imported into another: a name two modules
+  share is public in the one that defines it (issue 57).
 
 Every ``import`` and ``from ... import`` is an edge, wherever it is in the file: at module
 level, under ``if TYPE_CHECKING:``, or in a function body. ``from spark_tfrecord.x import y``
@@ -52,12 +52,6 @@ FORMAT_MODULE_LEVEL = {"numpy"}
 FORMAT_LAZY = {"numpy", "fsspec", "gcsfs", "google_crc32c", "crc32c"}
 #: Third-party modules the jar-less data source may import.
 SOURCE_THIRD_PARTY = {"pyspark", "pyarrow", "numpy"}
-#: Lazy imports a rule would refuse, allowed with the reason.
-LAZY_ALLOWED = {
-    # errors.install_exception_handler is public and documented there; its implementation wraps
-    # Py4J, which is Spark's side.
-    (f"{PACKAGE}.errors", f"{PACKAGE}._spark.errors"),
-}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -70,6 +64,7 @@ class Edge:
     lazy: bool  # inside a function body
     typing: bool  # under ``if TYPE_CHECKING:``
     internal: bool
+    private: str = ""  # a private name (``_x``) imported from another module of the package
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -90,11 +85,11 @@ def edges_of(root: Path, path: Path, modules: set[str]) -> list[Edge]:
     package = source if path.name == "__init__.py" else source.rpartition(".")[0]
     found: list[Edge] = []
 
-    def add(target: str, node: ast.stmt, lazy: bool, typing: bool) -> None:
+    def add(target: str, node: ast.stmt, lazy: bool, typing: bool, private: str = "") -> None:
         internal = target == PACKAGE or target.startswith(PACKAGE + ".")
         if not internal:
             target = target.split(".")[0]
-        found.append(Edge(source, target, path, node.lineno, lazy, typing, internal))
+        found.append(Edge(source, target, path, node.lineno, lazy, typing, internal, private))
 
     def visit(node: ast.AST, lazy: bool, typing: bool) -> None:
         for child in ast.iter_child_nodes(node):
@@ -110,7 +105,12 @@ def edges_of(root: Path, path: Path, modules: set[str]) -> list[Edge]:
                     stem = child.module or ""
                 for alias in child.names:
                     full = f"{stem}.{alias.name}"
-                    add(full if full in modules else stem, child, lazy, typing)
+                    name = alias.name
+                    private = name if name.startswith("_") and not name.startswith("__") else ""
+                    if full in modules:
+                        add(full, child, lazy, typing)
+                    else:
+                        add(stem, child, lazy, typing, private)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 visit(child, True, typing)
             elif isinstance(child, ast.If) and _is_type_checking(child.test):
@@ -136,9 +136,10 @@ def violations(edges: list[Edge], repo: Path) -> list[str]:
     wrong = []
     for e in edges:
         where = f"{e.path.relative_to(repo)}:{e.line}"
+        if e.private and e.internal and e.target != e.source:
+            wrong.append(f"{where}: imports {e.private}, a private name of {e.target}")
         src, dst = layer(e.source), layer(e.target) if e.internal else None
-        allowed_lazily = e.lazy and (e.source, e.target) in LAZY_ALLOWED
-        if src == "errors" and not allowed_lazily:
+        if src == "errors":
             if e.internal:
                 wrong.append(f"{where}: errors (a leaf) imports {e.target}")
             elif e.target not in STDLIB:
@@ -190,10 +191,11 @@ def heavy_at_import(edges: list[Edge], repo: Path) -> list[str]:
 
 
 def cycles(edges: list[Edge], repo: Path) -> list[str]:
-    """Cycles of module-level imports (TYPE_CHECKING ones included), one line each."""
+    """Cycles of imports (TYPE_CHECKING ones and those inside functions included), one line
+    each."""
     graph: dict[str, dict[str, Edge]] = {}
     for e in edges:
-        if e.internal and not e.lazy and e.target != e.source:
+        if e.internal and e.target != e.source:
             graph.setdefault(e.source, {}).setdefault(e.target, e)
     found: list[str] = []
     reported: set[frozenset[str]] = set()

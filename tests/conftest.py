@@ -86,6 +86,7 @@ ONCE = {
     "test_docs.py[tensorflow.md]": 51,
     "test_docs.py[pytorch.md]": 50,
     "test_torch_dataset.py": 60,
+    "test_foreign_folders.py": 40,
     "test_docs.py[errors.md]": 37,
     "test_batch_decoding.py": 35,
     "test_python_inference.py": 27,

@@ -128,7 +128,10 @@ def test_the_answer_pickles_for_loader_workers(table: Path) -> None:
 def test_without_a_manifest_the_records_are_counted(table: Path) -> None:
     info = info_of(table)["result"]
     assert (info["num_records"], info["source"], info["partitions"]) == (14, "counted", ["day"])
-    assert info["reason"] == f"counted from the records: {table} has no {MANIFEST}"
+    # The records are not Examples: nothing to infer a schema from, and the reason says why.
+    counted, no_schema = info["reason"].split("; ", 1)
+    assert counted == f"counted from the records: {table} has no {MANIFEST}"
+    assert no_schema.startswith("no schema: [TFRECORD_MALFORMED_RECORD] Malformed tf.train.Example")
     assert (info["schema"], info["record_type"], info["schema_json"]) == (None, None, None)
     assert info["files"] == expected_files(table)
     assert (info["features"], info["feature_lists"]) == ({}, {})
@@ -188,13 +191,15 @@ def test_a_file_and_a_glob_are_counted(tmp_path: Path) -> None:
     (tmp_path / "_b.idx").write_bytes(b"junk")
     one = info_of(tmp_path / "a.tfrecord")["result"]
     assert (one["num_records"], one["source"]) == (3, "counted")
-    assert one["reason"] == "counted from the records: a file, not a folder with a manifest"
+    counted = "counted from the records: a file, not a folder with a manifest; no schema: "
+    assert one["reason"].startswith(counted + "[TFRECORD_MALFORMED_RECORD]")  # not Examples
     both = info_of(str(tmp_path / "*"))["result"]
     assert [(Path(p).name, n, c) for p, n, _, c in both["files"]] == [
         ("a.tfrecord", 3, "none"),
         ("b-of-2", 4, "gzip"),
     ]
-    assert both["reason"] == "counted from the records: a glob, not a folder with a manifest"
+    counted = "counted from the records: a glob, not a folder with a manifest; no schema: "
+    assert both["reason"].startswith(counted + "[TFRECORD_MALFORMED_RECORD]")
 
 
 def test_several_gzip_members_and_empty_files_are_counted(tmp_path: Path) -> None:
@@ -287,14 +292,15 @@ def test_a_broken_compressed_stream_is_unreadable(tmp_path: Path) -> None:
 def test_the_pure_python_crc32c_counts_the_same(table: Path) -> None:
     """Without the optional crc32c packages: the fallback, checked on the standard vector."""
     fallback = (
-        "from spark_tfrecord._format import crc, manifest\n"
+        "import spark_tfrecord\n"
+        "from spark_tfrecord._format import crc\n"
         "assert crc._crc32c_python(b'123456789') == 0xE3069283\n"
         "crc._crc32c_impl = (crc._crc32c_python, 'pure Python')\n"
         "assert crc.crc32c_implementation() == 'pure Python'\n"
     )
     assert info_of(table, before=fallback)["result"]["num_records"] == 14
     (table / "day=1" / "part-00000.c000.tfrecord").write_bytes(_flip(records(5), 19 + 13))
-    out = trainer(fallback + f"result = manifest.dataset_info({str(table)!r})")
+    out = trainer(fallback + f"result = spark_tfrecord.dataset_info({str(table)!r})")
     assert (out["condition"], out["parameters"]["offset"]) == (
         "TFRECORD_CORRUPT_RECORD.DATA_CHECKSUM",
         "19",
@@ -523,14 +529,12 @@ def test_feature_spec_of_a_sequence_example_folder(tmp_path: Path) -> None:
 
 @pytest.mark.tensorflow
 def test_feature_spec_of_a_folder_without_a_valid_manifest_says_what_to_do(table: Path) -> None:
+    """With no manifest the schema is inferred from the records (tests/test_foreign_folders.py):
+    records that are not Examples fail it, naming the file and the offset."""
     out = trainer(SPEC_REPR + f"result = spark_tfrecord.feature_spec({str(table)!r})")
-    assert out["error"] == "ValueError"
-    assert out["message"] == (
-        f"feature_spec({str(table)!r}) needs the folder's valid {MANIFEST}, which every "
-        f"spark-tfrecord write leaves, and here {table} has no {MANIFEST}. Write the data with "
-        "spark-tfrecord (spark_tfrecord.write or format('tfrecord')), or pass the schema "
-        "instead: a DDL string such as 'id long, x array<float>', or a StructType."
-    )
+    assert (out["error"], out["condition"]) == ("CorruptFileError", "TFRECORD_MALFORMED_RECORD")
+    assert out["parameters"]["offset"] == "0"
+    assert out["parameters"]["path"].startswith(str(table))
     write_manifest(table, COUNTS, record_type="ByteArray")
     raw = trainer(SPEC_REPR + f"result = spark_tfrecord.feature_spec({str(table)!r})")
     assert (

@@ -119,6 +119,26 @@ def test_benchmarks_page_is_rendered_from_its_results(tmp_path: Path) -> None:
     assert rendered == (ROOT / "docs" / "benchmarks.md").read_text()
 
 
+def test_the_benchmarks_page_names_no_folder_of_the_machine_that_ran_it() -> None:
+    """The page's command line and its previous page's results file are shown relative to the
+    repository (tfrbench.data.in_repository), whatever machine ran them."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    command = next(line for line in page.splitlines() if line.startswith("benchmarks/run.py"))
+    previous = next(line for line in page.splitlines() if line.startswith("| previous page |"))
+    for line in (command, previous):
+        assert not [w for w in re.split(r"[\s`=]+", line) if w.startswith("/")], line
+    code = (
+        "import sys, json; sys.path.insert(0, 'benchmarks'); from tfrbench.data import "
+        "in_repository as r; print(json.dumps([r(a) for a in sys.argv[1:]]))"
+    )
+    given = [str(ROOT / "benchmarks" / "results.json"), f"--previous={ROOT}/x.json", "/else/y"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *given], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["benchmarks/results.json", "--previous=x.json", "/else/y"]
+
+
 #: A ratio as the README and the benchmarks page write it: 1.9x, 12.76x, 4,267x.
 RATIO = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)x\b")
 

@@ -3,7 +3,7 @@ shows"): our condition and message, with the file, the byte offset and the colum
 
 Errors found while planning are PySpark's own `IllegalArgumentException`, whose text is ours.
 A task's error is a `Py4JJavaError` whose Java causes hold ours: `configure()` (which made the
-suite's session) installs `spark_tfrecord.errors.install_exception_handler`, which raises it as
+suite's session) installs `spark_tfrecord.install_exception_handler`, which raises it as
 a `TFRecordJavaError`, a `Py4JJavaError` still, whose text starts with ours. Spark Connect
 clients are in test_connect.py.
 """
@@ -18,6 +18,7 @@ import py4j.protocol
 import pytest
 from py4j.protocol import Py4JJavaError
 
+import spark_tfrecord
 from spark_tfrecord import errors
 from spark_tfrecord._spark.errors import TFRecordJavaError
 from support.tfrecord_bytes import entry, example, feature, frame, int64_list_packed
@@ -156,7 +157,7 @@ def test_a_session_started_later_keeps_it_and_installing_again_wraps_once(
     spark, tmp_path: Path
 ) -> None:
     wrapped = py4j.protocol.get_return_value
-    errors.install_exception_handler()
+    spark_tfrecord.install_exception_handler()
     assert py4j.protocol.get_return_value is wrapped
     assert not getattr(wrapped.__wrapped__, "_spark_tfrecord", False)
     # A new session runs PySpark's installer again, over the get_return_value wrapped here.

@@ -111,9 +111,10 @@ def test_import_needs_no_pyspark_and_the_spark_names_load_when_used() -> None:
     )
     assert result.stdout.splitlines() == [
         "['CACHE_DIR_CONF', 'Converter', 'EXTENSIONS', 'RecordType', 'SUPPORTED_SPARK', "
-        "'SaveMode', 'ScalaVersion', 'TfdsMode', 'add_jar', 'configure', 'feature_spec', "
-        "'grain_source', 'jar_path', 'make_converter', 'read', 'read_tfds', 'register', "
-        "'tf_dataset', 'torch_dataset', 'write', 'write_tfds']",
+        "'SaveMode', 'ScalaVersion', 'TfdsMode', 'add_jar', 'configure', 'dataset_info', "
+        "'feature_spec', 'grain_source', 'install_exception_handler', 'jar_path', "
+        "'make_converter', 'read', 'read_tfds', 'register', 'tf_dataset', 'torch_dataset', "
+        "'write', 'write_tfds']",
         "True spark_tfrecord._spark.io",
         "True []",
     ]
@@ -140,7 +141,7 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
         "spark_tfrecord._spark.session",
         "spark_tfrecord._spark.converter",
         "spark_tfrecord._format.ddl",
-        "spark_tfrecord._format.manifest",
+        "spark_tfrecord._format.datasets",
         "spark_tfrecord._spark.tfds",
         "spark_tfrecord.errors",
         pytest.param("spark_tfrecord._loaders.spec", marks=pytest.mark.tensorflow),

@@ -200,7 +200,8 @@ def test_columns_and_label(spark, tf, tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_a_folder_tensorflow_wrote_is_counted(tf, tmp_path: Path) -> None:
-    """No manifest: the records are counted from the framing, the schema is the DDL given."""
+    """No manifest: the records are counted from the framing, the schema is the DDL given, or
+    else inferred from the records."""
     path = tmp_path / "tf"
     path.mkdir()
     for name, kind, ids in (("a.tfrecord", "", range(4)), ("b.tfrecord.gz", "GZIP", range(4, 9))):
@@ -220,8 +221,10 @@ def test_a_folder_tensorflow_wrote_is_counted(tf, tmp_path: Path) -> None:
     assert int(ds.cardinality()) == 2  # 9 // 2 = 4 records: worker 1 has ids 4-7
     got = records(tf, ds)
     assert [(r["id"], r["x"]) for r in got] == [([k], [k / 2] * k) for k in range(4, 8)]
-    with pytest.raises(ValueError, match=r"no valid manifest .*give the columns as a DDL string"):
-        spark_tfrecord.tf_dataset(str(path))
+    # With no columns, the schema inferred from the records: a nullable scalar and a list, so a
+    # VarLenFeature and a RaggedFeature, no counts being known.
+    inferred = records(tf, spark_tfrecord.tf_dataset(str(path), batch_size=4))
+    assert [(r["id"], r["x"]) for r in inferred] == [([k], [k / 2] * k) for k in range(9)]
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,7 @@ from .data import (
     concatenate,
     data_files,
     image,
+    in_repository,
     narrow,
     no_whole_stage_codegen,
     size_of,
@@ -304,7 +305,8 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
     previous: dict[str, Any] = {}
     if Path(args.previous).is_file():
         previous = json.loads(Path(args.previous).read_text())
-        report.facts["previous page"] = f"`{args.previous}` of {previous['facts']['date']}"
+        shown = in_repository(str(args.previous))
+        report.facts["previous page"] = f"`{shown}` of {previous['facts']['date']}"
     else:
         report.facts["previous page"] = "none"
     report.facts["ours jar"] += f", {source}"
@@ -485,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["facts"]["harness wall time"] = f"{time.perf_counter() - started:.0f} s"
         results["facts"]["load average at end"] = load_average()
         given = sys.argv[1:] if argv is None else argv
-        results["command"] = shlex.join(["benchmarks/run.py", *given])
+        results["command"] = shlex.join(["benchmarks/run.py", *map(in_repository, given)])
         results_path.parent.mkdir(parents=True, exist_ok=True)
         save(results, results_path)
     page = Page(json.loads(results_path.read_text()))

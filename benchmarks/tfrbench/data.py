@@ -3,6 +3,7 @@ files written from them."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,19 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def in_repository(text: str) -> str:
+    """A path (or a command-line word holding one, ``--x=/abs/path``) as the page shows it:
+    relative to the repository when it is in it, so that a page names no machine's folders."""
+    prefix, sep, value = text.rpartition("=") if text.startswith("--") else ("", "", text)
+    # by the path as given, not resolved: a virtual environment's python links out of the
+    # repository
+    under = Path(os.path.normpath(value))
+    if under.is_absolute() and under.is_relative_to(ROOT):
+        value = str(under.relative_to(ROOT))
+    return prefix + sep + value
+
 
 #: Rows of the narrow, wide-1000 and image-sized data sets unless the arguments say otherwise.
 DEFAULT_ROWS = {"rows": 2_000_000, "wide1000_rows": 100_000, "image_rows": 10_000}

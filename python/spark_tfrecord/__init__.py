@@ -19,16 +19,16 @@ in the docstrings use ``spark``, a session made this way; the test suite runs th
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from typing import TYPE_CHECKING, Any
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.index import index_path, indexed_files
-from spark_tfrecord._format.manifest import DatasetInfo, FileInfo, dataset_info
+from spark_tfrecord._format.manifest import DatasetInfo, FileInfo
 from spark_tfrecord._format.values import Ragged, Sparse
+from spark_tfrecord._version import __version__
 
 if TYPE_CHECKING:
+    from spark_tfrecord._format.datasets import dataset_info
     from spark_tfrecord._loaders.api import grain_source, torch_dataset
     from spark_tfrecord._loaders.spec import feature_spec
     from spark_tfrecord._loaders.tf import tf_dataset
@@ -41,14 +41,17 @@ if TYPE_CHECKING:
         ScalaVersion,
         add_jar,
         configure,
+        install_exception_handler,
         jar_path,
     )
     from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
 
-#: The names of the loaders and of the Spark side, by module: loaded when first used (module
-#: ``__getattr__``), so that ``import spark_tfrecord`` imports no pyspark and works without it,
-#: and the command line's ``inspect`` imports neither.
+#: The names of the loaders, of the Spark side and of ``dataset_info`` (whose schema inference
+#: imports NumPy), by module: loaded when first used (module ``__getattr__``), so that
+#: ``import spark_tfrecord`` imports no pyspark and works without it, and the command line's
+#: ``inspect`` imports neither.
 _LAZY = {
+    "spark_tfrecord._format.datasets": ("dataset_info",),
     "spark_tfrecord._loaders.api": ("grain_source", "torch_dataset"),
     "spark_tfrecord._loaders.spec": ("feature_spec",),
     "spark_tfrecord._loaders.tf": ("tf_dataset",),
@@ -60,6 +63,7 @@ _LAZY = {
         "ScalaVersion",
         "add_jar",
         "configure",
+        "install_exception_handler",
         "jar_path",
     ),
     "spark_tfrecord._spark.tfds": ("TfdsMode", "read_tfds", "write_tfds"),
@@ -112,6 +116,7 @@ __all__ = [
     "grain_source",
     "index_path",
     "indexed_files",
+    "install_exception_handler",
     "jar_path",
     "make_converter",
     "read",

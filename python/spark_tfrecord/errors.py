@@ -7,9 +7,10 @@ while planning (an option, a type, a schema) reach Python as they are: PySpark r
 ``IllegalArgumentException`` and ``getCondition()`` (Spark 4) or ``getErrorClass()`` (3.5)
 returns ours. Errors of a task (damaged files, values that do not fit) reach Python inside
 Spark's own (``FAILED_READ_FILE``, ``TASK_WRITE_FAILED``), as they do for Parquet or JSON: their
-cause carries our condition. In a classic session, :func:`install_exception_handler` (which
-``configure()`` and ``add_jar()`` call) makes such an error start with our condition and
-message; a Spark Connect client shows Spark's (docs/errors.md, "What Python shows first").
+cause carries our condition. In a classic session,
+:func:`spark_tfrecord.install_exception_handler` (which ``configure()`` and ``add_jar()`` call)
+makes such an error start with our condition and message; a Spark Connect client shows Spark's
+(docs/errors.md, "What Python shows first").
 :func:`condition` and :func:`parameters` find ours wherever it is, in a classic session (Py4J),
 a Spark Connect client, or :mod:`spark_tfrecord.local` (JPype)::
 
@@ -57,7 +58,6 @@ __all__ = [
     "ArgumentError",
     "CorruptFileError",
     "condition",
-    "install_exception_handler",
     "matches",
     "parameters",
 ]
@@ -212,31 +212,11 @@ def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
     return condition, parameters
 
 
-def install_exception_handler() -> None:
-    """Make a classic session's errors start with our condition and message (done once).
-
-    PySpark shows a task's error as a ``Py4JJavaError`` whose first line names a Py4J call
-    (``An error occurred while calling o147.collectToPython.``): Spark's own error is on the
-    outside, and ours is a cause down the Java trace. After this, such an error whose causes
-    hold ours is a ``Py4JJavaError`` still (``spark_tfrecord._spark.errors.TFRecordJavaError``,
-    with the same ``java_exception``) whose text starts with ``[TFRECORD_…] message``, then
-    goes on with the original text. Other errors are unchanged. :func:`spark_tfrecord.configure`
-    and :func:`spark_tfrecord.add_jar` call it; call it yourself when the jar reaches the
-    session otherwise (``spark-submit --jars``). Spark Connect clients raise what the server
-    sends and are not changed (docs/errors.md).
-    """
-    # Its implementation wraps Py4J, which is Spark's side (spark_tfrecord._spark.errors): the
-    # one import of the package from this module, made when called, so that errors stays a leaf.
-    try:
-        from spark_tfrecord._spark import errors as java_errors
-    except ImportError:  # no py4j: a pyspark for Spark Connect only
-        return
-    java_errors.install()
-
-
 # Reading Java exceptions (Py4J's, JPype's, a Spark Connect client's) is duck-typed: nothing is
 # imported, so condition() and parameters() work wherever the error comes from. Wrapping Py4J to
-# show our condition first is Spark's side: spark_tfrecord._spark.errors.
+# show our condition first is Spark's side: spark_tfrecord._spark.errors, installed by
+# spark_tfrecord.install_exception_handler (spark_tfrecord._spark.session), so that this module
+# imports nothing of the package.
 
 
 def java_chain(error: Any) -> list[Any]:

@@ -11,7 +11,7 @@ batch (:meth:`Layout.collate`). Kinds are TensorFlow's: int64, float32, bytes (`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -122,6 +122,12 @@ class Layout:
         #: Each array of structs' leaves, whose lists must be of one length.
         self.arrays = list(arrays.items())
         self._checks: list[list[Any]] | None = None
+
+    def use_reader(self, key: str, read: Callable[[list[Any]], Any]) -> None:
+        """Reads column ``key`` of each record with ``read`` (of the record's features, by the
+        column's ``slots``) instead of the layout's own reader: the jar-less source's Spark
+        vectors."""
+        self._readers = [(k, read if k == key else r) for k, r in self._readers]
 
     # --- one record -----------------------------------------------------------------------
 
@@ -447,10 +453,12 @@ class Layout:
         - a sparse vector: ``(indices, values, shape)``: indices ``(nnz, 2)`` int64 of
           (record, position), as ``tf.SparseTensor`` takes them, and ``shape = (B, size)``.
         """
-        return {c.key: self._collate(c, [r[c.key] for r in records]) for c in self.columns}
+        return {c.key: self.collate_column(c, [r[c.key] for r in records]) for c in self.columns}
 
     @staticmethod
-    def _collate(c: Column, items: list[Any]) -> Any:
+    def collate_column(c: Column, items: list[Any]) -> Any:
+        """Column ``c``'s values of a batch of records, ``items`` (one a record), in NumPy
+        arrays, as :meth:`collate` gives each column."""
         numeric = c.value in _DTYPES
         if c.shape == "vector" and c.sparse:
             sizes = {s.size for s in items if s is not None} | ({c.size} if c.size else set())

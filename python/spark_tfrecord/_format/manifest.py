@@ -2,10 +2,10 @@
 
 Every ``format("tfrecord")`` write leaves ``_tfrecord_manifest.json`` at the root of its folder:
 the record type, the schema, and per data file its record count and size.
-:func:`dataset_info` reads it after one listing of the folder, and trusts it only when the data
-files on disk are exactly the ones it names, with the same sizes. Otherwise (a folder written by
-TensorFlow, a job killed mid-commit, a file added by another tool) it counts the records from
-their framing and says so in :attr:`DatasetInfo.reason`.
+:func:`spark_tfrecord.dataset_info` reads it after one listing of the folder, and trusts it only
+when the data files on disk are exactly the ones it names, with the same sizes. Otherwise (a
+folder written by TensorFlow, a job killed mid-commit, a file added by another tool) it counts
+the records from their framing and says so in :attr:`DatasetInfo.reason`.
 
 Counting reads every byte: each record's length and both of its CRC32C checksums are checked, as
 the data source does, and gzip / ZLIB files are decompressed as a stream. With the ``crc32c`` or
@@ -17,13 +17,12 @@ records (70 MB/s gzipped); without either the checksums are computed in pure Pyt
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord._format.compression import chunks, detect_compression
-from spark_tfrecord._format.files import Files, LocalFiles, file_system, hidden, is_glob
+from spark_tfrecord._format.files import Files, LocalFiles, hidden, is_glob
 from spark_tfrecord._format.framing import count_stream
 
 _LOCAL = LocalFiles()
@@ -92,8 +91,12 @@ class DatasetInfo:
     schema_json: Mapping[str, Any] | None = None
     #: ``"manifest"`` or ``"counted"`` (from the records' framing).
     source: Literal["manifest", "counted"] = "manifest"
-    #: When counted: why (no manifest, or how the folder and the manifest differ).
+    #: When counted: why (no manifest, or how the folder and the manifest differ), and why there
+    #: is no schema when none could be inferred.
     reason: str | None = None
+    #: Where the schema came from: ``"manifest"``, ``"inferred"`` from the records as the jar
+    #: infers (``spark_tfrecord._format.datasets.with_schema``), or None when there is none.
+    schema_source: Literal["manifest", "inferred"] | None = None
 
     @property
     def num_bytes(self) -> int:
@@ -183,13 +186,15 @@ def _read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo:
         schema_json=schema_json if isinstance(schema_json, dict) else None,
         source="manifest",
         reason=None,
+        schema_source="manifest" if isinstance(schema_json, dict) else None,
     )
 
 
-def read_manifest(folder: str) -> DatasetInfo | None:
-    """The folder's valid manifest, or None (no manifest, or one the folder does not match)."""
+def read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo | None:
+    """The valid manifest of ``folder`` (on ``files``), or None (no manifest, or one the folder
+    does not match)."""
     try:
-        return _read_manifest(folder)
+        return _read_manifest(folder, files)
     except _Stale:
         return None
 
@@ -249,41 +254,10 @@ def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
     )
 
 
-def dataset_info(
-    path: str | os.PathLike[str], *, storage_options: Mapping[str, Any] | None = None
-) -> DatasetInfo:
-    """The record counts, files and schema of the TFRecord data at ``path``: a local path, a
-    ``file://`` URL, or an fsspec URL (``s3://bucket/train``, ``gs://...``; the file system's
-    package, s3fs or gcsfs, must be installed), with fsspec's ``storage_options`` (else the
-    file system reads its credentials and endpoint from the environment, as the cloud SDKs do:
-    ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``...).
-
-    ``path`` is a folder (a partitioned table's root too), one file, or a glob. A folder that
-    a spark-tfrecord write left with a valid ``_tfrecord_manifest.json`` is answered from it,
-    after one listing and no file reads: ``source == "manifest"``. Anything else is counted from
-    the records' framing (every byte read, both checksums of every record checked):
-    ``source == "counted"``, ``reason`` says why, and ``schema`` and ``record_type`` are None.
-
-    >>> import os, tempfile
-    >>> from spark_tfrecord import dataset_info
-    >>> folder = tempfile.mkdtemp() + "/ids"
-    >>> spark.range(5).repartition(2).write.format("tfrecord").save(folder)
-    >>> info = dataset_info(folder)
-    >>> info.num_records, len(info.files), info.source, info.schema
-    (5, 2, 'manifest', 'id BIGINT NOT NULL')
-    >>> sorted(n for _, n, _ in info.files)
-    [2, 3]
-    >>> os.remove(os.path.join(folder, "_tfrecord_manifest.json"))
-    >>> info = dataset_info(folder)
-    >>> info.num_records, info.source, info.reason.endswith("has no _tfrecord_manifest.json")
-    (5, 'counted', True)
-    """
-    fs, path = file_system(os.fspath(path), storage_options)
-    return dataset_info_in(fs, path)
-
-
 def dataset_info_in(fs: Files, path: str) -> DatasetInfo:
-    """:func:`dataset_info` of ``path`` on the file system ``fs``."""
+    """The counts and files of ``path`` on the file system ``fs``: its manifest's, else counted
+    from the records' framing, with no schema (:func:`spark_tfrecord.dataset_info` infers
+    it)."""
     if fs.isdir(path):
         try:
             return _read_manifest(path, fs)

@@ -20,6 +20,7 @@ def torch_dataset(
     columns: Sequence[str] | str | None = None,
     transform: Callable[[dict[str, Any]], Any] | None = None,
     *,
+    options: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     cache_bytes: int = 256 << 20,
     block_size: int = 4 << 20,
@@ -28,9 +29,10 @@ def torch_dataset(
     (a local path, a ``file://`` URL, or an fsspec URL such as ``s3://bucket/train`` with
     fsspec's ``storage_options``), decoded in Python: neither TensorFlow nor a JVM is needed.
 
-    - ``len(ds)`` is the manifest's record count (``dataset_info(path).num_records``);
-      ``ds[i]`` is record i: the files in the manifest's order (by path), records in file order.
-      ``__getitems__`` reads a DataLoader's batch in one call.
+    - ``len(ds)`` is the record count (``dataset_info(path).num_records``: the manifest's, or
+      counted from the framing when there is none); ``ds[i]`` is record i: the files in order
+      of their path, records in file order. ``__getitems__`` reads a DataLoader's batch in one
+      call.
     - A record is a dict: one key per column (a struct's leaves by their path ``a/b``), values
       as TensorFlow reads them: ``np.int64`` / ``np.float32`` scalars, 1-D arrays for lists,
       ``str`` / ``bytes``, :class:`Ragged` for lists of lists, :class:`Sparse` for vectors
@@ -39,7 +41,12 @@ def torch_dataset(
       A SequenceExample folder reads its context features and feature lists (a
       :class:`Ragged` per ``array<array<T>>``). ``transform`` is applied to each record.
     - ``columns``: all (None), some by name, or a DDL string (``"x array<float>, y long"``),
-      which a folder without a manifest needs.
+      which is then the schema. All and some are of the folder's schema: its manifest's, or
+      for a folder with none (files TensorFlow, TFX or TFDS wrote: any shard names, GZIP by
+      its first bytes) inferred from its records as the data source infers it
+      (``ds.schema_source`` is ``"inferred"``), with the data source's read ``options``
+      (``{"recordType": "SequenceExample"}``, ``inferSchemaMaxFiles``,
+      ``inferSchemaMaxRecords``, ``inferNesting``, ``pathSeparator``: ``dataset_info``'s).
     - ``DataLoader(ds, batch_size=B, collate_fn=ds.collate)`` batches: a column every record
       holds with the same number of values stacked into a tensor, others as
       ``(values, offsets)`` (docs/pytorch.md). It pickles: workers (``num_workers``, fork or
@@ -69,6 +76,7 @@ def torch_dataset(
         os.fspath(path),
         columns,
         transform,
+        options=options,
         storage_options=storage_options,
         cache_bytes=cache_bytes,
         block_size=block_size,
@@ -79,6 +87,7 @@ def grain_source(
     path: str | os.PathLike[str],
     columns: Sequence[str] | str | None = None,
     *,
+    options: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     cache_bytes: int = 256 << 20,
     block_size: int = 4 << 20,
@@ -86,7 +95,7 @@ def grain_source(
     """A random-access source of the records of the TFRecord folder ``path`` for Grain, JAX's
     data loader: ``grain.MapDataset.source(src)``, or ``grain.DataLoader(data_source=src,
     sampler=grain.samplers.IndexSampler(len(src), shard_options=..., shuffle=True, seed=...))``.
-    Records, order, columns and object stores are as for :func:`torch_dataset`;
+    Records, order, columns, ``options`` and object stores are as for :func:`torch_dataset`;
     ``src.collate`` batches records into NumPy arrays (a ``batch_fn`` for
     ``grain.transforms.Batch`` when some columns vary in length).
 
@@ -103,6 +112,7 @@ def grain_source(
     return GrainSource(
         os.fspath(path),
         columns,
+        options=options,
         storage_options=storage_options,
         cache_bytes=cache_bytes,
         block_size=block_size,

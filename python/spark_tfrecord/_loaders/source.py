@@ -11,7 +11,9 @@ import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format import partitions
+from spark_tfrecord._format.datasets import read_options, refuse_tfds, schema_of
 from spark_tfrecord._format.decoder import MalformedRecord
+from spark_tfrecord._format.files import file_system
 from spark_tfrecord._format.layout import ColumnError, Layout, NoValue, layout
 from spark_tfrecord._format.records import RecordReader
 from spark_tfrecord._format.schema import Column, type_string
@@ -29,50 +31,53 @@ class RecordSource:
         columns: Sequence[str] | str | None = None,
         transform: Callable[[dict[str, Any]], Any] | None = None,
         *,
+        options: Mapping[str, str] | None = None,
         storage_options: Mapping[str, Any] | None = None,
         cache_bytes: int = 256 << 20,
         block_size: int = 4 << 20,
     ) -> None:
+        refuse_tfds(*file_system(path, storage_options))  # before its records are counted
         self._reader = RecordReader(
             path, storage_options=storage_options, cache_bytes=cache_bytes, block_size=block_size
         )
         info = self._reader.info
         where = str(path)
-        self._raw = info.record_type == "ByteArray"
-        self._what = (
-            "tf.train.SequenceExample"
-            if info.record_type == "SequenceExample"
-            else "tf.train.Example"
-        )
         found = self._partition_folders()
         names = list(found[0]) if found else []
         given: dict[str, str] = {}  # partition columns a DDL string types
         if isinstance(columns, str):
             from spark_tfrecord._format.ddl import parse_ddl
 
+            parsed = read_options(info.record_type, options)
             schema: Mapping[str, Any] = parse_ddl(columns)
             given = {
                 f["name"]: type_string(f["type"]) for f in schema["fields"] if f["name"] in names
             }
             schema = {**schema, "fields": [f for f in schema["fields"] if f["name"] not in names]}
             selected: list[str] | None = None
-        elif info.schema_json is not None:
-            schema, selected = info.schema_json, None if columns is None else list(columns)
+            counts: Mapping[str, tuple[int, int]] = {}
+        else:
+            # the manifest's schema, or else inferred from the records as the jar infers it
+            had = schema_of(info, self._reader.files_system, options)
+            parsed, schema, counts = had.options, had.json, had.counts
+            selected = None if columns is None else list(columns)
             if selected is not None:
                 names = [n for n in selected if n in names]
                 selected = [n for n in selected if n not in names]
-        elif self._raw:
-            schema, selected = {"type": "struct", "fields": []}, None
-        else:
-            raise ValueError(
-                f"{where} has no valid manifest ({info.reason}), so no schema: give the columns "
-                'as a DDL string, columns="x array<float>, y long".'
-            )
-        counts = info.features if info.schema_json is not None else {}
-        record_type: Literal["Example", "SequenceExample"] = (
-            "SequenceExample" if info.record_type == "SequenceExample" else "Example"
+        #: ``"manifest"``, ``"inferred"`` (from the records), or ``"given"`` (a DDL string).
+        self.schema_source = "given" if isinstance(columns, str) else had.source
+        self._raw = parsed.record_type == "ByteArray"
+        self._what = (
+            "tf.train.SequenceExample"
+            if parsed.record_type == "SequenceExample"
+            else "tf.train.Example"
         )
-        self._layout_args = (schema, counts, selected, where, "/", record_type)
+        if self._raw:
+            schema, selected = {"type": "struct", "fields": []}, None
+        record_type: Literal["Example", "SequenceExample"] = (
+            "SequenceExample" if parsed.record_type == "SequenceExample" else "Example"
+        )
+        self._layout_args = (schema, counts, selected, where, parsed.path_separator, record_type)
         self._layout: Layout = layout(*self._layout_args)
         self._transform = transform
         self._partitions = self._partition_values(found, names, given)
@@ -244,10 +249,10 @@ class RecordSource:
                 ends = np.asarray(self._reader.ends, np.int64)
                 files = np.searchsorted(ends, records.indices, side="right").tolist()
                 for c, values in self._partitions:
-                    batch[c.key] = Layout._collate(c, [values[f] for f in files])
+                    batch[c.key] = Layout.collate_column(c, [values[f] for f in files])
             else:
                 for c, _ in self._partitions:
-                    batch[c.key] = Layout._collate(c, [r[c.key] for r in records])
+                    batch[c.key] = Layout.collate_column(c, [r[c.key] for r in records])
         return batch
 
 

@@ -33,7 +33,8 @@ class DataFrameLike(Protocol):
 
 
 #: What ``feature_spec`` takes: a pyspark StructType (or a DataFrame, for its schema), Spark's
-#: JSON of one (a dict), a DDL string, or the path of a folder written with a manifest.
+#: JSON of one (a dict), a DDL string, or the path of TFRecord data (its manifest's schema, or
+#: inferred).
 Schema = Union[StructTypeLike, DataFrameLike, Mapping[str, Any], str, "os.PathLike[str]"]
 
 
@@ -70,6 +71,7 @@ def feature_spec(
     vector_layout: Literal["dense", "sparse"] | None = ...,
     sizes: Mapping[str, int] | None = ...,
     storage_options: Mapping[str, Any] | None = ...,
+    options: Mapping[str, str] | None = ...,
 ) -> dict[str, Any]: ...
 
 
@@ -82,6 +84,7 @@ def feature_spec(
     vector_layout: Literal["dense", "sparse"] | None = ...,
     sizes: Mapping[str, int] | None = ...,
     storage_options: Mapping[str, Any] | None = ...,
+    options: Mapping[str, str] | None = ...,
 ) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
 
@@ -93,18 +96,19 @@ def feature_spec(
     vector_layout: Literal["dense", "sparse"] | None = None,
     sizes: Mapping[str, int] | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
 
     ``schema`` is a pyspark ``StructType`` (or a DataFrame: its schema), its JSON
     (``StructType.jsonValue()``), a DDL string (``"id long not null, x array<float>"``), or the
-    path of a folder a spark-tfrecord write left a manifest in (a ``PathLike``, or a string that
-    names an existing file or folder or holds ``://``: any other string is taken for DDL),
-    local or an fsspec URL (``gs://bucket/train``, ``s3://...``, with fsspec's
-    ``storage_options``, as :func:`dataset_info` takes them). Neither a Spark session nor
-    pyspark is needed. From a folder, the schema and the record type
-    come from its ``_tfrecord_manifest.json`` (``record_type`` must match it), and its
-    per-feature value counts make these entries dense:
+    path of TFRecord data (a ``PathLike``, or a string that names an existing file or folder or
+    holds ``://``: any other string is taken for DDL), local or an fsspec URL
+    (``gs://bucket/train``, ``s3://...``, with fsspec's ``storage_options``, as
+    :func:`dataset_info` takes them). Neither a Spark session nor pyspark is needed. From a
+    folder a spark-tfrecord write left a manifest in, the schema and the record type come from
+    its ``_tfrecord_manifest.json`` (``record_type`` must match it), and its per-feature value
+    counts make these entries dense:
 
     - a list or vector column with exactly k values in every record:
       ``tf.io.FixedLenFeature([k], dtype)``;
@@ -113,7 +117,11 @@ def feature_spec(
     - a vector column written with ``vectorLayout=sparse`` is found so without
       ``vector_layout``.
 
-    A folder with no valid manifest raises a ValueError saying so. The rest is as for a schema:
+    Other data (files TensorFlow, TFX or TFDS wrote) has its schema inferred from its records
+    as the data source infers it, with ``record_type`` and the read ``options`` its inference
+    takes (``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``, ``inferNesting``...), and no
+    value counts: its entries are those of a nullable schema, below. The rest is as for a
+    schema:
 
     - a non-nullable scalar column: ``tf.io.FixedLenFeature([], dtype)``
     - a nullable scalar column: ``tf.io.VarLenFeature(dtype)`` (absent → an empty sparse row)
@@ -170,11 +178,9 @@ def feature_spec(
     >>> feature_spec(lists.schema)["tokens"].partitions
     (RowLengths(key='tokens/ragged_row_lengths_0'),)
     """
-    import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
     counts: Mapping[str, tuple[int, int]] = {}
     if isinstance(schema, os.PathLike) or (isinstance(schema, str) and _is_path(schema)):
-        struct, counts = _from_manifest(os.fspath(schema), record_type, storage_options)
+        struct, counts = _from_folder(os.fspath(schema), record_type, storage_options, options)
     elif isinstance(schema, str):
         from spark_tfrecord._format.ddl import parse_ddl
 
@@ -193,6 +199,53 @@ def feature_spec(
         struct = schema.jsonValue()
     else:  # a DataFrame
         struct = schema.schema.jsonValue()
+    return spec_of(
+        struct,
+        counts,
+        record_type=record_type,
+        separator=separator,
+        vector_layout=vector_layout,
+        sizes=sizes,
+    )
+
+
+@overload
+def spec_of(
+    struct: Mapping[str, Any],
+    counts: Mapping[str, tuple[int, int]],
+    *,
+    record_type: Literal["Example"] = ...,
+    separator: str = ...,
+    vector_layout: Literal["dense", "sparse"] | None = ...,
+    sizes: Mapping[str, int] | None = ...,
+) -> dict[str, Any]: ...
+
+
+@overload
+def spec_of(
+    struct: Mapping[str, Any],
+    counts: Mapping[str, tuple[int, int]],
+    *,
+    record_type: Literal["SequenceExample"],
+    separator: str = ...,
+    vector_layout: Literal["dense", "sparse"] | None = ...,
+    sizes: Mapping[str, int] | None = ...,
+) -> tuple[dict[str, Any], dict[str, Any]]: ...
+
+
+def spec_of(
+    struct: Mapping[str, Any],
+    counts: Mapping[str, tuple[int, int]],
+    *,
+    record_type: Literal["Example", "SequenceExample"] = "Example",
+    separator: str = "/",
+    vector_layout: Literal["dense", "sparse"] | None = None,
+    sizes: Mapping[str, int] | None = None,
+) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`feature_spec` of the schema JSON ``struct`` with the per-feature value ``counts``
+    of a manifest (empty: none)."""
+    import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
     sequence_type = record_type == "SequenceExample"
     known_sizes: Mapping[str, int] = sizes or {}
     context: dict[str, Any] = {}
@@ -248,32 +301,28 @@ def feature_spec(
     return context
 
 
-def _from_manifest(
-    path: str, record_type: str, storage_options: Mapping[str, Any] | None
+def _from_folder(
+    path: str,
+    record_type: str,
+    storage_options: Mapping[str, Any] | None,
+    options: Mapping[str, str] | None,
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
-    """The schema JSON and the per-feature value counts of the folder ``path``'s manifest."""
+    """The schema JSON and the per-feature value counts of the data at ``path``: its manifest's,
+    else its schema inferred from its records (and no counts)."""
+    from spark_tfrecord._format.datasets import folder_schema
     from spark_tfrecord._format.files import file_system
-    from spark_tfrecord._format.manifest import MANIFEST_NAME, _read_manifest, _Stale
+    from spark_tfrecord._format.manifest import read_manifest
 
     files, folder = file_system(path, storage_options)
-    try:
-        info = _read_manifest(folder, files)
-    except _Stale as e:
-        raise ValueError(
-            f"feature_spec({path!r}) needs the folder's valid {MANIFEST_NAME}, which every "
-            f"spark-tfrecord write leaves, and here {e}. Write the data with spark-tfrecord "
-            "(spark_tfrecord.write or format('tfrecord')), or pass the schema instead: a DDL "
-            "string such as 'id long, x array<float>', or a StructType."
-        ) from None
-    if info.record_type not in ("Example", "SequenceExample"):
+    info = read_manifest(folder, files) if files.isdir(folder) else None
+    if info is not None and info.record_type == "ByteArray":
         raise ValueError(
             f"{path} holds {info.record_type} records: raw bytes, with no features to parse."
         )
-    if info.record_type != record_type:
+    if info is not None and info.record_type != record_type:
         raise ValueError(
             f"{path} holds {info.record_type} records, but feature_spec was called with "
             f"record_type={record_type!r}: pass record_type={info.record_type!r}."
         )
-    if info.schema_json is None:
-        raise ValueError(f"{path}'s {MANIFEST_NAME} has no schema_json.")
-    return info.schema_json, info.features
+    had = folder_schema(files, folder, {**(options or {}), "recordType": record_type})
+    return had.json, had.counts

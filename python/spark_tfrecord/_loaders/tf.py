@@ -1,16 +1,18 @@
 """A ready ``tf.data`` pipeline over a folder of TFRecord files: counts, spec and codecs from
-its manifest, balanced shards for distributed training, a known cardinality."""
+its manifest (or counted and inferred from the records), balanced shards for distributed
+training, a known cardinality."""
 
 from __future__ import annotations
 
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
 from spark_tfrecord._format.schema import select
 
 if TYPE_CHECKING:
+    from spark_tfrecord._format.files import Files
     from spark_tfrecord._format.manifest import DatasetInfo
 
 
@@ -58,22 +60,38 @@ def _compression_type(codec: str, path: str) -> str:
 
 
 def _spec(
-    path: str, info: DatasetInfo, columns: Sequence[str] | str | None, label: str | None
+    path: str,
+    info: DatasetInfo,
+    files: Files,
+    columns: Sequence[str] | str | None,
+    label: str | None,
+    options: Mapping[str, str] | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The context (or Example) spec and the sequence spec (SequenceExample only) to parse."""
-    from spark_tfrecord._loaders.spec import feature_spec
+    from spark_tfrecord._format.datasets import read_options, schema_of
+    from spark_tfrecord._format.ddl import parse_ddl
+    from spark_tfrecord._loaders.spec import spec_of
 
-    if info.source == "counted" and not isinstance(columns, str):
-        raise ValueError(
-            f"{path} has no valid manifest ({info.reason}), so no schema: give the columns "
-            'as a DDL string, columns="x array<float>, y long".'
-        )
-    # A DDL string gives its own schema; else the manifest's, with its value counts.
-    schema = columns if isinstance(columns, str) else path
-    if info.record_type == "SequenceExample":
-        context, sequence = feature_spec(schema, record_type="SequenceExample")
+    # A DDL string gives its own schema; else the manifest's, with its value counts, or one
+    # inferred from the records as the data source infers it.
+    struct: Mapping[str, Any]
+    counts: Mapping[str, tuple[int, int]]
+    sequence: dict[str, Any]
+    if isinstance(columns, str):
+        parsed = read_options(info.record_type if info.source == "manifest" else None, options)
+        struct, counts, record_type = parse_ddl(columns), {}, parsed.record_type
     else:
-        context, sequence = feature_spec(schema), {}
+        had = schema_of(info, files, options)
+        struct, counts, record_type = had.json, had.counts, had.record_type
+    if record_type == "ByteArray":
+        raise ValueError(
+            f"{path} holds raw records (record_type ByteArray): there are no features to parse; "
+            "tf.data.TFRecordDataset reads them as they are."
+        )
+    if record_type == "SequenceExample":
+        context, sequence = spec_of(struct, counts, record_type="SequenceExample")
+    else:
+        context, sequence = spec_of(struct, counts), {}
     if columns is not None and not isinstance(columns, str):
         wanted = [*columns, *([label] if label is not None and label not in columns else [])]
         everything = {**context, **sequence}
@@ -136,6 +154,7 @@ def tf_dataset(
     repeat: bool = False,
     shard: Shard | None = None,
     drop_remainder: bool = False,
+    options: Mapping[str, str] | None = None,
 ) -> Any:
     """Return a ``tf.data.Dataset`` of the parsed records of the TFRecord folder ``path``, with
     a known ``cardinality()``: Keras's ``fit`` takes it as it is, with no ``steps_per_epoch``.
@@ -146,7 +165,10 @@ def tf_dataset(
     longer match it, works too, but costs a pass over the data before the first batch: its
     records are counted from the framing, every byte read and both checksums of every record
     checked (at the disk's speed with the ``crc32c`` package, a few MB/s in pure Python without
-    it); and it needs ``columns`` as a DDL string, since no schema is stored with it.
+    it); and its schema is inferred from its records as the data source infers it (the read
+    ``options`` of :func:`dataset_info`: ``{"recordType": "SequenceExample"}``,
+    ``inferSchemaMaxRecords``...), with no value counts: every list is parsed ragged and
+    every scalar as a ``VarLenFeature``, unless ``columns`` gives a DDL string.
 
     - ``columns``: all the columns when None (the spec is :func:`feature_spec` of ``path``:
       ``tf.io.FixedLenFeature([k], dtype)`` where every record holds k values, so a dense
@@ -196,7 +218,9 @@ def tf_dataset(
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    from spark_tfrecord._format.manifest import dataset_info
+    from spark_tfrecord._format.datasets import refuse_tfds
+    from spark_tfrecord._format.files import file_system
+    from spark_tfrecord._format.manifest import dataset_info_in
 
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}")
@@ -211,13 +235,10 @@ def tf_dataset(
     if seed is None and (shuffle_files or shuffle_buffer is not None):
         seed = random.SystemRandom().randrange(2**31)
 
-    info = dataset_info(path)
-    if info.record_type == "ByteArray":
-        raise ValueError(
-            f"{path} holds raw records (record_type ByteArray): there are no features to parse; "
-            "tf.data.TFRecordDataset reads them as they are."
-        )
-    context, sequence = _spec(path, info, columns, label)
+    fs, where = file_system(os.fspath(path))
+    refuse_tfds(fs, where)
+    info = dataset_info_in(fs, where)
+    context, sequence = _spec(path, info, fs, columns, label, options)
 
     files = [f for f in info.files if f.num_records > 0]
     names = [f.path for f in files]  # dataset_info gives them joined to the folder

@@ -139,12 +139,9 @@ def exact_layout(
     for c in made.columns:
         if c.key in exact:
             c.conversion = exact[c.key]()
-    vectors = {c.key: c for c in made.columns if c.shape == "vector"}
-    if vectors:
-        made._readers = [
-            (key, _vector_reader(vectors[key]) if key in vectors else read)
-            for key, read in made._readers
-        ]
+    for c in made.columns:
+        if c.shape == "vector":
+            made.use_reader(c.key, _vector_reader(c))
     return made
 
 

@@ -9,8 +9,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-from spark_tfrecord import errors
 from spark_tfrecord._spark import no_spark
+from spark_tfrecord._version import __version__
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,6 +28,26 @@ _JAR_DIR = Path(__file__).resolve().parent.parent / "jars"
 
 #: The jar's session extensions (nested column pruning), which :func:`configure` enables.
 EXTENSIONS = "io.github.sparktfrecord.TFRecordExtensions"
+
+
+def install_exception_handler() -> None:
+    """Make a classic session's errors start with our condition and message (done once).
+
+    PySpark shows a task's error as a ``Py4JJavaError`` whose first line names a Py4J call
+    (``An error occurred while calling o147.collectToPython.``): Spark's own error is on the
+    outside, and ours is a cause down the Java trace. After this, such an error whose causes
+    hold ours is a ``Py4JJavaError`` still (``spark_tfrecord._spark.errors.TFRecordJavaError``,
+    with the same ``java_exception``) whose text starts with ``[TFRECORD_…] message``, then
+    goes on with the original text. Other errors are unchanged. :func:`configure` and
+    :func:`add_jar` call it; call it yourself when the jar reaches the session otherwise
+    (``spark-submit --jars``). Spark Connect clients raise what the server sends and are not
+    changed (docs/errors.md).
+    """
+    try:  # it wraps Py4J
+        from spark_tfrecord._spark import errors as java_errors
+    except ImportError:  # no py4j: a pyspark for Spark Connect only
+        return
+    java_errors.install()
 
 
 def _spark_line(spark_version: str) -> str:
@@ -62,8 +82,6 @@ def jar_path(spark_version: str | None = None, *, scala_version: ScalaVersion | 
     Raises ``ValueError`` for a Spark or Scala version without a jar, and ``FileNotFoundError``
     when the jars were not built (a source checkout: run ``ci/sbt stageJars``).
     """
-    from spark_tfrecord import __version__
-
     if spark_version is None:
         # The module, not the distribution: pyspark-client and databricks-connect install a
         # pyspark package under names of their own.
@@ -119,7 +137,7 @@ def configure(
     refuses ``spark.jars`` and ``spark.sql.extensions`` with a warning each, although it started
     with them: configure() hides those two warnings (for the values it set), and no other.
 
-    It also calls :func:`spark_tfrecord.errors.install_exception_handler`, so that the errors
+    It also calls :func:`install_exception_handler`, so that the errors
     of a classic session start with our condition and message.
 
     >>> from pyspark.sql import SparkSession
@@ -148,7 +166,7 @@ def configure(
     settings = {"spark.jars": ",".join(existing), "spark.sql.extensions": ",".join(extensions)}
     if _starts_local_server(options):
         _quiet_reapplied(settings)
-    errors.install_exception_handler()
+    install_exception_handler()
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder
@@ -204,13 +222,13 @@ def add_jar(
     a Spark Connect session uploads it with ``spark.addArtifacts``, into the server's class
     loader for that session alone. The jar is the one for the session's Spark version (the
     server's, for Spark Connect) and ``scala_version`` (as for :func:`configure`). Adding it twice
-    does no harm. It calls :func:`spark_tfrecord.errors.install_exception_handler` too.
+    does no harm. It calls :func:`install_exception_handler` too.
 
     >>> add_jar(spark)  # doctest: +ELLIPSIS
     '.../spark_tfrecord/jars/spark-tfrecord-spark...jar'
     """
     jar = jar_path(spark.version, scala_version=scala_version)
-    errors.install_exception_handler()
+    install_exception_handler()
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         cast(Any, spark).addArtifacts(jar)  # not on pyspark 3.5's classic session type
     else:

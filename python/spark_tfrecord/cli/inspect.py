@@ -226,17 +226,12 @@ def run(args: argparse.Namespace) -> int:
 def _inspect_url(args: argparse.Namespace, fs: Files) -> int:
     """An object store's folder, file or glob (fsspec), in plain Python as a local path is; a
     TFDS folder there goes through Spark."""
-    from spark_tfrecord._format.manifest import _read_manifest, _Stale
-
     path = args.path.rstrip("/")
     if fs.isfile(fs.join(path, "dataset_info.json")) or args.split:
         return _inspect_spark(args)
     if fs.isdir(path):
-        try:
-            info = _read_manifest(path, fs)
-        except _Stale:
-            pass
-        else:
+        info = read_manifest(path, fs)
+        if info is not None:
             args.path = path
             return _inspect_manifest(args, info)
         listed = fs.list_data(path)
