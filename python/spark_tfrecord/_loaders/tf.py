@@ -142,6 +142,83 @@ def _parse_where_read(
     )
 
 
+def _checked_seed(
+    batch_size: int | None,
+    shuffle_buffer: int | None,
+    shuffle_files: bool,
+    workers: int,
+    seed: int | None,
+) -> int | None:
+    """The seed of the shuffles (drawn when none is given), after checking the arguments."""
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    if shuffle_buffer is not None and shuffle_buffer < 1:
+        raise ValueError(f"shuffle_buffer must be at least 1, not {shuffle_buffer}")
+    if shuffle_files and workers > 1 and seed is None:
+        raise ValueError(
+            "shuffle_files with shard: give every worker the same seed, so that all read the "
+            "files in the same order (otherwise their records overlap)"
+        )
+    if seed is None and (shuffle_files or shuffle_buffer is not None):
+        seed = random.SystemRandom().randrange(2**31)
+    return seed
+
+
+def _files_of_epoch(
+    tf: Any,
+    names: list[str],
+    kinds: list[str],
+    counts: list[int],
+    records: tuple[int, int],
+    shuffle_files: bool,
+) -> Any:
+    """A function of an epoch's key giving the (file, compression, skip, take) of the files
+    that hold this worker's ``records`` (its first, and the one after its last), in the order of
+    the files, or one drawn from the key."""
+    all_names = tf.constant(names, tf.string)
+    all_kinds = tf.constant(kinds, tf.string)
+    all_counts = tf.constant(counts, tf.int64)
+    first, end = records
+
+    def files_of_epoch(key: Any) -> Any:
+        order_names, order_kinds, order_counts = all_names, all_kinds, all_counts
+        if shuffle_files:
+            noise = tf.random.stateless_uniform([len(names)], seed=tf.stack([key, key]))
+            order = tf.argsort(noise)
+            order_names = tf.gather(all_names, order)
+            order_kinds = tf.gather(all_kinds, order)
+            order_counts = tf.gather(all_counts, order)
+        starts = tf.cumsum(order_counts, exclusive=True)
+        skip = tf.clip_by_value(first - starts, 0, order_counts)
+        take = tf.clip_by_value(end - starts, 0, order_counts) - skip
+        wanted = take > 0
+        return tf.data.Dataset.from_tensor_slices(
+            tuple(tf.boolean_mask(t, wanted) for t in (order_names, order_kinds, skip, take))
+        )
+
+    return files_of_epoch
+
+
+def _parser(tf: Any, context: dict[str, Any], sequence: dict[str, Any], label: str | None) -> Any:
+    """The function parsing a batch of serialized records: their features, or ``(features,
+    label)``."""
+
+    def parse(serialized: Any) -> Any:
+        if sequence:
+            parsed, lists, _ = tf.io.parse_sequence_example(
+                serialized, context_features=context, sequence_features=sequence
+            )
+            features = {**parsed, **lists}
+        else:
+            features = tf.io.parse_example(serialized, context)
+        if label is None:
+            return features
+        target = features.pop(label)
+        return features, target
+
+    return parse
+
+
 def tf_dataset(
     path: str,
     *,
@@ -222,18 +299,8 @@ def tf_dataset(
     from spark_tfrecord._format.files import file_system
     from spark_tfrecord._format.manifest import dataset_info_in
 
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-    if shuffle_buffer is not None and shuffle_buffer < 1:
-        raise ValueError(f"shuffle_buffer must be at least 1, not {shuffle_buffer}")
     index, count = _shard(shard)
-    if shuffle_files and count > 1 and seed is None:
-        raise ValueError(
-            "shuffle_files with shard: give every worker the same seed, so that all read the "
-            "files in the same order (otherwise their records overlap)"
-        )
-    if seed is None and (shuffle_files or shuffle_buffer is not None):
-        seed = random.SystemRandom().randrange(2**31)
+    seed = _checked_seed(batch_size, shuffle_buffer, shuffle_files, count, seed)
 
     fs, where = file_system(os.fspath(path))
     refuse_tfds(fs, where)
@@ -251,40 +318,8 @@ def tf_dataset(
         )
     first, end = index * per_worker, (index + 1) * per_worker
 
-    all_names = tf.constant(names, tf.string)
-    all_kinds = tf.constant(kinds, tf.string)
-    all_counts = tf.constant(counts, tf.int64)
-
-    def files_of_epoch(key: Any) -> Any:
-        """(file, compression, skip, take) of the files that hold this worker's records."""
-        order_names, order_kinds, order_counts = all_names, all_kinds, all_counts
-        if shuffle_files:
-            noise = tf.random.stateless_uniform([len(names)], seed=tf.stack([key, key]))
-            order = tf.argsort(noise)
-            order_names = tf.gather(all_names, order)
-            order_kinds = tf.gather(all_kinds, order)
-            order_counts = tf.gather(all_counts, order)
-        starts = tf.cumsum(order_counts, exclusive=True)
-        skip = tf.clip_by_value(first - starts, 0, order_counts)
-        take = tf.clip_by_value(end - starts, 0, order_counts) - skip
-        wanted = take > 0
-        return tf.data.Dataset.from_tensor_slices(
-            tuple(tf.boolean_mask(t, wanted) for t in (order_names, order_kinds, skip, take))
-        )
-
-    def parse(serialized: Any) -> Any:
-        if sequence:
-            parsed, lists, _ = tf.io.parse_sequence_example(
-                serialized, context_features=context, sequence_features=sequence
-            )
-            features = {**parsed, **lists}
-        else:
-            features = tf.io.parse_example(serialized, context)
-        if label is None:
-            return features
-        target = features.pop(label)
-        return features, target
-
+    files_of_epoch = _files_of_epoch(tf, names, kinds, counts, (first, end), shuffle_files)
+    parse = _parser(tf, context, sequence, label)
     shuffling = shuffle_files or shuffle_buffer is not None
 
     parse_batch = batch_size if batch_size is not None else _PARSE_BATCH
