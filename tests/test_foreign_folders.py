@@ -3,8 +3,8 @@ ExampleGen names them, as TensorFlow's sharded writers name them with no ``.gz``
 uncompressed) read with no columns given: ``dataset_info``, ``torch_dataset``, ``grain_source``,
 ``tf_dataset`` and ``feature_spec`` infer the schema the jar infers, and give the values
 TensorFlow parses, NaN, -0.0, int64 extremes, bytes that are not UTF-8, empty lists and unset
-features included. A TFDS folder, whose splits lie side by side, is refused with the glob to
-use."""
+features included; SequenceExamples with the recordType option. A TFDS folder, whose splits lie
+side by side, is refused with the glob to use."""
 
 from __future__ import annotations
 
@@ -187,3 +187,41 @@ def test_a_tfds_folder_is_refused_with_the_glob_to_use(tf: Any, tmp_path: Path) 
     assert errors.condition(refused.value) == errors.DATASET_FOLDER
     ds = spark_tfrecord.torch_dataset(str(tmp_path / "ds-train.tfrecord*"))
     assert len(ds) == N and [int(ds[i]["id"]) for i in range(N)] == list(range(N))
+
+
+def test_sequence_examples_tensorflow_wrote(spark: Any, tf: Any, tmp_path: Path) -> None:
+    """GZIP shards of SequenceExamples, read with the data source's recordType option."""
+    for shard, ids in enumerate((range(3), range(3, 5))):
+        name = tmp_path / f"seq.tfrecord-0000{shard}-of-00002"
+        with tf.io.TFRecordWriter(str(name), options="GZIP") as writer:
+            for i in ids:
+                context = tf.train.Features(
+                    feature={"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[i]))}
+                )
+                steps = [
+                    tf.train.Feature(int64_list=tf.train.Int64List(value=[i * 10 + k] * (k + 1)))
+                    for k in range(i % 3)
+                ]
+                lists = tf.train.FeatureLists(
+                    feature_list={"clicks": tf.train.FeatureList(feature=steps)}
+                )
+                example = tf.train.SequenceExample(context=context, feature_lists=lists)
+                writer.write(example.SerializeToString())
+    options = {"recordType": "SequenceExample"}
+    info = spark_tfrecord.dataset_info(str(tmp_path), options=options)
+    assert (info.num_records, info.record_type, info.schema) == (
+        5,
+        "SequenceExample",
+        "id BIGINT,clicks ARRAY<ARRAY<BIGINT>>",
+    )
+    jar = spark.read.format("tfrecord").options(**options).load(str(tmp_path))
+    assert as_nullable(info.schema_json) == jar.schema.jsonValue()
+    ds = spark_tfrecord.torch_dataset(str(tmp_path), options=options)
+    want = {i: [[i * 10 + k] * (k + 1) for k in range(i % 3)] for i in range(5)}
+    got = {int(ds[j]["id"]): ds[j]["clicks"] for j in range(len(ds))}
+    assert sorted(got) == list(range(5))
+    for i, ragged in got.items():
+        assert [[int(v) for v in step] for step in ragged.to_list()] == want[i], i
+    parsed = next(iter(spark_tfrecord.tf_dataset(str(tmp_path), batch_size=5, options=options)))
+    assert parsed["clicks"].to_list() == [want[i] for i in range(5)]
+    assert [r.clicks for r in jar.orderBy("id").collect()] == [want[i] for i in range(5)]
