@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord._format import record_layout
-from spark_tfrecord._format.decoder import BYTES, UNSET, bytes_list
-from spark_tfrecord._format.wire import packed_varints, varints_at
+from spark_tfrecord._format.decoder import bytes_list
+from spark_tfrecord._format.wire import BYTES, UNSET, packed_varints, varints_at
 
 
 class Located:

@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-#: ``Feature``'s kinds (its field numbers), as in the record decoder.
-BYTES, FLOAT, INT64 = 1, 2, 3
+from spark_tfrecord._format.wire import BYTES, FLOAT, INT64
 
 
 class OutOfRange(Exception):

@@ -22,7 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._format.wire import MalformedRecord, delimited, packed_varints, skip, varint
+from spark_tfrecord._format.wire import (
+    BYTES,
+    FLOAT,
+    INT64,
+    KIND_NAMES,
+    UNSET,
+    MalformedRecord,
+    delimited,
+    packed_varints,
+    skip,
+    varint,
+)
 
 __all__ = [
     "BYTES",
@@ -36,9 +47,6 @@ __all__ = [
     "bytes_list",
 ]
 
-#: ``Feature``'s field numbers, one per kind (its ``oneof kind``); 0: a Feature with none set.
-UNSET, BYTES, FLOAT, INT64 = 0, 1, 2, 3
-KIND_NAMES = {UNSET: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
 #: Not a ``Feature`` kind: a SequenceExample's ``FeatureList``, whose values are its steps'
 #: ``(kind, values)``, one per ``Feature``.
 STEPS = -1

@@ -46,14 +46,12 @@ from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.framing import HEADER as _HEADER
 from spark_tfrecord._format.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
 from spark_tfrecord._format.framing import walk_stream
-from spark_tfrecord._format.wire import MalformedRecord
+from spark_tfrecord._format.wire import BYTES, FLOAT, INT64, UNSET, MalformedRecord
 
 _LOG = logging.getLogger("spark_tfrecord")
 
-#: Feature kinds, numbered as ``Feature``'s fields (and the jar's ``ProtoWire.Kind…``).
-_NONE, _BYTES, _FLOAT, _INT64 = 0, 1, 2, 3
 #: The type inference gives each kind (``TypeTable.inferred``), by whether bytes were not UTF-8.
-_TYPES = {_INT64: "long", _FLOAT: "float"}
+_TYPES = {INT64: "long", FLOAT: "float"}
 
 #: The jar's Spark ML vector type (``VectorUDT``), as ``StructType.jsonValue()`` gives it.
 VECTOR_TYPE: Mapping[str, Any] = {
@@ -294,7 +292,7 @@ class _Stats:
     __slots__ = ("binary", "kind", "max_values")
 
     def __init__(self) -> None:
-        self.kind = _NONE
+        self.kind = UNSET
         self.max_values = 0
         #: Whether a bytes value was met that is not well-formed UTF-8.
         self.binary = False
@@ -310,11 +308,11 @@ class _Stats:
 
 def merge_kinds(a: int, b: int) -> int:
     """int64 + float → float; bytes + anything → bytes; unset takes the other."""
-    if a == _NONE:
+    if a == UNSET:
         return b
-    if b == _NONE or a == b:
+    if b == UNSET or a == b:
         return a
-    return _BYTES if _BYTES in (a, b) else _FLOAT
+    return BYTES if BYTES in (a, b) else FLOAT
 
 
 class _Features:
@@ -376,7 +374,7 @@ class _Features:
 def _feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
     """A ``Feature``'s kind (the last of its oneof fields) and the lists of that kind since the
     last switch, as the jar's ``ExampleWalker.readFeature`` reads them (each list's values)."""
-    kind = _NONE
+    kind = UNSET
     lists: list[Any] = []
     pos = start
     while pos < end:
@@ -408,7 +406,7 @@ def _note(s: _Stats, kind: int, lists: list[Any], count: bool) -> None:
     s.kind = merge_kinds(s.kind, kind)
     if count:
         s.max_values = max(s.max_values, sum(len(v) for v in lists))
-    if kind == _BYTES and not s.binary and not all(_is_utf8(v) for v in lists):
+    if kind == BYTES and not s.binary and not all(_is_utf8(v) for v in lists):
         s.binary = True
 
 
@@ -631,10 +629,10 @@ def _sparse_vectors(
             continue
         (ix, si), (vx, sv), (sx, ss) = found  # type: ignore[misc]
         if (
-            ss.kind == _INT64
+            ss.kind == INT64
             and ss.max_values <= 1
-            and si.kind in (_INT64, _NONE)
-            and sv.kind in (_FLOAT, _NONE)
+            and si.kind in (INT64, UNSET)
+            and sv.kind in (FLOAT, UNSET)
         ):
             columns[min(ix, vx, sx)] = _field(x, dict(VECTOR_TYPE))
             parts.update((ix, vx, sx))
@@ -660,7 +658,7 @@ def _ragged_lists(
             if k and k.isdecimal() and k.isascii() and (k == "0" or k[0] != "0")
         )
         lengths = [stats[prefix + str(k)] for k in levels]
-        if not x or x in stats or any(s.kind not in (_INT64, _NONE) for _, s in lengths):
+        if not x or x in stats or any(s.kind not in (INT64, UNSET) for _, s in lengths):
             continue
         if not levels or levels != list(range(len(levels))):
             missing = (

@@ -44,10 +44,6 @@ from spark_tfrecord._format.feature_paths import (
 )
 from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.inference import (
-    _BYTES,
-    _FLOAT,
-    _INT64,
-    _NONE,
     InferenceOptions,
     _entries,
     _feature,
@@ -58,7 +54,7 @@ from spark_tfrecord._format.inference import (
 )
 from spark_tfrecord._format.schema import depth, is_array, is_struct
 from spark_tfrecord._format.type_table import array_of, simple_string
-from spark_tfrecord._format.wire import MalformedRecord
+from spark_tfrecord._format.wire import BYTES, FLOAT, INT64, UNSET, MalformedRecord
 
 #: A decoded record: per feature name, its kind and values; per feature list name, its steps.
 Features = Mapping[str, tuple[int, list[Any]]]
@@ -163,14 +159,14 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     """The JSON value of one value of kind ``k`` read into a column of type ``type_name``."""
 
     def mismatch(k: int) -> _Mismatch:
-        kinds = {_BYTES: "bytes_list", _FLOAT: "float_list", _INT64: "int64_list"}
+        kinds = {BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
         return _Mismatch(column, f"a {kinds.get(k, 'feature')} cannot be read as {type_name}")
 
     if type_name in _INT_RANGES:
         bits = _INT_RANGES[type_name]
 
         def integer(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             v = int(v)
             if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
@@ -181,7 +177,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "boolean":
 
         def boolean(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             if int(v) not in (0, 1):
                 raise _Mismatch(
@@ -193,7 +189,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "date":
 
         def date(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             return (datetime.date(1970, 1, 1) + datetime.timedelta(days=int(v))).isoformat()
 
@@ -201,7 +197,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name in ("timestamp", "timestamp_ntz"):
 
         def timestamp(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             return _instant(int(v))
 
@@ -209,7 +205,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "float":
 
         def float32(k: int, v: Any) -> Any:
-            if k not in (_FLOAT, _INT64):
+            if k not in (FLOAT, INT64):
                 raise mismatch(k)
             return _json_number(java_float(float(np.float32(v))))
 
@@ -217,7 +213,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "double":
 
         def float64(k: int, v: Any) -> Any:
-            if k not in (_FLOAT, _INT64):
+            if k not in (FLOAT, INT64):
                 raise mismatch(k)
             return _json_number(java_double(float(v)))
 
@@ -226,11 +222,11 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
         precision, scale = (int(x) for x in type_name[len("decimal(") : -1].split(","))
 
         def dec(k: int, v: Any) -> Any:
-            if k == _FLOAT:
+            if k == FLOAT:
                 if math.isnan(v) or math.isinf(v):
                     raise _Mismatch(column, f"cannot hold the value {java_float(v)}")
                 d = decimal.Decimal(java_float(v))
-            elif k == _INT64:
+            elif k == INT64:
                 d = decimal.Decimal(int(v))
             else:
                 raise mismatch(k)
@@ -243,11 +239,11 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "string":
 
         def string(k: int, v: Any) -> Any:
-            if k == _BYTES:
+            if k == BYTES:
                 return json_bytes(v)
-            if k == _INT64:
+            if k == INT64:
                 return str(int(v))
-            if k == _FLOAT:
+            if k == FLOAT:
                 return java_float(v)
             raise mismatch(k)
 
@@ -255,7 +251,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "binary":
 
         def binary(k: int, v: Any) -> Any:
-            if k != _BYTES:
+            if k != BYTES:
                 raise mismatch(k)
             return json_bytes(v)
 
@@ -272,7 +268,7 @@ def _values(lists: list[Any]) -> list[Any]:
 
 def _float_values(kind: int, lists: list[Any]) -> list[Any]:
     """Float32 values (kept as float32 for the converters), or ints."""
-    if kind == _FLOAT:
+    if kind == FLOAT:
         out: list[Any] = []
         for values in lists:
             out.extend(np.asarray(values, np.float32))
@@ -556,7 +552,7 @@ def _tensor(
     deflate = meta.get(TENSOR_ENCODING_KEY) == "zlib"
     rank = depth(t)
     value_name, shape_name = name + separator + "value", name + separator + "shape"
-    kinds = {_NONE: "unset", _BYTES: "bytes_list", _FLOAT: "float_list", _INT64: "int64_list"}
+    kinds = {UNSET: "unset", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
     prefix = f"Column '{column}' ({simple_string(t)}) "
 
     def fail(what: str) -> _Mismatch:
@@ -567,14 +563,14 @@ def _tensor(
         if value is None and shape_feature is None:
             return None
         values = _values(value[1]) if value is not None else []
-        if values and value is not None and value[0] != _BYTES:
+        if values and value is not None and value[0] != BYTES:
             raise fail(
                 f"cannot be read from its {kinds[value[0]]} feature '{value_name}': it holds one "
                 "bytes value"
             )
         shape = _values(shape_feature[1]) if shape_feature is not None else []
         if shape_feature is not None:
-            if shape and shape_feature[0] != _INT64:
+            if shape and shape_feature[0] != INT64:
                 raise fail(
                     f"cannot be read from its {kinds[shape_feature[0]]} feature '{shape_name}': "
                     "a shape is int64"
@@ -655,7 +651,7 @@ def _vector(column: str, name: str, separator: str) -> Reader:
         dense = feats.get(name)
         if dense is not None:
             kind, values = dense
-            if kind not in (_FLOAT, _INT64, _NONE):
+            if kind not in (FLOAT, INT64, UNSET):
                 raise _Mismatch(column, "a bytes_list cannot be read as a vector")
             return {
                 "type": 1,
@@ -666,8 +662,8 @@ def _vector(column: str, name: str, separator: str) -> Reader:
         size = feats.get(size_name)
         if size is None:
             return None
-        indices = _values(feats.get(indices_name, (_NONE, []))[1])
-        values = [float(v) for v in _float_values(_FLOAT, feats.get(values_name, (_NONE, []))[1])]
+        indices = _values(feats.get(indices_name, (UNSET, []))[1])
+        values = [float(v) for v in _float_values(FLOAT, feats.get(values_name, (UNSET, []))[1])]
         sizes = _values(size[1])
         if len(sizes) != 1 or len(indices) != len(values):
             raise _Mismatch(column, "a sparse vector whose features do not agree")

@@ -1,6 +1,6 @@
-"""Protobuf's wire format, the primitives the ``Example`` decoders walk records with: varints
-(one at a time, a packed run at once, or one at each of many positions), length-delimited
-fields, and skipping unknown fields. One of each, for the record decoder and the batch decoder.
+"""Protobuf's wire format, the primitives the ``Example`` decoders walk records with: the
+``Feature`` kinds, varints (one at a time, a packed run at once, or one at each of many
+positions), length-delimited fields, and skipping unknown fields.
 """
 
 from __future__ import annotations
@@ -8,6 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+#: ``Feature``'s field numbers, one per kind (its ``oneof kind``, and the jar's
+#: ``ProtoWire.Kind…``); 0: a Feature with none set.
+UNSET, BYTES, FLOAT, INT64 = 0, 1, 2, 3
+#: The TensorFlow name of each kind.
+KIND_NAMES = {UNSET: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
 
 
 class MalformedRecord(Exception):
