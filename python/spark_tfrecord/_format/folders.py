@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 
 from spark_tfrecord._format import tfds_features
+from spark_tfrecord._format.compression import file_compression
 from spark_tfrecord._format.files import Files, LocalFiles, hidden, index_path, metadata
 from spark_tfrecord._format.framing import HEADER as _HEADER
-from spark_tfrecord._format.inference import file_compression
 from spark_tfrecord._format.manifest import count_records
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.compression import _compression_by_head, _compression_by_name, chunks
+from spark_tfrecord._format.compression import chunks, file_compression, tensorflow_codec
 from spark_tfrecord._format.decoder import _LISTS
 from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.framing import HEADER as _HEADER
@@ -83,18 +83,6 @@ RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
 #: The column of a ByteArray read (``TFRecordSchema.ByteArrayColumn``).
 BYTE_ARRAY_COLUMN = "byteArray"
 _RAGGED_FLAT, _RAGGED_LENGTHS = "ragged_flat_values", "ragged_row_lengths_"
-_COMPRESSIONS = {
-    "none": "none",
-    "uncompressed": "none",
-    "": "none",
-    "gzip": "gzip",
-    "gz": "gzip",
-    "org.apache.hadoop.io.compress.gzipcodec": "gzip",
-    "deflate": "deflate",
-    "zlib": "deflate",
-    "org.apache.hadoop.io.compress.deflatecodec": "deflate",
-    "org.apache.hadoop.io.compress.defaultcodec": "deflate",
-}
 
 
 @dataclass(frozen=True)
@@ -171,7 +159,7 @@ class InferenceOptions:
         for name in ("compression", "codec"):
             v = get(name)
             if v is not None:
-                compression = _COMPRESSIONS.get(v.strip().lower())
+                compression = tensorflow_codec(v)
                 if compression is None:
                     raise errors.invalid_option(name, v, ["none", "gzip", "deflate", "zlib"])
                 break
@@ -199,13 +187,6 @@ def _int(v: str) -> int | None:
 
 
 # --- reading records ----------------------------------------------------------------------------
-
-
-def file_compression(path: str, option: str | None, head: bytes) -> str:
-    """The compression the jar reads ``path`` with: its name's (``.gz``, ``.deflate``...), else
-    the ``compression`` option, else what its first bytes say (``TFRecordCompression.detect``)."""
-    named = _compression_by_name(path) or option
-    return named if named not in (None, "none") else _compression_by_head(head)
 
 
 def records(

@@ -13,11 +13,11 @@ import struct
 from collections.abc import Iterator
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.compression import CHUNK, chunks
+from spark_tfrecord._format.compression import CHUNK, chunks, file_compression
 from spark_tfrecord._format.crc import crc32c, masked
 from spark_tfrecord._format.files import Files
 from spark_tfrecord._format.framing import FOOTER, HEADER, walk_batches, walk_stream
-from spark_tfrecord._format.inference import InferenceOptions, file_compression
+from spark_tfrecord._format.inference import InferenceOptions
 from spark_tfrecord._source.planning import Slice
 
 _HEADER_FIELDS = struct.Struct("<QI")
