@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.conversions import java_float
 from spark_tfrecord._format.encode_errors import EncodeError
 from spark_tfrecord._format.feature_paths import (
     LIST_LENGTH_KEY,
@@ -90,18 +91,6 @@ class _Mismatch(Exception):
     @property
     def message(self) -> str:
         return self.reason if self.whole else f"Column '{self.column}': {self.reason}"
-
-
-def java_float(v: float) -> str:
-    """A float32 as Java's ``Float.toString`` writes it (``1.0``, ``1.0E10``, ``NaN``)."""
-    f = np.float32(v)
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "Infinity" if f > 0 else "-Infinity"
-    return _java_decimal(
-        repr(float(np.format_float_positional(f, unique=True, trim="-"))), abs(float(f))
-    )
 
 
 def java_double(v: float) -> str:
