@@ -41,12 +41,22 @@ from typing import Any
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.compression import chunks, file_compression, tensorflow_codec
-from spark_tfrecord._format.decoder import _LISTS
+from spark_tfrecord._format.decoder import LIST_READERS
 from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.framing import HEADER as _HEADER
 from spark_tfrecord._format.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
 from spark_tfrecord._format.framing import walk_stream
-from spark_tfrecord._format.wire import BYTES, FLOAT, INT64, UNSET, MalformedRecord
+from spark_tfrecord._format.wire import (
+    BYTES,
+    FLOAT,
+    INT64,
+    UNSET,
+    MalformedRecord,
+    cursor_delimited,
+    cursor_error,
+    cursor_skip,
+    cursor_varint,
+)
 
 _LOG = logging.getLogger("spark_tfrecord")
 
@@ -213,58 +223,8 @@ def records(
 
 
 # --- walking records ----------------------------------------------------------------------------
-# The jar's WireCursor, with its messages and positions (a byte of the record), so that a
-# malformed record is reported as the jar reports it.
-
-_U64, _I64 = (1 << 64) - 1, 1 << 63
-
-
-def _wire_error(what: str, at: int) -> MalformedRecord:
-    return MalformedRecord(f"{what} at byte {at} of the record")
-
-
-def _varint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
-    """The varint at ``pos`` (as a signed int64, as Java reads it) and the position after it."""
-    result = shift = 0
-    while shift < 64:
-        if pos >= limit:
-            raise _wire_error("varint runs past its message", pos)
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            result &= _U64
-            return (result - (1 << 64) if result >= _I64 else result), pos
-        shift += 7
-    raise _wire_error("varint longer than 10 bytes", pos)
-
-
-def _length(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
-    """A length-delimited field's (start, end) after its tag, checked against ``limit``."""
-    n, start = _varint(buf, pos, limit)
-    if n < 0 or n > limit - start:
-        raise _wire_error(f"length {n} runs past its message", pos)
-    return start, start + n
-
-
-def _skip(buf: bytes, pos: int, limit: int, wire_type: int) -> int:
-    """The position after the value of a field of ``wire_type`` whose tag was just read."""
-    if wire_type == 0:
-        return _varint(buf, pos, limit)[1]
-    if wire_type == 2:
-        return _length(buf, pos, limit)[1]
-    if wire_type in (1, 5):
-        n = 8 if wire_type == 1 else 4
-        if limit - pos < n:
-            raise _wire_error(f"{n}-byte field runs past its message", pos)
-        return pos + n
-    if wire_type == 3:  # a group: fields up to its end tag
-        while True:
-            tag, pos = _varint(buf, pos, limit)
-            if tag & 7 == 4:
-                return pos
-            pos = _skip(buf, pos, limit, tag & 7)
-    raise _wire_error(f"invalid wire type {wire_type}", pos)
+# The jar's WireCursor (wire.py's cursor_* functions), with its messages and positions (a byte of
+# the record), so that a malformed record is reported as the jar reports it.
 
 
 class _Stats:
@@ -360,17 +320,17 @@ def _feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
     pos = start
     while pos < end:
         tag_at = pos
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         field = tag >> 3
         if 1 <= field <= 3:
             if tag & 7 != 2:
-                raise _wire_error(f"Feature field {field} has wire type {tag & 7}", tag_at)
-            lstart, pos = _length(buf, pos, end)
+                raise cursor_error(f"Feature field {field} has wire type {tag & 7}", tag_at)
+            lstart, pos = cursor_delimited(buf, pos, end)
             if field != kind:
                 kind, lists = field, []
-            lists.append(_LISTS[field](buf, lstart, pos))
+            lists.append(LIST_READERS[field](buf, lstart, pos))
         else:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
     return kind, lists
 
 
@@ -395,23 +355,23 @@ def _entries(buf: bytes, pos: int, end: int) -> Iterator[tuple[bytes, int, int]]
     """The map entries of a ``Features`` / ``FeatureLists`` message: (key, value start, end),
     key and value in either order or missing (then empty), other fields skipped."""
     while pos < end:
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         if tag != 0x0A:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
             continue
-        epos, eend = _length(buf, pos, end)
+        epos, eend = cursor_delimited(buf, pos, end)
         pos = eend
         key, vstart, vend = b"", eend, eend
         while epos < eend:
-            etag, epos = _varint(buf, epos, eend)
+            etag, epos = cursor_varint(buf, epos, eend)
             if etag == 0x0A:
-                kstart, epos = _length(buf, epos, eend)
+                kstart, epos = cursor_delimited(buf, epos, eend)
                 key = buf[kstart:epos]
             elif etag == 0x12:
-                vstart, epos = _length(buf, epos, eend)
+                vstart, epos = cursor_delimited(buf, epos, eend)
                 vend = epos
             else:
-                epos = _skip(buf, epos, eend, etag & 7)
+                epos = cursor_skip(buf, epos, eend, etag & 7)
         yield key, vstart, vend
 
 
@@ -419,9 +379,9 @@ def _walk(buf: bytes, features: _Features, sequence: bool) -> None:
     """Adds what one Example (or SequenceExample) says of its features to ``features``."""
     pos, end = 0, len(buf)
     while pos < end:
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         if tag == 0x0A or (sequence and tag == 0x12):
-            mstart, pos = _length(buf, pos, end)
+            mstart, pos = cursor_delimited(buf, pos, end)
             if tag == 0x0A:
                 for key, vstart, vend in _entries(buf, mstart, pos):
                     kind, lists = _feature(buf, vstart, vend)
@@ -431,15 +391,15 @@ def _walk(buf: bytes, features: _Features, sequence: bool) -> None:
                     s = features.feature_list(key)
                     spos = vstart
                     while spos < vend:
-                        stag, spos = _varint(buf, spos, vend)
+                        stag, spos = cursor_varint(buf, spos, vend)
                         if stag == 0x0A:
-                            fstart, spos = _length(buf, spos, vend)
+                            fstart, spos = cursor_delimited(buf, spos, vend)
                             kind, lists = _feature(buf, fstart, spos)
                             _note(s, kind, lists, False)
                         else:
-                            spos = _skip(buf, spos, vend, stag & 7)
+                            spos = cursor_skip(buf, spos, vend, stag & 7)
         else:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
 
 
 @dataclass

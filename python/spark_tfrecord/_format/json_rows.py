@@ -48,14 +48,20 @@ from spark_tfrecord._format.inference import (
     InferenceOptions,
     _entries,
     _feature,
-    _length,
-    _skip,
-    _varint,
     records,
 )
 from spark_tfrecord._format.schema import depth, is_array, is_struct
 from spark_tfrecord._format.type_table import array_of, simple_string
-from spark_tfrecord._format.wire import BYTES, FLOAT, INT64, UNSET, MalformedRecord
+from spark_tfrecord._format.wire import (
+    BYTES,
+    FLOAT,
+    INT64,
+    UNSET,
+    MalformedRecord,
+    cursor_delimited,
+    cursor_skip,
+    cursor_varint,
+)
 
 #: A decoded record: per feature name, its kind and values; per feature list name, its steps.
 Features = Mapping[str, tuple[int, list[Any]]]
@@ -714,9 +720,9 @@ def _walk(
 ) -> None:
     pos, end = 0, len(buf)
     while pos < end:
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         if tag == 0x0A or (sequence and tag == 0x12):
-            mstart, pos = _length(buf, pos, end)
+            mstart, pos = cursor_delimited(buf, pos, end)
             for key, vstart, vend in _entries(buf, mstart, pos):
                 name = key.decode("utf-8", "replace")
                 if tag == 0x0A:
@@ -725,15 +731,15 @@ def _walk(
                 steps = []
                 spos = vstart
                 while spos < vend:
-                    stag, spos = _varint(buf, spos, vend)
+                    stag, spos = cursor_varint(buf, spos, vend)
                     if stag == 0x0A:
-                        fstart, spos = _length(buf, spos, vend)
+                        fstart, spos = cursor_delimited(buf, spos, vend)
                         steps.append(_feature(buf, fstart, spos))
                     else:
-                        spos = _skip(buf, spos, vend, stag & 7)
+                        spos = cursor_skip(buf, spos, vend, stag & 7)
                 lists[name] = steps
         else:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
 
 
 def head(

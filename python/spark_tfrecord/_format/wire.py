@@ -1,6 +1,7 @@
 """Protobuf's wire format, the primitives the ``Example`` decoders walk records with: the
 ``Feature`` kinds, varints (one at a time, a packed run at once, or one at each of many
-positions), length-delimited fields, and skipping unknown fields.
+positions), length-delimited fields, and skipping unknown fields; and the same reads worded as
+the jar's ``WireCursor`` words them. The one scalar varint reader is :func:`varint`.
 """
 
 from __future__ import annotations
@@ -63,6 +64,60 @@ def skip(buf: bytes, pos: int, end: int, wire_type: int) -> int:
     if size < 0 or pos + size > end:
         raise MalformedRecord(f"a field of wire type {wire_type} that cannot be read")
     return pos + size
+
+
+# --- the jar's WireCursor ------------------------------------------------------------------------
+# The same reads with the jar's messages and positions (a byte of the record, ``buf`` being one
+# record), signed varints as Java reads them, and groups skipped: what inference and the JSON rows
+# of ``inspect`` report, as the jar reports it.
+
+
+def cursor_error(what: str, at: int) -> MalformedRecord:
+    """A malformed record as the jar words it: ``what at byte <at> of the record``."""
+    return MalformedRecord(f"{what} at byte {at} of the record")
+
+
+def cursor_varint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """:func:`varint`, as a signed int64 (as Java reads it), with the jar's messages."""
+    if pos < limit:
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+    try:
+        value, after = varint(buf, pos, limit)
+    except MalformedRecord:
+        if limit - pos >= 10:  # ten bytes there, each saying that more follow
+            raise cursor_error("varint longer than 10 bytes", pos + 10) from None
+        raise cursor_error("varint runs past its message", max(pos, limit)) from None
+    return (value - (1 << 64) if value >= 1 << 63 else value), after
+
+
+def cursor_delimited(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """A length-delimited field's (start, end) after its tag, checked against ``limit``."""
+    n, start = cursor_varint(buf, pos, limit)
+    if n < 0 or n > limit - start:
+        raise cursor_error(f"length {n} runs past its message", pos)
+    return start, start + n
+
+
+def cursor_skip(buf: bytes, pos: int, limit: int, wire_type: int) -> int:
+    """The position after the value of a field of ``wire_type`` whose tag was just read."""
+    if wire_type == 0:
+        return cursor_varint(buf, pos, limit)[1]
+    if wire_type == 2:
+        return cursor_delimited(buf, pos, limit)[1]
+    if wire_type in (1, 5):
+        n = 8 if wire_type == 1 else 4
+        if limit - pos < n:
+            raise cursor_error(f"{n}-byte field runs past its message", pos)
+        return pos + n
+    if wire_type == 3:  # a group: fields up to its end tag
+        while True:
+            tag, pos = cursor_varint(buf, pos, limit)
+            if tag & 7 == 4:
+                return pos
+            pos = cursor_skip(buf, pos, limit, tag & 7)
+    raise cursor_error(f"invalid wire type {wire_type}", pos)
 
 
 def packed_varints(buf: bytes, start: int, end: int) -> Any:
