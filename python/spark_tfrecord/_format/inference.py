@@ -312,7 +312,7 @@ class _Features:
                 mine.merge(lists)
 
 
-def _feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
+def feature_lists(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
     """A ``Feature``'s kind (the last of its oneof fields) and the lists of that kind since the
     last switch, as the jar's ``ExampleWalker.readFeature`` reads them (each list's values)."""
     kind = UNSET
@@ -351,7 +351,7 @@ def _note(s: _Stats, kind: int, lists: list[Any], count: bool) -> None:
         s.binary = True
 
 
-def _entries(buf: bytes, pos: int, end: int) -> Iterator[tuple[bytes, int, int]]:
+def map_entries(buf: bytes, pos: int, end: int) -> Iterator[tuple[bytes, int, int]]:
     """The map entries of a ``Features`` / ``FeatureLists`` message: (key, value start, end),
     key and value in either order or missing (then empty), other fields skipped."""
     while pos < end:
@@ -383,18 +383,18 @@ def _walk(buf: bytes, features: _Features, sequence: bool) -> None:
         if tag == 0x0A or (sequence and tag == 0x12):
             mstart, pos = cursor_delimited(buf, pos, end)
             if tag == 0x0A:
-                for key, vstart, vend in _entries(buf, mstart, pos):
-                    kind, lists = _feature(buf, vstart, vend)
+                for key, vstart, vend in map_entries(buf, mstart, pos):
+                    kind, lists = feature_lists(buf, vstart, vend)
                     _note(features.context(key), kind, lists, True)
             else:
-                for key, vstart, vend in _entries(buf, mstart, pos):
+                for key, vstart, vend in map_entries(buf, mstart, pos):
                     s = features.feature_list(key)
                     spos = vstart
                     while spos < vend:
                         stag, spos = cursor_varint(buf, spos, vend)
                         if stag == 0x0A:
                             fstart, spos = cursor_delimited(buf, spos, vend)
-                            kind, lists = _feature(buf, fstart, spos)
+                            kind, lists = feature_lists(buf, fstart, spos)
                             _note(s, kind, lists, False)
                         else:
                             spos = cursor_skip(buf, spos, vend, stag & 7)

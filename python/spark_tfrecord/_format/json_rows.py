@@ -46,8 +46,8 @@ from spark_tfrecord._format.feature_paths import (
 from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.inference import (
     InferenceOptions,
-    _entries,
-    _feature,
+    feature_lists,
+    map_entries,
     records,
 )
 from spark_tfrecord._format.schema import depth, is_array, is_struct
@@ -723,10 +723,10 @@ def _walk(
         tag, pos = cursor_varint(buf, pos, end)
         if tag == 0x0A or (sequence and tag == 0x12):
             mstart, pos = cursor_delimited(buf, pos, end)
-            for key, vstart, vend in _entries(buf, mstart, pos):
+            for key, vstart, vend in map_entries(buf, mstart, pos):
                 name = key.decode("utf-8", "replace")
                 if tag == 0x0A:
-                    feats[name] = _feature(buf, vstart, vend)
+                    feats[name] = feature_lists(buf, vstart, vend)
                     continue
                 steps = []
                 spos = vstart
@@ -734,7 +734,7 @@ def _walk(
                     stag, spos = cursor_varint(buf, spos, vend)
                     if stag == 0x0A:
                         fstart, spos = cursor_delimited(buf, spos, vend)
-                        steps.append(_feature(buf, fstart, spos))
+                        steps.append(feature_lists(buf, fstart, spos))
                     else:
                         spos = cursor_skip(buf, spos, vend, stag & 7)
                 lists[name] = steps
