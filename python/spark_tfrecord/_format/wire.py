@@ -140,11 +140,11 @@ def packed_varints(buf: bytes, start: int, end: int) -> Any:
     return np.add.reduceat(parts, starts).view(np.int64)
 
 
-def varints_at(u8: Any, p: Any, ok: Any) -> tuple[Any, Any, Any]:
-    """The varints (of at most 5 bytes: lengths) at positions ``p`` of ``u8`` (a uint8 array),
-    one per record of a batch: values, the positions after them, and ``ok`` with False where one
-    is longer or past the buffer. A byte a step, for the records whose varint goes on: most
-    lengths take one or two bytes."""
+def varints_at(u8: Any, p: Any, ok: Any, longest: int = 5) -> tuple[Any, Any, Any]:
+    """The varints of at most ``longest`` bytes (5: lengths; 10: any int64) at positions ``p``
+    of ``u8`` (a uint8 array), one per record of a batch: values (int64, two's complement),
+    the positions after them, and ``ok`` with False where one is longer or past the buffer. A
+    byte a step, for the records whose varint goes on: most lengths take one or two bytes."""
     last = len(u8) - 1
     b = u8[np.minimum(p, last)]
     more = b >= 0x80
@@ -152,7 +152,7 @@ def varints_at(u8: Any, p: Any, ok: Any) -> tuple[Any, Any, Any]:
         return b.astype(np.int64), p + 1, ok & (p <= last)
     value = (b & 0x7F).astype(np.int64)
     n = np.ones(len(p), np.int64)
-    for k in range(1, 5):
+    for k in range(1, longest):
         b = u8[np.minimum(p + k, last)]
         value |= np.where(more, (b & 0x7F).astype(np.int64) << (7 * k), 0)
         n += more
