@@ -269,6 +269,46 @@ def test_the_special_values_by_their_bits(every_type) -> None:
     assert sorted(low) == ["a_f", "bin", "db", "f", "id", "l", "ts"]
 
 
+#: Floats by their bits and the text of Java's ``Float.toString`` for them, from JDK 25 (JDK 19
+#: and later specify the digits: the shortest that read back, at least two); JDK 17 writes
+#: 00800000 as 1.17549435E-38 and 5c57532b as 2.42434257E17.
+JAVA_FLOAT_TEXT = {
+    0x501502F9: "1.0E10",
+    0x3727C5AC: "1.0E-5",
+    0x3A83126F: "0.001",
+    0x3A83126E: "9.999999E-4",
+    0x42C80000: "100.0",
+    0x4B18967F: "9999999.0",
+    0x4B189680: "1.0E7",
+    0x3DCCCCCD: "0.1",
+    0x3E99999A: "0.3",
+    0x47F12065: "123456.79",
+    0xC0200000: "-2.5",
+    0x00800000: "1.1754944E-38",
+    0x7F7FFFFF: "3.4028235E38",
+    0x7F000000: "1.7014118E38",
+    0x33800000: "5.9604645E-8",
+    0x5C57532B: "2.4243426E17",
+    0x00000001: "1.4E-45",
+    0x00000004: "5.6E-45",
+    0x00000015: "2.9E-44",
+    0x7FC00000: "NaN",
+    0x7F800000: "Infinity",
+    0xFF800000: "-Infinity",
+    0x80000000: "-0.0",
+    0x00000000: "0.0",
+}
+
+
+def test_floats_read_as_text_are_javas_float_to_string() -> None:
+    from spark_tfrecord._format.conversions import java_float
+
+    floats = np.array(list(JAVA_FLOAT_TEXT), np.uint32).view(np.float32)
+    assert [java_float(f) for f in floats] == list(JAVA_FLOAT_TEXT.values())
+    # a Python float (a float32's value as a double), as the JSON rows give it
+    assert [java_float(float(f)) for f in floats] == list(JAVA_FLOAT_TEXT.values())
+
+
 def test_nulls_are_none_and_empty_lists_are_empty(every_type) -> None:
     path, _, _ = every_type
     source = spark_tfrecord.grain_source(path)

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord._format import record_layout
-from spark_tfrecord._format.decoder import BYTES, UNSET, bytes_list
-from spark_tfrecord._format.wire import packed_varints, varints_at
+from spark_tfrecord._format.decoder import bytes_list
+from spark_tfrecord._format.wire import BYTES, UNSET, packed_varints, varints_at
 
 
 class Located:
@@ -171,26 +171,15 @@ def fixed_floats(buf: bytes, start: Any, k: int) -> Any:
 
 def one_varint(buf: bytes, start: Any, stop: Any) -> Any:
     """The int64 of each record's list ``buf[start[r]:stop[r]]`` when each holds exactly one
-    varint (as ``packed_varints`` reads it), decoded in one pass; None otherwise."""
-    n = stop - start
-    if len(n) == 0:
+    varint (as ``packed_varints`` reads it): :func:`~wire.varints_at`'s, when each ends at its
+    list's end; None otherwise."""
+    if len(start) == 0:
         return np.empty(0, np.int64)
-    longest = int(n.max())
-    if int(n.min()) < 1 or longest > 10:
+    if int((stop - start).min()) < 1:
         return None
-    span = np.arange(longest, dtype=np.int64)
-    if int(start.max()) + longest <= len(buf):
-        b = record_layout.windows(buf, longest)[start]
-    else:
-        u8 = np.frombuffer(buf, np.uint8)
-        b = u8[np.minimum(start[:, None] + span, len(u8) - 1)]
-    inside = span < n[:, None]
-    # each byte but the last says more follows; the last does not
-    if ((b >= 0x80) != (span < (n - 1)[:, None]))[inside].any():
-        return None
-    groups = np.where(inside, b & 0x7F, 0).astype(np.uint64)
-    shifted = groups << (span.astype(np.uint64) * np.uint64(7))
-    return np.bitwise_or.reduce(shifted, axis=1).view(np.int64)
+    ok = np.ones(len(start), np.bool_)
+    values, after, ok = varints_at(np.frombuffer(buf, np.uint8), start, ok, 10)
+    return values if ok.all() and (after == stop).all() else None
 
 
 def int_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:

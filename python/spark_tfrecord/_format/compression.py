@@ -1,5 +1,6 @@
-"""Compressed TFRecord files: which codec a file has, as the data source's reader decides it,
-and its record stream decompressed (gzip and ZLIB, in plain Python's ``zlib``)."""
+"""Compressed TFRecord files: which codec the ``compression`` option names, which codec a file
+has, as the data source's reader decides it, and its record stream decompressed (gzip and ZLIB,
+in plain Python's ``zlib``)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,34 @@ _LOCAL = LocalFiles()
 CHUNK = 1 << 20
 #: Hadoop codecs' default extensions, as the JVM reader's CompressionCodecFactory knows them.
 _HADOOP_EXTENSIONS = {".bz2": "bzip2", ".snappy": "snappy", ".lz4": "lz4", ".zst": "zstd"}
+#: The values of the ``compression`` (or ``codec``) option that name a codec TensorFlow reads,
+#: lower-cased, with the jar's aliases.
+_OPTION_CODECS = {
+    "none": "none",
+    "uncompressed": "none",
+    "": "none",
+    "gzip": "gzip",
+    "gz": "gzip",
+    "org.apache.hadoop.io.compress.gzipcodec": "gzip",
+    "deflate": "deflate",
+    "zlib": "deflate",
+    "org.apache.hadoop.io.compress.deflatecodec": "deflate",
+    "org.apache.hadoop.io.compress.defaultcodec": "deflate",
+}
 
 
-def _compression_by_name(path: str) -> str | None:
+def tensorflow_codec(value: str) -> str | None:
+    """The codec (``none``, ``gzip`` or ``deflate``) that the ``compression`` or ``codec``
+    option's ``value`` names (case and surrounding spaces ignored), or None when it names no
+    codec TensorFlow reads.
+
+    >>> [tensorflow_codec(v) for v in ("GZIP", " zlib", "uncompressed", "snappy")]
+    ['gzip', 'deflate', 'none', None]
+    """
+    return _OPTION_CODECS.get(value.strip().lower())
+
+
+def compression_by_name(path: str) -> str | None:
     """What the file's name says (as the JVM reader decides), or None: its first bytes decide."""
     name = os.path.basename(path).lower()
     if name.endswith(".gz"):
@@ -33,7 +59,7 @@ def _compression_by_name(path: str) -> str | None:
     return None
 
 
-def _compression_by_head(head: bytes) -> str:
+def compression_by_head(head: bytes) -> str:
     """The JVM reader's ``TFRecordCompression.detect``: a sound TFRecord header is none (so an
     uncompressed file is never taken for a compressed one), then gzip's magic, then a zlib
     header, else none."""
@@ -46,15 +72,23 @@ def _compression_by_head(head: bytes) -> str:
     return "none"
 
 
+def file_compression(path: str, option: str | None, head: bytes) -> str:
+    """The compression the jar reads ``path`` with: its name's (``.gz``, ``.deflate``...), else
+    the ``compression`` option, else what its first bytes ``head`` say
+    (``TFRecordCompression.detect``)."""
+    named = compression_by_name(path) or option
+    return named if named not in (None, "none") else compression_by_head(head)
+
+
 def detect_compression(path: str, files: Files = _LOCAL) -> str:
     """The compression of the file ``path`` as the data source's reader decides it: by its
     extension (``.gz``, ``.deflate`` / ``.zlib``, a Hadoop codec's), else by its first bytes
     (TensorFlow's GZIP shards have no ``.gz``).
     """
-    by_name = _compression_by_name(path)
-    if by_name is not None:
-        return by_name
-    return _compression_by_head(files.read_range(path, 0, HEADER))
+    named = compression_by_name(path)
+    if named is not None:
+        return named
+    return compression_by_head(files.read_range(path, 0, HEADER))
 
 
 def chunks(path: str, compression: str, files: Files = _LOCAL) -> Iterator[bytes]:

@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-#: ``Feature``'s kinds (its field numbers), as in the record decoder.
-BYTES, FLOAT, INT64 = 1, 2, 3
+from spark_tfrecord._format.wire import BYTES, FLOAT, INT64
 
 
 class OutOfRange(Exception):
@@ -140,9 +139,11 @@ def _utf8(values: Any) -> Any:
 
 
 def java_float(x: Any) -> str:
-    """A float32 as Java's ``Float.toString`` writes it: ``1.5``, ``1.0E10``, ``1.0E-5``,
-    ``NaN``, ``-Infinity``, the shortest digits that read back as the float (at least two
-    significant digits: Java's ``d.d``, the nearest to the float's exact value)."""
+    """A float32 as Java's ``Float.toString`` writes it (JDK 19 and later, whose digits are
+    specified): ``1.5``, ``1.0E10``, ``1.0E-5``, ``NaN``, ``-Infinity``, the shortest digits
+    that read back as the float (at least two significant digits: Java's ``d.d``, the nearest
+    to the float's exact value). JDK 17's ``FloatingDecimal`` sometimes gives more digits
+    (``1.17549435E-38`` for ``Float.MIN_NORMAL``, here ``1.1754944E-38``)."""
     v = np.float32(x)
     if np.isnan(v):
         return "NaN"

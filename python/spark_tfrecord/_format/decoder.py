@@ -22,7 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._format.wire import MalformedRecord, delimited, packed_varints, skip, varint
+from spark_tfrecord._format.wire import (
+    BYTES,
+    FLOAT,
+    INT64,
+    KIND_NAMES,
+    UNSET,
+    MalformedRecord,
+    delimited,
+    packed_varints,
+    skip,
+    varint,
+)
 
 __all__ = [
     "BYTES",
@@ -36,9 +47,6 @@ __all__ = [
     "bytes_list",
 ]
 
-#: ``Feature``'s field numbers, one per kind (its ``oneof kind``); 0: a Feature with none set.
-UNSET, BYTES, FLOAT, INT64 = 0, 1, 2, 3
-KIND_NAMES = {UNSET: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
 #: Not a ``Feature`` kind: a SequenceExample's ``FeatureList``, whose values are its steps'
 #: ``(kind, values)``, one per ``Feature``.
 STEPS = -1
@@ -131,7 +139,8 @@ def bytes_list(buf: bytes, pos: int, end: int) -> list[bytes]:
     return values
 
 
-_LISTS = {BYTES: bytes_list, FLOAT: _float_list, INT64: _int64_list}
+#: Each kind's list reader: ``(buf, start, end)`` of the list message to its values.
+LIST_READERS = {BYTES: bytes_list, FLOAT: _float_list, INT64: _int64_list}
 #: The tags of a Feature's lists (bytes_list, float_list, int64_list), length-delimited.
 _LIST_TAGS = frozenset((0x0A, 0x12, 0x1A))
 
@@ -146,7 +155,7 @@ def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
         if tag in _LIST_TAGS:  # the usual Feature: one list filling it
             start, stop = delimited(buf, pos + 1, end)
             if stop == end:
-                return tag >> 3, _LISTS[tag >> 3](buf, start, stop)
+                return tag >> 3, LIST_READERS[tag >> 3](buf, start, stop)
     kind, first, stop, more = UNSET, 0, 0, None
     while pos < end:
         tag = buf[pos]
@@ -169,7 +178,7 @@ def _feature(buf: bytes, pos: int, end: int) -> tuple[int, Any]:
             pos = skip(buf, pos, end, tag & 7)
     if kind == UNSET:
         return kind, None
-    read = _LISTS[kind]
+    read = LIST_READERS[kind]
     values = read(buf, first, stop)
     if more is not None:
         parts = [values, *(read(buf, a, b) for a, b in more)]

@@ -30,7 +30,8 @@ from spark_tfrecord._format.packing import (
     varints,
 )
 from spark_tfrecord._format.schema import innermost
-from spark_tfrecord._format.type_table import KIND_BYTES, KIND_FLOAT, Values, entry
+from spark_tfrecord._format.type_table import Values, entry
+from spark_tfrecord._format.wire import BYTES, FLOAT
 
 
 class Issues:
@@ -124,7 +125,7 @@ def feature(kind: int, values: Values, unit_offsets: Ints, present: Mask) -> Par
     ``unit_offsets[u]`` to ``unit_offsets[u+1]``; nothing for a unit not ``present``."""
     lo, hi = unit_offsets[:-1], unit_offsets[1:]
     count = np.where(present, hi - lo, 0)
-    if kind == KIND_BYTES:
+    if kind == BYTES:
         buf, off = values
         lengths = np.diff(off)
         everyone = np.ones(len(lengths), np.bool_)
@@ -138,7 +139,7 @@ def feature(kind: int, values: Values, unit_offsets: Ints, present: Mask) -> Par
             return field(b"\x0a", masked, present)
         content = group(materialize(each, len(lengths)), unit_offsets, present)
         return field(b"\x0a", single(content), present)
-    if kind == KIND_FLOAT:
+    if kind == FLOAT:
         floats = np.ascontiguousarray(values, "<f4").view(np.uint8)
         payload = Ragged(floats, 4 * lo, 4 * count)
         packed = field(b"\x0a", single(payload), present & (count > 0))

@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass
 
 from spark_tfrecord._format import tfds_features
-from spark_tfrecord._format.files import Files, LocalFiles, hidden, index_path, metadata
+from spark_tfrecord._format.compression import file_compression
+from spark_tfrecord._format.files import Files, LocalFiles, hidden, index_path, is_glob, metadata
 from spark_tfrecord._format.framing import HEADER as _HEADER
-from spark_tfrecord._format.inference import file_compression
 from spark_tfrecord._format.manifest import count_records
 
 
@@ -37,10 +37,6 @@ class Shard:
 def _missing(path: str) -> FileNotFoundError:
     # Hadoop's message, which the command has always shown.
     return FileNotFoundError(f"File {path} does not exist")
-
-
-def has_glob(path: str) -> bool:
-    return any(c in path for c in "*?[]{}")
 
 
 def _braces(pattern: str) -> list[str]:
@@ -71,7 +67,7 @@ def list_files(path: str) -> list[DataFile]:
         elif top or not metadata(name):
             found.append(DataFile(os.path.abspath(p), os.path.getsize(p)))
 
-    if has_glob(path):
+    if is_glob(path):
         matches = sorted({m for pattern in _braces(path) for m in glob.glob(pattern)})
     elif os.path.exists(path):
         matches = [path]
@@ -131,7 +127,7 @@ def list_files_in(path: str, files: Files) -> list[DataFile]:
     if isinstance(files, LocalFiles):
         return list_files(path)
     path = path.rstrip("/")
-    if has_glob(path):
+    if is_glob(path):
         matches = sorted({m for pattern in _braces(path) for m in files.glob(pattern)})
     elif files.isdir(path) or files.isfile(path):
         matches = [path]

@@ -12,11 +12,11 @@ import numpy as np
 from spark_tfrecord import errors
 from spark_tfrecord._format.crc import crc32c, masked_all
 from spark_tfrecord._format.encode_errors import data_error
+from spark_tfrecord._format.framing import FOOTER, HEADER, MAX_RECORD_BYTES
 from spark_tfrecord._format.packing import Bytes, Ints, Ragged, concat, const
 
-MAX_DATA_BYTES = (2**31 - 1 - 64) - 16
-HEADER_BYTES = 12
-FOOTER_BYTES = 4
+#: The most data a record written holds: its frame is at most the largest record read.
+MAX_DATA_BYTES = MAX_RECORD_BYTES - HEADER - FOOTER
 
 
 class Encoded:
@@ -37,7 +37,7 @@ class Encoded:
     def record(self, i: int) -> bytes:
         """Record i's data: the serialized message."""
         start, end = int(self.offsets[i]), int(self.offsets[i + 1])
-        return self.framed[start + HEADER_BYTES : end - FOOTER_BYTES].tobytes()
+        return self.framed[start + HEADER : end - FOOTER].tobytes()
 
     def records(self) -> list[bytes]:
         """Every record's data, in order."""
@@ -61,8 +61,8 @@ def frame(record: list[Ragged], n: int) -> Encoded:
             row,
         )
     everyone = np.ones(n, np.bool_)
-    header = const(bytes(HEADER_BYTES), everyone)
-    footer = const(bytes(FOOTER_BYTES), everyone)
+    header = const(bytes(HEADER), everyone)
+    footer = const(bytes(FOOTER), everyone)
     framed, off = concat([header, *record, footer], n)
     start = off[:-1]
     columns = np.arange(8, dtype=np.int64)
@@ -73,8 +73,8 @@ def frame(record: list[Ragged], n: int) -> Encoded:
     four = np.arange(4, dtype=np.int64)
     framed[(start[:, None] + 8 + four).ravel()] = length_crcs[which].view(np.uint8)
     view = framed.data
-    begin = (start + HEADER_BYTES).tolist()
-    end = (off[1:] - FOOTER_BYTES).tolist()
+    begin = (start + HEADER).tolist()
+    end = (off[1:] - FOOTER).tolist()
     data_crcs = masked_all(np.array([crc(view[b:e]) for b, e in zip(begin, end)], np.uint64))
-    framed[((off[1:] - FOOTER_BYTES)[:, None] + four).ravel()] = data_crcs.view(np.uint8)
+    framed[((off[1:] - FOOTER)[:, None] + four).ravel()] = data_crcs.view(np.uint8)
     return Encoded(framed, off)

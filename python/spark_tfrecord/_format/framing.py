@@ -1,18 +1,26 @@
 """TFRecord framing: each record is its length (uint64, little-endian) and that length's masked
 CRC32C (the 12-byte header), the data, then the data's masked CRC32C (the 4-byte footer).
 
-The header check (:func:`header_length`) is the one that counting, the loaders' scan and the
-compression detection use; :func:`walk_stream` walks a (decompressed) stream of records,
-checking both checksums of each, as the data source does; counting and inference use it.
+This module is the one that reads that layout, checks it and words its errors (each naming the
+file and the record's offset):
+
+- :func:`sound_header` (compression detection) and :func:`header_length` (a header, checked);
+- :func:`walk_stream` and :func:`walk_batches`: a (decompressed) stream of records in order,
+  one at a time (counting, inference, the jar-less source's slices) or in batches (the
+  jar-less source, the loaders' scan), both checksums checked as the data source checks them;
+- :func:`check_frame` and :func:`frames_sound`: records read by their offset (the map-style
+  loaders), one at a time and a batch at once;
+- :func:`find_record_start`: the first sound header at or after an offset (a slice's start).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
+from typing import IO, Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.crc import MASK_DELTA, crc32c, masked
+from spark_tfrecord._format.crc import MASK_DELTA, crc32c, crc32c_words, masked, masked_all
 
 #: A record's header (length, its CRC) and footer (the data's CRC), in bytes.
 HEADER, FOOTER = 12, 4
@@ -23,6 +31,30 @@ _HEADER_FIELDS = struct.Struct("<QI")
 _FOOTER_FIELD = struct.Struct("<I")
 
 
+def length_checksum_error(path: str, offset: int) -> errors.CorruptFileError:
+    """The error of a header whose length does not match its CRC."""
+    return errors.CorruptFileError(
+        errors.LENGTH_CHECKSUM, "Corrupt TFRecord: length checksum mismatch", path, offset
+    )
+
+
+def data_checksum_error(path: str, offset: int, note: str = "") -> errors.CorruptFileError:
+    """The error of a record whose data does not match its CRC (``note``: where it was met)."""
+    return errors.CorruptFileError(
+        errors.DATA_CHECKSUM, "Corrupt TFRecord: data checksum mismatch" + note, path, offset
+    )
+
+
+def too_large_error(length: int, limit: int, path: str, offset: int) -> errors.CorruptFileError:
+    """The error of a header whose length passes ``limit`` (``maxRecordBytes``)."""
+    return errors.CorruptFileError(
+        errors.RECORD_TOO_LARGE,
+        f"TFRecord of {length} bytes exceeds maxRecordBytes ({limit})",
+        path,
+        offset,
+    )
+
+
 def sound_header(head: bytes) -> bool:
     """Whether ``head`` starts with a record header whose length matches its CRC."""
     if len(head) < HEADER:
@@ -31,23 +63,115 @@ def sound_header(head: bytes) -> bool:
     return bool(masked(crc32c()(head[:8])) == length_crc)
 
 
-def header_length(buf: bytes, pos: int, path: str, offset: int) -> int:
+def header_length(
+    buf: bytes, pos: int, path: str, offset: int, max_record_bytes: int = MAX_RECORD_BYTES
+) -> int:
     """The data length in the record header at ``buf[pos:]`` (stream offset ``offset``),
-    checked against its CRC and the largest record; a CorruptFileError naming ``path``."""
+    checked against its CRC, the largest record and ``max_record_bytes``; a CorruptFileError
+    naming ``path``."""
     length, length_crc = _HEADER_FIELDS.unpack_from(buf, pos)
     if masked(crc32c()(buf[pos : pos + 8])) != length_crc:
-        raise errors.CorruptFileError(
-            errors.LENGTH_CHECKSUM, "Corrupt TFRecord: length checksum mismatch", path, offset
-        )
+        raise length_checksum_error(path, offset)
     # A damaged length is refused before its bytes are gathered, as the data source does.
     if length > MAX_RECORD_BYTES:
+        raise too_large_error(length, MAX_RECORD_BYTES, path, offset)
+    if length > max_record_bytes:
+        raise too_large_error(length, max_record_bytes, path, offset)
+    return int(length)
+
+
+def check_frame(buf: bytes, path: str, offset: int, indexed_length: int) -> None:
+    """Checks the framed record ``buf`` (header, data, footer) at ``offset`` of ``path``, whose
+    data an index says is ``indexed_length`` bytes: the length's CRC, the length against the
+    index, then the data's CRC."""
+    length, length_crc = _HEADER_FIELDS.unpack_from(buf, 0)
+    crc = crc32c()
+    if masked(crc(buf[:8])) != length_crc:
+        raise length_checksum_error(path, offset)
+    if length != indexed_length:
         raise errors.CorruptFileError(
-            errors.RECORD_TOO_LARGE,
-            f"TFRecord of {length} bytes exceeds maxRecordBytes ({MAX_RECORD_BYTES})",
+            errors.UNREADABLE,
+            f"the record holds {length} bytes, its index says {indexed_length}: "
+            "the index is of another file",
             path,
             offset,
         )
-    return int(length)
+    (data_crc,) = _FOOTER_FIELD.unpack_from(buf, HEADER + length)
+    if masked(crc(memoryview(buf)[HEADER : HEADER + length])) != data_crc:
+        raise data_checksum_error(path, offset)
+
+
+def frames_sound(buf: bytes, starts: Any, ends: Any) -> bool:
+    """Whether every framed record ``buf[starts[k]:ends[k]]`` (int64 arrays) is sound: its
+    header's length is its data's, and both CRCs match. The lengths' checksums for the batch
+    at once; the data's, a call of the C code per record, the spans made by C iterators (no
+    Python frame per record). A batch that is not sound is read again a record at a time
+    (:func:`check_frame`), for the error that names the record."""
+    import numpy as np  # not at import time: ``import spark_tfrecord`` loads no NumPy
+
+    if not len(starts):
+        return True
+    u8 = np.frombuffer(buf, np.uint8)
+    header = u8[starts[:, None] + np.arange(HEADER)]
+    words = header[:, :8].copy().view("<u8")[:, 0]  # each record's length field
+    length_crc = header[:, 8:].copy().view("<u4")[:, 0]
+    footer = u8[(ends - FOOTER)[:, None] + np.arange(FOOTER)].copy().view("<u4")[:, 0]
+    spans = map(slice, (starts + HEADER).tolist(), (ends - FOOTER).tolist())
+    data_crcs = np.fromiter(
+        map(crc32c(), map(memoryview(buf).__getitem__, spans)), np.uint64, len(starts)
+    )
+    return not (
+        (words.view(np.int64) != ends - starts - HEADER - FOOTER).any()
+        or (masked_all(crc32c_words(words)) != length_crc).any()
+        or (masked_all(data_crcs) != footer).any()
+    )
+
+
+def find_record_start(
+    f: IO[bytes],
+    start: int,
+    end: int,
+    size: int,
+    path: str,
+    *,
+    verify_checksums: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    window: int = 1 << 20,
+) -> int:
+    """The offset of the first sound record header in ``[start, end)`` of the uncompressed
+    file ``f`` of ``size`` bytes, or -1 (the jar's ``findRecordStart``): a length of at most
+    ``max_record_bytes`` that fits the file, matching its CRC. With ``verify_checksums`` the
+    data's CRC there is checked too, a mismatch raised; ``f`` is read ``window`` bytes at a
+    time."""
+    crc = crc32c()
+    unpack_header = _HEADER_FIELDS.unpack_from
+    at = start
+    while at < end:
+        f.seek(at)
+        chunk = f.read(window + HEADER)
+        last = len(chunk) - HEADER
+        i = 0
+        while i <= last and at + i < end:
+            length, length_crc = unpack_header(chunk, i)
+            offset = at + i
+            if (
+                length <= max_record_bytes
+                and length <= size - offset - HEADER - FOOTER
+                and masked(crc(chunk[i : i + 8])) == length_crc
+            ):
+                if verify_checksums:
+                    f.seek(offset + HEADER)
+                    data = f.read(length + FOOTER)
+                    if masked(crc(data[:length])) != _FOOTER_FIELD.unpack_from(data, length)[0]:
+                        raise data_checksum_error(
+                            path, offset, " (found while looking for the first record of a split)"
+                        )
+                return offset
+            i += 1
+        if len(chunk) < window + HEADER:
+            return -1
+        at += window
+    return -1
 
 
 def walk_stream(
@@ -99,14 +223,7 @@ def walk_stream(
                 path,
                 base + pos,
             )
-        length = header_length(buf, pos, path, base + pos)
-        if length > max_record_bytes:
-            raise errors.CorruptFileError(
-                errors.RECORD_TOO_LARGE,
-                f"TFRecord of {length} bytes exceeds maxRecordBytes ({max_record_bytes})",
-                path,
-                base + pos,
-            )
+        length = header_length(buf, pos, path, base + pos, max_record_bytes)
         if file_size is not None and length > file_size - (base + pos) - HEADER - FOOTER:
             raise errors.CorruptFileError(
                 errors.TRUNCATED,
@@ -125,12 +242,7 @@ def walk_stream(
         end = pos + HEADER + length
         data = memoryview(buf)[pos + HEADER : end]
         if verify_checksums and masked(crc(data)) != unpack_footer(buf, end)[0]:
-            raise errors.CorruptFileError(
-                errors.DATA_CHECKSUM,
-                "Corrupt TFRecord: data checksum mismatch",
-                path,
-                base + pos,
-            )
+            raise data_checksum_error(path, base + pos)
         yield base + pos, data
         pos = end + FOOTER
 
@@ -215,28 +327,13 @@ def walk_batches(
             length, length_crc = unpack_header(buf, pos)
             c = crc(buf[pos : pos + 8])  # masked, inline: a call less per record
             if (((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF != length_crc:
-                failure = errors.CorruptFileError(
-                    errors.LENGTH_CHECKSUM,
-                    "Corrupt TFRecord: length checksum mismatch",
-                    path,
-                    base + pos,
-                )
+                failure = length_checksum_error(path, base + pos)
                 break
             if length > MAX_RECORD_BYTES:
-                failure = errors.CorruptFileError(
-                    errors.RECORD_TOO_LARGE,
-                    f"TFRecord of {length} bytes exceeds maxRecordBytes ({MAX_RECORD_BYTES})",
-                    path,
-                    base + pos,
-                )
+                failure = too_large_error(length, MAX_RECORD_BYTES, path, base + pos)
                 break
             if length > max_record_bytes:
-                failure = errors.CorruptFileError(
-                    errors.RECORD_TOO_LARGE,
-                    f"TFRecord of {length} bytes exceeds maxRecordBytes ({max_record_bytes})",
-                    path,
-                    base + pos,
-                )
+                failure = too_large_error(length, max_record_bytes, path, base + pos)
                 break
             if file_size is not None and length > file_size - (base + pos) - HEADER - FOOTER:
                 failure = errors.CorruptFileError(
@@ -265,12 +362,7 @@ def walk_batches(
             if verify_checksums:
                 c = crc(view[pos + HEADER : end])
                 if (((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF != footer(buf, end)[0]:
-                    failure = errors.CorruptFileError(
-                        errors.DATA_CHECKSUM,
-                        "Corrupt TFRecord: data checksum mismatch",
-                        path,
-                        base + pos,
-                    )
+                    failure = data_checksum_error(path, base + pos)
                     break
             if stop_at is not None and base + pos >= stop_at:
                 done = True

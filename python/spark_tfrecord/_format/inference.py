@@ -40,20 +40,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.compression import _compression_by_head, _compression_by_name, chunks
-from spark_tfrecord._format.decoder import _LISTS
+from spark_tfrecord._format.compression import chunks, file_compression, tensorflow_codec
+from spark_tfrecord._format.decoder import LIST_READERS
 from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.framing import HEADER as _HEADER
 from spark_tfrecord._format.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
 from spark_tfrecord._format.framing import walk_stream
-from spark_tfrecord._format.wire import MalformedRecord
+from spark_tfrecord._format.wire import (
+    BYTES,
+    FLOAT,
+    INT64,
+    UNSET,
+    MalformedRecord,
+    cursor_delimited,
+    cursor_error,
+    cursor_skip,
+    cursor_varint,
+)
 
 _LOG = logging.getLogger("spark_tfrecord")
 
-#: Feature kinds, numbered as ``Feature``'s fields (and the jar's ``ProtoWire.Kind…``).
-_NONE, _BYTES, _FLOAT, _INT64 = 0, 1, 2, 3
 #: The type inference gives each kind (``TypeTable.inferred``), by whether bytes were not UTF-8.
-_TYPES = {_INT64: "long", _FLOAT: "float"}
+_TYPES = {INT64: "long", FLOAT: "float"}
 
 #: The jar's Spark ML vector type (``VectorUDT``), as ``StructType.jsonValue()`` gives it.
 VECTOR_TYPE: Mapping[str, Any] = {
@@ -85,18 +93,6 @@ RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
 #: The column of a ByteArray read (``TFRecordSchema.ByteArrayColumn``).
 BYTE_ARRAY_COLUMN = "byteArray"
 _RAGGED_FLAT, _RAGGED_LENGTHS = "ragged_flat_values", "ragged_row_lengths_"
-_COMPRESSIONS = {
-    "none": "none",
-    "uncompressed": "none",
-    "": "none",
-    "gzip": "gzip",
-    "gz": "gzip",
-    "org.apache.hadoop.io.compress.gzipcodec": "gzip",
-    "deflate": "deflate",
-    "zlib": "deflate",
-    "org.apache.hadoop.io.compress.deflatecodec": "deflate",
-    "org.apache.hadoop.io.compress.defaultcodec": "deflate",
-}
 
 
 @dataclass(frozen=True)
@@ -173,7 +169,7 @@ class InferenceOptions:
         for name in ("compression", "codec"):
             v = get(name)
             if v is not None:
-                compression = _COMPRESSIONS.get(v.strip().lower())
+                compression = tensorflow_codec(v)
                 if compression is None:
                     raise errors.invalid_option(name, v, ["none", "gzip", "deflate", "zlib"])
                 break
@@ -203,13 +199,6 @@ def _int(v: str) -> int | None:
 # --- reading records ----------------------------------------------------------------------------
 
 
-def file_compression(path: str, option: str | None, head: bytes) -> str:
-    """The compression the jar reads ``path`` with: its name's (``.gz``, ``.deflate``...), else
-    the ``compression`` option, else what its first bytes say (``TFRecordCompression.detect``)."""
-    named = _compression_by_name(path) or option
-    return named if named not in (None, "none") else _compression_by_head(head)
-
-
 def records(
     path: str,
     files: Files,
@@ -234,58 +223,8 @@ def records(
 
 
 # --- walking records ----------------------------------------------------------------------------
-# The jar's WireCursor, with its messages and positions (a byte of the record), so that a
-# malformed record is reported as the jar reports it.
-
-_U64, _I64 = (1 << 64) - 1, 1 << 63
-
-
-def _wire_error(what: str, at: int) -> MalformedRecord:
-    return MalformedRecord(f"{what} at byte {at} of the record")
-
-
-def _varint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
-    """The varint at ``pos`` (as a signed int64, as Java reads it) and the position after it."""
-    result = shift = 0
-    while shift < 64:
-        if pos >= limit:
-            raise _wire_error("varint runs past its message", pos)
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            result &= _U64
-            return (result - (1 << 64) if result >= _I64 else result), pos
-        shift += 7
-    raise _wire_error("varint longer than 10 bytes", pos)
-
-
-def _length(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
-    """A length-delimited field's (start, end) after its tag, checked against ``limit``."""
-    n, start = _varint(buf, pos, limit)
-    if n < 0 or n > limit - start:
-        raise _wire_error(f"length {n} runs past its message", pos)
-    return start, start + n
-
-
-def _skip(buf: bytes, pos: int, limit: int, wire_type: int) -> int:
-    """The position after the value of a field of ``wire_type`` whose tag was just read."""
-    if wire_type == 0:
-        return _varint(buf, pos, limit)[1]
-    if wire_type == 2:
-        return _length(buf, pos, limit)[1]
-    if wire_type in (1, 5):
-        n = 8 if wire_type == 1 else 4
-        if limit - pos < n:
-            raise _wire_error(f"{n}-byte field runs past its message", pos)
-        return pos + n
-    if wire_type == 3:  # a group: fields up to its end tag
-        while True:
-            tag, pos = _varint(buf, pos, limit)
-            if tag & 7 == 4:
-                return pos
-            pos = _skip(buf, pos, limit, tag & 7)
-    raise _wire_error(f"invalid wire type {wire_type}", pos)
+# The jar's WireCursor (wire.py's cursor_* functions), with its messages and positions (a byte of
+# the record), so that a malformed record is reported as the jar reports it.
 
 
 class _Stats:
@@ -294,7 +233,7 @@ class _Stats:
     __slots__ = ("binary", "kind", "max_values")
 
     def __init__(self) -> None:
-        self.kind = _NONE
+        self.kind = UNSET
         self.max_values = 0
         #: Whether a bytes value was met that is not well-formed UTF-8.
         self.binary = False
@@ -310,11 +249,11 @@ class _Stats:
 
 def merge_kinds(a: int, b: int) -> int:
     """int64 + float → float; bytes + anything → bytes; unset takes the other."""
-    if a == _NONE:
+    if a == UNSET:
         return b
-    if b == _NONE or a == b:
+    if b == UNSET or a == b:
         return a
-    return _BYTES if _BYTES in (a, b) else _FLOAT
+    return BYTES if BYTES in (a, b) else FLOAT
 
 
 class _Features:
@@ -373,25 +312,25 @@ class _Features:
                 mine.merge(lists)
 
 
-def _feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
+def feature_lists(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
     """A ``Feature``'s kind (the last of its oneof fields) and the lists of that kind since the
     last switch, as the jar's ``ExampleWalker.readFeature`` reads them (each list's values)."""
-    kind = _NONE
+    kind = UNSET
     lists: list[Any] = []
     pos = start
     while pos < end:
         tag_at = pos
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         field = tag >> 3
         if 1 <= field <= 3:
             if tag & 7 != 2:
-                raise _wire_error(f"Feature field {field} has wire type {tag & 7}", tag_at)
-            lstart, pos = _length(buf, pos, end)
+                raise cursor_error(f"Feature field {field} has wire type {tag & 7}", tag_at)
+            lstart, pos = cursor_delimited(buf, pos, end)
             if field != kind:
                 kind, lists = field, []
-            lists.append(_LISTS[field](buf, lstart, pos))
+            lists.append(LIST_READERS[field](buf, lstart, pos))
         else:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
     return kind, lists
 
 
@@ -408,31 +347,31 @@ def _note(s: _Stats, kind: int, lists: list[Any], count: bool) -> None:
     s.kind = merge_kinds(s.kind, kind)
     if count:
         s.max_values = max(s.max_values, sum(len(v) for v in lists))
-    if kind == _BYTES and not s.binary and not all(_is_utf8(v) for v in lists):
+    if kind == BYTES and not s.binary and not all(_is_utf8(v) for v in lists):
         s.binary = True
 
 
-def _entries(buf: bytes, pos: int, end: int) -> Iterator[tuple[bytes, int, int]]:
+def map_entries(buf: bytes, pos: int, end: int) -> Iterator[tuple[bytes, int, int]]:
     """The map entries of a ``Features`` / ``FeatureLists`` message: (key, value start, end),
     key and value in either order or missing (then empty), other fields skipped."""
     while pos < end:
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         if tag != 0x0A:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
             continue
-        epos, eend = _length(buf, pos, end)
+        epos, eend = cursor_delimited(buf, pos, end)
         pos = eend
         key, vstart, vend = b"", eend, eend
         while epos < eend:
-            etag, epos = _varint(buf, epos, eend)
+            etag, epos = cursor_varint(buf, epos, eend)
             if etag == 0x0A:
-                kstart, epos = _length(buf, epos, eend)
+                kstart, epos = cursor_delimited(buf, epos, eend)
                 key = buf[kstart:epos]
             elif etag == 0x12:
-                vstart, epos = _length(buf, epos, eend)
+                vstart, epos = cursor_delimited(buf, epos, eend)
                 vend = epos
             else:
-                epos = _skip(buf, epos, eend, etag & 7)
+                epos = cursor_skip(buf, epos, eend, etag & 7)
         yield key, vstart, vend
 
 
@@ -440,27 +379,27 @@ def _walk(buf: bytes, features: _Features, sequence: bool) -> None:
     """Adds what one Example (or SequenceExample) says of its features to ``features``."""
     pos, end = 0, len(buf)
     while pos < end:
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         if tag == 0x0A or (sequence and tag == 0x12):
-            mstart, pos = _length(buf, pos, end)
+            mstart, pos = cursor_delimited(buf, pos, end)
             if tag == 0x0A:
-                for key, vstart, vend in _entries(buf, mstart, pos):
-                    kind, lists = _feature(buf, vstart, vend)
+                for key, vstart, vend in map_entries(buf, mstart, pos):
+                    kind, lists = feature_lists(buf, vstart, vend)
                     _note(features.context(key), kind, lists, True)
             else:
-                for key, vstart, vend in _entries(buf, mstart, pos):
+                for key, vstart, vend in map_entries(buf, mstart, pos):
                     s = features.feature_list(key)
                     spos = vstart
                     while spos < vend:
-                        stag, spos = _varint(buf, spos, vend)
+                        stag, spos = cursor_varint(buf, spos, vend)
                         if stag == 0x0A:
-                            fstart, spos = _length(buf, spos, vend)
-                            kind, lists = _feature(buf, fstart, spos)
+                            fstart, spos = cursor_delimited(buf, spos, vend)
+                            kind, lists = feature_lists(buf, fstart, spos)
                             _note(s, kind, lists, False)
                         else:
-                            spos = _skip(buf, spos, vend, stag & 7)
+                            spos = cursor_skip(buf, spos, vend, stag & 7)
         else:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
 
 
 @dataclass
@@ -631,10 +570,10 @@ def _sparse_vectors(
             continue
         (ix, si), (vx, sv), (sx, ss) = found  # type: ignore[misc]
         if (
-            ss.kind == _INT64
+            ss.kind == INT64
             and ss.max_values <= 1
-            and si.kind in (_INT64, _NONE)
-            and sv.kind in (_FLOAT, _NONE)
+            and si.kind in (INT64, UNSET)
+            and sv.kind in (FLOAT, UNSET)
         ):
             columns[min(ix, vx, sx)] = _field(x, dict(VECTOR_TYPE))
             parts.update((ix, vx, sx))
@@ -660,7 +599,7 @@ def _ragged_lists(
             if k and k.isdecimal() and k.isascii() and (k == "0" or k[0] != "0")
         )
         lengths = [stats[prefix + str(k)] for k in levels]
-        if not x or x in stats or any(s.kind not in (_INT64, _NONE) for _, s in lengths):
+        if not x or x in stats or any(s.kind not in (INT64, UNSET) for _, s in lengths):
             continue
         if not levels or levels != list(range(len(levels))):
             missing = (

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.conversions import java_float
 from spark_tfrecord._format.encode_errors import EncodeError
 from spark_tfrecord._format.feature_paths import (
     LIST_LENGTH_KEY,
@@ -44,21 +45,23 @@ from spark_tfrecord._format.feature_paths import (
 )
 from spark_tfrecord._format.files import Files, LocalFiles
 from spark_tfrecord._format.inference import (
-    _BYTES,
-    _FLOAT,
-    _INT64,
-    _NONE,
     InferenceOptions,
-    _entries,
-    _feature,
-    _length,
-    _skip,
-    _varint,
+    feature_lists,
+    map_entries,
     records,
 )
 from spark_tfrecord._format.schema import depth, is_array, is_struct
 from spark_tfrecord._format.type_table import array_of, simple_string
-from spark_tfrecord._format.wire import MalformedRecord
+from spark_tfrecord._format.wire import (
+    BYTES,
+    FLOAT,
+    INT64,
+    UNSET,
+    MalformedRecord,
+    cursor_delimited,
+    cursor_skip,
+    cursor_varint,
+)
 
 #: A decoded record: per feature name, its kind and values; per feature list name, its steps.
 Features = Mapping[str, tuple[int, list[Any]]]
@@ -94,18 +97,6 @@ class _Mismatch(Exception):
     @property
     def message(self) -> str:
         return self.reason if self.whole else f"Column '{self.column}': {self.reason}"
-
-
-def java_float(v: float) -> str:
-    """A float32 as Java's ``Float.toString`` writes it (``1.0``, ``1.0E10``, ``NaN``)."""
-    f = np.float32(v)
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "Infinity" if f > 0 else "-Infinity"
-    return _java_decimal(
-        repr(float(np.format_float_positional(f, unique=True, trim="-"))), abs(float(f))
-    )
 
 
 def java_double(v: float) -> str:
@@ -163,14 +154,14 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     """The JSON value of one value of kind ``k`` read into a column of type ``type_name``."""
 
     def mismatch(k: int) -> _Mismatch:
-        kinds = {_BYTES: "bytes_list", _FLOAT: "float_list", _INT64: "int64_list"}
+        kinds = {BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
         return _Mismatch(column, f"a {kinds.get(k, 'feature')} cannot be read as {type_name}")
 
     if type_name in _INT_RANGES:
         bits = _INT_RANGES[type_name]
 
         def integer(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             v = int(v)
             if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
@@ -181,7 +172,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "boolean":
 
         def boolean(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             if int(v) not in (0, 1):
                 raise _Mismatch(
@@ -193,7 +184,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "date":
 
         def date(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             return (datetime.date(1970, 1, 1) + datetime.timedelta(days=int(v))).isoformat()
 
@@ -201,7 +192,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name in ("timestamp", "timestamp_ntz"):
 
         def timestamp(k: int, v: Any) -> Any:
-            if k != _INT64:
+            if k != INT64:
                 raise mismatch(k)
             return _instant(int(v))
 
@@ -209,7 +200,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "float":
 
         def float32(k: int, v: Any) -> Any:
-            if k not in (_FLOAT, _INT64):
+            if k not in (FLOAT, INT64):
                 raise mismatch(k)
             return _json_number(java_float(float(np.float32(v))))
 
@@ -217,7 +208,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "double":
 
         def float64(k: int, v: Any) -> Any:
-            if k not in (_FLOAT, _INT64):
+            if k not in (FLOAT, INT64):
                 raise mismatch(k)
             return _json_number(java_double(float(v)))
 
@@ -226,11 +217,11 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
         precision, scale = (int(x) for x in type_name[len("decimal(") : -1].split(","))
 
         def dec(k: int, v: Any) -> Any:
-            if k == _FLOAT:
+            if k == FLOAT:
                 if math.isnan(v) or math.isinf(v):
                     raise _Mismatch(column, f"cannot hold the value {java_float(v)}")
                 d = decimal.Decimal(java_float(v))
-            elif k == _INT64:
+            elif k == INT64:
                 d = decimal.Decimal(int(v))
             else:
                 raise mismatch(k)
@@ -243,11 +234,11 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "string":
 
         def string(k: int, v: Any) -> Any:
-            if k == _BYTES:
+            if k == BYTES:
                 return json_bytes(v)
-            if k == _INT64:
+            if k == INT64:
                 return str(int(v))
-            if k == _FLOAT:
+            if k == FLOAT:
                 return java_float(v)
             raise mismatch(k)
 
@@ -255,7 +246,7 @@ def _atom(type_name: str, column: str) -> Callable[[int, Any], Any]:
     if type_name == "binary":
 
         def binary(k: int, v: Any) -> Any:
-            if k != _BYTES:
+            if k != BYTES:
                 raise mismatch(k)
             return json_bytes(v)
 
@@ -272,7 +263,7 @@ def _values(lists: list[Any]) -> list[Any]:
 
 def _float_values(kind: int, lists: list[Any]) -> list[Any]:
     """Float32 values (kept as float32 for the converters), or ints."""
-    if kind == _FLOAT:
+    if kind == FLOAT:
         out: list[Any] = []
         for values in lists:
             out.extend(np.asarray(values, np.float32))
@@ -556,7 +547,7 @@ def _tensor(
     deflate = meta.get(TENSOR_ENCODING_KEY) == "zlib"
     rank = depth(t)
     value_name, shape_name = name + separator + "value", name + separator + "shape"
-    kinds = {_NONE: "unset", _BYTES: "bytes_list", _FLOAT: "float_list", _INT64: "int64_list"}
+    kinds = {UNSET: "unset", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
     prefix = f"Column '{column}' ({simple_string(t)}) "
 
     def fail(what: str) -> _Mismatch:
@@ -567,14 +558,14 @@ def _tensor(
         if value is None and shape_feature is None:
             return None
         values = _values(value[1]) if value is not None else []
-        if values and value is not None and value[0] != _BYTES:
+        if values and value is not None and value[0] != BYTES:
             raise fail(
                 f"cannot be read from its {kinds[value[0]]} feature '{value_name}': it holds one "
                 "bytes value"
             )
         shape = _values(shape_feature[1]) if shape_feature is not None else []
         if shape_feature is not None:
-            if shape and shape_feature[0] != _INT64:
+            if shape and shape_feature[0] != INT64:
                 raise fail(
                     f"cannot be read from its {kinds[shape_feature[0]]} feature '{shape_name}': "
                     "a shape is int64"
@@ -655,7 +646,7 @@ def _vector(column: str, name: str, separator: str) -> Reader:
         dense = feats.get(name)
         if dense is not None:
             kind, values = dense
-            if kind not in (_FLOAT, _INT64, _NONE):
+            if kind not in (FLOAT, INT64, UNSET):
                 raise _Mismatch(column, "a bytes_list cannot be read as a vector")
             return {
                 "type": 1,
@@ -666,8 +657,8 @@ def _vector(column: str, name: str, separator: str) -> Reader:
         size = feats.get(size_name)
         if size is None:
             return None
-        indices = _values(feats.get(indices_name, (_NONE, []))[1])
-        values = [float(v) for v in _float_values(_FLOAT, feats.get(values_name, (_NONE, []))[1])]
+        indices = _values(feats.get(indices_name, (UNSET, []))[1])
+        values = [float(v) for v in _float_values(FLOAT, feats.get(values_name, (UNSET, []))[1])]
         sizes = _values(size[1])
         if len(sizes) != 1 or len(indices) != len(values):
             raise _Mismatch(column, "a sparse vector whose features do not agree")
@@ -729,26 +720,26 @@ def _walk(
 ) -> None:
     pos, end = 0, len(buf)
     while pos < end:
-        tag, pos = _varint(buf, pos, end)
+        tag, pos = cursor_varint(buf, pos, end)
         if tag == 0x0A or (sequence and tag == 0x12):
-            mstart, pos = _length(buf, pos, end)
-            for key, vstart, vend in _entries(buf, mstart, pos):
+            mstart, pos = cursor_delimited(buf, pos, end)
+            for key, vstart, vend in map_entries(buf, mstart, pos):
                 name = key.decode("utf-8", "replace")
                 if tag == 0x0A:
-                    feats[name] = _feature(buf, vstart, vend)
+                    feats[name] = feature_lists(buf, vstart, vend)
                     continue
                 steps = []
                 spos = vstart
                 while spos < vend:
-                    stag, spos = _varint(buf, spos, vend)
+                    stag, spos = cursor_varint(buf, spos, vend)
                     if stag == 0x0A:
-                        fstart, spos = _length(buf, spos, vend)
-                        steps.append(_feature(buf, fstart, spos))
+                        fstart, spos = cursor_delimited(buf, spos, vend)
+                        steps.append(feature_lists(buf, fstart, spos))
                     else:
-                        spos = _skip(buf, spos, vend, stag & 7)
+                        spos = cursor_skip(buf, spos, vend, stag & 7)
                 lists[name] = steps
         else:
-            pos = _skip(buf, pos, end, tag & 7)
+            pos = cursor_skip(buf, pos, end, tag & 7)
 
 
 def head(

@@ -18,18 +18,10 @@ import numpy as np
 
 from spark_tfrecord._format import batch as batch_decoder
 from spark_tfrecord._format.conversions import Conversion, OutOfRange, conversion
-from spark_tfrecord._format.decoder import (
-    BYTES,
-    FLOAT,
-    INT64,
-    KIND_NAMES,
-    STEPS,
-    UNSET,
-    ExampleDecoder,
-    MalformedRecord,
-)
+from spark_tfrecord._format.decoder import STEPS, ExampleDecoder
 from spark_tfrecord._format.schema import Column, columns, select
 from spark_tfrecord._format.values import Ragged, Sparse
+from spark_tfrecord._format.wire import BYTES, FLOAT, INT64, KIND_NAMES, UNSET, MalformedRecord
 
 
 class ColumnError(Exception):

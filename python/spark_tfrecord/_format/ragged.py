@@ -29,7 +29,7 @@ from spark_tfrecord._format.features import (
 )
 from spark_tfrecord._format.packing import Ints, Mask
 from spark_tfrecord._format.schema import innermost
-from spark_tfrecord._format.type_table import KIND_INT64
+from spark_tfrecord._format.wire import INT64
 
 
 def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
@@ -64,7 +64,7 @@ def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
         out: list[Feature | None] = []
         for level in range(d - 1):
             lengths = np.diff(maps[level + 1])
-            encoded = feature(KIND_INT64, lengths, composed[level], present)
+            encoded = feature(INT64, lengths, composed[level], present)
             out.append(Feature(present, encoded, counted(composed[level], present)))
         flat = read_values(t, arrays[-1])
         encoded = feature(kind, flat, composed[-1], present)

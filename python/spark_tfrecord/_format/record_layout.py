@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._format.decoder import BYTES, UNSET
-from spark_tfrecord._format.wire import MalformedRecord, varint
+from spark_tfrecord._format.wire import BYTES, UNSET, MalformedRecord, varint
 
 #: Each length in an entry's header: (its offset, its bytes, its value).
 _Lengths = tuple[tuple[int, int, int], ...]

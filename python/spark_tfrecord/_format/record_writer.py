@@ -12,6 +12,7 @@ import zlib
 from typing import Any, BinaryIO
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.compression import tensorflow_codec
 from spark_tfrecord._format.encode_errors import argument_error
 from spark_tfrecord._format.frames import Encoded
 
@@ -23,18 +24,10 @@ def compression(value: str, option: str = "compression") -> str:
     """The codec the jar's ``compression`` (or ``codec``) option names: ``none``, ``gzip`` or
     ``deflate`` (its aliases as the jar takes them). Codecs TensorFlow cannot read are refused
     as the jar refuses them without ``allowNonTensorFlowCodec``."""
+    codec = tensorflow_codec(value)
+    if codec is not None:
+        return codec
     lower = value.strip().lower()
-    if lower in ("none", "uncompressed", ""):
-        return "none"
-    if lower in ("gzip", "gz", "org.apache.hadoop.io.compress.gzipcodec"):
-        return "gzip"
-    if lower in (
-        "deflate",
-        "zlib",
-        "org.apache.hadoop.io.compress.deflatecodec",
-        "org.apache.hadoop.io.compress.defaultcodec",
-    ):
-        return "deflate"
     if lower in ("snappy", "bzip2", "lz4", "zstd") or lower.endswith("codec"):
         raise argument_error(
             errors.INVALID_OPTION,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import struct
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -31,13 +30,9 @@ import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.compression import chunks
-from spark_tfrecord._format.crc import crc32c, crc32c_words, masked, masked_all
 from spark_tfrecord._format.files import file_system, index_path
-from spark_tfrecord._format.framing import FOOTER, HEADER, header_length
+from spark_tfrecord._format.framing import FOOTER, HEADER, check_frame, frames_sound, header_length
 from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in
-
-_HEADER_STRUCT = struct.Struct("<QI")
-_FOOTER_STRUCT = struct.Struct("<I")
 
 
 class _Cache:
@@ -186,7 +181,10 @@ class RecordReader:
 
     def _scan(self, f: int) -> Any:
         """The offsets from the file's framing: one pass over its (decompressed) bytes, each
-        record's length checked against its checksum."""
+        record's length checked against its checksum (:func:`framing.header_length`; the
+        data's checksums are checked when read). Its own loop, not :func:`framing.walk_batches`:
+        a scan of the headers alone costs less CPU so (300,000 records: 263-336 ms, against
+        359-435 ms through ``walk_batches``)."""
         path = self.files[f].path
         found: list[int] = []
         if self.compressions[f] != "none":
@@ -316,31 +314,7 @@ class RecordReader:
                 self.files[f].path,
                 offset,
             )
-        crc = crc32c()
-        length, length_crc = _HEADER_STRUCT.unpack_from(buf, 0)
-        if masked(crc(buf[:8])) != length_crc:
-            raise errors.CorruptFileError(
-                errors.LENGTH_CHECKSUM,
-                "Corrupt TFRecord: length checksum mismatch",
-                self.files[f].path,
-                offset,
-            )
-        if length != framed - HEADER - FOOTER:
-            raise errors.CorruptFileError(
-                errors.UNREADABLE,
-                f"the record holds {length} bytes, its index says {framed - HEADER - FOOTER}: "
-                "the index is of another file",
-                self.files[f].path,
-                offset,
-            )
-        (data_crc,) = _FOOTER_STRUCT.unpack_from(buf, HEADER + length)
-        if masked(crc(memoryview(buf)[HEADER : HEADER + length])) != data_crc:
-            raise errors.CorruptFileError(
-                errors.DATA_CHECKSUM,
-                "Corrupt TFRecord: data checksum mismatch",
-                self.files[f].path,
-                offset,
-            )
+        check_frame(buf, self.files[f].path, offset, framed - HEADER - FOOTER)
         return buf, f, offset
 
     def read(self, i: int) -> tuple[bytes, int, int]:
@@ -371,24 +345,8 @@ class RecordReader:
         else:
             buf, starts = self._gather(files, offsets, sizes, indices)
             ends = starts + sizes
-        u8 = np.frombuffer(buf, np.uint8)
-        if len(wanted):
-            header = u8[starts[:, None] + np.arange(HEADER)]
-            words = header[:, :8].copy().view("<u8")[:, 0]  # each record's length field
-            length_crc = header[:, 8:].copy().view("<u4")[:, 0]
-            footer = u8[(ends - FOOTER)[:, None] + np.arange(FOOTER)].copy().view("<u4")[:, 0]
-            # The lengths' checksums for the batch at once; the data's, a call of the C code per
-            # record, the spans made by C iterators (no Python frame per record).
-            spans = map(slice, (starts + HEADER).tolist(), (ends - FOOTER).tolist())
-            data_crcs = np.fromiter(
-                map(crc32c(), map(memoryview(buf).__getitem__, spans)), np.uint64, len(wanted)
-            )
-            if (
-                (words.view(np.int64) != sizes - HEADER - FOOTER).any()
-                or (masked_all(crc32c_words(words)) != length_crc).any()
-                or (masked_all(data_crcs) != footer).any()
-            ):
-                self._first_bad(indices)
+        if not frames_sound(buf, starts, ends):
+            self._first_bad(indices)
         return buf, starts + HEADER, ends - FOOTER
 
     def _gather(

@@ -22,7 +22,7 @@ from spark_tfrecord._format.feature_paths import (
 from spark_tfrecord._format.features import Feature, Issues, Plan, column_of, feature, read_values
 from spark_tfrecord._format.packing import Bytes, offsets
 from spark_tfrecord._format.schema import depth, innermost
-from spark_tfrecord._format.type_table import KIND_BYTES, KIND_INT64
+from spark_tfrecord._format.wire import BYTES, INT64
 
 
 def tensor_plan(leaf: Leaf, i: int) -> Plan:
@@ -104,9 +104,9 @@ def tensor_plan(leaf: Leaf, i: int) -> Plan:
         value_offsets = np.zeros(n + 1, np.int64)
         value_offsets[1:] = np.cumsum(lengths)
         units = np.arange(n + 1, dtype=np.int64)
-        values = feature(KIND_BYTES, (data, value_offsets), units, present)
+        values = feature(BYTES, (data, value_offsets), units, present)
         shape_counts = np.where(present, rank, 0)
-        shape = feature(KIND_INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
+        shape = feature(INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
         ones = present.astype(np.int64)
         return [Feature(present, values, ones), Feature(present, shape, rank * ones)]
 

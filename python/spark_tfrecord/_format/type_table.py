@@ -22,11 +22,7 @@ from spark_tfrecord._format import arrow
 from spark_tfrecord._format.packing import Bytes, Ints
 from spark_tfrecord._format.schema import is_vector
 from spark_tfrecord._format.schema import type_name as name
-
-#: ``Feature.kind`` field numbers (and the TensorFlow names of the kinds).
-KIND_BYTES = 1
-KIND_FLOAT = 2
-KIND_INT64 = 3
+from spark_tfrecord._format.wire import BYTES, FLOAT, INT64
 
 Int64s = npt.NDArray[np.int64]
 Float32s = npt.NDArray[np.float32]
@@ -85,14 +81,12 @@ def entry(t: Any) -> Entry | None:
     if t.startswith("string collate "):  # a collation orders values; their bytes are UTF-8
         return _ENTRIES["string"]
     if _TIME.fullmatch(t):
-        return Entry(t, KIND_INT64, _times, f"{t} (nanoseconds since midnight)")
+        return Entry(t, INT64, _times, f"{t} (nanoseconds since midnight)")
     m = _DECIMAL.fullmatch(t)
     if m is None:
         return None
     precision, scale = int(m.group(1)), int(m.group(2))
-    return Entry(
-        f"decimal({precision},{scale})", KIND_FLOAT, lambda a: _decimals(a, scale), "decimal"
-    )
+    return Entry(f"decimal({precision},{scale})", FLOAT, lambda a: _decimals(a, scale), "decimal")
 
 
 def describe_supported() -> str:
@@ -102,9 +96,9 @@ def describe_supported() -> str:
         return [e.doc for e in _LISTED if e.kind == kind]
 
     return (
-        f"{', '.join(of(KIND_INT64))} (int64_list); "
-        f"{', '.join([*of(KIND_FLOAT), 'ML vectors'])} (float_list); "
-        f"{', '.join(of(KIND_BYTES))} (bytes_list)"
+        f"{', '.join(of(INT64))} (int64_list); "
+        f"{', '.join([*of(FLOAT), 'ML vectors'])} (float_list); "
+        f"{', '.join(of(BYTES))} (bytes_list)"
     )
 
 
@@ -188,21 +182,19 @@ def _nearest_float32(unscaled: int, scale: int) -> np.float32:
 
 
 _LISTED = (
-    Entry("boolean", KIND_INT64, _booleans, "boolean"),
-    Entry("tinyint", KIND_INT64, _integers, "tinyint"),
-    Entry("smallint", KIND_INT64, _integers, "smallint"),
-    Entry("int", KIND_INT64, _integers, "int"),
-    Entry("bigint", KIND_INT64, _integers, "bigint"),
-    Entry("date", KIND_INT64, _dates, "date (days since 1970-01-01)"),
-    Entry("timestamp", KIND_INT64, _timestamps, "timestamp"),
-    Entry(
-        "timestamp_ntz", KIND_INT64, _timestamps, "timestamp_ntz (microseconds since 1970-01-01)"
-    ),
-    Entry("float", KIND_FLOAT, _floats, "float"),
-    Entry("double", KIND_FLOAT, _floats, "double"),
-    Entry("decimal(10,0)", KIND_FLOAT, lambda a: _decimals(a, 0), "decimal"),
-    Entry("string", KIND_BYTES, _bytes, "string"),
-    Entry("binary", KIND_BYTES, _bytes, "binary"),
+    Entry("boolean", INT64, _booleans, "boolean"),
+    Entry("tinyint", INT64, _integers, "tinyint"),
+    Entry("smallint", INT64, _integers, "smallint"),
+    Entry("int", INT64, _integers, "int"),
+    Entry("bigint", INT64, _integers, "bigint"),
+    Entry("date", INT64, _dates, "date (days since 1970-01-01)"),
+    Entry("timestamp", INT64, _timestamps, "timestamp"),
+    Entry("timestamp_ntz", INT64, _timestamps, "timestamp_ntz (microseconds since 1970-01-01)"),
+    Entry("float", FLOAT, _floats, "float"),
+    Entry("double", FLOAT, _floats, "double"),
+    Entry("decimal(10,0)", FLOAT, lambda a: _decimals(a, 0), "decimal"),
+    Entry("string", BYTES, _bytes, "string"),
+    Entry("binary", BYTES, _bytes, "binary"),
 )
 _JSON_NAMES = (
     "boolean",

@@ -12,7 +12,7 @@ from spark_tfrecord._format import arrow
 from spark_tfrecord._format.feature_paths import Leaf
 from spark_tfrecord._format.features import Feature, Issues, Plan, column_of, feature, ranges
 from spark_tfrecord._format.packing import Ints, Mask, offsets
-from spark_tfrecord._format.type_table import KIND_FLOAT, KIND_INT64
+from spark_tfrecord._format.wire import FLOAT, INT64
 
 
 class _Vectors(NamedTuple):
@@ -64,7 +64,7 @@ def dense_vector_plan(leaf: Leaf) -> Plan:
         out[out_offsets[rows[inside]] + index[inside]] = v.values[taken[inside]]
         with np.errstate(over="ignore", invalid="ignore"):
             floats = out.astype(np.float32)
-        return [Feature(present, feature(KIND_FLOAT, floats, out_offsets, present), count)]
+        return [Feature(present, feature(FLOAT, floats, out_offsets, present), count)]
 
     return plan
 
@@ -94,11 +94,11 @@ def sparse_vector_plan(leaf: Leaf, i: int) -> Plan:
             floats = values[keep].astype(np.float32)
         size = np.where(v.dense, stored, v.size)
         units = np.arange(n + 1, dtype=np.int64)
-        indices = feature(KIND_INT64, index[keep].astype(np.int64), unit_offsets, present)
+        indices = feature(INT64, index[keep].astype(np.int64), unit_offsets, present)
         return [
             Feature(present, indices, counts),
-            Feature(present, feature(KIND_FLOAT, floats, unit_offsets, present), counts),
-            Feature(present, feature(KIND_INT64, size, units, present), present.astype(np.int64)),
+            Feature(present, feature(FLOAT, floats, unit_offsets, present), counts),
+            Feature(present, feature(INT64, size, units, present), present.astype(np.int64)),
         ]
 
     return plan

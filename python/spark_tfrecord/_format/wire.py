@@ -1,6 +1,7 @@
-"""Protobuf's wire format, the primitives the ``Example`` decoders walk records with: varints
-(one at a time, a packed run at once, or one at each of many positions), length-delimited
-fields, and skipping unknown fields. One of each, for the record decoder and the batch decoder.
+"""Protobuf's wire format, the primitives the ``Example`` decoders walk records with: the
+``Feature`` kinds, varints (one at a time, a packed run at once, or one at each of many
+positions), length-delimited fields, and skipping unknown fields; and the same reads worded as
+the jar's ``WireCursor`` words them. The one scalar varint reader is :func:`varint`.
 """
 
 from __future__ import annotations
@@ -8,6 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+#: ``Feature``'s field numbers, one per kind (its ``oneof kind``, and the jar's
+#: ``ProtoWire.Kind…``); 0: a Feature with none set.
+UNSET, BYTES, FLOAT, INT64 = 0, 1, 2, 3
+#: The TensorFlow name of each kind.
+KIND_NAMES = {UNSET: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
 
 
 class MalformedRecord(Exception):
@@ -59,6 +66,60 @@ def skip(buf: bytes, pos: int, end: int, wire_type: int) -> int:
     return pos + size
 
 
+# --- the jar's WireCursor ------------------------------------------------------------------------
+# The same reads with the jar's messages and positions (a byte of the record, ``buf`` being one
+# record), signed varints as Java reads them, and groups skipped: what inference and the JSON rows
+# of ``inspect`` report, as the jar reports it.
+
+
+def cursor_error(what: str, at: int) -> MalformedRecord:
+    """A malformed record as the jar words it: ``what at byte <at> of the record``."""
+    return MalformedRecord(f"{what} at byte {at} of the record")
+
+
+def cursor_varint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """:func:`varint`, as a signed int64 (as Java reads it), with the jar's messages."""
+    if pos < limit:
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+    try:
+        value, after = varint(buf, pos, limit)
+    except MalformedRecord:
+        if limit - pos >= 10:  # ten bytes there, each saying that more follow
+            raise cursor_error("varint longer than 10 bytes", pos + 10) from None
+        raise cursor_error("varint runs past its message", max(pos, limit)) from None
+    return (value - (1 << 64) if value >= 1 << 63 else value), after
+
+
+def cursor_delimited(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """A length-delimited field's (start, end) after its tag, checked against ``limit``."""
+    n, start = cursor_varint(buf, pos, limit)
+    if n < 0 or n > limit - start:
+        raise cursor_error(f"length {n} runs past its message", pos)
+    return start, start + n
+
+
+def cursor_skip(buf: bytes, pos: int, limit: int, wire_type: int) -> int:
+    """The position after the value of a field of ``wire_type`` whose tag was just read."""
+    if wire_type == 0:
+        return cursor_varint(buf, pos, limit)[1]
+    if wire_type == 2:
+        return cursor_delimited(buf, pos, limit)[1]
+    if wire_type in (1, 5):
+        n = 8 if wire_type == 1 else 4
+        if limit - pos < n:
+            raise cursor_error(f"{n}-byte field runs past its message", pos)
+        return pos + n
+    if wire_type == 3:  # a group: fields up to its end tag
+        while True:
+            tag, pos = cursor_varint(buf, pos, limit)
+            if tag & 7 == 4:
+                return pos
+            pos = cursor_skip(buf, pos, limit, tag & 7)
+    raise cursor_error(f"invalid wire type {wire_type}", pos)
+
+
 def packed_varints(buf: bytes, start: int, end: int) -> Any:
     """The packed varints of ``buf[start:end]`` as an int64 ndarray, vectorized."""
     b = np.frombuffer(buf, np.uint8, end - start, start)
@@ -79,11 +140,11 @@ def packed_varints(buf: bytes, start: int, end: int) -> Any:
     return np.add.reduceat(parts, starts).view(np.int64)
 
 
-def varints_at(u8: Any, p: Any, ok: Any) -> tuple[Any, Any, Any]:
-    """The varints (of at most 5 bytes: lengths) at positions ``p`` of ``u8`` (a uint8 array),
-    one per record of a batch: values, the positions after them, and ``ok`` with False where one
-    is longer or past the buffer. A byte a step, for the records whose varint goes on: most
-    lengths take one or two bytes."""
+def varints_at(u8: Any, p: Any, ok: Any, longest: int = 5) -> tuple[Any, Any, Any]:
+    """The varints of at most ``longest`` bytes (5: lengths; 10: any int64) at positions ``p``
+    of ``u8`` (a uint8 array), one per record of a batch: values (int64, two's complement),
+    the positions after them, and ``ok`` with False where one is longer or past the buffer. A
+    byte a step, for the records whose varint goes on: most lengths take one or two bytes."""
     last = len(u8) - 1
     b = u8[np.minimum(p, last)]
     more = b >= 0x80
@@ -91,7 +152,7 @@ def varints_at(u8: Any, p: Any, ok: Any) -> tuple[Any, Any, Any]:
         return b.astype(np.int64), p + 1, ok & (p <= last)
     value = (b & 0x7F).astype(np.int64)
     n = np.ones(len(p), np.int64)
-    for k in range(1, 5):
+    for k in range(1, longest):
         b = u8[np.minimum(p + k, last)]
         value |= np.where(more, (b & 0x7F).astype(np.int64) << (7 * k), 0)
         n += more

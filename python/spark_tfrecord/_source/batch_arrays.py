@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord._format import batch as batch_decoder
-from spark_tfrecord._format.conversions import BYTES, FLOAT, Conversion, OutOfRange
-from spark_tfrecord._format.decoder import MalformedRecord
+from spark_tfrecord._format.conversions import Conversion, OutOfRange
 from spark_tfrecord._format.entries import bytes_entries, gather
 from spark_tfrecord._format.layout import Layout
+from spark_tfrecord._format.wire import BYTES, FLOAT, MalformedRecord
 from spark_tfrecord._source.columns import VALUES
 
 #: The leaf types (Spark's JSON names) the fast path reads: the record path's plain values.

@@ -21,17 +21,11 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.conversions import (
-    FLOAT,
-    INT64,
-    Conversion,
-    conversion,
-    java_float,
-)
-from spark_tfrecord._format.decoder import UNSET
+from spark_tfrecord._format.conversions import Conversion, conversion, java_float
 from spark_tfrecord._format.layout import ColumnError, Layout
 from spark_tfrecord._format.schema import Column, columns, is_vector
 from spark_tfrecord._format.values import Ragged
+from spark_tfrecord._format.wire import FLOAT, INT64, UNSET
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
 VALUES = {

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spark_tfrecord._format import partitions
-from spark_tfrecord._format.compression import _compression_by_name
+from spark_tfrecord._format.compression import compression_by_name
 from spark_tfrecord._format.files import Files, is_glob, is_url, local_path
 from spark_tfrecord._format.folders import DataFile, list_files
 
@@ -95,7 +95,7 @@ def partition_folders(root: str, files: Sequence[DataFile]) -> list[dict[str, st
 def splittable(path: str, compression: str | None, split_files: bool) -> bool:
     """Whether a file may be read in slices: its name (or the ``compression`` option, for a name
     that says nothing) does not say it is compressed, and ``splitFiles`` is on."""
-    named = _compression_by_name(path) or compression
+    named = compression_by_name(path) or compression
     return split_files and named in (None, "none")
 
 

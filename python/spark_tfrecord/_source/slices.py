@@ -9,18 +9,14 @@ and stops before the first record whose header starts at or past its end.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.compression import CHUNK, chunks
-from spark_tfrecord._format.crc import crc32c, masked
+from spark_tfrecord._format.compression import CHUNK, chunks, file_compression
 from spark_tfrecord._format.files import Files
-from spark_tfrecord._format.framing import FOOTER, HEADER, walk_batches, walk_stream
-from spark_tfrecord._format.inference import InferenceOptions, file_compression
+from spark_tfrecord._format.framing import HEADER, find_record_start, walk_batches, walk_stream
+from spark_tfrecord._format.inference import InferenceOptions
 from spark_tfrecord._source.planning import Slice
-
-_HEADER_FIELDS = struct.Struct("<QI")
 
 
 def _read_from(path: str, start: int, files: Files) -> Iterator[bytes]:
@@ -32,39 +28,17 @@ def _read_from(path: str, start: int, files: Files) -> Iterator[bytes]:
 
 def _first_record(path: str, s: Slice, options: InferenceOptions, files: Files) -> int:
     """The offset of the first sound record header in the slice, or -1 (``findRecordStart``)."""
-    crc = crc32c()
     with files.open(path) as f:
-        at = s.start
-        while at < s.end:
-            f.seek(at)
-            window = f.read(CHUNK + HEADER)
-            last = len(window) - HEADER
-            i = 0
-            while i <= last and at + i < s.end:
-                length, length_crc = _HEADER_FIELDS.unpack_from(window, i)
-                offset = at + i
-                if (
-                    length <= options.max_record_bytes
-                    and length <= s.size - offset - HEADER - FOOTER
-                    and masked(crc(window[i : i + 8])) == length_crc
-                ):
-                    if options.verify_checksums:
-                        f.seek(offset + HEADER)
-                        data = f.read(length + FOOTER)
-                        if masked(crc(data[:length])) != struct.unpack_from("<I", data, length)[0]:
-                            raise errors.CorruptFileError(
-                                errors.DATA_CHECKSUM,
-                                "Corrupt TFRecord: data checksum mismatch (found while looking "
-                                "for the first record of a split)",
-                                path,
-                                offset,
-                            )
-                    return offset
-                i += 1
-            if len(window) < CHUNK + HEADER:
-                return -1
-            at += CHUNK
-    return -1
+        return find_record_start(
+            f,
+            s.start,
+            s.end,
+            s.size,
+            path,
+            verify_checksums=options.verify_checksums,
+            max_record_bytes=options.max_record_bytes,
+            window=CHUNK,
+        )
 
 
 def _stream(
