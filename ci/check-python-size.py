@@ -24,12 +24,12 @@ MAX_FUNCTION = 80
 #: What was over the limits when the check came (path in the package, or path:function), and
 #: the size it may not grow past.
 DEBT = {
-    "_format/inference.py": 760,
-    "_format/json_rows.py": 812,
-    "_format/layout.py": 746,
+    "_format/inference.py": 694,
+    "_format/json_rows.py": 803,
+    "_format/layout.py": 738,
     "_format/tfds_features.py": 539,
     "_format/feature_paths.py:leaves": 140,
-    "_format/framing.py:walk_batches": 129,
+    "_format/framing.py:walk_batches": 109,
     "_format/json_rows.py:_atom": 99,
     "_format/json_rows.py:_struct_array": 110,
     "_format/json_rows.py:_tensor": 93,
