@@ -72,11 +72,17 @@ WRITTEN: dict[str, tuple[str, list[tuple[Any, ...]], dict[str, str], dict[str, s
         "id long, st struct<a: long, name: string, inner: struct<x: float, tags: array<string>>>",
         [(1, (5, "n", (0.25, ["t", "u"]))), (2, (6, None, None)), (3, None)],
         {},
-        {},
+        {"inferNesting": "true"},
     ),
     "arrays of structs": (
         "id long, objs array<struct<n: long, name: string, toks: array<string>>>",
-        [(1, [(1, "a", ["x"]), (2, "b", [])]), (2, []), (3, [(3, None, ["y", "z"])])],
+        [(1, [(1, "a", ["x"]), (2, "b", [])]), (2, []), (3, [(3, "c", ["y", "z"])])],
+        {},
+        {"inferNesting": "true"},
+    ),
+    "structs, flat": (  # inferNesting's default: a struct's leaves are columns `st/a`...
+        "id long, st struct<a: long, b: array<float>>",
+        [(1, (2, [0.5])), (2, (3, [])), (3, None)],
         {},
         {},
     ),
@@ -159,7 +165,10 @@ def test_a_given_schema_is_the_schema_and_the_projection(spark: Any, tmp_path: P
         (3, None, None, None, None, None),
     ]
     path = _write(spark, tmp_path / "t", written, rows, {})
-    ddl = "at timestamp, tags array<int>, small smallint, money decimal(10,2), day date, id long"
+    ddl = (
+        "at timestamp, tags array<int>, small smallint, money decimal(10,2), day date, "
+        "id long not null"  # nullable, as Spark makes a file source's schema
+    )
     jar = _jar_arrow(spark.read.format("tfrecord").schema(ddl).load(path))
     ours = read_arrow(path, ddl).read_all()
     _same(ours, jar)
@@ -201,20 +210,25 @@ def test_partition_columns_come_after_the_others(spark: Any, tmp_path: Path) -> 
 
 
 def test_vectors_are_their_struct(spark: Any, tmp_path: Path) -> None:
-    """Spark ML vectors, dense and sparse, read as Spark gives them to Arrow: the vector's
-    ``sqlType`` struct (type, size, indices, values)."""
+    """Spark ML vectors, written sparse (``vectorLayout``), read as Spark gives them to Arrow:
+    the vector's ``sqlType`` struct (type, size, indices, values)."""
     from pyspark.ml.linalg import Vectors, VectorUDT
     from pyspark.sql.types import LongType, StructField, StructType
 
     schema = StructType([StructField("id", LongType()), StructField("v", VectorUDT())])
     rows = [(1, Vectors.dense([1.0, 0.0, 2.5])), (2, Vectors.sparse(4, [1, 3], [3.0, -1.0]))]
     path = str(tmp_path / "t")
-    spark.createDataFrame(rows, schema).write.format("tfrecord").save(path)
+    df = spark.createDataFrame(rows, schema)
+    df.write.format("tfrecord").option("vectorLayout", "sparse").save(path)
     jar = _jar_arrow(spark.read.format("tfrecord").load(path))
     ours = read_arrow(path).read_all()
     _same(ours, jar)
+    assert pa.types.is_struct(ours.schema.field("v").type)
     by_id = {r["id"]: r["v"] for r in ours.to_pylist()}
-    assert by_id[1] == {"type": 1, "size": None, "indices": None, "values": [1.0, 0.0, 2.5]}
+    assert by_id == {
+        1: {"type": 0, "size": 3, "indices": [0, 2], "values": [1.0, 2.5]},
+        2: {"type": 0, "size": 4, "indices": [1, 3], "values": [3.0, -1.0]},
+    }
 
 
 def _frames(folder: Path, bad: bytes) -> tuple[str, int]:
@@ -280,7 +294,7 @@ def test_a_trainer_needs_no_spark(spark: Any, tmp_path: Path) -> None:
     code = (
         "import sys, json\n"
         "from spark_tfrecord import read_arrow\n"
-        f"t = read_arrow({path!r}).read_all().sort_by('id')\n"
+        f"t = read_arrow({path!r}, options={{'inferNesting': 'true'}}).read_all().sort_by('id')\n"
         "print(json.dumps(t.to_pylist()))\n"
         "print([m for m in ('pyspark', 'py4j', 'jpype') if m in sys.modules])\n"
     )

@@ -12,7 +12,7 @@ only its columns are decoded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from spark_tfrecord._format.decoder import MalformedRecord
 from spark_tfrecord._format.encode_errors import EncodeError
 from spark_tfrecord._format.feature_paths import reject_maps
 from spark_tfrecord._format.files import Files, file_system
-from spark_tfrecord._format.inference import infer_schema
+from spark_tfrecord._format.inference import as_nullable, infer_schema
 from spark_tfrecord._format.layout import ColumnError
 from spark_tfrecord._format.type_table import simple_string
 from spark_tfrecord._source.arrow_schema import arrow_schema
@@ -88,7 +88,8 @@ def record_batches(
     storage_options: Mapping[str, Any] | None,
 ) -> pa.RecordBatchReader:
     """:func:`spark_tfrecord.read_arrow`'s reader: the schema decided and checked now, the
-    records read as the reader is consumed."""
+    records read as the reader is consumed. The schema is the one ``spark.read`` gives the
+    jar's reads: every field nullable, every array able to hold nulls."""
     if any(k.lower() in ("path", "storageoptions") for k in options):
         raise ValueError(
             "read_arrow takes the path as its first argument and fsspec's options as "
@@ -102,7 +103,8 @@ def record_batches(
         schema = table_schema(parsed, fs, where)
         if columns is not None:
             schema = _projection(schema, list(columns))
-    read = ArrowRead(schema, parsed, fs, where)
+    # what Spark makes of a file source's schema, inferred or given (DataType.asNullable)
+    read = ArrowRead(as_nullable(schema), parsed, fs, where)
     return pa.RecordBatchReader.from_batches(read.target, read.read(read.in_order()))
 
 
@@ -134,9 +136,9 @@ def table_schema(options: ReadOptions, fs: Files, path: str) -> dict[str, Any]:
 
 class ArrowRead:
     """One read: the files of ``path`` decoded to the Spark schema ``schema`` (its JSON), with
-    the options ``options``. ``target`` is the Arrow schema of the batches (by default
-    :func:`~spark_tfrecord._source.arrow_schema.arrow_schema`'s; the data source gives its
-    pyspark's own). A schema the records cannot fill raises the jar's
+    the options ``options``. ``to_arrow`` gives the Arrow schema of the batches from the Spark
+    schema (by default :func:`~spark_tfrecord._source.arrow_schema.arrow_schema`; the data
+    source gives its pyspark's own). A schema the records cannot fill raises the jar's
     :class:`~spark_tfrecord.errors.ArgumentError` here, before any record is read. It pickles:
     planned on Spark's driver, it reads in the workers."""
 
@@ -146,13 +148,14 @@ class ArrowRead:
         options: ReadOptions,
         fs: Files,
         path: str,
-        target: pa.Schema | None = None,
+        to_arrow: Callable[[dict[str, Any]], pa.Schema] = arrow_schema,
     ) -> None:
         self.schema = dict(schema)
         self.names = [str(f["name"]) for f in self.schema["fields"]]
         self.parsed = options
         self.fs, self.path = fs, path
-        self.target = target if target is not None else arrow_schema(self.schema)
+        self._refuse()
+        self.target = to_arrow(self.schema)
         self.files = data_files(path, fs)
         found = partition_folders(path, self.files)
         given = {f["name"]: simple_string(f["type"]) for f in self.schema["fields"]}
@@ -162,17 +165,22 @@ class ArrowRead:
         }
         self.columns()
 
-    def columns(self) -> tuple[Any, ArrowColumns, list[int], BatchArrays | None]:
-        """The layout of the data columns, their Arrow builders, the positions of the data
-        columns in the schema, and the fast path's builders (None where every batch takes the
-        record path); the layout is None for ByteArray."""
+    def _refuse(self) -> None:
+        """A map, variant or interval column: the jar's refusal (before the Arrow schema, which
+        has none of the intervals)."""
         record_type = self.parsed.inference.record_type
-        if record_type != "ByteArray":  # a map, variant or interval: the jar's refusal
+        if record_type != "ByteArray":
             try:
                 reject_maps(self.schema, record_type)
             except EncodeError as e:
                 rest = {k: v for k, v in e.parameters.items() if k != "reason"}
                 raise errors.ArgumentError(e.condition, e.reason, **rest) from None
+
+    def columns(self) -> tuple[Any, ArrowColumns, list[int], BatchArrays | None]:
+        """The layout of the data columns, their Arrow builders, the positions of the data
+        columns in the schema, and the fast path's builders (None where every batch takes the
+        record path); the layout is None for ByteArray."""
+        record_type = self.parsed.inference.record_type
         skip = set(self.partitions_of)
         if self.parsed.mode == "PERMISSIVE":
             skip.add(self.parsed.corrupt_column)

@@ -77,7 +77,9 @@ class TFRecordReader(DataSourceReader):
         parsed = ReadOptions.parse(options)
         fs, path = read_files(options, parsed)
         # made here, on the driver, so that a bad schema fails the query before any task
-        self.read_plan = ArrowRead(schema.jsonValue(), parsed, fs, path, arrow_schema(schema))
+        self.read_plan = ArrowRead(
+            schema.jsonValue(), parsed, fs, path, lambda _: arrow_schema(schema)
+        )
 
     def partitions(self) -> Sequence[InputPartition]:
         tasks = self.read_plan.tasks(os.cpu_count() or 1)
