@@ -2,14 +2,14 @@
 
 Folders written by the jar (``df.write.format("tfrecord")``: scalars, arrays, strings, bytes,
 nested arrays, structs, arrays of structs, Spark ML vectors, ``partitionBy`` columns,
-SequenceExamples, GZIP) give, through ``read_arrow``, the jar's schema and its values, value
-for value: the table equals the jar's ``spark.read.format("tfrecord").load(path)`` as Arrow
-(``DataFrame.toArrow()``), sorted alike. A projection by names and one by a DDL string give the
-jar's columns in that order; an unknown name is refused with the columns listed; a malformed
-record is the jar's condition with its file and offset. In a fresh Python, ``read_arrow``
-imports no pyspark, py4j or JPype, and without pyarrow it says what to install. Arrow's schema
-of a Spark schema, built without pyspark, is pyspark's own (``to_arrow_schema``), for every type
-the reader gives.
+SequenceExamples, GZIP; local, and through fsspec) give, through ``read_arrow``, the jar's
+schema and its values, value for value: the table equals the jar's
+``spark.read.format("tfrecord").load(path)`` as Arrow (``DataFrame.toArrow()``), sorted alike.
+A projection by names and one by a DDL string give the jar's columns in that order; an unknown
+name is refused with the columns listed; a malformed record is the jar's condition with its
+file and offset. In a fresh Python, ``read_arrow`` imports no pyspark, py4j or JPype, and
+without pyarrow it says what to install. Arrow's schema of a Spark schema, built without
+pyspark, is pyspark's own (``to_arrow_schema``), for every type the reader gives.
 """
 
 from __future__ import annotations
@@ -229,6 +229,26 @@ def test_vectors_are_their_struct(spark: Any, tmp_path: Path) -> None:
         1: {"type": 0, "size": 3, "indices": [0, 2], "values": [1.0, 2.5]},
         2: {"type": 0, "size": 4, "indices": [1, 3], "values": [3.0, -1.0]},
     }
+
+
+def test_an_fsspec_url_reads_through_fsspec(spark: Any, tmp_path: Path) -> None:
+    """A folder the jar wrote, copied into fsspec's in-memory file system, reads from its
+    ``memory://`` URL as the jar reads the local one; ``storage_options`` go to fsspec."""
+    import fsspec
+
+    path = _write(spark, tmp_path / "t", *WRITTEN["GZIP"][:3])
+    memory = fsspec.filesystem("memory")
+    url = f"memory://read-arrow-{tmp_path.name}/t"
+    for f in Path(path).rglob("*"):
+        if f.is_file():
+            memory.pipe(f"{url}/{f.relative_to(path).as_posix()}", f.read_bytes())
+    jar = _jar_arrow(spark.read.format("tfrecord").load(path))
+    try:
+        ours = read_arrow(url, storage_options={"use_listings_cache": False}).read_all()
+    finally:
+        memory.rm(url, recursive=True)
+    _same(ours, jar)
+    assert ours.num_rows == 50
 
 
 def _frames(folder: Path, bad: bytes) -> tuple[str, int]:
