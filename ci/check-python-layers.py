@@ -19,6 +19,12 @@ public modules on top. The rules:
   never py4j or JPype (no JVM of its own: it runs in Spark's Python workers and on Connect).
 - ``import spark_tfrecord`` loads, through its module-level imports, none of pyspark, py4j,
   JPype, NumPy, torch, TensorFlow (HEAVY).
+- The public modules in NO_SPARK (``arrow``: ``read_arrow``, which a trainer with no Spark
+  calls) reach none of pyspark, py4j and JPype, through any import of theirs or of the modules
+  they import, those in function bodies included (a function of a module imported is taken as
+  called); a package above a module imported counts by its module-level imports, which are
+  what importing the module runs. ``_source`` may import pyspark (its data source's modules
+  do), so this is the rule that keeps ``read_arrow``'s part of ``_source`` free of it.
 - No import cycles among the package's modules, counting every import: at module level,
   under ``if TYPE_CHECKING:`` (mypy follows them) and inside a function body (issue 57: a lazy
   import cannot meet a half-initialized module, but a circle of them is still two modules that
@@ -52,6 +58,9 @@ FORMAT_MODULE_LEVEL = {"numpy"}
 FORMAT_LAZY = {"numpy", "fsspec", "gcsfs", "google_crc32c", "crc32c"}
 #: Third-party modules the jar-less data source may import.
 SOURCE_THIRD_PARTY = {"pyspark", "pyarrow", "numpy"}
+#: The public modules that must reach no Spark (SPARK), lazily neither: read_arrow's.
+NO_SPARK = (f"{PACKAGE}.arrow",)
+SPARK = ("pyspark", "py4j", "jpype")
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -190,6 +199,36 @@ def heavy_at_import(edges: list[Edge], repo: Path) -> list[str]:
     return wrong
 
 
+def spark_reached(edges: list[Edge], repo: Path) -> list[str]:
+    """Where a module of NO_SPARK reaches SPARK: all imports of each module it imports (lazy
+    ones too), the module-level ones of the packages above them."""
+    runtime: dict[str, list[Edge]] = {}
+    for e in edges:
+        if not e.typing:
+            runtime.setdefault(e.source, []).append(e)
+    wrong = []
+    for start in NO_SPARK:
+        every: dict[str, bool] = {start: True}  # module: whether its lazy imports count
+        todo = [start]
+        while todo:
+            module = todo.pop()
+            for e in runtime.get(module, []):
+                if e.lazy and not every[module]:
+                    continue
+                if not e.internal:
+                    if e.target in SPARK:
+                        where = f"{e.path.relative_to(repo)}:{e.line}"
+                        wrong.append(f"{where}: {start} reaches {e.target} here")
+                    continue
+                parts = e.target.split(".")
+                for k in range(2, len(parts) + 1):
+                    name, whole = ".".join(parts[:k]), k == len(parts)
+                    if name not in every or (whole and not every[name]):
+                        every[name] = whole or every.get(name, False)
+                        todo.append(name)
+    return sorted(set(wrong))
+
+
 def cycles(edges: list[Edge], repo: Path) -> list[str]:
     """Cycles of imports (TYPE_CHECKING ones and those inside functions included), one line
     each."""
@@ -257,6 +296,7 @@ def main(argv: list[str]) -> int:
     if "--graph" in argv:
         print_graph(edges, modules)
     wrong = violations(edges, repo) + heavy_at_import(edges, repo) + cycles(edges, repo)
+    wrong += spark_reached(edges, repo)
     for w in wrong:
         print(w)
     return 1 if wrong else 0

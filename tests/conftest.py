@@ -85,6 +85,8 @@ ONCE = {
     "test_codec_differential.py": 54,
     "test_docs.py[tensorflow.md]": 51,
     "test_docs.py[pytorch.md]": 50,
+    "test_docs.py[arrow.md]": 28,
+    "test_read_arrow.py": 30,
     "test_torch_dataset.py": 60,
     "test_foreign_folders.py": 40,
     "test_docs.py[errors.md]": 37,

@@ -50,6 +50,7 @@ FENCE = re.compile(r"^```(\S*)\s*$")
 #: saying why. Keep this list as short as the docs allow.
 MARKED = {
     ("README.md", "ci/quickstart   # build jars + wheel"),
+    ("arrow.md", "import duckdb"),
     ("README.md", "python -m build           # sdist, then the wheel from it"),
     ("benchmarks.md", "benchmarks/run.py --peers-python"),
     ("benchmarks.md", "ci/bench --peers --linkedin-source PATH"),

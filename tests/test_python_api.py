@@ -113,8 +113,8 @@ def test_import_needs_no_pyspark_and_the_spark_names_load_when_used() -> None:
         "['CACHE_DIR_CONF', 'Converter', 'EXTENSIONS', 'RecordType', 'SUPPORTED_SPARK', "
         "'SaveMode', 'ScalaVersion', 'TfdsMode', 'add_jar', 'configure', 'dataset_info', "
         "'feature_spec', 'grain_source', 'install_exception_handler', 'jar_path', "
-        "'make_converter', 'read', 'read_tfds', 'register', 'tf_dataset', 'torch_dataset', "
-        "'write', 'write_tfds']",
+        "'make_converter', 'read', 'read_arrow', 'read_tfds', 'register', 'tf_dataset', "
+        "'torch_dataset', 'write', 'write_tfds']",
         "True spark_tfrecord._spark.io",
         "True []",
     ]
@@ -137,6 +137,7 @@ def test_helpers_pass_options_and_list_paths(spark, tmp_path: Path) -> None:
     "module",
     [
         "spark_tfrecord",
+        "spark_tfrecord.arrow",
         "spark_tfrecord._spark.io",
         "spark_tfrecord._spark.session",
         "spark_tfrecord._spark.converter",

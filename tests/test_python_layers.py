@@ -25,6 +25,7 @@ def test_the_package_keeps_its_layers() -> None:
     assert graph["errors"] == "-"  # a leaf: not even a lazy import of the package
     assert "pyspark" not in graph["_loaders.spec"] and "_spark" not in graph["_loaders.source"]
     assert "_spark" not in graph["_source.reader"] and "py4j" not in graph["_source.reader"]
+    assert graph["arrow"] == "-  | lazy: _source.arrow_read  | third-party: pyarrow"
 
 
 def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
@@ -46,6 +47,8 @@ def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
         "_source/__init__.py": "",
         "_source/reader.py": "import py4j\nfrom spark_tfrecord._spark import io\n",
         "cli/__init__.py": "def main():\n    pass\n",
+        # read_arrow's module reaching py4j through a lazy import of the data source's reader
+        "arrow.py": "def read_arrow():\n    from spark_tfrecord._source import reader\n",
     }
     for name, text in files.items():
         (package / name).parent.mkdir(parents=True, exist_ok=True)
@@ -66,6 +69,7 @@ def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
         "python/spark_tfrecord/_loaders/spec.py:2: _loaders imports spark_tfrecord._spark.io",
         "python/spark_tfrecord/_loaders/spec.py:3: _loaders imports py4j",
         "python/spark_tfrecord/_source/reader.py:1: _source imports py4j",
+        "python/spark_tfrecord/_source/reader.py:1: spark_tfrecord.arrow reaches py4j here",
         "python/spark_tfrecord/_source/reader.py:2: _source imports spark_tfrecord._spark.io "
         "(only _format and errors)",
         "python/spark_tfrecord/_spark/io.py:1: _spark imports spark_tfrecord.cli",

@@ -885,13 +885,13 @@ def _taken(path: str, ddl: str) -> list[bool]:
     from spark_tfrecord._source.reader import TFRecordReader
 
     reader = TFRecordReader({"path": path}, StructType.fromJson(schema_of_ddl(ddl)))
-    fast = reader._columns()[4]
+    fast = reader.read_plan.columns()[3]
     assert fast is not None
     return [
         fast.arrays(buf, np.array(starts), np.array(stops)) is not None
         for task in reader.partitions()
         for s in task.task.slices  # type: ignore[attr-defined]
-        for buf, starts, stops, _ in reader._chunks(s)
+        for buf, starts, stops, _ in reader.read_plan.chunks(s)
     ]
 
 

@@ -45,11 +45,12 @@ if TYPE_CHECKING:
         jar_path,
     )
     from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
+    from spark_tfrecord.arrow import read_arrow
 
-#: The names of the loaders, of the Spark side and of ``dataset_info`` (whose schema inference
-#: imports NumPy), by module: loaded when first used (module ``__getattr__``), so that
-#: ``import spark_tfrecord`` imports no pyspark and works without it, and the command line's
-#: ``inspect`` imports neither.
+#: The names of the loaders, of ``read_arrow``, of the Spark side and of ``dataset_info``
+#: (whose schema inference imports NumPy), by module: loaded when first used (module
+#: ``__getattr__``), so that ``import spark_tfrecord`` imports no pyspark and works without it,
+#: and the command line's ``inspect`` imports neither.
 _LAZY = {
     "spark_tfrecord._format.datasets": ("dataset_info",),
     "spark_tfrecord._loaders.api": ("grain_source", "torch_dataset"),
@@ -68,6 +69,7 @@ _LAZY = {
     ),
     "spark_tfrecord._spark.tfds": ("TfdsMode", "read_tfds", "write_tfds"),
     "spark_tfrecord._source.register": ("register",),
+    "spark_tfrecord.arrow": ("read_arrow",),
 }
 _LAZY_HOME = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -120,6 +122,7 @@ __all__ = [
     "jar_path",
     "make_converter",
     "read",
+    "read_arrow",
     "read_tfds",
     "register",
     "tf_dataset",

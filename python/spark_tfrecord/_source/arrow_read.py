@@ -1,0 +1,343 @@
+"""A read of TFRecord files as Arrow batches, without pyspark: what the jar-less data source
+(:mod:`spark_tfrecord._source.reader`) and :func:`spark_tfrecord.read_arrow` both run.
+
+:func:`table_schema` is the read's schema when none is given: the jar's inference
+(:func:`spark_tfrecord._format.inference.infer_schema`) of the data files, then the partition
+columns (``name=value`` folders) as Spark's discovery types them. :class:`ArrowRead` holds a
+read (its Spark schema as JSON, its parsed options, its files): it checks the schema once when
+made, plans the tasks (:mod:`spark_tfrecord._source.planning`) and reads a task's slices into
+``pyarrow.RecordBatch`` es of exactly the schema's Arrow types. The schema is the projection:
+only its columns are decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.ddl import parse_ddl
+from spark_tfrecord._format.decoder import MalformedRecord
+from spark_tfrecord._format.encode_errors import EncodeError
+from spark_tfrecord._format.feature_paths import reject_maps
+from spark_tfrecord._format.files import Files, file_system
+from spark_tfrecord._format.inference import as_nullable, infer_schema
+from spark_tfrecord._format.layout import ColumnError
+from spark_tfrecord._format.type_table import simple_string
+from spark_tfrecord._source.arrow_schema import arrow_schema
+from spark_tfrecord._source.batch_arrays import BatchArrays
+from spark_tfrecord._source.columns import ArrowColumns, exact_layout
+from spark_tfrecord._source.options import ReadOptions
+from spark_tfrecord._source.planning import (
+    Slice,
+    Task,
+    data_files,
+    fsspec_url,
+    partition_folders,
+    partition_values,
+    plan,
+)
+from spark_tfrecord._source.slices import slice_batches
+
+#: Records per Arrow batch a task yields.
+BATCH_RECORDS = 4096
+#: A batch of a slice's records: ``(buf, starts, stops, offsets)``, record i being
+#: ``buf[starts[i]:stops[i]]`` at ``offsets[i]`` in the file's stream.
+Chunk = tuple[bytes, list[int], list[int], list[int]]
+#: Spark's JSON names of the types partition discovery gives (``partitions.column_type``).
+_JSON_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
+#: The values' Arrow types of partition columns, by their Spark (simple) type.
+_PARTITION_VALUES = {
+    "int": pa.int64(),
+    "bigint": pa.int64(),
+    "smallint": pa.int64(),
+    "tinyint": pa.int64(),
+    "boolean": pa.bool_(),
+    "date": pa.int32(),
+    "timestamp": pa.int64(),
+    "timestamp_ntz": pa.int64(),
+    "double": pa.float64(),
+    "float": pa.float64(),
+    "string": pa.string(),
+    "void": pa.null(),
+}
+
+
+def read_files(options: Mapping[str, str], parsed: ReadOptions) -> tuple[Files, str]:
+    """The read's file system and path (``options["path"]``; fsspec's for a URL, with
+    ``storageOptions``)."""
+    path = options.get("path")
+    if not path:
+        raise errors.ArgumentError(
+            errors.INVALID_OPTION,
+            "A TFRecord read needs a path: spark.read.format('tfrecord').load(path)",
+            option="path",
+            value="",
+            valid="a file, a folder or a glob",
+        )
+    return file_system(fsspec_url(str(path)), parsed.storage_options or None)
+
+
+def record_batches(
+    path: str,
+    columns: Sequence[str] | str | None,
+    options: Mapping[str, str],
+    storage_options: Mapping[str, Any] | None,
+) -> pa.RecordBatchReader:
+    """:func:`spark_tfrecord.read_arrow`'s reader: the schema decided and checked now, the
+    records read as the reader is consumed. The schema is the one ``spark.read`` gives the
+    jar's reads: every field nullable, every array able to hold nulls."""
+    if any(k.lower() in ("path", "storageoptions") for k in options):
+        raise ValueError(
+            "read_arrow takes the path as its first argument and fsspec's options as "
+            f"storage_options=, not in options: {sorted(options)}"
+        )
+    parsed = ReadOptions.parse(options)
+    fs, where = file_system(fsspec_url(path), dict(storage_options or {}) or None)
+    if isinstance(columns, str):
+        schema = parse_ddl(columns)
+    else:
+        schema = table_schema(parsed, fs, where)
+        if columns is not None:
+            schema = _projection(schema, list(columns))
+    # what Spark makes of a file source's schema, inferred or given (DataType.asNullable)
+    read = ArrowRead(as_nullable(schema), parsed, fs, where)
+    return pa.RecordBatchReader.from_batches(read.target, read.read(read.in_order()))
+
+
+def _projection(schema: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The fields of ``schema`` named ``names``, in that order; a ValueError for a name it has
+    not, listing those it has."""
+    by_name = {f["name"]: f for f in schema["fields"]}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"No column {', '.join(map(repr, unknown))}; the columns: {list(by_name)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"A column is named twice in {names}")
+    return {"type": "struct", "fields": [by_name[n] for n in names]}
+
+
+def table_schema(options: ReadOptions, fs: Files, path: str) -> dict[str, Any]:
+    """The jar's inferred schema of the data files of ``path``, then the partition columns, as
+    ``StructType.jsonValue()``."""
+    files = data_files(path, fs)
+    found = partition_folders(path, files)
+    inferred = infer_schema([f.path for f in files], options.inference, files=fs)
+    fields = list(inferred["fields"])
+    for name, (t, _) in partition_values(found, {}).items():
+        fields.append(
+            {"name": name, "type": _JSON_NAMES.get(t, t), "nullable": True, "metadata": {}}
+        )
+    return {"type": "struct", "fields": fields}
+
+
+class ArrowRead:
+    """One read: the files of ``path`` decoded to the Spark schema ``schema`` (its JSON), with
+    the options ``options``. ``to_arrow`` gives the Arrow schema of the batches from the Spark
+    schema (by default :func:`~spark_tfrecord._source.arrow_schema.arrow_schema`; the data
+    source gives its pyspark's own). A schema the records cannot fill raises the jar's
+    :class:`~spark_tfrecord.errors.ArgumentError` here, before any record is read. It pickles:
+    planned on Spark's driver, it reads in the workers."""
+
+    def __init__(
+        self,
+        schema: Mapping[str, Any],
+        options: ReadOptions,
+        fs: Files,
+        path: str,
+        to_arrow: Callable[[dict[str, Any]], pa.Schema] = arrow_schema,
+    ) -> None:
+        self.schema = dict(schema)
+        self.names = [str(f["name"]) for f in self.schema["fields"]]
+        self.parsed = options
+        self.fs, self.path = fs, path
+        self._refuse()
+        self.target = to_arrow(self.schema)
+        self.files = data_files(path, fs)
+        found = partition_folders(path, self.files)
+        given = {f["name"]: simple_string(f["type"]) for f in self.schema["fields"]}
+        names = list(found[0]) if found else []
+        self.partitions_of = {
+            n: v for n, v in partition_values(found, given).items() if n in given and n in names
+        }
+        self.columns()
+
+    def _refuse(self) -> None:
+        """A map, variant or interval column: the jar's refusal (before the Arrow schema, which
+        has none of the intervals)."""
+        record_type = self.parsed.inference.record_type
+        if record_type != "ByteArray":
+            try:
+                reject_maps(self.schema, record_type)
+            except EncodeError as e:
+                rest = {k: v for k, v in e.parameters.items() if k != "reason"}
+                raise errors.ArgumentError(e.condition, e.reason, **rest) from None
+
+    def columns(self) -> tuple[Any, ArrowColumns, list[int], BatchArrays | None]:
+        """The layout of the data columns, their Arrow builders, the positions of the data
+        columns in the schema, and the fast path's builders (None where every batch takes the
+        record path); the layout is None for ByteArray."""
+        record_type = self.parsed.inference.record_type
+        skip = set(self.partitions_of)
+        if self.parsed.mode == "PERMISSIVE":
+            skip.add(self.parsed.corrupt_column)
+        fields = self.schema["fields"]
+        data = [i for i, f in enumerate(fields) if f["name"] not in skip]
+        if record_type == "ByteArray":
+            # The jar's check (TFRecordSchema.validate): every column but the partitions' is
+            # `byteArray binary`, a PERMISSIVE read's corrupt record column too.
+            given = [f for f in fields if f["name"] not in self.partitions_of]
+            if any(f["name"] != "byteArray" or f["type"] != "binary" for f in given):
+                shown = simple_string({"type": "struct", "fields": given})
+                raise errors.ArgumentError(
+                    errors.INVALID_SCHEMA,
+                    "recordType ByteArray reads exactly one binary column (named 'byteArray' "
+                    f"on read), but the schema is {shown}.",
+                    schema=shown,
+                )
+            return None, ArrowColumns([], [], "/"), data, None
+        kept = [fields[i] for i in data]
+        separator = self.parsed.inference.path_separator
+        try:
+            found = exact_layout(
+                {"type": "struct", "fields": kept},
+                separator,
+                "SequenceExample" if record_type == "SequenceExample" else "Example",
+            )
+        except ValueError as e:  # a type no feature holds
+            raise errors.ArgumentError(errors.UNSUPPORTED_TYPE, str(e)) from None
+        targets = [self.target.field(i) for i in data]
+        columns = ArrowColumns(kept, targets, separator)
+        return found, columns, data, BatchArrays.of(found, kept, targets)
+
+    def tasks(self, parallelism: int) -> list[Task]:
+        """The tasks reading the files, as Spark plans the jar's for ``parallelism`` cores."""
+        return plan(
+            self.files,
+            compression=self.parsed.inference.compression,
+            split_files=self.parsed.split_files,
+            parallelism=parallelism,
+        )
+
+    def in_order(self) -> Task:
+        """One task reading every file whole: files by path, records in file order."""
+        return Task([Slice(f.path, 0, f.size, f.size, i) for i, f in enumerate(self.files)])
+
+    def read(self, task: Task) -> Iterator[pa.RecordBatch]:
+        """The batches of the task's slices, in order, of :data:`BATCH_RECORDS` records at
+        most."""
+        found, columns, data, fast = self.columns()
+        for s in task.slices:
+            for chunk in self.chunks(s):
+                buf, starts, stops, _ = chunk
+                if found is None:  # ByteArray: the records as they are
+                    records = [buf[a:b] for a, b in zip(starts, stops)]
+                    arrays = [pa.array(records, pa.binary()) for _ in data]
+                    yield self._batch(arrays, len(records), [], s.file, data)
+                    continue
+                made = None
+                if fast is not None:
+                    made = fast.arrays(buf, np.array(starts, np.int64), np.array(stops, np.int64))
+                if made is not None:
+                    yield self._batch(made, len(starts), [], s.file, data)
+                else:
+                    yield from self._decoded(chunk, s, found, columns, data)
+
+    def _decoded(
+        self, chunk: Chunk, s: Slice, found: Any, columns: ArrowColumns, data: list[int]
+    ) -> Iterator[pa.RecordBatch]:
+        """The record path: each record decoded alone, a record that fails the schema failing
+        the read (FAILFAST, with the jar's file, offset and column), dropped (DROPMALFORMED)
+        or a row of nulls with its bytes in the corrupt record column (PERMISSIVE)."""
+        options = self.parsed
+        what = (
+            "tf.train.SequenceExample"
+            if options.inference.record_type == "SequenceExample"
+            else "tf.train.Example"
+        )
+        records: list[Any] = []
+        bad: list[bytes | None] = []
+        buf, starts, stops, offsets = chunk
+        for offset, a, b in zip(offsets, starts, stops):
+            record = buf[a:b]
+            try:
+                records.append(found.record(record))
+                bad.append(None)
+            except (MalformedRecord, ColumnError) as e:
+                if options.mode == "FAILFAST":
+                    raise _failure(e, what, s.path, offset) from None
+                if options.mode == "PERMISSIVE":
+                    records.append(None)
+                    bad.append(record)
+        if records:
+            arrays = columns.arrays(records)
+            yield self._batch(arrays, len(records), bad, s.file, data)
+
+    def chunks(self, s: Slice) -> Iterator[Chunk]:
+        """The slice's records in batches of :data:`BATCH_RECORDS` (``slice_batches``'); with
+        ``ignoreMissingFiles`` none of a file gone since planning, with ``ignoreCorruptFiles``
+        none after damaged framing (the records before it are kept), as Spark's file scan
+        skips them for the jar. Damaged framing is raised after the batch of the records before
+        it, so that a record there that fails the schema (FAILFAST) is the error, as when
+        records are read one by one."""
+        options = self.parsed.inference
+        try:
+            yield from slice_batches(s, options, self.fs, BATCH_RECORDS)
+        except FileNotFoundError:
+            if not options.ignore_missing_files:
+                raise
+        except errors.CorruptFileError:
+            if not options.ignore_corrupt_files:
+                raise
+
+    def _batch(
+        self,
+        arrays: Sequence[pa.Array],
+        rows: int,
+        bad: list[bytes | None],
+        file: int,
+        data: list[int],
+    ) -> pa.RecordBatch:
+        """The Arrow batch of ``rows`` rows of file ``file``: the data columns ``arrays`` (in
+        their values' types), the partition columns, and the corrupt records' bytes ``bad``
+        (PERMISSIVE; empty: none)."""
+        names, target = self.names, self.target
+        columns: list[pa.Array | None] = [None] * len(names)
+        for i, a in zip(data, arrays):
+            columns[i] = a if a.type == target.field(i).type else a.cast(target.field(i).type)
+        for name, (t, values) in self.partitions_of.items():
+            i = names.index(name)
+            held = _PARTITION_VALUES.get(t, pa.string())
+            value = pa.array([values[file]], held).cast(target.field(i).type)
+            columns[i] = pa.repeat(value[0], rows) if rows else value[:0]
+        corrupt = self.parsed.corrupt_column
+        if self.parsed.mode == "PERMISSIVE" and corrupt in names:
+            i = names.index(corrupt)
+            if not any(b is not None for b in bad):
+                columns[i] = pa.nulls(rows, target.field(i).type)
+            else:
+                text = target.field(i).type == pa.string()
+                kept = [
+                    None if b is None else (b.decode("utf-8", "replace") if text else b)
+                    for b in bad
+                ]
+                columns[i] = pa.array(kept, target.field(i).type)
+        return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _failure(
+    e: MalformedRecord | ColumnError, what: str, path: str, offset: int
+) -> errors.CorruptFileError:
+    """The jar's error for a record that does not decode or fit the schema (FAILFAST)."""
+    if isinstance(e, MalformedRecord):
+        column = e.key
+        return errors.CorruptFileError(
+            errors.MALFORMED_RECORD,
+            f"Malformed {what}: " + e.reason + (f" (feature {column!r})" if column else ""),
+            path,
+            offset,
+        )
+    return errors.CorruptFileError(errors.DATA_MISMATCH, str(e), path, offset, e.column)

@@ -1,0 +1,104 @@
+"""A Spark schema's Arrow schema without pyspark: from its JSON (``StructType.jsonValue()``, the
+manifest's ``schema_json``, :func:`~spark_tfrecord._format.ddl.parse_ddl`'s parse, inference's
+result), as pyspark's ``to_arrow_schema(schema, timezone="UTC")`` gives it (Spark 4.2+'s, the
+one whose batches Spark checks exactly).
+
+- The atomic types by Spark's table: ``long`` int64, ``integer`` int32, ``short`` int16,
+  ``byte`` int8, ``float`` float32, ``double`` float64, ``boolean`` bool, ``string`` (collated
+  too) string, ``binary`` binary, ``decimal(p,s)`` decimal128(p, s), ``date`` date32,
+  ``timestamp`` timestamp[us, tz=UTC], ``timestamp_ntz`` timestamp[us], ``time(p)`` time64[ns],
+  ``void`` null;
+- an array is a list whose item field is named ``element``, nullable as ``containsNull``; a
+  map's entries are a non-null ``key`` and a ``value`` nullable as ``valueContainsNull``;
+- a struct's fields and the schema's keep their names, their nullability and, when not empty,
+  their metadata as JSON under ``SPARK::metadata::json`` (the bytes Python's ``json.dumps``
+  writes);
+- a user-defined type (Spark ML's ``VectorUDT``) is its ``sqlType``; a variant is pyspark's
+  struct of ``value`` and ``metadata`` bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+#: The key pyspark keeps a field's Spark metadata under, in an Arrow field's metadata.
+METADATA_KEY = b"SPARK::metadata::json"
+_ATOMIC = {
+    "long": pa.int64(),
+    "integer": pa.int32(),
+    "short": pa.int16(),
+    "byte": pa.int8(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+    "void": pa.null(),
+    "interval day to second": pa.duration("us"),
+}
+_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
+_TIME = re.compile(r"time\(\d\)")
+
+
+def arrow_schema(schema: Mapping[str, Any]) -> pa.Schema:
+    """The Arrow schema of the Spark schema ``schema`` (a struct's JSON). A type Arrow cannot
+    hold raises a ValueError naming it and its column."""
+    return pa.schema([_field(f, f["name"]) for f in schema["fields"]])
+
+
+def arrow_type(data_type: Any, column: str = "") -> pa.DataType:
+    """The Arrow type of one Spark type (its JSON); ``column`` names it in an error."""
+    if isinstance(data_type, str):
+        return _atomic(data_type, column)
+    name = data_type.get("type")
+    if name == "array":
+        element = arrow_type(data_type["elementType"], column)
+        return pa.list_(pa.field("element", element, data_type.get("containsNull", True)))
+    if name == "map":
+        key = pa.field("key", arrow_type(data_type["keyType"], column), False)
+        nullable = data_type.get("valueContainsNull", True)
+        return pa.map_(key, pa.field("value", arrow_type(data_type["valueType"], column), nullable))
+    if name == "struct":
+        return pa.struct([_field(f, f"{column}.{f['name']}") for f in data_type["fields"]])
+    if name == "udt" and "sqlType" in data_type:
+        return arrow_type(data_type["sqlType"], column)
+    raise ValueError(f"Column {column!r}: Arrow holds no Spark type {json.dumps(data_type)}")
+
+
+def _field(f: Mapping[str, Any], column: str) -> pa.Field:
+    metadata = f.get("metadata") or None
+    return pa.field(
+        f["name"],
+        arrow_type(f["type"], column),
+        f.get("nullable", True),
+        {METADATA_KEY: json.dumps(metadata).encode("utf-8")} if metadata else None,
+    )
+
+
+def _atomic(name: str, column: str) -> pa.DataType:
+    if name in _ATOMIC:
+        return _ATOMIC[name]
+    if name == "string" or name.startswith("string collate "):
+        return pa.string()
+    m = _DECIMAL.fullmatch(name)
+    if m is not None:
+        return pa.decimal128(int(m.group(1)), int(m.group(2)))
+    if name == "decimal":  # Spark's JSON of the default decimal
+        return pa.decimal128(10, 0)
+    if _TIME.fullmatch(name):
+        return pa.time64("ns")
+    if name == "variant":
+        return pa.struct(
+            [
+                pa.field("value", pa.binary(), False),
+                pa.field("metadata", pa.binary(), False, {b"variant": b"true"}),
+            ]
+        )
+    raise ValueError(f"Column {column!r}: Arrow holds no Spark type {name!r}")
