@@ -1,10 +1,10 @@
 """Folders that TensorFlow alone wrote (no manifest, no index; GZIP shards named as TFX's
 ExampleGen names them, as TensorFlow's sharded writers name them with no ``.gz``, or
 uncompressed) read with no columns given: ``dataset_info``, ``torch_dataset``, ``grain_source``,
-``tf_dataset`` and ``feature_spec`` infer the schema the jar infers, and give the values
-TensorFlow parses, NaN, -0.0, int64 extremes, bytes that are not UTF-8, empty lists and unset
-features included; SequenceExamples with the recordType option. A TFDS folder, whose splits lie
-side by side, is refused with the glob to use."""
+``tf_dataset``, ``feature_spec`` and ``read_arrow`` infer the schema the jar infers, and give
+the values TensorFlow parses, NaN, -0.0, int64 extremes, bytes that are not UTF-8, empty lists
+and unset features included; SequenceExamples with the recordType option. A TFDS folder, whose
+splits lie side by side, is refused with the glob to use."""
 
 from __future__ import annotations
 
@@ -160,6 +160,24 @@ def test_tf_dataset_and_feature_spec_parse_as_tensorflow_does(tf: Any, folder: P
             else:
                 rows = [[bits(v) for v in row] for row in tensor.to_list()]
             assert rows == [expected(i).get(key, []) for i in range(N)], key
+
+
+def test_read_arrow_reads_every_value(spark: Any, folder: Path) -> None:
+    """The jar's schema and values, in the files' order, with no columns given."""
+    table = spark_tfrecord.read_arrow(str(folder)).read_all()
+    assert table.num_rows == N
+    jar = spark.read.format("tfrecord").load(str(folder))
+    assert table.schema.names == jar.columns
+    rows = table.to_pylist()
+    for i, row in enumerate(rows):
+        want = expected(i)
+        got = {k: flat(v) for k, v in row.items() if k in want or v is not None}
+        assert got == want, i
+    ours = sorted(rows, key=lambda r: r["id"])
+    theirs = [r.asDict() for r in jar.orderBy("id").collect()]
+    assert [{k: flat(v) for k, v in r.items()} for r in ours] == [
+        {k: flat(v) for k, v in r.items()} for r in theirs
+    ]
 
 
 def test_options_pick_the_record_type_and_bad_ones_are_refused(folder: Path) -> None:
