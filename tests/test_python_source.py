@@ -942,6 +942,41 @@ def test_every_batch_of_plain_columns_takes_the_fast_path_as_the_jar(
     assert _trees(schema, rows) == _jar_rows(path, schema)
 
 
+#: Structs (a struct in a struct) of plain leaves: the fast path reads them too.
+STRUCT_DDL = (
+    "id bigint, st struct<a: bigint, e: string, inner: struct<x: float, tags: array<string>>>"
+)
+
+
+def _struct_record(i: int) -> bytes:
+    """Record i: ``st``'s leaves by their paths, all of them missing in every fifth record (a
+    null struct), ``inner``'s in every third (a null struct in a struct), some by turns."""
+    features = {b"id": _ints([i])}
+    if i % 5:
+        features[b"st/a"] = _ints([i * 3 - 2**40])
+        if i % 7:
+            features[b"st/e"] = _texts([("é" * (i % 3) + str(i)).encode()])
+        if i % 3:
+            features[b"st/inner/x"] = _floats([i / 4])
+            features[b"st/inner/tags"] = _texts([b"t" * k for k in range(i % 4)])
+    return example(*(entry(k, v) for k, v in features.items()))
+
+
+@pytest.mark.once
+def test_batches_of_structs_take_the_fast_path_as_the_jar(spark: Any, tmp_path: Path) -> None:
+    """Structs of plain leaves, null ones and null ones in a struct included, are decoded a
+    batch at once, and read as the jar reads them."""
+    path = str(
+        write_records(tmp_path / "part-0.tfrecord", [_struct_record(i) for i in range(9000)])
+    )
+    assert _taken(path, STRUCT_DDL) == [True, True, True]
+    schema = schema_of_ddl(STRUCT_DDL)
+    rows = _rows(spark.read.format("tfrecord").schema(STRUCT_DDL).load(path))
+    assert _trees(schema, rows) == _jar_rows(path, schema)
+    nulls = spark.read.format("tfrecord").schema(STRUCT_DDL).load(path).where("st is null")
+    assert sorted(r.id for r in nulls.collect()) == list(range(0, 9000, 5))
+
+
 @pytest.mark.once
 @pytest.mark.parametrize("case", list(ODD))
 def test_a_batch_with_an_odd_record_reads_record_by_record_as_the_jar(

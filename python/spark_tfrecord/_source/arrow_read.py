@@ -211,7 +211,7 @@ class ArrowRead:
             raise errors.ArgumentError(errors.UNSUPPORTED_TYPE, str(e)) from None
         targets = [self.target.field(i) for i in data]
         columns = ArrowColumns(kept, targets, separator)
-        return found, columns, data, BatchArrays.of(found, kept, targets)
+        return found, columns, data, BatchArrays.of(found, kept, targets, separator)
 
     def tasks(self, parallelism: int) -> list[Task]:
         """The tasks reading the files, as Spark plans the jar's for ``parallelism`` cores."""

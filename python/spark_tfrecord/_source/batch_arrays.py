@@ -1,8 +1,9 @@
 """The Arrow columns of a whole batch of serialized Examples at once: the read's fast path.
 
 :class:`BatchArrays` is made once per schema, when every data column is a scalar or a list of a
-plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries) and the
-records are Examples. For each batch, the format package's batch decoder
+plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries), or a
+struct of such (structs in structs too: its leaves are features of their own, named by their
+path), and the records are Examples. For each batch, the format package's batch decoder
 (:func:`spark_tfrecord._format.batch.locate` and its value gatherers) finds each column's
 feature in every record, and the column's values and offsets become Arrow buffers in a few
 NumPy calls, then the same Arrow types and casts as the record path
@@ -15,7 +16,7 @@ decodes that batch record by record, so that values and errors are the record pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from spark_tfrecord._format import batch as batch_decoder
 from spark_tfrecord._format.conversions import Conversion, OutOfRange
 from spark_tfrecord._format.entries import bytes_entries, gather
 from spark_tfrecord._format.layout import Layout
+from spark_tfrecord._format.schema import Column
 from spark_tfrecord._format.wire import BYTES, FLOAT, MalformedRecord
 from spark_tfrecord._source.columns import VALUES
 
@@ -55,6 +57,42 @@ class _Column:
         return not (pa.types.is_string(self.values) or pa.types.is_binary(self.values))
 
 
+@dataclass
+class _Struct:
+    """A struct column (or a struct in one): its fields' builders and Arrow fields."""
+
+    children: list[_Column | _Struct]
+    fields: list[pa.Field]
+
+
+def _plan(
+    f: Mapping[str, Any], key: str, target: pa.DataType, leaves: Iterator[Column], separator: str
+) -> _Column | _Struct | None:
+    """The builder of field ``f`` (keyed ``key``: its path joined with ``separator``) into
+    ``target``, its leaves taken in order from ``leaves``; None when the fast path cannot read
+    it."""
+    t = f["type"]
+    if isinstance(t, dict) and t.get("type") == "struct":
+        children = []
+        for i, child in enumerate(t["fields"]):
+            made = _plan(
+                child, key + separator + child["name"], target.field(i).type, leaves, separator
+            )
+            if made is None:
+                return None
+            children.append(made)
+        return _Struct(children, [target.field(i) for i in range(target.num_fields)])
+    c = next(leaves, None)
+    listed = isinstance(t, dict) and t.get("type") == "array"
+    leaf = t["elementType"] if listed else t
+    plain = isinstance(leaf, str) and leaf in _PLAIN
+    if c is None or not plain or c.key != key or c.shape != ("list" if listed else "scalar"):
+        return None
+    if c.array or c.sequence or c.length or c.fixed is not None or c.conversion is None:
+        return None
+    return _Column(c.slots[0], listed, c.conversion, VALUES[leaf], target)
+
+
 def _validity(valid: Any) -> pa.Buffer | None:
     """Arrow's validity bitmap of the boolean array ``valid`` (None: all valid)."""
     if valid.all():
@@ -71,32 +109,30 @@ def _offsets(counts: Any) -> Any:
 class BatchArrays:
     """The fast path's builders of a schema's data columns, decided once (:meth:`of`)."""
 
-    def __init__(self, keys: Sequence[bytes], plan: Sequence[_Column]) -> None:
+    def __init__(self, keys: Sequence[bytes], plan: Sequence[_Column | _Struct]) -> None:
         self.keys = list(keys)
         self.plan = list(plan)
 
     @classmethod
     def of(
-        cls, layout: Layout, fields: Sequence[Mapping[str, Any]], targets: Sequence[pa.Field]
+        cls,
+        layout: Layout,
+        fields: Sequence[Mapping[str, Any]],
+        targets: Sequence[pa.Field],
+        separator: str = "/",
     ) -> BatchArrays | None:
         """The builders of the data columns ``fields`` (JSON) into ``targets`` read with
-        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a
-        column is not one the fast path reads (a struct, a list of lists, a vector, a decimal,
-        a SequenceExample's)."""
-        if layout.sequence or layout.arrays or len(layout.columns) != len(fields):
+        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`; struct leaves keyed by
+        their path joined with ``separator``), or None when a
+        column is not one the fast path reads (a list of lists, an array of structs, a vector,
+        a decimal, a SequenceExample's)."""
+        if layout.sequence or layout.arrays:
             return None
-        plan = []
-        for f, target, c in zip(fields, targets, layout.columns):
-            t = f["type"]
-            listed = isinstance(t, dict) and t.get("type") == "array"
-            leaf = t["elementType"] if listed else t
-            plain = isinstance(leaf, str) and leaf in _PLAIN
-            if not plain or c.key != f["name"] or c.shape != ("list" if listed else "scalar"):
-                return None
-            if c.array or c.sequence or c.length or c.fixed is not None or c.conversion is None:
-                return None
-            plan.append(_Column(c.slots[0], listed, c.conversion, VALUES[leaf], target.type))
-        return cls(layout.decoder_keys, plan)
+        leaves = iter(layout.columns)
+        plan = [_plan(f, f["name"], t.type, leaves, separator) for f, t in zip(fields, targets)]
+        if any(p is None for p in plan) or next(leaves, None) is not None:
+            return None
+        return cls(layout.decoder_keys, [p for p in plan if p is not None])
 
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
         """The data columns of the records ``buf[starts[r]:stops[r]]``, or None when the batch
@@ -106,11 +142,31 @@ class BatchArrays:
             return None
         out = []
         for c in self.plan:
-            made = self._column(c, located, buf, len(starts))
+            made = self._node(c, located, buf, len(starts))
             if made is None:
                 return None
             out.append(made)
         return out
+
+    def _node(self, c: _Column | _Struct, located: Any, buf: bytes, size: int) -> pa.Array | None:
+        """A leaf's column, or a struct's from its fields' (null where all of them are, as the
+        record path makes it)."""
+        if isinstance(c, _Column):
+            return self._column(c, located, buf, size)
+        children = []
+        for child in c.children:
+            made = self._node(child, located, buf, size)
+            if made is None:
+                return None
+            children.append(made)
+        null = np.ones(size, np.bool_)
+        for a in children:
+            if a.null_count == 0:
+                null[:] = False
+                break
+            null &= np.asarray(a.is_null())
+        mask = pa.array(null, pa.bool_()) if null.any() else None
+        return pa.StructArray.from_arrays(children, fields=c.fields, mask=mask)
 
     def _column(self, c: _Column, located: Any, buf: bytes, size: int) -> pa.Array | None:
         kind, start, stop = located.kind[c.slot], located.start[c.slot], located.stop[c.slot]
