@@ -977,6 +977,74 @@ def test_batches_of_structs_take_the_fast_path_as_the_jar(spark: Any, tmp_path: 
     assert sorted(r.id for r in nulls.collect()) == list(range(0, 9000, 5))
 
 
+#: Lists of lists (written ragged): the fast path reads them too.
+RAGGED_DDL = (
+    "id bigint, ll array<array<bigint>>, ss array<array<string>>, fff array<array<array<float>>>"
+)
+
+
+def _ragged(name: bytes, lists: list[Any] | None, depth: int, kind: str = "int64") -> list[bytes]:
+    """The entries of the list of lists ``lists`` (``depth`` deep; None: no entry), written
+    ragged: its row lengths per level, outermost first, and its values."""
+    if lists is None:
+        return []
+    items, out = lists, []
+    for k in range(depth - 1):
+        out.append(entry(name + b"/ragged_row_lengths_%d" % k, _ints([len(x) for x in items])))
+        items = [y for x in items for y in x]
+    values = {"int64": _ints, "bytes": _texts, "float": _floats}[kind](items)
+    return [*out, entry(name + b"/ragged_flat_values", values)]
+
+
+def _ragged_record(i: int, odd: int = 0) -> bytes:
+    """Record i: ``ll`` null in every fourth record and an empty list in every ninth, ``ss``
+    of strings, ``fff`` three deep; ``odd`` spoils ``ll`` (1: a negative length, 2: lengths
+    that add up to too few values, 3: its values' feature missing)."""
+    ll = None if i % 4 == 0 else [] if i % 9 == 0 else [[i * k] * k for k in range(i % 3 + 1)]
+    ss = [[str(i).encode() * k for k in range(j)] for j in range(i % 3)]
+    fff = [[[i / 2] * (i % 2), [1.5]], []] if i % 5 else None
+    ents = [entry(b"id", _ints([i])), *_ragged(b"ss", ss, 2, "bytes")]
+    ents += _ragged(b"fff", fff, 3, "float")
+    if odd == 1:
+        ents += [
+            entry(b"ll/ragged_flat_values", _ints([1])),
+            entry(b"ll/ragged_row_lengths_0", _ints([-1, 2])),
+        ]
+    elif odd == 2:
+        ents += [
+            entry(b"ll/ragged_flat_values", _ints([1])),
+            entry(b"ll/ragged_row_lengths_0", _ints([3])),
+        ]
+    elif odd == 3:
+        ents += [entry(b"ll/ragged_row_lengths_0", _ints([0]))]
+    else:
+        ents += _ragged(b"ll", ll, 2)
+    return example(*ents)
+
+
+@pytest.mark.once
+@pytest.mark.parametrize("odd", [0, 1, 2, 3])
+def test_batches_of_lists_of_lists_take_the_fast_path_as_the_jar(
+    spark: Any, tmp_path: Path, odd: int
+) -> None:
+    """Lists of lists (null, empty, three deep) are decoded a batch at once and read as the
+    jar reads them; a record whose ragged features disagree sends its batch record by record,
+    where the jar's error names it."""
+    records = [_ragged_record(i, odd if i == 5000 else 0) for i in range(9000)]
+    path = str(write_records(tmp_path / "part-0.tfrecord", records))
+    assert _taken(path, RAGGED_DDL) == [True, not odd, True]
+    schema = schema_of_ddl(RAGGED_DDL)
+    reader = spark.read.format("tfrecord").schema(RAGGED_DDL)
+    if not odd:
+        assert _trees(schema, _rows(reader.load(path))) == _jar_rows(path, schema)
+        return
+    (failed,) = [r for _, r in jar_results(path, schema) if isinstance(r, Failure)]
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    assert errors.condition(raised.value) == failed.condition
+    assert errors.parameters(raised.value).get("offset") == failed.parameters.get("offset")
+
+
 @pytest.mark.once
 @pytest.mark.parametrize("case", list(ODD))
 def test_a_batch_with_an_odd_record_reads_record_by_record_as_the_jar(

@@ -1,7 +1,8 @@
 """The Arrow columns of a whole batch of serialized Examples at once: the read's fast path.
 
 :class:`BatchArrays` is made once per schema, when every data column is a scalar or a list of a
-plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries), or a
+plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries), a list
+of lists of one (written ragged: ``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), or a
 struct of such (structs in structs too: its leaves are features of their own, named by their
 path), and the records are Examples. For each batch, the format package's batch decoder
 (:func:`spark_tfrecord._format.batch.locate` and its value gatherers) finds each column's
@@ -18,13 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord._format import batch as batch_decoder
-from spark_tfrecord._format.conversions import Conversion, OutOfRange
+from spark_tfrecord._format.conversions import Conversion, OutOfRange, conversion
 from spark_tfrecord._format.entries import bytes_entries, gather
 from spark_tfrecord._format.layout import Layout
 from spark_tfrecord._format.schema import Column
@@ -61,13 +62,28 @@ class _Column:
 class _Struct:
     """A struct column (or a struct in one): its fields' builders and Arrow fields."""
 
-    children: list[_Column | _Struct]
+    children: list[_Node]
     fields: list[pa.Field]
+
+
+@dataclass
+class _Ragged:
+    """A list of lists (of depth 2 or more) written ragged: its flat values' column, its row
+    lengths' columns (outermost first), and its Arrow type."""
+
+    values: _Column
+    lengths: list[_Column]
+    target: pa.DataType
+
+
+_Node = Union[_Column, _Struct, _Ragged]
+#: Row lengths: bigints.
+_LENGTHS = conversion("bigint")
 
 
 def _plan(
     f: Mapping[str, Any], key: str, target: pa.DataType, leaves: Iterator[Column], separator: str
-) -> _Column | _Struct | None:
+) -> _Node | None:
     """The builder of field ``f`` (keyed ``key``: its path joined with ``separator``) into
     ``target``, its leaves taken in order from ``leaves``; None when the fast path cannot read
     it."""
@@ -84,12 +100,19 @@ def _plan(
         return _Struct(children, [target.field(i) for i in range(target.num_fields)])
     c = next(leaves, None)
     listed = isinstance(t, dict) and t.get("type") == "array"
-    leaf = t["elementType"] if listed else t
+    leaf, depth = t, 0
+    while isinstance(leaf, dict) and leaf.get("type") == "array":
+        leaf, depth = leaf["elementType"], depth + 1
     plain = isinstance(leaf, str) and leaf in _PLAIN
-    if c is None or not plain or c.key != key or c.shape != ("list" if listed else "scalar"):
+    shape = "ragged" if depth > 1 else "list" if listed else "scalar"
+    if c is None or not plain or c.key != key or c.shape != shape:
         return None
     if c.array or c.sequence or c.length or c.fixed is not None or c.conversion is None:
         return None
+    if shape == "ragged":
+        values = _Column(c.slots[0], True, c.conversion, VALUES[leaf], VALUES[leaf])
+        lengths = [_Column(s, True, _LENGTHS, pa.int64(), pa.int64()) for s in c.slots[1:]]
+        return _Ragged(values, lengths, target) if len(lengths) == depth - 1 else None
     return _Column(c.slots[0], listed, c.conversion, VALUES[leaf], target)
 
 
@@ -109,7 +132,7 @@ def _offsets(counts: Any) -> Any:
 class BatchArrays:
     """The fast path's builders of a schema's data columns, decided once (:meth:`of`)."""
 
-    def __init__(self, keys: Sequence[bytes], plan: Sequence[_Column | _Struct]) -> None:
+    def __init__(self, keys: Sequence[bytes], plan: Sequence[_Node]) -> None:
         self.keys = list(keys)
         self.plan = list(plan)
 
@@ -123,9 +146,8 @@ class BatchArrays:
     ) -> BatchArrays | None:
         """The builders of the data columns ``fields`` (JSON) into ``targets`` read with
         ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`; struct leaves keyed by
-        their path joined with ``separator``), or None when a
-        column is not one the fast path reads (a list of lists, an array of structs, a vector,
-        a decimal, a SequenceExample's)."""
+        their path joined with ``separator``), or None when a column is not one the fast path
+        reads (an array of structs, a vector, a decimal, a SequenceExample's)."""
         if layout.sequence or layout.arrays:
             return None
         leaves = iter(layout.columns)
@@ -148,11 +170,13 @@ class BatchArrays:
             out.append(made)
         return out
 
-    def _node(self, c: _Column | _Struct, located: Any, buf: bytes, size: int) -> pa.Array | None:
+    def _node(self, c: _Node, located: Any, buf: bytes, size: int) -> pa.Array | None:
         """A leaf's column, or a struct's from its fields' (null where all of them are, as the
         record path makes it)."""
         if isinstance(c, _Column):
             return self._column(c, located, buf, size)
+        if isinstance(c, _Ragged):
+            return self._ragged(c, located, buf, size)
         children = []
         for child in c.children:
             made = self._node(child, located, buf, size)
@@ -169,25 +193,10 @@ class BatchArrays:
         return pa.StructArray.from_arrays(children, fields=c.fields, mask=mask)
 
     def _column(self, c: _Column, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        kind, start, stop = located.kind[c.slot], located.start[c.slot], located.stop[c.slot]
-        present = kind >= 0
-        filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
-        kinds = kind[filled]
-        source = int(kinds[0]) if len(kinds) else -1
-        if source >= 0 and ((kinds != source).any() or c.conversion.by_kind[source] is None):
-            return None  # a kind the column does not read, or two: the record path's error
-        start, stop = np.where(filled, start, 0), np.where(filled, stop, 0)
-        if c.numeric:
-            if source == BYTES:
-                return None
-            found = self._numbers(c, source, buf, start, stop, size)
-        else:
-            if source not in (-1, BYTES):
-                return None  # numbers read as text: the record path
-            found = self._bytes(c, buf, start, stop, size)
+        found = self._values(c, located, buf, size)
         if found is None:
             return None
-        values, counts = found
+        values, counts, present = found
         if c.listed:
             mask = None if present.all() else pa.array(~present, pa.bool_())
             offsets = pa.array(_offsets(counts), pa.int32())
@@ -212,6 +221,62 @@ class BatchArrays:
                 [_validity(valid), pa.py_buffer(entry_offsets[ends]), values.buffers()[2]],
             )
         return made.cast(c.target)
+
+    def _values(
+        self, c: _Column, located: Any, buf: bytes, size: int
+    ) -> tuple[Any, Any, Any] | None:
+        """The column's values (a NumPy array of numbers, or an Arrow array of strings or
+        binaries), the number of values of each record, and which records hold its feature;
+        None when the batch needs the record path."""
+        kind, start, stop = located.kind[c.slot], located.start[c.slot], located.stop[c.slot]
+        present = kind >= 0
+        filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
+        kinds = kind[filled]
+        source = int(kinds[0]) if len(kinds) else -1
+        if source >= 0 and ((kinds != source).any() or c.conversion.by_kind[source] is None):
+            return None  # a kind the column does not read, or two: the record path's error
+        start, stop = np.where(filled, start, 0), np.where(filled, stop, 0)
+        if c.numeric:
+            if source == BYTES:
+                return None
+            found = self._numbers(c, source, buf, start, stop, size)
+        else:
+            if source not in (-1, BYTES):
+                return None  # numbers read as text: the record path
+            found = self._bytes(c, buf, start, stop, size)
+        if found is None:
+            return None
+        return found[0], found[1], present
+
+    def _ragged(self, r: _Ragged, located: Any, buf: bytes, size: int) -> pa.Array | None:
+        """A list of lists from its features ``ragged_row_lengths_0`` ... and
+        ``ragged_flat_values``, when every record holds all or none of them and its row
+        lengths are not negative and add up to what the level below holds (else the record
+        path says which does not)."""
+        found = self._values(r.values, located, buf, size)
+        if found is None:
+            return None
+        values, below, present = found
+        levels = []  # per level, outermost first: its lengths, and how many each record has
+        for level in r.lengths:
+            got = self._values(level, located, buf, size)
+            if got is None or not np.array_equal(got[2], present):
+                return None
+            levels.append((np.asarray(got[0], np.int64), got[1]))
+        for k, (lengths, counts) in enumerate(levels):
+            if len(lengths) and (int(lengths.min()) < 0 or int(lengths.sum()) > _MAX_OFFSET):
+                return None
+            ends = np.concatenate([[0], np.cumsum(lengths)])
+            bounds = _offsets(counts)
+            under = levels[k + 1][1] if k + 1 < len(levels) else below
+            if not np.array_equal(ends[bounds[1:]] - ends[bounds[:-1]], under):
+                return None
+        made = values if isinstance(values, pa.Array) else pa.array(values, r.values.values)
+        for lengths, _ in reversed(levels):
+            made = pa.ListArray.from_arrays(pa.array(_offsets(lengths), pa.int32()), made)
+        mask = None if present.all() else pa.array(~present, pa.bool_())
+        offsets = pa.array(_offsets(levels[0][1]), pa.int32())
+        return pa.ListArray.from_arrays(offsets, made, mask=mask).cast(r.target)
 
     @staticmethod
     def _numbers(
