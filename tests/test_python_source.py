@@ -1045,6 +1045,59 @@ def test_batches_of_lists_of_lists_take_the_fast_path_as_the_jar(
     assert errors.parameters(raised.value).get("offset") == failed.parameters.get("offset")
 
 
+#: Arrays of structs (a struct and a list in the element): the fast path reads them too.
+ARRAY_DDL = (
+    "id bigint, objs array<struct<n: bigint, name: string, inner: struct<a: int>, "
+    "toks: array<string>>>"
+)
+
+
+def _array_record(i: int, odd: int = 0) -> bytes:
+    """Record i: ``objs`` null in every fourth record, empty in every ninth; its ``name`` missing
+    in every seventh (null in each element), ``inner``'s in every third (a null struct in each
+    element); ``odd`` 1: leaves of different lengths, 2: ``toks`` missing (null in each
+    element)."""
+    ents = [entry(b"id", _ints([i]))]
+    if i % 4 == 0:
+        return example(*ents)
+    n = 0 if i % 9 == 0 else i % 3 + 1
+    ents.append(entry(b"objs/n", _ints([i * 10 + e for e in range(n)])))
+    if i % 7:
+        names = [f"o{e}é".encode() for e in range(n + (odd == 1))]
+        ents.append(entry(b"objs/name", _texts(names)))
+    if i % 3:
+        ents.append(entry(b"objs/inner/a", _ints([e - i for e in range(n)])))
+    if odd != 2:
+        ents += _ragged(
+            b"objs/toks", [[b"t" * k for k in range(e % 3)] for e in range(n)], 2, "bytes"
+        )
+    return example(*ents)
+
+
+@pytest.mark.once
+@pytest.mark.parametrize("odd", [0, 1, 2])
+def test_batches_of_arrays_of_structs_take_the_fast_path_as_the_jar(
+    spark: Any, tmp_path: Path, odd: int
+) -> None:
+    """Arrays of structs (null, empty, a field missing, a list field missing, a struct in the
+    element) are decoded a batch at once and read as the jar reads them (a field a record lacks
+    null in each element); a record whose leaves differ in length sends its batch record by
+    record, where the jar's error names it."""
+    records = [_array_record(i, odd if i == 5001 else 0) for i in range(9000)]
+    path = str(write_records(tmp_path / "part-0.tfrecord", records))
+    assert _taken(path, ARRAY_DDL) == [True, odd != 1, True]
+    schema = schema_of_ddl(ARRAY_DDL)
+    reader = spark.read.format("tfrecord").schema(ARRAY_DDL)
+    if odd != 1:
+        assert _trees(schema, _rows(reader.load(path))) == _jar_rows(path, schema)
+        return
+    (failed,) = [r for _, r in jar_results(path, schema) if isinstance(r, Failure)]
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    assert errors.condition(raised.value) == failed.condition
+    assert errors.parameters(raised.value).get("offset") == failed.parameters.get("offset")
+
+
 @pytest.mark.once
 @pytest.mark.parametrize("case", list(ODD))
 def test_a_batch_with_an_odd_record_reads_record_by_record_as_the_jar(

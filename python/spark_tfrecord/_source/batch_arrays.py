@@ -2,9 +2,10 @@
 
 :class:`BatchArrays` is made once per schema, when every data column is a scalar or a list of a
 plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries), a list
-of lists of one (written ragged: ``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), or a
+of lists of one (written ragged: ``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), a
 struct of such (structs in structs too: its leaves are features of their own, named by their
-path), and the records are Examples. For each batch, the format package's batch decoder
+path), or an array of structs of such (each leaf a list with an item per element), and the
+records are Examples. For each batch, the format package's batch decoder
 (:func:`spark_tfrecord._format.batch.locate` and its value gatherers) finds each column's
 feature in every record, and the column's values and offsets become Arrow buffers in a few
 NumPy calls, then the same Arrow types and casts as the record path
@@ -76,44 +77,73 @@ class _Ragged:
     target: pa.DataType
 
 
-_Node = Union[_Column, _Struct, _Ragged]
+@dataclass
+class _Array:
+    """An array of structs: its element's fields (each a list with an item per element, keyed
+    by the array's key and the field's path) and its Arrow type."""
+
+    element: _Struct
+    target: pa.DataType
+
+
+_Node = Union[_Column, _Struct, _Ragged, _Array]
+#: Of a batch: values, the number of them (or of elements) of each record, which records hold
+#: them.
+Items = tuple[pa.Array, Any, Any]
 #: Row lengths: bigints.
 _LENGTHS = conversion("bigint")
 
 
 def _plan(
-    f: Mapping[str, Any], key: str, target: pa.DataType, leaves: Iterator[Column], separator: str
+    f: Mapping[str, Any],
+    key: str,
+    target: pa.DataType,
+    leaves: Iterator[Column],
+    separator: str,
+    in_array: bool = False,
 ) -> _Node | None:
     """The builder of field ``f`` (keyed ``key``: its path joined with ``separator``) into
     ``target``, its leaves taken in order from ``leaves``; None when the fast path cannot read
     it."""
     t = f["type"]
+    element = t.get("elementType") if isinstance(t, dict) and t.get("type") == "array" else None
+    if isinstance(element, dict) and element.get("type") == "struct":
+        if in_array:
+            return None
+        made = _plan({"type": element}, key, target.value_type, leaves, separator, in_array=True)
+        return _Array(made, target) if isinstance(made, _Struct) else None
     if isinstance(t, dict) and t.get("type") == "struct":
         children = []
         for i, child in enumerate(t["fields"]):
-            made = _plan(
-                child, key + separator + child["name"], target.field(i).type, leaves, separator
-            )
+            child_key = key + separator + child["name"]
+            made = _plan(child, child_key, target.field(i).type, leaves, separator, in_array)
             if made is None:
                 return None
             children.append(made)
         return _Struct(children, [target.field(i) for i in range(target.num_fields)])
     c = next(leaves, None)
-    listed = isinstance(t, dict) and t.get("type") == "array"
     leaf, depth = t, 0
     while isinstance(leaf, dict) and leaf.get("type") == "array":
         leaf, depth = leaf["elementType"], depth + 1
     plain = isinstance(leaf, str) and leaf in _PLAIN
-    shape = "ragged" if depth > 1 else "list" if listed else "scalar"
-    if c is None or not plain or c.key != key or c.shape != shape:
+    depth += in_array  # in an array of structs, a leaf's values are a list per record
+    shape = "ragged" if depth > 1 else "list" if depth else "scalar"
+    if c is None or not plain or c.key != key or c.shape != shape or c.in_array != in_array:
         return None
-    if c.array or c.sequence or c.length or c.fixed is not None or c.conversion is None:
+    if c.sequence or c.length or c.fixed is not None or c.conversion is None:
         return None
     if shape == "ragged":
         values = _Column(c.slots[0], True, c.conversion, VALUES[leaf], VALUES[leaf])
         lengths = [_Column(s, True, _LENGTHS, pa.int64(), pa.int64()) for s in c.slots[1:]]
         return _Ragged(values, lengths, target) if len(lengths) == depth - 1 else None
-    return _Column(c.slots[0], listed, c.conversion, VALUES[leaf], target)
+    return _Column(c.slots[0], depth > 0, c.conversion, VALUES[leaf], target)
+
+
+def _listed(items: pa.Array, counts: Any, present: Any) -> pa.Array:
+    """A list per record of ``items``, ``counts[r]`` of them in record r, null where it holds
+    none of the features (``present``)."""
+    mask = None if present.all() else pa.array(~present, pa.bool_())
+    return pa.ListArray.from_arrays(pa.array(_offsets(counts), pa.int32()), items, mask=mask)
 
 
 def _validity(valid: Any) -> pa.Buffer | None:
@@ -147,8 +177,9 @@ class BatchArrays:
         """The builders of the data columns ``fields`` (JSON) into ``targets`` read with
         ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`; struct leaves keyed by
         their path joined with ``separator``), or None when a column is not one the fast path
-        reads (an array of structs, a vector, a decimal, a SequenceExample's)."""
-        if layout.sequence or layout.arrays:
+        reads (a vector, a decimal, a list of fixed length in an array of structs, a
+        SequenceExample's)."""
+        if layout.sequence:
             return None
         leaves = iter(layout.columns)
         plan = [_plan(f, f["name"], t.type, leaves, separator) for f, t in zip(fields, targets)]
@@ -177,6 +208,8 @@ class BatchArrays:
             return self._column(c, located, buf, size)
         if isinstance(c, _Ragged):
             return self._ragged(c, located, buf, size)
+        if isinstance(c, _Array):
+            return self._array(c, located, buf, size)
         children = []
         for child in c.children:
             made = self._node(child, located, buf, size)
@@ -248,8 +281,9 @@ class BatchArrays:
             return None
         return found[0], found[1], present
 
-    def _ragged(self, r: _Ragged, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        """A list of lists from its features ``ragged_row_lengths_0`` ... and
+    def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
+        """A list of lists' outer items (each a list), how many each record has and which
+        records hold it, from its features ``ragged_row_lengths_0`` ... and
         ``ragged_flat_values``, when every record holds all or none of them and its row
         lengths are not negative and add up to what the level below holds (else the record
         path says which does not)."""
@@ -274,9 +308,57 @@ class BatchArrays:
         made = values if isinstance(values, pa.Array) else pa.array(values, r.values.values)
         for lengths, _ in reversed(levels):
             made = pa.ListArray.from_arrays(pa.array(_offsets(lengths), pa.int32()), made)
-        mask = None if present.all() else pa.array(~present, pa.bool_())
-        offsets = pa.array(_offsets(levels[0][1]), pa.int32())
-        return pa.ListArray.from_arrays(offsets, made, mask=mask).cast(r.target)
+        return made, levels[0][1], present
+
+    def _ragged(self, r: _Ragged, located: Any, buf: bytes, size: int) -> pa.Array | None:
+        found = self._ragged_items(r, located, buf, size)
+        if found is None:
+            return None
+        return _listed(*found).cast(r.target)
+
+    def _array(self, a: _Array, located: Any, buf: bytes, size: int) -> pa.Array | None:
+        """An array of structs: its elements' struct from its leaves' lists (a value, or a list,
+        per element), null where the record has none of them, as the record path makes it."""
+        found = self._items(a.element, located, buf, size)
+        if found is None:
+            return None
+        return _listed(*found).cast(a.target)
+
+    def _items(self, c: _Node, located: Any, buf: bytes, size: int) -> Items | None:
+        """A field of an array's element, over all the batch's elements: its values, how many
+        elements each record has, and which records hold it. A struct's fields must agree on
+        the number (else the record path's error); one a record lacks is null in each of its
+        elements, as the jar's ``NestedRowAssembler`` makes it."""
+        if isinstance(c, _Column):
+            found = self._values(c, located, buf, size)
+            if found is None:
+                return None
+            values, counts, present = found
+            made = values if isinstance(values, pa.Array) else pa.array(values, c.values)
+            return made.cast(c.target), counts, present
+        if isinstance(c, _Ragged):
+            found = self._ragged_items(c, located, buf, size)
+            return None if found is None else (found[0].cast(c.target), found[1], found[2])
+        if isinstance(c, _Array):
+            return None
+        parts = []
+        for child in c.children:
+            got = self._items(child, located, buf, size)
+            if got is None:
+                return None
+            parts.append(got)
+        counts = np.max([p[1] for p in parts], axis=0)
+        present = np.any([p[2] for p in parts], axis=0)
+        children = []
+        for values, n, held in parts:
+            if not np.array_equal(n[held], counts[held]):
+                return None  # leaves of different lengths: the record path's error
+            if not np.array_equal(held, present):
+                has = np.repeat(held, counts)
+                where = np.cumsum(has) - 1
+                values = values.take(pa.array(where, pa.int64(), mask=~has))
+            children.append(values)
+        return pa.StructArray.from_arrays(children, fields=c.fields), counts, present
 
     @staticmethod
     def _numbers(

@@ -267,19 +267,14 @@ def _elements(t: Any, key: str, separator: str) -> Callable[[Any], list[Any] | N
 
 
 def _zip(parts: list[tuple[str, list[Any] | None]], t: Any) -> list[Any] | None:
-    """The elements from their fields' items (the jar's assembly: an absent field is null in
-    each element, an empty list for a list field)."""
+    """The elements from their fields' items (the jar's assembly, ``NestedRowAssembler``: an
+    absent field is null in each element, a list field too)."""
     present = [items for _, items in parts if items is not None]
     if not present:
         return None
     size = len(present[0])
-    lists = {f["name"] for f in t["fields"] if _type_text(f["type"]) == "array"}
     return [
-        {
-            name: items[e] if items is not None else ([] if name in lists else None)
-            for name, items in parts
-        }
-        for e in range(size)
+        {name: None if items is None else items[e] for name, items in parts} for e in range(size)
     ]
 
 
