@@ -27,7 +27,6 @@ DEBT = {
     "_format/inference.py": 694,
     "_format/json_rows.py": 803,
     "_format/layout.py": 738,
-    "_format/tfds_features.py": 539,
     "_format/feature_paths.py:leaves": 140,
     "_format/framing.py:walk_batches": 109,
     "_format/json_rows.py:_atom": 99,
