@@ -24,7 +24,6 @@ MAX_FUNCTION = 80
 #: What was over the limits when the check came (path in the package, or path:function), and
 #: the size it may not grow past.
 DEBT = {
-    "_format/inference.py": 694,
     "_format/json_rows.py": 803,
     "_format/layout.py": 738,
     "_format/feature_paths.py:leaves": 140,

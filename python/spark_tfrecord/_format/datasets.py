@@ -25,8 +25,9 @@ from spark_tfrecord._format import tfds_dataset
 from spark_tfrecord._format.ddl import to_ddl
 from spark_tfrecord._format.files import Files, file_system
 from spark_tfrecord._format.folders import list_files_in
-from spark_tfrecord._format.inference import InferenceOptions, infer_schema
+from spark_tfrecord._format.inference import infer_schema
 from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in, read_manifest
+from spark_tfrecord._format.read_options import InferenceOptions
 
 _LOG = logging.getLogger("spark_tfrecord")
 

@@ -152,7 +152,7 @@ def write_index(
     writes), reading it through with both checksums of every record checked; the index appears
     whole or not at all (:meth:`Files.write_whole`). Offsets of a gzip file are in its
     uncompressed stream. Returns the file's records and bytes."""
-    from spark_tfrecord._format.inference import records
+    from spark_tfrecord._format.file_records import records
 
     fs = files if files is not None else LocalFiles()
     codec = index_compression(path, compression, fs)

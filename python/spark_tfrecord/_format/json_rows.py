@@ -33,6 +33,7 @@ import numpy as np
 from spark_tfrecord import errors
 from spark_tfrecord._format.conversions import java_float
 from spark_tfrecord._format.encode_errors import EncodeError
+from spark_tfrecord._format.feature_messages import feature_lists, map_entries
 from spark_tfrecord._format.feature_paths import (
     LIST_LENGTH_KEY,
     TENSOR_DTYPE_KEY,
@@ -43,13 +44,9 @@ from spark_tfrecord._format.feature_paths import (
     unsupported,
     validate,
 )
+from spark_tfrecord._format.file_records import records
 from spark_tfrecord._format.files import Files, LocalFiles
-from spark_tfrecord._format.inference import (
-    InferenceOptions,
-    feature_lists,
-    map_entries,
-    records,
-)
+from spark_tfrecord._format.read_options import InferenceOptions
 from spark_tfrecord._format.schema import depth, is_array, is_struct
 from spark_tfrecord._format.type_table import array_of, simple_string
 from spark_tfrecord._format.wire import (
