@@ -1,7 +1,7 @@
 """The Python schema inference (spark_tfrecord._format.inference) and TFDS schema
-(_format.tfds_features) give exactly the jar's schema, whole JSON for whole JSON, on files
-written by Spark with the jar, by TensorFlow, by hand (layouts no writer makes) and by TFDS;
-and fail where the jar fails, with the same condition."""
+(_format.tfds_features, a folder's read by _format.tfds_dataset) give exactly the jar's schema,
+whole JSON for whole JSON, on files written by Spark with the jar, by TensorFlow, by hand
+(layouts no writer makes) and by TFDS; and fail where the jar fails, with the same condition."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from spark_tfrecord import errors, local
-from spark_tfrecord._format import json_rows, tfds_features
+from spark_tfrecord._format import json_rows, tfds_dataset
 from spark_tfrecord._format.files import LocalFiles
 from spark_tfrecord._format.inference import as_nullable, infer_schema
 from spark_tfrecord._format.manifest import read_manifest
@@ -851,11 +851,11 @@ def test_tfds_features(tfds: Any, tmp_path: Path, case: str) -> None:
     except Exception as e:  # the jar's refusal, a Java exception through JPype
         assert errors.condition(e) == errors.TFDS_FEATURES
         with pytest.raises(errors.ArgumentError) as ours:
-            tfds_features.folder_schema(str(tmp_path))
+            tfds_dataset.folder_schema(str(tmp_path))
         assert ours.value.condition == errors.TFDS_FEATURES
         assert ours.value.parameters["reason"] == errors.parameters(e)["reason"]
         return
-    assert same(tfds_features.folder_schema(str(tmp_path)), expected)
+    assert same(tfds_dataset.folder_schema(str(tmp_path)), expected)
 
 
 def test_a_folder_tfds_wrote_read_with_a_split(spark: Any, tfds: Any, tmp_path: Path) -> None:
@@ -896,7 +896,7 @@ def test_a_folder_tfds_wrote_read_with_a_split(spark: Any, tfds: Any, tmp_path: 
     folder = tmp_path / "small" / "1.0.0"
     expected = spark.read.format("tfrecord").option("split", "train").load(str(folder))
     paths = [str(p) for p in sorted(folder.iterdir())]
-    got = tfds_features.read_schema(paths, "train")
+    got = tfds_dataset.read_schema(paths, "train")
     assert same(got, local.tfds_schema(str(folder)))
     assert same(as_nullable(got), expected.schema.jsonValue())
     rows = assert_same_rows(spark, [p for p in paths if "tfrecord" in p], got, {})
@@ -905,12 +905,12 @@ def test_a_folder_tfds_wrote_read_with_a_split(spark: Any, tfds: Any, tmp_path: 
     assert (one["mask"], one["depth"]) == ([[[201, 201]]], [[0.0], [0.33333334]])
     assert one["objects"] == [{"bbox": [0.0, 0.25, 0.5, 0.75], "kind": 0}]
     assert one["seqs"] == [{"tokens": [1, 1], "w": 0.5}]
-    assert tfds_features.read_schema([p for p in paths if "tfrecord" in p], None) is None
+    assert tfds_dataset.read_schema([p for p in paths if "tfrecord" in p], None) is None
     for split in (None, "test"):
         with pytest.raises(errors.ArgumentError) as ours:
-            tfds_features.read_schema(paths, split)
+            tfds_dataset.read_schema(paths, split)
         assert ours.value.condition == errors.DATASET_FOLDER
-    info = tfds_features.read_info(str(folder))
+    info = tfds_dataset.read_info(str(folder))
     assert info is not None and (info.name, info.version) == ("small", "1.0.0")
     assert [s.name for s in info.splits] == ["train"]
     names = info.shard_names(info.splits[0])

@@ -21,12 +21,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord import errors
-from spark_tfrecord._format import tfds_features
+from spark_tfrecord._format import tfds_dataset
 from spark_tfrecord._format.ddl import to_ddl
 from spark_tfrecord._format.files import Files, file_system
 from spark_tfrecord._format.folders import list_files_in
-from spark_tfrecord._format.inference import InferenceOptions, infer_schema
+from spark_tfrecord._format.inference import infer_schema
 from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in, read_manifest
+from spark_tfrecord._format.read_options import InferenceOptions
 
 _LOG = logging.getLogger("spark_tfrecord")
 
@@ -63,7 +64,7 @@ def refuse_tfds(files: Files, path: str) -> None:
     """Refuses a TFDS version folder (``dataset_info.json`` at its top), as the jar refuses it
     without the option ``split``: its splits' shards lie side by side, and one read of them all
     would mix train and test."""
-    if not files.isdir(path) or not files.isfile(files.join(path, tfds_features.INFO_FILE)):
+    if not files.isdir(path) or not files.isfile(files.join(path, tfds_dataset.INFO_FILE)):
         return
     raise errors.ArgumentError(
         errors.DATASET_FOLDER,

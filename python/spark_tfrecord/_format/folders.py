@@ -9,7 +9,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from spark_tfrecord._format import tfds_features
+from spark_tfrecord._format import tfds_dataset
 from spark_tfrecord._format.compression import file_compression
 from spark_tfrecord._format.files import Files, LocalFiles, hidden, index_path, is_glob, metadata
 from spark_tfrecord._format.framing import HEADER as _HEADER
@@ -85,12 +85,12 @@ def tfds_folder(path: str) -> str | None:
         raise _missing(path)
     if not os.path.isdir(path):
         return None
-    if os.path.isfile(os.path.join(path, tfds_features.INFO_FILE)):
+    if os.path.isfile(os.path.join(path, tfds_dataset.INFO_FILE)):
         return os.path.abspath(path)
     versions = [
         os.path.join(path, d)
         for d in sorted(os.listdir(path))
-        if os.path.isfile(os.path.join(path, d, tfds_features.INFO_FILE))
+        if os.path.isfile(os.path.join(path, d, tfds_dataset.INFO_FILE))
     ]
     return os.path.abspath(versions[0]) if len(versions) == 1 else None
 
@@ -98,11 +98,11 @@ def tfds_folder(path: str) -> str | None:
 def tfds_shards(folder: str) -> tuple[str, str, list[Shard]]:
     """A TFDS version folder's dataset name, version and shards, as ``dataset_info.json`` has
     them (nothing else is read); refuses a folder of another file format, naming it."""
-    info = tfds_features.read_info(folder)
+    info = tfds_dataset.read_info(folder)
     if info is None:
-        raise _missing(os.path.join(folder, tfds_features.INFO_FILE))
+        raise _missing(os.path.join(folder, tfds_dataset.INFO_FILE))
     if info.splits:
-        tfds_features.split_info(folder, info.splits[0].name)
+        tfds_dataset.split_info(folder, info.splits[0].name)
     shards = []
     for split in info.splits:
         for name, records in zip(info.shard_names(split), split.shard_lengths):
@@ -152,7 +152,7 @@ def write_index(
     writes), reading it through with both checksums of every record checked; the index appears
     whole or not at all (:meth:`Files.write_whole`). Offsets of a gzip file are in its
     uncompressed stream. Returns the file's records and bytes."""
-    from spark_tfrecord._format.inference import records
+    from spark_tfrecord._format.file_records import records
 
     fs = files if files is not None else LocalFiles()
     codec = index_compression(path, compression, fs)

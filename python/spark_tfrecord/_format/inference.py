@@ -18,6 +18,9 @@ form of a ``StructType`` (a dict, as ``StructType.jsonValue()``). The rules are 
   arrays;
 - ``inferNesting``: path-like names become struct columns.
 
+The options are :class:`~spark_tfrecord._format.read_options.InferenceOptions`; what the sampled
+records say of each feature is gathered by :mod:`spark_tfrecord._format.feature_stats`.
+
 >>> import tempfile
 >>> from spark_tfrecord._format.inference import infer_schema
 >>> folder = tempfile.mkdtemp()
@@ -33,35 +36,19 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.compression import chunks, file_compression, tensorflow_codec
-from spark_tfrecord._format.decoder import LIST_READERS
+from spark_tfrecord._format.feature_stats import FeatureStats, SampledFeatures, add_record
+from spark_tfrecord._format.file_records import records
 from spark_tfrecord._format.files import Files, LocalFiles
-from spark_tfrecord._format.framing import HEADER as _HEADER
-from spark_tfrecord._format.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
-from spark_tfrecord._format.framing import walk_stream
-from spark_tfrecord._format.wire import (
-    BYTES,
-    FLOAT,
-    INT64,
-    UNSET,
-    MalformedRecord,
-    cursor_delimited,
-    cursor_error,
-    cursor_skip,
-    cursor_varint,
-)
+from spark_tfrecord._format.read_options import InferenceOptions
+from spark_tfrecord._format.wire import FLOAT, INT64, UNSET, MalformedRecord
 
 _LOG = logging.getLogger("spark_tfrecord")
-
-#: The type inference gives each kind (``TypeTable.inferred``), by whether bytes were not UTF-8.
-_TYPES = {INT64: "long", FLOAT: "float"}
 
 #: The jar's Spark ML vector type (``VectorUDT``), as ``StructType.jsonValue()`` gives it.
 VECTOR_TYPE: Mapping[str, Any] = {
@@ -89,328 +76,23 @@ VECTOR_TYPE: Mapping[str, Any] = {
     },
 }
 
-RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
 #: The column of a ByteArray read (``TFRecordSchema.ByteArrayColumn``).
 BYTE_ARRAY_COLUMN = "byteArray"
 _RAGGED_FLAT, _RAGGED_LENGTHS = "ragged_flat_values", "ragged_row_lengths_"
 
 
-@dataclass(frozen=True)
-class InferenceOptions:
-    """The options inference takes, with the data source's names and defaults (``TFRecordOptions``,
-    with Spark's session-free defaults for ``ignoreCorruptFiles`` and ``ignoreMissingFiles``)."""
-
-    record_type: str = "Example"
-    #: ``inferSchemaMaxFiles`` (-1 given: no limit).
-    max_files: int = 32
-    #: ``inferSchemaMaxRecords`` per file (-1 given: no limit).
-    max_records: int = 1000
-    path_separator: str = "/"
-    infer_nesting: bool = False
-    ignore_corrupt_files: bool = False
-    ignore_missing_files: bool = False
-    #: ``compression`` / ``codec``: for files whose name does not say; None: their first bytes.
-    compression: str | None = None
-    verify_checksums: bool = True
-    max_record_bytes: int = _MAX_RECORD_BYTES
-
-    @classmethod
-    def parse(cls, options: Mapping[str, str] | None) -> InferenceOptions:
-        """The options of a read (names case-insensitive); a bad value raises
-        :class:`~spark_tfrecord.errors.ArgumentError` (``TFRECORD_INVALID_OPTION``) as the jar
-        does."""
-        given = {k.lower(): (k, str(v)) for k, v in (options or {}).items()}
-
-        def get(name: str) -> str | None:
-            found = given.get(name.lower())
-            return None if found is None else found[1]
-
-        def boolean(name: str, default: bool) -> bool:
-            v = get(name)
-            if v is None:
-                return default
-            if v.strip().lower() in ("true", "false"):
-                return v.strip().lower() == "true"
-            raise errors.invalid_option(name, v, ["true", "false"])
-
-        def positive_or_all(name: str, default: int) -> int:
-            v = get(name)
-            if v is None:
-                return default
-            n = _int(v)
-            if n == -1:
-                return 2**31 - 1
-            if n is not None and n > 0:
-                return n
-            raise errors.invalid_option(name, v, ["a positive integer", "-1 (no limit)"])
-
-        record_type = "Example"
-        v = get("recordType")
-        if v is not None:
-            match = [t for t in RECORD_TYPES if t.lower() == v.strip().lower()]
-            if not match:
-                raise errors.invalid_option("recordType", v, RECORD_TYPES)
-            record_type = match[0]
-        separator = get("pathSeparator")
-        if separator is not None and not separator:
-            raise errors.invalid_option(
-                "pathSeparator", separator, ["a non-empty string (default /)"]
-            )
-        max_bytes = _MAX_RECORD_BYTES
-        v = get("maxRecordBytes")
-        if v is not None:
-            n = _int(v)
-            if n is None or not 0 < n <= _MAX_RECORD_BYTES:
-                raise errors.invalid_option(
-                    "maxRecordBytes", v, [f"an integer from 1 to {_MAX_RECORD_BYTES}"]
-                )
-            max_bytes = n
-        compression = None
-        for name in ("compression", "codec"):
-            v = get(name)
-            if v is not None:
-                compression = tensorflow_codec(v)
-                if compression is None:
-                    raise errors.invalid_option(name, v, ["none", "gzip", "deflate", "zlib"])
-                break
-        return cls(
-            record_type=record_type,
-            max_files=positive_or_all("inferSchemaMaxFiles", 32),
-            max_records=positive_or_all("inferSchemaMaxRecords", 1000),
-            path_separator=separator or "/",
-            infer_nesting=boolean("inferNesting", False),
-            ignore_corrupt_files=boolean("ignoreCorruptFiles", False),
-            ignore_missing_files=boolean("ignoreMissingFiles", False),
-            compression=None if compression == "none" else compression,
-            verify_checksums=boolean("verifyChecksums", True),
-            max_record_bytes=max_bytes,
-        )
-
-
-def _int(v: str) -> int | None:
-    """Java's ``Integer.parseInt`` of the trimmed text: None when not an int."""
-    v = v.strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", v):
-        return None
-    n = int(v)
-    return n if -(2**31) <= n < 2**31 else None
-
-
-# --- reading records ----------------------------------------------------------------------------
-
-
-def records(
-    path: str,
-    files: Files,
-    *,
-    compression: str | None = None,
-    verify_checksums: bool = True,
-    max_record_bytes: int = _MAX_RECORD_BYTES,
-) -> Iterator[tuple[int, bytes]]:
-    """The records of one file in order, as (offset in the decompressed stream, data), each
-    length checked (and, with ``verify_checksums``, its data's CRC). Damage raises
-    :class:`~spark_tfrecord.errors.CorruptFileError` naming the file and offset."""
-    codec = file_compression(path, compression, files.read_range(path, 0, _HEADER))
-    file_size = files.size(path) if codec == "none" else None
-    for offset, data in walk_stream(
-        chunks(path, codec, files),
-        path,
-        file_size,
-        verify_checksums=verify_checksums,
-        max_record_bytes=max_record_bytes,
-    ):
-        yield offset, bytes(data)
-
-
-# --- walking records ----------------------------------------------------------------------------
-# The jar's WireCursor (wire.py's cursor_* functions), with its messages and positions (a byte of
-# the record), so that a malformed record is reported as the jar reports it.
-
-
-class _Stats:
-    """What the sample says of one feature (as a context feature, or as a feature list)."""
-
-    __slots__ = ("binary", "kind", "max_values")
-
-    def __init__(self) -> None:
-        self.kind = UNSET
-        self.max_values = 0
-        #: Whether a bytes value was met that is not well-formed UTF-8.
-        self.binary = False
-
-    def merge(self, other: _Stats) -> None:
-        self.kind = merge_kinds(self.kind, other.kind)
-        self.max_values = max(self.max_values, other.max_values)
-        self.binary = self.binary or other.binary
-
-    def data_type(self) -> str:
-        return _TYPES.get(self.kind) or ("binary" if self.binary else "string")
-
-
-def merge_kinds(a: int, b: int) -> int:
-    """int64 + float → float; bytes + anything → bytes; unset takes the other."""
-    if a == UNSET:
-        return b
-    if b == UNSET or a == b:
-        return a
-    return BYTES if BYTES in (a, b) else FLOAT
-
-
-class _Features:
-    """Feature names numbered in the order they are first met, with their statistics as a
-    context feature and as a feature list (None until met as one)."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-        self.stats: list[_Stats | None] = []
-        self.list_stats: list[_Stats | None] = []
-        self.numbers: dict[bytes | str, int] = {}
-
-    def number(self, name: str) -> int:
-        n = self.numbers.get(name)
-        if n is None:
-            n = self.numbers[name] = len(self.names)
-            self.names.append(name)
-            self.stats.append(None)
-            self.list_stats.append(None)
-        return n
-
-    def context(self, key: bytes) -> _Stats:
-        n = self.numbers.get(key)
-        if n is None:
-            n = self.number(key.decode("utf-8", "replace"))
-            self.numbers[key] = n
-        s = self.stats[n]
-        if s is None:
-            s = self.stats[n] = _Stats()
-        return s
-
-    def feature_list(self, key: bytes) -> _Stats:
-        n = self.numbers.get(key)
-        if n is None:
-            n = self.number(key.decode("utf-8", "replace"))
-            self.numbers[key] = n
-        s = self.list_stats[n]
-        if s is None:
-            s = self.list_stats[n] = _Stats()
-        return s
-
-    def merge(self, other: _Features) -> None:
-        """Adds what ``other`` knows, numbering the names it meets first after these."""
-        for i, name in enumerate(other.names):
-            n = self.number(name)
-            theirs, lists = other.stats[i], other.list_stats[i]
-            if theirs is not None:
-                mine = self.stats[n]
-                if mine is None:
-                    mine = self.stats[n] = _Stats()
-                mine.merge(theirs)
-            if lists is not None:
-                mine = self.list_stats[n]
-                if mine is None:
-                    mine = self.list_stats[n] = _Stats()
-                mine.merge(lists)
-
-
-def feature_lists(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
-    """A ``Feature``'s kind (the last of its oneof fields) and the lists of that kind since the
-    last switch, as the jar's ``ExampleWalker.readFeature`` reads them (each list's values)."""
-    kind = UNSET
-    lists: list[Any] = []
-    pos = start
-    while pos < end:
-        tag_at = pos
-        tag, pos = cursor_varint(buf, pos, end)
-        field = tag >> 3
-        if 1 <= field <= 3:
-            if tag & 7 != 2:
-                raise cursor_error(f"Feature field {field} has wire type {tag & 7}", tag_at)
-            lstart, pos = cursor_delimited(buf, pos, end)
-            if field != kind:
-                kind, lists = field, []
-            lists.append(LIST_READERS[field](buf, lstart, pos))
-        else:
-            pos = cursor_skip(buf, pos, end, tag & 7)
-    return kind, lists
-
-
-def _is_utf8(values: Sequence[bytes]) -> bool:
-    try:
-        for v in values:
-            v.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _note(s: _Stats, kind: int, lists: list[Any], count: bool) -> None:
-    s.kind = merge_kinds(s.kind, kind)
-    if count:
-        s.max_values = max(s.max_values, sum(len(v) for v in lists))
-    if kind == BYTES and not s.binary and not all(_is_utf8(v) for v in lists):
-        s.binary = True
-
-
-def map_entries(buf: bytes, pos: int, end: int) -> Iterator[tuple[bytes, int, int]]:
-    """The map entries of a ``Features`` / ``FeatureLists`` message: (key, value start, end),
-    key and value in either order or missing (then empty), other fields skipped."""
-    while pos < end:
-        tag, pos = cursor_varint(buf, pos, end)
-        if tag != 0x0A:
-            pos = cursor_skip(buf, pos, end, tag & 7)
-            continue
-        epos, eend = cursor_delimited(buf, pos, end)
-        pos = eend
-        key, vstart, vend = b"", eend, eend
-        while epos < eend:
-            etag, epos = cursor_varint(buf, epos, eend)
-            if etag == 0x0A:
-                kstart, epos = cursor_delimited(buf, epos, eend)
-                key = buf[kstart:epos]
-            elif etag == 0x12:
-                vstart, epos = cursor_delimited(buf, epos, eend)
-                vend = epos
-            else:
-                epos = cursor_skip(buf, epos, eend, etag & 7)
-        yield key, vstart, vend
-
-
-def _walk(buf: bytes, features: _Features, sequence: bool) -> None:
-    """Adds what one Example (or SequenceExample) says of its features to ``features``."""
-    pos, end = 0, len(buf)
-    while pos < end:
-        tag, pos = cursor_varint(buf, pos, end)
-        if tag == 0x0A or (sequence and tag == 0x12):
-            mstart, pos = cursor_delimited(buf, pos, end)
-            if tag == 0x0A:
-                for key, vstart, vend in map_entries(buf, mstart, pos):
-                    kind, lists = feature_lists(buf, vstart, vend)
-                    _note(features.context(key), kind, lists, True)
-            else:
-                for key, vstart, vend in map_entries(buf, mstart, pos):
-                    s = features.feature_list(key)
-                    spos = vstart
-                    while spos < vend:
-                        stag, spos = cursor_varint(buf, spos, vend)
-                        if stag == 0x0A:
-                            fstart, spos = cursor_delimited(buf, spos, vend)
-                            kind, lists = feature_lists(buf, fstart, spos)
-                            _note(s, kind, lists, False)
-                        else:
-                            spos = cursor_skip(buf, spos, vend, stag & 7)
-        else:
-            pos = cursor_skip(buf, pos, end, tag & 7)
+# --- the sample ---------------------------------------------------------------------------------
 
 
 @dataclass
 class _FileSample:
-    features: _Features
+    features: SampledFeatures
     records: int
 
 
 def _read_sample(path: str, files: Files, options: InferenceOptions, sequence: bool) -> _FileSample:
     """What the first ``inferSchemaMaxRecords`` records of one file say of their features."""
-    features = _Features()
+    features = SampledFeatures()
     n = 0
     what = "tf.train.SequenceExample" if sequence else "tf.train.Example"
     try:
@@ -424,7 +106,7 @@ def _read_sample(path: str, files: Files, options: InferenceOptions, sequence: b
             if n >= options.max_records:
                 break
             try:
-                _walk(data, features, sequence)
+                add_record(data, features, sequence)
             except (MalformedRecord, IndexError) as e:
                 reason = getattr(e, "reason", "a field runs past the end of the record")
                 raise errors.CorruptFileError(
@@ -494,7 +176,7 @@ def infer_schema(
     sequence = parsed.record_type == "SequenceExample"
     sample = sample_files(paths, parsed.max_files)
     samples = _read_in_parallel(sample, lambda p: _read_sample(p, fs, parsed, sequence), fs)
-    merged = _Features()
+    merged = SampledFeatures()
     for s in samples:
         merged.merge(s.features)
     names, stats, list_stats = merged.names, merged.stats, merged.list_stats
@@ -554,7 +236,7 @@ def _read_in_parallel(
 
 
 def _sparse_vectors(
-    names: list[str], stats: dict[str, tuple[int, _Stats]], separator: str
+    names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
 ) -> tuple[dict[int, dict[str, Any]], set[int]]:
     """The jar's ``sparseVectors``: each vector column by the number of its first part, and the
     numbers of every part."""
@@ -581,7 +263,7 @@ def _sparse_vectors(
 
 
 def _ragged_lists(
-    names: list[str], stats: dict[str, tuple[int, _Stats]], separator: str
+    names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
 ) -> tuple[dict[int, dict[str, Any]], set[int]]:
     """The jar's ``raggedLists``: each list-of-lists column by the number of its first part, and
     the numbers of every part; a set with a gap in its levels is logged and left alone."""

@@ -98,19 +98,27 @@ def tensor_plan(leaf: Leaf, i: int) -> Plan:
             shapes.extend(dims)
         if not ok:
             return [None, None]
-        lengths = np.zeros(n, np.int64)
-        lengths[present] = [len(b) for b in blobs]
-        data = np.frombuffer(b"".join(blobs), np.uint8)
-        value_offsets = np.zeros(n + 1, np.int64)
-        value_offsets[1:] = np.cumsum(lengths)
-        units = np.arange(n + 1, dtype=np.int64)
-        values = feature(BYTES, (data, value_offsets), units, present)
-        shape_counts = np.where(present, rank, 0)
-        shape = feature(INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
-        ones = present.astype(np.int64)
-        return [Feature(present, values, ones), Feature(present, shape, rank * ones)]
+        return _tensor_features(blobs, shapes, present, n, rank)
 
     return plan
+
+
+def _tensor_features(
+    blobs: list[bytes], shapes: list[int], present: Any, n: int, rank: int
+) -> list[Feature | None]:
+    """The ``x/value`` and ``x/shape`` features of a batch's tensors: one bytes value (its
+    blob) and ``rank`` sizes per row present."""
+    lengths = np.zeros(n, np.int64)
+    lengths[present] = [len(b) for b in blobs]
+    data = np.frombuffer(b"".join(blobs), np.uint8)
+    value_offsets = np.zeros(n + 1, np.int64)
+    value_offsets[1:] = np.cumsum(lengths)
+    units = np.arange(n + 1, dtype=np.int64)
+    values = feature(BYTES, (data, value_offsets), units, present)
+    shape_counts = np.where(present, rank, 0)
+    shape = feature(INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
+    ones = present.astype(np.int64)
+    return [Feature(present, values, ones), Feature(present, shape, rank * ones)]
 
 
 def _tensor_values(t: Any, a: Any, dtype: str) -> tuple[Bytes, np.ndarray[Any, Any]]:

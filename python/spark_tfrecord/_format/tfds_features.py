@@ -1,5 +1,6 @@
-"""TensorFlow Datasets folders in plain Python: ``features.json`` → the Spark schema the jar gives
-(``TFDSFeatures.schema``), and ``dataset_info.json``'s splits and shards (``TFDSDataset``).
+"""TensorFlow Datasets features in plain Python: ``features.json`` → the Spark schema the jar gives
+(``TFDSFeatures.schema``). A folder's ``dataset_info.json`` and its splits are in
+:mod:`spark_tfrecord._format.tfds_dataset`.
 
 TFDS itself is not needed. The feature connectors are read as the jar reads them: the proto JSON
 TFDS writes (``pythonClassName`` and one content key), or ``to_json()``'s (``type`` and
@@ -27,11 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.files import Files, LocalFiles
 
-INFO_FILE, FEATURES_FILE = "dataset_info.json", "features.json"
-FILE_FORMAT = "tfrecord"
-DEFAULT_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 #: Field metadata keys (``TFDSFeatures``, ``FeaturePaths``).
 CONNECTOR_KEY, CLASS_NAMES_KEY = "tfds.feature", "tfds.classNames"
 LIST_LENGTH_KEY = "tfrecord.listLength"
@@ -103,7 +100,7 @@ def _join(path: str, key: str) -> str:
     return f"{path}/{key}" if path else key
 
 
-def _text(v: Any) -> str:
+def json_text(v: Any) -> str:
     """Jackson's ``asText`` of a scalar JSON value."""
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -131,10 +128,10 @@ def _parse(node: Any, path: str) -> Feature:
     if not isinstance(node, dict):
         raise _invalid(path, f"not a TFDS feature connector: {json.dumps(node)}")
     if "type" in node and "content" in node:
-        class_name, content = _text(node["type"]), node["content"]
+        class_name, content = json_text(node["type"]), node["content"]
     elif "pythonClassName" in node:
         key = next((k for k in node if k not in _NOT_CONTENT), None)
-        class_name, content = _text(node["pythonClassName"]), node[key] if key else {}
+        class_name, content = json_text(node["pythonClassName"]), node[key] if key else {}
     else:
         raise _invalid(path, f"not a TFDS feature connector: {json.dumps(node)}")
     if not isinstance(content, dict):
@@ -144,10 +141,10 @@ def _parse(node: Any, path: str) -> Feature:
     def shape(of: Mapping[str, Any]) -> tuple[int, ...]:
         s = of.get("shape")
         dims = s if isinstance(s, list) else s.get("dimensions") if isinstance(s, dict) else None
-        return () if dims is None else tuple(-1 if d is None else int(_text(d)) for d in dims)
+        return () if dims is None else tuple(-1 if d is None else int(json_text(d)) for d in dims)
 
     def dtype(of: Mapping[str, Any], default: str) -> str:
-        return _text(of["dtype"]) if "dtype" in of else default
+        return json_text(of["dtype"]) if "dtype" in of else default
 
     if name == "FeaturesDict":
         features = content.get("features", content)
@@ -158,7 +155,7 @@ def _parse(node: Any, path: str) -> Feature:
         # An RLDS episode's steps: TFDS stores a Dataset as a Sequence.
         return SequenceFeature(_parse(content.get("feature"), path), name)
     if name in ("Tensor", "Scalar"):
-        encoding = _text(content["encoding"]).lower() if "encoding" in content else "none"
+        encoding = json_text(content["encoding"]).lower() if "encoding" in content else "none"
         t = Tensor(name, dtype(content, "float32"), shape(content), encoding)
         if t.encoded:
             _check_encoded(path, t)
@@ -175,7 +172,9 @@ def _parse(node: Any, path: str) -> Feature:
         return Tensor(name, "string", (shape(content)[:1] or (-1,)))
     if name == "Translation" and not _true(content.get("variableLanguagesPerExample")):
         languages = content.get("languages") or []
-        return FeaturesDict(tuple((_text(lang), Tensor("Text", "string")) for lang in languages))
+        return FeaturesDict(
+            tuple((json_text(lang), Tensor("Text", "string")) for lang in languages)
+        )
     if name == "BBoxFeature":
         return Tensor(name, "float32", (4,))
     if name == "Audio":
@@ -370,170 +369,3 @@ def features_schema(
 ) -> dict[str, Any]:
     """The Spark schema of the features in ``text`` (a ``features.json``)."""
     return schema(parse(text), class_names or {})
-
-
-# --- the folder ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Split:
-    """A split of ``dataset_info.json``: its name, the records of each shard, its bytes."""
-
-    name: str
-    shard_lengths: tuple[int, ...]
-    num_bytes: int
-    template: str
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    """A TFDS version folder's ``dataset_info.json``: what reading it needs."""
-
-    name: str
-    version: str
-    file_format: str
-    splits: tuple[Split, ...]
-
-    def shard_names(self, split: Split) -> list[str]:
-        """The shard file names of a split, in order."""
-        n = len(split.shard_lengths)
-        return [
-            shard_name(split.template, self.name, split.name, self.file_format, i, n)
-            for i in range(n)
-        ]
-
-
-def shard_name(
-    template: str, dataset: str, split: str, file_format: str, shard: int, shards: int
-) -> str:
-    """TFDS's template filled in: ``{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}``."""
-    return (
-        template.replace("{DATASET}", dataset)
-        .replace("{SPLIT}", split)
-        .replace("{FILEFORMAT}", file_format)
-        .replace("{SHARD_X_OF_Y}", f"{shard:05d}-of-{shards:05d}")
-        .replace("{SHARD_INDEX}", f"{shard:05d}")
-        .replace("{NUM_SHARDS}", f"{shards:05d}")
-    )
-
-
-def _folder_error(reason: str) -> errors.ArgumentError:
-    return errors.ArgumentError(errors.DATASET_FOLDER, reason)
-
-
-def _read_text(files: Files, path: str) -> str | None:
-    try:
-        return files.read_bytes(path).decode("utf-8", "replace")
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-def read_info(folder: str, files: Files | None = None) -> DatasetInfo | None:
-    """The ``dataset_info.json`` of ``folder``, if it has one."""
-    fs = files if files is not None else LocalFiles()
-    text = _read_text(fs, fs.join(folder, INFO_FILE))
-    if text is None:
-        return None
-    info = json.loads(text)
-    if not isinstance(info, dict):
-        raise _folder_error(f"{folder}/{INFO_FILE} is not a JSON object")
-    splits = tuple(
-        Split(
-            _text(s.get("name")),
-            tuple(int(_text(n)) for n in s.get("shardLengths") or []),
-            int(_text(s["numBytes"])) if "numBytes" in s else 0,
-            _text(s["filepathTemplate"]) if "filepathTemplate" in s else DEFAULT_TEMPLATE,
-        )
-        for s in info.get("splits") or []
-    )
-    return DatasetInfo(
-        _text(info.get("name", "")),
-        _text(info.get("version", "")),
-        _text(info["fileFormat"]) if "fileFormat" in info else FILE_FORMAT,
-        splits,
-    )
-
-
-def read_features(
-    folder: str, files: Files | None = None
-) -> tuple[FeaturesDict, dict[str, list[str]]] | None:
-    """The features of the dataset in ``folder`` and its ClassLabels' names, if it has them."""
-    fs = files if files is not None else LocalFiles()
-    text = _read_text(fs, fs.join(folder, FEATURES_FILE))
-    if text is None:
-        return None
-    features = parse(text)
-    names: dict[str, list[str]] = {}
-    for path in class_labels(features):
-        labels = _read_text(fs, fs.join(folder, labels_file(path)))
-        if labels is not None:
-            names[path] = [line.strip() for line in labels.split("\n") if line.strip()]
-    return features, names
-
-
-def folder_schema(folder: str, files: Files | None = None) -> dict[str, Any]:
-    """The schema of a read of the TFDS version folder ``folder``, from its ``features.json``
-    (the jar's ``TFRecordInspector.tfdsSchemaJson``)."""
-    found = read_features(folder, files)
-    if found is None:
-        raise FileNotFoundError(f"{folder}/{FEATURES_FILE}")
-    return schema(*found)
-
-
-def split_info(folder: str, split: str, files: Files | None = None) -> tuple[DatasetInfo, Split]:
-    """The split of the dataset in ``folder`` a read asks for (``TFDSDataset.readSplit``)."""
-    info = read_info(folder, files)
-    if info is None:
-        raise _folder_error(
-            f"The option 'split' reads a TensorFlow Datasets folder, and {folder} has no "
-            f"{INFO_FILE}."
-        )
-    if info.file_format != FILE_FORMAT:
-        raise _folder_error(
-            f"The TensorFlow Datasets folder {folder} holds {info.file_format} files; "
-            "spark-tfrecord reads tfrecord ones."
-        )
-    for s in info.splits:
-        if s.name == split:
-            return info, s
-    raise _folder_error(
-        f"The TensorFlow Datasets folder {folder} has no split '{split}' (its splits: "
-        f"{', '.join(s.name for s in info.splits)})."
-    )
-
-
-def read_schema(
-    paths: Sequence[str], split: str | None, files: Files | None = None
-) -> dict[str, Any] | None:
-    """The schema of a read of the listed ``paths`` when they are a TFDS folder's
-    (``TFDSDataset.schema``): with ``split``, from the folder's ``features.json``; None when they
-    are not and no split is asked for. As the jar, fails when a TFDS folder is read without a
-    split, or a split is asked of files that are not one."""
-    fs = files if files is not None else LocalFiles()
-    info_file = next((p for p in paths if p.rstrip("/").rsplit("/", 1)[-1] == INFO_FILE), None)
-    if info_file is None:
-        if split is None:
-            return None
-        raise _folder_error(
-            "The option 'split' reads a TensorFlow Datasets folder (<data_dir>/<name>/<version>, "
-            f"with {INFO_FILE}), and the path read has no {INFO_FILE}."
-        )
-    folder = info_file.rstrip("/").rsplit("/", 1)[0]
-    if split is None:
-        info = read_info(folder, fs)
-        if info is None:
-            raise _folder_error(
-                f"{folder}/{INFO_FILE} is TensorFlow Datasets metadata, not TFRecord data."
-            )
-        raise _folder_error(
-            f"{folder} is a TensorFlow Datasets folder: choose a split with the option 'split' "
-            f"(its splits: {', '.join(s.name for s in info.splits)})."
-        )
-    split_info(folder, split, fs)
-    found = read_features(folder, fs)
-    if found is None:
-        raise _folder_error(
-            f"The TensorFlow Datasets folder {folder} has no {FEATURES_FILE} to take the schema "
-            "from."
-        )
-    return schema(*found)

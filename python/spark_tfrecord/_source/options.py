@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.inference import InferenceOptions
+from spark_tfrecord._format.read_options import InferenceOptions
 
 Mode = Literal["FAILFAST", "PERMISSIVE", "DROPMALFORMED"]
 #: Spark's parse modes, in the jar's order (``TFRecordOptions.ParseModes``).

@@ -162,7 +162,7 @@ def _inspect_local(args: argparse.Namespace) -> int:
 
 
 def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
-    from spark_tfrecord._format import folders, tfds_features
+    from spark_tfrecord._format import folders, tfds_dataset
 
     if args.record_type != "Example" or args.compression:
         raise CliError(
@@ -190,7 +190,7 @@ def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
             f"records: {sum(s.records for s in of):,} (dataset_info.json)"
         )
     print(f"records: {sum(s.records for s in chosen):,}")
-    schema = tfds_features.folder_schema(folder)
+    schema = tfds_dataset.folder_schema(folder)
     print_schema(schema)
     _show_rows(args, [s.path for s in chosen if s.records > 0], schema)
     return 0
