@@ -1,7 +1,7 @@
 """The options of a jar-less read or write, with the jar's names, defaults and errors
 (``TFRecordOptions``).
 
-The options inference reads are :class:`~spark_tfrecord._format.inference.InferenceOptions`'; a
+The options inference reads are :class:`~spark_tfrecord._format.read_options.InferenceOptions`'; a
 read adds ``mode``, ``columnNameOfCorruptRecord`` and ``splitFiles``, and, for this route
 only, ``storageOptions`` (fsspec's, as JSON, for ``s3://`` and ``gs://`` paths). An option the
 jar takes on read that this route cannot honour is refused by name (:data:`UNSUPPORTED`), never
