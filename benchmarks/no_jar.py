@@ -3,7 +3,8 @@ same files: how much of the jar's speed a user keeps where no jar can go.
 
     .cache/venv/spark-4/bin/python benchmarks/no_jar.py [--quick] [--profile]
 
-The data sets of ``run.py`` (narrow, wide-1000, image-sized) are written once by the jar. Then
+The data sets of ``run.py`` (narrow, wide-1000, image-sized, nested: a struct and an array of
+structs) and lists of lists are written once by the jar. Then
 each round starts, per route (the order alternating between rounds) and per cores (``local[1]``,
 ``local[2]``), a fresh session: the jar's (``spark.jars``), or one with no jar whose Python
 workers are this Python with this checkout's package, so that ``format("tfrecord")`` is the
@@ -45,11 +46,13 @@ from tfrbench.child import emit, run, script
 from tfrbench.data import (
     IMAGE_DDL,
     NARROW_DDL,
+    NESTED_DDL,
     PARTITIONS,
     ROOT,
     WIDE1000_DDL,
     image,
     narrow,
+    nested,
     no_whole_stage_codegen,
     uncompressed_cache,
     wide1000,
@@ -58,19 +61,31 @@ from tfrbench.rounds import alternate
 from tfrbench.sessions import OURS, load, noop, session, snapshot_jar
 from tfrbench.timing import Usage, interleaved
 
+#: Lists of lists (written ragged): 0 to 3 lists of 1 to 4 bigints, and of as many strings.
+LISTS_DDL = "id bigint, ll array<array<bigint>>, ss array<array<string>>"
+LISTS_EXPRS = [
+    "id",
+    "transform(sequence(0, cast(id % 4 as int) - 1), i -> sequence(id, id + i)) as ll",
+    "transform(sequence(0, cast(id % 3 as int) - 1), "
+    "i -> transform(sequence(0, i), j -> concat('s', id + j))) as ss",
+]
 #: The data sets: their folder, schema and the rows option that sizes them.
 DATA = {
     "narrow": ("narrow", NARROW_DDL),
     "wide-1000": ("wide1000", WIDE1000_DDL),
     "image-sized": ("image", IMAGE_DDL),
+    "nested": ("nested", NESTED_DDL),
+    "lists of lists": ("lists", LISTS_DDL),
 }
 #: The writes: of the rows of these data sets.
 WRITES = ("narrow", "image-sized")
 #: Issue 43's goals: the Python route's speed as a share of the jar's, by measurement.
 GOALS = {"read, narrow": 1 / 3, "read, image-sized": 1 / 2, "write, narrow": 1 / 3,
-         "write, image-sized": 1 / 3}  # fmt: skip
+         "write, image-sized": 1 / 3, "read, nested": 1 / 3,
+         "read, lists of lists": 1 / 3}  # fmt: skip
 CORES = (1, 2)
-QUICK = {"rows": 100_000, "wide1000_rows": 2_000, "image_rows": 300, "rounds": 2, "repeat": 2}
+QUICK = {"rows": 100_000, "wide1000_rows": 2_000, "image_rows": 300, "nested_rows": 50_000,
+         "rounds": 2, "repeat": 2}  # fmt: skip
 PYTHON_ROUTE = "tfrecord"  # what format("tfrecord") is in a session with no jar
 
 
@@ -84,6 +99,9 @@ def generate(args: argparse.Namespace) -> None:
         with uncompressed_cache(spark):
             wide1000(spark, args.wide1000_rows).write.format(OURS).save(str(data / "wide1000"))
     image(spark, args.image_rows).write.format(OURS).save(str(data / "image"))
+    nested(spark, args.nested_rows).write.format(OURS).save(str(data / "nested"))
+    lists = spark.range(0, args.nested_rows, 1, PARTITIONS).selectExpr(*LISTS_EXPRS)
+    lists.write.format(OURS).save(str(data / "lists"))
     spark.stop()
     emit({})
 
@@ -193,7 +211,8 @@ def table(runs: dict[str, dict[str, list[float]]], rows: dict[str, int]) -> str:
 
     lines = [
         f"pyspark {pyspark.__version__}, {rows['narrow']:,} narrow rows, "
-        f"{rows['wide1000']:,} wide-1000, {rows['image']:,} image-sized; seconds, median of "
+        f"{rows['wide1000']:,} wide-1000, {rows['image']:,} image-sized, {rows['nested']:,} "
+        "nested and lists of lists; seconds, median of "
         "each route's runs (fastest-slowest)",
         "",
         "| measurement | jar | no jar | no jar / jar speed | goal |",
@@ -219,6 +238,9 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=300_000, help="narrow rows (300000)")
     parser.add_argument("--wide1000-rows", type=int, default=5_000, help="wide-1000 rows (5000)")
     parser.add_argument("--image-rows", type=int, default=1_000, help="image-sized rows (1000)")
+    parser.add_argument(
+        "--nested-rows", type=int, default=200_000, help="nested and lists-of-lists rows (200000)"
+    )
     parser.add_argument("--rounds", type=int, default=2, help="sessions per route and cores (2)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per session (3)")
     parser.add_argument(
@@ -237,7 +259,7 @@ def main() -> int:
     if args.quick:  # what the command line gives wins
         given = {a.split("=")[0].lstrip("-").replace("-", "_") for a in sys.argv[1:]}
         vars(args).update({k: v for k, v in QUICK.items() if k not in given})
-    name = f"bench-no-jar-{args.rows}-{args.wide1000_rows}-{args.image_rows}"
+    name = f"bench-no-jar-{args.rows}-{args.wide1000_rows}-{args.image_rows}-{args.nested_rows}"
     args.data = args.data or str(ROOT / ".cache" / name)
     # The Python workers (of both routes) are this Python, with this checkout's package first.
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -259,6 +281,7 @@ def main() -> int:
     jar = snapshot_jar(data, args.jar)
     sizes = ["--rows", str(args.rows), "--wide1000-rows", str(args.wide1000_rows)]
     sizes += ["--image-rows", str(args.image_rows), "--driver-memory", args.driver_memory]
+    sizes += ["--nested-rows", str(args.nested_rows)]
     sizes += ["--data", args.data, "--jar", jar]
     if not (data / "_DONE").exists():
         print(f"writing the data sets to {data} with the jar", flush=True)
@@ -277,7 +300,8 @@ def main() -> int:
         raise SystemExit(f"the routes read or wrote different rows in: {differ}\n{done.seen}")
     runs, seen, others = done.runs, done.seen, done.others
     print(f"ok: both routes read and wrote the same rows ({len(seen['jar'])} checks)")
-    counts = {"narrow": args.rows, "wide1000": args.wide1000_rows, "image": args.image_rows}
+    counts = {"narrow": args.rows, "wide1000": args.wide1000_rows, "image": args.image_rows,
+              "nested": args.nested_rows}  # fmt: skip
     print(table(runs, counts))
     print(f"other processes during the timed runs: {statistics.mean(others):.2f} cores on average")
     if args.profile:
