@@ -126,10 +126,10 @@ def folder_schema(
 ) -> FolderSchema:
     """:func:`schema_of` the data at ``path`` (a folder, a file or a glob) on ``files``, without
     counting its records: the manifest's schema, or one inferred from a sample of the files."""
-    refuse_tfds(files, path)
     info = read_manifest(path, files) if files.isdir(path) else None
     if info is not None and info.schema_json is not None:
         return schema_of(info, files, options)
+    refuse_tfds(files, path)
     parsed = read_options(None, options)
     return _inferred(path, [f.path for f in list_files_in(path, files)], files, parsed)
 

@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import os
 import re
 from collections.abc import Sequence
+
+from spark_tfrecord._format.files import is_url, local_path
 
 #: The folder name Spark writes for a null partition value.
 NULL_NAME = "__HIVE_DEFAULT_PARTITION__"
@@ -195,3 +198,22 @@ def kind(t: str) -> str:
     if t in ("double", "float") or t.startswith("decimal"):
         return "float"
     return "str"
+
+
+def discover(root: str, paths: Sequence[str]) -> list[dict[str, str]]:
+    """Per data file (``paths``, under the folder ``root``: local paths, or URLs of one file
+    system), its ``name=value`` folders below ``root`` (raw values); empty when the files are
+    in none. A ValueError when files name different columns, as Spark's discovery fails."""
+    url = is_url(root)
+    top = (root if url else os.path.abspath(local_path(root))).rstrip("/") + "/"
+    full = list(paths) if url else [os.path.abspath(local_path(p)) for p in paths]
+    found = [dict(folders(p[len(top) :] if p.startswith(top) else "")) for p in full]
+    if not any(found):
+        return []
+    if any(list(d) != list(found[0]) for d in found):
+        kinds = sorted({", ".join(d) for d in found})
+        raise ValueError(
+            f"Conflicting partition column names in {root}: {kinds}; data files should be only "
+            "in leaf folders, which name the same columns."
+        )
+    return found

@@ -30,7 +30,7 @@ import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.compression import chunks
-from spark_tfrecord._format.files import file_system, index_path
+from spark_tfrecord._format.files import Files, file_system, index_path
 from spark_tfrecord._format.framing import FOOTER, HEADER, check_frame, frames_sound, header_length
 from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in
 
@@ -77,12 +77,15 @@ class RecordReader:
         cache_bytes: int = 256 << 20,
         block_size: int = 4 << 20,
         info: DatasetInfo | None = None,
+        files: tuple[Files, str] | None = None,
     ) -> None:
         if cache_bytes < block_size:
             raise ValueError(f"cache_bytes ({cache_bytes}) must hold a block ({block_size})")
         if block_size < 1:
             raise ValueError(f"block_size must be at least 1, not {block_size}")
-        self.files_system, self.path = file_system(os.fspath(path), storage_options)
+        # ``files``: the file system and path ``info`` was had on (its listings cached there)
+        found = files if files is not None else file_system(os.fspath(path), storage_options)
+        self.files_system, self.path = found
         self.info = info if info is not None else dataset_info_in(self.files_system, self.path)
         self.files = list(self.info.files)
         self.compressions = [f.compression for f in self.files]

@@ -15,6 +15,7 @@ from spark_tfrecord._format.datasets import read_options, refuse_tfds, schema_of
 from spark_tfrecord._format.decoder import MalformedRecord
 from spark_tfrecord._format.files import file_system
 from spark_tfrecord._format.layout import ColumnError, Layout, NoValue, layout
+from spark_tfrecord._format.manifest import dataset_info_in, read_manifest
 from spark_tfrecord._format.records import RecordReader
 from spark_tfrecord._format.schema import Column, type_string
 
@@ -36,13 +37,22 @@ class RecordSource:
         cache_bytes: int = 256 << 20,
         block_size: int = 4 << 20,
     ) -> None:
-        refuse_tfds(*file_system(path, storage_options))  # before its records are counted
+        fs, where = file_system(path, storage_options)
+        found_info = read_manifest(where, fs) if fs.isdir(where) else None
+        if found_info is None:
+            refuse_tfds(fs, where)  # before its records are counted
+            found_info = dataset_info_in(fs, where)
         self._reader = RecordReader(
-            path, storage_options=storage_options, cache_bytes=cache_bytes, block_size=block_size
+            path,
+            storage_options=storage_options,
+            cache_bytes=cache_bytes,
+            block_size=block_size,
+            info=found_info,
+            files=(fs, where),
         )
         info = self._reader.info
         where = str(path)
-        found = self._partition_folders()
+        found = partitions.discover(self._reader.path, [f.path for f in self._reader.files])
         names = list(found[0]) if found else []
         given: dict[str, str] = {}  # partition columns a DDL string types
         if isinstance(columns, str):
@@ -81,25 +91,6 @@ class RecordSource:
         self._layout: Layout = layout(*self._layout_args)
         self._transform = transform
         self._partitions = self._partition_values(found, names, given)
-
-    def _partition_folders(self) -> list[dict[str, str]]:
-        """Per file, its ``name=value`` folders below the folder read (raw values); empty
-        when the files are in none. A ValueError when files differ in their folders' names,
-        as Spark's partition discovery fails."""
-        root = self._reader.path.rstrip("/") + "/"
-        found = [
-            dict(partitions.folders(f.path[len(root) :] if f.path.startswith(root) else ""))
-            for f in self._reader.files
-        ]
-        if not any(found):
-            return []
-        if any(list(d) != list(found[0]) for d in found):
-            kinds = sorted({", ".join(d) for d in found})
-            raise ValueError(
-                f"Conflicting partition column names in {self._reader.path}: {kinds}; data "
-                "files should be only in leaf folders, which name the same columns."
-            )
-        return found
 
     def _partition_values(
         self, found: list[dict[str, str]], names: list[str], given: Mapping[str, str]

@@ -297,14 +297,16 @@ def tf_dataset(
 
     from spark_tfrecord._format.datasets import refuse_tfds
     from spark_tfrecord._format.files import file_system
-    from spark_tfrecord._format.manifest import dataset_info_in
+    from spark_tfrecord._format.manifest import dataset_info_in, read_manifest
 
     index, count = _shard(shard)
     seed = _checked_seed(batch_size, shuffle_buffer, shuffle_files, count, seed)
 
     fs, where = file_system(os.fspath(path))
-    refuse_tfds(fs, where)
-    info = dataset_info_in(fs, where)
+    info = read_manifest(where, fs) if fs.isdir(where) else None
+    if info is None:
+        refuse_tfds(fs, where)  # before its records are counted
+        info = dataset_info_in(fs, where)
     context, sequence = _spec(path, info, fs, columns, label, options)
 
     files = [f for f in info.files if f.num_records > 0]

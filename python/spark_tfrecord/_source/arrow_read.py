@@ -19,9 +19,11 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord import errors
+from spark_tfrecord._format import partitions
 from spark_tfrecord._format.ddl import parse_ddl
 from spark_tfrecord._format.decoder import MalformedRecord
 from spark_tfrecord._format.encode_errors import EncodeError
+from spark_tfrecord._format.entries import gather
 from spark_tfrecord._format.feature_paths import reject_maps
 from spark_tfrecord._format.files import Files, file_system
 from spark_tfrecord._format.inference import as_nullable, infer_schema
@@ -36,7 +38,6 @@ from spark_tfrecord._source.planning import (
     Task,
     data_files,
     fsspec_url,
-    partition_folders,
     partition_values,
     plan,
 )
@@ -124,7 +125,7 @@ def table_schema(options: ReadOptions, fs: Files, path: str) -> dict[str, Any]:
     """The jar's inferred schema of the data files of ``path``, then the partition columns, as
     ``StructType.jsonValue()``."""
     files = data_files(path, fs)
-    found = partition_folders(path, files)
+    found = partitions.discover(path, [f.path for f in files])
     inferred = infer_schema([f.path for f in files], options.inference, files=fs)
     fields = list(inferred["fields"])
     for name, (t, _) in partition_values(found, {}).items():
@@ -157,7 +158,7 @@ class ArrowRead:
         self._refuse()
         self.target = to_arrow(self.schema)
         self.files = data_files(path, fs)
-        found = partition_folders(path, self.files)
+        found = partitions.discover(path, [f.path for f in self.files])
         given = {f["name"]: simple_string(f["type"]) for f in self.schema["fields"]}
         names = list(found[0]) if found else []
         self.partitions_of = {
@@ -234,9 +235,8 @@ class ArrowRead:
             for chunk in self.chunks(s):
                 buf, starts, stops, _ = chunk
                 if found is None:  # ByteArray: the records as they are
-                    records = [buf[a:b] for a, b in zip(starts, stops)]
-                    arrays = [pa.array(records, pa.binary()) for _ in data]
-                    yield self._batch(arrays, len(records), [], s.file, data)
+                    records = _records(buf, starts, stops)
+                    yield self._batch([records for _ in data], len(records), [], s.file, data)
                     continue
                 made = None
                 if fast is not None:
@@ -341,3 +341,18 @@ def _failure(
             offset,
         )
     return errors.CorruptFileError(errors.DATA_MISMATCH, str(e), path, offset, e.column)
+
+
+def _records(buf: bytes, starts: Sequence[int], stops: Sequence[int]) -> pa.Array:
+    """The records ``buf[starts[i]:stops[i]]`` as one binary array: their bytes gathered once,
+    with their offsets (a batch over 2 GiB, which int32 offsets cannot hold: one by one)."""
+    first, last = np.array(starts, np.int64), np.array(stops, np.int64)
+    lengths = last - first
+    if int(lengths.sum()) >= 2**31:
+        return pa.array([buf[a:b] for a, b in zip(starts, stops)], pa.binary())
+    offsets = np.zeros(len(lengths) + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    data = gather(buf, first, last)
+    return pa.Array.from_buffers(
+        pa.binary(), len(lengths), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )

@@ -10,7 +10,6 @@ first, each file costing ``openCostInBytes`` more, as Spark packs them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,25 +70,6 @@ def data_files(path: str, files: Files) -> list[DataFile]:
         elif not is_glob(path):
             raise FileNotFoundError(f"File {path} does not exist")
     return sorted(found, key=lambda f: f.path)
-
-
-def partition_folders(root: str, files: Sequence[DataFile]) -> list[dict[str, str]]:
-    """Per file, its ``name=value`` folders below ``root`` (raw values); empty when the files
-    are in none. A ValueError when files name different columns, as Spark's discovery fails."""
-    top = (root if is_url(root) else os.path.abspath(local_path(root))).rstrip("/") + "/"
-    found = [
-        dict(partitions.folders(f.path[len(top) :] if f.path.startswith(top) else ""))
-        for f in files
-    ]
-    if not any(found):
-        return []
-    if any(list(d) != list(found[0]) for d in found):
-        kinds = sorted({", ".join(d) for d in found})
-        raise ValueError(
-            f"Conflicting partition column names in {root}: {kinds}; data files should be only "
-            "in leaf folders, which name the same columns."
-        )
-    return found
 
 
 def splittable(path: str, compression: str | None, split_files: bool) -> bool:
