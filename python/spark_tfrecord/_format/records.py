@@ -353,29 +353,31 @@ class RecordReader:
         self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
     ) -> tuple[bytes, Any]:
         """The framed records of local files joined in one buffer, and where each record starts
-        in it: one ``pread`` per run of adjacent records. Not a memory map: a file that another
-        process truncates under a map kills the reader with SIGBUS when the lost pages are
-        touched, and no size check made before the copy can rule that out; a short read is an
-        error instead, that of the first record past the file's new end."""
-        file_list, offset_list, size_list = files.tolist(), offsets.tolist(), sizes.tolist()
-        pieces: list[bytes] = []
-        k, n = 0, len(file_list)
-        while k < n:
-            f, start = file_list[k], offset_list[k]
-            end = start + size_list[k]
-            run = k + 1
-            while run < n and file_list[run] == f and offset_list[run] == end:
-                end += size_list[run]
-                run += 1
-            if self.compressions[f] != "none":
-                piece = self._whole(f)[start:end]
-            else:
-                piece = os.pread(self._fd(f), end - start, start)
-            if len(piece) != end - start:
-                self._first_bad(indices)  # a record past its file's end: its error
-            pieces.append(piece)
-            k = run
-        return b"".join(pieces), np.cumsum(sizes) - sizes
+        in it: one ``pread`` per run of adjacent records (the runs found for the batch at once).
+        Not a memory map: a file that another process truncates under a map kills the reader
+        with SIGBUS when the lost pages are touched, and no size check made before the copy can
+        rule that out; a short read is an error instead, that of the first record past the
+        file's new end."""
+        ends = offsets + sizes
+        follows = (files[1:] == files[:-1]) & (offsets[1:] == ends[:-1])
+        firsts = np.flatnonzero(np.concatenate([[True], ~follows])) if len(files) else files
+        lasts = np.concatenate([firsts[1:], [len(files)]]) - 1
+        run_files, run_starts = files[firsts].tolist(), offsets[firsts].tolist()
+        run_sizes = (ends[lasts] - offsets[firsts]).tolist()
+        if all(self.compressions[f] == "none" for f in set(run_files)):
+            pread, fds = os.pread, {f: self._fd(f) for f in set(run_files)}
+            pieces = [pread(fds[f], n, o) for f, n, o in zip(run_files, run_sizes, run_starts)]
+        else:
+            pieces = [
+                self._whole(f)[o : o + n]
+                if self.compressions[f] != "none"
+                else os.pread(self._fd(f), n, o)
+                for f, n, o in zip(run_files, run_sizes, run_starts)
+            ]
+        buf = b"".join(pieces)
+        if len(buf) != sum(run_sizes):
+            self._first_bad(indices)  # a record past its file's end: its error
+        return buf, np.cumsum(sizes) - sizes
 
     def _pieces(self, files: list[int], offsets: list[int], sizes: list[int]) -> list[Any]:
         """The framed records at ``offsets`` of remote ``files``, from the cached groups."""
