@@ -396,3 +396,19 @@ def test_string_lists_of_one_short_value_are_sliced_as_the_record_decoder_reads_
     assert fast is not None and same(fast, lay.collate([lay.record(r) for r in records]))
     assert fast["w"][4] == ["a4", "\ufffd"]
     assert fast["v"][1].tolist() == [0, 0, 1, 3, 3, 4, 6, 6, 7, 9]
+
+
+def test_rows_compared_as_values_are_compared_byte_by_byte() -> None:
+    # record_layout compares a batch's header rows as n-byte values: the same answer as a
+    # comparison of each byte, for any width, a row or rows, sliced (not contiguous) or not
+    rng = np.random.default_rng(2)
+    for n in (0, 1, 2, 7, 8, 12, 15, 16, 33):
+        rows = rng.integers(0, 3, (300, n + 2), dtype=np.uint8)
+        row = rows[5].copy()
+        rows[::7] = row
+        other = rng.integers(0, 3, (300, n + 2), dtype=np.uint8)
+        other[::3] = rows[::3]
+        for a, b in ((rows, row), (rows, other), (rows[:, 1 : n + 1], other[:, 1 : n + 1])):
+            a, b = a[:, :n], b[..., :n]
+            found = record_layout._equal_rows(a, b)
+            assert found.dtype == np.bool_ and found.tolist() == (a == b).all(axis=1).tolist()
