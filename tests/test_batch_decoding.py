@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
+from spark_tfrecord import errors
 from support.tfrecord_bytes import (
     bytes_list,
     entry,
@@ -23,6 +24,7 @@ from support.tfrecord_bytes import (
     field,
     float_list_packed,
     float_list_unpacked,
+    frame,
     int64_list_packed,
     int64_list_unpacked,
     ld,
@@ -208,3 +210,31 @@ def test_malformed_bytes_name_the_record(tmp_path: Path) -> None:
             read()
         assert spark_tfrecord.errors.condition(caught.value) == "TFRECORD_MALFORMED_RECORD"
         assert spark_tfrecord.errors.parameters(caught.value)["offset"] == str(2 * (16 + len(good)))
+
+
+@pytest.mark.parametrize("size", [5, 1023, 1024, 5000], ids=lambda n: f"{n} bytes")
+def test_a_batch_is_sound_exactly_when_each_record_checked_alone_is(size: int) -> None:
+    """frames_sound checks a batch's CRCs at once (short records' bytes copied, long ones
+    viewed): it is True exactly when check_frame passes every record."""
+    from spark_tfrecord._format.framing import check_frame, frames_sound
+
+    records = [frame(bytes([j]) * (size + j % 3)) for j in range(9)]
+    for damage in [None, *[(4, at) for at in (0, 9, 13, 12 + size // 2, -1)]]:
+        damaged = list(records)
+        if damage is not None:
+            k, at = damage
+            r = bytearray(damaged[k])
+            r[at] ^= 0x40
+            damaged[k] = bytes(r)
+        buf = b"".join(damaged)
+        ends = np.cumsum([len(r) for r in damaged])
+        starts = ends - [len(r) for r in damaged]
+        alone = True
+        for r in damaged:
+            try:
+                check_frame(r, "f", 0, len(r) - 16)
+            except errors.CorruptFileError:
+                alone = False
+        assert frames_sound(buf, starts, ends) is alone
+        assert frames_sound(memoryview(buf), starts, ends) is alone  # type: ignore[arg-type]
+        assert alone == (damage is None)

@@ -4,7 +4,9 @@ others are walked entry by entry as before. On batches of one layout and of mixe
 odd record in the middle, shuffled key orders, a length whose varint grows, a missing key, empty
 lists, a record cut short, random damage), each batch's located features are the walk's, bit for
 bit; its values are the record decoder's; and a batch the record decoder refuses is handed to it
-(no values where the record path raises). The batch's float columns reach torch with no copy."""
+(no values where the record path raises). The batch's float columns reach torch with no copy;
+its string columns of one short value a record are sliced at once, as the record decoder reads
+them, values and errors."""
 
 from __future__ import annotations
 
@@ -310,3 +312,103 @@ def test_the_float_columns_reach_torch_with_no_copy(monkeypatch: pytest.MonkeyPa
         assert found["x"].flags.writeable and found["x"].flags.c_contiguous
         assert not np.shares_memory(found["x"], np.frombuffer(buf, np.uint8))
         assert found["x"][size - 1, 0] == np.float32((size - 1) / 3)
+
+
+def test_string_lists_of_one_short_value_are_sliced_as_the_record_decoder_reads_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A bytes column whose lists each hold at most one value under 128 bytes is sliced for the
+    # batch at once; any other is read list by list. Both give the record decoder's values (and
+    # hand a list it refuses to it, for its error).
+    from spark_tfrecord._format.decoder import bytes_list as read_list
+
+    def listed(buf: bytes, start: Any, stop: Any) -> list[list[bytes]]:
+        return [read_list(buf, a, b) for a, b in zip(start.tolist(), stop.tolist())]
+
+    short = {
+        "one value each": [[f"r{j}".encode()] for j in range(40)],
+        "lengths 0, 1 and 127": [[b""], [b"a"], [b"b" * 127]] * 3,
+        "empty lists": [[b"x"], [], [b"yz"], []],
+        "not UTF-8": [[b"\xff"], [b"\xed\xa0\x80"], [b"\xc3"], [b"ok"]],
+    }
+    other = {
+        "a value of 128 bytes": [[b"a"], [b"c" * 128]],
+        "two values in a list": [[b"a"], [b"b", b"c"]],
+    }
+    damaged = {  # a list's bytes as given: a byte after its value, a length past its end
+        "a byte after the value": b"\x0a\x03abc\x0a",
+        "a length past the end": b"\x0a\x05abc",
+        "another field": b"\x12\x01a",
+    }
+    for why, lists in [*short.items(), *other.items()]:
+        records = [record(j, s=feature("bytes", bytes_list(vs))) for j, vs in enumerate(lists)]
+        buf, starts, stops = framed(records)
+        found = batch.locate(buf, starts, stops, the_layout().decoder_keys)
+        start, stop = found.start[3], found.stop[3]
+        flat, counts = batch.bytes_values(buf, start, stop)
+        assert flat == [v for vs in lists for v in vs] and counts.tolist() == list(map(len, lists))
+        assert [v for vs in listed(buf, start, stop) for v in vs] == flat, why
+        fast = check(records, read_at_once=why not in other or why == "a value of 128 bytes")
+        assert fast is not None or why == "two values in a list"
+        if why in short:  # no list read one by one
+            with monkeypatch.context() as m:
+                m.setattr(batch, "bytes_list", None)
+                assert batch.bytes_values(buf, start, stop)[0] == flat
+                assert same(the_layout().collate_raw(buf, starts, stops), fast)
+    for why, raw in damaged.items():
+        records = [record(j) for j in range(6)]
+        records[2] = record(2, s=ld(1, raw))
+        buf, starts, stops = framed(records)
+        found = batch.locate(buf, starts, stops, the_layout().decoder_keys)
+        start, stop = found.start[3], found.stop[3]
+        try:
+            flat = batch.bytes_values(buf, start, stop)[0]
+        except MalformedRecord as e:
+            with pytest.raises(MalformedRecord, match=f"^{e}$"):
+                listed(buf, start, stop)
+            check(records, read_at_once=False)
+        else:  # an unknown field in the list, skipped
+            assert why == "another field" and flat == [f"r{j}".encode() for j in range(6) if j != 2]
+            assert listed(buf, start, stop)[2] == []
+    # a column of fixed lists of strings, and one of string lists of every length
+    lay = layout(
+        {
+            "type": "struct",
+            "fields": [
+                {"name": n, "type": {"type": "array", "elementType": "string",
+                 "containsNull": True}, "nullable": True, "metadata": {}}
+                for n in ("w", "v")
+            ],
+        },
+        {"w": (2, 2)},
+        None,
+        "test",
+    )  # fmt: skip
+    records = [
+        example(
+            entry(b"w", feature("bytes", bytes_list([b"a%d" % j, b"\xff"]))),
+            entry(b"v", feature("bytes", bytes_list([b"b"] * (j % 3)))),
+        )
+        for j in range(9)
+    ]
+    buf, starts, stops = framed(records)
+    fast = lay.collate_raw(buf, starts, stops)
+    assert fast is not None and same(fast, lay.collate([lay.record(r) for r in records]))
+    assert fast["w"][4] == ["a4", "\ufffd"]
+    assert fast["v"][1].tolist() == [0, 0, 1, 3, 3, 4, 6, 6, 7, 9]
+
+
+def test_rows_compared_as_values_are_compared_byte_by_byte() -> None:
+    # record_layout compares a batch's header rows as n-byte values: the same answer as a
+    # comparison of each byte, for any width, a row or rows, sliced (not contiguous) or not
+    rng = np.random.default_rng(2)
+    for n in (0, 1, 2, 7, 8, 12, 15, 16, 33):
+        rows = rng.integers(0, 3, (300, n + 2), dtype=np.uint8)
+        row = rows[5].copy()
+        rows[::7] = row
+        other = rng.integers(0, 3, (300, n + 2), dtype=np.uint8)
+        other[::3] = rows[::3]
+        for a, b in ((rows, row), (rows, other), (rows[:, 1 : n + 1], other[:, 1 : n + 1])):
+            a, b = a[:, :n], b[..., :n]
+            found = record_layout._equal_rows(a, b)
+            assert found.dtype == np.bool_ and found.tolist() == (a == b).all(axis=1).tolist()

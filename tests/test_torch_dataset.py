@@ -486,6 +486,52 @@ def test_a_corrupt_file_fails_the_loader_with_file_and_offset_and_no_hang(
     assert str(victim) in message and f"offset {offset}" in message, message
 
 
+def _same_batch(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_batch(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same_batch, a, b))
+    if isinstance(a, torch.Tensor):
+        a, b = (a.to_dense(), b.to_dense()) if a.is_sparse else (a, b)
+        return a.dtype == b.dtype and a.numpy().tobytes() == b.numpy().tobytes()
+    return type(a) is type(b) and bool(a == b)
+
+
+def test_a_folder_held_in_memory_reads_as_its_files_do(folder: Folder, tmp_path) -> None:
+    """A local folder that fits in half the cache is read whole once per process and a batch
+    checked where its records lie in it; one that does not, a pread per record. Both give the
+    same batches, and the same error for a damaged record: its file and offset."""
+    info = spark_tfrecord.dataset_info(folder.path)
+    held = spark_tfrecord.torch_dataset(folder.path)
+    total = info.num_bytes
+    by_pread = spark_tfrecord.torch_dataset(folder.path, cache_bytes=2 * total - 2, block_size=1)
+    order = np.random.default_rng(3).permutation(N).tolist()
+    for indices in (order, order[:17], [N - 1], list(range(N))):
+        batch = held.__getitems__(indices)
+        assert len(batch.buf) == total  # the folder's bytes, not a copy of the records
+        other = by_pread.__getitems__(indices)
+        assert len(other.buf) == int((other.stops - other.starts).sum()) + 16 * len(indices)
+        for k in range(len(indices)):
+            fast = batch.buf[batch.starts[k] : batch.stops[k]]
+            assert fast == other.buf[other.starts[k] : other.stops[k]]
+        assert _same_batch(held.collate(batch), by_pread.collate(other))
+    copy = tmp_path / "copy"
+    shutil.copytree(folder.path, copy)
+    victim = Path(spark_tfrecord.dataset_info(str(copy)).files[1].path)
+    data = bytearray(victim.read_bytes())
+    offset = int(index_lines(bytes(data)).splitlines()[2].split()[0])
+    data[offset + 12 + 1] ^= 0x10
+    victim.write_bytes(bytes(data))
+    for cache_bytes in (256 << 20, 2 * total - 2):
+        ds = spark_tfrecord.torch_dataset(str(copy), cache_bytes=cache_bytes, block_size=1)
+        assert ds.collate(ds.__getitems__([0]))["id"].tolist() == [folder.order[0]]
+        with pytest.raises(errors.CorruptFileError) as raised:
+            ds.__getitems__(order)
+        found = errors.parameters(raised.value)
+        assert errors.condition(raised.value) == errors.DATA_CHECKSUM
+        assert (found["path"], found["offset"]) == (str(victim), str(offset)), cache_bytes
+
+
 # --- make_converter, and a trainer without Spark ------------------------------------------
 
 

@@ -210,6 +210,17 @@ def _gather(buf: bytes, start: Any, stop: Any) -> Any:
     return u8[first + np.arange(total)]
 
 
-def bytes_values(buf: bytes, start: Any, stop: Any) -> list[list[bytes]]:
-    """The bytes lists ``buf[start[r]:stop[r]]`` (their entries), one list per record."""
-    return [bytes_list(buf, int(a), int(b)) for a, b in zip(start, stop)]
+def bytes_values(buf: bytes, start: Any, stop: Any) -> tuple[list[bytes], Any]:
+    """The entries of the bytes lists ``buf[start[r]:stop[r]]``, concatenated, and their counts
+    per record. A batch whose lists each hold at most one value of under 128 bytes (a string
+    column's usual layout: the entry's tag and one-byte length, checked for all records at once)
+    is sliced in one pass; any other is read list by list, as the record decoder reads it."""
+    held = stop > start
+    first = start[held]
+    u8 = np.frombuffer(buf, np.uint8)
+    length = _byte(u8, first + 1).astype(np.int64)
+    if ((_byte(u8, first) == 0x0A) & (length < 0x80) & (first + 2 + length == stop[held])).all():
+        values = [buf[a:b] for a, b in zip((first + 2).tolist(), stop[held].tolist())]
+        return values, held.astype(np.int64)
+    lists = [bytes_list(buf, a, b) for a, b in zip(start.tolist(), stop.tolist())]
+    return [v for vs in lists for v in vs], np.array([len(vs) for vs in lists], np.int64)

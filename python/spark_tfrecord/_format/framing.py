@@ -104,9 +104,8 @@ def check_frame(buf: bytes, path: str, offset: int, indexed_length: int) -> None
 def frames_sound(buf: bytes, starts: Any, ends: Any) -> bool:
     """Whether every framed record ``buf[starts[k]:ends[k]]`` (int64 arrays) is sound: its
     header's length is its data's, and both CRCs match. The lengths' checksums for the batch
-    at once; the data's, a call of the C code per record, the spans made by C iterators (no
-    Python frame per record). A batch that is not sound is read again a record at a time
-    (:func:`check_frame`), for the error that names the record."""
+    at once; the data's, a call of the C code per record. A batch that is not sound is read
+    again a record at a time (:func:`check_frame`), for the error that names the record."""
     import numpy as np  # not at import time: ``import spark_tfrecord`` loads no NumPy
 
     if not len(starts):
@@ -116,10 +115,11 @@ def frames_sound(buf: bytes, starts: Any, ends: Any) -> bool:
     words = header[:, :8].copy().view("<u8")[:, 0]  # each record's length field
     length_crc = header[:, 8:].copy().view("<u4")[:, 0]
     footer = u8[(ends - FOOTER)[:, None] + np.arange(FOOTER)].copy().view("<u4")[:, 0]
-    spans = map(slice, (starts + HEADER).tolist(), (ends - FOOTER).tolist())
-    data_crcs = np.fromiter(
-        map(crc32c(), map(memoryview(buf).__getitem__, spans)), np.uint64, len(starts)
-    )
+    # short records' bytes are copied out (a bytes slice costs less than a memoryview's), long
+    # ones are viewed (a copy would cost as much as their checksum)
+    data: Any = buf if int((ends - starts).sum()) < 1024 * len(starts) else memoryview(buf)
+    spans = zip((starts + HEADER).tolist(), (ends - FOOTER).tolist())
+    data_crcs = np.fromiter(map(crc32c(), [data[a:b] for a, b in spans]), np.uint64, len(starts))
     return not (
         (words.view(np.int64) != ends - starts - HEADER - FOOTER).any()
         or (masked_all(crc32c_words(words)) != length_crc).any()

@@ -532,7 +532,7 @@ class _BatchColumns:
         return self.located.kind[slot] >= 0
 
     def values(self, slot: int, conv: Conversion) -> tuple[Any, Any, Any, bool]:
-        """Feature ``slot``'s values as the column's (concatenated; a list per record for str /
+        """Feature ``slot``'s values as the column's (concatenated: an array, or a list of str /
         bytes), their counts per record, which records have the feature, and whether the values
         are the float32s of the records' float lists as they are (for :func:`fixed_floats`)."""
         loc = self.located
@@ -546,10 +546,8 @@ class _BatchColumns:
         if convert is None or (kinds != source).any():
             raise _Fallback  # a kind the column does not read, or two: the record path
         if source == BYTES:
-            lists: list[list[Any]] = list(self.batch.bytes_values(self.buf, start, stop))
-            if not conv.exact[BYTES]:
-                lists = [convert(vs) for vs in lists]
-            return lists, np.array([len(vs) for vs in lists], np.int64), present, False
+            values, counts = self.batch.bytes_values(self.buf, start, stop)
+            return values if conv.exact[BYTES] else convert(values), counts, present, False
         if conv.value not in _DTYPES:
             raise _Fallback  # numbers as text: the record path
         if source == FLOAT:
@@ -583,27 +581,26 @@ class _BatchColumns:
         if c.shape == "uniform":
             if (counts % c.length).any():
                 raise _Fallback
-            flat = _flatten(values, numeric)
             shaped = (
-                flat.reshape(-1, c.length)
+                values.reshape(-1, c.length)
                 if numeric
-                else [flat[i : i + c.length] for i in range(0, len(flat), c.length)]
+                else [values[i : i + c.length] for i in range(0, len(values), c.length)]
             )
             return shaped, _offsets(counts // c.length)
         if c.fixed is not None:
             if not present.all() or (counts != c.fixed).any():
                 raise _Fallback  # a record lacks it: the record path says which
             if c.shape == "scalar":
-                return values if numeric else [vs[0] for vs in values]
+                return values
             if not numeric:
-                return [list(vs) for vs in values]
+                return [values[i : i + c.fixed] for i in range(0, len(values), c.fixed)]
             if floats:
                 loc = self.located
                 return self.batch.fixed_floats(self.buf, loc.start[slot], c.fixed)
             return values.reshape(self.size, c.fixed)
         if c.shape == "scalar" and (counts > 1).any():
             raise _Fallback
-        return _flatten(values, numeric), _offsets(counts)
+        return values, _offsets(counts)
 
     def fixed_numbers(self, slot: int, conv: Conversion, k: int) -> Any:
         """The ``(B, k)`` numbers of feature ``slot`` when every record holds k of them in a list
@@ -641,7 +638,7 @@ class _BatchColumns:
             if (_segment_sums(lengths, level_counts[k]) != below).any():
                 raise _Fallback
         offsets = [_offsets(level_counts[0])] + [_offsets(lengths) for lengths in levels]
-        return (_flatten(flat, c.value in _DTYPES), *offsets)
+        return (flat, *offsets)
 
     def check_arrays(self, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]) -> None:
         """:meth:`Layout._check_arrays` for the batch: falls back where it fails."""
@@ -694,10 +691,6 @@ class _BatchColumns:
             if (step[rows[1:] == rows[:-1]] <= 0).any():
                 raise _Fallback
         return np.stack([rows, indices], axis=1), entries, (self.size, size)
-
-
-def _flatten(values: Any, numeric: bool) -> Any:
-    return values if numeric else [v for vs in values for v in vs]
 
 
 def _segment_sums(values: Any, counts: Any) -> Any:

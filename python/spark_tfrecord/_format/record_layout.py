@@ -207,6 +207,19 @@ def windows(buf: Any, width: int) -> Any:
     return np.ndarray((len(buf) - width + 1, width), np.uint8, buf, 0, (1, 1))
 
 
+def _equal_rows(rows: Any, row: Any) -> Any:
+    """Which rows of the uint8 array ``rows`` (B, n) equal ``row`` (n bytes, or B rows): each
+    row compared as one n-byte value (a reduction over short rows costs some 20 times more)."""
+    n = rows.shape[1]
+    if n == 0:
+        return np.ones(len(rows), bool)
+    value = f"V{n}"
+    return (
+        np.ascontiguousarray(rows).view(value)[:, 0]
+        == np.ascontiguousarray(row).view(value)[..., 0]
+    )
+
+
 def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predicted:
     """Checks the template against every record ``buf[starts[r]:stops[r]]`` and gives each
     wanted feature's place in the records that match."""
@@ -228,12 +241,12 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
     # anyway, as its entries would end past the buffer.
     for e in t.entries:
         got = windows(buf, e.size)[np.minimum(pos, len(buf) - e.size)]
-        same = (got == e.header).all(axis=1)
+        same = _equal_rows(got, e.header)
         if not e.shifts or same.all():
             good &= same
             after = pos + (1 + e.length_bytes + e.length)
         else:
-            keyed = (got[:, e.key] == e.header[e.key]).all(axis=1)
+            keyed = _equal_rows(got[:, e.key], e.header[e.key])
             if 2 * np.count_nonzero(keyed & good) < size:
                 return Predicted(kind, start, stop, np.ones(size, bool))  # see below
             cols = got[:, e.length_cols].astype(np.int64)
@@ -242,7 +255,7 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
             fits = ((lengths[:, e.last] >> e.last_shift) == 0).all(axis=1)
             expected = np.broadcast_to(e.header, got.shape).copy()
             expected[:, e.cols] = ((lengths >> e.shift) & 0x7F) | e.cont
-            good &= (got == expected).all(axis=1) & fits
+            good &= _equal_rows(got, expected) & fits
             after = pos + 1 + e.length_bytes + length
         if e.slot >= 0:
             kind[e.slot] = e.kind

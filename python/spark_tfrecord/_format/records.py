@@ -6,7 +6,12 @@ file's index (``_<name>.idx``, written with ``writeIndex``), or else from one sc
 framing, in memory, the first time the process reads from that file. Every record read has its
 length and both CRC32C checksums checked.
 
-- Local files are read with one ``pread`` per record; the OS caches them.
+- Local files are read with one ``pread`` per run of adjacent records; the OS caches them. A
+  local, uncompressed folder that fits in half of ``cache_bytes`` is instead read whole, once
+  per process, into that cache, and a batch's records are checked where they lie in it (no
+  copy, no call per record); each batch first checks that its files still have their listed
+  sizes (a file truncated since is read with ``pread`` again, whose short read names the
+  record), and a batch that fails its checks there is read again from the files.
 - Files in an object store (fsspec URLs) are read in groups of whole records, those that start
   in one block of ``block_size`` bytes, with ranged reads (missing groups next to each other in
   one request), into an LRU cache of ``cache_bytes`` per process: reading in order costs one
@@ -33,6 +38,9 @@ from spark_tfrecord._format.compression import chunks
 from spark_tfrecord._format.files import Files, file_system, index_path
 from spark_tfrecord._format.framing import FOOTER, HEADER, check_frame, frames_sound, header_length
 from spark_tfrecord._format.manifest import DatasetInfo, dataset_info_in
+
+#: The cache's key of a held folder's bytes (see RecordReader._held).
+_HELD = "held"
 
 
 class _Cache:
@@ -97,6 +105,14 @@ class RecordReader:
                 )
         self.ends = list(np.cumsum([f.num_records for f in self.files], dtype=np.int64))
         self.cache_bytes, self.block_size = cache_bytes, block_size
+        sizes = np.array([f.num_bytes for f in self.files], np.int64)
+        #: Where each file starts in the held folder's bytes, when it is held (see _held).
+        self._bases = np.cumsum(sizes) - sizes
+        self._holds = (
+            not self.files_system.remote
+            and all(c == "none" for c in self.compressions)
+            and int(sizes.sum()) <= cache_bytes // 2
+        )
         self._reset()
 
     def _reset(self) -> None:
@@ -339,6 +355,12 @@ class RecordReader:
             these = files == f
             table = self.offsets(f)[wanted[these] - firsts[these]]
             offsets[these], sizes[these] = table[:, 0], table[:, 1]
+        held = self._held(np.unique(files).tolist())
+        if held is not None:
+            starts = self._bases[files] + offsets
+            if frames_sound(held, starts, starts + sizes):
+                return held, starts + HEADER, starts + sizes - FOOTER
+            self._cache.pop(_HELD)  # read from the files again, for the error that names it
         if self.files_system.remote:
             buf = b"".join(self._pieces(files.tolist(), offsets.tolist(), sizes.tolist()))
             ends = np.cumsum(sizes)
@@ -352,33 +374,54 @@ class RecordReader:
             self._first_bad(indices)
         return buf, starts + HEADER, ends - FOOTER
 
+    def _held(self, touched: list[int]) -> bytes | None:
+        """The bytes of the folder's files joined (file f's from ``_bases[f]``), read once per
+        process, when the folder is held; None when it is not, or when a file ``touched`` no
+        longer has its listed size."""
+        if not self._holds:
+            return None
+        for f in touched:
+            if os.fstat(self._fd(f)).st_size != self.files[f].num_bytes:
+                self._cache.pop(_HELD)
+                return None
+        held = self._cache.get(_HELD)
+        if held is None:
+            parts = [os.pread(self._fd(f), i.num_bytes, 0) for f, i in enumerate(self.files)]
+            if any(len(p) != i.num_bytes for p, i in zip(parts, self.files)):
+                return None
+            held = b"".join(parts)
+            self._cache.put(_HELD, held)
+        return held
+
     def _gather(
         self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
     ) -> tuple[bytes, Any]:
         """The framed records of local files joined in one buffer, and where each record starts
-        in it: one ``pread`` per run of adjacent records. Not a memory map: a file that another
-        process truncates under a map kills the reader with SIGBUS when the lost pages are
-        touched, and no size check made before the copy can rule that out; a short read is an
-        error instead, that of the first record past the file's new end."""
-        file_list, offset_list, size_list = files.tolist(), offsets.tolist(), sizes.tolist()
-        pieces: list[bytes] = []
-        k, n = 0, len(file_list)
-        while k < n:
-            f, start = file_list[k], offset_list[k]
-            end = start + size_list[k]
-            run = k + 1
-            while run < n and file_list[run] == f and offset_list[run] == end:
-                end += size_list[run]
-                run += 1
-            if self.compressions[f] != "none":
-                piece = self._whole(f)[start:end]
-            else:
-                piece = os.pread(self._fd(f), end - start, start)
-            if len(piece) != end - start:
-                self._first_bad(indices)  # a record past its file's end: its error
-            pieces.append(piece)
-            k = run
-        return b"".join(pieces), np.cumsum(sizes) - sizes
+        in it: one ``pread`` per run of adjacent records (the runs found for the batch at once).
+        Not a memory map: a file that another process truncates under a map kills the reader
+        with SIGBUS when the lost pages are touched, and no size check made before the copy can
+        rule that out; a short read is an error instead, that of the first record past the
+        file's new end."""
+        ends = offsets + sizes
+        follows = (files[1:] == files[:-1]) & (offsets[1:] == ends[:-1])
+        firsts = np.flatnonzero(np.concatenate([[True], ~follows])) if len(files) else files
+        lasts = np.concatenate([firsts[1:], [len(files)]]) - 1
+        run_files, run_starts = files[firsts].tolist(), offsets[firsts].tolist()
+        run_sizes = (ends[lasts] - offsets[firsts]).tolist()
+        if all(self.compressions[f] == "none" for f in set(run_files)):
+            pread, fds = os.pread, {f: self._fd(f) for f in set(run_files)}
+            pieces = [pread(fds[f], n, o) for f, n, o in zip(run_files, run_sizes, run_starts)]
+        else:
+            pieces = [
+                self._whole(f)[o : o + n]
+                if self.compressions[f] != "none"
+                else os.pread(self._fd(f), n, o)
+                for f, n, o in zip(run_files, run_sizes, run_starts)
+            ]
+        buf = b"".join(pieces)
+        if len(buf) != sum(run_sizes):
+            self._first_bad(indices)  # a record past its file's end: its error
+        return buf, np.cumsum(sizes) - sizes
 
     def _pieces(self, files: list[int], offsets: list[int], sizes: list[int]) -> list[Any]:
         """The framed records at ``offsets`` of remote ``files``, from the cached groups."""

@@ -54,7 +54,8 @@ def torch_dataset(
     - Offsets come from each file's index (``write_index=True``), else from one scan of the
       file per process. GZIP files are decompressed whole when first read, and kept while
       they fit ``cache_bytes``; object stores are read in blocks of ``block_size`` bytes into a
-      per-process cache of ``cache_bytes``.
+      per-process cache of ``cache_bytes``. A local, uncompressed folder that fits in half of
+      ``cache_bytes`` is read whole into it, once per process (no system call per record).
 
     >>> import tempfile
     >>> from spark_tfrecord import torch_dataset, write
