@@ -24,7 +24,7 @@ MAX_FUNCTION = 80
 #: What was over the limits when the check came (path in the package, or path:function), and
 #: the size it may not grow past.
 DEBT = {
-    "_format/layout.py": 738,
+    "_format/layout.py": 731,
     "_format/feature_paths.py:leaves": 140,
     "_format/framing.py:walk_batches": 109,
     "_format/layout.py:_plain_reader": 122,
