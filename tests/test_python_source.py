@@ -943,6 +943,21 @@ def test_every_batch_of_plain_columns_takes_the_fast_path_as_the_jar(
     assert _trees(schema, rows) == _jar_rows(path, schema)
 
 
+def _reads_as_the_jar(spark: Any, path: str, ddl: str, *, fails: bool) -> None:
+    """The file read through the Python route with the schema ``ddl``: the jar's rows, or, where
+    the jar fails one record (``fails``), the jar's condition and offset."""
+    schema = schema_of_ddl(ddl)
+    reader = spark.read.format("tfrecord").schema(ddl)
+    if not fails:
+        assert _trees(schema, _rows(reader.load(path))) == _jar_rows(path, schema)
+        return
+    (failed,) = [r for _, r in jar_results(path, schema) if isinstance(r, Failure)]
+    with pytest.raises(Exception) as raised:
+        reader.load(path).collect()
+    assert errors.condition(raised.value) == failed.condition
+    assert errors.parameters(raised.value).get("offset") == failed.parameters.get("offset")
+
+
 #: Structs (a struct in a struct) of plain leaves: the fast path reads them too.
 STRUCT_DDL = (
     "id bigint, st struct<a: bigint, e: string, inner: struct<x: float, tags: array<string>>>"
@@ -971,9 +986,7 @@ def test_batches_of_structs_take_the_fast_path_as_the_jar(spark: Any, tmp_path: 
         write_records(tmp_path / "part-0.tfrecord", [_struct_record(i) for i in range(9000)])
     )
     assert _taken(path, STRUCT_DDL) == [True, True, True]
-    schema = schema_of_ddl(STRUCT_DDL)
-    rows = _rows(spark.read.format("tfrecord").schema(STRUCT_DDL).load(path))
-    assert _trees(schema, rows) == _jar_rows(path, schema)
+    _reads_as_the_jar(spark, path, STRUCT_DDL, fails=False)
     nulls = spark.read.format("tfrecord").schema(STRUCT_DDL).load(path).where("st is null")
     assert sorted(r.id for r in nulls.collect()) == list(range(0, 9000, 5))
 
@@ -1034,16 +1047,7 @@ def test_batches_of_lists_of_lists_take_the_fast_path_as_the_jar(
     records = [_ragged_record(i, odd if i == 5000 else 0) for i in range(9000)]
     path = str(write_records(tmp_path / "part-0.tfrecord", records))
     assert _taken(path, RAGGED_DDL) == [True, not odd, True]
-    schema = schema_of_ddl(RAGGED_DDL)
-    reader = spark.read.format("tfrecord").schema(RAGGED_DDL)
-    if not odd:
-        assert _trees(schema, _rows(reader.load(path))) == _jar_rows(path, schema)
-        return
-    (failed,) = [r for _, r in jar_results(path, schema) if isinstance(r, Failure)]
-    with pytest.raises(Exception) as raised:
-        reader.load(path).collect()
-    assert errors.condition(raised.value) == failed.condition
-    assert errors.parameters(raised.value).get("offset") == failed.parameters.get("offset")
+    _reads_as_the_jar(spark, path, RAGGED_DDL, fails=bool(odd))
 
 
 #: Arrays of structs (a struct and a list in the element): the fast path reads them too.
@@ -1087,16 +1091,7 @@ def test_batches_of_arrays_of_structs_take_the_fast_path_as_the_jar(
     records = [_array_record(i, odd if i == 5001 else 0) for i in range(9000)]
     path = str(write_records(tmp_path / "part-0.tfrecord", records))
     assert _taken(path, ARRAY_DDL) == [True, odd != 1, True]
-    schema = schema_of_ddl(ARRAY_DDL)
-    reader = spark.read.format("tfrecord").schema(ARRAY_DDL)
-    if odd != 1:
-        assert _trees(schema, _rows(reader.load(path))) == _jar_rows(path, schema)
-        return
-    (failed,) = [r for _, r in jar_results(path, schema) if isinstance(r, Failure)]
-    with pytest.raises(Exception) as raised:
-        reader.load(path).collect()
-    assert errors.condition(raised.value) == failed.condition
-    assert errors.parameters(raised.value).get("offset") == failed.parameters.get("offset")
+    _reads_as_the_jar(spark, path, ARRAY_DDL, fails=odd == 1)
 
 
 @pytest.mark.once
