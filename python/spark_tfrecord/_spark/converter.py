@@ -11,7 +11,7 @@ import shutil
 import urllib.parse
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spark_tfrecord._format.files import local_path
@@ -75,6 +75,7 @@ class Converter:
         repeat: bool = False,
         shard: Shard | None = None,
         drop_remainder: bool = False,
+        options: Mapping[str, str] | None = None,
     ) -> Any:
         """:func:`spark_tfrecord.tf_dataset` of :attr:`path`, with the same arguments: a
         ``tf.data.Dataset`` of the parsed records, of known cardinality."""
@@ -91,6 +92,7 @@ class Converter:
             repeat=repeat,
             shard=shard,
             drop_remainder=drop_remainder,
+            options=options,
         )
 
     def torch_dataset(
