@@ -17,10 +17,14 @@ public modules on top. The rules:
 - ``_source`` (the jar-less Python data source, issue 43) imports only ``_format``, ``errors``
   and ``_source`` of the package, and of third-party modules only pyspark, pyarrow and NumPy:
   never py4j or JPype (no JVM of its own: it runs in Spark's Python workers and on Connect).
+- ``ray`` (Ray Data's datasource and datasink, issue 58: a consumer on top of the jar-less
+  read and the encoder) imports only ``ray``, ``_source``, ``_format`` and ``errors`` of the
+  package, and of third-party modules only Ray, pyarrow and NumPy (RAY_THIRD_PARTY); nothing
+  below imports it.
 - ``import spark_tfrecord`` loads, through its module-level imports, none of pyspark, py4j,
-  JPype, NumPy, torch, TensorFlow (HEAVY).
+  JPype, NumPy, torch, TensorFlow, Ray (HEAVY).
 - The public modules in NO_SPARK (``arrow``: ``read_arrow``, which a trainer with no Spark
-  calls) reach none of pyspark, py4j and JPype, through any import of theirs or of the modules
+  calls; ``ray``: Ray's workers have no Spark) reach none of pyspark, py4j and JPype, through any import of theirs or of the modules
   they import, those in function bodies included (a function of a module imported is taken as
   called); a package above a module imported counts by its module-level imports, which are
   what importing the module runs. ``_source`` may import pyspark (its data source's modules
@@ -52,14 +56,16 @@ from pathlib import Path
 
 PACKAGE = "spark_tfrecord"
 #: What the root package must not load when imported.
-HEAVY = ("pyspark", "py4j", "jpype", "numpy", "torch", "tensorflow")
+HEAVY = ("pyspark", "py4j", "jpype", "numpy", "torch", "tensorflow", "ray")
 #: Third-party modules the format package may import: at module level, and inside a function.
 FORMAT_MODULE_LEVEL = {"numpy"}
 FORMAT_LAZY = {"numpy", "fsspec", "gcsfs", "google_crc32c", "crc32c"}
 #: Third-party modules the jar-less data source may import.
 SOURCE_THIRD_PARTY = {"pyspark", "pyarrow", "numpy"}
+#: Third-party modules Ray Data's datasource and datasink may import.
+RAY_THIRD_PARTY = {"ray", "pyarrow", "numpy"}
 #: The public modules that must reach no Spark (SPARK), lazily neither: read_arrow's.
-NO_SPARK = (f"{PACKAGE}.arrow",)
+NO_SPARK = (f"{PACKAGE}.arrow", f"{PACKAGE}.ray")
 SPARK = ("pyspark", "py4j", "jpype")
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
@@ -135,8 +141,8 @@ def edges_of(root: Path, path: Path, modules: set[str]) -> list[Edge]:
 
 
 def layer(module: str) -> str:
-    """``errors``, ``_format``, ``_loaders``, ``_source``, ``_spark``, ``cli``, or the module's
-    own name."""
+    """``errors``, ``_format``, ``_loaders``, ``_source``, ``_spark``, ``cli``, ``ray``, or the
+    module's own name."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -172,6 +178,13 @@ def violations(edges: list[Edge], repo: Path) -> list[str]:
                 wrong.append(f"{where}: _source imports {e.target} (only _format and errors)")
             elif not e.internal and e.target not in STDLIB | SOURCE_THIRD_PARTY:
                 wrong.append(f"{where}: _source imports {e.target}")
+        elif src == "ray":
+            if e.internal and dst not in ("ray", "_source", "_format", "errors"):
+                wrong.append(f"{where}: ray imports {e.target} (only _source, _format, errors)")
+            elif not e.internal and e.target not in STDLIB | RAY_THIRD_PARTY:
+                wrong.append(f"{where}: ray imports {e.target}")
+        if e.internal and dst == "ray" and src != "ray":
+            wrong.append(f"{where}: {e.source} imports {e.target} (ray is a consumer on top)")
     return wrong
 
 

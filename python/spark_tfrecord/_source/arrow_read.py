@@ -91,9 +91,23 @@ def record_batches(
     """:func:`spark_tfrecord.read_arrow`'s reader: the schema decided and checked now, the
     records read as the reader is consumed. The schema is the one ``spark.read`` gives the
     jar's reads: every field nullable, every array able to hold nulls."""
+    read = prepare(path, columns, options, storage_options, "read_arrow")
+    return pa.RecordBatchReader.from_batches(read.target, read.read(read.in_order()))
+
+
+def prepare(
+    path: str,
+    columns: Sequence[str] | str | None,
+    options: Mapping[str, str],
+    storage_options: Mapping[str, Any] | None,
+    caller: str,
+) -> ArrowRead:
+    """The :class:`ArrowRead` of ``path`` as :func:`spark_tfrecord.read_arrow` takes its
+    arguments (``caller`` names the function in an error): the schema decided and checked
+    now, nothing read but what inference reads."""
     if any(k.lower() in ("path", "storageoptions") for k in options):
         raise ValueError(
-            "read_arrow takes the path as its first argument and fsspec's options as "
+            f"{caller} takes the path as its first argument and fsspec's options as "
             f"storage_options=, not in options: {sorted(options)}"
         )
     parsed = ReadOptions.parse(options)
@@ -105,8 +119,7 @@ def record_batches(
         if columns is not None:
             schema = _projection(schema, list(columns))
     # what Spark makes of a file source's schema, inferred or given (DataType.asNullable)
-    read = ArrowRead(as_nullable(schema), parsed, fs, where)
-    return pa.RecordBatchReader.from_batches(read.target, read.read(read.in_order()))
+    return ArrowRead(as_nullable(schema), parsed, fs, where)
 
 
 def _projection(schema: dict[str, Any], names: list[str]) -> dict[str, Any]:

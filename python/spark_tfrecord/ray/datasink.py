@@ -1,0 +1,266 @@
+"""A Ray Data ``Dataset`` written as the jar writes a DataFrame: :func:`write` and its
+:class:`TFRecordDatasink`.
+
+The rows are encoded by the package's encoder (:class:`~spark_tfrecord._format.encoder.
+ExampleEncoder`, the jar's bytes) into one file per write task, named as the jar names its files
+(``part-00000-<write id>-c000.tfrecord.gz``) and staged in the hidden folder
+``.tfrecord-staging-<write id>`` of the folder written. ``on_write_complete``, on the driver,
+takes the folder's manifest lock, empties the folder (mode ``overwrite``), moves the staged
+files into place, adds the empty files ``num_shards`` asks for, merges the files' exact counts
+into ``_tfrecord_manifest.json`` and writes ``_SUCCESS`` (:mod:`spark_tfrecord.ray.folder`).
+``on_write_failed`` removes the staging folder: the folder keeps its earlier files and manifest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pyarrow as pa
+import ray.data
+from ray.data.datasource import Datasink, WriteResult
+
+from spark_tfrecord import errors
+from spark_tfrecord._format import manifest_write
+from spark_tfrecord._format.encoder import ExampleEncoder
+from spark_tfrecord._format.record_writer import EXTENSIONS, RecordFileWriter, compression
+from spark_tfrecord._source.arrow_schema import arrow_schema
+from spark_tfrecord.ray.folder import Folder
+from spark_tfrecord.ray.spark_schema import spark_schema
+
+#: The extension of the files written, before the codec's.
+EXTENSION = ".tfrecord"
+Mode = Literal["append", "overwrite"]
+RecordType = Literal["Example", "SequenceExample", "ByteArray"]
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """What a write task returns: the file it staged (None: no rows, no file), the file's name
+    in the folder, its records, bytes, and its features' fewest and most values."""
+
+    staged: str | None
+    name: str
+    records: int
+    size: int
+    counts: manifest_write.Counts
+
+
+class TFRecordDatasink(Datasink[TaskFile]):
+    """A Ray ``Datasink`` writing TFRecord files as the jar writes them; see :func:`write`."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        schema: str | Mapping[str, Any] | None = None,
+        mode: Mode = "append",
+        compression: str | None = None,
+        num_shards: int | None = None,
+        record_type: RecordType = "Example",
+        path_separator: str = "/",
+        vector_layout: Literal["dense", "sparse"] = "dense",
+        storage_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if mode not in ("append", "overwrite"):
+            raise errors.invalid_option("mode", str(mode), ["append", "overwrite"])
+        if num_shards is not None and num_shards < 1:
+            raise errors.invalid_option("numShards", str(num_shards), ["a positive integer"])
+        self.folder = Folder(os.fspath(path), dict(storage_options or {}) or None)
+        self.given_schema = schema
+        self.schema: dict[str, Any] | None = None
+        self.mode = mode
+        self.compression = _codec(compression)
+        self.num_shards = num_shards
+        self.record_type = record_type
+        self.path_separator = path_separator
+        self.vector_layout = vector_layout
+        self.write_id = str(uuid.uuid4())
+        self.extension = EXTENSION + EXTENSIONS[self.compression]
+        self.staging = ""
+        self.created = False
+
+    def get_name(self) -> str:
+        return "TFRecord"
+
+    def _encoder(self) -> ExampleEncoder:
+        assert self.schema is not None
+        return ExampleEncoder(
+            self.schema,
+            record_type=self.record_type,
+            path_separator=self.path_separator,
+            vector_layout=self.vector_layout,
+        )
+
+    # --- on the driver, before the tasks ----------------------------------------------------
+
+    def on_write_start(self, schema: pa.Schema | None = None) -> None:
+        if self.given_schema is not None:
+            self.schema = _json(self.given_schema)
+        elif schema is not None:
+            self.schema = spark_schema(schema)
+        else:
+            raise ValueError("spark_tfrecord.ray.write: the dataset has no schema; give schema=")
+        self._encoder()  # a schema or option the jar refuses fails here, before any task
+        self.created = not self.folder.exists()
+        self.staging = self.folder.make_staging(self.write_id)
+
+    # --- in each task -------------------------------------------------------------------------
+
+    def write(self, blocks: Iterable[Any], ctx: Any) -> TaskFile:
+        index = int(ctx.task_idx)
+        name = f"part-{index:05d}-{self.write_id}-c000{self.extension}"
+        staged = f"{self.staging}/{name}.{uuid.uuid4().hex}"
+        encoder = self._encoder()
+        target = arrow_schema(encoder.schema)
+        records = 0
+        with self.folder.create(staged) as out:
+            writer = RecordFileWriter(out, self.compression)
+            for block in blocks:
+                table = _table(block, target)
+                for batch in table.to_batches():
+                    if batch.num_rows:
+                        writer.write(encoder.encode(batch))
+            writer.close()
+            records = writer.records
+        if records == 0 and index != 0:
+            # As Spark's file writes: a task of no rows leaves no file (but the first, so that a
+            # write of no rows leaves one empty file).
+            self.folder.remove(staged)
+            return TaskFile(None, name, 0, 0, manifest_write.NO_COUNTS)
+        return TaskFile(staged, name, records, self.folder.size(staged), encoder.value_counts())
+
+    # --- on the driver, after the tasks -------------------------------------------------------
+
+    def on_write_complete(self, write_result: WriteResult[TaskFile]) -> None:
+        tasks = sorted(
+            (t for t in write_result.write_returns if t.staged is not None), key=lambda t: t.name
+        )
+        n = self.num_shards or max(1, len(tasks))
+        if len(tasks) > n:
+            self._discard()
+            raise OSError(
+                f"The write produced {len(tasks)} files, more than its num_shards {n}: "
+                f"ds.repartition({n}) first."
+            )
+        folder = self.folder
+        with folder.lock(self.write_id):
+            if self.mode == "overwrite":
+                folder.empty({os.path.basename(self.staging), manifest_write.LOCK_NAME})
+            placed: list[manifest_write.Entry] = []
+            for t in tasks:
+                assert t.staged is not None
+                folder.move(t.staged, folder.join(t.name))
+                placed.append(manifest_write.Entry(t.name, t.records, t.size, self.compression))
+            for i in range(len(tasks), n):
+                kind = "empty" if self.num_shards else "c000"
+                name = f"part-{i:05d}-{self.write_id}-{kind}{self.extension}"
+                with folder.create(folder.join(name)) as out:
+                    RecordFileWriter(out, self.compression).close()
+                placed.append(
+                    manifest_write.Entry(name, 0, folder.size(folder.join(name)), self.compression)
+                )
+            counted = [t.counts for t in tasks if t.records > 0]
+            counts = counted[0] if counted else manifest_write.NO_COUNTS
+            for c in counted[1:]:
+                counts = manifest_write.merge_counts(counts, c)
+            record_type = self._encoder().record_type
+            assert self.schema is not None
+            written = manifest_write.Manifest(record_type, self.schema, (), tuple(placed), counts)
+            folder.commit_manifest(written)
+            folder.write_success()
+        folder.remove_tree(self.staging)
+
+    def on_write_failed(self, error: Exception) -> None:
+        self._discard()
+
+    def _discard(self) -> None:
+        """Removes this write's staging folder (and the folder, if this write made it and it
+        is empty): the folder is as it was."""
+        if self.staging:
+            self.folder.remove_tree(self.staging)
+        if self.created and not self.folder.remote:
+            with contextlib.suppress(OSError):  # not empty: another write may have begun there
+                os.rmdir(self.folder.path)
+
+
+def _codec(value: str | None) -> str:
+    return compression(value) if value is not None else "none"
+
+
+def _json(schema: str | Mapping[str, Any]) -> dict[str, Any]:
+    """A Spark schema given as DDL or its JSON, as its JSON."""
+    if isinstance(schema, str):
+        from spark_tfrecord._format.ddl import parse_ddl
+
+        return dict(parse_ddl(schema))
+    return dict(schema)
+
+
+def _table(block: Any, target: pa.Schema) -> pa.Table:
+    """A Ray block as an Arrow table of the schema's Arrow types, its columns in the schema's
+    order (a pandas block through Arrow)."""
+    table = block if isinstance(block, pa.Table) else pa.Table.from_pandas(block)
+    missing = [n for n in target.names if n not in table.column_names]
+    if missing:
+        raise ValueError(f"The dataset has no column {missing[0]!r}; it has {table.column_names}")
+    return table.select(target.names).cast(target)
+
+
+def write(
+    ds: ray.data.Dataset,
+    path: str | os.PathLike[str],
+    *,
+    mode: Mode = "append",
+    compression: str | None = None,
+    num_shards: int | None = None,
+    schema: str | Mapping[str, Any] | None = None,
+    record_type: RecordType = "Example",
+    path_separator: str = "/",
+    vector_layout: Literal["dense", "sparse"] = "dense",
+    storage_options: Mapping[str, Any] | None = None,
+    concurrency: int | None = None,
+    ray_remote_args: Mapping[str, Any] | None = None,
+) -> None:
+    """Writes the rows of the Ray dataset ``ds`` into the folder ``path`` (local, a ``file://``
+    URL, or an fsspec URL such as ``s3://bucket/train`` with ``storage_options``) as
+    ``df.write.format("tfrecord")`` writes a DataFrame: the jar's bytes and file names, one file
+    per write task (``ds.repartition(n)`` for n files), ``_tfrecord_manifest.json`` with exact
+    counts, and ``_SUCCESS``. ``dataset_info``, ``feature_spec``, ``tf_dataset`` and the jar read
+    it as their own.
+
+    - ``schema``: the Spark schema the rows are written as (DDL, or a ``StructType``'s JSON);
+      by default the dataset's Arrow schema's (int64 ``long``, float32 ``float``, string,
+      binary, lists ``array``, structs, dates, timestamps...). Its columns are taken from the
+      dataset by name.
+    - ``mode``: ``append`` (the default) or ``overwrite`` (the folder's earlier files go), as
+      the jar's; ``compression``: ``gzip`` or ``deflate`` (TensorFlow's ``ZLIB``) or None;
+      ``num_shards``: at least this many files, empty ones added as the jar adds them;
+      ``record_type``, ``path_separator``, ``vector_layout``: the jar's write options.
+    - A failed write (a task's error, a worker lost) leaves the folder as it was.
+
+    >>> import tempfile, ray
+    >>> import spark_tfrecord.ray
+    >>> folder = tempfile.mkdtemp() + "/out"
+    >>> spark_tfrecord.ray.write(ray.data.from_items([{"id": 1}, {"id": 2}]), folder)
+    >>> from spark_tfrecord import dataset_info
+    >>> info = dataset_info(folder)
+    >>> info.num_records, info.source, info.schema
+    (2, 'manifest', 'id BIGINT')
+    """
+    sink = TFRecordDatasink(
+        path,
+        schema=schema,
+        mode=mode,
+        compression=compression,
+        num_shards=num_shards,
+        record_type=record_type,
+        path_separator=path_separator,
+        vector_layout=vector_layout,
+        storage_options=storage_options,
+    )
+    ds.write_datasink(sink, concurrency=concurrency, ray_remote_args=dict(ray_remote_args or {}))
