@@ -129,6 +129,18 @@ class CorruptFileError(ValueError):
         if column is not None:
             self.parameters["column"] = column
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by its parameters, not its message (``args``): it crosses processes (a Ray
+        # task's error reaches the driver pickled).
+        p = self.parameters
+        return type(self), (
+            self.condition,
+            p["reason"],
+            p["path"],
+            int(p["offset"]),
+            p.get("column"),
+        )
+
 
 def condition(error: BaseException | Any) -> str | None:
     """The spark-tfrecord condition of ``error`` or of its first cause that has one, or None.
@@ -295,6 +307,18 @@ class ArgumentError(ValueError):
         super().__init__(f"[{condition}] {reason}")
         self.condition = condition
         self.parameters = {**parameters, "reason": reason}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled by its parameters, as CorruptFileError.
+        rest = {k: v for k, v in self.parameters.items() if k != "reason"}
+        return _argument_error, (type(self), self.condition, self.parameters["reason"], rest)
+
+
+def _argument_error(
+    cls: type[ArgumentError], condition: str, reason: str, parameters: dict[str, str]
+) -> ArgumentError:
+    """An ArgumentError unpickled (``__reduce__``)."""
+    return cls(condition, reason, **parameters)
 
 
 def invalid_option(option: str, value: str, valid: Sequence[str]) -> ArgumentError:

@@ -14,6 +14,7 @@ into ``_tfrecord_manifest.json`` and writes ``_SUCCESS`` (:mod:`spark_tfrecord.r
 from __future__ import annotations
 
 import contextlib
+import copyreg
 import os
 import uuid
 from collections.abc import Iterable, Mapping
@@ -26,6 +27,7 @@ from ray.data.datasource import Datasink, WriteResult
 
 from spark_tfrecord import errors
 from spark_tfrecord._format import manifest_write
+from spark_tfrecord._format.encode_errors import EncodeError
 from spark_tfrecord._format.encoder import ExampleEncoder
 from spark_tfrecord._format.record_writer import EXTENSIONS, RecordFileWriter, compression
 from spark_tfrecord._source.arrow_schema import arrow_schema
@@ -186,6 +188,23 @@ class TFRecordDatasink(Datasink[TaskFile]):
         if self.created and not self.folder.remote:
             with contextlib.suppress(OSError):  # not empty: another write may have begun there
                 os.rmdir(self.folder.path)
+
+
+def _encode_error(
+    condition: str, reason: str, column: str | None, row: int | None, parameters: dict[str, str]
+) -> EncodeError:
+    """An EncodeError unpickled: see :func:`_reduce_encode_error`."""
+    return EncodeError(condition, reason, column=column, row=row, parameters=parameters)
+
+
+def _reduce_encode_error(e: EncodeError) -> tuple[Any, ...]:
+    """A write task's EncodeError (a value the jar cannot write) reaches the driver pickled, by
+    its condition and parameters (its ``args`` are only its message)."""
+    rest = {k: v for k, v in e.parameters.items() if k not in ("column", "reason")}
+    return _encode_error, (e.condition, e.reason, e.column, e.row, rest)
+
+
+copyreg.pickle(EncodeError, _reduce_encode_error)
 
 
 def _codec(value: str | None) -> str:
