@@ -97,6 +97,8 @@ ONCE = {
     "test_grain_source.py": 7,
     "test_cli_without_java.py": 4,
     "test_python_layers.py": 2,
+    "test_ray.py": 90,
+    "test_docs.py[ray.md]": 80,
 }
 
 
@@ -113,6 +115,14 @@ NEEDS_PYTHON_DATA_SOURCE = {
     "test_python_source_reliability.py",
 }
 assert NEEDS_PYTHON_DATA_SOURCE.issubset(ONCE)
+#: The ONCE units that need Ray Data, which ci/test installs in the newest Spark's environment
+#: only (``SPARK_MATRIX`` entry ``4``): _mine deals them to that suite (none if the matrix has
+#: no such entry), and a suite whose environment lacks Ray deselects them.
+NEEDS_RAY = {"test_ray.py", "test_docs.py[ray.md]"}
+assert NEEDS_RAY.issubset(ONCE)
+RAY = importlib.util.find_spec("ray") is not None
+if not RAY:
+    collect_ignore.append("test_ray.py")
 
 
 def _unit(item: pytest.Item) -> str:
@@ -195,16 +205,21 @@ def _mine(matrix: list[str], k: int) -> tuple[set[str], set[str]]:
         totals[i] += sum(seconds(_line(v)) for seconds in SOME_LINES.values())
         if int(v.split(".")[0]) >= 4:  # the matrix names open-source pysparks
             totals[i] += sum(PYTHON_SOURCE_FILES.values())
-    once = _deal(
-        ONCE,
-        totals,
-        lambda unit, i: unit not in NEEDS_PYTHON_DATA_SOURCE or int(matrix[i].split(".")[0]) >= 4,
-    )
+    once = _deal(ONCE, totals, lambda unit, i: _takes(unit, matrix[i]))
     return once[k], per_jar[k]
+
+
+def _takes(unit: str, entry: str) -> bool:
+    """Whether the suite of the matrix entry ``entry`` can run the ONCE unit ``unit``: the
+    Python data source's units need a Spark 4, Ray's the newest Spark's environment (``4``)."""
+    if unit in NEEDS_RAY:
+        return entry == "4"
+    return unit not in NEEDS_PYTHON_DATA_SOURCE or int(entry.split(".")[0]) >= 4
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     kept = [i for i in items if PYTHON_DATA_SOURCE or _unit(i) not in NEEDS_PYTHON_DATA_SOURCE]
+    kept = [i for i in kept if RAY or _unit(i) not in NEEDS_RAY]
     matrix = os.environ.get("SPARK_TFRECORD_MATRIX", "").split()
     if matrix:
         k = int(os.environ["SPARK_TFRECORD_SUITE"])
