@@ -340,6 +340,43 @@ def test_append_and_overwrite_are_the_jars(tmp_path: Path) -> None:
     assert not [p for p in path.iterdir() if p.name.startswith(".tfrecord-staging-")]
 
 
+def test_min_rows_per_file_puts_blocks_together(tmp_path: Path) -> None:
+    ds = ray.data.range(100, override_num_blocks=10).map_batches(
+        lambda b: {"id": b["id"], "x": [[float(i)] for i in b["id"]]}
+    )
+    tfr_ray.write(ds, tmp_path / "one", min_rows_per_file=100)
+    info = spark_tfrecord.dataset_info(tmp_path / "one")
+    assert [n for _, n, _ in info.files] == [100]
+    rows = _ray_table(tfr_ray.read(tmp_path / "one", "id long, x array<float>"))
+    rows = rows.sort_by("id").to_pylist()
+    assert rows == [{"id": i, "x": [float(i)]} for i in range(100)]
+
+
+def test_blocks_of_two_schemas_fail_the_write(tmp_path: Path) -> None:
+    """Without schema=, each task writes its blocks' schema; two of them cannot share a
+    folder's manifest: the write fails, naming both, and leaves nothing."""
+    ds = ray.data.from_arrow([pa.table({"x": [1, 2]}), pa.table({"x": ["a", "b"]})])
+    with pytest.raises(ValueError, match="x BIGINT and x STRING"):
+        tfr_ray.write(ds, tmp_path / "t")
+    assert not (tmp_path / "t").exists()
+
+
+def test_a_block_of_nulls_takes_the_other_blocks_type(tmp_path: Path) -> None:
+    """A block whose column is all nulls has Arrow's null type: the write takes the type the
+    other blocks give, and the rows read back."""
+    ds = ray.data.from_arrow(
+        [
+            pa.table({"id": [1], "x": pa.array([[0.5, 1.5]], pa.list_(pa.float32()))}),
+            pa.table({"id": [2], "x": pa.nulls(1)}),
+        ]
+    )
+    tfr_ray.write(ds, tmp_path / "t")
+    info = spark_tfrecord.dataset_info(tmp_path / "t")
+    assert info.schema == "id BIGINT,x ARRAY<FLOAT>"
+    rows = _ray_table(tfr_ray.read(tmp_path / "t", info.schema)).sort_by("id").to_pylist()
+    assert rows == [{"id": 1, "x": [0.5, 1.5]}, {"id": 2, "x": None}]
+
+
 def _listing(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import copyreg
+import itertools
 import os
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,15 +28,18 @@ from ray.data.datasource import Datasink, WriteResult
 
 from spark_tfrecord import errors
 from spark_tfrecord._format import manifest_write
+from spark_tfrecord._format.ddl import parse_ddl, to_ddl
 from spark_tfrecord._format.encode_errors import EncodeError
 from spark_tfrecord._format.encoder import ExampleEncoder
 from spark_tfrecord._format.record_writer import EXTENSIONS, RecordFileWriter, compression
 from spark_tfrecord._source.arrow_schema import arrow_schema
 from spark_tfrecord.ray.folder import Folder
-from spark_tfrecord.ray.spark_schema import spark_schema
+from spark_tfrecord.ray.spark_schema import known, merged, spark_schema
 
 #: The extension of the files written, before the codec's.
 EXTENSION = ".tfrecord"
+#: Rows per batch the encoder takes (at most; a task's small blocks are put together).
+BATCH_ROWS = 4096
 Mode = Literal["append", "overwrite"]
 RecordType = Literal["Example", "SequenceExample", "ByteArray"]
 
@@ -43,13 +47,15 @@ RecordType = Literal["Example", "SequenceExample", "ByteArray"]
 @dataclass(frozen=True)
 class TaskFile:
     """What a write task returns: the file it staged (None: no rows, no file), the file's name
-    in the folder, its records, bytes, and its features' fewest and most values."""
+    in the folder, its records, bytes, its features' fewest and most values, and its schema."""
 
     staged: str | None
     name: str
     records: int
     size: int
     counts: manifest_write.Counts
+    #: The Spark schema (its JSON) the task wrote its rows as; None: it had no blocks.
+    schema: dict[str, Any] | None
 
 
 class TFRecordDatasink(Datasink[TaskFile]):
@@ -67,6 +73,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
         path_separator: str = "/",
         vector_layout: Literal["dense", "sparse"] = "dense",
         storage_options: Mapping[str, Any] | None = None,
+        min_rows_per_file: int | None = None,
     ) -> None:
         if mode not in ("append", "overwrite"):
             raise errors.invalid_option("mode", str(mode), ["append", "overwrite"])
@@ -81,6 +88,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
         self.record_type = record_type
         self.path_separator = path_separator
         self.vector_layout = vector_layout
+        self.min_rows_per_file = min_rows_per_file
         self.write_id = str(uuid.uuid4())
         self.extension = EXTENSION + EXTENSIONS[self.compression]
         self.staging = ""
@@ -89,10 +97,13 @@ class TFRecordDatasink(Datasink[TaskFile]):
     def get_name(self) -> str:
         return "TFRecord"
 
-    def _encoder(self) -> ExampleEncoder:
-        assert self.schema is not None
+    @property
+    def min_rows_per_write(self) -> int | None:
+        return self.min_rows_per_file
+
+    def _encoder(self, schema: Mapping[str, Any]) -> ExampleEncoder:
         return ExampleEncoder(
-            self.schema,
+            schema,
             record_type=self.record_type,
             path_separator=self.path_separator,
             vector_layout=self.vector_layout,
@@ -101,13 +112,11 @@ class TFRecordDatasink(Datasink[TaskFile]):
     # --- on the driver, before the tasks ----------------------------------------------------
 
     def on_write_start(self, schema: pa.Schema | None = None) -> None:
+        # Ray's ``schema`` is its first input's, which is the input of a map fused into the
+        # write, not what the write gets: without ``schema=``, each task takes its blocks'.
         if self.given_schema is not None:
             self.schema = _json(self.given_schema)
-        elif schema is not None:
-            self.schema = spark_schema(schema)
-        else:
-            raise ValueError("spark_tfrecord.ray.write: the dataset has no schema; give schema=")
-        self._encoder()  # a schema or option the jar refuses fails here, before any task
+            self._encoder(self.schema)  # a schema or option the jar refuses fails here
         self.created = not self.folder.exists()
         self.staging = self.folder.make_staging(self.write_id)
 
@@ -116,25 +125,29 @@ class TFRecordDatasink(Datasink[TaskFile]):
     def write(self, blocks: Iterable[Any], ctx: Any) -> TaskFile:
         index = int(ctx.task_idx)
         name = f"part-{index:05d}-{self.write_id}-c000{self.extension}"
-        staged = f"{self.staging}/{name}.{uuid.uuid4().hex}"
-        encoder = self._encoder()
+        tables = (_as_table(b) for b in blocks)
+        first = next(tables, None)
+        schema = self.schema
+        if schema is None and first is not None:
+            schema = spark_schema(first.schema)
+        if schema is None:  # no blocks, no schema: nothing to write
+            return TaskFile(None, name, 0, 0, manifest_write.NO_COUNTS, None)
+        encoder = self._encoder(known(schema))
         target = arrow_schema(encoder.schema)
-        records = 0
+        staged = f"{self.staging}/{name}.{uuid.uuid4().hex}"
         with self.folder.create(staged) as out:
             writer = RecordFileWriter(out, self.compression)
-            for block in blocks:
-                table = _table(block, target)
-                for batch in table.to_batches():
-                    if batch.num_rows:
-                        writer.write(encoder.encode(batch))
+            every = tables if first is None else itertools.chain([first], tables)
+            for batch in _batches(every, target):
+                writer.write(encoder.encode(batch))
             writer.close()
-            records = writer.records
-        if records == 0 and index != 0:
+        if writer.records == 0 and index != 0:
             # As Spark's file writes: a task of no rows leaves no file (but the first, so that a
             # write of no rows leaves one empty file).
             self.folder.remove(staged)
-            return TaskFile(None, name, 0, 0, manifest_write.NO_COUNTS)
-        return TaskFile(staged, name, records, self.folder.size(staged), encoder.value_counts())
+            return TaskFile(None, name, 0, 0, manifest_write.NO_COUNTS, schema)
+        size = self.folder.size(staged)
+        return TaskFile(staged, name, writer.records, size, encoder.value_counts(), schema)
 
     # --- on the driver, after the tasks -------------------------------------------------------
 
@@ -142,6 +155,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
         tasks = sorted(
             (t for t in write_result.write_returns if t.staged is not None), key=lambda t: t.name
         )
+        schema = self._one_schema(list(write_result.write_returns))
         n = self.num_shards or max(1, len(tasks))
         if len(tasks) > n:
             self._discard()
@@ -170,12 +184,39 @@ class TFRecordDatasink(Datasink[TaskFile]):
             counts = counted[0] if counted else manifest_write.NO_COUNTS
             for c in counted[1:]:
                 counts = manifest_write.merge_counts(counts, c)
-            record_type = self._encoder().record_type
-            assert self.schema is not None
-            written = manifest_write.Manifest(record_type, self.schema, (), tuple(placed), counts)
+            record_type = self._encoder(schema).record_type
+            written = manifest_write.Manifest(record_type, schema, (), tuple(placed), counts)
             folder.commit_manifest(written)
             folder.write_success()
         folder.remove_tree(self.staging)
+
+    def _one_schema(self, tasks: list[TaskFile]) -> dict[str, Any]:
+        """The schema the tasks wrote (the one given, or their blocks'): one, or the write
+        fails, naming two."""
+        if self.schema is not None:
+            return self.schema
+        schema: Any = None
+        for t in tasks:
+            if t.schema is None:
+                continue
+            both = t.schema if schema is None else merged(schema, t.schema)
+            if both is None:
+                self._discard()
+                raise ValueError(
+                    "The dataset's blocks have different schemas, which one folder cannot hold: "
+                    f"{to_ddl(schema)} and {to_ddl(t.schema)}. Give the schema to write "
+                    "(schema='id long, ...')."
+                )
+            schema = both
+        if schema is None:
+            return {"type": "struct", "fields": []}
+        if known(schema, None) != schema:
+            self._discard()
+            raise ValueError(
+                f"A column of the dataset holds only nulls, of no type ({to_ddl(schema)}): give "
+                "the schema to write (schema='id long, ...')."
+            )
+        return dict(schema)
 
     def on_write_failed(self, error: Exception) -> None:
         self._discard()
@@ -214,17 +255,38 @@ def _codec(value: str | None) -> str:
 def _json(schema: str | Mapping[str, Any]) -> dict[str, Any]:
     """A Spark schema given as DDL or its JSON, as its JSON."""
     if isinstance(schema, str):
-        from spark_tfrecord._format.ddl import parse_ddl
-
         return dict(parse_ddl(schema))
     return dict(schema)
 
 
-def _table(block: Any, target: pa.Schema) -> pa.Table:
-    """A Ray block as an Arrow table of the schema's Arrow types, its columns in the schema's
-    order (a pandas block through Arrow)."""
-    table = block if isinstance(block, pa.Table) else pa.Table.from_pandas(block)
-    missing = [n for n in target.names if n not in table.column_names]
+def _batches(blocks: Iterable[pa.Table], target: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """A write task's blocks as record batches of :data:`BATCH_ROWS` rows (the last fewer):
+    small blocks are put together, as the encoder's cost per batch grows with the columns
+    (a thousand columns: about 0.1 s a batch, whatever its rows)."""
+    held: list[pa.Table] = []
+    rows = 0
+    for block in blocks:
+        table = _table(block, target)
+        if table.num_rows == 0:
+            continue
+        held.append(table)
+        rows += table.num_rows
+        if rows >= BATCH_ROWS:
+            yield from pa.concat_tables(held).combine_chunks().to_batches(BATCH_ROWS)
+            held, rows = [], 0
+    if held:
+        yield from pa.concat_tables(held).combine_chunks().to_batches(BATCH_ROWS)
+
+
+def _as_table(block: Any) -> pa.Table:
+    """A Ray block as an Arrow table (a pandas block through Arrow)."""
+    return block if isinstance(block, pa.Table) else pa.Table.from_pandas(block)
+
+
+def _table(table: pa.Table, target: pa.Schema) -> pa.Table:
+    """A block's table of the schema's Arrow types, its columns in the schema's order."""
+    names = set(table.column_names)
+    missing = [n for n in target.names if n not in names]
     if missing:
         raise ValueError(f"The dataset has no column {missing[0]!r}; it has {table.column_names}")
     return table.select(target.names).cast(target)
@@ -242,6 +304,7 @@ def write(
     path_separator: str = "/",
     vector_layout: Literal["dense", "sparse"] = "dense",
     storage_options: Mapping[str, Any] | None = None,
+    min_rows_per_file: int | None = None,
     concurrency: int | None = None,
     ray_remote_args: Mapping[str, Any] | None = None,
 ) -> None:
@@ -260,6 +323,9 @@ def write(
       the jar's; ``compression``: ``gzip`` or ``deflate`` (TensorFlow's ``ZLIB``) or None;
       ``num_shards``: at least this many files, empty ones added as the jar adds them;
       ``record_type``, ``path_separator``, ``vector_layout``: the jar's write options.
+    - ``min_rows_per_file``: Ray's, as for its own file writers: a write task takes blocks until
+      it holds this many rows (by default, one task per block). Fewer, larger files also write
+      faster: the encoder's cost per batch grows with the columns.
     - A failed write (a task's error, a worker lost) leaves the folder as it was.
 
     >>> import tempfile, ray
@@ -281,5 +347,6 @@ def write(
         path_separator=path_separator,
         vector_layout=vector_layout,
         storage_options=storage_options,
+        min_rows_per_file=min_rows_per_file,
     )
     ds.write_datasink(sink, concurrency=concurrency, ray_remote_args=dict(ray_remote_args or {}))

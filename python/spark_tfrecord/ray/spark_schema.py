@@ -75,3 +75,45 @@ def spark_type(t: pa.DataType, column: str) -> Any:
         f"Column {column!r}: no TFRecord feature holds the Arrow type {t} (give schema= with "
         "the Spark types to write, or convert the column first)"
     )
+
+
+def known(data_type: Any, placeholder: Any = "binary") -> Any:
+    """``data_type`` with each ``void`` (an Arrow ``null`` column or list element: a block of
+    nulls, whose type Ray could not see) as ``placeholder``. The encoder writes a null as no
+    feature, and fails on a null in a list, whatever the type: a block of nulls encodes to the
+    same bytes as with the type the other blocks give."""
+    if data_type == "void":
+        return placeholder
+    if isinstance(data_type, dict) and data_type.get("type") == "array":
+        return {**data_type, "elementType": known(data_type["elementType"], placeholder)}
+    if isinstance(data_type, dict) and data_type.get("type") == "struct":
+        fields = [{**f, "type": known(f["type"], placeholder)} for f in data_type["fields"]]
+        return {**data_type, "fields": fields}
+    return data_type
+
+
+def merged(a: Any, b: Any) -> Any:
+    """The type two blocks' types ``a`` and ``b`` agree on (``void`` agreeing with any, nullable
+    if either is), or None when they disagree."""
+    if a == "void":
+        return b
+    if b == "void":
+        return a
+    if isinstance(a, dict) and isinstance(b, dict) and a.get("type") == b.get("type"):
+        if a["type"] == "array":
+            element = merged(a["elementType"], b["elementType"])
+            contains = a["containsNull"] or b["containsNull"]
+            return (
+                None if element is None else {**a, "elementType": element, "containsNull": contains}
+            )
+        if a["type"] == "struct":
+            if [f["name"] for f in a["fields"]] != [f["name"] for f in b["fields"]]:
+                return None
+            fields = []
+            for x, y in zip(a["fields"], b["fields"]):
+                t = merged(x["type"], y["type"])
+                if t is None:
+                    return None
+                fields.append({**x, "type": t, "nullable": x["nullable"] or y["nullable"]})
+            return {**a, "fields": fields}
+    return a if a == b else None
