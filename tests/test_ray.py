@@ -456,6 +456,8 @@ def test_an_s3_folder_read_and_written(spark: Any, s3: S3, tmp_path: Path) -> No
     info = spark_tfrecord.dataset_info(url, storage_options=storage)
     assert info.source == "manifest" and info.num_records == 60
     back = tfr_ray.read(url, storage_options=storage)
+    tasks = tfr_ray.TFRecordDatasource(url, storage_options=storage).get_read_tasks(1)
+    assert sum(t.metadata.num_rows for t in tasks) == 60  # the manifest's, on S3
     assert back.count() == 60
     assert _rows(_ray_table(back)) == _rows(_ray_table(tfr_ray.read(local)))
     # a second write, appended: both counted in the manifest on S3
@@ -482,6 +484,28 @@ def test_import_spark_tfrecord_imports_no_ray(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_without_ray_it_says_what_to_install(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "try:\n"
+        "    import spark_tfrecord.ray\n"
+        "except ModuleNotFoundError as e:\n"
+        "    print(e.name, '|', e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=child_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.strip() == (
+        "ray | spark_tfrecord.ray needs Ray Data: pip install 'spark-tfrecord[ray]' (or "
+        "'ray[data]')"
+    )
 
 
 @pytest.mark.parametrize("module", ["datasource", "datasink", "spark_schema"])

@@ -41,7 +41,7 @@ class TFRecordDatasource(Datasource):
         options: Mapping[str, str] | None = None,
         storage_options: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
+        super().__init__()  # type: ignore[no-untyped-call,unused-ignore]
         self._path = os.fspath(path)
         self._read: ArrowRead = prepare(
             self._path, columns, dict(options or {}), storage_options, "spark_tfrecord.ray.read"
