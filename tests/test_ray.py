@@ -48,7 +48,7 @@ from support.tfrecord_bytes import (
     int64_list_packed,
     write_records,
 )
-from test_python_encoder import _cases, arrow_batches
+from test_python_encoder import _cases, _vectors, arrow_batches
 
 pytestmark = pytest.mark.timeout(900)
 BUCKET = "ray"
@@ -285,6 +285,21 @@ def test_writes_the_jars_bytes(
         assert mine[key] == theirs[key], key
     assert mine.get("feature_lists") == theirs.get("feature_lists")
     assert (tmp_path / "ray" / "_SUCCESS").is_file()
+
+
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+@pytest.mark.parametrize("record_type", ["Example", "SequenceExample"])
+def test_vectors_are_the_jars_bytes(
+    spark: Any, tmp_path: Path, layout: str, record_type: str
+) -> None:
+    """Spark ML vectors (their struct in Arrow, VectorUDT in the schema given), dense and
+    sparse layouts."""
+    df = _vectors(spark)
+    options = {"vectorLayout": layout, "recordType": record_type}
+    df.coalesce(1).write.format("tfrecord").options(**options).save(str(tmp_path / "jar"))
+    _ray_write(df, tmp_path / "ray", vector_layout=layout, record_type=record_type)
+    assert _part(tmp_path / "ray").read_bytes() == _part(tmp_path / "jar").read_bytes()
+    assert _manifest(tmp_path / "ray")["features"] == _manifest(tmp_path / "jar")["features"]
 
 
 @pytest.mark.parametrize("codec", ["gzip", "deflate"])

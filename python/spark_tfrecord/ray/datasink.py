@@ -289,7 +289,13 @@ def _table(table: pa.Table, target: pa.Schema) -> pa.Table:
     missing = [n for n in target.names if n not in names]
     if missing:
         raise ValueError(f"The dataset has no column {missing[0]!r}; it has {table.column_names}")
-    return table.select(target.names).cast(target)
+    # Column by column, only those of another type: a cast to the same struct type refuses a
+    # null ML vector (pyarrow: "nulls in input cannot be viewed as non-nullable").
+    columns = [
+        c if c.type == f.type else c.cast(f.type)
+        for c, f in zip(table.select(target.names).columns, target)
+    ]
+    return pa.table(columns, names=target.names)
 
 
 def write(
