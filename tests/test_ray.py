@@ -201,6 +201,8 @@ def test_a_large_file_reads_in_byte_ranges(spark: Any, tmp_path: Path) -> None:
     assert len(tasks) >= 3
     assert all(t.metadata.num_rows is None for t in tasks)  # ranges: not counted
     assert sum(t.metadata.size_bytes for t in tasks) == source.estimate_inmemory_data_size()
+    (whole,) = source.get_read_tasks(1)  # one task asked for: the file whole, counted
+    assert whole.metadata.num_rows == 120_000
     ds = tfr_ray.read(path, override_num_blocks=4, concurrency=2)
     ids = _ray_table(ds).column("id").to_pylist()
     assert sorted(ids) == list(range(120_000))

@@ -73,7 +73,10 @@ class TFRecordDatasource(Datasource):
     ) -> list[ReadTask]:
         read = self._read
         tasks: list[ReadTask] = []
-        for task in read.tasks(max(parallelism, 1)):
+        # One task asked for (Ray's planning asks for one to learn the rows and size): every file
+        # whole, so that a manifest's counts give the rows even of files Spark would split.
+        planned = [read.in_order()] if parallelism <= 1 else read.tasks(parallelism)
+        for task in planned:
             whole = [s for s in task.slices if s.start == 0 and s.end >= s.size]
             counts = [self._records.get(_key(s.path)) for s in whole]
             rows: int | None = None
