@@ -9,6 +9,12 @@ takes the folder's manifest lock, empties the folder (mode ``overwrite``), moves
 files into place, adds the empty files ``num_shards`` asks for, merges the files' exact counts
 into ``_tfrecord_manifest.json`` and writes ``_SUCCESS`` (:mod:`spark_tfrecord.ray.folder`).
 ``on_write_failed`` removes the staging folder: the folder keeps its earlier files and manifest.
+
+The rows' Spark schema is the one given (``schema=``), else each task's blocks' Arrow schema's
+(:mod:`spark_tfrecord.ray.spark_schema`; Ray's ``on_write_start`` sees the input of a map fused
+into the write, not what the write gets): the commit merges the tasks' schemas into the
+manifest's, a column one block holds only nulls of taking the others' type, and fails on two
+that disagree.
 """
 
 from __future__ import annotations
