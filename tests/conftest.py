@@ -97,8 +97,8 @@ ONCE = {
     "test_grain_source.py": 7,
     "test_cli_without_java.py": 4,
     "test_python_layers.py": 2,
-    "test_ray.py": 90,
-    "test_docs.py[ray.md]": 80,
+    "test_ray.py": 70,
+    "test_docs.py[ray.md]": 115,
 }
 
 
