@@ -320,7 +320,7 @@ def test_string_lists_of_one_short_value_are_sliced_as_the_record_decoder_reads_
     # A bytes column whose lists each hold at most one value under 128 bytes is sliced for the
     # batch at once; any other is read list by list. Both give the record decoder's values (and
     # hand a list it refuses to it, for its error).
-    from spark_tfrecord._format.decoder import bytes_list as read_list
+    from spark_tfrecord._format.lists import bytes_list as read_list
 
     def listed(buf: bytes, start: Any, stop: Any) -> list[list[bytes]]:
         return [read_list(buf, a, b) for a, b in zip(start.tolist(), stop.tolist())]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from spark_tfrecord._format import record_layout
-from spark_tfrecord._format.decoder import bytes_list
+from spark_tfrecord._format.lists import bytes_list
 from spark_tfrecord._format.wire import BYTES, UNSET, packed_varints, varints_at
 
 

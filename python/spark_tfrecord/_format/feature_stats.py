@@ -10,16 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spark_tfrecord._format.feature_messages import feature_lists, map_entries
-from spark_tfrecord._format.wire import (
-    BYTES,
-    FLOAT,
-    INT64,
-    UNSET,
-    cursor_delimited,
-    cursor_skip,
-    cursor_varint,
-)
+from spark_tfrecord._format.walk import CONTEXT, entries, feature, steps
+from spark_tfrecord._format.wire import BYTES, FLOAT, INT64, UNSET
 
 #: The type inference gives each kind (``TypeTable.inferred``), by whether bytes were not UTF-8.
 _TYPES = {INT64: "long", FLOAT: "float"}
@@ -129,26 +121,12 @@ def _note(s: FeatureStats, kind: int, lists: list[Any], count: bool) -> None:
 
 def add_record(buf: bytes, features: SampledFeatures, sequence: bool) -> None:
     """Adds what one Example (or SequenceExample) says of its features to ``features``."""
-    pos, end = 0, len(buf)
-    while pos < end:
-        tag, pos = cursor_varint(buf, pos, end)
-        if tag == 0x0A or (sequence and tag == 0x12):
-            mstart, pos = cursor_delimited(buf, pos, end)
-            if tag == 0x0A:
-                for key, vstart, vend in map_entries(buf, mstart, pos):
-                    kind, lists = feature_lists(buf, vstart, vend)
-                    _note(features.context(key), kind, lists, True)
-            else:
-                for key, vstart, vend in map_entries(buf, mstart, pos):
-                    s = features.feature_list(key)
-                    spos = vstart
-                    while spos < vend:
-                        stag, spos = cursor_varint(buf, spos, vend)
-                        if stag == 0x0A:
-                            fstart, spos = cursor_delimited(buf, spos, vend)
-                            kind, lists = feature_lists(buf, fstart, spos)
-                            _note(s, kind, lists, False)
-                        else:
-                            spos = cursor_skip(buf, spos, vend, stag & 7)
-        else:
-            pos = cursor_skip(buf, pos, end, tag & 7)
+    for field, key, start, end in entries(buf, sequence):
+        if field == CONTEXT:
+            kind, lists = feature(buf, start, end)
+            _note(features.context(key), kind, lists, True)
+            continue
+        s = features.feature_list(key)
+        for a, b in steps(buf, start, end):
+            kind, lists = feature(buf, a, b)
+            _note(s, kind, lists, False)

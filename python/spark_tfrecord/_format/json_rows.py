@@ -18,7 +18,6 @@ from typing import Any
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.encode_errors import EncodeError
-from spark_tfrecord._format.feature_messages import feature_lists, map_entries
 from spark_tfrecord._format.feature_paths import reject_maps, supports, unsupported, validate
 from spark_tfrecord._format.file_records import records
 from spark_tfrecord._format.files import Files, LocalFiles
@@ -27,12 +26,8 @@ from spark_tfrecord._format.json_readers import reader
 from spark_tfrecord._format.json_values import json_bytes
 from spark_tfrecord._format.read_options import InferenceOptions
 from spark_tfrecord._format.schema import depth, is_array, is_struct
-from spark_tfrecord._format.wire import (
-    MalformedRecord,
-    cursor_delimited,
-    cursor_skip,
-    cursor_varint,
-)
+from spark_tfrecord._format.walk import CONTEXT, entries, feature, steps
+from spark_tfrecord._format.wire import MalformedRecord
 
 
 def _nested_column(t: Any) -> bool:
@@ -91,28 +86,12 @@ def _walk(
     lists: dict[str, list[tuple[int, list[Any]]]],
     sequence: bool,
 ) -> None:
-    pos, end = 0, len(buf)
-    while pos < end:
-        tag, pos = cursor_varint(buf, pos, end)
-        if tag == 0x0A or (sequence and tag == 0x12):
-            mstart, pos = cursor_delimited(buf, pos, end)
-            for key, vstart, vend in map_entries(buf, mstart, pos):
-                name = key.decode("utf-8", "replace")
-                if tag == 0x0A:
-                    feats[name] = feature_lists(buf, vstart, vend)
-                    continue
-                steps = []
-                spos = vstart
-                while spos < vend:
-                    stag, spos = cursor_varint(buf, spos, vend)
-                    if stag == 0x0A:
-                        fstart, spos = cursor_delimited(buf, spos, vend)
-                        steps.append(feature_lists(buf, fstart, spos))
-                    else:
-                        spos = cursor_skip(buf, spos, vend, stag & 7)
-                lists[name] = steps
+    for field, key, start, end in entries(buf, sequence):
+        name = key.decode("utf-8", "replace")
+        if field == CONTEXT:
+            feats[name] = feature(buf, start, end)
         else:
-            pos = cursor_skip(buf, pos, end, tag & 7)
+            lists[name] = [feature(buf, a, b) for a, b in steps(buf, start, end)]
 
 
 def head(

@@ -94,6 +94,9 @@ def cursor_varint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
 
 def cursor_delimited(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
     """A length-delimited field's (start, end) after its tag, checked against ``limit``."""
+    n = buf[pos] if pos < limit else 0x80
+    if n < 0x80 and n < limit - pos:  # a short field, whole (most are)
+        return pos + 1, pos + 1 + n
     n, start = cursor_varint(buf, pos, limit)
     if n < 0 or n > limit - start:
         raise cursor_error(f"length {n} runs past its message", pos)
@@ -111,12 +114,17 @@ def cursor_skip(buf: bytes, pos: int, limit: int, wire_type: int) -> int:
         if limit - pos < n:
             raise cursor_error(f"{n}-byte field runs past its message", pos)
         return pos + n
-    if wire_type == 3:  # a group: fields up to its end tag
-        while True:
+    if wire_type == 3:  # a group: fields up to its end tag, groups in it counted, not recursed
+        depth = 1
+        while depth:
             tag, pos = cursor_varint(buf, pos, limit)
             if tag & 7 == 4:
-                return pos
-            pos = cursor_skip(buf, pos, limit, tag & 7)
+                depth -= 1
+            elif tag & 7 == 3:
+                depth += 1
+            else:
+                pos = cursor_skip(buf, pos, limit, tag & 7)
+        return pos
     raise cursor_error(f"invalid wire type {wire_type}", pos)
 
 
