@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from spark_tfrecord._format import crc, manifest
+from spark_tfrecord._format.frames import crc, manifest
 
 
 def _frame(data: bytes) -> bytes:

@@ -51,8 +51,8 @@ def _seconds(run: Callable[[], None]) -> float:
 
 
 def measure(spark: Any, name: str, columns: tuple[str, ...], rows: int, repeat: int) -> None:
-    from spark_tfrecord._format.encoder import ExampleEncoder
-    from spark_tfrecord._format.record_writer import RecordFileWriter
+    from spark_tfrecord._format.columns.encoder import ExampleEncoder
+    from spark_tfrecord._format.frames.record_writer import RecordFileWriter
 
     df = spark.range(rows, numPartitions=1).selectExpr(*columns).cache()
     df.count()
@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--image-rows", type=int, default=4_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from spark_tfrecord._format.crc import crc32c_implementation
+    from spark_tfrecord._format.frames.crc import crc32c_implementation
     from spark_tfrecord.testing import local_session
 
     spark = local_session(cores=1, conf={"spark.driver.memory": "2g"})

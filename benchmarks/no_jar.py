@@ -179,7 +179,7 @@ def profile(args: argparse.Namespace) -> None:
     records/s, and the functions that took the most time (cProfile)."""
     from pyspark.sql.types import StructType
 
-    from spark_tfrecord._format.ddl import parse_ddl
+    from spark_tfrecord._format.columns.ddl import parse_ddl
     from spark_tfrecord._source.reader import TFRecordReader
 
     path = str(Path(args.data) / "narrow")

@@ -11,6 +11,14 @@ public modules on top. The rules:
 - ``_format`` imports only ``_format`` and ``errors`` of the package, and of third-party modules
   only NumPy at module level, and fsspec, gcsfs, google_crc32c and crc32c inside a function
   (the optional libraries, imported when used; gcsfs for its JSON-only file system class).
+- ``_format``'s sub-packages are the pipeline's stages, in its order (STAGES): ``files`` (file
+  systems, listing, partition folders), ``frames`` (TFRecord framing and its checksums,
+  compression, the record readers and writers, manifests, the read options), ``entries`` (the
+  wire format, the one walk of a record's features, the record and batch decoders), ``columns``
+  (the schema walk, the type table, the loaders' columns and batches, the encoder), ``datasets``
+  (a folder's schema and info, inference, ``inspect``'s rows, TFDS folders). A stage imports
+  only itself and the stages before it (as the jar's ``wire < framing < codec < sql``); every
+  module of ``_format`` is in one.
 - ``_loaders`` never imports pyspark, py4j, JPype, ``_spark``, ``cli`` or the public modules
   ``local`` and ``testing``.
 - ``_spark`` never imports ``cli``.
@@ -60,6 +68,8 @@ HEAVY = ("pyspark", "py4j", "jpype", "numpy", "torch", "tensorflow", "ray")
 #: Third-party modules the format package may import: at module level, and inside a function.
 FORMAT_MODULE_LEVEL = {"numpy"}
 FORMAT_LAZY = {"numpy", "fsspec", "gcsfs", "google_crc32c", "crc32c"}
+#: The stages of ``_format``, in the pipeline's order: each imports only those before it.
+STAGES = ("files", "frames", "entries", "columns", "datasets")
 #: Third-party modules the jar-less data source may import.
 SOURCE_THIRD_PARTY = {"pyspark", "pyarrow", "numpy"}
 #: Third-party modules Ray Data's datasource and datasink may import.
@@ -145,6 +155,32 @@ def layer(module: str) -> str:
     module's own name."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
+
+
+def stage(module: str) -> int:
+    """The index in STAGES of a module of ``_format`` (-1: ``_format`` itself or no stage)."""
+    parts = module.split(".")
+    return STAGES.index(parts[2]) if len(parts) > 3 and parts[2] in STAGES else -1
+
+
+def stage_violations(edges: list[Edge], modules: set[str], repo: Path) -> list[str]:
+    """A ``_format`` module outside the stages, or a stage importing a later one."""
+    wrong = []
+    packages = {f"{PACKAGE}._format", *(f"{PACKAGE}._format.{s}" for s in STAGES)}
+    for m in sorted(modules):
+        if layer(m) == "_format" and m not in packages and stage(m) < 0:
+            path = "python/" + m.replace(".", "/") + ".py"
+            wrong.append(f"{path}: a module of _format in none of its stages ({', '.join(STAGES)})")
+    for e in edges:
+        if e.internal and layer(e.source) == "_format" and layer(e.target) == "_format":
+            src, dst = stage(e.source), stage(e.target)
+            if src >= 0 and dst > src:
+                where = f"{e.path.relative_to(repo)}:{e.line}"
+                wrong.append(
+                    f"{where}: the {STAGES[src]} stage imports {e.target}, of the later "
+                    f"{STAGES[dst]} stage ({' < '.join(STAGES)})"
+                )
+    return wrong
 
 
 def violations(edges: list[Edge], repo: Path) -> list[str]:
@@ -309,6 +345,7 @@ def main(argv: list[str]) -> int:
     if "--graph" in argv:
         print_graph(edges, modules)
     wrong = violations(edges, repo) + heavy_at_import(edges, repo) + cycles(edges, repo)
+    wrong += stage_violations(edges, modules, repo)
     wrong += spark_reached(edges, repo)
     for w in wrong:
         print(w)

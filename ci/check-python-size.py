@@ -24,11 +24,10 @@ MAX_FUNCTION = 80
 #: What was over the limits when the check came (path in the package, or path:function), and
 #: the size it may not grow past.
 DEBT = {
-    "_format/layout.py": 731,
-    "_format/feature_paths.py:leaves": 140,
-    "_format/framing.py:walk_batches": 109,
-    "_format/layout.py:_plain_reader": 122,
-    "_format/schema.py:columns": 174,
+    "_format/columns/feature_paths.py:leaves": 140,
+    "_format/frames/framing.py:walk_batches": 109,
+    "_format/columns/layout.py:_plain_reader": 122,
+    "_format/columns/schema.py:columns": 174,
     "cli/convert.py:run": 83,
 }
 

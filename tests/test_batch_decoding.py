@@ -1,5 +1,5 @@
 """The two ways a trainer-side loader decodes Examples agree: a DataLoader's batch decoded at once
-(``spark_tfrecord._format.batch``, NumPy over the batch) and record by record
+(``spark_tfrecord._format.entries.batch``, NumPy over the batch) and record by record
 (``_format.decoder``), on every layout spark-tfrecord writes and on records only hand-built bytes
 produce (unpacked lists, merged messages, unknown fields, a key twice, entries value first), which
 the batch path hands to the record path whole. Values are compared by their bytes (NaN payloads
@@ -216,7 +216,7 @@ def test_malformed_bytes_name_the_record(tmp_path: Path) -> None:
 def test_a_batch_is_sound_exactly_when_each_record_checked_alone_is(size: int) -> None:
     """frames_sound checks a batch's CRCs at once (short records' bytes copied, long ones
     viewed): it is True exactly when check_frame passes every record."""
-    from spark_tfrecord._format.framing import check_frame, frames_sound
+    from spark_tfrecord._format.frames.framing import check_frame, frames_sound
 
     records = [frame(bytes([j]) * (size + j % 3)) for j in range(9)]
     for damage in [None, *[(4, at) for at in (0, 9, 13, 12 + size // 2, -1)]]:

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from spark_tfrecord._format import batch, record_layout
-from spark_tfrecord._format.layout import ColumnError, Layout, layout
-from spark_tfrecord._format.wire import MalformedRecord
+from spark_tfrecord._format.columns.column_errors import ColumnError
+from spark_tfrecord._format.columns.layout import Layout, layout
+from spark_tfrecord._format.entries import batch, record_layout
+from spark_tfrecord._format.entries.wire import MalformedRecord
 from support.tfrecord_bytes import (
     bytes_list,
     entry,
@@ -314,62 +315,56 @@ def test_the_float_columns_reach_torch_with_no_copy(monkeypatch: pytest.MonkeyPa
         assert found["x"][size - 1, 0] == np.float32((size - 1) / 3)
 
 
-def test_string_lists_of_one_short_value_are_sliced_as_the_record_decoder_reads_them(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # A bytes column whose lists each hold at most one value under 128 bytes is sliced for the
-    # batch at once; any other is read list by list. Both give the record decoder's values (and
-    # hand a list it refuses to it, for its error).
-    from spark_tfrecord._format.decoder import bytes_list as read_list
+def test_bytes_lists_are_read_for_the_batch_at_once_as_the_record_decoder_reads_them() -> None:
+    # A bytes column's entries are found for the whole batch at once (entries.bytes_entries):
+    # any number of values in a list, of any length. A list that strays from the layout writers
+    # produce hands the batch to the record decoder, for its values or its error.
+    from spark_tfrecord._format.entries.entries import bytes_entries
+    from spark_tfrecord._format.entries.lists import bytes_list as read_list
 
     def listed(buf: bytes, start: Any, stop: Any) -> list[list[bytes]]:
         return [read_list(buf, a, b) for a, b in zip(start.tolist(), stop.tolist())]
 
-    short = {
+    lists_of = {
         "one value each": [[f"r{j}".encode()] for j in range(40)],
         "lengths 0, 1 and 127": [[b""], [b"a"], [b"b" * 127]] * 3,
         "empty lists": [[b"x"], [], [b"yz"], []],
         "not UTF-8": [[b"\xff"], [b"\xed\xa0\x80"], [b"\xc3"], [b"ok"]],
-    }
-    other = {
         "a value of 128 bytes": [[b"a"], [b"c" * 128]],
         "two values in a list": [[b"a"], [b"b", b"c"]],
+        "lists of every length": [[b"v%d" % k for k in range(j % 4)] for j in range(13)],
     }
     damaged = {  # a list's bytes as given: a byte after its value, a length past its end
         "a byte after the value": b"\x0a\x03abc\x0a",
         "a length past the end": b"\x0a\x05abc",
         "another field": b"\x12\x01a",
     }
-    for why, lists in [*short.items(), *other.items()]:
+    for why, lists in lists_of.items():
         records = [record(j, s=feature("bytes", bytes_list(vs))) for j, vs in enumerate(lists)]
         buf, starts, stops = framed(records)
         found = batch.locate(buf, starts, stops, the_layout().decoder_keys)
         start, stop = found.start[3], found.stop[3]
-        flat, counts = batch.bytes_values(buf, start, stop)
+        entries = bytes_entries(buf, start, stop)
+        assert entries is not None, why
+        first, last, counts = entries
+        flat = [buf[a:b] for a, b in zip(first.tolist(), last.tolist())]
         assert flat == [v for vs in lists for v in vs] and counts.tolist() == list(map(len, lists))
         assert [v for vs in listed(buf, start, stop) for v in vs] == flat, why
-        fast = check(records, read_at_once=why not in other or why == "a value of 128 bytes")
-        assert fast is not None or why == "two values in a list"
-        if why in short:  # no list read one by one
-            with monkeypatch.context() as m:
-                m.setattr(batch, "bytes_list", None)
-                assert batch.bytes_values(buf, start, stop)[0] == flat
-                assert same(the_layout().collate_raw(buf, starts, stops), fast)
+        # the column is a string: a record giving it two values is the record path's to refuse
+        check(records, read_at_once=max(map(len, lists)) <= 1)
     for why, raw in damaged.items():
         records = [record(j) for j in range(6)]
         records[2] = record(2, s=ld(1, raw))
         buf, starts, stops = framed(records)
         found = batch.locate(buf, starts, stops, the_layout().decoder_keys)
         start, stop = found.start[3], found.stop[3]
-        try:
-            flat = batch.bytes_values(buf, start, stop)[0]
-        except MalformedRecord as e:
-            with pytest.raises(MalformedRecord, match=f"^{e}$"):
-                listed(buf, start, stop)
-            check(records, read_at_once=False)
-        else:  # an unknown field in the list, skipped
-            assert why == "another field" and flat == [f"r{j}".encode() for j in range(6) if j != 2]
+        assert bytes_entries(buf, start, stop) is None, why
+        check(records, read_at_once=False)
+        if why == "another field":  # an unknown field in the list, skipped
             assert listed(buf, start, stop)[2] == []
+        else:
+            with pytest.raises(MalformedRecord):
+                listed(buf, start, stop)
     # a column of fixed lists of strings, and one of string lists of every length
     lay = layout(
         {

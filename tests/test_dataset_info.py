@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from spark_tfrecord._format import ddl as _ddl
+from spark_tfrecord._format.columns import ddl as _ddl
 from support import trainer_side
 from support.manifests import MANIFEST, write_manifest
 from support.tfrecord_bytes import frame, masked_crc
@@ -293,7 +293,7 @@ def test_the_pure_python_crc32c_counts_the_same(table: Path) -> None:
     """Without the optional crc32c packages: the fallback, checked on the standard vector."""
     fallback = (
         "import spark_tfrecord\n"
-        "from spark_tfrecord._format import crc\n"
+        "from spark_tfrecord._format.frames import crc\n"
         "assert crc._crc32c_python(b'123456789') == 0xE3069283\n"
         "crc._crc32c_impl = (crc._crc32c_python, 'pure Python')\n"
         "assert crc.crc32c_implementation() == 'pure Python'\n"
@@ -350,7 +350,7 @@ def test_a_bad_ddl_says_where(ddl: str, message: str) -> None:
 
 def test_the_ddl_parser_needs_no_session_and_no_pyspark() -> None:
     out = trainer(
-        "from spark_tfrecord._format.ddl import parse_ddl\n"
+        "from spark_tfrecord._format.columns.ddl import parse_ddl\n"
         "result = parse_ddl('id long not null, v varchar(3)')\n"
     )
     assert out == {
@@ -368,7 +368,7 @@ def test_the_ddl_parser_needs_no_session_and_no_pyspark() -> None:
 def test_listing_skips_what_the_writer_skips(tmp_path: Path) -> None:
     """The writer's rule: names starting with ``_`` or ``.`` are not data, nor a TFDS dataset's
     metadata at the root; folders are descended into."""
-    from spark_tfrecord._format.files import LocalFiles
+    from spark_tfrecord._format.files.files import LocalFiles
 
     for rel in ("_SUCCESS", ".a.crc", "_a=1/x", "dataset_info.json", "features.json",
                 "label.labels.txt", "a.tfrecord", "sub/dataset_info.json", "day=1/b"):  # fmt: skip
@@ -559,7 +559,7 @@ def tensorflow_counts(paths: list[str]) -> dict[str, int]:
     """Records per file, as TensorFlow reads them (in a trainer, from each file's bytes)."""
     out = trainer(
         "import tensorflow as tf\n"
-        "from spark_tfrecord._format.compression import detect_compression\n"
+        "from spark_tfrecord._format.frames.compression import detect_compression\n"
         "codec = {'none': '', 'gzip': 'GZIP', 'deflate': 'ZLIB'}\n"
         f"result = {{p: int(tf.data.TFRecordDataset(p, codec[detect_compression(p)])"
         f".reduce(0, lambda n, _: n + 1)) for p in {paths!r}}}\n"

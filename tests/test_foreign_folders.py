@@ -19,7 +19,7 @@ import torch
 
 import spark_tfrecord
 from spark_tfrecord import errors
-from spark_tfrecord._format.inference import as_nullable
+from spark_tfrecord._format.datasets.inference import as_nullable
 
 pytestmark = pytest.mark.tensorflow
 

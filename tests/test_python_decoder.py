@@ -301,7 +301,7 @@ JAVA_FLOAT_TEXT = {
 
 
 def test_floats_read_as_text_are_javas_float_to_string() -> None:
-    from spark_tfrecord._format.conversions import java_float
+    from spark_tfrecord._format.columns.conversions import java_float
 
     floats = np.array(list(JAVA_FLOAT_TEXT), np.uint32).view(np.float32)
     assert [java_float(f) for f in floats] == list(JAVA_FLOAT_TEXT.values())

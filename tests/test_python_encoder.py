@@ -1,7 +1,7 @@
 """The Python Example encoder writes the jar's bytes: every type, layout, record type and codec.
 
 Each case writes one DataFrame twice, with the jar (`df.coalesce(1).write.format("tfrecord")`)
-and with `spark_tfrecord._format.encoder.ExampleEncoder` from the same DataFrame's Arrow
+and with `spark_tfrecord._format.columns.encoder.ExampleEncoder` from the same DataFrame's Arrow
 batches (`toArrow()` on Spark 4, `_collect_as_arrow()` on 3.5), and compares every record's
 bytes in order. Bad values fail in both with the same condition, column and reason. What the
 encoder writes, the jar reads back to the same rows, and TensorFlow parses value for value.
@@ -32,9 +32,9 @@ from pyspark.sql.types import (
 )
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.encode_errors import EncodeError
-from spark_tfrecord._format.encoder import ExampleEncoder
-from spark_tfrecord._format.record_writer import RecordFileWriter
+from spark_tfrecord._format.columns.encoder import ExampleEncoder
+from spark_tfrecord._format.frames.encode_errors import EncodeError
+from spark_tfrecord._format.frames.record_writer import RecordFileWriter
 from support.tfrecord_bytes import read_records
 
 UTC = datetime.timezone.utc

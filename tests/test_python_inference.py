@@ -1,4 +1,4 @@
-"""The Python schema inference (spark_tfrecord._format.inference) and TFDS schema
+"""The Python schema inference (spark_tfrecord._format.datasets.inference) and TFDS schema
 (_format.tfds_features, a folder's read by _format.tfds_dataset) give exactly the jar's schema,
 whole JSON for whole JSON, on files written by Spark with the jar, by TensorFlow, by hand
 (layouts no writer makes) and by TFDS; and fail where the jar fails, with the same condition."""
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from spark_tfrecord import errors, local
-from spark_tfrecord._format import json_rows, tfds_dataset
-from spark_tfrecord._format.files import LocalFiles
-from spark_tfrecord._format.inference import as_nullable, infer_schema
-from spark_tfrecord._format.manifest import read_manifest
+from spark_tfrecord._format.datasets import json_rows, tfds_dataset
+from spark_tfrecord._format.datasets.inference import as_nullable, infer_schema
+from spark_tfrecord._format.files.files import LocalFiles
+from spark_tfrecord._format.frames.manifest import read_manifest
 from support.tfrecord_bytes import (
     bytes_list,
     entry,

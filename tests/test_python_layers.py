@@ -28,18 +28,50 @@ def test_the_package_keeps_its_layers() -> None:
     assert graph["arrow"] == "-  | lazy: _source.arrow_read  | third-party: pyarrow"
 
 
+#: What the check says of the package test_each_violation_is_named_with_its_file_and_line makes.
+EXPECTED = [
+    "import cycle: spark_tfrecord._format.datasets.d"
+    " (python/spark_tfrecord/_format/datasets/d.py:2)"
+    " -> spark_tfrecord._format.datasets.e, spark_tfrecord._format.datasets.e"
+    " (python/spark_tfrecord/_format/datasets/e.py:2) -> spark_tfrecord._format.datasets.d",
+    "import cycle: spark_tfrecord._format.entries.a (python/spark_tfrecord/_format/entries/a.py:1)"
+    " -> spark_tfrecord._format.entries.b, spark_tfrecord._format.entries.b"
+    " (python/spark_tfrecord/_format/entries/b.py:1) -> spark_tfrecord._format.entries.a",
+    "python/spark_tfrecord/__init__.py:1: `import spark_tfrecord` imports numpy here",
+    "python/spark_tfrecord/_format/columns/c.py:1: imports _helper, a private name of "
+    "spark_tfrecord._format.frames.crc",
+    "python/spark_tfrecord/_format/frames/crc.py:1: _format imports pyspark at module level",
+    "python/spark_tfrecord/_format/frames/up.py:2: the frames stage imports "
+    "spark_tfrecord._format.columns.c, of the later columns stage "
+    "(files < frames < entries < columns < datasets)",
+    "python/spark_tfrecord/_format/loose.py: a module of _format in none of its stages "
+    "(files, frames, entries, columns, datasets)",
+    "python/spark_tfrecord/_loaders/spec.py:2: _loaders imports spark_tfrecord._spark.io",
+    "python/spark_tfrecord/_loaders/spec.py:3: _loaders imports py4j",
+    "python/spark_tfrecord/_source/reader.py:1: _source imports py4j",
+    "python/spark_tfrecord/_source/reader.py:1: spark_tfrecord.arrow reaches py4j here",
+    "python/spark_tfrecord/_source/reader.py:2: _source imports spark_tfrecord._spark.io "
+    "(only _format and errors)",
+    "python/spark_tfrecord/_spark/io.py:1: _spark imports spark_tfrecord.cli",
+    "python/spark_tfrecord/errors.py:1: errors (a leaf) imports spark_tfrecord._format.frames.crc",
+]
+
+
 def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
     package = tmp_path / "python" / "spark_tfrecord"
     files = {
         "__init__.py": "import numpy\n",
-        "errors.py": "from spark_tfrecord._format import crc\n",
+        "errors.py": "from spark_tfrecord._format.frames import crc\n",
         "_format/__init__.py": "",
-        "_format/crc.py": "import pyspark\n\n\ndef f():\n    import fsspec\n",
-        "_format/a.py": "from spark_tfrecord._format import b\n",
-        "_format/b.py": "from . import a\n",
-        "_format/c.py": "from spark_tfrecord._format.crc import _helper, __doc__\n",
-        "_format/d.py": "def f():\n    from spark_tfrecord._format import e\n",
-        "_format/e.py": "def f():\n    from spark_tfrecord._format import d\n",
+        "_format/frames/crc.py": "import pyspark\n\n\ndef f():\n    import fsspec\n",
+        "_format/entries/a.py": "from spark_tfrecord._format.entries import b\n",
+        "_format/entries/b.py": "from . import a\n",
+        "_format/columns/c.py": "from spark_tfrecord._format.frames.crc import _helper, __doc__\n",
+        "_format/datasets/d.py": "def f():\n    from spark_tfrecord._format.datasets import e\n",
+        "_format/datasets/e.py": "def f():\n    from spark_tfrecord._format.datasets import d\n",
+        # a module in no stage, and a stage importing a later one (lazily too)
+        "_format/loose.py": "",
+        "_format/frames/up.py": "def f():\n    from spark_tfrecord._format.columns import c\n",
         "_loaders/__init__.py": "",
         "_loaders/spec.py": "def f():\n    from spark_tfrecord._spark import io\n    import py4j\n",
         "_spark/__init__.py": "",
@@ -55,26 +87,7 @@ def test_each_violation_is_named_with_its_file_and_line(tmp_path: Path) -> None:
         (package / name).write_text(text)
     done = check(tmp_path)
     assert done.returncode == 1
-    assert sorted(done.stdout.splitlines()) == [
-        "import cycle: spark_tfrecord._format.a (python/spark_tfrecord/_format/a.py:1) -> "
-        "spark_tfrecord._format.b, spark_tfrecord._format.b (python/spark_tfrecord/_format/b.py:1)"
-        " -> spark_tfrecord._format.a",
-        "import cycle: spark_tfrecord._format.d (python/spark_tfrecord/_format/d.py:2) -> "
-        "spark_tfrecord._format.e, spark_tfrecord._format.e (python/spark_tfrecord/_format/e.py:2)"
-        " -> spark_tfrecord._format.d",
-        "python/spark_tfrecord/__init__.py:1: `import spark_tfrecord` imports numpy here",
-        "python/spark_tfrecord/_format/c.py:1: imports _helper, a private name of "
-        "spark_tfrecord._format.crc",
-        "python/spark_tfrecord/_format/crc.py:1: _format imports pyspark at module level",
-        "python/spark_tfrecord/_loaders/spec.py:2: _loaders imports spark_tfrecord._spark.io",
-        "python/spark_tfrecord/_loaders/spec.py:3: _loaders imports py4j",
-        "python/spark_tfrecord/_source/reader.py:1: _source imports py4j",
-        "python/spark_tfrecord/_source/reader.py:1: spark_tfrecord.arrow reaches py4j here",
-        "python/spark_tfrecord/_source/reader.py:2: _source imports spark_tfrecord._spark.io "
-        "(only _format and errors)",
-        "python/spark_tfrecord/_spark/io.py:1: _spark imports spark_tfrecord.cli",
-        "python/spark_tfrecord/errors.py:1: errors (a leaf) imports spark_tfrecord._format.crc",
-    ]
+    assert sorted(done.stdout.splitlines()) == EXPECTED
 
 
 SIZE = ROOT / "ci" / "check-python-size.py"
@@ -101,6 +114,7 @@ def test_modules_and_functions_keep_within_their_sizes(tmp_path: Path) -> None:
         "python/spark_tfrecord/big.py:1: 501 lines, over 500",
         "python/spark_tfrecord/f.py:1: 81 lines of code, over 80",
     ]
-    assert "_format/schema.py:columns: within the limit now: take it out of DEBT" in "\n".join(
-        lines
+    assert (
+        "_format/columns/schema.py:columns: within the limit now: take it out of DEBT"
+        in "\n".join(lines)
     )

@@ -37,9 +37,9 @@ import pytest
 
 import spark_tfrecord
 from spark_tfrecord import errors
-from spark_tfrecord._format.file_records import records
-from spark_tfrecord._format.files import LocalFiles
-from spark_tfrecord._format.read_options import InferenceOptions
+from spark_tfrecord._format.files.files import LocalFiles
+from spark_tfrecord._format.frames.file_records import records
+from spark_tfrecord._format.frames.read_options import InferenceOptions
 from spark_tfrecord._source.planning import data_files, plan
 from spark_tfrecord._source.slices import slice_records
 from support import tf_corpus

@@ -360,7 +360,7 @@ def test_arrow_schema_is_pysparks(spark: Any) -> None:
     from pyspark.sql.pandas import types as pandas_types
     from pyspark.sql.types import StructField, StructType
 
-    from spark_tfrecord._format.ddl import parse_ddl
+    from spark_tfrecord._format.columns.ddl import parse_ddl
 
     ddl = (
         "l long, i int, sh smallint, b tinyint, f float, d double, flag boolean, s string, "

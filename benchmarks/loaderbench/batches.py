@@ -87,7 +87,7 @@ def batch_spans(path: str) -> list[tuple[str, list[tuple[int, int]], list[list[t
     BATCH records in order, and each such batch's records' data spans (past the header,
     before the footer), from the reader's offsets."""
     import spark_tfrecord
-    from spark_tfrecord._format.framing import FOOTER, HEADER
+    from spark_tfrecord._format.frames.framing import FOOTER, HEADER
 
     reader = spark_tfrecord.torch_dataset(path).reader
     out = []
@@ -135,7 +135,7 @@ class Checksums:
     def __init__(self, path: str) -> None:
         import numpy as np
 
-        from spark_tfrecord._format.crc import crc32c
+        from spark_tfrecord._format.frames.crc import crc32c
 
         self.crc = crc32c()
         self.files = [
@@ -160,7 +160,7 @@ class CheckedRead:
     cannot copy each byte fewer than once nor skip its checksum."""
 
     def __init__(self, path: str) -> None:
-        from spark_tfrecord._format.crc import crc32c
+        from spark_tfrecord._format.frames.crc import crc32c
 
         self.crc = crc32c()
         self.files = []

@@ -22,13 +22,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.index import index_path, indexed_files
-from spark_tfrecord._format.manifest import DatasetInfo, FileInfo
-from spark_tfrecord._format.values import Ragged, Sparse
+from spark_tfrecord._format.columns.values import Ragged, Sparse
+from spark_tfrecord._format.files.index import index_path, indexed_files
+from spark_tfrecord._format.frames.manifest import DatasetInfo, FileInfo
 from spark_tfrecord._version import __version__
 
 if TYPE_CHECKING:
-    from spark_tfrecord._format.datasets import dataset_info
+    from spark_tfrecord._format.datasets.datasets import dataset_info
     from spark_tfrecord._loaders.api import grain_source, torch_dataset
     from spark_tfrecord._loaders.spec import feature_spec
     from spark_tfrecord._loaders.tf import tf_dataset
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 #: ``__getattr__``), so that ``import spark_tfrecord`` imports no pyspark and works without it,
 #: and the command line's ``inspect`` imports neither.
 _LAZY = {
-    "spark_tfrecord._format.datasets": ("dataset_info",),
+    "spark_tfrecord._format.datasets.datasets": ("dataset_info",),
     "spark_tfrecord._loaders.api": ("grain_source", "torch_dataset"),
     "spark_tfrecord._loaders.spec": ("feature_spec",),
     "spark_tfrecord._loaders.tf": ("tf_dataset",),

@@ -197,7 +197,7 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
 #: text).
 _WORKER_LINE = re.compile(
     r"spark_tfrecord\.(?:errors\.CorruptFileError|errors\.ArgumentError|"
-    r"_format\.encode_errors\.EncodeError): "
+    r"_format\.frames\.encode_errors\.EncodeError): "
     r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\] ([^\n]*)"
 )
 _AT_OFFSET = re.compile(r"(.*) at byte offset (\d+) of (.*)")

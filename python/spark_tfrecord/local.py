@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spark_tfrecord._format.folders import DataFile, Shard
+from spark_tfrecord._format.datasets.folders import DataFile, Shard
 from spark_tfrecord._spark.io import RecordType
 
 #: The JVM's logging configuration: off (the command reports failures itself, in one line).

@@ -77,7 +77,7 @@ def schema_of_ddl(ddl: str) -> dict[str, Any]:
     """The schema of a DDL string in Spark's JSON form, which both sides are given. (Parsed in
     Python: Spark's parser, in the JVM of `spark_tfrecord.local`, starts Spark's logging, which
     that JVM's simple logger cannot be cast to.)"""
-    from spark_tfrecord._format.ddl import parse_ddl  # a private name: see _start_jvm
+    from spark_tfrecord._format.columns.ddl import parse_ddl  # a private name: see _start_jvm
 
     return parse_ddl(ddl)
 

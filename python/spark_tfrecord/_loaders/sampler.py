@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from spark_tfrecord._format.records import RecordReader
+    from spark_tfrecord._format.frames.records import RecordReader
 
 
 class BlockShuffleSampler:

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from spark_tfrecord import errors
-from spark_tfrecord._format import partitions
-from spark_tfrecord._format.datasets import read_options, refuse_tfds, schema_of
-from spark_tfrecord._format.decoder import MalformedRecord
-from spark_tfrecord._format.files import file_system
-from spark_tfrecord._format.layout import ColumnError, Layout, NoValue, layout
-from spark_tfrecord._format.manifest import dataset_info_in, read_manifest
-from spark_tfrecord._format.records import RecordReader
-from spark_tfrecord._format.schema import Column, type_string
+from spark_tfrecord._format.columns.column_errors import ColumnError, NoValue
+from spark_tfrecord._format.columns.layout import Layout, layout
+from spark_tfrecord._format.columns.schema import Column, type_string
+from spark_tfrecord._format.datasets.datasets import read_options, refuse_tfds, schema_of
+from spark_tfrecord._format.entries.decoder import MalformedRecord
+from spark_tfrecord._format.files import partitions
+from spark_tfrecord._format.files.files import file_system
+from spark_tfrecord._format.frames.manifest import dataset_info_in, read_manifest
+from spark_tfrecord._format.frames.records import RecordReader
 
 if TYPE_CHECKING:
     from spark_tfrecord._loaders.sampler import BlockShuffleSampler
@@ -56,7 +57,7 @@ class RecordSource:
         names = list(found[0]) if found else []
         given: dict[str, str] = {}  # partition columns a DDL string types
         if isinstance(columns, str):
-            from spark_tfrecord._format.ddl import parse_ddl
+            from spark_tfrecord._format.columns.ddl import parse_ddl
 
             parsed = read_options(info.record_type, options)
             schema: Mapping[str, Any] = parse_ddl(columns)

@@ -1,11 +1,11 @@
 """TensorFlow parsing specs for a Spark schema, to read our files with `tf.io.parse_example`.
 
 The schema is handled in Spark's JSON form (``StructType.jsonValue()``, the manifest's
-``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._format.ddl`) and walked
-by :func:`spark_tfrecord._format.schema.columns`, the walk the loaders use too, so that neither
-pyspark nor a Spark session is needed: a trainer needs only this package and TensorFlow. A
-pyspark ``StructType`` (or a DataFrame) is read through its ``jsonValue()`` (``schema``),
-without importing pyspark.
+``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._format.columns.ddl`) and
+walked by :func:`spark_tfrecord._format.columns.schema.columns`, the walk the loaders use too, so
+that neither pyspark nor a Spark session is needed: a trainer needs only this package and
+TensorFlow. A pyspark ``StructType`` (or a DataFrame) is read through its ``jsonValue()``
+(``schema``), without importing pyspark.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol, Union, overload, runtime_checkable
 
-from spark_tfrecord._format.schema import Column, columns
+from spark_tfrecord._format.columns.schema import Column, columns
 
 
 @runtime_checkable
@@ -182,7 +182,7 @@ def feature_spec(
     if isinstance(schema, os.PathLike) or (isinstance(schema, str) and _is_path(schema)):
         struct, counts = _from_folder(os.fspath(schema), record_type, storage_options, options)
     elif isinstance(schema, str):
-        from spark_tfrecord._format.ddl import parse_ddl
+        from spark_tfrecord._format.columns.ddl import parse_ddl
 
         try:
             struct = parse_ddl(schema)
@@ -309,9 +309,9 @@ def _from_folder(
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
     """The schema JSON and the per-feature value counts of the data at ``path``: its manifest's,
     else its schema inferred from its records (and no counts)."""
-    from spark_tfrecord._format.datasets import folder_schema
-    from spark_tfrecord._format.files import file_system
-    from spark_tfrecord._format.manifest import read_manifest
+    from spark_tfrecord._format.datasets.datasets import folder_schema
+    from spark_tfrecord._format.files.files import file_system
+    from spark_tfrecord._format.frames.manifest import read_manifest
 
     files, folder = file_system(path, storage_options)
     info = read_manifest(folder, files) if files.isdir(folder) else None

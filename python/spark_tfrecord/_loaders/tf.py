@@ -9,11 +9,11 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, Union
 
-from spark_tfrecord._format.schema import select
+from spark_tfrecord._format.columns.schema import select
 
 if TYPE_CHECKING:
-    from spark_tfrecord._format.files import Files
-    from spark_tfrecord._format.manifest import DatasetInfo
+    from spark_tfrecord._format.files.files import Files
+    from spark_tfrecord._format.frames.manifest import DatasetInfo
 
 
 class InputContextLike(Protocol):
@@ -68,8 +68,8 @@ def _spec(
     options: Mapping[str, str] | None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The context (or Example) spec and the sequence spec (SequenceExample only) to parse."""
-    from spark_tfrecord._format.datasets import read_options, schema_of
-    from spark_tfrecord._format.ddl import parse_ddl
+    from spark_tfrecord._format.columns.ddl import parse_ddl
+    from spark_tfrecord._format.datasets.datasets import read_options, schema_of
     from spark_tfrecord._loaders.spec import spec_of
 
     # A DDL string gives its own schema; else the manifest's, with its value counts, or one
@@ -295,9 +295,9 @@ def tf_dataset(
     """
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    from spark_tfrecord._format.datasets import refuse_tfds
-    from spark_tfrecord._format.files import file_system
-    from spark_tfrecord._format.manifest import dataset_info_in, read_manifest
+    from spark_tfrecord._format.datasets.datasets import refuse_tfds
+    from spark_tfrecord._format.files.files import file_system
+    from spark_tfrecord._format.frames.manifest import dataset_info_in, read_manifest
 
     index, count = _shard(shard)
     seed = _checked_seed(batch_size, shuffle_buffer, shuffle_files, count, seed)

@@ -2,12 +2,12 @@
 (:mod:`spark_tfrecord._source.reader`) and :func:`spark_tfrecord.read_arrow` both run.
 
 :func:`table_schema` is the read's schema when none is given: the jar's inference
-(:func:`spark_tfrecord._format.inference.infer_schema`) of the data files, then the partition
-columns (``name=value`` folders) as Spark's discovery types them. :class:`ArrowRead` holds a
-read (its Spark schema as JSON, its parsed options, its files): it checks the schema once when
+(:func:`spark_tfrecord._format.datasets.inference.infer_schema`) of the data files, then the
+partition columns (``name=value`` folders) as Spark's discovery types them. :class:`ArrowRead` holds
+a read (its Spark schema as JSON, its parsed options, its files): it checks the schema once when
 made, plans the tasks (:mod:`spark_tfrecord._source.planning`) and reads a task's slices into
-``pyarrow.RecordBatch`` es of exactly the schema's Arrow types. The schema is the projection:
-only its columns are decoded.
+``pyarrow.RecordBatch`` es of exactly the schema's Arrow types. The schema is the projection: only
+its columns are decoded.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord import errors
-from spark_tfrecord._format import partitions
-from spark_tfrecord._format.ddl import parse_ddl
-from spark_tfrecord._format.decoder import MalformedRecord
-from spark_tfrecord._format.encode_errors import EncodeError
-from spark_tfrecord._format.entries import gather
-from spark_tfrecord._format.feature_paths import reject_maps
-from spark_tfrecord._format.files import Files, file_system
-from spark_tfrecord._format.inference import as_nullable, infer_schema
-from spark_tfrecord._format.layout import ColumnError
-from spark_tfrecord._format.type_table import simple_string
+from spark_tfrecord._format.columns.column_errors import ColumnError
+from spark_tfrecord._format.columns.ddl import parse_ddl
+from spark_tfrecord._format.columns.feature_paths import reject_maps
+from spark_tfrecord._format.columns.type_table import simple_string
+from spark_tfrecord._format.datasets.inference import as_nullable, infer_schema
+from spark_tfrecord._format.entries.decoder import MalformedRecord
+from spark_tfrecord._format.entries.entries import gather
+from spark_tfrecord._format.files import partitions
+from spark_tfrecord._format.files.files import Files, file_system
+from spark_tfrecord._format.frames.encode_errors import EncodeError
 from spark_tfrecord._source.arrow_schema import arrow_schema
 from spark_tfrecord._source.batch_arrays import BatchArrays
 from spark_tfrecord._source.columns import ArrowColumns, exact_layout

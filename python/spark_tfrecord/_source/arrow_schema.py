@@ -1,7 +1,7 @@
 """A Spark schema's Arrow schema without pyspark: from its JSON (``StructType.jsonValue()``, the
-manifest's ``schema_json``, :func:`~spark_tfrecord._format.ddl.parse_ddl`'s parse, inference's
-result), as pyspark's ``to_arrow_schema(schema, timezone="UTC")`` gives it (Spark 4.2+'s, the
-one whose batches Spark checks exactly).
+manifest's ``schema_json``, :func:`~spark_tfrecord._format.columns.ddl.parse_ddl`'s parse,
+inference's result), as pyspark's ``to_arrow_schema(schema, timezone="UTC")`` gives it (Spark
+4.2+'s, the one whose batches Spark checks exactly).
 
 - The atomic types by Spark's table: ``long`` int64, ``integer`` int32, ``short`` int16,
   ``byte`` int8, ``float`` float32, ``double`` float64, ``boolean`` bool, ``string`` (collated

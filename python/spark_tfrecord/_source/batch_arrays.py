@@ -6,7 +6,7 @@ of lists of one (written ragged: ``c/ragged_flat_values`` and ``c/ragged_row_len
 struct of such (structs in structs too: its leaves are features of their own, named by their
 path), or an array of structs of such (each leaf a list with an item per element), and the
 records are Examples. For each batch, the format package's batch decoder
-(:func:`spark_tfrecord._format.batch.locate` and its value gatherers) finds each column's
+(:func:`spark_tfrecord._format.entries.batch.locate` and its value gatherers) finds each column's
 feature in every record, and the column's values and offsets become Arrow buffers in a few
 NumPy calls, then the same Arrow types and casts as the record path
 (:class:`spark_tfrecord._source.columns.ArrowColumns`). Anything in the batch that would be an
@@ -25,12 +25,12 @@ from typing import Any, Union
 import numpy as np
 import pyarrow as pa
 
-from spark_tfrecord._format import batch as batch_decoder
-from spark_tfrecord._format.conversions import Conversion, OutOfRange, conversion
-from spark_tfrecord._format.entries import bytes_entries, gather
-from spark_tfrecord._format.layout import Layout
-from spark_tfrecord._format.schema import Column
-from spark_tfrecord._format.wire import BYTES, FLOAT, MalformedRecord
+from spark_tfrecord._format.columns.conversions import Conversion, conversion
+from spark_tfrecord._format.columns.gathered import column_values
+from spark_tfrecord._format.columns.layout import Layout
+from spark_tfrecord._format.columns.schema import Column
+from spark_tfrecord._format.entries import batch as batch_decoder
+from spark_tfrecord._format.entries.entries import gather
 from spark_tfrecord._source.columns import VALUES
 
 #: The leaf types (Spark's JSON names) the fast path reads: the record path's plain values.
@@ -261,25 +261,17 @@ class BatchArrays:
         """The column's values (a NumPy array of numbers, or an Arrow array of strings or
         binaries), the number of values of each record, and which records hold its feature;
         None when the batch needs the record path."""
-        kind, start, stop = located.kind[c.slot], located.start[c.slot], located.stop[c.slot]
-        present = kind >= 0
-        filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
-        kinds = kind[filled]
-        source = int(kinds[0]) if len(kinds) else -1
-        if source >= 0 and ((kinds != source).any() or c.conversion.by_kind[source] is None):
-            return None  # a kind the column does not read, or two: the record path's error
-        start, stop = np.where(filled, start, 0), np.where(filled, stop, 0)
-        if c.numeric:
-            if source == BYTES:
-                return None
-            found = self._numbers(c, source, buf, start, stop, size)
-        else:
-            if source not in (-1, BYTES):
-                return None  # numbers read as text: the record path
-            found = self._bytes(c, buf, start, stop, size)
-        if found is None:
+        got = column_values(buf, located, c.slot, c.conversion, c.numeric)
+        if got is None:
             return None
-        return found[0], found[1], present
+        if c.numeric:
+            return (
+                got.values.astype(c.values.to_pandas_dtype(), copy=False),
+                got.counts,
+                got.present,
+            )
+        values = self._bytes(c, buf, got.first, got.last)
+        return None if values is None else (values, got.counts, got.present)
 
     def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
         """A list of lists' outer items (each a list), how many each record has and which
@@ -361,44 +353,9 @@ class BatchArrays:
         return pa.StructArray.from_arrays(children, fields=c.fields), counts, present
 
     @staticmethod
-    def _numbers(
-        c: _Column, source: int, buf: bytes, start: Any, stop: Any, size: int
-    ) -> tuple[Any, Any] | None:
-        """The column's converted values (a NumPy array of its values' dtype) and the counts
-        per record."""
-        dtype = c.values.to_pandas_dtype()
-        if source < 0:
-            return np.empty(0, dtype), np.zeros(size, np.int64)
-        if source == FLOAT:
-            if ((stop - start) & 3).any():
-                return None
-            values, counts = batch_decoder.float_values(buf, start, stop)
-        else:
-            try:
-                found = batch_decoder.int_values(buf, start, stop)
-            except MalformedRecord:
-                return None
-            if found is None:
-                return None
-            values, counts = found
-        convert = c.conversion.by_kind[source]
-        assert convert is not None
-        try:
-            values = convert(values)
-        except OutOfRange:
-            return None  # the record path names the record and the value
-        return np.asarray(values).astype(dtype, copy=False), counts
-
-    @staticmethod
-    def _bytes(
-        c: _Column, buf: bytes, start: Any, stop: Any, size: int
-    ) -> tuple[pa.Array, Any] | None:
-        """The entries of every record's bytes list as one Arrow string or binary array (its
-        offsets and data straight from the batch), and the counts per record."""
-        found = bytes_entries(buf, start, stop)
-        if found is None:
-            return None
-        first, last, counts = found
+    def _bytes(c: _Column, buf: bytes, first: Any, last: Any) -> pa.Array | None:
+        """The entries ``buf[first[i]:last[i]]`` as one Arrow string or binary array, its
+        offsets and data straight from the batch."""
         lengths = last - first
         if int(lengths.sum()) > _MAX_OFFSET:
             return None
@@ -413,7 +370,6 @@ class BatchArrays:
                 str(data, "utf-8")
             except UnicodeDecodeError:
                 return None  # the record path's replacement characters, as Java decodes
-        values = pa.Array.from_buffers(
+        return pa.Array.from_buffers(
             c.values, len(first), [None, pa.py_buffer(_offsets(lengths)), pa.py_buffer(data)]
         )
-        return values, counts

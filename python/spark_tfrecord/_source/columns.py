@@ -2,12 +2,12 @@
 
 :class:`ArrowColumns` is made once per schema (decide once, never per record): for each column
 of the schema, a builder from the records' values (what
-:meth:`spark_tfrecord._format.layout.Layout.record` gives, keyed by feature path) to an Arrow
-array, built in the values' own kinds (int64, float32, string, binary) then cast to the column's
-Arrow type (``pyspark.sql.pandas.types.to_arrow_schema``'s, which Spark 4.2+ checks exactly). A
-struct is null when none of its leaves has a value, as the jar reads it; an array of structs is
-zipped from its leaves' lists; an ML vector is ``VectorUDT``'s struct; doubles and decimals are
-exact (:func:`exact_layout`).
+:meth:`spark_tfrecord._format.columns.layout.Layout.record` gives, keyed by feature path) to an
+Arrow array, built in the values' own kinds (int64, float32, string, binary) then cast to the
+column's Arrow type (``pyspark.sql.pandas.types.to_arrow_schema``'s, which Spark 4.2+ checks
+exactly). A struct is null when none of its leaves has a value, as the jar reads it; an array of
+structs is zipped from its leaves' lists; an ML vector is ``VectorUDT``'s struct; doubles and
+decimals are exact (:func:`exact_layout`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.conversions import Conversion, conversion, java_float
-from spark_tfrecord._format.layout import ColumnError, Layout
-from spark_tfrecord._format.schema import Column, columns, is_vector
-from spark_tfrecord._format.values import Ragged
-from spark_tfrecord._format.wire import FLOAT, INT64, UNSET
+from spark_tfrecord._format.columns.column_errors import ColumnError
+from spark_tfrecord._format.columns.conversions import Conversion, conversion, java_float
+from spark_tfrecord._format.columns.layout import Layout
+from spark_tfrecord._format.columns.schema import Column, columns, is_vector
+from spark_tfrecord._format.columns.values import Ragged
+from spark_tfrecord._format.entries.wire import FLOAT, INT64, UNSET
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
 VALUES = {

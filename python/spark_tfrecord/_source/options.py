@@ -1,13 +1,14 @@
 """The options of a jar-less read or write, with the jar's names, defaults and errors
 (``TFRecordOptions``).
 
-The options inference reads are :class:`~spark_tfrecord._format.read_options.InferenceOptions`'; a
-read adds ``mode``, ``columnNameOfCorruptRecord`` and ``splitFiles``, and, for this route
-only, ``storageOptions`` (fsspec's, as JSON, for ``s3://`` and ``gs://`` paths). An option the
-jar takes on read that this route cannot honour is refused by name (:data:`UNSUPPORTED`), never
-ignored. A write takes ``recordType``, ``compression`` (``codec``), ``pathSeparator``,
-``vectorLayout`` and ``numShards`` (:class:`WriteOptions`); the jar's other write options are
-refused by name (:data:`UNSUPPORTED_WRITE`).
+The options inference reads are
+:class:`~spark_tfrecord._format.frames.read_options.InferenceOptions`'; a read adds ``mode``,
+``columnNameOfCorruptRecord`` and ``splitFiles``, and, for this route only, ``storageOptions``
+(fsspec's, as JSON, for ``s3://`` and ``gs://`` paths). An option the jar takes on read that this
+route cannot honour is refused by name (:data:`UNSUPPORTED`), never ignored. A write takes
+``recordType``, ``compression`` (``codec``), ``pathSeparator``, ``vectorLayout`` and ``numShards``
+(:class:`WriteOptions`); the jar's other write options are refused by name
+(:data:`UNSUPPORTED_WRITE`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.read_options import InferenceOptions
+from spark_tfrecord._format.frames.read_options import InferenceOptions
 
 Mode = Literal["FAILFAST", "PERMISSIVE", "DROPMALFORMED"]
 #: Spark's parse modes, in the jar's order (``TFRecordOptions.ParseModes``).
@@ -130,7 +131,7 @@ class WriteOptions:
     def parse(cls, options: Mapping[str, str]) -> WriteOptions:
         """The options given to ``df.write`` (names case-insensitive); a bad value raises the
         jar's :class:`~spark_tfrecord.errors.ArgumentError`."""
-        from spark_tfrecord._format.record_writer import compression
+        from spark_tfrecord._format.frames.record_writer import compression
 
         given = {k.lower(): (k, str(v)) for k, v in options.items()}
         for name, instead in UNSUPPORTED_WRITE.items():

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spark_tfrecord._format import partitions
-from spark_tfrecord._format.compression import compression_by_name
-from spark_tfrecord._format.files import Files, is_glob, is_url, local_path
-from spark_tfrecord._format.folders import DataFile, list_files
+from spark_tfrecord._format.datasets.folders import DataFile, list_files
+from spark_tfrecord._format.files import partitions
+from spark_tfrecord._format.files.files import Files, is_glob, is_url, local_path
+from spark_tfrecord._format.frames.compression import compression_by_name
 
 #: Spark's defaults of ``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``.
 MAX_PARTITION_BYTES = 128 << 20
@@ -116,7 +116,7 @@ def plan(
 
 def partition_values(found: list[dict[str, str]], given: dict[str, Any]) -> dict[str, Any]:
     """Per partition column, its Spark type (the one ``given`` by a user's schema, else Spark's
-    inference) and each file's value, as :mod:`spark_tfrecord._format.partitions` types it."""
+    inference) and each file's value, as :mod:`spark_tfrecord._format.files.partitions` types it."""
     out: dict[str, Any] = {}
     for name in found[0] if found else []:
         raws = [d[name] for d in found]

@@ -12,10 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.compression import CHUNK, chunks, file_compression
-from spark_tfrecord._format.files import Files
-from spark_tfrecord._format.framing import HEADER, find_record_start, walk_batches, walk_stream
-from spark_tfrecord._format.read_options import InferenceOptions
+from spark_tfrecord._format.files.files import Files
+from spark_tfrecord._format.frames.compression import CHUNK, chunks, file_compression
+from spark_tfrecord._format.frames.framing import (
+    HEADER,
+    find_record_start,
+    walk_batches,
+    walk_stream,
+)
+from spark_tfrecord._format.frames.read_options import InferenceOptions
 from spark_tfrecord._source.planning import Slice
 
 

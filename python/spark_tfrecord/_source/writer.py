@@ -4,7 +4,7 @@
 the schema (the encoder is built once, so a column no record can hold fails the query before any
 task) and makes the write's staging folder, ``.tfrecord-staging-<write id>`` in the folder
 written: hidden, so that readers of either route pass over it. Each task encodes its Arrow
-batches with the package's encoder (:class:`~spark_tfrecord._format.encoder.ExampleEncoder`,
+batches with the package's encoder (:class:`~spark_tfrecord._format.columns.encoder.ExampleEncoder`,
 the jar's bytes) into one staged file. ``commit`` then, under the folder's manifest lock,
 empties the folder (mode overwrite), moves the files into place with the jar's names
 (``part-00000-<write id>-c000.tfrecord.gz``), adds the empty files ``numShards`` asks for,
@@ -33,10 +33,10 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from spark_tfrecord import errors
-from spark_tfrecord._format import manifest_write
-from spark_tfrecord._format.encoder import ExampleEncoder
-from spark_tfrecord._format.files import is_url, local_path
-from spark_tfrecord._format.record_writer import EXTENSIONS, RecordFileWriter
+from spark_tfrecord._format.columns.encoder import ExampleEncoder
+from spark_tfrecord._format.datasets import manifest_write
+from spark_tfrecord._format.files.files import is_url, local_path
+from spark_tfrecord._format.frames.record_writer import EXTENSIONS, RecordFileWriter
 from spark_tfrecord._source.options import WriteOptions
 
 #: The staging folder's name in the folder written, before the write's id.

@@ -14,8 +14,8 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spark_tfrecord._format.files import local_path
-from spark_tfrecord._format.manifest import read_manifest
+from spark_tfrecord._format.files.files import local_path
+from spark_tfrecord._format.frames.manifest import read_manifest
 from spark_tfrecord._spark.io import write
 
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import TYPE_CHECKING, Literal, Union, overload
 
-from spark_tfrecord._format.names import Compression as Compression
-from spark_tfrecord._format.names import RecordType as RecordType
+from spark_tfrecord._format.files.names import Compression as Compression
+from spark_tfrecord._format.files.names import RecordType as RecordType
 from spark_tfrecord._spark.shards import arrange
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import NoReturn, get_args
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.names import RecordType
+from spark_tfrecord._format.files.names import RecordType
 from spark_tfrecord.cli.common import EXIT_USAGE, CliError
 
 __all__ = ["build_parser", "main"]

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spark_tfrecord._format.files import Files
-from spark_tfrecord._format.schema import type_string
+from spark_tfrecord._format.columns.schema import type_string
+from spark_tfrecord._format.files.files import Files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,7 +62,7 @@ def load(spark: SparkSession, path: str, fmt: str, args: argparse.Namespace) -> 
 def fsspec_files(url: str) -> Files | None:
     """The fsspec file system of ``url`` when fsspec has one for its scheme and its package is
     installed (s3fs for s3://, gcsfs for gs://), else None (Spark reads it: s3a://, hdfs://)."""
-    from spark_tfrecord._format.files import FsspecFiles
+    from spark_tfrecord._format.files.files import FsspecFiles
 
     try:
         import fsspec  # type: ignore[import-untyped,import-not-found,unused-ignore]

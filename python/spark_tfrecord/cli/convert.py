@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from spark_tfrecord._format.files import is_url, local_path
+from spark_tfrecord._format.files.files import is_url, local_path
 from spark_tfrecord._spark.io import Compression, SaveMode
 from spark_tfrecord._spark.tfds import TfdsMode
 from spark_tfrecord.cli.common import (

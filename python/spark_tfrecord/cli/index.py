@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from spark_tfrecord._format.files import Files, LocalFiles, is_url, local_path
+from spark_tfrecord._format.files.files import Files, LocalFiles, is_url, local_path
 from spark_tfrecord.cli.common import EXIT_NOT_FOUND, CliError, fsspec_files, session
 
 
@@ -87,7 +87,7 @@ def _index_python(args: argparse.Namespace, targets: list[tuple[str, Files]]) ->
     """``index`` of local paths and fsspec URLs in plain Python, with no JVM: the files found as
     Spark finds them, one after another, with the lines and the summary Spark's tasks give."""
     from spark_tfrecord import index_path
-    from spark_tfrecord._format import folders
+    from spark_tfrecord._format.datasets import folders
 
     found = {f.path: fs for path, fs in targets for f in folders.list_files_in(path, fs)}
     paths = sorted(found)

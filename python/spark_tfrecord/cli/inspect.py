@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any, cast, get_args
 
-from spark_tfrecord._format.files import Files, glob_root, is_glob, is_url, local_path
-from spark_tfrecord._format.manifest import MANIFEST_NAME, DatasetInfo, read_manifest
-from spark_tfrecord._format.names import Compression, RecordType
+from spark_tfrecord._format.files.files import Files, glob_root, is_glob, is_url, local_path
+from spark_tfrecord._format.files.names import Compression, RecordType
+from spark_tfrecord._format.frames.manifest import MANIFEST_NAME, DatasetInfo, read_manifest
 from spark_tfrecord.cli.common import (
     EXIT_NOT_FOUND,
     EXIT_USAGE,
@@ -42,7 +42,7 @@ def _local_options(args: argparse.Namespace) -> dict[str, str]:
 
 def _count(paths: list[str], options: dict[str, str], files: Files | None = None) -> int:
     """Records in the files, with a progress bar on stderr when it is a terminal."""
-    from spark_tfrecord._format.folders import count
+    from spark_tfrecord._format.datasets.folders import count
 
     compression = options.get("compression")
     if len(paths) < 8 or not sys.stderr.isatty():
@@ -67,7 +67,7 @@ def _show_rows(
 ) -> None:
     """The first records, read in plain Python as the jar's inspector reads them (every column
     the data source reads: arrays of structs and encoded tensors too)."""
-    from spark_tfrecord._format import json_rows
+    from spark_tfrecord._format.datasets import json_rows
 
     partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
     data_schema = {**schema, "fields": [f for f in schema["fields"] if not f.get("partition")]}
@@ -87,7 +87,7 @@ def _show_rows(
 def _infer(
     paths: list[str], record_type: str, options: dict[str, str], files: Files | None = None
 ) -> dict[str, Any]:
-    from spark_tfrecord._format.inference import infer_schema
+    from spark_tfrecord._format.datasets.inference import infer_schema
 
     return infer_schema(paths, {**options, "recordType": record_type}, files=files)
 
@@ -132,7 +132,7 @@ def _inspect_local(args: argparse.Namespace) -> int:
         if info is not None:
             args.path = path
             return _inspect_manifest(args, info)
-    from spark_tfrecord._format import folders
+    from spark_tfrecord._format.datasets import folders
 
     folder = folders.tfds_folder(path) if not is_glob(args.path) else None
     if folder is not None:
@@ -162,7 +162,7 @@ def _inspect_local(args: argparse.Namespace) -> int:
 
 
 def _inspect_tfds(args: argparse.Namespace, folder: str) -> int:
-    from spark_tfrecord._format import folders, tfds_dataset
+    from spark_tfrecord._format.datasets import folders, tfds_dataset
 
     if args.record_type != "Example" or args.compression:
         raise CliError(

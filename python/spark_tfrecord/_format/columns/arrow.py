@@ -1,0 +1,134 @@
+"""Arrow arrays read as NumPy, without importing pyarrow: by their buffers, offsets and children.
+
+An Arrow array here is anything with pyarrow's ``Array`` interface (``type``, ``offset``,
+``null_count``, ``buffers()``, ``__len__``; list arrays' ``offsets`` and ``values``, struct
+arrays' ``field(i)``): what ``DataFrame.toArrow()``, a ``DataSourceArrowWriter`` and
+``pyarrow.RecordBatch.column`` give. Values come as views of the array's buffers where their
+layout allows (a float column's values are its data buffer), so reading them copies nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from spark_tfrecord._format.frames.packing import Bytes, Ints, Mask
+
+#: Seconds in each unit an Arrow timestamp may have, as a divisor to microseconds.
+_PER_MICRO = {"s": -1_000_000, "ms": -1_000, "us": 1, "ns": 1_000}
+
+
+def type_name(a: Any) -> str:
+    """The array's Arrow type as text (``int64``, ``large_string``, ``timestamp[us, tz=UTC]``)."""
+    return str(a.type)
+
+
+def valid(a: Any) -> Mask | None:
+    """Which values are not null, or None when none is."""
+    if a.null_count == 0:
+        return None
+    bitmap = a.buffers()[0]
+    n = len(a)
+    if bitmap is None:  # a null type, or a union: every value is null
+        return np.zeros(n, np.bool_)
+    return _bits(bitmap, a.offset, n)
+
+
+def present(a: Any, n: int) -> Mask:
+    """Which values are not null, as an array of n."""
+    v = valid(a)
+    return np.ones(n, np.bool_) if v is None else v
+
+
+def _bits(buffer: Any, offset: int, n: int) -> Mask:
+    raw = np.frombuffer(buffer, np.uint8)
+    bits = np.unpackbits(raw, bitorder="little")[offset : offset + n]
+    return bits.astype(np.bool_)
+
+
+def fixed(a: Any, dtype: str) -> npt.NDArray[Any]:
+    """The values of a fixed-width array (ints, floats, dates, timestamps, decimals' 16 bytes)
+    as a view of its data buffer; a null's value is whatever the buffer holds."""
+    n = len(a)
+    buf = a.buffers()[1]
+    if buf is None:
+        return np.zeros(n, dtype)
+    return np.frombuffer(buf, dtype)[a.offset : a.offset + n]
+
+
+def booleans(a: Any) -> npt.NDArray[np.int64]:
+    """A boolean array's values as 0 and 1."""
+    buf = a.buffers()[1]
+    if buf is None:
+        return np.zeros(len(a), np.int64)
+    return _bits(buf, a.offset, len(a)).astype(np.int64)
+
+
+def micros(a: Any) -> npt.NDArray[np.int64]:
+    """A timestamp array's values in microseconds since 1970-01-01 (Spark's unit)."""
+    values = fixed(a, "<i8")
+    per = _PER_MICRO[str(getattr(a.type, "unit", "us"))]
+    if per == 1:
+        return values
+    return values * -per if per < 0 else np.floor_divide(values, per)
+
+
+def nanos_of_day(a: Any) -> npt.NDArray[np.int64]:
+    """A time array's values in nanoseconds since midnight (Spark's unit of ``TIME``): time64's
+    nanoseconds or microseconds, time32's milliseconds or seconds."""
+    t = type_name(a)
+    if t.startswith("time32"):
+        per = 1_000_000 if t == "time32[ms]" else 1_000_000_000
+        return fixed(a, "<i4").astype(np.int64) * per
+    values = fixed(a, "<i8")
+    return values * 1000 if t == "time64[us]" else values
+
+
+def days(a: Any) -> npt.NDArray[np.int64]:
+    """A date array's values in days since 1970-01-01 (date32, or date64's milliseconds)."""
+    if type_name(a) == "date64[ms]":
+        days: npt.NDArray[np.int64] = np.floor_divide(fixed(a, "<i8"), 86_400_000)
+        return days
+    return fixed(a, "<i4").astype(np.int64)
+
+
+def binary(a: Any) -> tuple[Bytes, Ints]:
+    """A string or binary array's bytes and n+1 offsets into them (int64)."""
+    n = len(a)
+    if n == 0:  # its offsets buffer may be empty (see list_offsets)
+        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    buffers = a.buffers()
+    wide = type_name(a).startswith("large_")
+    off = np.frombuffer(buffers[1], "<i8" if wide else "<i4")[a.offset : a.offset + n + 1]
+    data = buffers[2]
+    buf = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
+    return buf, off.astype(np.int64)
+
+
+def list_offsets(a: Any) -> Ints:
+    """A list array's n+1 offsets into :func:`list_values` (int64)."""
+    if len(a) == 0:
+        # Spark's ArrowWriter gives an empty list array an empty offsets buffer, which Arrow
+        # allows (and then reads garbage as its one offset).
+        return np.zeros(1, np.int64)
+    return np.asarray(a.offsets.to_numpy(zero_copy_only=False), np.int64)
+
+
+def list_values(a: Any) -> Any:
+    """A list array's child, whole (its offsets index it)."""
+    return a.values
+
+
+def child(a: Any, i: int) -> Any:
+    """Field ``i`` of a struct array, sliced as the struct is."""
+    return a.field(i)
+
+
+def decimal_words(a: Any) -> npt.NDArray[np.int64]:
+    """A decimal128 array's unscaled values as (low, high) int64 pairs, one row each."""
+    n = len(a)
+    buf = a.buffers()[1]
+    words = np.frombuffer(buf, "<i8").reshape(-1, 2)
+    return words[a.offset : a.offset + n]

@@ -1,0 +1,281 @@
+"""A batch's columns in NumPy, for the loaders: from the records' values (:func:`collate_column`)
+or straight from the batch's bytes (:func:`collate_raw`, the batch decoder's located features
+gathered a column at a time, falling back to the record path where a record needs a decision of
+its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from spark_tfrecord._format.columns.column_errors import NoValue
+from spark_tfrecord._format.columns.conversions import Conversion, conversion
+from spark_tfrecord._format.columns.gathered import DTYPES, column_values
+from spark_tfrecord._format.columns.schema import Column
+from spark_tfrecord._format.entries import batch as batch_decoder
+from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, MalformedRecord
+
+#: Lengths, indices and sizes: bigints.
+LENGTHS = conversion("bigint")
+
+
+def conversion_of(c: Column) -> Conversion:
+    """The column's conversion (a ragged column's lengths and a vector's parts: bigints)."""
+    return c.conversion if c.conversion is not None else LENGTHS
+
+
+def collate_column(c: Column, items: list[Any]) -> Any:
+    """Column ``c``'s values of a batch of records, ``items`` (one a record), in NumPy
+    arrays, as :meth:`collate` gives each column."""
+    numeric = c.value in DTYPES
+    if c.shape == "vector" and c.sparse:
+        sizes = {s.size for s in items if s is not None} | ({c.size} if c.size else set())
+        if len(sizes) > 1:
+            raise ValueError(
+                f"Column {c.key!r}: vectors of sizes {sorted(sizes)} in a batch (its "
+                "metadata's size included)"
+            )
+        rows = [np.full(len(s.indices), j, np.int64) for j, s in enumerate(items) if s]
+        cols = [s.indices for s in items if s is not None]
+        vals = [s.values for s in items if s is not None]
+        indices = (
+            np.stack([np.concatenate(rows), np.concatenate(cols)], axis=1)
+            if rows
+            else np.empty((0, 2), np.int64)
+        )
+        values = np.concatenate(vals) if vals else np.empty(0, np.float32)
+        return indices, values, (len(items), sizes.pop() if sizes else 0)
+    if c.fixed is not None and c.shape in ("scalar", "list", "vector"):
+        if any(v is None for v in items):
+            raise NoValue(c, [v is None for v in items].index(True))
+        if not numeric:
+            return items if c.shape == "scalar" else [list(v) for v in items]
+        return np.array(items, DTYPES[c.value]) if c.shape == "scalar" else np.stack(items)
+    if c.shape == "ragged":
+        present = [v for v in items if v is not None]
+        offsets = [_offsets([len(v.row_lengths[0]) if v is not None else 0 for v in items])]
+        for k in range(c.depth - 1):
+            lengths = [np.asarray(v.row_lengths[k], np.int64) for v in present]
+            offsets.append(_offsets(np.concatenate(lengths) if lengths else []))
+        flat = [v.values for v in items if v is not None]
+        return (_join(flat, c.value), *offsets)
+    if c.shape == "scalar":
+        present = [v for v in items if v is not None]
+        counts = [0 if v is None else 1 for v in items]
+        scalars: Any = np.array(present, DTYPES[c.value]) if numeric else present
+        return scalars, _offsets(counts)
+    # variable lists, uniform-length lists of elements, dense vectors of varying size
+    present = [v for v in items if v is not None]
+    counts = [0 if v is None else len(v) for v in items]
+    return _join(present, c.value), _offsets(counts)
+
+
+def collate_raw(
+    columns: Sequence[Column],
+    arrays: list[tuple[str, list[Column]]],
+    keys: Sequence[bytes],
+    buf: bytes,
+    starts: Any,
+    stops: Any,
+) -> dict[str, Any] | None:
+    """The ``columns`` of the serialized Examples ``buf[starts[r]:stops[r]]`` (their features
+    ``keys``), decoded together; None when a record strays from the layout writers produce
+    (then decode the batch record by record: the same values, or the error naming the
+    record)."""
+    try:
+        batch = BatchColumns(keys, buf, starts, stops)
+        found = {c.key: batch.column(c) for c in columns}
+        if arrays:
+            batch.check_arrays(arrays, found)
+        return found
+    except (_Fallback, MalformedRecord):  # the record path raises the record's error
+        return None
+
+
+class _Fallback(Exception):
+    """The batch strays from the common layout: decode it record by record."""
+
+
+class BatchColumns:
+    """:func:`collate_raw`'s work on one batch: each column's values gathered from the
+    located features of all its records at once."""
+
+    def __init__(self, keys: Sequence[bytes], buf: bytes, starts: Any, stops: Any) -> None:
+        self.batch = batch_decoder
+        self.buf = buf
+        self.size = len(starts)
+        self.located = batch_decoder.locate(buf, starts, stops, keys)
+        if self.located.fallback.any():
+            raise _Fallback
+
+    def _present(self, slot: int) -> Any:
+        return self.located.kind[slot] >= 0
+
+    def values(self, slot: int, conv: Conversion) -> tuple[Any, Any, Any, bool]:
+        """Feature ``slot``'s values as the column's (concatenated: an array, or a list of str /
+        bytes), their counts per record, which records have the feature, and whether the values
+        are the float32s of the records' float lists as they are (for :func:`fixed_floats`)."""
+        numeric = conv.value in DTYPES
+        got = column_values(self.buf, self.located, slot, conv, numeric)
+        if got is None:
+            raise _Fallback
+        if numeric:
+            floats = got.source == FLOAT and conv.exact[FLOAT]
+            return got.values, got.counts, got.present, floats
+        buf = self.buf
+        values = [buf[a:b] for a, b in zip(got.first.tolist(), got.last.tolist())]
+        convert = conv.by_kind[BYTES]
+        if not conv.exact[BYTES] and convert is not None:
+            values = convert(values)
+        return values, got.counts, got.present, False
+
+    def column(self, c: Column) -> Any:
+        if c.shape == "vector":
+            return self.vector(c)
+        if c.shape == "ragged":
+            return self.ragged(c)
+        (slot,) = c.slots
+        if c.fixed is not None and c.shape in ("scalar", "list"):
+            fixed = self.fixed_numbers(slot, conversion_of(c), c.fixed)
+            if fixed is not None:
+                return fixed if c.shape == "list" else fixed.reshape(self.size)
+        values, counts, present, floats = self.values(slot, conversion_of(c))
+        numeric = c.value in DTYPES
+        if c.shape == "uniform":
+            if (counts % c.length).any():
+                raise _Fallback
+            shaped = (
+                values.reshape(-1, c.length)
+                if numeric
+                else [values[i : i + c.length] for i in range(0, len(values), c.length)]
+            )
+            return shaped, _offsets(counts // c.length)
+        if c.fixed is not None:
+            if not present.all() or (counts != c.fixed).any():
+                raise _Fallback  # a record lacks it: the record path says which
+            if c.shape == "scalar":
+                return values
+            if not numeric:
+                return [values[i : i + c.fixed] for i in range(0, len(values), c.fixed)]
+            if floats:
+                loc = self.located
+                return self.batch.fixed_floats(self.buf, loc.start[slot], c.fixed)
+            return values.reshape(self.size, c.fixed)
+        if c.shape == "scalar" and (counts > 1).any():
+            raise _Fallback
+        return values, _offsets(counts)
+
+    def fixed_numbers(self, slot: int, conv: Conversion, k: int) -> Any:
+        """The ``(B, k)`` numbers of feature ``slot`` when every record holds k of them in a list
+        of one kind the column takes as it is: float32s gathered straight from the bytes, or
+        one int64 varint per record decoded in one pass. None otherwise (then :meth:`values`
+        reads them, or finds why the batch cannot be read at once)."""
+        loc = self.located
+        kind, start, stop = loc.kind[slot], loc.start[slot], loc.stop[slot]
+        source = int(kind[0])
+        if (kind != source).any() or not conv.exact.get(source, False):
+            return None
+        if source == FLOAT and conv.value == "float":
+            if ((stop - start) != 4 * k).any():
+                return None
+            return self.batch.fixed_floats(self.buf, start, k)
+        if source == INT64 and conv.value == "int" and k == 1:
+            found = self.batch.one_varint(self.buf, start, stop)
+            return None if found is None else found.reshape(self.size, 1)
+        return None
+
+    def ragged(self, c: Column) -> Any:
+        present = [self._present(slot) for slot in c.slots]
+        if (np.logical_or.reduce(present) & ~np.logical_and.reduce(present)).any():
+            raise _Fallback  # a record lacks a part: the record path names it
+        parts = []
+        for k, slot in enumerate(c.slots):
+            parts.append(self.values(slot, conversion_of(c) if k == 0 else LENGTHS))
+        flat, flat_counts, _, _ = parts[0]
+        levels = [p[0] for p in parts[1:]]
+        level_counts = [p[1] for p in parts[1:]]
+        for k, lengths in enumerate(levels):
+            below = level_counts[k + 1] if k + 1 < len(levels) else flat_counts
+            if len(lengths) and int(lengths.min()) < 0:
+                raise _Fallback
+            if (_segment_sums(lengths, level_counts[k]) != below).any():
+                raise _Fallback
+        offsets = [_offsets(level_counts[0])] + [_offsets(lengths) for lengths in levels]
+        return (flat, *offsets)
+
+    def check_arrays(self, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]) -> None:
+        """The record path's check that an array of structs' leaves agree on its length, for
+        the batch: falls back where it fails."""
+        for _, members in arrays:
+            n = np.full(self.size, -1, np.int64)
+            unequal = np.zeros(self.size, bool)
+            for c in members:
+                present = np.zeros(self.size, bool)
+                for slot in c.slots:
+                    present |= self._present(slot)
+                got = found[c.key]
+                counts: Any = np.diff(got[1]) if isinstance(got, tuple) else c.fixed
+                unequal |= present & (n >= 0) & (counts != n)
+                n = np.where(present & (n < 0), counts, n)
+            if unequal.any():
+                raise _Fallback
+
+    def vector(self, c: Column) -> Any:
+        dense_slot, index_slot, value_slot, size_slot = c.slots
+        has_parts = self._present(index_slot) | self._present(value_slot)
+        has_dense = self._present(dense_slot)
+        if not c.sparse:
+            if has_parts.any():
+                raise _Fallback
+            dense = Column(
+                c.key,
+                "float",
+                "list",
+                fixed=c.fixed,
+                slots=[dense_slot],
+                conversion=c.conversion,
+            )
+            return self.column(dense)
+        if has_dense.any():
+            raise _Fallback
+        indices, index_counts, _, _ = self.values(index_slot, LENGTHS)
+        entries, entry_counts, _, _ = self.values(value_slot, conversion_of(c))
+        sizes, size_counts, _, _ = self.values(size_slot, LENGTHS)
+        if (index_counts != entry_counts).any() or (size_counts != has_parts).any():
+            raise _Fallback
+        distinct = set(sizes.tolist()) | ({c.size} if c.size else set())
+        if len(distinct) > 1:
+            raise _Fallback
+        size = distinct.pop() if distinct else 0
+        rows = np.repeat(np.arange(self.size, dtype=np.int64), index_counts)
+        if len(indices):
+            if int(indices.min()) < 0 or int(indices.max()) >= size:
+                raise _Fallback
+            step = np.diff(indices)
+            if (step[rows[1:] == rows[:-1]] <= 0).any():
+                raise _Fallback
+        return np.stack([rows, indices], axis=1), entries, (self.size, size)
+
+
+def _segment_sums(values: Any, counts: Any) -> Any:
+    """The sums of ``values`` in consecutive runs of ``counts`` items."""
+    total = np.concatenate([[0], np.cumsum(np.asarray(values, np.int64))])
+    ends = np.cumsum(counts)
+    return total[ends] - total[ends - counts]
+
+
+def _offsets(counts: Any) -> Any:
+    out = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(np.asarray(counts, np.int64), out=out[1:])
+    return out
+
+
+def _join(parts: list[Any], value: str) -> Any:
+    if value not in DTYPES:
+        return [v for part in parts for v in part]
+    if not parts:
+        return np.empty(0, DTYPES[value])
+    return np.concatenate([np.asarray(p, DTYPES[value]) for p in parts])

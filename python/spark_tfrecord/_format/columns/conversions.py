@@ -1,0 +1,232 @@
+"""How a feature's values become a column's, as the jar's type table (``codec/TypeTable``) reads
+them: which feature kinds a Spark type reads, the conversions, and the range checks.
+
+:func:`conversion` is called once per column (when a reader's layout is made) and gives a
+:class:`Conversion`: per feature kind, the function that turns a feature's decoded values into
+the column's (or None: the type does not read that kind). The functions work on whole arrays,
+so the record decoder calls them on one record's values and the batch decoder on a batch's
+values at once, with the same results and the same refusals (:class:`OutOfRange`). Values are
+given in the loaders' dtypes (docs/pytorch.md): integers, booleans, dates (days) and timestamps
+(microseconds) as int64; floats, doubles and decimals as float32 (Spark's value, rounded to
+float32); strings as ``str``; binaries as ``bytes``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import decimal
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64
+
+
+class OutOfRange(Exception):
+    """A value the column's type cannot hold; the message is the jar's
+    (``cannot hold the value 300``)."""
+
+
+Convert = Callable[[Any], Any]
+
+#: The int64 range of each integer type that is narrower than int64.
+_RANGES = {
+    "tinyint": (-(2**7), 2**7 - 1),
+    "smallint": (-(2**15), 2**15 - 1),
+    "int": (-(2**31), 2**31 - 1),
+    "date": (-(2**31), 2**31 - 1),
+}
+_WIDE = ("bigint", "timestamp", "timestamp_ntz")
+#: Spark 4.1's ``TIME(p)``: nanoseconds since midnight, below this.
+NANOS_PER_DAY = 86_400 * 10**9
+_TIME = re.compile(r"time\(\d\)")
+_ONE = decimal.Decimal(1)
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+
+
+class Conversion:
+    """A column type's reading of each feature kind: ``by_kind[k]`` converts an array of kind k's
+    values (an int64 ndarray, a float32 ndarray, a list of bytes) into the column's values, or
+    is None when the type does not read kind k. ``value`` is the loaders' kind of the result
+    (``int``, ``float``, ``str``, ``bytes``); ``exact[k]``: the values of kind k are the
+    column's as they are (no call needed)."""
+
+    __slots__ = ("by_kind", "exact", "name", "value")
+
+    def __init__(self, name: str, value: str, by_kind: dict[int, Convert | None]) -> None:
+        self.name = name
+        self.value = value
+        self.by_kind = {k: by_kind.get(k) for k in (BYTES, FLOAT, INT64)}
+        self.exact = {k: f is _same for k, f in self.by_kind.items()}
+
+    def accepts(self, kind: int) -> bool:
+        """Whether the type reads a feature of ``kind``."""
+        return self.by_kind.get(kind) is not None
+
+
+def _same(values: Any) -> Any:
+    return values
+
+
+def _ranged(low: int, high: int) -> Convert:
+    def check(values: Any) -> Any:
+        if len(values) and (int(values.min()) < low or int(values.max()) > high):
+            bad = values[(values < low) | (values > high)][0]
+            raise OutOfRange(f"cannot hold the value {int(bad)}")
+        return values
+
+    return check
+
+
+def _boolean(values: Any) -> Any:
+    if len(values) and (int(values.min()) < 0 or int(values.max()) > 1):
+        bad = values[(values < 0) | (values > 1)][0]
+        raise OutOfRange(f"cannot hold the value {int(bad)} (a boolean is stored as 0 or 1)")
+    return values
+
+
+def _time(values: Any) -> Any:
+    if len(values) and (int(values.min()) < 0 or int(values.max()) >= NANOS_PER_DAY):
+        bad = values[(values < 0) | (values >= NANOS_PER_DAY)][0]
+        raise OutOfRange(
+            f"cannot hold the value {int(bad)} (a time is nanoseconds since midnight, from 0 to "
+            f"{NANOS_PER_DAY})"
+        )
+    return values
+
+
+def _int64_to_float(values: Any) -> Any:
+    return values.astype(np.float32)  # round to nearest, as Java's long-to-float
+
+
+def _int64_to_double(values: Any) -> Any:
+    return values.astype(np.float64).astype(np.float32)  # Spark's double, given as float32
+
+
+def _int64_to_text(values: Any) -> Any:
+    return [str(int(v)) for v in values]
+
+
+def _float_to_text(values: Any) -> Any:
+    return [java_float(v) for v in values]
+
+
+#: The error handler that decodes bytes that are not UTF-8 as Java does (registered when a
+#: string column is first read).
+JAVA_REPLACE = "spark_tfrecord.java_replace"
+
+
+def _java_replace(error: UnicodeError) -> tuple[str, int]:
+    """U+FFFD for an invalid sequence, as Java's UTF-8 decoder gives it: Python's "replace"
+    but that an encoded surrogate (``ED A0..BF``, and a continuation byte after) is one."""
+    assert isinstance(error, UnicodeDecodeError)
+    data, at = error.object, error.start
+    if data[at] == 0xED and at + 1 < len(data) and 0xA0 <= data[at + 1] <= 0xBF:
+        third = at + 2 < len(data) and 0x80 <= data[at + 2] <= 0xBF
+        return "\ufffd", at + (3 if third else 2)
+    return "\ufffd", error.end
+
+
+def _utf8(values: Any) -> Any:
+    # Spark keeps a string's bytes as they are; what pyspark shows of bytes that are not UTF-8
+    # is Java's decoding (UTF8String.toString), U+FFFD for each invalid sequence, as here.
+    try:
+        return [v.decode("utf-8") for v in values]  # strict: the fastest call, when it is UTF-8
+    except UnicodeDecodeError:
+        return [v.decode("utf-8", JAVA_REPLACE) for v in values]
+
+
+def java_float(x: Any) -> str:
+    """A float32 as Java's ``Float.toString`` writes it (JDK 19 and later, whose digits are
+    specified): ``1.5``, ``1.0E10``, ``1.0E-5``, ``NaN``, ``-Infinity``, the shortest digits
+    that read back as the float (at least two significant digits: Java's ``d.d``, the nearest
+    to the float's exact value). JDK 17's ``FloatingDecimal`` sometimes gives more digits
+    (``1.17549435E-38`` for ``Float.MIN_NORMAL``, here ``1.1754944E-38``)."""
+    v = np.float32(x)
+    if np.isnan(v):
+        return "NaN"
+    if np.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if np.signbit(v) else "0.0"
+    sign = "-" if v < 0 else ""
+    a = abs(v)
+    mantissa, exponent = np.format_float_scientific(a, unique=True, trim="-").split("e")
+    digits = mantissa.replace(".", "")
+    if len(digits) == 1:
+        mantissa, exponent = np.format_float_scientific(a, precision=1, unique=False).split("e")
+        digits = mantissa.replace(".", "").rstrip("0") or "0"
+    e = int(exponent)
+    if -3 <= e < 7:
+        if e >= 0:
+            whole, fraction = digits[: e + 1].ljust(e + 1, "0"), digits[e + 1 :] or "0"
+        else:
+            whole, fraction = "0", "0" * (-e - 1) + digits
+        return f"{sign}{whole}.{fraction}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{e}"
+
+
+def _decimal(precision: int, scale: int) -> tuple[Convert, Convert]:
+    """A decimal(p,s) column's readings of int64 and float values: Spark's decimal (a float's
+    shortest decimal, rounded half-up to the scale; too many digits, NaN or ±inf refused),
+    given as float32."""
+    quantum = decimal.Decimal(1).scaleb(-scale)
+    context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
+    limit = decimal.Decimal(10) ** (precision - scale)
+
+    def put(value: decimal.Decimal, shown: Any) -> float:
+        rounded = value.quantize(quantum, context=context)
+        if abs(rounded) >= limit:
+            raise OutOfRange(f"cannot hold the value {shown}")
+        return float(rounded) + 0.0  # a decimal has no -0
+
+    def from_int64(values: Any) -> Any:
+        out = np.empty(len(values), np.float32)
+        for j, v in enumerate(values.tolist()):
+            put(decimal.Decimal(v), v)
+            out[j] = np.float32(v)
+        return out
+
+    def from_float(values: Any) -> Any:
+        out = np.empty(len(values), np.float32)
+        for j, v in enumerate(values):
+            if not np.isfinite(v):
+                raise OutOfRange(f"cannot hold the value {java_float(v)}")
+            exact = decimal.Decimal(java_float(v))
+            # Spark's Decimal of a negative scale (1.0E+10) has scale 0: its text is plain.
+            negative_scale = int(exact.as_tuple().exponent) > 0  # finite: an int
+            shown = exact.quantize(_ONE, context=context) if negative_scale else exact
+            out[j] = np.float32(put(exact, shown))
+        return out
+
+    return from_int64, from_float
+
+
+def conversion(name: str, *, vector: bool = False) -> Conversion:
+    """The conversion of a column whose values have Spark type ``name`` (``simpleString``:
+    ``tinyint``, ``decimal(10,2)``); ``vector``: an ML vector's values (doubles). Raises
+    ``KeyError`` for a type no feature holds."""
+    if vector or name == "double":
+        return Conversion(name, "float", {FLOAT: _same, INT64: _int64_to_double})
+    if name == "float":
+        return Conversion(name, "float", {FLOAT: _same, INT64: _int64_to_float})
+    if name == "boolean":
+        return Conversion(name, "int", {INT64: _boolean})
+    if name in _RANGES:
+        return Conversion(name, "int", {INT64: _ranged(*_RANGES[name])})
+    if name in _WIDE:
+        return Conversion(name, "int", {INT64: _same})
+    if _TIME.fullmatch(name):
+        return Conversion(name, "int", {INT64: _time})
+    if name == "string" or name.startswith("string collate "):  # a collation only orders
+        codecs.register_error(JAVA_REPLACE, _java_replace)
+        return Conversion(name, "str", {BYTES: _utf8, INT64: _int64_to_text, FLOAT: _float_to_text})
+    if name == "binary":
+        return Conversion(name, "bytes", {BYTES: _same})
+    found = _DECIMAL.fullmatch(name)
+    if found:
+        from_int64, from_float = _decimal(int(found.group(1)), int(found.group(2)))
+        return Conversion(name, "float", {INT64: from_int64, FLOAT: from_float})
+    raise KeyError(name)

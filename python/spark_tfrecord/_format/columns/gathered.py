@@ -1,0 +1,91 @@
+"""A column's values in a batch, gathered at once from where the batch decoder found its feature
+in every record (:func:`spark_tfrecord._format.entries.batch.locate`), in Arrow's layout:
+numbers as one NumPy array, bytes as the entries' bounds in the batch (their data gathered in
+one NumPy call when wanted), and per record the number of values and whether the feature is
+there.
+
+The one columnar core of both batch paths: the loaders' NumPy batches
+(:mod:`spark_tfrecord._format.columns.batches`) and the jar-less source's Arrow arrays
+(:mod:`spark_tfrecord._source.batch_arrays`) shape what :func:`column_values` gives. Anything
+that needs a decision per record (two kinds, a kind the column does not read, numbers read as
+text, a value out of range, a list that strays from the layout writers produce) gives None: the
+batch is then read record by record, whose values and errors are the reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from spark_tfrecord._format.columns.conversions import Conversion, OutOfRange
+from spark_tfrecord._format.entries import batch
+from spark_tfrecord._format.entries.entries import bytes_entries
+from spark_tfrecord._format.entries.wire import BYTES, FLOAT, MalformedRecord
+
+#: The NumPy type of each loaders' kind of number (:attr:`Conversion.value`).
+DTYPES = {"int": np.int64, "float": np.float32}
+
+
+class Gathered(NamedTuple):
+    """A column's values in a batch (of B records)."""
+
+    #: The kind they were read from; -1 when no record holds a value.
+    source: int
+    #: Numbers: the values, converted to the column's (a NumPy array); bytes: None.
+    values: Any
+    #: Bytes: each entry's start and stop in the batch's buffer, record after record.
+    first: Any
+    last: Any
+    #: Per record: how many values it holds (int64), and whether it has the feature at all.
+    counts: Any
+    present: Any
+
+
+def column_values(
+    buf: bytes, located: Any, slot: int, conv: Conversion, numeric: bool
+) -> Gathered | None:
+    """The values of feature ``slot`` of the located batch ``buf`` as read by ``conv`` (into
+    numbers when ``numeric``, else into text or binary); None when the batch needs the record
+    path."""
+    kind, start, stop = located.kind[slot], located.start[slot], located.stop[slot]
+    present = kind >= 0
+    filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
+    kinds = kind[filled]
+    source = int(kinds[0]) if len(kinds) else -1
+    if source >= 0 and ((kinds != source).any() or conv.by_kind[source] is None):
+        return None  # a kind the column does not read, or two: the record path's error
+    start, stop = np.where(filled, start, 0), np.where(filled, stop, 0)
+    if not numeric:
+        if source not in (-1, BYTES):
+            return None  # numbers read as text: the record path
+        found = bytes_entries(buf, start, stop)
+        if found is None:
+            return None
+        first, last, counts = found
+        return Gathered(source, None, first, last, counts, present)
+    if source == BYTES:
+        return None
+    if source < 0:  # (a kind of number the loaders do not give: the caller casts the values)
+        values = np.empty(0, DTYPES.get(conv.value, np.float64))
+        return Gathered(source, values, None, None, np.zeros(len(kind), np.int64), present)
+    if source == FLOAT:
+        if ((stop - start) & 3).any():
+            return None
+        values, counts = batch.float_values(buf, start, stop)
+    else:
+        try:
+            found_ints = batch.int_values(buf, start, stop)
+        except MalformedRecord:
+            return None
+        if found_ints is None:
+            return None
+        values, counts = found_ints
+    if not conv.exact[source]:
+        convert = conv.by_kind[source]
+        assert convert is not None
+        try:
+            values = convert(values)
+        except OutOfRange:
+            return None  # the record path names the record and the value
+    return Gathered(source, values, None, None, counts, present)

@@ -1,0 +1,425 @@
+"""What a trainer gets for each column: a record's values and a batch's arrays, in NumPy.
+
+:func:`layout` decides once per schema (the manifest's, or a DDL string's) which features each
+column reads and how it is shaped: the columns of ``feature_spec``, keyed the same way (a
+column's name, a struct leaf's path ``image/height``). :class:`Layout` then turns the decoded
+features of one record into its values (:meth:`Layout.record`) and a list of records into a
+batch (:meth:`Layout.collate`). Kinds are TensorFlow's: int64, float32, bytes (``str`` for a
+``string`` column).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from spark_tfrecord._format.columns.batches import collate_column, collate_raw, conversion_of
+from spark_tfrecord._format.columns.column_errors import (
+    ColumnError,
+    StepRefused,
+    ValueRefused,
+)
+from spark_tfrecord._format.columns.conversions import OutOfRange, conversion
+from spark_tfrecord._format.columns.gathered import DTYPES
+from spark_tfrecord._format.columns.schema import Column, columns, select
+from spark_tfrecord._format.columns.values import Ragged, Sparse
+from spark_tfrecord._format.entries.decoder import STEPS, ExampleDecoder
+from spark_tfrecord._format.entries.wire import (
+    BYTES,
+    KIND_NAMES,
+    UNSET,
+    MalformedRecord,
+)
+
+
+class Layout:
+    """The columns a reader gives, decided once: a decoder of their features, and how a
+    record's features become values and records a batch."""
+
+    def __init__(self, chosen: Sequence[Column], sequence: bool = False) -> None:
+        # A SequenceExample's feature list is batched as a list of lists (a list per step), or
+        # as a list (a value per step, a field of an array of structs that is not a list).
+        self.columns = [
+            dataclasses.replace(c, shape="ragged" if c.shape == "list" else "list", depth=2)
+            if c.sequence
+            else c
+            for c in chosen
+        ]
+        self.sequence = sequence
+        keys: dict[str, int] = {}
+        for c in self.columns:
+            c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
+            c.conversion = conversion(c.spark, vector=c.shape == "vector")
+        self.decoder = ExampleDecoder(list(keys), sequence)
+        self.decoder_keys = [k.encode("utf-8") for k in keys]
+        self._readers = [(c.key, self._reader(c)) for c in self.columns]
+        arrays: dict[str, list[Column]] = {}
+        for c in self.columns:
+            if c.array and not c.sequence:  # a SequenceExample's arrays come in steps
+                arrays.setdefault(c.array, []).append(c)
+        #: Each array of structs' leaves, whose lists must be of one length.
+        self.arrays = list(arrays.items())
+        self._checks: list[list[Any]] | None = None
+
+    def use_reader(self, key: str, read: Callable[[list[Any]], Any]) -> None:
+        """Reads column ``key`` of each record with ``read`` (of the record's features, by the
+        column's ``slots``) instead of the layout's own reader: the jar-less source's Spark
+        vectors."""
+        self._readers = [(k, read if k == key else r) for k, r in self._readers]
+
+    # --- one record -----------------------------------------------------------------------
+
+    def record(self, buf: bytes) -> dict[str, Any]:
+        """The values of one serialized Example (or SequenceExample). Raises
+        ``MalformedRecord`` or :class:`ColumnError`."""
+        try:
+            features = self.decoder.decode(buf)
+            found = {key: read(features) for key, read in self._readers}
+            if self.arrays:
+                self._check_arrays(features)
+        except (ColumnError, MalformedRecord):
+            self.decoder.decode(buf, self._check_feature)  # an error earlier in the record
+            raise
+        if self.decoder.repeated:  # the jar reads (and checks) every Feature of a key given twice
+            self.decoder.decode(buf, self._check_feature)
+        return found
+
+    def _check_feature(self, slot: int, feature: tuple[int, Any]) -> None:
+        """What the jar checks of one Feature as its walk meets it (its kind, its values'
+        range, a scalar's count): the error of the first Feature that fails, in the record's
+        order. Only on a record that fails, or gives a key twice."""
+        if self._checks is None:
+            self._checks = [[] for _ in self.decoder.keys]
+            for c in self.columns:
+                for k, s in enumerate(c.slots):
+                    self._checks[s].append(self._check(c, k))
+        for check in self._checks[slot]:
+            check(feature)
+
+    def _check(self, c: Column, k: int) -> Any:
+        """The check of feature ``k`` of column ``c``."""
+        if c.shape in ("scalar", "list", "uniform"):
+            read = dict(self._readers)[c.key]
+            width, slot = len(self.decoder.keys), c.slots[0]
+
+            def whole(feature: tuple[int, Any]) -> None:
+                features: list[Any] = [None] * width
+                features[slot] = feature
+                read(features)
+
+            return whole
+        # a ragged column's values (k 0) and row lengths; a vector's values (dense: k 0, sparse:
+        # k 2) and its indices and size
+        values = (c.shape == "ragged" and k == 0) or (c.shape == "vector" and k in (0, 2))
+        column = c if values else Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+        name = c.features[k]
+        return lambda feature: self._values(column, feature, name)
+
+    def _check_arrays(self, features: list[Any]) -> None:
+        """Each array of structs' leaves hold one value (or ``length`` values) per element,
+        as many in each present leaf, as the jar assembles them; else its error."""
+        for path, members in self.arrays:
+            n, unequal = -1, False
+            counts = []
+            for c in members:
+                count = _element_values(c, features)
+                counts.append(count)
+                if count < 0:
+                    continue
+                per = c.length or 1
+                if count % per:
+                    unequal = True
+                elif n < 0:
+                    n = count // per
+                elif count // per != n:
+                    unequal = True
+            if unequal:
+                told = [
+                    f"'{c.key}' absent"
+                    if count < 0
+                    else f"'{c.key}' {count}"
+                    + (f" values, {c.length} per element" if c.length > 1 else "")
+                    for c, count in zip(members, counts)
+                ]
+                raise ColumnError.said(
+                    path,
+                    f"Column '{path}' (array<struct>) is read from lists of unequal length: "
+                    + ", ".join(told),
+                )
+
+    @staticmethod
+    def _single(column: Column, feature: Any) -> None:
+        """Refuses a feature list where the column reads a single feature (the jar's error)."""
+        if feature is not None and feature[0] == STEPS:
+            raise ValueRefused(
+                column.path,
+                column.type_name,
+                "is read from a single feature, but the record has a feature list of that "
+                f"name: read it as array<array<{column.spark}>>",
+            )
+
+    def _steps_reader(self, c: Column) -> Any:
+        """A SequenceExample's feature list: a list per step (a :class:`Ragged` of two levels),
+        or for a field of an array of structs that is not a list, the one value of each step."""
+        values = self._values
+        (slot,) = c.slots
+        name = c.features[0]
+        one_per_step = c.shape == "list"
+        numeric = c.value in DTYPES
+
+        def steps(features: list[Any]) -> Any:
+            found = features[slot]
+            if found is None:
+                return None
+            if found[0] != STEPS:
+                raise ValueRefused(
+                    c.path,
+                    c.type_name,
+                    "is read from a SequenceExample feature list, but the record has a single "
+                    "feature of that name (context or Example feature): read it as "
+                    f"array<{c.spark}>",
+                )
+            got = [values(c, step, name) for step in found[1]]
+            lengths = np.array([len(g) for g in got], np.int64)
+            if one_per_step and len(lengths) and (lengths != 1).any():
+                i = int(np.flatnonzero(lengths != 1)[0])
+                what = (
+                    "holds no value (Spark reads a null there, which a loader's list cannot hold)"
+                    if lengths[i] == 0
+                    else f"holds {lengths[i]}"
+                )
+                field = c.path[len(c.array) + 1 :] if c.array else c.key
+                raise StepRefused(
+                    c.array or c.key,
+                    f"Column '{c.array or c.key}' field '{field}' ({c.spark}) holds one value "
+                    f"per step, but step {i} of feature list '{name}' {what}",
+                )
+            flat = (
+                (np.concatenate(got) if got else np.empty(0, DTYPES[c.value]))
+                if numeric
+                else [v for g in got for v in g]
+            )
+            return flat if one_per_step else Ragged(flat, (lengths,))
+
+        return steps
+
+    @staticmethod
+    def _values(column: Column, feature: tuple[int, Any], name: str) -> Any:
+        """The feature's values as the column's kind: an ndarray, or a list of bytes / str."""
+        kind, values = feature
+        if kind == UNSET or not len(values):  # no values: of any kind, as the jar reads them
+            return [] if column.value not in DTYPES else np.empty(0, DTYPES[column.value])
+        convert = conversion_of(column).by_kind[kind]
+        if convert is None:
+            raise ValueRefused(
+                column.path, column.type_name, f"cannot be read from a {KIND_NAMES[kind]} feature"
+            )
+        if kind != BYTES and not isinstance(values, np.ndarray):
+            values = np.asarray(values, np.int64)
+        try:
+            return convert(values)
+        except OutOfRange as e:
+            raise ValueRefused(column.path, column.type_name, str(e)) from None
+
+    def _reader(self, c: Column) -> Any:
+        if c.sequence:
+            return self._steps_reader(c)
+        read = self._plain_reader(c)
+        if not self.sequence:
+            return read
+        single, slots = self._single, c.slots
+
+        def context(features: list[Any]) -> Any:  # a context feature: not a feature list
+            for s in slots:
+                single(c, features[s])
+            return read(features)
+
+        return context
+
+    def _plain_reader(self, c: Column) -> Any:
+        values = self._values
+        if c.shape == "scalar":
+            (slot,) = c.slots
+            name = c.features[0]
+            dtype = DTYPES.get(c.value)
+
+            def scalar(features: list[Any]) -> Any:
+                feature = features[slot]
+                if feature is None or feature[0] == UNSET:
+                    return None
+                vs = feature[1]
+                if len(vs) != 1:
+                    if len(vs) == 0:
+                        return None
+                    if not conversion_of(c).accepts(feature[0]):
+                        values(c, feature, name)  # the kind's error: the jar checks it first
+                    raise ColumnError.of(
+                        c,
+                        f"is a scalar but the feature holds {len(vs)} values; read it as "
+                        f"array<{c.spark}> to get them all",
+                    )
+                got = values(c, feature, name)
+                return got[0] if dtype is None else dtype(got[0])
+
+            return scalar
+        if c.shape in ("list", "uniform"):
+            (slot,) = c.slots
+            name = c.features[0]
+            length = c.length
+
+            def listed(features: list[Any]) -> Any:
+                feature = features[slot]
+                if feature is None:
+                    return None
+                got = values(c, feature, name)
+                if length and not len(got) % length:  # else the array's check (_check_arrays)
+                    got = (
+                        np.asarray(got).reshape(-1, length)
+                        if c.value in DTYPES
+                        else [got[i : i + length] for i in range(0, len(got), length)]
+                    )
+                return got
+
+            return listed
+        if c.shape == "ragged":
+            slots, names = c.slots, c.features
+            lengths_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+            # the jar's order of the features, in its messages: the row lengths, then the values
+            in_order = [*names[1:], names[0]]
+            listed_names = ", ".join(f"'{n}'" for n in in_order)
+
+            def ragged(features: list[Any]) -> Any:
+                if all(features[s] is None for s in slots):
+                    return None
+                got = [
+                    values(c if k == 0 else lengths_column, features[s] or (UNSET, None), names[k])
+                    for k, s in enumerate(slots)
+                ]
+                for k in range(len(slots)):
+                    if features[slots[(k + 1) % len(slots)]] is None:
+                        raise ColumnError.of(
+                            c,
+                            f"is read from the ragged features {listed_names}, but the record "
+                            f"has no '{in_order[k]}'",
+                        )
+                flat, row_lengths = got[0], tuple(got[1:])
+                for k, lengths in enumerate(row_lengths):
+                    if len(lengths) and int(lengths.min()) < 0:
+                        first = int(lengths[lengths < 0][0])
+                        raise ColumnError.of(
+                            c, f"has the negative row length {first} in '{names[k + 1]}'"
+                        )
+                    below = row_lengths[k + 1] if k + 1 < len(row_lengths) else flat
+                    total = int(np.sum(lengths))
+                    if total != len(below):
+                        what = "values" if k + 1 == len(row_lengths) else "row lengths"
+                        raise ColumnError.of(
+                            c,
+                            f"has row lengths in '{names[k + 1]}' that add up to {total}, but "
+                            f"'{names[(k + 2) % len(names)]}' holds {len(below)} {what}",
+                        )
+                return Ragged(flat, row_lengths)
+
+            return ragged
+        # a vector: dense (the feature c) or sparse (c/indices, c/values, c/size)
+        dense_slot, index_slot, value_slot, size_slot = c.slots
+        names = c.features
+        index_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+        size_column = index_column
+
+        def vector(features: list[Any]) -> Any:
+            dense = features[dense_slot]
+            if features[index_slot] is None and features[value_slot] is None:
+                if dense is None:
+                    return None
+                got = values(c, dense, names[0])
+                if not c.sparse:
+                    return got
+                (nonzero,) = np.nonzero(got.view(np.uint32))  # by bits: -0.0 and NaN are entries
+                return Sparse(nonzero.astype(np.int64), got[nonzero], len(got))
+            indices = values(index_column, features[index_slot] or (UNSET, None), names[1])
+            entries = values(c, features[value_slot] or (UNSET, None), names[2])
+            size = values(size_column, features[size_slot] or (UNSET, None), names[3])
+            if len(size) != 1:
+                raise ColumnError(c.path, f"feature {names[3]!r} must hold the vector's size")
+            n = int(size[0])
+            if len(indices) != len(entries):
+                raise ColumnError(
+                    c.path, f"{len(indices)} indices but {len(entries)} values in {names[1]!r}"
+                )
+            if len(indices) and (
+                int(indices.min()) < 0
+                or int(indices.max()) >= n
+                or bool(np.any(np.diff(indices) <= 0))
+            ):
+                raise ColumnError(
+                    c.path, f"indices in {names[1]!r} must increase and be below the size {n}"
+                )
+            found = Sparse(indices, entries, n)
+            return found if c.sparse else found.to_dense()
+
+        return vector
+
+    # --- a batch --------------------------------------------------------------------------
+
+    def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
+        """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
+        together; None when a record strays from the layout writers produce (then decode the
+        batch record by record: the same values, or the error naming the record), and for
+        SequenceExamples, which are decoded record by record."""
+        if self.sequence:
+            return None
+        return collate_raw(self.columns, self.arrays, self.decoder_keys, buf, starts, stops)
+
+    def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """A batch of records, in NumPy, key by key:
+
+        - a column every record holds with the same k values (the manifest's counts), or a
+          non-nullable scalar: the values stacked, shape ``(B,)`` or ``(B, k)``;
+        - any other list or scalar: ``(values, offsets)``, ``offsets`` int64 of length B+1
+          (record j's values are ``values[offsets[j]:offsets[j + 1]]``); a null has none;
+        - a list of lists: ``(values, offsets, inner_offsets, ...)``, an offsets array per
+          level;
+        - str and bytes: a list of B values (fixed) or ``(list of values, offsets)``;
+        - a sparse vector: ``(indices, values, shape)``: indices ``(nnz, 2)`` int64 of
+          (record, position), as ``tf.SparseTensor`` takes them, and ``shape = (B, size)``.
+        """
+        return {c.key: self.collate_column(c, [r[c.key] for r in records]) for c in self.columns}
+
+    #: Column ``c``'s values of a batch of records, ``items`` (one a record), in NumPy arrays, as
+    #: :meth:`collate` gives each column.
+    collate_column = staticmethod(collate_column)
+
+
+def _element_values(c: Column, features: list[Any]) -> int:
+    """The values of an array of structs' leaf ``c`` in a record's decoded features: one per
+    element (``length`` for a uniform leaf; a ragged leaf's outer lists); -1 when absent."""
+    if c.shape == "ragged":
+        if all(features[s] is None for s in c.slots):
+            return -1
+        lengths = features[c.slots[1]]
+    else:
+        lengths = features[c.slots[0]]
+        if lengths is None:
+            return -1
+    return 0 if lengths is None or lengths[1] is None else len(lengths[1])
+
+
+def layout(
+    schema_json: Mapping[str, Any],
+    counts: Mapping[str, tuple[int, int]],
+    selected: Sequence[str] | None,
+    where: str,
+    separator: str = "/",
+    record_type: Literal["Example", "SequenceExample"] = "Example",
+) -> Layout:
+    """The layout of the schema's columns, or of ``selected`` ones (a struct column brings its
+    leaves), read from the records (of ``record_type``) at ``where`` (for messages)."""
+    found = list(columns(schema_json, counts, separator=separator, record_type=record_type))
+    if selected is not None:
+        by_key = {c.key: c for c in found}
+        found = [by_key[k] for k in select(list(by_key), selected, where, separator)]
+    return Layout(found, record_type == "SequenceExample")

@@ -1,0 +1,378 @@
+"""The schema walk: a Spark schema (its JSON, ``StructType.jsonValue()``, the manifest's
+``schema_json``, or :mod:`~spark_tfrecord._format.columns.ddl`'s parse of a DDL string) as the
+features its records hold, one :class:`Column` per key.
+
+:func:`columns` is the one walk: ``feature_spec`` turns its columns into ``tf.io`` parsing specs,
+and the loaders' :class:`~spark_tfrecord._format.columns.layout.Layout` into values. :func:`select`
+is the one column selection, and :func:`type_string` the one printer of a type. Neither pyspark nor
+NumPy is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # numpy's: not imported with the package
+    from spark_tfrecord._format.columns.conversions import Conversion
+
+_INT64 = (
+    "boolean",
+    "byte",
+    "short",
+    "integer",
+    "long",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "time",
+)
+_FLOAT = ("float", "double", "decimal")
+_BYTES = ("string", "binary")
+#: The classes of Spark ML's and MLlib's vector types.
+VECTOR_CLASSES = (
+    "org.apache.spark.ml.linalg.VectorUDT",
+    "org.apache.spark.mllib.linalg.VectorUDT",
+)
+#: Spark's JSON names of the types whose simpleString differs.
+_SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
+
+
+def type_name(data_type: Any) -> str:
+    """The type's name: ``long``, ``decimal``, ``array``, ``struct``, ``udt``..."""
+    if isinstance(data_type, str):
+        m = re.match(r"[a-z_]+", data_type)
+        return m.group() if m else data_type
+    return str(data_type.get("type"))
+
+
+def is_array(data_type: Any) -> bool:
+    return type_name(data_type) == "array"
+
+
+def is_struct(data_type: Any) -> bool:
+    return type_name(data_type) == "struct"
+
+
+def is_vector(data_type: Any) -> bool:
+    """A Spark ML (or MLlib) vector, ``{"type": "udt", "class": "...VectorUDT", ...}``,
+    recognised by its class name as the jar recognises it."""
+    return type_name(data_type) == "udt" and str(data_type.get("class", "")) in VECTOR_CLASSES
+
+
+def type_string(data_type: Any, *, simple: bool = True) -> str:
+    """The type as Spark writes it: its ``simpleString`` (``bigint``, ``array<int>``), or with
+    ``simple=False`` with the JSON's names of the atomic types (``long``, ``integer``), as
+    ``printSchema`` shows them."""
+    name = type_name(data_type)
+    if isinstance(data_type, str):
+        return _SIMPLE.get(data_type, data_type) if simple else data_type
+    if name == "array":
+        return f"array<{type_string(data_type['elementType'], simple=simple)}>"
+    if name == "map":
+        key = type_string(data_type["keyType"], simple=simple)
+        return f"map<{key},{type_string(data_type['valueType'], simple=simple)}>"
+    if name == "struct":
+        fields = ",".join(
+            f"{f['name']}:{type_string(f['type'], simple=simple)}" for f in data_type["fields"]
+        )
+        return f"struct<{fields}>"
+    if is_vector(data_type):
+        return "vector"
+    return str(data_type.get("class", name))
+
+
+def depth(data_type: Any) -> int:
+    """How many arrays ``data_type`` is nested in (2 for ``array<array<T>>``)."""
+    n = 0
+    while is_array(data_type):
+        data_type, n = data_type["elementType"], n + 1
+    return n
+
+
+def innermost(data_type: Any) -> Any:
+    """The type inside every array of ``data_type`` (itself for a non-array)."""
+    while is_array(data_type):
+        data_type = data_type["elementType"]
+    return data_type
+
+
+def array_of(element: Any) -> dict[str, Any]:
+    return {"type": "array", "elementType": element, "containsNull": True}
+
+
+def value_kind(data_type: Any, column: str) -> str:
+    """``"int"``, ``"float"``, ``"str"`` or ``"bytes"``: the kind of TFRecord feature (int64,
+    float, bytes) a value of ``data_type`` is stored as; a ValueError naming ``column`` for a
+    type that has none."""
+    name = type_name(data_type)
+    if name in _INT64:
+        return "int"
+    if name in _FLOAT or is_vector(data_type):
+        return "float"
+    if name == "string":
+        return "str"
+    if name in _BYTES:
+        return "bytes"
+    raise ValueError(
+        f"Column {column!r} has type {type_string(data_type)}, which has no TFRecord feature kind."
+    )
+
+
+@dataclass
+class Column:
+    """One key of the records, and the features it is read from."""
+
+    key: str
+    #: "int", "float", "str" or "bytes".
+    value: str
+    #: "scalar", "list", "ragged" (``depth`` levels), "uniform" (``length`` per element),
+    #: "vector" (``sparse``: written with vectorLayout=sparse).
+    shape: str
+    #: Values in every record when the manifest says so (1 for a scalar always there).
+    fixed: int | None = None
+    depth: int = 1
+    length: int = 0
+    sparse: bool = False
+    #: A vector's size when its Spark ML metadata gives it (``ml_attr.num_attrs``), else 0.
+    size: int = 0
+    features: list[str] = field(default_factory=list)
+    #: The decoder's slot of each feature, set by
+    #: :class:`~spark_tfrecord._format.columns.layout.Layout`.
+    slots: list[int] = field(default_factory=list)
+    #: The column's path in the schema, for messages (``image.height``).
+    path: str = ""
+    #: A leaf of an array of structs (one value, or list, per element).
+    in_array: bool = False
+    #: That array of structs' path (``objs``), whose leaves' lists must be of one length; in a
+    #: SequenceExample, the array whose steps a leaf's feature list holds.
+    array: str = ""
+    #: A SequenceExample's feature list (one step per element or inner list).
+    sequence: bool = False
+    #: Whether the Spark ML metadata gives the vector's size (``size``).
+    has_size: bool = False
+    #: Spark's type of the values (``tinyint``, ``decimal(10,2)``): how features convert.
+    spark: str = "bigint"
+    #: Spark's type of the column (``array<tinyint>``), as the jar's messages name it.
+    type_name: str = "bigint"
+    #: The conversion of ``spark``'s type, chosen once per column by the reader's layout.
+    conversion: Conversion | None = None
+
+
+def columns(
+    struct: Mapping[str, Any],
+    counts: Mapping[str, tuple[int, int]],
+    *,
+    separator: str = "/",
+    record_type: Literal["Example", "SequenceExample"] = "Example",
+    vector_layout: Literal["dense", "sparse"] | None = None,
+) -> Iterator[Column]:
+    """The schema's columns as the records hold them, in the schema's order (docs/types.md):
+
+    - a struct's leaves, keyed by their path joined with ``separator`` (``image/height``); a
+      leaf is nullable when it or a struct above it is;
+    - an array of structs: one key per leaf of the element (``in_array``); a list leaf of fixed
+      length (field metadata ``tfrecord.listLength``) is ``uniform``, another list leaf a list
+      of lists (``ragged``); in a SequenceExample, feature lists (``sequence``);
+    - a list of lists: ``ragged`` (``c/ragged_flat_values``, ``c/ragged_row_lengths_k``); in a
+      SequenceExample, ``array<array<T>>`` is a feature list;
+    - a vector: ``c``, or written sparse (``vector_layout``, else found so from the manifest's
+      ``counts``) ``c/indices``, ``c/values``, ``c/size``;
+    - ``fixed``: from the manifest's ``counts``, k when a feature has k >= 1 values in every
+      record (a scalar: 1 also when it is not nullable).
+
+    A type the records cannot hold raises a ValueError naming the column, when reached.
+    """
+    sequence_type = record_type == "SequenceExample"
+
+    def fixed(name: str) -> int | None:
+        """k when the manifest says feature ``name`` has k >= 1 values in every record."""
+        low, high = counts.get(name, (-1, -2))
+        return low if low == high and low >= 1 else None
+
+    def ragged(name: str, data_type: Any, path: str, array: str = "") -> Column:
+        """The list of lists ``data_type`` (depth >= 2) written ragged as feature ``name``."""
+        levels = depth(data_type)
+        features = [name + separator + "ragged_flat_values"]
+        features += [name + separator + f"ragged_row_lengths_{k}" for k in range(levels - 1)]
+        value = value_kind(innermost(data_type), path)
+        return Column(
+            name,
+            value,
+            "ragged",
+            depth=levels,
+            features=features,
+            path=path,
+            in_array=bool(array),
+            array=array,
+            spark=type_string(innermost(data_type)),
+            type_name=type_string(data_type),
+        )
+
+    def element_leaves(
+        struct: Mapping[str, Any], name: str, column: str, array: str
+    ) -> Iterator[Column]:
+        for f in struct["fields"]:
+            leaf, path, data_type = name + separator + f["name"], f"{column}.{f['name']}", f["type"]
+            if is_struct(data_type):
+                yield from element_leaves(data_type, leaf, path, array)
+            elif is_array(data_type) and is_struct(data_type["elementType"]):
+                raise ValueError(
+                    f"Column {path!r}: an array of structs cannot hold arrays of structs."
+                )
+            elif sequence_type and depth(data_type) > 1:
+                raise ValueError(
+                    f"Column {path!r}: an array of structs in a SequenceExample cannot hold "
+                    "arrays of arrays; record_type='Example' writes them ragged."
+                )
+            elif is_vector(data_type):
+                raise ValueError(
+                    f"Column {path!r}: a vector inside an array of structs is not supported."
+                )
+            elif sequence_type:
+                shape = "list" if is_array(data_type) else "scalar"
+                element = data_type["elementType"] if is_array(data_type) else data_type
+                value = value_kind(element, path)
+                yield Column(
+                    leaf,
+                    value,
+                    shape,
+                    features=[leaf],
+                    path=path,
+                    in_array=True,
+                    array=array,
+                    sequence=True,
+                    spark=type_string(element),
+                    type_name=type_string(data_type),
+                )
+            elif is_array(data_type):
+                length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
+                if length > 0 and depth(data_type) == 1:
+                    # A list of fixed length per element, stored concatenated.
+                    value = value_kind(data_type["elementType"], path)
+                    yield Column(
+                        leaf,
+                        value,
+                        "uniform",
+                        length=length,
+                        features=[leaf],
+                        path=path,
+                        in_array=True,
+                        array=array,
+                        spark=type_string(data_type["elementType"]),
+                        type_name=type_string(data_type),
+                    )
+                else:  # one list per element: a list of lists, written ragged
+                    yield ragged(leaf, array_of(data_type), path, array)
+            else:
+                value = value_kind(data_type, path)
+                yield Column(
+                    leaf,
+                    value,
+                    "list",
+                    fixed=fixed(leaf),
+                    features=[leaf],
+                    path=path,
+                    in_array=True,
+                    array=array,
+                    spark=type_string(data_type),
+                    type_name=type_string(data_type),
+                )
+
+    def leaves(
+        struct: Mapping[str, Any], prefix: str, column_prefix: str, nullable: bool
+    ) -> Iterator[Column]:
+        for f in struct["fields"]:
+            name, column, data_type = prefix + f["name"], column_prefix + f["name"], f["type"]
+            field_nullable = nullable or bool(f.get("nullable", True))
+            if is_struct(data_type):
+                yield from leaves(data_type, name + separator, column + ".", field_nullable)
+            elif is_array(data_type) and is_struct(data_type["elementType"]):
+                yield from element_leaves(data_type["elementType"], name, column, column)
+            elif is_array(data_type) and is_array(data_type["elementType"]):
+                if not sequence_type:
+                    yield ragged(name, data_type, column)
+                elif depth(data_type) > 2:
+                    raise ValueError(
+                        f"Column {column!r} is an array of arrays of arrays: a SequenceExample's "
+                        "feature list holds lists only; record_type='Example' writes it ragged."
+                    )
+                else:
+                    value = value_kind(data_type["elementType"]["elementType"], column)
+                    yield Column(
+                        name,
+                        value,
+                        "list",
+                        features=[name],
+                        path=column,
+                        sequence=True,
+                        spark=type_string(data_type["elementType"]["elementType"]),
+                        type_name=type_string(data_type),
+                    )
+            elif is_vector(data_type):
+                parts = [name + separator + p for p in ("indices", "values", "size")]
+                if vector_layout is not None:
+                    sparse = vector_layout == "sparse"
+                else:  # from a manifest: the keys the files hold say how it was written
+                    sparse = name not in counts and parts[0] in counts
+                attrs = (f.get("metadata") or {}).get("ml_attr", {})
+                has_size = isinstance(attrs, dict) and "num_attrs" in attrs
+                yield Column(
+                    name,
+                    "float",
+                    "vector",
+                    fixed=fixed(name),
+                    sparse=sparse,
+                    size=int(attrs["num_attrs"]) if has_size else 0,
+                    features=[name, *parts],
+                    path=column,
+                    has_size=has_size,
+                    spark="vector",
+                    type_name="vector",
+                )
+            elif is_array(data_type):
+                value = value_kind(data_type["elementType"], column)
+                yield Column(
+                    name,
+                    value,
+                    "list",
+                    fixed=fixed(name),
+                    features=[name],
+                    path=column,
+                    spark=type_string(data_type["elementType"]),
+                    type_name=type_string(data_type),
+                )
+            else:
+                value = value_kind(data_type, column)
+                always = fixed(name) == 1 or not field_nullable
+                yield Column(
+                    name,
+                    value,
+                    "scalar",
+                    fixed=1 if always else None,
+                    features=[name],
+                    path=column,
+                    spark=type_string(data_type),
+                    type_name=type_string(data_type),
+                )
+
+    return leaves(struct, "", "", False)
+
+
+def select(
+    keys: Sequence[str], wanted: Sequence[str], where: str, separator: str = "/"
+) -> list[str]:
+    """The keys of the columns ``wanted``, in their order: a column's own key, or its leaves
+    ``c/...`` (a struct's; a sparse vector's parts). A ValueError names a column the records
+    at ``where`` do not hold."""
+    chosen: dict[str, None] = {}
+    for name in wanted:
+        found = [k for k in keys if k == name or k.startswith(name + separator)]
+        if not found:
+            raise ValueError(
+                f"Column {name!r} is not in the records of {where}; they hold {sorted(keys)}."
+            )
+        chosen.update(dict.fromkeys(found))
+    return list(chosen)

@@ -1,0 +1,143 @@
+"""Encoded tensor columns, as ``tfds.features.Tensor(encoding=...)`` stores one with a dynamic
+shape: ``<name>/value`` and ``<name>/shape``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.columns import arrow
+from spark_tfrecord._format.columns.feature_paths import (
+    TENSOR_DTYPE_KEY,
+    TENSOR_ELEMENTS,
+    TENSOR_ENCODING_KEY,
+    Leaf,
+)
+from spark_tfrecord._format.columns.features import (
+    Feature,
+    Issues,
+    Plan,
+    column_of,
+    feature,
+    read_values,
+)
+from spark_tfrecord._format.columns.schema import depth, innermost
+from spark_tfrecord._format.entries.wire import BYTES, INT64
+from spark_tfrecord._format.frames.encode_errors import EncodeError, argument_error, data_error
+from spark_tfrecord._format.frames.packing import Bytes, offsets
+
+
+def tensor_plan(leaf: Leaf, i: int) -> Plan:
+    """An encoded tensor column: ``x/value`` (its values' little-endian bytes in C order,
+    zlib-deflated for ``zlib``) and ``x/shape``, as ``tfds.features.Tensor`` stores one."""
+    rank = depth(leaf.data_type)
+    dtype_name = str(leaf.tensor.get(TENSOR_DTYPE_KEY))
+    if dtype_name not in TENSOR_ELEMENTS:
+        valid = ", ".join(sorted(TENSOR_ELEMENTS))
+        raise argument_error(
+            errors.INVALID_SCHEMA,
+            f"Column '{leaf.column}' holds an encoded tensor of dtype '{dtype_name}' "
+            f"({TENSOR_DTYPE_KEY}), which is not one of {valid}.",
+            column=leaf.column,
+        )
+    dtype = TENSOR_ELEMENTS[dtype_name]
+    deflate = leaf.tensor.get(TENSOR_ENCODING_KEY) == "zlib"
+    t = innermost(leaf.data_type)
+
+    def fail(what: str, row: int) -> Callable[[], EncodeError]:
+        return lambda: data_error(
+            errors.DATA_MISMATCH,
+            leaf.column,
+            f"Column '{leaf.column}' holds an encoded tensor of rank {rank} that {what} in a row: "
+            "each row's value must be a rectangular array without nulls.",
+            row,
+        )
+
+    def plan(batch: Any, n: int, issues: Issues) -> list[Feature | None]:
+        a, present = column_of(batch, leaf, n)
+        arrays = [a]
+        maps = []
+        for _ in range(rank):
+            maps.append(arrow.list_offsets(arrays[-1]))
+            arrays.append(arrow.list_values(arrays[-1]))
+        flat = _tensor_values(t, arrays[-1], dtype)
+        valids = [arrow.valid(x) for x in arrays[1:]]
+        blobs: list[bytes] = []
+        shapes: list[int] = []
+        ok = True
+        for row in np.flatnonzero(present).tolist():
+            lo, hi = row, row + 1
+            dims = []
+            problem = None
+            for level in range(rank):
+                lengths = np.diff(maps[level][lo : hi + 1])
+                if len(lengths) and not np.all(lengths == lengths[0]):
+                    first = int(lengths[0])
+                    other = int(lengths[np.argmax(lengths != lengths[0])])
+                    problem = (
+                        f"is not rectangular: its arrays at depth {level + 1} hold {first} and "
+                        f"{other} values"
+                    )
+                    break
+                dims.append(int(lengths[0]) if len(lengths) else 0)
+                lo, hi = int(maps[level][lo]), int(maps[level][hi])
+                ok_level = valids[level]
+                if ok_level is not None and not ok_level[lo:hi].all():
+                    problem = f"holds a null at depth {level + 1}"
+                    break
+            if problem is None and dtype_name == "uint8" and hi > lo:
+                raw_values = flat[1][lo:hi]
+                outside = (raw_values < 0) | (raw_values > 255)
+                if outside.any():
+                    v = int(raw_values[np.argmax(outside)])
+                    problem = f"holds {v}, which an uint8 tensor cannot hold"
+            if problem is not None:
+                issues.add(row, i, (), fail(problem, row))
+                ok = False
+                break
+            raw = flat[0][lo:hi].tobytes()
+            blobs.append(zlib.compress(raw) if deflate else raw)
+            shapes.extend(dims)
+        if not ok:
+            return [None, None]
+        return _tensor_features(blobs, shapes, present, n, rank)
+
+    return plan
+
+
+def _tensor_features(
+    blobs: list[bytes], shapes: list[int], present: Any, n: int, rank: int
+) -> list[Feature | None]:
+    """The ``x/value`` and ``x/shape`` features of a batch's tensors: one bytes value (its
+    blob) and ``rank`` sizes per row present."""
+    lengths = np.zeros(n, np.int64)
+    lengths[present] = [len(b) for b in blobs]
+    data = np.frombuffer(b"".join(blobs), np.uint8)
+    value_offsets = np.zeros(n + 1, np.int64)
+    value_offsets[1:] = np.cumsum(lengths)
+    units = np.arange(n + 1, dtype=np.int64)
+    values = feature(BYTES, (data, value_offsets), units, present)
+    shape_counts = np.where(present, rank, 0)
+    shape = feature(INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
+    ones = present.astype(np.int64)
+    return [Feature(present, values, ones), Feature(present, shape, rank * ones)]
+
+
+def _tensor_values(t: Any, a: Any, dtype: str) -> tuple[Bytes, np.ndarray[Any, Any]]:
+    """An encoded tensor's values as stored (little-endian ``dtype``), and as read."""
+    if t == "boolean":
+        read: np.ndarray[Any, Any] = arrow.booleans(a)
+    elif t in ("float", "double"):
+        read = arrow.fixed(a, "<f4" if t == "float" else "<f8")
+    else:
+        read = read_values(t, a)  # type: ignore[assignment]
+    with np.errstate(over="ignore", invalid="ignore"):
+        stored = read.astype(dtype)
+    return stored.view(np.uint8).reshape(len(read), -1) if len(read) else np.zeros(
+        (0, 1), np.uint8
+    ), read

@@ -1,0 +1,377 @@
+"""Schema inference by sampling, as the jar infers (``TFRecordSchemaInferencer``), in plain Python.
+
+:func:`infer_schema` reads up to ``inferSchemaMaxFiles`` files, spread evenly over the files
+sorted by path, and up to ``inferSchemaMaxRecords`` records of each, and decides once, from what
+those records hold per feature name, the schema the data source would give them: Spark's JSON
+form of a ``StructType`` (a dict, as ``StructType.jsonValue()``). The rules are the jar's
+(docs/inference.md):
+
+- kind: int64 → bigint, float → float, bytes → string, or binary when some sampled value is not
+  well-formed UTF-8; int64 with float → float; bytes with anything → string (binary by the same
+  rule); a feature never seen with a kind → string;
+- shape: an array when some record holds more than one value, else a scalar; a SequenceExample's
+  feature lists are ``array<array<…>>``, after the context columns;
+- columns in the order their features are first met, the files merged in path order;
+- ``x/indices``, ``x/values``, ``x/size`` (``vectorLayout=sparse``) one ML vector column ``x``
+  (when ``ml_vectors``: the jar's when spark-mllib is on its class path);
+- ``x/ragged_flat_values`` with ``x/ragged_row_lengths_0`` … ``_{n-1}`` one column of n+1 nested
+  arrays;
+- ``inferNesting``: path-like names become struct columns.
+
+The options are :class:`~spark_tfrecord._format.frames.read_options.InferenceOptions`; what the
+sampled records say of each feature is gathered by
+:mod:`spark_tfrecord._format.entries.feature_stats`.
+
+>>> import tempfile
+>>> from spark_tfrecord._format.datasets.inference import infer_schema
+>>> folder = tempfile.mkdtemp()
+>>> spark.createDataFrame([(1, [0.5, 1.5])], "id long, x array<float>").write.format(
+...     "tfrecord").mode("overwrite").save(folder)
+>>> import glob
+>>> schema = infer_schema(sorted(glob.glob(folder + "/part-*")))
+>>> [(f["name"], f["type"]) for f in schema["fields"]]
+[('id', 'long'), ('x', {'type': 'array', 'elementType': 'float', 'containsNull': False})]
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.entries.feature_stats import FeatureStats, SampledFeatures, add_record
+from spark_tfrecord._format.entries.wire import FLOAT, INT64, UNSET, MalformedRecord
+from spark_tfrecord._format.files.files import Files, LocalFiles
+from spark_tfrecord._format.frames.file_records import records
+from spark_tfrecord._format.frames.read_options import InferenceOptions
+
+_LOG = logging.getLogger("spark_tfrecord")
+
+#: The jar's Spark ML vector type (``VectorUDT``), as ``StructType.jsonValue()`` gives it.
+VECTOR_TYPE: Mapping[str, Any] = {
+    "type": "udt",
+    "class": "org.apache.spark.ml.linalg.VectorUDT",
+    "pyClass": "pyspark.ml.linalg.VectorUDT",
+    "sqlType": {
+        "type": "struct",
+        "fields": [
+            {"name": "type", "type": "byte", "nullable": False, "metadata": {}},
+            {"name": "size", "type": "integer", "nullable": True, "metadata": {}},
+            {
+                "name": "indices",
+                "type": {"type": "array", "elementType": "integer", "containsNull": False},
+                "nullable": True,
+                "metadata": {},
+            },
+            {
+                "name": "values",
+                "type": {"type": "array", "elementType": "double", "containsNull": False},
+                "nullable": True,
+                "metadata": {},
+            },
+        ],
+    },
+}
+
+#: The column of a ByteArray read (``TFRecordSchema.ByteArrayColumn``).
+BYTE_ARRAY_COLUMN = "byteArray"
+_RAGGED_FLAT, _RAGGED_LENGTHS = "ragged_flat_values", "ragged_row_lengths_"
+
+
+# --- the sample ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _FileSample:
+    features: SampledFeatures
+    records: int
+
+
+def _read_sample(path: str, files: Files, options: InferenceOptions, sequence: bool) -> _FileSample:
+    """What the first ``inferSchemaMaxRecords`` records of one file say of their features."""
+    features = SampledFeatures()
+    n = 0
+    what = "tf.train.SequenceExample" if sequence else "tf.train.Example"
+    try:
+        for offset, data in records(
+            path,
+            files,
+            compression=options.compression,
+            verify_checksums=options.verify_checksums,
+            max_record_bytes=options.max_record_bytes,
+        ):
+            if n >= options.max_records:
+                break
+            try:
+                add_record(data, features, sequence)
+            except (MalformedRecord, IndexError) as e:
+                reason = getattr(e, "reason", "a field runs past the end of the record")
+                raise errors.CorruptFileError(
+                    errors.MALFORMED_RECORD, f"Malformed {what} ({reason})", path, offset
+                ) from None
+            n += 1
+    except (OSError, ValueError) as e:
+        # As Spark's scans do: keep what was read before the bad record, go on with the next file.
+        missing = isinstance(e, FileNotFoundError) and options.ignore_missing_files
+        if not (missing or options.ignore_corrupt_files):
+            raise
+        _LOG.warning("Schema inference skipped the rest of %s: %s", path, e)
+    return _FileSample(features, n)
+
+
+def sample_files(paths: Sequence[str], max_files: int) -> list[str]:
+    """Up to ``max_files`` of ``paths``, evenly spread over all of them sorted by path."""
+    ordered = sorted(paths)
+    if len(ordered) <= max_files:
+        return ordered
+    return [ordered[i * len(ordered) // max_files] for i in range(max_files)]
+
+
+# --- the schema ---------------------------------------------------------------------------------
+
+
+def _array(element: Any) -> dict[str, Any]:
+    return {"type": "array", "elementType": element, "containsNull": False}
+
+
+def _field(name: str, data_type: Any) -> dict[str, Any]:
+    return {"name": name, "type": data_type, "nullable": True, "metadata": {}}
+
+
+def _cannot_infer(reason: str) -> errors.ArgumentError:
+    return errors.ArgumentError(errors.CANNOT_INFER_SCHEMA, reason)
+
+
+def infer_schema(
+    paths: Sequence[str],
+    options: Mapping[str, str] | InferenceOptions | None = None,
+    *,
+    files: Files | None = None,
+    ml_vectors: bool = True,
+) -> dict[str, Any]:
+    """The schema the data source infers for the data files ``paths`` (listed as Spark lists
+    them: no partition columns, no TFDS handling), as ``StructType.jsonValue()``.
+
+    ``options`` are the read's (``recordType``, ``inferSchemaMaxFiles``,
+    ``inferSchemaMaxRecords``, ``pathSeparator``, ``inferNesting``, ``compression``,
+    ``ignoreCorruptFiles``, ``ignoreMissingFiles``, ``verifyChecksums``, ``maxRecordBytes``).
+    ``ml_vectors``: group sparse-vector features into Spark ML's vector type, as the jar does
+    when spark-mllib is on its class path. Raises
+    :class:`~spark_tfrecord.errors.ArgumentError` (``TFRECORD_CANNOT_INFER_SCHEMA``) when there
+    is nothing to infer from, :class:`~spark_tfrecord.errors.CorruptFileError` for a damaged or
+    malformed record.
+    """
+    parsed = options if isinstance(options, InferenceOptions) else InferenceOptions.parse(options)
+    if parsed.record_type == "ByteArray":
+        return {
+            "type": "struct",
+            "fields": [
+                {"name": BYTE_ARRAY_COLUMN, "type": "binary", "nullable": False, "metadata": {}}
+            ],
+        }
+    fs = files if files is not None else LocalFiles()
+    sequence = parsed.record_type == "SequenceExample"
+    sample = sample_files(paths, parsed.max_files)
+    samples = _read_in_parallel(sample, lambda p: _read_sample(p, fs, parsed, sequence), fs)
+    merged = SampledFeatures()
+    for s in samples:
+        merged.merge(s.features)
+    names, stats, list_stats = merged.names, merged.stats, merged.list_stats
+    for i, name in enumerate(names):
+        if stats[i] is not None and list_stats[i] is not None:
+            raise _cannot_infer(
+                f"Cannot infer a TFRecord schema: '{name}' is both a context feature and a "
+                "feature list. Give the schema with .schema(...): array<array<…>> reads the "
+                "feature list, any other type the context feature."
+            )
+    if not names:
+        n = sum(s.records for s in samples)
+        what = (
+            "there are no files"
+            if not paths
+            else f"the {n} records read from {len(sample)} of {len(paths)} files have no features"
+        )
+        raise _cannot_infer(
+            f"Cannot infer a TFRecord schema: {what}. Give the schema with .schema(...), or "
+            "point the reader at files that hold tf.train.Example records."
+        )
+    separator = parsed.path_separator
+    context_stats = {names[i]: (i, s) for i, s in enumerate(stats) if s is not None}
+    vectors, vector_parts = (
+        _sparse_vectors(names, context_stats, separator) if ml_vectors else ({}, set())
+    )
+    lists, list_parts = _ragged_lists(names, context_stats, separator)
+    fields: list[dict[str, Any]] = []
+    for i, context in enumerate(stats):
+        if context is None:
+            continue
+        column = vectors.get(i) or lists.get(i)
+        if column is not None:
+            fields.append(column)
+        elif i not in vector_parts and i not in list_parts:
+            data_type = context.data_type()
+            many = context.max_values > 1
+            fields.append(_field(names[i], _array(data_type) if many else data_type))
+    for i, steps in enumerate(list_stats):
+        if steps is not None:
+            fields.append(_field(names[i], _array(_array(steps.data_type()))))
+    if parsed.infer_nesting:
+        return _nest(fields, separator)
+    return {"type": "struct", "fields": fields}
+
+
+def _read_in_parallel(
+    sample: list[str], read: Callable[[str], _FileSample], files: Files
+) -> list[_FileSample]:
+    """The samples of the files, in their order: on an object store read on up to 8 threads
+    (most of the time is waiting), as the jar reads them; the first failure in that order."""
+    threads = min(len(sample), 8, os.cpu_count() or 1)
+    if not files.remote or threads <= 1:
+        return [read(p) for p in sample]
+    with ThreadPoolExecutor(threads, thread_name_prefix="tfrecord-schema-inference") as pool:
+        return list(pool.map(read, sample))
+
+
+def _sparse_vectors(
+    names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
+) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    """The jar's ``sparseVectors``: each vector column by the number of its first part, and the
+    numbers of every part."""
+    suffix = separator + "size"
+    columns: dict[int, dict[str, Any]] = {}
+    parts: set[int] = set()
+    for name, (_, _s) in stats.items():
+        if not name.endswith(suffix):
+            continue
+        x = name[: -len(suffix)]
+        found = [stats.get(x + separator + p) for p in ("indices", "values", "size")]
+        if not x or x in stats or any(f is None for f in found):
+            continue
+        (ix, si), (vx, sv), (sx, ss) = found  # type: ignore[misc]
+        if (
+            ss.kind == INT64
+            and ss.max_values <= 1
+            and si.kind in (INT64, UNSET)
+            and sv.kind in (FLOAT, UNSET)
+        ):
+            columns[min(ix, vx, sx)] = _field(x, dict(VECTOR_TYPE))
+            parts.update((ix, vx, sx))
+    return columns, parts
+
+
+def _ragged_lists(
+    names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
+) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    """The jar's ``raggedLists``: each list-of-lists column by the number of its first part, and
+    the numbers of every part; a set with a gap in its levels is logged and left alone."""
+    suffix = separator + _RAGGED_FLAT
+    columns: dict[int, dict[str, Any]] = {}
+    parts: set[int] = set()
+    for name, (flat_at, flat) in stats.items():
+        if not name.endswith(suffix):
+            continue
+        x = name[: -len(suffix)]
+        prefix = x + separator + _RAGGED_LENGTHS
+        levels = sorted(
+            int(k)
+            for k in (n[len(prefix) :] for n in stats if n.startswith(prefix))
+            if k and k.isdecimal() and k.isascii() and (k == "0" or k[0] != "0")
+        )
+        lengths = [stats[prefix + str(k)] for k in levels]
+        if not x or x in stats or any(s.kind not in (INT64, UNSET) for _, s in lengths):
+            continue
+        if not levels or levels != list(range(len(levels))):
+            missing = (
+                f"there is no '{prefix}0'"
+                if not levels
+                else f"'{prefix}{next(k for k in range(len(levels)) if levels[k] != k)}' is missing"
+            )
+            _LOG.warning(
+                "Features '%s'%s are not read as one list of lists '%s': its row lengths must be "
+                "'%s0' to '%s<n-1>', without a gap, but %s. They are read as separate columns.",
+                name,
+                "".join(f", '{prefix}{k}'" for k in levels),
+                x,
+                prefix,
+                prefix,
+                missing,
+            )
+            continue
+        data_type: Any = flat.data_type()
+        for _ in range(len(levels) + 1):
+            data_type = _array(data_type)
+        columns[min([flat_at, *(i for i, _ in lengths)])] = _field(x, data_type)
+        parts.update([flat_at, *(i for i, _ in lengths)])
+    return columns, parts
+
+
+class _Node:
+    """A struct of ``inferNesting``: children by name, a field or a node; its first feature."""
+
+    def __init__(self, first: str) -> None:
+        self.children: dict[str, dict[str, Any] | _Node] = {}
+        self.first = first
+
+    def struct(self) -> dict[str, Any]:
+        return {
+            "type": "struct",
+            "fields": [
+                c if isinstance(c, dict) else _field(name, c.struct())
+                for name, c in self.children.items()
+            ],
+        }
+
+
+def _nest(fields: list[dict[str, Any]], separator: str) -> dict[str, Any]:
+    """The jar's ``nest``: path-like names become struct columns."""
+
+    def conflict(leaf: str, other: str) -> errors.ArgumentError:
+        return _cannot_infer(
+            f"Cannot infer nesting: '{leaf}' is a feature and also the path of the feature "
+            f"'{other}'. Read without inferNesting, or give the schema with .schema(...)."
+        )
+
+    root = _Node("")
+    for f in fields:
+        parts = f["name"].split(separator)
+        path = [f["name"]] if any(not p for p in parts) else parts
+        node = root
+        for d, part in enumerate(path[:-1]):
+            child = node.children.get(part)
+            if isinstance(child, _Node):
+                node = child
+            elif child is not None:
+                raise conflict(separator.join(path[: d + 1]), f["name"])
+            else:
+                node.children[part] = node = _Node(f["name"])
+        last = node.children.get(path[-1])
+        if isinstance(last, _Node):
+            raise conflict(f["name"], last.first)
+        node.children[path[-1]] = {**f, "name": path[-1]}
+    return root.struct()
+
+
+def as_nullable(data_type: Any) -> Any:
+    """``data_type`` with every field nullable and every array able to hold nulls: what Spark's
+    ``DataType.asNullable`` makes of a file source's inferred schema (``spark.read…schema``
+    shows that form; the inferencer's own has ``containsNull`` false)."""
+    if isinstance(data_type, dict):
+        if data_type.get("type") == "struct":
+            return {
+                **data_type,
+                "fields": [
+                    {**f, "type": as_nullable(f["type"]), "nullable": True}
+                    for f in data_type["fields"]
+                ],
+            }
+        if data_type.get("type") == "array":
+            return {
+                **data_type,
+                "elementType": as_nullable(data_type["elementType"]),
+                "containsNull": True,
+            }
+    return data_type

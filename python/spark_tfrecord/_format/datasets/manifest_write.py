@@ -1,0 +1,211 @@
+"""The manifest a write leaves, written in plain Python as the jar writes it (``TFRecordManifest``).
+
+A write's commit merges its files into the folder's ``_tfrecord_manifest.json``: the earlier
+entries whose file is still there with the same size are kept, the fewest and most values per
+feature are merged, and a data file that neither the manifest nor this write counted (written by
+another tool) drops the manifest rather than leave a wrong one. The folder's lock
+(``_tfrecord_manifest.lock``, the jar's) makes two commits into one folder merge one after the
+other, whichever route wrote them.
+
+>>> counts = merge_counts(({"x": (1, 2)}, {}), ({"x": (3, 3), "y": (1, 1)}, {}))
+>>> sorted(counts[0].items())
+[('x', (1, 3)), ('y', (0, 1))]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spark_tfrecord._format.columns.ddl import to_ddl
+from spark_tfrecord._format.files.files import LocalFiles
+from spark_tfrecord._format.frames.manifest import MANIFEST_FORMAT, MANIFEST_NAME, MANIFEST_VERSION
+
+#: Per feature, the fewest and most values a record held; per feature list, a step held.
+Counts = tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]
+NO_COUNTS: Counts = ({}, {})
+#: The lock a commit holds while it merges, the jar's name.
+LOCK_NAME = "_tfrecord_manifest.lock"
+#: How long a commit waits for another's lock (the jar's default), and when a lock is stale.
+LOCK_WAIT_SECONDS = 120.0
+STALE_LOCK_SECONDS = 30 * 60.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One data file: its path relative to the folder ('/'-separated), records, bytes, codec."""
+
+    path: str
+    records: int
+    bytes: int
+    compression: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a manifest holds (the jar's ``TFRecordManifest.Manifest``)."""
+
+    record_type: str
+    schema_json: dict[str, Any]
+    partition_columns: tuple[str, ...]
+    files: tuple[Entry, ...]
+    counts: Counts
+
+    def text(self) -> str:
+        """The manifest's JSON, indented by two spaces, keys in the jar's order."""
+        files = sorted(self.files, key=lambda e: e.path)
+        root: dict[str, Any] = {
+            "format": MANIFEST_FORMAT,
+            "version": MANIFEST_VERSION,
+            "record_type": self.record_type,
+            "schema": to_ddl(self.schema_json),
+            "schema_json": self.schema_json,
+            "partition_columns": list(self.partition_columns),
+            "num_records": sum(e.records for e in files),
+            "num_bytes": sum(e.bytes for e in files),
+            "files": [
+                {
+                    "path": e.path,
+                    "num_records": e.records,
+                    "num_bytes": e.bytes,
+                    "compression": e.compression,
+                }
+                for e in files
+            ],
+            "features": _counts_json(self.counts[0]),
+        }
+        if self.record_type == "SequenceExample":
+            root["feature_lists"] = _counts_json(self.counts[1])
+        return json.dumps(root, indent=2, ensure_ascii=False) + "\n"
+
+
+def _counts_json(counts: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
+    return {k: {"min": lo, "max": hi} for k, (lo, hi) in sorted(counts.items())}
+
+
+def _read_counts(node: Any) -> dict[str, tuple[int, int]]:
+    return {k: (int(v["min"]), int(v["max"])) for k, v in (node or {}).items()}
+
+
+def read(folder: str) -> Manifest | None:
+    """The manifest in ``folder``, if it has one of this version; None otherwise."""
+    try:
+        with open(os.path.join(folder, MANIFEST_NAME), encoding="utf-8") as f:
+            root = json.load(f)
+        if root.get("format") != MANIFEST_FORMAT or root.get("version") != MANIFEST_VERSION:
+            return None
+        return Manifest(
+            str(root["record_type"]),
+            dict(root["schema_json"]),
+            tuple(str(c) for c in root["partition_columns"]),
+            tuple(
+                Entry(
+                    str(f["path"]),
+                    int(f["num_records"]),
+                    int(f["num_bytes"]),
+                    str(f["compression"]),
+                )
+                for f in root["files"]
+            ),
+            (_read_counts(root.get("features")), _read_counts(root.get("feature_lists"))),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        # Not one we can merge with: the commit decides as if there were none.
+        return None
+
+
+def merge_counts(a: Counts, b: Counts) -> Counts:
+    """Fewest and most over two sets of files; a feature one side lacks had 0 values there (a
+    feature list: no steps, so it does not lower the fewest)."""
+
+    def both(
+        x: Mapping[str, tuple[int, int]], y: Mapping[str, tuple[int, int]], absent_is_zero: bool
+    ) -> dict[str, tuple[int, int]]:
+        out = {}
+        for k in set(x) | set(y):
+            ranges = [x.get(k), y.get(k)]
+            absent = 0 if absent_is_zero else 2**31 - 1
+            lo = min(r[0] if r is not None else absent for r in ranges)
+            out[k] = (lo, max(r[1] for r in ranges if r is not None))
+        return out
+
+    return both(a[0], b[0], True), both(a[1], b[1], False)
+
+
+def merge(old: Manifest | None, written: Manifest, listed: Mapping[str, int]) -> Manifest | str:
+    """``written`` merged into the folder's manifest ``old``; ``listed``: the data files now in
+    the folder with their sizes. The merged manifest, or why the folder can keep none."""
+    mine = {e.path for e in written.files}
+    kept = [
+        e
+        for e in (old.files if old is not None else ())
+        if e.path not in mine and listed.get(e.path) == e.bytes
+    ]
+    known = {e.path for e in kept} | mine
+    unknown = sorted(p for p in listed if p not in known)
+    if unknown:
+        return f"the folder holds {unknown[0]}, which no manifest of its writes counted"
+    counts = written.counts
+    if kept and old is not None:
+        counts = merge_counts(old.counts, written.counts)
+    return replace(written, files=(*kept, *written.files), counts=counts)
+
+
+def commit_manifest(folder: str, written: Manifest) -> None:
+    """Merges ``written`` into ``folder``'s manifest, or drops the manifest (see :func:`merge`).
+    Call with the folder's lock held (:func:`lock`)."""
+    listed = dict(LocalFiles().list_data(folder))
+    merged = merge(read(folder), written, listed)
+    path = os.path.join(folder, MANIFEST_NAME)
+    if isinstance(merged, str):
+        if os.path.exists(path):
+            os.remove(path)
+        return
+    LocalFiles().write_whole(path, merged.text().encode("utf-8"))
+
+
+@contextmanager
+def lock(folder: str, owner: str, wait_seconds: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
+    """Holds ``folder``'s manifest lock (the jar's), waiting up to ``wait_seconds`` for another
+    commit's; a lock older than half an hour was left by a commit that died and is taken over."""
+    path = os.path.join(folder, LOCK_NAME)
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                age = time.time() - os.path.getmtime(path)
+            except FileNotFoundError:
+                continue
+            if age > STALE_LOCK_SECONDS:
+                os.remove(path)
+            elif time.monotonic() > deadline:
+                raise OSError(
+                    f"Another write is committing into {folder} (its lock {path} is held): this "
+                    f"write waited {wait_seconds:.0f} s and gives up, leaving the folder as it "
+                    "was. Write again; if no other write is running, delete the lock."
+                ) from None
+            else:
+                time.sleep(0.1)
+            continue
+        with os.fdopen(fd, "wb") as out:
+            out.write(owner.encode("utf-8"))
+        break
+    try:
+        yield
+    finally:
+        os.remove(path)
+
+
+def entries(folder: str, placed: Sequence[tuple[str, int]], compression: str) -> tuple[Entry, ...]:
+    """The manifest entries of files ``placed`` in ``folder`` (relative path, records)."""
+    return tuple(
+        Entry(rel, records, os.path.getsize(os.path.join(folder, *rel.split("/"))), compression)
+        for rel, records in placed
+    )

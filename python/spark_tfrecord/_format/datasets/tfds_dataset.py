@@ -1,0 +1,191 @@
+"""A TensorFlow Datasets version folder in plain Python: its ``dataset_info.json`` (name, version,
+file format, and each split's shards: ``TFDSDataset``), the shard names TFDS's template gives,
+and the schema of a read of the folder's files, from its ``features.json``
+(:mod:`spark_tfrecord._format.datasets.tfds_features`) and its ClassLabels' ``.labels.txt`` files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.datasets.tfds_features import (
+    FeaturesDict,
+    class_labels,
+    json_text,
+    labels_file,
+    parse,
+    schema,
+)
+from spark_tfrecord._format.files.files import Files, LocalFiles
+
+INFO_FILE, FEATURES_FILE = "dataset_info.json", "features.json"
+FILE_FORMAT = "tfrecord"
+DEFAULT_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
+
+
+@dataclass(frozen=True)
+class Split:
+    """A split of ``dataset_info.json``: its name, the records of each shard, its bytes."""
+
+    name: str
+    shard_lengths: tuple[int, ...]
+    num_bytes: int
+    template: str
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A TFDS version folder's ``dataset_info.json``: what reading it needs."""
+
+    name: str
+    version: str
+    file_format: str
+    splits: tuple[Split, ...]
+
+    def shard_names(self, split: Split) -> list[str]:
+        """The shard file names of a split, in order."""
+        n = len(split.shard_lengths)
+        return [
+            shard_name(split.template, self.name, split.name, self.file_format, i, n)
+            for i in range(n)
+        ]
+
+
+def shard_name(
+    template: str, dataset: str, split: str, file_format: str, shard: int, shards: int
+) -> str:
+    """TFDS's template filled in: ``{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}``."""
+    return (
+        template.replace("{DATASET}", dataset)
+        .replace("{SPLIT}", split)
+        .replace("{FILEFORMAT}", file_format)
+        .replace("{SHARD_X_OF_Y}", f"{shard:05d}-of-{shards:05d}")
+        .replace("{SHARD_INDEX}", f"{shard:05d}")
+        .replace("{NUM_SHARDS}", f"{shards:05d}")
+    )
+
+
+def _folder_error(reason: str) -> errors.ArgumentError:
+    return errors.ArgumentError(errors.DATASET_FOLDER, reason)
+
+
+def _read_text(files: Files, path: str) -> str | None:
+    try:
+        return files.read_bytes(path).decode("utf-8", "replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def read_info(folder: str, files: Files | None = None) -> DatasetInfo | None:
+    """The ``dataset_info.json`` of ``folder``, if it has one."""
+    fs = files if files is not None else LocalFiles()
+    text = _read_text(fs, fs.join(folder, INFO_FILE))
+    if text is None:
+        return None
+    info = json.loads(text)
+    if not isinstance(info, dict):
+        raise _folder_error(f"{folder}/{INFO_FILE} is not a JSON object")
+    splits = tuple(
+        Split(
+            json_text(s.get("name")),
+            tuple(int(json_text(n)) for n in s.get("shardLengths") or []),
+            int(json_text(s["numBytes"])) if "numBytes" in s else 0,
+            json_text(s["filepathTemplate"]) if "filepathTemplate" in s else DEFAULT_TEMPLATE,
+        )
+        for s in info.get("splits") or []
+    )
+    return DatasetInfo(
+        json_text(info.get("name", "")),
+        json_text(info.get("version", "")),
+        json_text(info["fileFormat"]) if "fileFormat" in info else FILE_FORMAT,
+        splits,
+    )
+
+
+def read_features(
+    folder: str, files: Files | None = None
+) -> tuple[FeaturesDict, dict[str, list[str]]] | None:
+    """The features of the dataset in ``folder`` and its ClassLabels' names, if it has them."""
+    fs = files if files is not None else LocalFiles()
+    text = _read_text(fs, fs.join(folder, FEATURES_FILE))
+    if text is None:
+        return None
+    features = parse(text)
+    names: dict[str, list[str]] = {}
+    for path in class_labels(features):
+        labels = _read_text(fs, fs.join(folder, labels_file(path)))
+        if labels is not None:
+            names[path] = [line.strip() for line in labels.split("\n") if line.strip()]
+    return features, names
+
+
+def folder_schema(folder: str, files: Files | None = None) -> dict[str, Any]:
+    """The schema of a read of the TFDS version folder ``folder``, from its ``features.json``
+    (the jar's ``TFRecordInspector.tfdsSchemaJson``)."""
+    found = read_features(folder, files)
+    if found is None:
+        raise FileNotFoundError(f"{folder}/{FEATURES_FILE}")
+    return schema(*found)
+
+
+def split_info(folder: str, split: str, files: Files | None = None) -> tuple[DatasetInfo, Split]:
+    """The split of the dataset in ``folder`` a read asks for (``TFDSDataset.readSplit``)."""
+    info = read_info(folder, files)
+    if info is None:
+        raise _folder_error(
+            f"The option 'split' reads a TensorFlow Datasets folder, and {folder} has no "
+            f"{INFO_FILE}."
+        )
+    if info.file_format != FILE_FORMAT:
+        raise _folder_error(
+            f"The TensorFlow Datasets folder {folder} holds {info.file_format} files; "
+            "spark-tfrecord reads tfrecord ones."
+        )
+    for s in info.splits:
+        if s.name == split:
+            return info, s
+    raise _folder_error(
+        f"The TensorFlow Datasets folder {folder} has no split '{split}' (its splits: "
+        f"{', '.join(s.name for s in info.splits)})."
+    )
+
+
+def read_schema(
+    paths: Sequence[str], split: str | None, files: Files | None = None
+) -> dict[str, Any] | None:
+    """The schema of a read of the listed ``paths`` when they are a TFDS folder's
+    (``TFDSDataset.schema``): with ``split``, from the folder's ``features.json``; None when they
+    are not and no split is asked for. As the jar, fails when a TFDS folder is read without a
+    split, or a split is asked of files that are not one."""
+    fs = files if files is not None else LocalFiles()
+    info_file = next((p for p in paths if p.rstrip("/").rsplit("/", 1)[-1] == INFO_FILE), None)
+    if info_file is None:
+        if split is None:
+            return None
+        raise _folder_error(
+            "The option 'split' reads a TensorFlow Datasets folder (<data_dir>/<name>/<version>, "
+            f"with {INFO_FILE}), and the path read has no {INFO_FILE}."
+        )
+    folder = info_file.rstrip("/").rsplit("/", 1)[0]
+    if split is None:
+        info = read_info(folder, fs)
+        if info is None:
+            raise _folder_error(
+                f"{folder}/{INFO_FILE} is TensorFlow Datasets metadata, not TFRecord data."
+            )
+        raise _folder_error(
+            f"{folder} is a TensorFlow Datasets folder: choose a split with the option 'split' "
+            f"(its splits: {', '.join(s.name for s in info.splits)})."
+        )
+    split_info(folder, split, fs)
+    found = read_features(folder, fs)
+    if found is None:
+        raise _folder_error(
+            f"The TensorFlow Datasets folder {folder} has no {FEATURES_FILE} to take the schema "
+            "from."
+        )
+    return schema(*found)

@@ -1,0 +1,371 @@
+"""TensorFlow Datasets features in plain Python: ``features.json`` → the Spark schema the jar gives
+(``TFDSFeatures.schema``). A folder's ``dataset_info.json`` and its splits are in
+:mod:`spark_tfrecord._format.datasets.tfds_dataset`.
+
+TFDS itself is not needed. The feature connectors are read as the jar reads them: the proto JSON
+TFDS writes (``pythonClassName`` and one content key), or ``to_json()``'s (``type`` and
+``content``); each is reduced to what a record stores, and mapped to Spark's JSON form of a
+``StructType`` (``StructType.jsonValue()``), with the jar's field metadata (``tfds.feature``,
+``tfds.classNames``, ``tfrecord.listLength``, ``tfrecord.tensorEncoding`` /
+``tfrecord.tensorDtype``). A connector the jar refuses is refused with its message
+(:class:`~spark_tfrecord.errors.ArgumentError`, ``TFRECORD_TFDS_FEATURES``).
+
+>>> from spark_tfrecord._format.datasets.tfds_features import features_schema
+>>> schema = features_schema('''{"pythonClassName":
+...     "tensorflow_datasets.core.features.features_dict.FeaturesDict", "featuresDict":
+...     {"features": {"label": {"pythonClassName":
+...     "tensorflow_datasets.core.features.class_label_feature.ClassLabel",
+...     "classLabel": {"numClasses": "10"}}}}}''')
+>>> schema["fields"][0]["type"], schema["fields"][0]["metadata"]
+('long', {'tfds.feature': 'ClassLabel'})
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from spark_tfrecord import errors
+
+#: Field metadata keys (``TFDSFeatures``, ``FeaturePaths``).
+CONNECTOR_KEY, CLASS_NAMES_KEY = "tfds.feature", "tfds.classNames"
+LIST_LENGTH_KEY = "tfrecord.listLength"
+TENSOR_ENCODING_KEY, TENSOR_DTYPE_KEY = "tfrecord.tensorEncoding", "tfrecord.tensorDtype"
+
+#: The keys of a feature's proto JSON that are not its content.
+_NOT_CONTENT = ("pythonClassName", "description", "valueRange")
+#: An encoded tensor's element types by dtype (``EncodedTensor.Elements``).
+_ENCODED_ELEMENTS = {
+    "float32": "float",
+    "float64": "double",
+    "int8": "byte",
+    "int16": "short",
+    "int32": "integer",
+    "int64": "long",
+    "uint8": "short",
+    "bool": "boolean",
+}
+_ENCODINGS = ("bytes", "zlib")
+
+
+@dataclass(frozen=True)
+class FeaturesDict:
+    """A ``FeaturesDict``: its features in order."""
+
+    fields: tuple[tuple[str, Feature], ...]
+
+
+@dataclass(frozen=True)
+class SequenceFeature:
+    """A ``Sequence``, or a ``Dataset`` (``connector``), which TFDS stores the same way."""
+
+    feature: Feature
+    connector: str = "Sequence"
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One stored tensor: connector (``Image``, ``ClassLabel``...), dtype as TFDS spells it, the
+    shape of one value (-1 unknown), and ``none`` or how it is stored as one bytes value."""
+
+    connector: str
+    dtype: str
+    shape: tuple[int, ...] = field(default=())
+    encoding: str = "none"
+
+    @property
+    def encoded(self) -> bool:
+        return self.encoding != "none"
+
+
+Feature = Union[FeaturesDict, SequenceFeature, Tensor]
+
+
+def _tfds_error(reason: str) -> errors.ArgumentError:
+    return errors.ArgumentError(errors.TFDS_FEATURES, reason)
+
+
+def _invalid(path: str, why: str) -> errors.ArgumentError:
+    at = f" at '{path}'" if path else ""
+    return _tfds_error(f"Invalid TFDS features{at}: {why}")
+
+
+def _unsupported(path: str, connector: str, why: str) -> errors.ArgumentError:
+    return _tfds_error(f"TFDS feature '{path}' ({connector}) is not supported: {why}.")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}/{key}" if path else key
+
+
+def json_text(v: Any) -> str:
+    """Jackson's ``asText`` of a scalar JSON value."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return "" if v is None or isinstance(v, (dict, list)) else str(v)
+
+
+def _true(v: Any) -> bool:
+    """Jackson's ``asBoolean``: true, or the text ``true``."""
+    return v is True or (isinstance(v, str) and v.strip().lower() == "true")
+
+
+def _shape_text(t: Tensor) -> str:
+    return "(" + ", ".join("None" if d < 0 else str(d) for d in t.shape) + ")"
+
+
+def parse(text: str) -> FeaturesDict:
+    """The features of ``features.json`` (or of a ``FeaturesDict``'s ``to_json()``)."""
+    feature = _parse(json.loads(text), "")
+    if not isinstance(feature, FeaturesDict):
+        raise _invalid("", f"the top-level feature must be a FeaturesDict, not {feature}")
+    return feature
+
+
+def _parse(node: Any, path: str) -> Feature:
+    if not isinstance(node, dict):
+        raise _invalid(path, f"not a TFDS feature connector: {json.dumps(node)}")
+    if "type" in node and "content" in node:
+        class_name, content = json_text(node["type"]), node["content"]
+    elif "pythonClassName" in node:
+        key = next((k for k in node if k not in _NOT_CONTENT), None)
+        class_name, content = json_text(node["pythonClassName"]), node[key] if key else {}
+    else:
+        raise _invalid(path, f"not a TFDS feature connector: {json.dumps(node)}")
+    if not isinstance(content, dict):
+        content = {}
+    name = class_name[class_name.rfind(".") + 1 :]
+
+    def shape(of: Mapping[str, Any]) -> tuple[int, ...]:
+        s = of.get("shape")
+        dims = s if isinstance(s, list) else s.get("dimensions") if isinstance(s, dict) else None
+        return () if dims is None else tuple(-1 if d is None else int(json_text(d)) for d in dims)
+
+    def dtype(of: Mapping[str, Any], default: str) -> str:
+        return json_text(of["dtype"]) if "dtype" in of else default
+
+    if name == "FeaturesDict":
+        features = content.get("features", content)
+        if not isinstance(features, dict):
+            features = {}
+        return FeaturesDict(tuple((k, _parse(v, _join(path, k))) for k, v in features.items()))
+    if name in ("Sequence", "Dataset"):
+        # An RLDS episode's steps: TFDS stores a Dataset as a Sequence.
+        return SequenceFeature(_parse(content.get("feature"), path), name)
+    if name in ("Tensor", "Scalar"):
+        encoding = json_text(content["encoding"]).lower() if "encoding" in content else "none"
+        t = Tensor(name, dtype(content, "float32"), shape(content), encoding)
+        if t.encoded:
+            _check_encoded(path, t)
+        return t
+    if name == "ClassLabel":
+        return Tensor(name, "int64")
+    if name == "Text":
+        if "encoder" in content or "encoderConfig" in content:
+            raise _unsupported(path, name, "text with an encoder is stored as token ids")
+        return Tensor(name, "string")
+    if name in ("Image", "LabeledImage"):
+        return Tensor("Image", "string")
+    if name == "Video":  # one encoded image per frame
+        return Tensor(name, "string", (shape(content)[:1] or (-1,)))
+    if name == "Translation" and not _true(content.get("variableLanguagesPerExample")):
+        languages = content.get("languages") or []
+        return FeaturesDict(
+            tuple((json_text(lang), Tensor("Text", "string")) for lang in languages)
+        )
+    if name == "BBoxFeature":
+        return Tensor(name, "float32", (4,))
+    if name == "Audio":
+        if _true(content.get("lazyDecode")):
+            return Tensor(name, "string")
+        return Tensor(name, dtype(content, "int64"), shape(content))
+    raise _unsupported(path, name, "this connector is not supported by spark-tfrecord")
+
+
+def _check_encoded(path: str, t: Tensor) -> None:
+    if t.encoding not in _ENCODINGS:
+        raise _unsupported(path, t.connector, f"encoding '{t.encoding}' is not bytes or zlib")
+    if sum(1 for d in t.shape if d < 0) < 2:
+        raise _unsupported(
+            path,
+            t.connector,
+            f"an encoded tensor of shape {_shape_text(t)} (at most one unknown dimension) is "
+            "stored as one bytes value under its own name, which spark-tfrecord does not "
+            "decode; only encoded tensors with more than one unknown dimension (`x/value` and "
+            "`x/shape`) are",
+        )
+    if t.dtype not in _ENCODED_ELEMENTS:
+        raise _unsupported(
+            path,
+            t.connector,
+            f"an encoded tensor of dtype {t.dtype} has no Spark type (supported: "
+            + ", ".join(sorted(_ENCODED_ELEMENTS))
+            + ")",
+        )
+
+
+def class_labels(features: FeaturesDict) -> list[str]:
+    """The paths of the ClassLabel features (``objects/label``)."""
+
+    def walk(f: Feature, path: str) -> list[str]:
+        if isinstance(f, FeaturesDict):
+            return [p for k, v in f.fields for p in walk(v, _join(path, k))]
+        if isinstance(f, SequenceFeature):
+            return walk(f.feature, path)
+        return [path] if f.connector == "ClassLabel" else []
+
+    return walk(features, "")
+
+
+def labels_file(path: str) -> str:
+    """The file of a ClassLabel's names: ``objects/label`` → ``objects-label.labels.txt``."""
+    return path.replace("/", "-") + ".labels.txt"
+
+
+def _spark_type(t: Tensor, path: str) -> str:
+    """The Spark type of a stored tensor (``TypeTable.fromTfdsDtype``); a string for Text."""
+    if t.connector == "Text":
+        return "string"
+    d = t.dtype
+    if d == "bool":
+        return "boolean"
+    if d in ("float32", "float16", "bfloat16"):
+        return "float"
+    if d == "float64":
+        return "double"
+    if d == "string":
+        return "binary"
+    if d.startswith(("int", "uint")):
+        return "long"
+    raise _unsupported(path, t.connector, f"dtype {d} has no TFRecord list")
+
+
+def _nested(s: SequenceFeature) -> tuple[int, Tensor] | None:
+    """A chain of sequences ending in a tensor: its depth and the tensor; None for dicts."""
+    if isinstance(s.feature, Tensor):
+        return 1, s.feature
+    if isinstance(s.feature, SequenceFeature):
+        inner = _nested(s.feature)
+        return None if inner is None else (inner[0] + 1, inner[1])
+    return None
+
+
+def _check_sequence(
+    path: str, s: SequenceFeature, depth: int, t: Tensor, in_sequence: bool
+) -> None:
+    if -1 in t.shape:
+        raise _unsupported(
+            path,
+            s.connector,
+            f"a sequence of {t.connector} of shape {_shape_text(t)} has an unknown dimension in "
+            "each element, which TFDS stores only when every element has the same shape",
+        )
+    if t.shape and depth + (1 if in_sequence else 0) >= 2:
+        raise _unsupported(
+            path,
+            s.connector,
+            f"a {t.connector} of shape {_shape_text(t)} at the bottom of a nested sequence is "
+            "stored ragged with row lengths that count tensors, while spark-tfrecord's ragged "
+            "lists count values; only scalars are supported there",
+        )
+
+
+def _dict_in_sequence(path: str, connector: str) -> errors.ArgumentError:
+    return _unsupported(
+        path,
+        connector,
+        "a sequence of dicts inside a sequence has no feature layout (an array of structs "
+        "inside an array, which TFDS stores as ragged leaves under one name)",
+    )
+
+
+def _array(element: Any, depth: int = 1) -> Any:
+    for _ in range(depth):
+        element = {"type": "array", "elementType": element, "containsNull": False}
+    return element
+
+
+def _metadata(t: Tensor, names: Sequence[str] | None, length: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {CONNECTOR_KEY: t.connector}
+    if names is not None:
+        meta[CLASS_NAMES_KEY] = list(names)
+    if length > 0:
+        meta[LIST_LENGTH_KEY] = length
+    return meta
+
+
+def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The Spark schema of a dataset of ``features`` (``TFDSFeatures.schema``), as
+    ``StructType.jsonValue()``; ``class_names`` by ClassLabel path go into the metadata."""
+
+    def column(name: str, f: Feature, path: str, in_sequence: bool) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        if isinstance(f, FeaturesDict):
+            data_type: Any = {
+                "type": "struct",
+                "fields": [column(k, v, _join(path, k), in_sequence) for k, v in f.fields],
+            }
+        elif isinstance(f, SequenceFeature) and isinstance(f.feature, FeaturesDict):
+            if in_sequence:
+                raise _dict_in_sequence(path, f.connector)
+            element = {
+                "type": "struct",
+                "fields": [column(k, v, _join(path, k), True) for k, v in f.feature.fields],
+            }
+            data_type = _array(element)
+            if f.connector != "Sequence":
+                meta = {CONNECTOR_KEY: f.connector}
+        elif isinstance(f, SequenceFeature):
+            found = _nested(f)
+            if found is None:
+                raise _dict_in_sequence(path, f.connector)
+            depth, t = found
+            _check_sequence(path, f, depth, t, in_sequence)
+            data_type = _array(_spark_type(t, path), depth)
+            meta = _metadata(t, class_names.get(path), 0)
+        elif f.encoded:
+            if in_sequence or "/" in path:
+                raise _unsupported(
+                    path, f.connector, "an encoded tensor is supported only as a top-level feature"
+                )
+            data_type = _array(_ENCODED_ELEMENTS[f.dtype], len(f.shape))
+            meta = {
+                CONNECTOR_KEY: f.connector,
+                TENSOR_ENCODING_KEY: f.encoding,
+                TENSOR_DTYPE_KEY: f.dtype,
+            }
+        else:
+            if -1 in f.shape[1:]:
+                raise _unsupported(
+                    path,
+                    f.connector,
+                    f"shape {_shape_text(f)} has an unknown dimension after the first, which "
+                    "TFDS infers from the number of values; spark-tfrecord does not (not "
+                    "implemented)",
+                )
+            if in_sequence and -1 in f.shape:
+                raise _unsupported(
+                    path,
+                    f.connector,
+                    f"shape {_shape_text(f)} inside a Sequence has an unknown dimension in each "
+                    "element, which TFDS stores only when every element has the same shape",
+                )
+            atom = _spark_type(f, path)
+            data_type = _array(atom) if f.shape else atom
+            length = 1
+            for d in f.shape:
+                length *= d
+            fixed = length if f.shape and -1 not in f.shape else 0
+            meta = _metadata(f, class_names.get(path), fixed)
+        return {"name": name, "type": data_type, "nullable": True, "metadata": meta}
+
+    return {"type": "struct", "fields": [column(k, v, k, False) for k, v in features.fields]}
+
+
+def features_schema(
+    text: str, class_names: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """The Spark schema of the features in ``text`` (a ``features.json``)."""
+    return schema(parse(text), class_names or {})

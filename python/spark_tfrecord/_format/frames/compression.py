@@ -1,0 +1,147 @@
+"""Compressed TFRecord files: which codec the ``compression`` option names, which codec a file
+has, as the data source's reader decides it, and its record stream decompressed (gzip and ZLIB,
+in plain Python's ``zlib``)."""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterator
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.files.files import Files, LocalFiles
+from spark_tfrecord._format.frames.framing import HEADER, sound_header
+
+_LOCAL = LocalFiles()
+#: How much of a file is read (or decompressed) at a time.
+CHUNK = 1 << 20
+#: Hadoop codecs' default extensions, as the JVM reader's CompressionCodecFactory knows them.
+_HADOOP_EXTENSIONS = {".bz2": "bzip2", ".snappy": "snappy", ".lz4": "lz4", ".zst": "zstd"}
+#: The values of the ``compression`` (or ``codec``) option that name a codec TensorFlow reads,
+#: lower-cased, with the jar's aliases.
+_OPTION_CODECS = {
+    "none": "none",
+    "uncompressed": "none",
+    "": "none",
+    "gzip": "gzip",
+    "gz": "gzip",
+    "org.apache.hadoop.io.compress.gzipcodec": "gzip",
+    "deflate": "deflate",
+    "zlib": "deflate",
+    "org.apache.hadoop.io.compress.deflatecodec": "deflate",
+    "org.apache.hadoop.io.compress.defaultcodec": "deflate",
+}
+
+
+def tensorflow_codec(value: str) -> str | None:
+    """The codec (``none``, ``gzip`` or ``deflate``) that the ``compression`` or ``codec``
+    option's ``value`` names (case and surrounding spaces ignored), or None when it names no
+    codec TensorFlow reads.
+
+    >>> [tensorflow_codec(v) for v in ("GZIP", " zlib", "uncompressed", "snappy")]
+    ['gzip', 'deflate', 'none', None]
+    """
+    return _OPTION_CODECS.get(value.strip().lower())
+
+
+def compression_by_name(path: str) -> str | None:
+    """What the file's name says (as the JVM reader decides), or None: its first bytes decide."""
+    name = os.path.basename(path).lower()
+    if name.endswith(".gz"):
+        return "gzip"
+    if name.endswith((".deflate", ".zlib")):
+        return "deflate"
+    if name.endswith((".tfrecord", ".tfrecords")):
+        return None
+    for extension, codec in _HADOOP_EXTENSIONS.items():
+        if name.endswith(extension):
+            return codec
+    return None
+
+
+def compression_by_head(head: bytes) -> str:
+    """The JVM reader's ``TFRecordCompression.detect``: a sound TFRecord header is none (so an
+    uncompressed file is never taken for a compressed one), then gzip's magic, then a zlib
+    header, else none."""
+    if sound_header(head):
+        return "none"
+    if len(head) >= 3 and head[0] == 0x1F and head[1] == 0x8B and head[2] == 8:
+        return "gzip"
+    if len(head) >= 2 and head[0] == 0x78 and (head[0] * 256 + head[1]) % 31 == 0:
+        return "deflate"
+    return "none"
+
+
+def file_compression(path: str, option: str | None, head: bytes) -> str:
+    """The compression the jar reads ``path`` with: its name's (``.gz``, ``.deflate``...), else
+    the ``compression`` option, else what its first bytes ``head`` say
+    (``TFRecordCompression.detect``)."""
+    named = compression_by_name(path) or option
+    return named if named not in (None, "none") else compression_by_head(head)
+
+
+def detect_compression(path: str, files: Files = _LOCAL) -> str:
+    """The compression of the file ``path`` as the data source's reader decides it: by its
+    extension (``.gz``, ``.deflate`` / ``.zlib``, a Hadoop codec's), else by its first bytes
+    (TensorFlow's GZIP shards have no ``.gz``).
+    """
+    named = compression_by_name(path)
+    if named is not None:
+        return named
+    return compression_by_head(files.read_range(path, 0, HEADER))
+
+
+def chunks(path: str, compression: str, files: Files = _LOCAL) -> Iterator[bytes]:
+    """The file's record stream (decompressed), in chunks."""
+    if compression not in ("none", "gzip", "deflate"):
+        raise errors.CorruptFileError(
+            errors.UNREADABLE,
+            f"compressed with {compression}, which only the data source (Spark) can read",
+            path,
+            0,
+        )
+    with files.open(path) as f:
+        if compression == "none":
+            while chunk := f.read(CHUNK):
+                yield chunk
+            return
+        # gzip: wbits 31 (a gzip header); ZLIB: 15 (a zlib header). gzip files may hold
+        # several members, one after another, as GZIPInputStream reads them.
+        wbits = 31 if compression == "gzip" else 15
+        d = zlib.decompressobj(wbits)
+        produced = 0
+        raw = f.read(CHUNK)
+        if not raw:
+            return
+        while True:
+            try:
+                out = d.decompress(raw, CHUNK)
+                while out:
+                    produced += len(out)
+                    yield out
+                    out = d.decompress(d.unconsumed_tail, CHUNK) if d.unconsumed_tail else b""
+            except zlib.error as e:
+                raise errors.CorruptFileError(
+                    errors.UNREADABLE, f"cannot decompress {compression} ({e})", path, produced
+                ) from None
+            if d.eof:
+                raw = d.unused_data or f.read(CHUNK)
+                if not raw:
+                    return
+                if compression == "deflate":
+                    raise errors.CorruptFileError(
+                        errors.UNREADABLE,
+                        "bytes after the end of the ZLIB stream",
+                        path,
+                        produced,
+                    )
+                d = zlib.decompressobj(wbits)
+                continue
+            raw = f.read(CHUNK)
+            if not raw:
+                raise errors.CorruptFileError(
+                    errors.UNREADABLE,
+                    f"the {compression} stream ends before its end marker",
+                    path,
+                    produced,
+                )

@@ -1,0 +1,37 @@
+"""The records of one TFRecord file read from its start, in order: decompressed as its name or
+first bytes say, each frame's length (and, when asked, its data's CRC) checked. What schema
+inference, ``inspect``'s rows and ``spark-tfrecord index`` read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from spark_tfrecord._format.files.files import Files
+from spark_tfrecord._format.frames.compression import chunks, file_compression
+from spark_tfrecord._format.frames.framing import HEADER as _HEADER
+from spark_tfrecord._format.frames.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
+from spark_tfrecord._format.frames.framing import walk_stream
+
+
+def records(
+    path: str,
+    files: Files,
+    *,
+    compression: str | None = None,
+    verify_checksums: bool = True,
+    max_record_bytes: int = _MAX_RECORD_BYTES,
+) -> Iterator[tuple[int, bytes]]:
+    """The records of one file in order, as (offset in the decompressed stream, data), each
+    length checked (and, with ``verify_checksums``, its data's CRC). Damage raises
+    :class:`~spark_tfrecord.errors.CorruptFileError` naming the file and offset."""
+    codec = file_compression(path, compression, files.read_range(path, 0, _HEADER))
+    file_size = files.size(path) if codec == "none" else None
+    for offset, data in walk_stream(
+        chunks(path, codec, files),
+        path,
+        file_size,
+        verify_checksums=verify_checksums,
+        max_record_bytes=max_record_bytes,
+    ):
+        yield offset, bytes(data)

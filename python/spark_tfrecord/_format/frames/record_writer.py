@@ -1,0 +1,104 @@
+"""Framed records to a file, compressed whole as the jar's ``compression`` option asks.
+
+GZIP and ZLIB are TensorFlow's (``TFRecordWriter(..., options="GZIP" / "ZLIB")``), at zlib's
+default level as the JVM's ``GZIPOutputStream`` and ``Deflater`` write them, with the JVM's
+gzip header (no name, no time): the files are the jar's, byte for byte (with the same zlib).
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from typing import Any, BinaryIO
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.frames.compression import tensorflow_codec
+from spark_tfrecord._format.frames.encode_errors import argument_error
+from spark_tfrecord._format.frames.frames import Encoded
+
+#: The extension each codec adds after ``.tfrecord``, as the jar names its files.
+EXTENSIONS = {"none": "", "gzip": ".gz", "deflate": ".deflate"}
+
+
+def compression(value: str, option: str = "compression") -> str:
+    """The codec the jar's ``compression`` (or ``codec``) option names: ``none``, ``gzip`` or
+    ``deflate`` (its aliases as the jar takes them). Codecs TensorFlow cannot read are refused
+    as the jar refuses them without ``allowNonTensorFlowCodec``."""
+    codec = tensorflow_codec(value)
+    if codec is not None:
+        return codec
+    lower = value.strip().lower()
+    if lower in ("snappy", "bzip2", "lz4", "zstd") or lower.endswith("codec"):
+        raise argument_error(
+            errors.INVALID_OPTION,
+            f"TFRecord option '{option}' is '{value}', a codec TensorFlow cannot read "
+            "(TFRecordDataset reads only GZIP and ZLIB). Use compression gzip or deflate, or "
+            "set allowNonTensorFlowCodec=true if the files are only for Spark.",
+        )
+    valid = (
+        "none, gzip, deflate, zlib, bzip2 (with allowNonTensorFlowCodec), lz4 (with "
+        "allowNonTensorFlowCodec), snappy (with allowNonTensorFlowCodec), zstd (with "
+        "allowNonTensorFlowCodec), a Hadoop CompressionCodec class name (with "
+        "allowNonTensorFlowCodec)"
+    )
+    raise argument_error(
+        errors.INVALID_OPTION,
+        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: {valid}.",
+        option=option,
+        value=value,
+        valid=valid,
+    )
+
+
+class RecordFileWriter:
+    """Writes encoded batches to one open binary file, compressed whole.
+
+    >>> import io
+    >>> out = io.BytesIO()
+    >>> with RecordFileWriter(out, "gzip") as w:
+    ...     pass
+    >>> out.getvalue()[:2]
+    b'\\x1f\\x8b'
+    """
+
+    def __init__(self, file: BinaryIO, codec: str = "none") -> None:
+        self.codec = compression(codec)
+        self._file = file
+        self._out: Any = file
+        self._deflater: Any = None
+        if self.codec == "gzip":
+            # No file name in the header (GzipFile takes an open file's), as the JVM's
+            # GZIPOutputStream writes it: the whole file is then the jar's, byte for byte.
+            self._out = gzip.GzipFile(
+                filename="", fileobj=file, mode="wb", compresslevel=6, mtime=0
+            )
+        elif self.codec == "deflate":
+            self._deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION)
+        #: Records written, and the uncompressed bytes they took (the next record's offset).
+        self.records = 0
+        self.position = 0
+
+    def write(self, encoded: Encoded) -> None:
+        """Appends a batch's framed records."""
+        data = encoded.framed_bytes()
+        if self._deflater is not None:
+            self._file.write(self._deflater.compress(data))
+        else:
+            self._out.write(data)
+        self.records += len(encoded)
+        self.position += len(data)
+
+    def close(self) -> None:
+        """Ends the compressed stream (the file itself stays open: it is the caller's)."""
+        if self._deflater is not None:
+            self._file.write(self._deflater.flush())
+            self._deflater = None
+        elif self._out is not self._file:
+            self._out.close()
+            self._out = self._file
+
+    def __enter__(self) -> RecordFileWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

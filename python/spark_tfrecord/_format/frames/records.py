@@ -1,0 +1,470 @@
+"""Random access to the records of a TFRecord folder, for map-style loaders: record i's bytes.
+
+Record i is the i-th record of the folder's data files in the manifest's order (sorted by their
+path relative to the folder), each file's records in order. Where a record starts comes from the
+file's index (``_<name>.idx``, written with ``writeIndex``), or else from one scan of the file's
+framing, in memory, the first time the process reads from that file. Every record read has its
+length and both CRC32C checksums checked.
+
+- Local files are read with one ``pread`` per run of adjacent records; the OS caches them. A
+  local, uncompressed folder that fits in half of ``cache_bytes`` is instead read whole, once
+  per process, into that cache, and a batch's records are checked where they lie in it (no
+  copy, no call per record); each batch first checks that its files still have their listed
+  sizes (a file truncated since is read with ``pread`` again, whose short read names the
+  record), and a batch that fails its checks there is read again from the files.
+- Files in an object store (fsspec URLs) are read in groups of whole records, those that start
+  in one block of ``block_size`` bytes, with ranged reads (missing groups next to each other in
+  one request), into an LRU cache of ``cache_bytes`` per process: reading in order costs one
+  request per group; a shuffled epoch costs one request per group when the folder fits in the
+  cache, and none the next epoch; :class:`~spark_tfrecord._loaders.sampler.BlockShuffleSampler`'s
+  order, one per group whatever the folder's size.
+- GZIP and ZLIB files cannot be entered in the middle: each is decompressed whole, the first
+  time it is read, and kept in the same cache (a file larger than ``cache_bytes`` decompressed
+  is refused with a ValueError).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.files.files import Files, file_system, index_path
+from spark_tfrecord._format.frames.compression import chunks
+from spark_tfrecord._format.frames.framing import (
+    FOOTER,
+    HEADER,
+    check_frame,
+    frames_sound,
+    header_length,
+)
+from spark_tfrecord._format.frames.manifest import DatasetInfo, dataset_info_in
+
+#: The cache's key of a held folder's bytes (see RecordReader._held).
+_HELD = "held"
+
+
+class _Cache:
+    """An LRU of byte strings, bounded by their total size."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.size = 0
+        self._items: OrderedDict[Any, bytes] = OrderedDict()
+
+    def get(self, key: Any) -> bytes | None:
+        item = self._items.get(key)
+        if item is not None:
+            self._items.move_to_end(key)
+        return item
+
+    def pop(self, key: Any) -> bytes | None:
+        item = self._items.pop(key, None)
+        if item is not None:
+            self.size -= len(item)
+        return item
+
+    def put(self, key: Any, value: bytes) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.size -= len(old)
+        self._items[key] = value
+        self.size += len(value)
+        while self.size > self.capacity and len(self._items) > 1:
+            _, evicted = self._items.popitem(last=False)
+            self.size -= len(evicted)
+
+
+class RecordReader:
+    """The records of the folder (or file, or glob) ``path``, by their number."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        cache_bytes: int = 256 << 20,
+        block_size: int = 4 << 20,
+        info: DatasetInfo | None = None,
+        files: tuple[Files, str] | None = None,
+    ) -> None:
+        if cache_bytes < block_size:
+            raise ValueError(f"cache_bytes ({cache_bytes}) must hold a block ({block_size})")
+        if block_size < 1:
+            raise ValueError(f"block_size must be at least 1, not {block_size}")
+        # ``files``: the file system and path ``info`` was had on (its listings cached there)
+        found = files if files is not None else file_system(os.fspath(path), storage_options)
+        self.files_system, self.path = found
+        self.info = info if info is not None else dataset_info_in(self.files_system, self.path)
+        self.files = list(self.info.files)
+        self.compressions = [f.compression for f in self.files]
+        for f, compression in zip(self.files, self.compressions):
+            if compression not in ("none", "gzip", "deflate"):
+                raise ValueError(
+                    f"{f.path} is compressed with {compression}, which only the data source "
+                    "(Spark) reads: write with compression none, gzip or deflate"
+                )
+        self.ends = list(np.cumsum([f.num_records for f in self.files], dtype=np.int64))
+        self.cache_bytes, self.block_size = cache_bytes, block_size
+        sizes = np.array([f.num_bytes for f in self.files], np.int64)
+        #: Where each file starts in the held folder's bytes, when it is held (see _held).
+        self._bases = np.cumsum(sizes) - sizes
+        self._holds = (
+            not self.files_system.remote
+            and all(c == "none" for c in self.compressions)
+            and int(sizes.sum()) <= cache_bytes // 2
+        )
+        self._reset()
+
+    def _reset(self) -> None:
+        self._offsets: list[Any] = [None] * len(self.files)
+        self._cache = _Cache(self.cache_bytes)
+        self._fds: dict[int, int] = {}
+        self._group_bounds: dict[int, tuple[Any, Any]] = {}
+        self._pid = os.getpid()
+        #: Ranged reads made by this process (object stores; decompressed files: whole reads).
+        self.requests = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for key in (
+            "_offsets",
+            "_cache",
+            "_fds",
+            "_group_bounds",
+            "_pid",
+            "requests",
+        ):
+            state.pop(key)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    # os's functions bound here: at the interpreter's exit, a reader still alive is collected
+    # after the os module's names are cleared.
+    def __del__(self, getpid: Any = os.getpid, close: Any = os.close) -> None:
+        if getattr(self, "_pid", None) == getpid():
+            for fd in getattr(self, "_fds", {}).values():
+                close(fd)
+
+    def __len__(self) -> int:
+        return int(self.ends[-1]) if self.ends else 0
+
+    # --- where a record is ---------------------------------------------------------------
+
+    def locate(self, i: int) -> tuple[int, int]:
+        """(file, record within the file) of record ``i`` (0 <= i < len)."""
+        f = bisect.bisect_right(self.ends, i)
+        return f, i - (int(self.ends[f - 1]) if f else 0)
+
+    def offsets(self, f: int) -> Any:
+        """The (offset, framed size) of every record of file ``f``, an int64 array (n, 2)."""
+        found = self._offsets[f]
+        if found is None:
+            if self._pid != os.getpid():  # a forked worker: its own descriptors and caches
+                self._reset()
+            found = self._index(f)
+            if found is None:
+                found = self._scan(f)
+            if len(found) != self.files[f].num_records:
+                raise ValueError(
+                    f"{self.files[f].path} holds {len(found)} records, but the folder's "
+                    f"manifest says {self.files[f].num_records}: the folder changed after it "
+                    "was listed; make the dataset again"
+                )
+            self._offsets[f] = found
+        return found
+
+    def _index(self, f: int) -> Any | None:
+        """The offsets from the file's index, or None when it has none."""
+        path = self.files[f].path
+        index = index_path(path)
+        try:
+            text = self.files_system.read_bytes(index)
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+        self.requests += self.files_system.remote
+        try:
+            pairs = np.array(text.split(), dtype=np.int64).reshape(-1, 2)
+        except ValueError:
+            raise ValueError(f"{index} is not an index (lines of 'offset size')") from None
+        if self.compressions[f] == "none" and len(pairs):
+            end = int(pairs[-1, 0] + pairs[-1, 1])
+            if end != self.files[f].num_bytes:
+                raise ValueError(
+                    f"{index} ends at byte {end}, but {path} has {self.files[f].num_bytes}: the "
+                    "index is of another file; delete it, or rebuild it with spark-tfrecord index"
+                )
+        return pairs
+
+    def _scan(self, f: int) -> Any:
+        """The offsets from the file's framing: one pass over its (decompressed) bytes, each
+        record's length checked against its checksum (:func:`framing.header_length`; the
+        data's checksums are checked when read). Its own loop, not :func:`framing.walk_batches`:
+        a scan of the headers alone costs less CPU so (300,000 records: 263-336 ms, against
+        359-435 ms through ``walk_batches``)."""
+        path = self.files[f].path
+        found: list[int] = []
+        if self.compressions[f] != "none":
+            data = self._whole(f)
+            stream: Any = iter([data])
+        elif self.files_system.remote:
+            stream = self._scanned_blocks(f)
+        else:
+            stream = chunks(path, "none", self.files_system)
+        buf, base, pos = b"", 0, 0  # buf[0] is at stream offset base
+        for chunk in stream:
+            buf = buf[pos:] + chunk
+            base += pos
+            pos = 0
+            while len(buf) - pos >= HEADER:
+                length = header_length(buf, pos, path, base + pos)
+                framed = HEADER + length + FOOTER
+                if len(buf) - pos < framed:
+                    break  # the record's end is in a later chunk
+                found.append(base + pos)
+                found.append(framed)
+                pos += framed
+        if pos != len(buf):
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: the file ends {len(buf) - pos} bytes into a record",
+                path,
+                base + pos,
+            )
+        return np.array(found, np.int64).reshape(-1, 2)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def _whole(self, f: int) -> bytes:
+        """The decompressed bytes of GZIP / ZLIB file ``f``, from the cache or read whole."""
+        key = (f, "whole")
+        data = self._cache.get(key)
+        if data is None:
+            data = b"".join(chunks(self.files[f].path, self.compressions[f], self.files_system))
+            self.requests += self.files_system.remote
+            if len(data) > self.cache_bytes:
+                raise ValueError(
+                    f"{self.files[f].path} is {self.compressions[f]}-compressed, so reading a "
+                    f"record in it means decompressing the whole file, {len(data)} bytes, which "
+                    f"does not fit cache_bytes ({self.cache_bytes}): raise cache_bytes, or write "
+                    "the folder uncompressed for random access (tf_dataset reads compressed "
+                    "files in order)"
+                )
+            self._cache.put(key, data)
+        return data
+
+    def _scanned_blocks(self, f: int) -> Any:
+        """Remote file ``f`` in blocks, one ranged read each, for its scan; when the file fits
+        in the cache its records' groups are then cached from them, so that the scan is the
+        only read of the file's bytes."""
+        size, path, total = self.block_size, self.files[f].path, self.files[f].num_bytes
+        kept: list[bytes] | None = [] if total <= self.cache_bytes else None
+        for start in range(0, total, size):
+            block = self.files_system.read_range(path, start, min(total, start + size))
+            self.requests += 1
+            if kept is not None:
+                kept.append(block)
+            yield block
+        if kept is not None:
+            self._cache.put((f, "scanned"), b"".join(kept))
+
+    def _groups(self, f: int) -> tuple[Any, Any]:
+        """Remote file ``f``'s records in groups, the unit fetched and cached: the records
+        that start in one block of ``block_size`` bytes (a group's bytes run from its first
+        record's start to its last one's end, so no record is in two). The groups' start and
+        end offsets, two int64 arrays."""
+        found = self._group_bounds.get(f)
+        if found is None:
+            table = self.offsets(f)
+            starts, ends = table[:, 0], table[:, 0] + table[:, 1]
+            _, first = np.unique(starts // self.block_size, return_index=True)
+            last = np.concatenate([first[1:], [len(starts)]]) - 1
+            found = (starts[first], ends[last]) if len(starts) else (starts, ends)
+            self._group_bounds[f] = found
+            scanned = self._cache.pop((f, "scanned"))
+            if scanned is not None:  # the scan's bytes: no second read
+                for g, (a, b) in enumerate(zip(*(x.tolist() for x in found))):
+                    self._cache.put((f, g), scanned[a:b])
+        return found
+
+    def _fetch(self, f: int, first: int, stop: int) -> None:
+        """Groups ``[first, stop)`` of remote file ``f``, in one ranged read, into the cache."""
+        group_starts, group_ends = self._groups(f)
+        begin, end = int(group_starts[first]), int(group_ends[stop - 1])
+        data = self.files_system.read_range(self.files[f].path, begin, end)
+        self.requests += 1
+        for g in range(first, stop):
+            a, b = int(group_starts[g]) - begin, int(group_ends[g]) - begin
+            self._cache.put((f, g), data[a:b])
+
+    def _framed(self, f: int, offset: int, framed: int) -> bytes:
+        """The framed record at ``offset`` of file ``f`` (fewer bytes if the file ends)."""
+        if self.compressions[f] != "none":
+            return self._whole(f)[offset : offset + framed]
+        if self.files_system.remote:
+            group_starts, _ = self._groups(f)
+            g = int(np.searchsorted(group_starts, offset, side="right")) - 1
+            data = self._cache.get((f, g))
+            if data is None:
+                self._fetch(f, g, g + 1)
+                data = self._cache.get((f, g)) or b""
+            start = offset - int(group_starts[g])
+            return data[start : start + framed]
+        return os.pread(self._fd(f), framed, offset)
+
+    def _fd(self, f: int) -> int:
+        """Local file ``f``'s descriptor, opened once per process."""
+        fd = self._fds.get(f)
+        if fd is None:
+            fd = self._fds[f] = os.open(self.files[f].path, os.O_RDONLY)
+        return fd
+
+    def _checked(self, i: int) -> tuple[bytes, int, int]:
+        """Record ``i`` framed, its length and CRCs checked: (framed bytes, file, offset)."""
+        f, j = self.locate(i)
+        offset, framed = (int(x) for x in self.offsets(f)[j])
+        buf = self._framed(f, offset, framed)
+        if len(buf) < framed:
+            raise errors.CorruptFileError(
+                errors.TRUNCATED,
+                f"Truncated TFRecord: the file ends {len(buf)} bytes into a record of {framed}",
+                self.files[f].path,
+                offset,
+            )
+        check_frame(buf, self.files[f].path, offset, framed - HEADER - FOOTER)
+        return buf, f, offset
+
+    def read(self, i: int) -> tuple[bytes, int, int]:
+        """Record ``i``'s data, checked, with its file's number and its offset there."""
+        buf, f, offset = self._checked(i)
+        return buf[HEADER:-FOOTER], f, offset
+
+    def read_batch(self, indices: Sequence[int]) -> tuple[bytes, Any, Any]:
+        """Records ``indices``, checked, in one buffer: record k is
+        ``buf[starts[k]:stops[k]]``. Lengths and checksums are checked for the batch at once;
+        a record that fails is read again alone, for the error that names it."""
+        self.prefetch(indices)
+        wanted = np.asarray(indices, np.int64)
+        files = np.searchsorted(np.asarray(self.ends, np.int64), wanted, side="right")
+        firsts = np.concatenate([[0], np.asarray(self.ends, np.int64)])[files]
+        offsets = np.empty(len(wanted), np.int64)
+        sizes = np.empty(len(wanted), np.int64)
+        for f in np.unique(files).tolist():
+            these = files == f
+            table = self.offsets(f)[wanted[these] - firsts[these]]
+            offsets[these], sizes[these] = table[:, 0], table[:, 1]
+        held = self._held(np.unique(files).tolist())
+        if held is not None:
+            starts = self._bases[files] + offsets
+            if frames_sound(held, starts, starts + sizes):
+                return held, starts + HEADER, starts + sizes - FOOTER
+            self._cache.pop(_HELD)  # read from the files again, for the error that names it
+        if self.files_system.remote:
+            buf = b"".join(self._pieces(files.tolist(), offsets.tolist(), sizes.tolist()))
+            ends = np.cumsum(sizes)
+            starts = ends - sizes
+            if len(buf) != int(ends[-1] if len(ends) else 0):
+                self._first_bad(indices)  # a record past its file's end
+        else:
+            buf, starts = self._gather(files, offsets, sizes, indices)
+            ends = starts + sizes
+        if not frames_sound(buf, starts, ends):
+            self._first_bad(indices)
+        return buf, starts + HEADER, ends - FOOTER
+
+    def _held(self, touched: list[int]) -> bytes | None:
+        """The bytes of the folder's files joined (file f's from ``_bases[f]``), read once per
+        process, when the folder is held; None when it is not, or when a file ``touched`` no
+        longer has its listed size."""
+        if not self._holds:
+            return None
+        for f in touched:
+            if os.fstat(self._fd(f)).st_size != self.files[f].num_bytes:
+                self._cache.pop(_HELD)
+                return None
+        held = self._cache.get(_HELD)
+        if held is None:
+            parts = [os.pread(self._fd(f), i.num_bytes, 0) for f, i in enumerate(self.files)]
+            if any(len(p) != i.num_bytes for p, i in zip(parts, self.files)):
+                return None
+            held = b"".join(parts)
+            self._cache.put(_HELD, held)
+        return held
+
+    def _gather(
+        self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
+    ) -> tuple[bytes, Any]:
+        """The framed records of local files joined in one buffer, and where each record starts
+        in it: one ``pread`` per run of adjacent records (the runs found for the batch at once).
+        Not a memory map: a file that another process truncates under a map kills the reader
+        with SIGBUS when the lost pages are touched, and no size check made before the copy can
+        rule that out; a short read is an error instead, that of the first record past the
+        file's new end."""
+        ends = offsets + sizes
+        follows = (files[1:] == files[:-1]) & (offsets[1:] == ends[:-1])
+        firsts = np.flatnonzero(np.concatenate([[True], ~follows])) if len(files) else files
+        lasts = np.concatenate([firsts[1:], [len(files)]]) - 1
+        run_files, run_starts = files[firsts].tolist(), offsets[firsts].tolist()
+        run_sizes = (ends[lasts] - offsets[firsts]).tolist()
+        if all(self.compressions[f] == "none" for f in set(run_files)):
+            pread, fds = os.pread, {f: self._fd(f) for f in set(run_files)}
+            pieces = [pread(fds[f], n, o) for f, n, o in zip(run_files, run_sizes, run_starts)]
+        else:
+            pieces = [
+                self._whole(f)[o : o + n]
+                if self.compressions[f] != "none"
+                else os.pread(self._fd(f), n, o)
+                for f, n, o in zip(run_files, run_sizes, run_starts)
+            ]
+        buf = b"".join(pieces)
+        if len(buf) != sum(run_sizes):
+            self._first_bad(indices)  # a record past its file's end: its error
+        return buf, np.cumsum(sizes) - sizes
+
+    def _pieces(self, files: list[int], offsets: list[int], sizes: list[int]) -> list[Any]:
+        """The framed records at ``offsets`` of remote ``files``, from the cached groups."""
+        return [self._framed(f, o, n) for f, o, n in zip(files, offsets, sizes)]
+
+    def _first_bad(self, indices: Sequence[int]) -> None:
+        """Raises the error of the first record of ``indices`` that fails its checks."""
+        for i in indices:
+            self._checked(i)
+        raise AssertionError("a batch failed its checks, but none of its records alone")
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Fetches the remote groups of records ``indices`` need, runs of consecutive missing
+        groups in one ranged read each (as long as they fit in the cache)."""
+        if not self.files_system.remote:
+            return
+        wanted: dict[int, set[int]] = {}
+        for i in indices:
+            f, j = self.locate(i)
+            if self.compressions[f] != "none":
+                continue
+            group_starts, _ = self._groups(f)
+            offset = int(self.offsets(f)[j, 0])
+            g = int(np.searchsorted(group_starts, offset, side="right")) - 1
+            wanted.setdefault(f, set()).add(g)
+        budget = self.cache_bytes
+        for f, groups in wanted.items():
+            group_starts, group_ends = self._groups(f)
+            missing = sorted(g for g in groups if self._cache.get((f, g)) is None)
+            k = 0
+            while k < len(missing):
+                run = k + 1
+                while (
+                    run < len(missing)
+                    and missing[run] == missing[run - 1] + 1
+                    and int(group_ends[missing[run]] - group_starts[missing[k]]) <= budget // 2
+                ):
+                    run += 1
+                self._fetch(f, missing[k], missing[run - 1] + 1)
+                k = run
