@@ -111,7 +111,7 @@ def _tf_schema(ddl: str) -> Any:
     mismatch: list<item: int64> != int64")."""
     from tensorflow_metadata.proto.v0 import schema_pb2
 
-    from spark_tfrecord._format.ddl import parse_ddl
+    from spark_tfrecord._format.columns.ddl import parse_ddl
 
     kinds = {"long": schema_pb2.INT, "float": schema_pb2.FLOAT, "string": schema_pb2.BYTES}
     schema = schema_pb2.Schema()

@@ -37,7 +37,7 @@ import ray.data
 import spark_tfrecord
 import spark_tfrecord.ray as tfr_ray
 from spark_tfrecord import errors
-from spark_tfrecord._format.encode_errors import EncodeError
+from spark_tfrecord._format.frames.encode_errors import EncodeError
 from support import TESTS, child_env, tf_corpus
 from support.s3_server import ACCESS_KEY, REGION, S3, SECRET_KEY, s3_bucket
 from support.tfrecord_bytes import (

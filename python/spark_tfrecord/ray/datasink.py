@@ -33,11 +33,11 @@ import ray.data
 from ray.data.datasource import Datasink, WriteResult
 
 from spark_tfrecord import errors
-from spark_tfrecord._format import manifest_write
-from spark_tfrecord._format.ddl import parse_ddl, to_ddl
-from spark_tfrecord._format.encode_errors import EncodeError
-from spark_tfrecord._format.encoder import ExampleEncoder
-from spark_tfrecord._format.record_writer import EXTENSIONS, RecordFileWriter, compression
+from spark_tfrecord._format.columns.ddl import parse_ddl, to_ddl
+from spark_tfrecord._format.columns.encoder import ExampleEncoder
+from spark_tfrecord._format.datasets import manifest_write
+from spark_tfrecord._format.frames.encode_errors import EncodeError
+from spark_tfrecord._format.frames.record_writer import EXTENSIONS, RecordFileWriter, compression
 from spark_tfrecord._source.arrow_schema import arrow_schema
 from spark_tfrecord.ray.folder import Folder
 from spark_tfrecord.ray.spark_schema import known, merged, spark_schema

@@ -19,7 +19,7 @@ import ray.data
 from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
-from spark_tfrecord._format.manifest import read_manifest
+from spark_tfrecord._format.frames.manifest import read_manifest
 from spark_tfrecord._source.arrow_read import ArrowRead, prepare
 from spark_tfrecord._source.planning import Task
 

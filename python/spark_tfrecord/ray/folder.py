@@ -20,9 +20,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO, cast
 
-from spark_tfrecord._format import manifest_write
-from spark_tfrecord._format.files import Files, FsspecFiles, LocalFiles, file_system, local_path
-from spark_tfrecord._format.manifest import MANIFEST_NAME
+from spark_tfrecord._format.datasets import manifest_write
+from spark_tfrecord._format.files.files import (
+    Files,
+    FsspecFiles,
+    LocalFiles,
+    file_system,
+    local_path,
+)
+from spark_tfrecord._format.frames.manifest import MANIFEST_NAME
 
 #: The staging folder's name in the folder written, before the write's id (the jar-less Spark
 #: writer's: hidden, so that every reader passes over it).
