@@ -497,10 +497,23 @@ def _same_batch(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def test_a_folder_held_in_memory_reads_as_its_files_do(folder: Folder, tmp_path) -> None:
-    """A local folder that fits in half the cache is read whole once per process and a batch
-    checked where its records lie in it; one that does not, a pread per record. Both give the
-    same batches, and the same error for a damaged record: its file and offset."""
+def test_a_folder_held_in_memory_reads_as_its_files_do(
+    folder: Folder, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local folder that fits in half the cache is read whole once per process and its
+    frames checked at once, all of them; one that does not, a pread per record, each batch
+    checked. Both give the same batches, and the same error for a damaged record (a batch
+    without it is read): its file and offset."""
+    from spark_tfrecord._format.frames import records
+
+    checked: list[int] = []
+    real = records.frames_sound
+
+    def counted(buf: bytes, starts: Any, ends: Any) -> bool:
+        checked.append(len(starts))
+        return real(buf, starts, ends)
+
+    monkeypatch.setattr(records, "frames_sound", counted)
     info = spark_tfrecord.dataset_info(folder.path)
     held = spark_tfrecord.torch_dataset(folder.path)
     total = info.num_bytes
@@ -515,6 +528,8 @@ def test_a_folder_held_in_memory_reads_as_its_files_do(folder: Folder, tmp_path)
             fast = batch.buf[batch.starts[k] : batch.stops[k]]
             assert fast == other.buf[other.starts[k] : other.stops[k]]
         assert _same_batch(held.collate(batch), by_pread.collate(other))
+    # the held folder: every frame checked once, when it was first read; each pread batch: its own
+    assert checked == [N, N, 17, 1, N]
     copy = tmp_path / "copy"
     shutil.copytree(folder.path, copy)
     victim = Path(spark_tfrecord.dataset_info(str(copy)).files[1].path)
@@ -524,7 +539,11 @@ def test_a_folder_held_in_memory_reads_as_its_files_do(folder: Folder, tmp_path)
     victim.write_bytes(bytes(data))
     for cache_bytes in (256 << 20, 2 * total - 2):
         ds = spark_tfrecord.torch_dataset(str(copy), cache_bytes=cache_bytes, block_size=1)
+        checked.clear()
         assert ds.collate(ds.__getitems__([0]))["id"].tolist() == [folder.order[0]]
+        assert ds.collate(ds.__getitems__([1]))["id"].tolist() == [folder.order[1]]
+        # held: the folder's check fails, so every batch is checked; read by pread: so too
+        assert checked == ([N, 1, 1] if cache_bytes == 256 << 20 else [1, 1]), checked
         with pytest.raises(errors.CorruptFileError) as raised:
             ds.__getitems__(order)
         found = errors.parameters(raised.value)

@@ -18,29 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from spark_tfrecord._format.entries.walk import CONTEXT, entries, feature, steps
-from spark_tfrecord._format.entries.wire import BYTES, FLOAT, UNSET, MalformedRecord
+from spark_tfrecord._format.entries.walk import CONTEXT, entries, feature_values, steps
+from spark_tfrecord._format.entries.wire import MalformedRecord
 
 __all__ = ["STEPS", "ExampleDecoder", "MalformedRecord"]
 
 #: Not a ``Feature`` kind: a SequenceExample's ``FeatureList``, whose values are its steps'
 #: ``(kind, values)``, one per ``Feature``.
 STEPS = -1
-
-
-def _values(buf: bytes, start: int, end: int) -> tuple[int, Any]:
-    """A ``Feature``'s kind and values: its lists of the winning kind, concatenated."""
-    kind, lists = feature(buf, start, end)
-    if len(lists) == 1:
-        return kind, lists[0]
-    if kind == UNSET:
-        return kind, None
-    if kind == BYTES:
-        return kind, [v for part in lists for v in part]
-    dtype = np.float32 if kind == FLOAT else np.int64
-    return kind, np.concatenate([np.asarray(part, dtype) for part in lists])
 
 
 class ExampleDecoder:
@@ -76,9 +61,9 @@ class ExampleDecoder:
                 continue
             try:
                 if field == CONTEXT:
-                    found = _values(buf, start, end)
+                    found = feature_values(buf, start, end)
                 else:
-                    found = (STEPS, [_values(buf, a, b) for a, b in steps(buf, start, end)])
+                    found = (STEPS, [feature_values(buf, a, b) for a, b in steps(buf, start, end)])
             except MalformedRecord as e:
                 raise MalformedRecord(e.reason, self.keys[slot]) from None
             if out[slot] is not None:

@@ -22,8 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from spark_tfrecord._format.entries.lists import LIST_READERS
 from spark_tfrecord._format.entries.wire import (
+    BYTES,
+    FLOAT,
     UNSET,
     cursor_delimited,
     cursor_error,
@@ -125,3 +129,23 @@ def feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
         return kind, []
     read = LIST_READERS[kind]  # only the winning kind's lists are read, as the jar reads them
     return kind, [read(buf, a, b) for a, b in found]
+
+
+def feature_values(buf: bytes, start: int, end: int) -> tuple[int, Any]:
+    """A ``Feature``'s kind and values, its lists of the winning kind concatenated (None for
+    :data:`UNSET`): :func:`feature`, for the record decoder, without a list of one list for
+    the usual Feature."""
+    if start < end and buf[start] in _LIST_TAGS:
+        kind = buf[start] >> 3
+        lstart, lend = cursor_delimited(buf, start + 1, end)
+        if lend == end:
+            return kind, LIST_READERS[kind](buf, lstart, lend)
+    kind, lists = feature(buf, start, end)
+    if kind == UNSET:
+        return kind, None
+    if len(lists) == 1:
+        return kind, lists[0]
+    if kind == BYTES:
+        return kind, [v for part in lists for v in part]
+    dtype = np.float32 if kind == FLOAT else np.int64
+    return kind, np.concatenate([np.asarray(part, dtype) for part in lists])
