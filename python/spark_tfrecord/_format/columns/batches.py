@@ -142,6 +142,12 @@ class BatchColumns:
             fixed = self.fixed_numbers(slot, conversion_of(c), c.fixed)
             if fixed is not None:
                 return fixed if c.shape == "list" else fixed.reshape(self.size)
+        elif c.shape == "scalar" and self.size:
+            # a nullable scalar (an inferred schema's are) that every record of the batch holds:
+            # gathered as a fixed one, given as (values, offsets)
+            one = self.fixed_numbers(slot, conversion_of(c), 1)
+            if one is not None:
+                return one.reshape(self.size), np.arange(self.size + 1, dtype=np.int64)
         values, counts, present, floats = self.values(slot, conversion_of(c))
         numeric = c.value in DTYPES
         if c.shape == "uniform":
