@@ -551,6 +551,34 @@ def test_a_folder_held_in_memory_reads_as_its_files_do(
         assert (found["path"], found["offset"]) == (str(victim), str(offset)), cache_bytes
 
 
+def test_a_held_folder_with_a_damaged_header_reads_its_other_records(tmp_path) -> None:
+    """A folder with no index, held in memory: a record whose length does not match its
+    checksum, in the second file, does not stop the first file's batches (the whole check at
+    first read cannot walk that file, so each batch is checked as it is read); reading the
+    second file fails, naming it and the record's offset."""
+    from support.tfrecord_bytes import entry, example, feature, int64_list_packed, write_records
+
+    def rec(j: int) -> bytes:
+        return example(entry(b"i", feature("int64", int64_list_packed([j]))))
+
+    write_records(tmp_path / "d" / "a.tfrecord", [rec(j) for j in range(3)])
+    damaged = tmp_path / "d" / "b.tfrecord"
+    write_records(damaged, [rec(j) for j in range(3, 6)])
+    # counted (with no manifest, a walk of every file) before the damage, as a file damaged
+    # since would be
+    ds = spark_tfrecord.torch_dataset(str(tmp_path / "d"), columns="i bigint")
+    data = bytearray(damaged.read_bytes())
+    offset = 16 + len(rec(3))
+    data[offset + 8] ^= 0x01  # record 1's length checksum
+    damaged.write_bytes(bytes(data))
+    assert ds.collate(ds.__getitems__([2, 0, 1]))["i"][0].tolist() == [2, 0, 1]
+    with pytest.raises(errors.CorruptFileError) as raised:
+        ds.__getitems__([3])
+    found = errors.parameters(raised.value)
+    assert errors.condition(raised.value) == errors.LENGTH_CHECKSUM
+    assert (found["path"], found["offset"]) == (str(damaged), str(offset))
+
+
 # --- make_converter, and a trainer without Spark ------------------------------------------
 
 

@@ -410,7 +410,10 @@ class RecordReader:
         batch): when all are sound, the batches read from these bytes skip theirs (the bytes
         cannot change, being held); when one is not, every batch is checked, so that the
         record at fault fails when it is read, naming itself, as before."""
-        tables = [self.offsets(f) for f in range(len(self.files))]
+        try:
+            tables = [self.offsets(f) for f in range(len(self.files))]
+        except (errors.CorruptFileError, ValueError):
+            return  # a file whose framing cannot be walked: its batches fail where they read it
         starts = np.concatenate(
             [self._bases[f] + t[:, 0] for f, t in enumerate(tables)] or [np.empty(0, np.int64)]
         )
