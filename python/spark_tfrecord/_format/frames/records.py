@@ -248,9 +248,9 @@ class RecordReader:
                 path,
                 base + pos,
             )
-        starts = np.concatenate([b[:-1] for b in found] or [np.empty(0, np.int64)])
+        firsts = np.concatenate([b[:-1] for b in found] or [np.empty(0, np.int64)])
         ends = np.concatenate([b[1:] for b in found] or [np.empty(0, np.int64)])
-        return np.stack([starts, ends - starts], axis=1)
+        return np.stack([firsts, ends - firsts], axis=1)
 
     # --- reading ---------------------------------------------------------------------------
 
