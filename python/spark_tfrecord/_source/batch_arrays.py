@@ -368,7 +368,7 @@ class BatchArrays:
         if isinstance(c, _Ragged):
             found = self._ragged_items(c, located, buf, size)
             return None if found is None else (found[0].cast(c.target), found[1], found[2])
-        if isinstance(c, _Array):
+        if isinstance(c, (_Array, _Vector)):  # (never planned in an array of structs)
             return None
         parts = []
         for child in c.children:
