@@ -420,7 +420,7 @@ class KilledSink(tfr_ray.TFRecordDatasink):
         def halves() -> Iterator[Any]:
             for block in blocks:
                 yield block.slice(0, block.num_rows // 2)
-                staged = [p for p in Path(self.staging).iterdir()]
+                staged = [p for p in Path(self.target.staging).iterdir()]
                 assert staged  # a file begun, half of its rows given to it
                 os._exit(1)
 
