@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,34 @@ def test_the_batch_walk_gives_the_one_record_walks_records_and_error(part: int) 
         compared += len(expected[0])
         errored += expected[1] is not None
     assert compared > 1000 and errored > 20  # the cases reach both records and errors
+
+
+def test_the_loaders_scan_finds_the_one_record_walks_frames_and_error(tmp_path: Path) -> None:
+    # The map-style loaders' scan of a file with no index (its frames found by their lengths,
+    # their headers checked together): the offsets and sizes the one-record walk finds, or
+    # its error's condition and offset (the data's checksums are the batches' to check).
+    from spark_tfrecord._format.frames.records import RecordReader
+
+    rng = random.Random(SEED)
+    path = tmp_path / "part-00000.tfrecord"
+    path.write_bytes(frame(b"x"))
+    records = RecordReader(str(tmp_path))
+    scanned = errored = 0
+    for _ in range(300):
+        lengths = [rng.choice([0, 1, 5, 40, 200, 3000]) for _ in range(rng.randrange(0, 120))]
+        stream = damaged(b"".join(frame(rng.randbytes(n)) for n in lengths), rng)
+        path.write_bytes(stream)
+        expected = one_at_a_time(stream, chunked(stream, rng), None, False, 2**31 - 1 - 64)
+        try:
+            table = records._scan(0)
+            got: Found = ([(int(a), int(b)) for a, b in table], None)
+        except errors.CorruptFileError as e:
+            got = ([], (e.condition, int(e.parameters["offset"]), ""))
+        frames = [(o, len(data) + 16) for o, data in expected[0]]
+        if expected[1] is None:
+            assert got == (frames, None)
+            scanned += len(frames)
+        else:
+            assert got[1] is not None and got[1][:2] == expected[1][:2], (lengths, expected[1])
+            errored += 1
+    assert scanned > 1000 and errored > 20

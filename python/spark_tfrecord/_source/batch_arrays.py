@@ -4,8 +4,9 @@
 plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries), a list
 of lists of one (written ragged: ``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), a
 struct of such (structs in structs too: its leaves are features of their own, named by their
-path), or an array of structs of such (each leaf a list with an item per element), and the
-records are Examples. For each batch, the format package's batch decoder
+path), an array of structs of such (each leaf a list with an item per element), or an ML
+vector (dense; a batch holding a sparse one is read record by record), and the records are
+Examples. For each batch, the format package's batch decoder
 (:func:`spark_tfrecord._format.entries.batch.locate` and its value gatherers) finds each column's
 feature in every record, and the column's values and offsets become Arrow buffers in a few
 NumPy calls, then the same Arrow types and casts as the record path
@@ -28,7 +29,7 @@ import pyarrow as pa
 from spark_tfrecord._format.columns.conversions import Conversion, conversion
 from spark_tfrecord._format.columns.gathered import column_values
 from spark_tfrecord._format.columns.layout import Layout
-from spark_tfrecord._format.columns.schema import Column
+from spark_tfrecord._format.columns.schema import Column, is_vector
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries.entries import gather
 from spark_tfrecord._source.columns import VALUES
@@ -86,7 +87,18 @@ class _Array:
     target: pa.DataType
 
 
-_Node = Union[_Column, _Struct, _Ragged, _Array]
+@dataclass
+class _Vector:
+    """An ML vector column: its dense feature's column (doubles), the slots of its sparse
+    parts (``c/indices``, ``c/values``, ``c/size``), and its Arrow type (the struct of
+    ``VectorUDT``'s SQL type)."""
+
+    dense: _Column
+    parts: list[int]
+    target: pa.DataType
+
+
+_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector]
 #: Of a batch: values, the number of them (or of elements) of each record, which records hold
 #: them.
 Items = tuple[pa.Array, Any, Any]
@@ -122,6 +134,11 @@ def _plan(
             children.append(made)
         return _Struct(children, [target.field(i) for i in range(target.num_fields)])
     c = next(leaves, None)
+    if is_vector(t):
+        if c is None or c.key != key or c.shape != "vector" or in_array or c.conversion is None:
+            return None
+        dense = _Column(c.slots[0], True, c.conversion, pa.float64(), pa.list_(pa.float64()))
+        return _Vector(dense, c.slots[1:], target)
     leaf, depth = t, 0
     while isinstance(leaf, dict) and leaf.get("type") == "array":
         leaf, depth = leaf["elementType"], depth + 1
@@ -177,8 +194,8 @@ class BatchArrays:
         """The builders of the data columns ``fields`` (JSON) into ``targets`` read with
         ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`; struct leaves keyed by
         their path joined with ``separator``), or None when a column is not one the fast path
-        reads (a vector, a decimal, a list of fixed length in an array of structs, a
-        SequenceExample's)."""
+        reads (a decimal, a list of fixed length in an array of structs, a SequenceExample's;
+        a vector is read here when dense, a batch with a sparse one by the record path)."""
         if layout.sequence:
             return None
         leaves = iter(layout.columns)
@@ -210,6 +227,8 @@ class BatchArrays:
             return self._ragged(c, located, buf, size)
         if isinstance(c, _Array):
             return self._array(c, located, buf, size)
+        if isinstance(c, _Vector):
+            return self._vector(c, located, buf, size)
         children = []
         for child in c.children:
             made = self._node(child, located, buf, size)
@@ -273,6 +292,24 @@ class BatchArrays:
         values = self._bytes(c, buf, got.first, got.last)
         return None if values is None else (values, got.counts, got.present)
 
+    def _vector(self, v: _Vector, located: Any, buf: bytes, size: int) -> pa.Array | None:
+        """Dense vectors (``type`` 1, their values), null where the record has no feature;
+        a batch with a sparse one is the record path's (its checks, its messages)."""
+        if any((located.kind[slot] >= 0).any() for slot in v.parts):
+            return None
+        found = self._values(v.dense, located, buf, size)
+        if found is None:
+            return None
+        values, counts, present = found
+        absent = None if present.all() else pa.array(~present, pa.bool_())
+        fields = [v.target.field(i) for i in range(v.target.num_fields)]
+        kinds = pa.array(np.ones(size, np.int8), fields[0].type)
+        sizes = pa.nulls(size, fields[1].type)
+        indices = pa.nulls(size, fields[2].type)
+        lists = pa.ListArray.from_arrays(pa.array(_offsets(counts), pa.int32()), values)
+        made = [kinds, sizes, indices, lists.cast(fields[3].type)]
+        return pa.StructArray.from_arrays(made, fields=fields, mask=absent)
+
     def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
         """A list of lists' outer items (each a list), how many each record has and which
         records hold it, from its features ``ragged_row_lengths_0`` ... and
@@ -331,7 +368,7 @@ class BatchArrays:
         if isinstance(c, _Ragged):
             found = self._ragged_items(c, located, buf, size)
             return None if found is None else (found[0].cast(c.target), found[1], found[2])
-        if isinstance(c, _Array):
+        if isinstance(c, (_Array, _Vector)):  # (never planned in an array of structs)
             return None
         parts = []
         for child in c.children:
