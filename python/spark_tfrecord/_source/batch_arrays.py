@@ -19,7 +19,7 @@ decodes that batch record by record, so that values and errors are the record pa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -29,10 +29,10 @@ import pyarrow as pa
 from spark_tfrecord._format.columns.conversions import Conversion, conversion
 from spark_tfrecord._format.columns.gathered import column_values
 from spark_tfrecord._format.columns.layout import Layout
-from spark_tfrecord._format.columns.schema import Column, is_vector
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries.entries import gather
-from spark_tfrecord._source.columns import VALUES
+from spark_tfrecord._source import nodes
+from spark_tfrecord._source.nodes import VALUES
 
 #: The leaf types (Spark's JSON names) the fast path reads: the record path's plain values.
 _PLAIN = frozenset(VALUES)
@@ -106,54 +106,48 @@ Items = tuple[pa.Array, Any, Any]
 _LENGTHS = conversion("bigint")
 
 
-def _plan(
-    f: Mapping[str, Any],
-    key: str,
-    target: pa.DataType,
-    leaves: Iterator[Column],
-    separator: str,
-    in_array: bool = False,
-) -> _Node | None:
-    """The builder of field ``f`` (keyed ``key``: its path joined with ``separator``) into
-    ``target``, its leaves taken in order from ``leaves``; None when the fast path cannot read
-    it."""
-    t = f["type"]
-    element = t.get("elementType") if isinstance(t, dict) and t.get("type") == "array" else None
-    if isinstance(element, dict) and element.get("type") == "struct":
-        if in_array:
+def _fast(node: nodes.Node) -> _Node | None:
+    """The batch builder of ``node``; None when the fast path cannot read it."""
+    if isinstance(node, nodes.Elements):
+        if not isinstance(node.element, nodes.Struct) or _in_array(node.element):
             return None
-        made = _plan({"type": element}, key, target.value_type, leaves, separator, in_array=True)
-        return _Array(made, target) if isinstance(made, _Struct) else None
-    if isinstance(t, dict) and t.get("type") == "struct":
-        children = []
-        for i, child in enumerate(t["fields"]):
-            child_key = key + separator + child["name"]
-            made = _plan(child, child_key, target.field(i).type, leaves, separator, in_array)
-            if made is None:
-                return None
-            children.append(made)
-        return _Struct(children, [target.field(i) for i in range(target.num_fields)])
-    c = next(leaves, None)
-    if is_vector(t):
-        if c is None or c.key != key or c.shape != "vector" or in_array or c.conversion is None:
+        made = _fast(node.element)
+        return _Array(made, node.target) if isinstance(made, _Struct) else None
+    if isinstance(node, nodes.Struct):
+        children = [_fast(child) for child in node.children]
+        if any(c is None for c in children):
+            return None
+        return _Struct([c for c in children if c is not None], node.fields)
+    c = node.column
+    if c is None or c.key != node.key or c.conversion is None:
+        return None
+    if isinstance(node, nodes.Vector):
+        if c.shape != "vector":
             return None
         dense = _Column(c.slots[0], True, c.conversion, pa.float64(), pa.list_(pa.float64()))
-        return _Vector(dense, c.slots[1:], target)
-    leaf, depth = t, 0
-    while isinstance(leaf, dict) and leaf.get("type") == "array":
-        leaf, depth = leaf["elementType"], depth + 1
-    plain = isinstance(leaf, str) and leaf in _PLAIN
-    depth += in_array  # in an array of structs, a leaf's values are a list per record
-    shape = "ragged" if depth > 1 else "list" if depth else "scalar"
-    if c is None or not plain or c.key != key or c.shape != shape or c.in_array != in_array:
+        return _Vector(dense, c.slots[1:], node.target)
+    shape = "ragged" if node.depth > 1 else "list" if node.depth else "scalar"
+    if not isinstance(node.leaf, str) or node.leaf not in _PLAIN:
         return None
-    if c.sequence or c.length or c.fixed is not None or c.conversion is None:
+    if c.shape != shape or c.in_array != node.in_array:
         return None
+    if c.sequence or c.length or c.fixed is not None:
+        return None
+    values = VALUES[node.leaf]
     if shape == "ragged":
-        values = _Column(c.slots[0], True, c.conversion, VALUES[leaf], VALUES[leaf])
         lengths = [_Column(s, True, _LENGTHS, pa.int64(), pa.int64()) for s in c.slots[1:]]
-        return _Ragged(values, lengths, target) if len(lengths) == depth - 1 else None
-    return _Column(c.slots[0], depth > 0, c.conversion, VALUES[leaf], target)
+        if len(lengths) != node.depth - 1:
+            return None
+        flat = _Column(c.slots[0], True, c.conversion, values, values)
+        return _Ragged(flat, lengths, node.target)
+    return _Column(c.slots[0], node.depth > 0, c.conversion, values, node.target)
+
+
+def _in_array(node: nodes.Node) -> bool:
+    """Whether an array of structs' element holds another array of structs, or a vector."""
+    if isinstance(node, nodes.Struct):
+        return any(_in_array(child) for child in node.children)
+    return isinstance(node, (nodes.Elements, nodes.Vector))
 
 
 def _listed(items: pa.Array, counts: Any, present: Any) -> pa.Array:
@@ -184,25 +178,18 @@ class BatchArrays:
         self.plan = list(plan)
 
     @classmethod
-    def of(
-        cls,
-        layout: Layout,
-        fields: Sequence[Mapping[str, Any]],
-        targets: Sequence[pa.Field],
-        separator: str = "/",
-    ) -> BatchArrays | None:
-        """The builders of the data columns ``fields`` (JSON) into ``targets`` read with
-        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`; struct leaves keyed by
-        their path joined with ``separator``), or None when a column is not one the fast path
-        reads (a decimal, a list of fixed length in an array of structs, a SequenceExample's;
-        a vector is read here when dense, a batch with a sparse one by the record path)."""
+    def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
+        """The builders of the data columns ``columns`` (:func:`nodes.walk`'s) read with
+        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a column
+        is not one the fast path reads (a decimal, a list of fixed length in an array of
+        structs, a SequenceExample's; a vector is read here when dense, a batch with a sparse
+        one by the record path)."""
         if layout.sequence:
             return None
-        leaves = iter(layout.columns)
-        plan = [_plan(f, f["name"], t.type, leaves, separator) for f, t in zip(fields, targets)]
-        if any(p is None for p in plan) or next(leaves, None) is not None:
+        made = [_fast(node) for node in columns]
+        if any(m is None for m in made):
             return None
-        return cls(layout.decoder_keys, [p for p in plan if p is not None])
+        return cls(layout.decoder_keys, [m for m in made if m is not None])
 
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
         """The data columns of the records ``buf[starts[r]:stops[r]]``, or None when the batch
