@@ -407,3 +407,16 @@ def test_rows_compared_as_values_are_compared_byte_by_byte() -> None:
             a, b = a[:, :n], b[..., :n]
             found = record_layout._equal_rows(a, b)
             assert found.dtype == np.bool_ and found.tolist() == (a == b).all(axis=1).tolist()
+
+
+def test_a_batch_led_by_an_example_of_no_features_is_walked() -> None:
+    # Example(features=Features()) is b"\x0a\x00": a layout of no entries, which the batch's
+    # check cannot lay the others out by; the walk finds the others' features.
+    records = [b"\x0a\x00", record(1), b"", record(2)]
+    buf, starts, stops = framed(records)
+    keys = the_layout().decoder_keys
+    found = batch.locate(buf, starts, stops, keys)
+    walked = batch.walk(buf, starts, stops, keys)
+    for name in ("kind", "start", "stop", "fallback"):
+        assert (getattr(found, name) == getattr(walked, name)).all(), name
+    assert (found.kind[:, 0] == -1).all() and (found.kind[:, 1] >= 0).any()

@@ -922,3 +922,117 @@ def test_byte_array_schema_needs_no_files() -> None:
         "type": "struct",
         "fields": [{"name": "byteArray", "type": "binary", "nullable": False, "metadata": {}}],
     }
+
+
+def _stats(features: Any) -> list[tuple[str, Any, Any]]:
+    """Each name met, in order, with what its context statistics and feature-list statistics
+    say (kind, most values, not UTF-8)."""
+
+    def said(s: Any) -> Any:
+        return None if s is None else (s.kind, s.max_values, s.binary)
+
+    return [
+        (name, said(features.stats[i]), said(features.list_stats[i]))
+        for i, name in enumerate(features.names)
+    ]
+
+
+def test_a_batch_of_examples_says_what_its_records_say_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # _read_sample adds the records laid out as each batch's first at once (batch_stats); the
+    # others one by one (feature_stats.add_record). On random records (keys met late, kinds
+    # that differ, empty and unset lists, bytes not UTF-8, unpacked lists, a key twice,
+    # malformed records with and without ignoreCorruptFiles) both give the same names in the
+    # same order, the same statistics and the same count of records, or the same error.
+    import random
+
+    from spark_tfrecord._format.datasets.inference import _read_sample
+    from spark_tfrecord._format.entries.feature_stats import SampledFeatures, add_record
+    from spark_tfrecord._format.frames.file_records import records
+    from spark_tfrecord._format.frames.read_options import InferenceOptions
+
+    def value(rng: random.Random, kind: str, longer: bool = False) -> bytes:
+        n = 3 if longer else rng.choice([2] * 300 + [0, 1, 40])
+        if kind == "split":  # values not UTF-8 alone, but their concatenation is
+            return feature("bytes", bytes_list([b"\xc3", b"\xa9z"] * (n // 2)))
+        if kind == "int64":
+            ints = [rng.choice([0, 1, -1, 300, 2**62]) for _ in range(n)]
+            packed = rng.random() < 0.97
+            return feature(kind, int64_list_packed(ints) if packed else int64_list_unpacked(ints))
+        if kind == "float":
+            return feature(kind, float_list_packed([rng.random() for _ in range(n)]))
+        if kind == "bytes":
+            pool = [
+                b"ab",
+                b"\xc3\xa9",
+                b"",
+                b"\xff",
+                b"\xed\xa0\x80",
+                b"x" * 200,
+                b"\xc3",
+                b"\xa9z",
+            ]
+            return feature(kind, bytes_list([rng.choice(pool) for _ in range(n)]))
+        return b""  # a Feature with no kind set
+
+    def record(rng: random.Random, layout: list[tuple[bytes, str]], longer: bool = False) -> bytes:
+        if rng.random() < 0.002:
+            return b"\x0a\x05\x0a\x03\x0a\x01"  # a map entry that runs past its message
+        entries = []
+        for key, kind in layout:
+            if rng.random() < 0.003:
+                continue  # a feature missing
+            if rng.random() < 0.003:
+                kind = rng.choice(["int64", "float", "bytes", "unset"])
+            entries.append(entry(key, value(rng, kind, longer)))
+        if rng.random() < 0.005:
+            entries.append(entry(b"late%d" % rng.randrange(3), value(rng, "int64")))
+        if rng.random() < 0.003 and entries:
+            entries.append(entries[0])  # a key twice
+        return example(*entries)
+
+    from spark_tfrecord._format.datasets import inference
+
+    batched = []
+
+    def counted(buf: bytes, starts: Any, stops: Any, features: Any) -> Any:
+        left = add_batch(buf, starts, stops, features)
+        batched.append(len(starts) - len(left))
+        return left
+
+    add_batch = inference.add_batch
+    monkeypatch.setattr(inference, "add_batch", counted)
+    compared = failed = 0
+    for seed in range(24):
+        rng = random.Random(seed)
+        kinds = ["int64", "float", "bytes", "unset", "split"]
+        layout = [(b"f%d" % k, rng.choice(kinds)) for k in range(8)]
+        data = [record(rng, layout) for _ in range(rng.choice([1, 30, 5000]))]
+        if seed % 3 == 0 and len(data) > 3:  # malformed, then records of longer lists
+            bad = min(len(data) // 3, 500)
+            data[bad] = b"\x0a\x05\x0a\x03\x0a\x01"
+            data[bad + 1 :] = [record(rng, layout, longer=True) for _ in data[bad + 1 :]]
+        path = write_records(tmp_path / f"{seed}.tfrecord", data)
+        for ignore in (False, True):
+            options = InferenceOptions(ignore_corrupt_files=ignore)
+            one_by_one, n, error = SampledFeatures(), 0, None
+            try:
+                for _, bytes_ in records(str(path), LocalFiles()):
+                    add_record(bytes_, one_by_one, False)
+                    n += 1
+            except Exception as e:
+                error = e
+            try:
+                sample = _read_sample(str(path), LocalFiles(), options, False)
+            except errors.CorruptFileError as e:
+                assert error is not None and not ignore
+                assert e.parameters["offset"] == str(sum(len(r) + 16 for r in data[:n]))
+                failed += 1
+                continue
+            assert error is None or ignore
+            assert _stats(sample.features) == _stats(one_by_one), seed
+            assert sample.records == n
+            compared += 1
+    assert compared > 30 and failed > 3
+    assert sum(batched) > 3_000  # many records took the batch's way

@@ -35,6 +35,7 @@ sampled records say of each feature is gathered by
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -43,10 +44,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.entries.batch_stats import add_batch
 from spark_tfrecord._format.entries.feature_stats import FeatureStats, SampledFeatures, add_record
 from spark_tfrecord._format.entries.wire import FLOAT, INT64, UNSET, MalformedRecord
 from spark_tfrecord._format.files.files import Files, LocalFiles
-from spark_tfrecord._format.frames.file_records import records
+from spark_tfrecord._format.frames.file_records import record_batches
 from spark_tfrecord._format.frames.read_options import InferenceOptions
 
 _LOG = logging.getLogger("spark_tfrecord")
@@ -97,23 +99,33 @@ def _read_sample(path: str, files: Files, options: InferenceOptions, sequence: b
     n = 0
     what = "tf.train.SequenceExample" if sequence else "tf.train.Example"
     try:
-        for offset, data in records(
+        for buf, starts, stops, offsets in record_batches(
             path,
             files,
             compression=options.compression,
             verify_checksums=options.verify_checksums,
             max_record_bytes=options.max_record_bytes,
         ):
-            if n >= options.max_records:
+            take = min(len(starts), options.max_records - n)
+            if take <= 0:
                 break
-            try:
-                add_record(data, features, sequence)
-            except (MalformedRecord, IndexError) as e:
-                reason = getattr(e, "reason", "a field runs past the end of the record")
-                raise errors.CorruptFileError(
-                    errors.MALFORMED_RECORD, f"Malformed {what} ({reason})", path, offset
-                ) from None
-            n += 1
+            left: list[int] = list(range(take))
+            before = copy.deepcopy(features)
+            if not sequence:  # the records laid out as the batch's first, at once
+                left = add_batch(buf, starts[:take], stops[:take], features).tolist()
+            for i in left:
+                try:
+                    add_record(bytes(buf[starts[i] : stops[i]]), features, sequence)
+                except (MalformedRecord, IndexError) as e:
+                    # what the records before it say, and no more (ignoreCorruptFiles keeps it)
+                    features, n = before, n + i
+                    for k in range(i):
+                        add_record(bytes(buf[starts[k] : stops[k]]), features, sequence)
+                    reason = getattr(e, "reason", "a field runs past the end of the record")
+                    raise errors.CorruptFileError(
+                        errors.MALFORMED_RECORD, f"Malformed {what} ({reason})", path, offsets[i]
+                    ) from None
+            n += take
     except (OSError, ValueError) as e:
         # As Spark's scans do: keep what was read before the bad record, go on with the next file.
         missing = isinstance(e, FileNotFoundError) and options.ignore_missing_files

@@ -119,8 +119,8 @@ def template(buf: bytes, start: int, stop: int, keys: Sequence[bytes]) -> Templa
         found = _entries(buf, start, stop)
     except (MalformedRecord, IndexError):
         return None
-    if found is None:
-        return None
+    if found is None or not found[1]:
+        return None  # (no entries: nothing to lay out; the walk reads such a record)
     known = (tuple(keys), found)
     t = _KNOWN.get(known)
     if t is None:

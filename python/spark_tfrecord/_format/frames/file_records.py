@@ -11,7 +11,7 @@ from spark_tfrecord._format.files.files import Files
 from spark_tfrecord._format.frames.compression import chunks, file_compression
 from spark_tfrecord._format.frames.framing import HEADER as _HEADER
 from spark_tfrecord._format.frames.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
-from spark_tfrecord._format.frames.framing import walk_stream
+from spark_tfrecord._format.frames.framing import walk_batches, walk_stream
 
 
 def records(
@@ -35,3 +35,25 @@ def records(
         max_record_bytes=max_record_bytes,
     ):
         yield offset, bytes(data)
+
+
+def record_batches(
+    path: str,
+    files: Files,
+    *,
+    compression: str | None = None,
+    verify_checksums: bool = True,
+    max_record_bytes: int = _MAX_RECORD_BYTES,
+    batch: int = 4096,
+) -> Iterator[tuple[bytes, list[int], list[int], list[int]]]:
+    """:func:`records`, in batches (``walk_batches``'): ``(buf, starts, stops, offsets)``."""
+    codec = file_compression(path, compression, files.read_range(path, 0, _HEADER))
+    file_size = files.size(path) if codec == "none" else None
+    yield from walk_batches(
+        chunks(path, codec, files),
+        path,
+        file_size,
+        verify_checksums=verify_checksums,
+        max_record_bytes=max_record_bytes,
+        batch=batch,
+    )
