@@ -44,9 +44,9 @@ TOP_VALUES = 20
 RANK_BUCKETS = 1000
 #: TFDV takes the standard histogram and the median from 100 times finer quantiles.
 FINE = 100 * QUANTILES_BUCKETS
-#: ``percentile_approx``'s accuracy: a rank error of at most 1/ACCURACY of the values, 100
+#: ``percentile_approx``'s accuracy: a rank error of at most 1/ACCURACY of the values, 10
 #: times under TFDV's own (its ``epsilon``, 0.01).
-ACCURACY = 10000
+ACCURACY = 1000
 _INF = "CAST('Infinity' AS DOUBLE)"
 
 
@@ -55,23 +55,23 @@ def _quote(name: str) -> str:
 
 
 def _kind(name: str, data_type: DataType) -> tuple[int, str, bool]:
-    """The TFDV type of a column, the SQL of one of its values (``x``) as the record holds it,
+    """The TFDV type of a column, the SQL of one of its values (``{x}``) as the record holds it,
     and whether it is a list; a column the record cannot hold flat is refused."""
     from pyspark.sql import types as t
 
     is_list = isinstance(data_type, t.ArrayType)
     element = data_type.elementType if isinstance(data_type, t.ArrayType) else data_type
     if isinstance(element, t.BooleanType):
-        return INT, "CAST(CAST(x AS INT) AS DOUBLE)", is_list
+        return INT, "CAST(CAST({x} AS INT) AS DOUBLE)", is_list
     if isinstance(element, (t.ByteType, t.ShortType, t.IntegerType, t.LongType)):
-        return INT, "CAST(x AS DOUBLE)", is_list
+        return INT, "CAST({x} AS DOUBLE)", is_list
     if isinstance(element, (t.FloatType, t.DoubleType, t.DecimalType)):
         # The jar writes a float_list: a double is rounded to float32 first.
-        return FLOAT, "CAST(CAST(x AS FLOAT) AS DOUBLE)", is_list
+        return FLOAT, "CAST(CAST({x} AS FLOAT) AS DOUBLE)", is_list
     if isinstance(element, (t.StringType, t.BinaryType)):
-        return STRING, "CAST(x AS BINARY)", is_list
+        return STRING, "CAST({x} AS BINARY)", is_list
     if isinstance(element, t.DateType):
-        return INT, "CAST(unix_date(x) AS DOUBLE)", is_list
+        return INT, "CAST(unix_date({x}) AS DOUBLE)", is_list
     raise ValueError(
         f"statistics: column {name!r} has type {data_type.simpleString()}; the statistics take "
         "the columns the jar writes as flat features (numbers, booleans, dates, strings, "
@@ -79,54 +79,81 @@ def _kind(name: str, data_type: DataType) -> tuple[int, str, bool]:
     )
 
 
-def _entries(columns: list[tuple[str, int, str, bool]]) -> str:
-    """The SQL of each row's entries: (f, k, n, d, s), f the column's place (-1: the row
-    itself), k 0 for a column's presence (n values, -1: absent), 1 for a number d, 2 for a
-    string's bytes s."""
-    nothing = "'d', CAST(NULL AS DOUBLE), 's', CAST(NULL AS BINARY)"
-    rows = [f"named_struct('f', -1, 'k', 0, 'n', 0, {nothing})"]
-    values = []
-    for i, (name, kind, value, is_list) in enumerate(columns):
-        c = _quote(name)
-        n = f"CASE WHEN {c} IS NULL THEN -1 ELSE {'size(' + c + ')' if is_list else '1'} END"
-        rows.append(f"named_struct('f', {i}, 'k', 0, 'n', {n}, {nothing})")
-        listed = f"coalesce({c}, array())" if is_list else f"filter(array({c}), x -> x IS NOT NULL)"
-        if kind == STRING:
-            entry = f"'k', 2, 'n', CAST(NULL AS INT), 'd', CAST(NULL AS DOUBLE), 's', {value}"
+def _zipped(i: int, c: str, kind: int, value: str, is_list: bool) -> str:
+    """SQL: the column's values as (its place, value) structs, none where it is null: a
+    number as a double, a string as its bytes. Casts and ``arrays_zip``, which Spark compiles,
+    rather than ``transform``, which it interprets (a date's ``unix_date`` excepted)."""
+    to = "binary" if kind == STRING else "double"
+    if not is_list:
+        listed = f"array(CAST({value.format(x=c)} AS {to}))"
+        places = f"array({i})"
+    else:
+        if "unix_date" in value:
+            listed = f"transform({c}, x -> {value.format(x='x')})"
+        elif "AS FLOAT" in value:
+            listed = f"CAST(CAST({c} AS array<float>) AS array<double>)"
+        elif "AS INT" in value:
+            listed = f"CAST(CAST({c} AS array<int>) AS array<double>)"
         else:
-            entry = f"'k', 1, 'n', CAST(NULL AS INT), 'd', {value}, 's', CAST(NULL AS BINARY)"
-        values.append(f"transform({listed}, x -> named_struct('f', {i}, {entry}))")
-    return f"explode(concat(array({', '.join(rows)}), {', '.join(values) or 'array()'})) AS e"
+            listed = f"CAST({c} AS array<{to}>)"
+        places = f"array_repeat({i}, size({c}))"
+    return f"coalesce(CASE WHEN {c} IS NOT NULL THEN arrays_zip({places}, {listed}) END, array())"
+
+
+#: The fields of a row of the query's numbers, with their types: a column's presence and
+#: counts of values (``n_``), and its numbers' aggregates.
+FIELDS = {
+    "present": "BIGINT", "n_min": "INT", "n_max": "INT", "n_tot": "BIGINT",
+    "n_q": "array<int>", "values": "BIGINT", "nan": "BIGINT", "pos_inf": "BIGINT",
+    "zeros": "BIGINT", "d_min": "DOUBLE", "d_max": "DOUBLE", "finite_min": "DOUBLE",
+    "finite_max": "DOUBLE", "mean": "DOUBLE", "variance": "DOUBLE", "d_q": "array<double>",
+}  # fmt: skip
 
 
 def _grid(steps: int) -> str:
     return "array(" + ", ".join(f"{k / steps!r}D" for k in range(steps + 1)) + ")"
 
 
-def _per_column() -> list[str]:
-    """The aggregates of a column's presence and numbers (SQL, over the entries' fields)."""
-    present = "k = 0 AND n >= 0"
-    number = "k = 1 AND NOT isnan(d)"
-    finite = f"k = 1 AND d > -{_INF} AND d < {_INF}"
-    return [
-        f"count_if({present}) AS present",
-        f"min(CASE WHEN {present} THEN n END) AS n_min",
-        f"max(CASE WHEN {present} THEN n END) AS n_max",
-        f"sum(CASE WHEN {present} THEN n END) AS n_tot",
-        f"percentile_approx(CASE WHEN {present} THEN n END, {_grid(NUM_VALUES_BUCKETS)}, "
-        f"{ACCURACY}) AS n_q",
-        "count_if(k = 1) AS values",
-        "count_if(k = 1 AND isnan(d)) AS nan",
-        f"count_if(k = 1 AND d = {_INF}) AS pos_inf",
-        "count_if(k = 1 AND d = 0) AS zeros",
-        f"min(CASE WHEN {number} THEN d END) AS d_min",
-        f"max(CASE WHEN {number} THEN d END) AS d_max",
-        f"min(CASE WHEN {finite} THEN d END) AS finite_min",
-        f"max(CASE WHEN {finite} THEN d END) AS finite_max",
-        f"avg(CASE WHEN {number} THEN d END) AS mean",
-        f"var_pop(CASE WHEN {number} THEN d END) AS variance",
-        f"percentile_approx(CASE WHEN {number} THEN d END, {_grid(FINE)}, {ACCURACY}) AS d_q",
-    ]
+def _presence(c: str, is_list: bool) -> dict[str, str]:
+    """The aggregates of a column's presence and number of values (SQL)."""
+    n = f"CASE WHEN {c} IS NOT NULL THEN {'size(' + c + ')' if is_list else '1'} END"
+    quantiles = f"percentile_approx({n}, {_grid(NUM_VALUES_BUCKETS)}, {ACCURACY})"
+    if not is_list:
+        quantiles = f"CASE WHEN count({c}) > 0 THEN array_repeat(1, {NUM_VALUES_BUCKETS + 1}) END"
+    return {
+        "present": f"count({c})",
+        "n_min": f"min({n})",
+        "n_max": f"max({n})",
+        "n_tot": f"sum({n})",
+        "n_q": quantiles,
+    }
+
+
+def _numbers(x: str) -> dict[str, str]:
+    """The aggregates of numbers ``x`` (SQL of a double, null where there is none)."""
+    number = f"CASE WHEN NOT isnan({x}) THEN {x} END"
+    finite = f"CASE WHEN {x} > -{_INF} AND {x} < {_INF} THEN {x} END"
+    return {
+        "values": f"count({x})",
+        "nan": f"count_if(isnan({x}))",
+        "pos_inf": f"count_if({x} = {_INF})",
+        "zeros": f"count_if({x} = 0)",
+        "d_min": f"min({number})",
+        "d_max": f"max({number})",
+        "finite_min": f"min({finite})",
+        "finite_max": f"max({finite})",
+        "mean": f"avg({number})",
+        "variance": f"var_pop({number})",
+        "d_q": f"percentile_approx({number}, {_grid(FINE)}, {ACCURACY})",
+    }
+
+
+def _struct(i: int, aggregates: dict[str, str]) -> str:
+    """A row of the numbers' part: every field of FIELDS, null where ``aggregates`` has none."""
+    fields = ", ".join(
+        f"'{name}', CAST({aggregates.get(name, 'NULL')} AS {t})" for name, t in FIELDS.items()
+    )
+    return f"named_struct('f', {i}, {fields})"
 
 
 def _invalid_utf8(spark_version: str) -> str:
@@ -137,28 +164,81 @@ def _invalid_utf8(spark_version: str) -> str:
     return "encode(decode(s, 'UTF-8'), 'UTF-8') != s"
 
 
+#: The aggregates that are sketches (``percentile_approx``): Spark runs an aggregation that has
+#: one without generated code, so they are aggregated apart from the others.
+SKETCHES = ("n_q", "d_q")
+
+
+def _split(
+    df: DataFrame, rows: list[tuple[int, dict[str, str]]], grouped: str | None = None
+) -> list[DataFrame]:
+    """The aggregation of ``rows`` (a column's place and its aggregates), as two: one of the
+    sketches, one of the rest (by ``grouped``, a column, or over all rows)."""
+    from pyspark.sql import functions as F
+
+    out = []
+    for sketches in (False, True):
+        parts = [(i, {k: v for k, v in a.items() if (k in SKETCHES) == sketches}) for i, a in rows]
+        parts = [(i, a) for i, a in parts if a]
+        if not parts:
+            continue
+        if grouped is None:
+            structs = ", ".join(_struct(i, a) for i, a in parts)
+            out.append(df.agg(F.expr(f"array({structs})").alias("r")).selectExpr("inline(r)"))
+        else:
+            ((_, aggregates),) = parts
+            out.append(
+                df.groupBy(grouped).agg(*[F.expr(v).alias(k) for k, v in aggregates.items()])
+            )
+    return out
+
+
 def _query(df: DataFrame, columns: list[tuple[str, int, str, bool]]) -> DataFrame:
-    """The one query: a row per column of its aggregates, and a row per top string value."""
+    """The one query: a row per column of its aggregates (the numbers of a list column in a
+    second row, the sketches in a third), and a row per top string value of a column."""
+    rows: list[tuple[int, dict[str, str]]] = [(-1, {"present": "count(1)"})]
+    lists, strings = [], []
+    for i, (name, kind, value, is_list) in enumerate(columns):
+        c = _quote(name)
+        aggregates = _presence(c, is_list)
+        if kind != STRING and not is_list:
+            aggregates.update(_numbers(value.format(x=c)))
+        rows.append((i, aggregates))
+        (strings if kind == STRING else lists if is_list else []).append(
+            _zipped(i, c, kind, value, is_list)
+        )
+    parts = _split(df, rows)
+    if lists:
+        values = df.selectExpr(f"inline(concat({', '.join(lists)}))").toDF("f", "d")
+        parts += _split(values, [(0, _numbers("d"))], grouped="f")
+    if strings:
+        parts.append(_top_strings(df, strings))
+    query = parts[0]
+    for part in parts[1:]:
+        query = query.unionByName(part, allowMissingColumns=True)
+    return query
+
+
+def _top_strings(df: DataFrame, strings: list[str]) -> DataFrame:
+    """Per string column, its values' counts, the top ones ranked, the unique count, the total
+    length and the count of values that are not UTF-8."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    entries = df.selectExpr(_entries(columns)).select("e.*")
-    numbers = entries.where("k < 2").groupBy("f").agg(*[F.expr(a) for a in _per_column()])
-    strings = entries.where("k = 2").groupBy("f", "s").agg(F.count(F.lit(1)).alias("c"))
+    values = df.selectExpr(f"inline(concat({', '.join(strings)}))").toDF("f", "s")
+    counts = values.groupBy("f", "s").agg(F.count(F.lit(1)).alias("c"))
     everything = Window.partitionBy("f")
     ranked = Window.partitionBy("f").orderBy(F.col("c").desc(), F.col("s").desc())
-    version = df.sparkSession.version
-    strings = (
-        strings.withColumn("rank", F.row_number().over(ranked))
+    invalid = _invalid_utf8(df.sparkSession.version)
+    return (
+        counts.withColumn("rank", F.row_number().over(ranked))
         .withColumn("unique", F.count(F.lit(1)).over(everything))
         .withColumn("length", F.sum(F.expr("CAST(length(s) AS BIGINT) * c")).over(everything))
         .withColumn(
-            "invalid",
-            F.sum(F.expr(f"CASE WHEN {_invalid_utf8(version)} THEN c ELSE 0 END")).over(everything),
+            "invalid", F.sum(F.expr(f"CASE WHEN {invalid} THEN c ELSE 0 END")).over(everything)
         )
         .where(f"rank <= {max(TOP_VALUES, RANK_BUCKETS)}")
     )
-    return numbers.unionByName(strings, allowMissingColumns=True)
 
 
 def _cumulative(quantiles: list[float], total: int) -> list[float]:
@@ -188,8 +268,8 @@ def _common(row: dict[str, Any], num_examples: int) -> Common:
 
 
 def _numeric(row: dict[str, Any]) -> Numeric:
-    nan = int(row["nan"])
-    total = int(row["values"]) - nan
+    nan = int(row.get("nan") or 0)
+    total = int(row.get("values") or 0) - nan  # a list column of empty lists has no row
     if total == 0:
         only_nan = [Histogram([], STANDARD, nan), Histogram([], QUANTILES, nan)] if nan else []
         return Numeric(histograms=only_nan)
@@ -243,11 +323,14 @@ def dataset_statistics(df: DataFrame, name: str = "") -> DatasetStatistics:
         kind, value, is_list = _kind(f.name, f.dataType)
         columns.append((f.name, kind, value, is_list))
     rows = [r.asDict() for r in _query(df, columns).collect()]
-    by_column = {int(r["f"]): r for r in rows if r.get("present") is not None}
+    by_column: dict[int, dict[str, Any]] = {}
     tops: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
-        if r.get("present") is None:
+        if r.get("s") is not None:
             tops.setdefault(int(r["f"]), []).append(r)
+        else:  # a column's aggregates; a list column's numbers in a row of their own
+            mine = by_column.setdefault(int(r["f"]), {})
+            mine.update({k: v for k, v in r.items() if k in FIELDS and v is not None})
     num_examples = int(by_column[-1]["present"])
     features = []
     for i, (column, kind, _, _) in enumerate(columns):
