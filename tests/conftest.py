@@ -97,6 +97,7 @@ ONCE = {
     "test_grain_source.py": 7,
     "test_cli_without_java.py": 4,
     "test_python_layers.py": 2,
+    "test_framing.py": 2,
     "test_ray.py": 70,
     "test_docs.py[ray.md]": 115,
     "test_statistics.py": 30,

@@ -16,7 +16,7 @@ from spark_tfrecord._format.columns.conversions import Conversion, conversion
 from spark_tfrecord._format.columns.gathered import DTYPES, column_values
 from spark_tfrecord._format.columns.schema import Column
 from spark_tfrecord._format.entries import batch as batch_decoder
-from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, MalformedRecord
+from spark_tfrecord._format.entries.wire import BYTES, MalformedRecord
 
 #: Lengths, indices and sizes: bigints.
 LENGTHS = conversion("bigint")
@@ -104,7 +104,6 @@ class BatchColumns:
     located features of all its records at once."""
 
     def __init__(self, keys: Sequence[bytes], buf: bytes, starts: Any, stops: Any) -> None:
-        self.batch = batch_decoder
         self.buf = buf
         self.size = len(starts)
         self.located = batch_decoder.locate(buf, starts, stops, keys)
@@ -114,23 +113,21 @@ class BatchColumns:
     def _present(self, slot: int) -> Any:
         return self.located.kind[slot] >= 0
 
-    def values(self, slot: int, conv: Conversion) -> tuple[Any, Any, Any, bool]:
+    def values(self, slot: int, conv: Conversion) -> tuple[Any, Any, Any]:
         """Feature ``slot``'s values as the column's (concatenated: an array, or a list of str /
-        bytes), their counts per record, which records have the feature, and whether the values
-        are the float32s of the records' float lists as they are (for :func:`fixed_floats`)."""
+        bytes), their counts per record, and which records have the feature."""
         numeric = conv.value in DTYPES
         got = column_values(self.buf, self.located, slot, conv, numeric)
         if got is None:
             raise _Fallback
         if numeric:
-            floats = got.source == FLOAT and conv.exact[FLOAT]
-            return got.values, got.counts, got.present, floats
+            return got.values, got.counts, got.present
         buf = self.buf
         values = [buf[a:b] for a, b in zip(got.first.tolist(), got.last.tolist())]
         convert = conv.by_kind[BYTES]
         if not conv.exact[BYTES] and convert is not None:
             values = convert(values)
-        return values, got.counts, got.present, False
+        return values, got.counts, got.present
 
     def column(self, c: Column) -> Any:
         if c.shape == "vector":
@@ -138,17 +135,7 @@ class BatchColumns:
         if c.shape == "ragged":
             return self.ragged(c)
         (slot,) = c.slots
-        if c.fixed is not None and c.shape in ("scalar", "list"):
-            fixed = self.fixed_numbers(slot, conversion_of(c), c.fixed)
-            if fixed is not None:
-                return fixed if c.shape == "list" else fixed.reshape(self.size)
-        elif c.shape == "scalar" and self.size:
-            # a nullable scalar (an inferred schema's are) that every record of the batch holds:
-            # gathered as a fixed one, given as (values, offsets)
-            one = self.fixed_numbers(slot, conversion_of(c), 1)
-            if one is not None:
-                return one.reshape(self.size), np.arange(self.size + 1, dtype=np.int64)
-        values, counts, present, floats = self.values(slot, conversion_of(c))
+        values, counts, present = self.values(slot, conversion_of(c))
         numeric = c.value in DTYPES
         if c.shape == "uniform":
             if (counts % c.length).any():
@@ -166,32 +153,10 @@ class BatchColumns:
                 return values
             if not numeric:
                 return [values[i : i + c.fixed] for i in range(0, len(values), c.fixed)]
-            if floats:
-                loc = self.located
-                return self.batch.fixed_floats(self.buf, loc.start[slot], c.fixed)
-            return values.reshape(self.size, c.fixed)
+            return values.reshape(self.size, c.fixed)  # a view: gathered as rows
         if c.shape == "scalar" and (counts > 1).any():
             raise _Fallback
         return values, _offsets(counts)
-
-    def fixed_numbers(self, slot: int, conv: Conversion, k: int) -> Any:
-        """The ``(B, k)`` numbers of feature ``slot`` when every record holds k of them in a list
-        of one kind the column takes as it is: float32s gathered straight from the bytes, or
-        one int64 varint per record decoded in one pass. None otherwise (then :meth:`values`
-        reads them, or finds why the batch cannot be read at once)."""
-        loc = self.located
-        kind, start, stop = loc.kind[slot], loc.start[slot], loc.stop[slot]
-        source = int(kind[0])
-        if (kind != source).any() or not conv.exact.get(source, False):
-            return None
-        if source == FLOAT and conv.value == "float":
-            if ((stop - start) != 4 * k).any():
-                return None
-            return self.batch.fixed_floats(self.buf, start, k)
-        if source == INT64 and conv.value == "int" and k == 1:
-            found = self.batch.one_varint(self.buf, start, stop)
-            return None if found is None else found.reshape(self.size, 1)
-        return None
 
     def ragged(self, c: Column) -> Any:
         present = [self._present(slot) for slot in c.slots]
@@ -200,7 +165,7 @@ class BatchColumns:
         parts = []
         for k, slot in enumerate(c.slots):
             parts.append(self.values(slot, conversion_of(c) if k == 0 else LENGTHS))
-        flat, flat_counts, _, _ = parts[0]
+        flat, flat_counts, _ = parts[0]
         levels = [p[0] for p in parts[1:]]
         level_counts = [p[1] for p in parts[1:]]
         for k, lengths in enumerate(levels):
@@ -247,9 +212,9 @@ class BatchColumns:
             return self.column(dense)
         if has_dense.any():
             raise _Fallback
-        indices, index_counts, _, _ = self.values(index_slot, LENGTHS)
-        entries, entry_counts, _, _ = self.values(value_slot, conversion_of(c))
-        sizes, size_counts, _, _ = self.values(size_slot, LENGTHS)
+        indices, index_counts, _ = self.values(index_slot, LENGTHS)
+        entries, entry_counts, _ = self.values(value_slot, conversion_of(c))
+        sizes, size_counts, _ = self.values(size_slot, LENGTHS)
         if (index_counts != entry_counts).any() or (size_counts != has_parts).any():
             raise _Fallback
         distinct = set(sizes.tolist()) | ({c.size} if c.size else set())

@@ -69,18 +69,9 @@ def column_values(
     if source < 0:  # (a kind of number the loaders do not give: the caller casts the values)
         values = np.empty(0, DTYPES.get(conv.value, np.float64))
         return Gathered(source, values, None, None, np.zeros(len(kind), np.int64), present)
-    if source == FLOAT:
-        if ((stop - start) & 3).any():
-            return None
-        values, counts = batch.float_values(buf, start, stop)
-    else:
-        try:
-            found_ints = batch.int_values(buf, start, stop)
-        except MalformedRecord:
-            return None
-        if found_ints is None:
-            return None
-        values, counts = found_ints
+    values, counts = _numbers(buf, source, start, stop, filled)
+    if values is None:
+        return None
     if not conv.exact[source]:
         convert = conv.by_kind[source]
         assert convert is not None
@@ -89,3 +80,29 @@ def column_values(
         except OutOfRange:
             return None  # the record path names the record and the value
     return Gathered(source, values, None, None, counts, present)
+
+
+def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tuple[Any, Any]:
+    """The packed lists ``buf[start[r]:stop[r]]`` of kind ``source`` (empty where not
+    ``filled``), concatenated, and their counts; (None, None) when a list strays from the
+    layout. Lists of one length in every record that holds values (scalars, embeddings) are
+    gathered as rows of the bytes: k floats each, or one varint each."""
+    lengths = stop - start
+    held = lengths[filled]
+    same = len(held) > 0 and bool((held == held[0]).all())
+    if source == FLOAT:
+        if (lengths & 3).any():
+            return None, None
+        if same:
+            rows = batch.fixed_floats(buf, start[filled], int(held[0]) >> 2)
+            return rows.reshape(-1), lengths >> 2
+        return batch.float_values(buf, start, stop)
+    if len(held) and held.max() <= 10:  # one varint each, if each ends its list
+        one = batch.one_varint(buf, start[filled], stop[filled])
+        if one is not None:
+            return one, filled.astype(np.int64)
+    try:
+        found = batch.int_values(buf, start, stop)
+    except MalformedRecord:
+        return None, None
+    return (None, None) if found is None else found

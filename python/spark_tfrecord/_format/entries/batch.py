@@ -52,27 +52,50 @@ def _byte(u8: Any, p: Any) -> Any:
     return u8[np.minimum(p, len(u8) - 1)]
 
 
+#: The layouts tried per batch: the first record's, then the first left over's, and so on. A
+#: writer's records differ in layout where a list is empty (its header has no run) or a
+#: feature unset, so a batch holds a few layouts, each checked at once for the records left.
+LAYOUTS = 4
+#: Fewer records than this left over are walked rather than tried with another layout.
+FEW_LEFT = 16
+
+
 def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
     """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]``: where the first
-    record's layout (:mod:`record_layout`) holds for all, at once; the records that differ
-    from it, step by step (:func:`walk`)."""
+    record's layout (:mod:`record_layout`) holds, at once; then for the records left, the first
+    of them's, up to :data:`LAYOUTS` layouts; the records that still differ, step by step
+    (:func:`walk`)."""
     size = len(starts)
     if size == 0:
         return Located(len(keys), 0)
     begin = np.asarray(starts, np.int64)
     end = np.asarray(stops, np.int64)
-    t = record_layout.template(buf, int(begin[0]), int(end[0]), keys)
-    if t is None:
-        return walk(buf, begin, end, keys)
-    predicted = record_layout.predict(buf, begin, end, len(keys), t)
-    out = Located.of(predicted.kind, predicted.start, predicted.stop)
-    odd = np.flatnonzero(predicted.odd)
-    if len(odd):
-        walked = walk(buf, begin[odd], end[odd], keys)
-        out.kind[:, odd] = walked.kind
-        out.start[:, odd] = walked.start
-        out.stop[:, odd] = walked.stop
-        out.fallback[odd] = walked.fallback
+    out = Located(len(keys), size)
+    left = np.arange(size)
+    for _ in range(LAYOUTS):
+        if len(left) < (FEW_LEFT if len(left) < size else 1):
+            break
+        first = int(left[0])
+        t = record_layout.template(buf, int(begin[first]), int(end[first]), keys)
+        if t is None:
+            break
+        predicted = record_layout.predict(buf, begin[left], end[left], len(keys), t)
+        if len(left) == size:
+            out = Located.of(predicted.kind, predicted.start, predicted.stop)
+        else:
+            fits = ~predicted.odd
+            out.kind[:, left[fits]] = predicted.kind[:, fits]
+            out.start[:, left[fits]] = predicted.start[:, fits]
+            out.stop[:, left[fits]] = predicted.stop[:, fits]
+        if predicted.odd.all():
+            break  # no record has it: most differ from it (record_layout.predict)
+        left = left[predicted.odd]
+    if len(left):
+        walked = walk(buf, begin[left], end[left], keys)
+        out.kind[:, left] = walked.kind
+        out.start[:, left] = walked.start
+        out.stop[:, left] = walked.stop
+        out.fallback[left] = walked.fallback
     return out
 
 
