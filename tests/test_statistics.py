@@ -41,7 +41,8 @@ def _tfdv_python() -> str:
 SCHEMA = (
     "id long, i64 long, f float, d double, s string, drift string, b binary, ints array<int>, "
     "floats array<float>, strs array<string>, flag boolean, empty array<bigint>, nothing string, "
-    "day date, only_nan float, bools array<string>, numbers string"
+    "day date, only_nan float, bools array<string>, numbers string, ts timestamp, "
+    "days array<date>"
 )
 
 
@@ -73,6 +74,9 @@ def _row(i: int, planted: bool = False) -> tuple:
         nan,
         ["true", "false"][: i % 3],
         str(i % 40 - 20),
+        datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+        + datetime.timedelta(seconds=i * 3601.5),
+        [datetime.date(1969, 12, 31), datetime.date(2024, 2, 29)][: i % 3],
     )
 
 
@@ -98,6 +102,7 @@ def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path) -> None:
         "data": str(tmp_path / "examples" / "Split-train" / "*"),
         "schema": str(schema),
         "planted": str(tmp_path / "planted.pb"),
+        "wrong": str(tmp_path / "planted.pb"),
         "drift": {"drift": 0.1},
         "expected_anomalies": {
             "d": ["SCHEMA_MISSING_COLUMN"],
@@ -117,6 +122,10 @@ def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path) -> None:
     report = json.loads(done.stdout.strip().splitlines()[-1])
     print(json.dumps(report, indent=1))
     assert report["problems"] == []
+    # The same comparison of other statistics (the planted ones) finds what differs.
+    wrong = "\n".join(report["wrong"])
+    for difference in ("features:", "s top_values:", "drift top_values:", "s unique:"):
+        assert difference in wrong, wrong
     # Every column but the one null in every row (the jar writes no feature of it).
     columns = [c for c in df.columns if c != "nothing"]
     assert sorted(report["features"]) == sorted([c] for c in columns)

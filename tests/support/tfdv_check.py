@@ -6,12 +6,14 @@ Beam, which the Spark environments cannot hold).
 
 JOB.json: ``ours`` (our FeatureStats.pb), ``data`` (the glob of the TFRecord files the jar wrote
 from the same DataFrame), ``schema`` (our infer_schema's schema.pbtxt), and ``planted`` (our
-statistics of data with a drifted feature, a missing one and a new string value). TFDV computes
-its statistics of the files (``generate_statistics_from_tfrecord``, the DirectRunner); the
-exact figures must be equal (to the float tolerances of TOLERANCE), the approximate ones within
-TFDV's bound: a quantile of rank p within ``EPSILON`` of the values' count of p, checked against
-the values themselves (read from the files). Prints a JSON report: the features and figures
-compared and the largest difference of each kind. Exits 1 naming each disagreement.
+statistics of data with a drifted feature, a missing one and a new string value, which must also
+differ from TFDV's of the files, as ``wrong`` (the report's ``wrong``: the differences found)).
+TFDV computes its statistics of the files (``generate_statistics_from_tfrecord``, the
+DirectRunner); the exact figures must be equal (to the float tolerances of TOLERANCE), the
+approximate ones within TFDV's bound: a quantile of rank p within ``EPSILON`` of the values'
+count of p, checked against the values themselves (read from the files). Prints a JSON report:
+the features and figures compared and the largest difference of each kind. Exits 1 naming
+each disagreement.
 """
 
 from __future__ import annotations
@@ -222,7 +224,15 @@ def main(job_path: str) -> int:
     # What tfdv.visualize_statistics shows (Facets Overview): the page of ours renders them.
     html = display_util.get_statistics_html(ours)
     equal("Facets' page", "facets-overview" in html and len(html) > 1000, True)
-    report = {"features": features, "largest": largest, "problems": problems}
+    # The comparison finds differences where there are some: other statistics against TFDV's.
+    kept, kept_largest = list(problems), dict(largest)
+    problems.clear()
+    compare(tfdv.load_stats_binary(job["wrong"]), theirs, files)
+    wrong = list(problems)
+    problems[:] = kept
+    largest.clear()
+    largest.update(kept_largest)
+    report = {"features": features, "largest": largest, "problems": problems, "wrong": wrong}
     print(json.dumps(report))
     return 1 if problems else 0
 

@@ -3,17 +3,18 @@
 ``StatsOptions``) for the ``Example`` records the jar writes from the DataFrame, or writes it
 as TFX's StatisticsGen does (``Split-<name>/FeatureStats.pb``).
 
-One query of aggregates whatever the number of columns: each row becomes, by ``explode``, one
-entry per column (whether it is present, how many values it has) and one per value; the
-entries are aggregated per column (counts, min, max, mean, variance, quantiles), and the string
-values per column and value (the top values and the unique count, exactly), the two parts
-unioned into one result that one action collects.
+One query of aggregates whatever the number of columns, which one action collects: the union of
+the aggregates of every column over the rows (presence, numbers of values, and a scalar
+column's numbers: counts, min, max, mean, variance), of the values of the list columns of
+numbers (one row per value, by ``inline``, aggregated per column), each with its sketches
+(``percentile_approx``, the quantiles) apart, and of the string values counted per column and
+value (the top values and the unique count, exactly).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from spark_tfrecord._format.datasets import statistics_histograms as hist
 from spark_tfrecord._format.datasets.statistics_proto import (
@@ -54,49 +55,82 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _kind(name: str, data_type: DataType) -> tuple[int, str, bool]:
-    """The TFDV type of a column, the SQL of one of its values (``{x}``) as the record holds it,
-    and whether it is a list; a column the record cannot hold flat is refused."""
+class Column(NamedTuple):
+    """A column as the statistics take it: its name, its TFDV type, the SQL of one of its values
+    as the record holds it (``{x}`` the value; a double, or a string's bytes), and of a list
+    column's values (``{x}`` the column), or "" for a scalar column."""
+
+    name: str
+    kind: int
+    value: str
+    values: str
+
+
+#: Per Spark type: the TFDV type, the SQL of a value, and of a list's values, by casts, which
+#: Spark compiles, where it can (``transform`` it interprets).
+_KINDS: dict[str, tuple[int, str, str]] = {
+    "boolean": (
+        INT,
+        "CAST(CAST({x} AS INT) AS DOUBLE)",
+        "CAST(CAST({x} AS array<int>) AS array<double>)",
+    ),
+    "integral": (INT, "CAST({x} AS DOUBLE)", "CAST({x} AS array<double>)"),
+    # The jar writes a float_list: a double is rounded to float32 first.
+    "fractional": (
+        FLOAT,
+        "CAST(CAST({x} AS FLOAT) AS DOUBLE)",
+        "CAST(CAST({x} AS array<float>) AS array<double>)",
+    ),
+    "bytes": (STRING, "CAST({x} AS BINARY)", "CAST({x} AS array<binary>)"),
+    "date": (
+        INT,
+        "CAST(unix_date({x}) AS DOUBLE)",
+        "transform({x}, v -> CAST(unix_date(v) AS DOUBLE))",
+    ),
+    "timestamp": (
+        INT,
+        "CAST(unix_micros({x}) AS DOUBLE)",
+        "transform({x}, v -> CAST(unix_micros(v) AS DOUBLE))",
+    ),
+}
+
+
+def _column(name: str, data_type: DataType) -> Column:
+    """A column as the statistics take it; a column the record cannot hold flat is refused."""
     from pyspark.sql import types as t
 
     is_list = isinstance(data_type, t.ArrayType)
     element = data_type.elementType if isinstance(data_type, t.ArrayType) else data_type
-    if isinstance(element, t.BooleanType):
-        return INT, "CAST(CAST({x} AS INT) AS DOUBLE)", is_list
-    if isinstance(element, (t.ByteType, t.ShortType, t.IntegerType, t.LongType)):
-        return INT, "CAST({x} AS DOUBLE)", is_list
-    if isinstance(element, (t.FloatType, t.DoubleType, t.DecimalType)):
-        # The jar writes a float_list: a double is rounded to float32 first.
-        return FLOAT, "CAST(CAST({x} AS FLOAT) AS DOUBLE)", is_list
-    if isinstance(element, (t.StringType, t.BinaryType)):
-        return STRING, "CAST({x} AS BINARY)", is_list
-    if isinstance(element, t.DateType):
-        return INT, "CAST(unix_date({x}) AS DOUBLE)", is_list
-    raise ValueError(
-        f"statistics: column {name!r} has type {data_type.simpleString()}; the statistics take "
-        "the columns the jar writes as flat features (numbers, booleans, dates, strings, "
-        "binary, and arrays of them). Select the others out, or flatten them first."
-    )
+    family = (
+        "boolean" if isinstance(element, t.BooleanType)
+        else "integral" if isinstance(element, (t.ByteType, t.ShortType, t.IntegerType, t.LongType))
+        else "fractional" if isinstance(element, (t.FloatType, t.DoubleType, t.DecimalType))
+        else "bytes" if isinstance(element, (t.StringType, t.BinaryType))
+        else "date" if isinstance(element, t.DateType)
+        # microseconds since 1970, as Spark holds them (not timestamp_ntz's, local ones)
+        else "timestamp" if type(element) is t.TimestampType
+        else ""
+    )  # fmt: skip
+    if not family:
+        raise ValueError(
+            f"statistics: column {name!r} has type {data_type.simpleString()}; the statistics "
+            "take the columns the jar writes as flat features (numbers, booleans, dates, "
+            "timestamps, strings, binary, and arrays of them). Select the others out, or "
+            "flatten them first."
+        )
+    kind, value, values = _KINDS[family]
+    return Column(name, kind, value, values if is_list else "")
 
 
-def _zipped(i: int, c: str, kind: int, value: str, is_list: bool) -> str:
-    """SQL: the column's values as (its place, value) structs, none where it is null: a
-    number as a double, a string as its bytes. Casts and ``arrays_zip``, which Spark compiles,
-    rather than ``transform``, which it interprets (a date's ``unix_date`` excepted)."""
-    to = "binary" if kind == STRING else "double"
-    if not is_list:
-        listed = f"array(CAST({value.format(x=c)} AS {to}))"
-        places = f"array({i})"
+def _zipped(i: int, column: Column) -> str:
+    """SQL: the column's values as (its place, value) structs, none where it is null
+    (``arrays_zip``, which Spark compiles)."""
+    c = _quote(column.name)
+    if column.values:
+        places, listed = f"array_repeat({i}, size({c}))", column.values.format(x=c)
     else:
-        if "unix_date" in value:
-            listed = f"transform({c}, x -> {value.format(x='x')})"
-        elif "AS FLOAT" in value:
-            listed = f"CAST(CAST({c} AS array<float>) AS array<double>)"
-        elif "AS INT" in value:
-            listed = f"CAST(CAST({c} AS array<int>) AS array<double>)"
-        else:
-            listed = f"CAST({c} AS array<{to}>)"
-        places = f"array_repeat({i}, size({c}))"
+        to = "BINARY" if column.kind == STRING else "DOUBLE"
+        places, listed = f"array({i})", f"array(CAST({column.value.format(x=c)} AS {to}))"
     return f"coalesce(CASE WHEN {c} IS NOT NULL THEN arrays_zip({places}, {listed}) END, array())"
 
 
@@ -193,24 +227,32 @@ def _split(
     return out
 
 
-def _query(df: DataFrame, columns: list[tuple[str, int, str, bool]]) -> DataFrame:
+def _query(df: DataFrame, columns: list[Column]) -> DataFrame:
     """The one query: a row per column of its aggregates (the numbers of a list column in a
     second row, the sketches in a third), and a row per top string value of a column."""
+    from pyspark.sql import functions as F
+
     rows: list[tuple[int, dict[str, str]]] = [(-1, {"present": "count(1)"})]
     lists, strings = [], []
-    for i, (name, kind, value, is_list) in enumerate(columns):
-        c = _quote(name)
-        aggregates = _presence(c, is_list)
-        if kind != STRING and not is_list:
-            aggregates.update(_numbers(value.format(x=c)))
+    for i, column in enumerate(columns):
+        c = _quote(column.name)
+        aggregates = _presence(c, bool(column.values))
+        if column.kind == STRING:
+            strings.append(_zipped(i, column))
+        elif column.values:
+            lists.append(_zipped(i, column))
+        else:
+            aggregates.update(_numbers(column.value.format(x=c)))
         rows.append((i, aggregates))
-        (strings if kind == STRING else lists if is_list else []).append(
-            _zipped(i, c, kind, value, is_list)
-        )
     parts = _split(df, rows)
     if lists:
         values = df.selectExpr(f"inline(concat({', '.join(lists)}))").toDF("f", "d")
-        parts += _split(values, [(0, _numbers("d"))], grouped="f")
+        numbers = _numbers("d")
+        del numbers["d_q"]
+        parts += _split(values, [(0, numbers)], grouped="f")
+        # The sketch takes the numbers alone: NaN filtered out costs it nothing.
+        quantiles = F.expr(f"percentile_approx(d, {_grid(FINE)}, {ACCURACY})").alias("d_q")
+        parts.append(values.where("NOT isnan(d)").groupBy("f").agg(quantiles))
     if strings:
         parts.append(_top_strings(df, strings))
     query = parts[0]
@@ -318,10 +360,7 @@ def _strings(top: list[dict[str, Any]], total_values: int) -> Strings:
 
 def dataset_statistics(df: DataFrame, name: str = "") -> DatasetStatistics:
     """The statistics of ``df`` (one Spark action)."""
-    columns = []
-    for f in df.schema.fields:
-        kind, value, is_list = _kind(f.name, f.dataType)
-        columns.append((f.name, kind, value, is_list))
+    columns = [_column(f.name, f.dataType) for f in df.schema.fields]
     rows = [r.asDict() for r in _query(df, columns).collect()]
     by_column: dict[int, dict[str, Any]] = {}
     tops: dict[int, list[dict[str, Any]]] = {}
@@ -333,12 +372,12 @@ def dataset_statistics(df: DataFrame, name: str = "") -> DatasetStatistics:
             mine.update({k: v for k, v in r.items() if k in FIELDS and v is not None})
     num_examples = int(by_column[-1]["present"])
     features = []
-    for i, (column, kind, _, _) in enumerate(columns):
+    for i, column in enumerate(columns):
         row = by_column[i]
         if not int(row["present"]):
             continue  # the jar writes no feature of a column that is null in every row
-        feature = Feature([column], kind, _common(row, num_examples))
-        if kind == STRING:
+        feature = Feature([column.name], column.kind, _common(row, num_examples))
+        if column.kind == STRING:
             feature.strings = _strings(tops.get(i, []), feature.common.tot_num_values)
         else:
             feature.numeric = _numeric(row)
@@ -358,7 +397,7 @@ def statistics(
     options: a binary ``DatasetFeatureStatisticsList`` (``tfdv.load_stats_binary`` reads it).
     Spark computes them in one query of aggregates, whatever the number of columns: counts,
     min, max, mean, standard deviation, zeros, average lengths, unique counts and top values
-    are exact; the quantiles (median, histograms) are within 1/10000 of the values' ranks.
+    are exact; the quantiles (median, histograms) are within 1/1000 of the values' ranks.
 
     ``path``: also write them there (a file; with ``tfx_split``, the folder of a TFX
     ExampleStatistics artifact, into which ``Split-<tfx_split>/FeatureStats.pb`` is written,
