@@ -76,6 +76,8 @@ DATA = {
     "image-sized": ("image", IMAGE_DDL),
     "nested": ("nested", NESTED_DDL),
     "lists of lists": ("lists", LISTS_DDL),
+    # a query's fixed cost (planning, tasks, a Python worker), beside the reads it is part of
+    "one record": ("one", NARROW_DDL),
 }
 #: The writes: of the rows of these data sets.
 WRITES = ("narrow", "image-sized")
@@ -90,20 +92,30 @@ PYTHON_ROUTE = "tfrecord"  # what format("tfrecord") is in a session with no jar
 
 
 def generate(args: argparse.Namespace) -> None:
-    """Writes the data sets with the jar, unless written by an earlier run."""
+    """Writes the data sets with the jar, those an earlier run did not write."""
     data = Path(args.data)
     spark = session(ours=args.jar, cores=2, memory=args.driver_memory, linkedin=None,
                     linkedin_jar=None)  # fmt: skip
-    with no_whole_stage_codegen(spark):
-        narrow(spark, args.rows, PARTITIONS).write.format(OURS).save(str(data / "narrow"))
-        with uncompressed_cache(spark):
-            wide1000(spark, args.wide1000_rows).write.format(OURS).save(str(data / "wide1000"))
-    image(spark, args.image_rows).write.format(OURS).save(str(data / "image"))
-    nested(spark, args.nested_rows).write.format(OURS).save(str(data / "nested"))
     lists = spark.range(0, args.nested_rows, 1, PARTITIONS).selectExpr(*LISTS_EXPRS)
-    lists.write.format(OURS).save(str(data / "lists"))
+    writes: dict[str, Callable[[], Any]] = {
+        "narrow": lambda: narrow(spark, args.rows, PARTITIONS),
+        "wide1000": lambda: wide1000(spark, args.wide1000_rows),
+        "image": lambda: image(spark, args.image_rows),
+        "nested": lambda: nested(spark, args.nested_rows),
+        "lists": lambda: lists,
+        "one": lambda: narrow(spark, 1, 1),
+    }
+    for folder in missing(data):
+        shutil.rmtree(data / folder, ignore_errors=True)
+        with no_whole_stage_codegen(spark), uncompressed_cache(spark):
+            writes[folder]().write.format(OURS).save(str(data / folder))
     spark.stop()
     emit({})
+
+
+def missing(data: Path) -> list[str]:
+    """The data sets' folders not (wholly) written in ``data``."""
+    return [folder for folder, _ in DATA.values() if not (data / folder / "_SUCCESS").exists()]
 
 
 def jarless_session(cores: int, memory: str) -> Any:
@@ -283,12 +295,9 @@ def main() -> int:
     sizes += ["--image-rows", str(args.image_rows), "--driver-memory", args.driver_memory]
     sizes += ["--nested-rows", str(args.nested_rows)]
     sizes += ["--data", args.data, "--jar", jar]
-    if not (data / "_DONE").exists():
-        print(f"writing the data sets to {data} with the jar", flush=True)
-        for folder, _ in DATA.values():
-            shutil.rmtree(data / folder, ignore_errors=True)
+    if missing(data):
+        print(f"writing the data sets {missing(data)} to {data} with the jar", flush=True)
         run(script("no_jar", "--generate", *sizes))
-        (data / "_DONE").write_text("")
 
     def command(route: str, cores: int) -> list[str]:
         cmd = ["--route", route, "--cores", str(cores), "--repeat", str(args.repeat)]
@@ -303,6 +312,11 @@ def main() -> int:
     counts = {"narrow": args.rows, "wide1000": args.wide1000_rows, "image": args.image_rows,
               "nested": args.nested_rows}  # fmt: skip
     print(table(runs, counts))
+    one = {route: statistics.median(runs[route]["read, one record, local[1]"]) for route in runs}
+    print(
+        f"a query's fixed cost (one record read, local[1]): jar {one['jar']:.2f} s, no jar "
+        f"{one['python']:.2f} s"
+    )
     print(f"other processes during the timed runs: {statistics.mean(others):.2f} cores on average")
     if args.profile:
         found = run(script("no_jar", "--profile-child", *sizes))

@@ -878,14 +878,16 @@ def _fast_file(folder: Path, odd: Mapping[int, bytes] | None = None) -> str:
     return str(write_records(folder / "part-0.tfrecord", records))
 
 
-def _taken(path: str, ddl: str) -> list[bool]:
-    """Whether each batch of the file takes the fast path, decided as a task decides it."""
+def _taken(path: str, ddl: str | Mapping[str, Any]) -> list[bool]:
+    """Whether each batch of the file takes the fast path, decided as a task decides it (the
+    schema: DDL, or its JSON)."""
     import numpy as np
     from pyspark.sql.types import StructType
 
     from spark_tfrecord._source.reader import TFRecordReader
 
-    reader = TFRecordReader({"path": path}, StructType.fromJson(schema_of_ddl(ddl)))
+    schema = schema_of_ddl(ddl) if isinstance(ddl, str) else ddl
+    reader = TFRecordReader({"path": path}, StructType.fromJson(dict(schema)))
     fast = reader.read_plan.columns()[3]
     assert fast is not None
     return [
@@ -940,6 +942,39 @@ def test_every_batch_of_plain_columns_takes_the_fast_path_as_the_jar(
     assert _taken(path, FAST_DDL) == [True, True, True]
     schema = schema_of_ddl(FAST_DDL)
     rows = _rows(spark.read.format("tfrecord").schema(FAST_DDL).load(path))
+    assert _trees(schema, rows) == _jar_rows(path, schema)
+
+
+@pytest.mark.once
+def test_dense_vectors_take_the_fast_path_and_a_sparse_one_the_record_path(
+    spark: Any, tmp_path: Path
+) -> None:
+    """An ML vector column read dense (floats, or int64s, of any length, missing or empty by
+    turns) is decoded a batch at once; the batch that holds a sparse one (``v/indices``...)
+    is read record by record; both as the jar reads them."""
+    from pyspark.ml.linalg import VectorUDT
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    def record(i: int) -> bytes:
+        entries = [entry(b"id", feature("int64", int64_list_packed([i])))]
+        if i % 5:
+            values = [i + 0.25 * k for k in range(i % 4)]
+            # int64s in the last batch (a batch of two kinds is the record path's)
+            entries.append(entry(b"v", _floats(values) if i < 8192 else _ints([i, -(2**53) - 1])))
+        return example(*entries)
+
+    records = [record(i) for i in range(FAST_RECORDS)]
+    records[5000] = example(
+        entry(b"id", feature("int64", int64_list_packed([5000]))),
+        entry(b"v/indices", _ints([1, 3])),
+        entry(b"v/values", _floats([0.5, -2.0])),
+        entry(b"v/size", _ints([5])),
+    )
+    path = str(write_records(tmp_path / "vectors" / "part-0.tfrecord", records))
+    given = StructType([StructField("id", LongType()), StructField("v", VectorUDT())])
+    schema = given.jsonValue()
+    assert _taken(path, schema) == [True, False, True]
+    rows = [r.asDict() for r in spark.read.format("tfrecord").schema(given).load(path).collect()]
     assert _trees(schema, rows) == _jar_rows(path, schema)
 
 

@@ -29,6 +29,7 @@ from spark_tfrecord._format.entries.entries import gather
 from spark_tfrecord._format.files import partitions
 from spark_tfrecord._format.files.files import Files, file_system
 from spark_tfrecord._format.frames.encode_errors import EncodeError
+from spark_tfrecord._source import nodes
 from spark_tfrecord._source.arrow_schema import arrow_schema
 from spark_tfrecord._source.batch_arrays import BatchArrays
 from spark_tfrecord._source.columns import ArrowColumns, exact_layout
@@ -212,7 +213,7 @@ class ArrowRead:
                     f"on read), but the schema is {shown}.",
                     schema=shown,
                 )
-            return None, ArrowColumns([], [], "/"), data, None
+            return None, ArrowColumns([]), data, None
         kept = [fields[i] for i in data]
         separator = self.parsed.inference.path_separator
         try:
@@ -224,8 +225,8 @@ class ArrowRead:
         except ValueError as e:  # a type no feature holds
             raise errors.ArgumentError(errors.UNSUPPORTED_TYPE, str(e)) from None
         targets = [self.target.field(i) for i in data]
-        columns = ArrowColumns(kept, targets, separator)
-        return found, columns, data, BatchArrays.of(found, kept, targets, separator)
+        made = nodes.walk(kept, targets, found.columns, separator)
+        return found, ArrowColumns(made), data, BatchArrays.of(found, made)
 
     def tasks(self, parallelism: int) -> list[Task]:
         """The tasks reading the files, as Spark plans the jar's for ``parallelism`` cores."""

@@ -4,8 +4,9 @@
 plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries), a list
 of lists of one (written ragged: ``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), a
 struct of such (structs in structs too: its leaves are features of their own, named by their
-path), or an array of structs of such (each leaf a list with an item per element), and the
-records are Examples. For each batch, the format package's batch decoder
+path), an array of structs of such (each leaf a list with an item per element), or an ML
+vector (dense; a batch holding a sparse one is read record by record), and the records are
+Examples. For each batch, the format package's batch decoder
 (:func:`spark_tfrecord._format.entries.batch.locate` and its value gatherers) finds each column's
 feature in every record, and the column's values and offsets become Arrow buffers in a few
 NumPy calls, then the same Arrow types and casts as the record path
@@ -18,7 +19,7 @@ decodes that batch record by record, so that values and errors are the record pa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -28,10 +29,10 @@ import pyarrow as pa
 from spark_tfrecord._format.columns.conversions import Conversion, conversion
 from spark_tfrecord._format.columns.gathered import column_values
 from spark_tfrecord._format.columns.layout import Layout
-from spark_tfrecord._format.columns.schema import Column
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries.entries import gather
-from spark_tfrecord._source.columns import VALUES
+from spark_tfrecord._source import nodes
+from spark_tfrecord._source.nodes import VALUES
 
 #: The leaf types (Spark's JSON names) the fast path reads: the record path's plain values.
 _PLAIN = frozenset(VALUES)
@@ -86,7 +87,18 @@ class _Array:
     target: pa.DataType
 
 
-_Node = Union[_Column, _Struct, _Ragged, _Array]
+@dataclass
+class _Vector:
+    """An ML vector column: its dense feature's column (doubles), the slots of its sparse
+    parts (``c/indices``, ``c/values``, ``c/size``), and its Arrow type (the struct of
+    ``VectorUDT``'s SQL type)."""
+
+    dense: _Column
+    parts: list[int]
+    target: pa.DataType
+
+
+_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector]
 #: Of a batch: values, the number of them (or of elements) of each record, which records hold
 #: them.
 Items = tuple[pa.Array, Any, Any]
@@ -94,49 +106,48 @@ Items = tuple[pa.Array, Any, Any]
 _LENGTHS = conversion("bigint")
 
 
-def _plan(
-    f: Mapping[str, Any],
-    key: str,
-    target: pa.DataType,
-    leaves: Iterator[Column],
-    separator: str,
-    in_array: bool = False,
-) -> _Node | None:
-    """The builder of field ``f`` (keyed ``key``: its path joined with ``separator``) into
-    ``target``, its leaves taken in order from ``leaves``; None when the fast path cannot read
-    it."""
-    t = f["type"]
-    element = t.get("elementType") if isinstance(t, dict) and t.get("type") == "array" else None
-    if isinstance(element, dict) and element.get("type") == "struct":
-        if in_array:
+def _fast(node: nodes.Node) -> _Node | None:
+    """The batch builder of ``node``; None when the fast path cannot read it."""
+    if isinstance(node, nodes.Elements):
+        if not isinstance(node.element, nodes.Struct) or _in_array(node.element):
             return None
-        made = _plan({"type": element}, key, target.value_type, leaves, separator, in_array=True)
-        return _Array(made, target) if isinstance(made, _Struct) else None
-    if isinstance(t, dict) and t.get("type") == "struct":
-        children = []
-        for i, child in enumerate(t["fields"]):
-            child_key = key + separator + child["name"]
-            made = _plan(child, child_key, target.field(i).type, leaves, separator, in_array)
-            if made is None:
-                return None
-            children.append(made)
-        return _Struct(children, [target.field(i) for i in range(target.num_fields)])
-    c = next(leaves, None)
-    leaf, depth = t, 0
-    while isinstance(leaf, dict) and leaf.get("type") == "array":
-        leaf, depth = leaf["elementType"], depth + 1
-    plain = isinstance(leaf, str) and leaf in _PLAIN
-    depth += in_array  # in an array of structs, a leaf's values are a list per record
-    shape = "ragged" if depth > 1 else "list" if depth else "scalar"
-    if c is None or not plain or c.key != key or c.shape != shape or c.in_array != in_array:
+        made = _fast(node.element)
+        return _Array(made, node.target) if isinstance(made, _Struct) else None
+    if isinstance(node, nodes.Struct):
+        children = [_fast(child) for child in node.children]
+        if any(c is None for c in children):
+            return None
+        return _Struct([c for c in children if c is not None], node.fields)
+    c = node.column
+    if c is None or c.key != node.key or c.conversion is None:
         return None
-    if c.sequence or c.length or c.fixed is not None or c.conversion is None:
+    if isinstance(node, nodes.Vector):
+        if c.shape != "vector":
+            return None
+        dense = _Column(c.slots[0], True, c.conversion, pa.float64(), pa.list_(pa.float64()))
+        return _Vector(dense, c.slots[1:], node.target)
+    shape = "ragged" if node.depth > 1 else "list" if node.depth else "scalar"
+    if not isinstance(node.leaf, str) or node.leaf not in _PLAIN:
         return None
+    if c.shape != shape or c.in_array != node.in_array:
+        return None
+    if c.sequence or c.length or c.fixed is not None:
+        return None
+    values = VALUES[node.leaf]
     if shape == "ragged":
-        values = _Column(c.slots[0], True, c.conversion, VALUES[leaf], VALUES[leaf])
         lengths = [_Column(s, True, _LENGTHS, pa.int64(), pa.int64()) for s in c.slots[1:]]
-        return _Ragged(values, lengths, target) if len(lengths) == depth - 1 else None
-    return _Column(c.slots[0], depth > 0, c.conversion, VALUES[leaf], target)
+        if len(lengths) != node.depth - 1:
+            return None
+        flat = _Column(c.slots[0], True, c.conversion, values, values)
+        return _Ragged(flat, lengths, node.target)
+    return _Column(c.slots[0], node.depth > 0, c.conversion, values, node.target)
+
+
+def _in_array(node: nodes.Node) -> bool:
+    """Whether an array of structs' element holds another array of structs, or a vector."""
+    if isinstance(node, nodes.Struct):
+        return any(_in_array(child) for child in node.children)
+    return isinstance(node, (nodes.Elements, nodes.Vector))
 
 
 def _listed(items: pa.Array, counts: Any, present: Any) -> pa.Array:
@@ -167,25 +178,18 @@ class BatchArrays:
         self.plan = list(plan)
 
     @classmethod
-    def of(
-        cls,
-        layout: Layout,
-        fields: Sequence[Mapping[str, Any]],
-        targets: Sequence[pa.Field],
-        separator: str = "/",
-    ) -> BatchArrays | None:
-        """The builders of the data columns ``fields`` (JSON) into ``targets`` read with
-        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`; struct leaves keyed by
-        their path joined with ``separator``), or None when a column is not one the fast path
-        reads (a vector, a decimal, a list of fixed length in an array of structs, a
-        SequenceExample's)."""
+    def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
+        """The builders of the data columns ``columns`` (:func:`nodes.walk`'s) read with
+        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a column
+        is not one the fast path reads (a decimal, a list of fixed length in an array of
+        structs, a SequenceExample's; a vector is read here when dense, a batch with a sparse
+        one by the record path)."""
         if layout.sequence:
             return None
-        leaves = iter(layout.columns)
-        plan = [_plan(f, f["name"], t.type, leaves, separator) for f, t in zip(fields, targets)]
-        if any(p is None for p in plan) or next(leaves, None) is not None:
+        made = [_fast(node) for node in columns]
+        if any(m is None for m in made):
             return None
-        return cls(layout.decoder_keys, [p for p in plan if p is not None])
+        return cls(layout.decoder_keys, [m for m in made if m is not None])
 
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
         """The data columns of the records ``buf[starts[r]:stops[r]]``, or None when the batch
@@ -210,6 +214,8 @@ class BatchArrays:
             return self._ragged(c, located, buf, size)
         if isinstance(c, _Array):
             return self._array(c, located, buf, size)
+        if isinstance(c, _Vector):
+            return self._vector(c, located, buf, size)
         children = []
         for child in c.children:
             made = self._node(child, located, buf, size)
@@ -273,6 +279,24 @@ class BatchArrays:
         values = self._bytes(c, buf, got.first, got.last)
         return None if values is None else (values, got.counts, got.present)
 
+    def _vector(self, v: _Vector, located: Any, buf: bytes, size: int) -> pa.Array | None:
+        """Dense vectors (``type`` 1, their values), null where the record has no feature;
+        a batch with a sparse one is the record path's (its checks, its messages)."""
+        if any((located.kind[slot] >= 0).any() for slot in v.parts):
+            return None
+        found = self._values(v.dense, located, buf, size)
+        if found is None:
+            return None
+        values, counts, present = found
+        absent = None if present.all() else pa.array(~present, pa.bool_())
+        fields = [v.target.field(i) for i in range(v.target.num_fields)]
+        kinds = pa.array(np.ones(size, np.int8), fields[0].type)
+        sizes = pa.nulls(size, fields[1].type)
+        indices = pa.nulls(size, fields[2].type)
+        lists = pa.ListArray.from_arrays(pa.array(_offsets(counts), pa.int32()), values)
+        made = [kinds, sizes, indices, lists.cast(fields[3].type)]
+        return pa.StructArray.from_arrays(made, fields=fields, mask=absent)
+
     def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
         """A list of lists' outer items (each a list), how many each record has and which
         records hold it, from its features ``ragged_row_lengths_0`` ... and
@@ -331,7 +355,7 @@ class BatchArrays:
         if isinstance(c, _Ragged):
             found = self._ragged_items(c, located, buf, size)
             return None if found is None else (found[0].cast(c.target), found[1], found[2])
-        if isinstance(c, _Array):
+        if isinstance(c, (_Array, _Vector)):  # (never planned in an array of structs)
             return None
         parts = []
         for child in c.children:

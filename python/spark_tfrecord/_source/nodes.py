@@ -1,0 +1,179 @@
+"""The one walk of the jar-less source's read schema: a node per data column, and per field of
+a struct in one, holding what both paths of the read build its Arrow array from: a batch of
+records at once (:mod:`spark_tfrecord._source.batch_arrays`), or records decoded one at a time
+(:mod:`spark_tfrecord._source.columns`).
+
+Each leaf node carries the layout's :class:`~spark_tfrecord._format.columns.schema.Column` of
+its features (their decoder slots and conversion: the layout's schema walk, taken in the same
+order), the Arrow type of its decoded values and the column's Arrow type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+import pyarrow as pa
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.columns.schema import Column, depth, innermost, is_struct, is_vector
+
+#: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
+VALUES = {
+    "long": pa.int64(),
+    "integer": pa.int64(),
+    "short": pa.int64(),
+    "byte": pa.int64(),
+    "boolean": pa.int64(),
+    "timestamp": pa.int64(),
+    "timestamp_ntz": pa.int64(),
+    "date": pa.int32(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+}
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+#: Spark 4.1's ``TIME(p)``: int64 nanoseconds since midnight, cast to Arrow's time64[ns].
+_TIME = re.compile(r"time\(\d\)")
+
+
+@dataclass
+class Leaf:
+    """A column (or struct field) of values: a scalar, a list, a list of lists."""
+
+    #: Its feature's key (its path joined with the separator) in the decoded records.
+    key: str
+    #: The Spark type (JSON) inside its arrays, and how many arrays it is in (an array of
+    #: structs' leaf: one more, its list per record).
+    leaf: Any
+    depth: int
+    in_array: bool
+    #: The Arrow types of its decoded values and of the column.
+    values: pa.DataType
+    target: pa.DataType
+    #: The layout's column of its features; None where the layout has none of its key.
+    column: Column | None
+
+    @property
+    def ragged(self) -> bool:
+        """Whether its records' values are lists of lists (:class:`Ragged`)."""
+        return self.depth - self.in_array > 1
+
+
+@dataclass
+class Vector:
+    """An ML vector column: ``VectorUDT``'s struct."""
+
+    key: str
+    target: pa.DataType
+    column: Column | None
+
+
+@dataclass
+class Struct:
+    """A struct: its fields' nodes and Arrow fields."""
+
+    children: list[Node]
+    fields: list[pa.Field]
+
+
+@dataclass
+class Elements:
+    """An array of structs: its element's node (each leaf a list with an item per element,
+    keyed by the array's key and the field's path), the Arrow type of its decoded elements
+    and of the column."""
+
+    element: Node
+    values: pa.DataType
+    target: pa.DataType
+
+
+Node = Union[Leaf, Vector, Struct, Elements]
+
+
+def unsupported(column: str, type_text: str) -> errors.ArgumentError:
+    """The error for a column type the jar reads and this route does not yet."""
+    return errors.ArgumentError(
+        errors.UNSUPPORTED_TYPE,
+        f"Column '{column}' has type {type_text}, which the Python data source (no jar) does not "
+        "read yet (maps, encoded tensors, vectors in arrays): read it with the jar, or as "
+        "another type",
+        column=column,
+    )
+
+
+def _type_text(t: Any) -> str:
+    return t if isinstance(t, str) else str(t.get("type"))
+
+
+def leaf_values(t: Any, column: str) -> pa.DataType:
+    """The Arrow type of the decoded values of a leaf of Spark type ``t`` (JSON), or of an
+    array of structs' elements."""
+    if isinstance(t, str) and t in VALUES:
+        return VALUES[t]
+    if isinstance(t, str) and (_TIME.fullmatch(t) or t.startswith("string collate ")):
+        return pa.int64() if t.startswith("time") else pa.string()  # then the column's type
+    if isinstance(t, dict) and t.get("type") == "struct":
+        return pa.struct([pa.field(f["name"], leaf_values(f["type"], column)) for f in t["fields"]])
+    found = _DECIMAL.fullmatch(t) if isinstance(t, str) else None
+    if found:
+        return pa.decimal128(int(found.group(1)), int(found.group(2)))
+    if isinstance(t, dict) and t.get("type") == "array":
+        return pa.list_(leaf_values(t["elementType"], column))
+    raise unsupported(column, _type_text(t))
+
+
+def walk(
+    fields: Sequence[Mapping[str, Any]],
+    targets: Sequence[pa.Field],
+    columns: Sequence[Column],
+    separator: str,
+) -> list[Node]:
+    """The nodes of the data columns ``fields`` (JSON) into ``targets``, their leaves matched
+    in order with the layout's ``columns`` (struct leaves keyed by their path joined with
+    ``separator``)."""
+    leaves = iter(columns)
+    return [
+        _node(f, f["name"], t.type, leaves, separator, f["name"], False)
+        for f, t in zip(fields, targets)
+    ]
+
+
+def _node(
+    f: Mapping[str, Any],
+    key: str,
+    target: pa.DataType,
+    leaves: Iterator[Column],
+    separator: str,
+    path: str,
+    in_array: bool,
+) -> Node:
+    t = f["type"]
+    if is_struct(t):
+        children = [
+            _node(
+                child,
+                key + separator + child["name"],
+                target.field(i).type,
+                leaves,
+                separator,
+                f"{path}.{child['name']}",
+                in_array,
+            )
+            for i, child in enumerate(t["fields"])
+        ]
+        return Struct(children, [target.field(i) for i in range(target.num_fields)])
+    if is_vector(t):
+        return Vector(key, target, next(leaves, None))
+    element = t.get("elementType") if isinstance(t, dict) else None
+    if element is not None and is_struct(element):
+        made = _node({"type": element}, key, target.value_type, leaves, separator, path, True)
+        return Elements(made, pa.list_(leaf_values(element, path)), target)
+    inner = innermost(t)
+    if isinstance(inner, dict) and depth(t):
+        raise unsupported(path, f"array<{_type_text(inner)}>")
+    values = leaf_values(t, path)
+    return Leaf(key, inner, depth(t) + in_array, in_array, values, target, next(leaves, None))
