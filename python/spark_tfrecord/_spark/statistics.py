@@ -254,33 +254,44 @@ def _query(df: DataFrame, columns: list[Column]) -> DataFrame:
         quantiles = F.expr(f"percentile_approx(d, {_grid(FINE)}, {ACCURACY})").alias("d_q")
         parts.append(values.where("NOT isnan(d)").groupBy("f").agg(quantiles))
     if strings:
-        parts.append(_top_strings(df, strings))
+        parts += _top_strings(df, strings)
     query = parts[0]
     for part in parts[1:]:
         query = query.unionByName(part, allowMissingColumns=True)
     return query
 
 
-def _top_strings(df: DataFrame, strings: list[str]) -> DataFrame:
-    """Per string column, its values' counts, the top ones ranked, the unique count, the total
-    length and the count of values that are not UTF-8."""
+#: The top values are ranked in this many parts of a column's values (by a hash) first, then
+#: the top of each part together: every sort is of one part, in parallel.
+RANK_PARTS = 16
+
+
+def _top_strings(df: DataFrame, strings: list[str]) -> list[DataFrame]:
+    """Per string column, a row of its unique count, its values' total length and the count of
+    those that are not UTF-8, and a row per top value (``s``) with its count and rank."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     values = df.selectExpr(f"inline(concat({', '.join(strings)}))").toDF("f", "s")
     counts = values.groupBy("f", "s").agg(F.count(F.lit(1)).alias("c"))
-    everything = Window.partitionBy("f")
-    ranked = Window.partitionBy("f").orderBy(F.col("c").desc(), F.col("s").desc())
     invalid = _invalid_utf8(df.sparkSession.version)
-    return (
-        counts.withColumn("rank", F.row_number().over(ranked))
-        .withColumn("unique", F.count(F.lit(1)).over(everything))
-        .withColumn("length", F.sum(F.expr("CAST(length(s) AS BIGINT) * c")).over(everything))
-        .withColumn(
-            "invalid", F.sum(F.expr(f"CASE WHEN {invalid} THEN c ELSE 0 END")).over(everything)
-        )
-        .where(f"rank <= {max(TOP_VALUES, RANK_BUCKETS)}")
+    totals = counts.groupBy("f").agg(
+        F.count(F.lit(1)).alias("unique"),
+        F.sum(F.expr("CAST(length(s) AS BIGINT) * c")).alias("length"),
+        F.sum(F.expr(f"CASE WHEN {invalid} THEN c ELSE 0 END")).alias("invalid"),
     )
+    top = max(TOP_VALUES, RANK_BUCKETS)
+    order = (F.col("c").desc(), F.col("s").desc())  # ties: the larger value first, as TFDV
+    part = F.expr(f"pmod(xxhash64(s), {RANK_PARTS})")
+    ranked = (
+        counts.withColumn(
+            "rank", F.row_number().over(Window.partitionBy("f", part).orderBy(*order))
+        )
+        .where(f"rank <= {top}")
+        .withColumn("rank", F.row_number().over(Window.partitionBy("f").orderBy(*order)))
+        .where(f"rank <= {top}")
+    )
+    return [totals, ranked]
 
 
 def _cumulative(quantiles: list[float], total: int) -> list[float]:
@@ -347,14 +358,14 @@ def _label(value: bytes) -> str:
         return "__BYTES_VALUE__"
 
 
-def _strings(top: list[dict[str, Any]], total_values: int) -> Strings:
+def _strings(top: list[dict[str, Any]], row: dict[str, Any], total_values: int) -> Strings:
     top = sorted(top, key=lambda r: int(r["rank"]))
     counted = [(_label(bytes(r["s"])), float(r["c"])) for r in top]
     strings = Strings(top_values=counted[:TOP_VALUES], rank=counted[:RANK_BUCKETS])
-    if top:
-        strings.unique = int(top[0]["unique"])
-        strings.invalid_utf8_count = int(top[0]["invalid"])
-        strings.avg_length = int(top[0]["length"]) / total_values
+    if total_values:
+        strings.unique = int(row["unique"])
+        strings.invalid_utf8_count = int(row["invalid"])
+        strings.avg_length = int(row["length"]) / total_values
     return strings
 
 
@@ -369,7 +380,7 @@ def dataset_statistics(df: DataFrame, name: str = "") -> DatasetStatistics:
             tops.setdefault(int(r["f"]), []).append(r)
         else:  # a column's aggregates; a list column's numbers in a row of their own
             mine = by_column.setdefault(int(r["f"]), {})
-            mine.update({k: v for k, v in r.items() if k in FIELDS and v is not None})
+            mine.update({k: v for k, v in r.items() if k != "f" and v is not None})
     num_examples = int(by_column[-1]["present"])
     features = []
     for i, column in enumerate(columns):
@@ -378,7 +389,7 @@ def dataset_statistics(df: DataFrame, name: str = "") -> DatasetStatistics:
             continue  # the jar writes no feature of a column that is null in every row
         feature = Feature([column.name], column.kind, _common(row, num_examples))
         if column.kind == STRING:
-            feature.strings = _strings(tops.get(i, []), feature.common.tot_num_values)
+            feature.strings = _strings(tops.get(i, []), row, feature.common.tot_num_values)
         else:
             feature.numeric = _numeric(row)
         features.append(feature)
