@@ -10,8 +10,9 @@ four floats, a list of floats, a list of integers, a string; ``--rows`` rows) on
 ``--data``, in ``--files`` files, and a slice of the first ``--tfdv-rows`` rows in one folder
 of its own (a later run with the same sizes reuses them). Then, on ``local[2]``, ``--repeat``
 rounds of, in turn: ``count`` (``read(...).count()``: the records framed, not decoded),
-``read`` (every column decoded, into Spark's ``noop`` sink), and ``statistics``
-(``spark_tfrecord.statistics(read(...))``: the read and the statistics' query). The file is
+``read`` (every column decoded, into Spark's ``noop`` sink), ``statistics``
+(``spark_tfrecord.statistics(read(...))``: the read and the statistics' query), and ``arrow``
+(the same with ``engine="arrow"``, its workers this python). The file is
 not named ``statistics.py``: run as a script, it would be the standard library's
 ``statistics`` for every module that imports that. Last, TFDV
 in its own environment (``--tfdv-python``, default ``$SPARK_TFRECORD_TFDV_PYTHON``) computes
@@ -52,6 +53,8 @@ def _spark() -> Any:
 
     import spark_tfrecord
 
+    # engine="arrow"'s workers need pyarrow and spark_tfrecord: this python's.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     spark = spark_tfrecord.configure(
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
@@ -87,6 +90,9 @@ def rounds(spark: Any, path: str, repeat: int) -> dict[str, list[float]]:
             spark_tfrecord.read(spark, path).write.format("noop").mode("overwrite").save()
         ),
         "statistics": lambda: spark_tfrecord.statistics(spark_tfrecord.read(spark, path)),
+        "arrow": lambda: spark_tfrecord.statistics(
+            spark_tfrecord.read(spark, path), engine="arrow"
+        ),
     }
     seconds: dict[str, list[float]] = {name: [] for name in runs}
     for k in range(repeat + 1):
@@ -141,9 +147,10 @@ def main() -> None:
         f"{'TFDV':>10}: {theirs['seconds']:7.2f} s on {theirs['rows']:,} rows  "
         f"{tfdv_speed:,.0f} rows/s"
     )
-    print(f"statistics, ours against TFDV's: {speed['statistics'] / tfdv_speed:.1f}x")
-    print(f"statistics' time against count(): {speed['count'] / speed['statistics']:.2f}x")
-    print(f"statistics' time against a full read: {speed['read'] / speed['statistics']:.2f}x")
+    for name in ("statistics", "arrow"):
+        print(f"{name}, ours against TFDV's: {speed[name] / tfdv_speed:.1f}x")
+        print(f"{name}' time against count(): {speed['count'] / speed[name]:.2f}x")
+        print(f"{name}' time against a full read: {speed['read'] / speed[name]:.2f}x")
 
 
 if __name__ == "__main__":

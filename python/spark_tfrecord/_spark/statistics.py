@@ -14,7 +14,7 @@ value (the top values and the unique count, exactly).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from spark_tfrecord._format.datasets import statistics_histograms as hist
 from spark_tfrecord._format.datasets.statistics_proto import (
@@ -31,11 +31,15 @@ from spark_tfrecord._format.datasets.statistics_proto import (
     Strings,
     encode,
 )
+from spark_tfrecord._spark.statistics_partials import merged
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType
 
+#: How the values of list columns of numbers are aggregated: Spark SQL's aggregates, or NumPy
+#: a batch at a time in Spark's Python workers.
+Engine = Literal["sql", "arrow"]
 #: TFDV's default ``StatsOptions``: the buckets of the number-of-values histogram, of the
 #: standard and quantiles histograms, the top values and the rank histogram's buckets.
 NUM_VALUES_BUCKETS = 10
@@ -227,26 +231,36 @@ def _split(
     return out
 
 
-def _query(df: DataFrame, columns: list[Column]) -> DataFrame:
+def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
     """The one query: a row per column of its aggregates (the numbers of a list column in a
     second row, the sketches in a third), and a row per top string value of a column."""
     from pyspark.sql import functions as F
 
     rows: list[tuple[int, dict[str, str]]] = [(-1, {"present": "count(1)"})]
-    lists, strings = [], []
+    lists: list[tuple[int, Column]] = []
+    strings: list[str] = []
     for i, column in enumerate(columns):
         c = _quote(column.name)
         aggregates = _presence(c, bool(column.values))
         if column.kind == STRING:
             strings.append(_zipped(i, column))
         elif column.values:
-            lists.append(_zipped(i, column))
+            lists.append((i, column))
         else:
             aggregates.update(_numbers(column.value.format(x=c)))
         rows.append((i, aggregates))
     parts = _split(df, rows)
-    if lists:
-        values = df.selectExpr(f"inline(concat({', '.join(lists)}))").toDF("f", "d")
+    if lists and engine == "arrow":
+        # A list column's numbers a batch at a time, in NumPy (statistics_partials).
+        from spark_tfrecord._spark.statistics_partials import partials
+
+        places = [i for i, _ in lists]
+        kinds = ["float" if c.kind == FLOAT else "int" for _, c in lists]
+        picked = df.select(*[F.col(_quote(c.name)) for _, c in lists])
+        parts.append(picked.mapInArrow(partials(places, kinds), "f int, partial binary"))
+    elif lists:
+        zipped = ", ".join(_zipped(i, c) for i, c in lists)
+        values = df.selectExpr(f"inline(concat({zipped}))").toDF("f", "d")
         numbers = _numbers("d")
         del numbers["d_q"]
         parts += _split(values, [(0, numbers)], grouped="f")
@@ -369,18 +383,24 @@ def _strings(top: list[dict[str, Any]], row: dict[str, Any], total_values: int) 
     return strings
 
 
-def dataset_statistics(df: DataFrame, name: str = "") -> DatasetStatistics:
+def dataset_statistics(df: DataFrame, name: str = "", engine: Engine = "sql") -> DatasetStatistics:
     """The statistics of ``df`` (one Spark action)."""
     columns = [_column(f.name, f.dataType) for f in df.schema.fields]
-    rows = [r.asDict() for r in _query(df, columns).collect()]
+    rows = [r.asDict() for r in _query(df, columns, engine).collect()]
     by_column: dict[int, dict[str, Any]] = {}
     tops: dict[int, list[dict[str, Any]]] = {}
+    partial: dict[int, list[bytes]] = {}
     for r in rows:
         if r.get("s") is not None:
             tops.setdefault(int(r["f"]), []).append(r)
+        elif r.get("partial") is not None:
+            partial.setdefault(int(r["f"]), []).append(bytes(r["partial"]))
         else:  # a column's aggregates; a list column's numbers in a row of their own
             mine = by_column.setdefault(int(r["f"]), {})
             mine.update({k: v for k, v in r.items() if k != "f" and v is not None})
+    grid = [k / FINE for k in range(FINE + 1)]
+    for i, payloads in partial.items():
+        by_column[i].update(merged(payloads, grid))
     num_examples = int(by_column[-1]["present"])
     features = []
     for i, column in enumerate(columns):
@@ -402,6 +422,7 @@ def statistics(
     *,
     tfx_split: str | None = None,
     name: str = "",
+    engine: Engine = "sql",
 ) -> bytes:
     """TensorFlow Data Validation's statistics of the ``Example`` records the jar writes from
     ``df``, as TFDV's ``generate_statistics_from_tfrecord`` computes them with its default
@@ -414,13 +435,20 @@ def statistics(
     ExampleStatistics artifact, into which ``Split-<tfx_split>/FeatureStats.pb`` is written,
     as StatisticsGen writes it). ``name``: the dataset's name in the message.
 
+    ``engine="arrow"`` aggregates the values of list columns of numbers a batch at a time, in
+    NumPy, in Spark's Python workers (``mapInArrow``), which then need pyarrow, NumPy and
+    spark-tfrecord: several times faster on lists; quantiles within 1/4000 of the ranks. The
+    default, ``"sql"``, is Spark SQL's aggregates alone, which any Spark runs.
+
     >>> import spark_tfrecord
     >>> df = spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id long, s string")
     >>> stats = spark_tfrecord.statistics(df)
     >>> print(spark_tfrecord.infer_schema(stats).splitlines()[:2])
     ['feature {', '  name: "id"']
     """
-    data = encode([dataset_statistics(df, name)])
+    if engine not in ("sql", "arrow"):
+        raise ValueError(f"engine is 'sql' or 'arrow', not {engine!r}")
+    data = encode([dataset_statistics(df, name, engine)])
     if path is not None:
         import os
 
