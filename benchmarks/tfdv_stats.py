@@ -148,9 +148,9 @@ def main() -> None:
         f"{tfdv_speed:,.0f} rows/s"
     )
     for name in ("statistics", "arrow"):
-        print(f"{name}, ours against TFDV's: {speed[name] / tfdv_speed:.1f}x")
-        print(f"{name}' time against count(): {speed['count'] / speed[name]:.2f}x")
-        print(f"{name}' time against a full read: {speed['read'] / speed[name]:.2f}x")
+        print(f"{name}: speed against TFDV's: {speed[name] / tfdv_speed:.1f}x")
+        print(f"{name}: time against count(): {speed['count'] / speed[name]:.2f}x")
+        print(f"{name}: time against a full read: {speed['read'] / speed[name]:.2f}x")
 
 
 if __name__ == "__main__":
