@@ -14,6 +14,11 @@ narrow and image-sized rows (made and cached first, so that a write measures the
 each read returns (row count and a hash of every value) must be the same for both routes, and so
 must what each write wrote, read back.
 
+A read of a one-record folder gives each route's fixed cost of a query. The Python route's
+sessions then read the narrow files through ``tfrecord_held`` (tfrbench/held_source.py), whose
+workers yield again the Arrow batches they decoded in a first read: Spark's hand-over of the
+same batches alone, the bound of that route's speed.
+
 Prints, per measurement and cores, each route's median seconds (fastest and slowest in
 brackets) and the Python route's speed as a share of the jar's, against issue 43's goals: reads
 at least 1/3 of the jar's on narrow records and 1/2 on image-sized ones, writes at least 1/3.
@@ -113,6 +118,10 @@ def generate(args: argparse.Namespace) -> None:
     emit({})
 
 
+def jar_narrow(runs: dict[str, dict[str, list[float]]], cores: int) -> float:
+    return statistics.median(runs["jar"][f"read, narrow, local[{cores}]"])
+
+
 def missing(data: Path) -> list[str]:
     """The data sets' folders not (wholly) written in ``data``."""
     return [folder for folder, _ in DATA.values() if not (data / folder / "_SUCCESS").exists()]
@@ -174,6 +183,7 @@ def child(args: argparse.Namespace) -> None:
             df.write.format(fmt).mode("overwrite").save(target)
         )
     runs, spent = interleaved(spark, args.repeat, actions, warmup=1)
+    handover = held_reads(spark, data / "narrow", args.repeat) if args.route == "python" else []
     for name in WRITES:
         folder, ddl = DATA[name]
         seen[f"write, {name}"] = fingerprint(load(spark, fmt, ddl, written / folder))
@@ -183,7 +193,23 @@ def child(args: argparse.Namespace) -> None:
     where = f", local[{args.cores}]"  # the names unique across the cores of a side
     runs = {what + where: times for what, times in runs.items()}
     seen = {what + where: value for what, value in seen.items()}
-    emit({"runs": runs, "seen": seen, "others": total.others})
+    emit({"runs": runs, "seen": seen, "others": total.others, "handover": handover})
+
+
+def held_reads(spark: Any, path: Path, repeat: int) -> list[float]:
+    """Seconds of reads of the narrow files whose Arrow batches each Python worker decoded in a
+    first read and holds (``tfrecord_held``): Spark's hand-over of the batches alone."""
+    from tfrbench.held_source import HeldSource
+
+    spark.dataSource.register(HeldSource)
+    df = load(spark, "tfrecord_held", NARROW_DDL, path)
+    noop(df)  # decodes, and holds the batches
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        noop(df)
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def profile(args: argparse.Namespace) -> None:
@@ -276,8 +302,9 @@ def main() -> int:
     # The Python workers (of both routes) are this Python, with this checkout's package first.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     python_dir = str(ROOT / "python")
+    # (and benchmarks/, for tfrbench.held_source in the workers)
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (python_dir, os.environ.get("PYTHONPATH")) if p
+        p for p in (python_dir, str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")) if p
     )
     sys.path.insert(0, python_dir)
     if args.generate:
@@ -312,6 +339,15 @@ def main() -> int:
     counts = {"narrow": args.rows, "wide1000": args.wide1000_rows, "image": args.image_rows,
               "nested": args.nested_rows}  # fmt: skip
     print(table(runs, counts))
+    for cores, times in done.extra("handover").items():
+        read = statistics.median(runs["python"][f"read, narrow, local[{cores}]"])
+        held = statistics.median(times)
+        print(
+            f"Spark's hand-over alone, local[{cores}]: the narrow rows' Arrow batches decoded "
+            f"before and held by the Python worker, {held:.2f} s: {held / read:.0%} of the "
+            f"no-jar read's {read:.2f} s; the jar's read is {jar_narrow(runs, cores) / held:.2f}x "
+            "its time (the bound of the route's speed)"
+        )
     one = {route: statistics.median(runs[route]["read, one record, local[1]"]) for route in runs}
     print(
         f"a query's fixed cost (one record read, local[1]): jar {one['jar']:.2f} s, no jar "

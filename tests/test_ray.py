@@ -5,8 +5,10 @@ local Ray cluster (``ray.init(num_cpus=2)``, one for the module).
   (partitioned, GZIP, SequenceExample) give, through ``spark_tfrecord.ray.read``, the jar's
   schema and rows, value for value (floats bit for bit); a corrupt record fails the Ray task with
   the jar's condition, file and offset; a folder's manifest gives ``ds.count()`` without a read
-  (its files' bytes replaced, the count still answers); a large file reads in byte ranges, as
-  many tasks; ``iter_torch_batches`` gives ``torch_dataset``'s collated tensors.
+  (its files' bytes replaced, the count still answers), but not where a read drops records or
+  the manifest is stale (then Ray counts by reading); a large file reads in byte ranges, as
+  many tasks, whose rows are not counted; ``iter_torch_batches`` gives ``torch_dataset``'s
+  collated tensors.
 - Write: ``spark_tfrecord.ray.write`` of a DataFrame's Arrow rows gives the files the jar writes
   from the same DataFrame, byte for byte, for every type and layout of
   test_python_encoder's cases, its file names and its manifest's counts; ``dataset_info``,
@@ -207,6 +209,46 @@ def test_a_large_file_reads_in_byte_ranges(spark: Any, tmp_path: Path) -> None:
     ids = _ray_table(ds).column("id").to_pylist()
     assert sorted(ids) == list(range(120_000))
     assert ds.count() == 120_000
+
+
+def _count_by_reading(spark: Any, path: Path, case: str) -> tuple[dict[str, str], str, int]:
+    """A folder of 1,000 rows in 4 files whose valid manifest counts records that ``case``'s
+    read does not give as rows (or whose manifest is stale): its options, its columns, and the
+    rows it gives."""
+    if case == "dropmalformed":
+        # s is text where it is set (every 4th row): a read of s as a long drops those records
+        spark.range(1000).selectExpr("id", "if(id % 4 = 0, 'x', null) AS s").repartition(
+            4
+        ).write.format("tfrecord").save(str(path))
+        return {"mode": "DROPMALFORMED"}, "id long, s long", 750
+    spark.range(1000).repartition(4).write.format("tfrecord").save(str(path))
+    if case == "ignoreCorruptFiles":
+        first = sorted(path.glob("part-*"))[0]
+        first.write_bytes(b"\xff" * first.stat().st_size)  # the manifest still matches it
+        return {"ignoreCorruptFiles": "true"}, "id long", 750
+    # another tool's file added: the manifest no longer names every data file
+    records = [example(entry(b"id", feature("int64", int64_list_packed([-i])))) for i in range(5)]
+    write_records(path / "part-other.tfrecord", records)
+    return {}, "id long", 1005
+
+
+@pytest.mark.parametrize("case", ["dropmalformed", "ignoreCorruptFiles", "stale manifest"])
+def test_count_reads_where_the_manifest_is_not_the_rows(
+    spark: Any, tmp_path: Path, case: str
+) -> None:
+    """The manifest's counts are the rows only of whole files a read gives a row per record
+    of: a read that drops records (DROPMALFORMED, ignoreCorruptFiles), or a folder the manifest
+    no longer describes, leaves the rows unknown, and ``count()`` is the rows read."""
+    path = tmp_path / "t"
+    options, columns, rows = _count_by_reading(spark, path, case)
+    tasks = tfr_ray.TFRecordDatasource(path, columns, options=options).get_read_tasks(1)
+    assert [t.metadata.num_rows for t in tasks] == [None]
+    if case != "stale manifest":  # the manifest is valid: without the option, it counts
+        (counted,) = tfr_ray.TFRecordDatasource(path, columns).get_read_tasks(1)
+        assert counted.metadata.num_rows == 1000
+    ds = tfr_ray.read(path, columns, options=options)
+    assert ds.count() == rows
+    assert _ray_table(ds).num_rows == rows
 
 
 def _bad_folder(folder: Path) -> tuple[str, int]:
@@ -420,7 +462,7 @@ class KilledSink(tfr_ray.TFRecordDatasink):
         def halves() -> Iterator[Any]:
             for block in blocks:
                 yield block.slice(0, block.num_rows // 2)
-                staged = [p for p in Path(self.staging).iterdir()]
+                staged = [p for p in Path(self.target.staging).iterdir()]
                 assert staged  # a file begun, half of its rows given to it
                 os._exit(1)
 

@@ -18,6 +18,12 @@ class Rounds:
     runs: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     seen: dict[str, dict[str, Any]] = field(default_factory=dict)
     others: list[float] = field(default_factory=list)
+    #: Anything else a child emits (a key besides runs, seen and others), by key and cores.
+    extras: dict[str, dict[int, list[Any]]] = field(default_factory=dict)
+
+    def extra(self, key: str) -> dict[int, list[Any]]:
+        """What the children emitted as ``key`` (lists, joined), by cores; empty lists left out."""
+        return {n: v for n, v in self.extras.get(key, {}).items() if v}
 
     def differ(self) -> list[str]:
         """The measurements whose results differ between the sides."""
@@ -41,6 +47,9 @@ def alternate(
                 result = run(command(side, n))
                 out.seen[side].update(result["seen"])
                 out.others.append(result["others"])
+                for key, value in result.items():
+                    if key not in ("runs", "seen", "others"):
+                        out.extras.setdefault(key, {}).setdefault(n, []).extend(value)
                 for what, times in result["runs"].items():
                     out.runs[side].setdefault(what, []).extend(times)
                 medians = (f"{w} {statistics.median(t):.3f}s" for w, t in result["runs"].items())

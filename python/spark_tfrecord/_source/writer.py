@@ -2,14 +2,15 @@
 
 :class:`TFRecordWriter` is a ``DataSourceArrowWriter``. On the driver it checks the options and
 the schema (the encoder is built once, so a column no record can hold fails the query before any
-task) and makes the write's staging folder, ``.tfrecord-staging-<write id>`` in the folder
-written: hidden, so that readers of either route pass over it. Each task encodes its Arrow
-batches with the package's encoder (:class:`~spark_tfrecord._format.columns.encoder.ExampleEncoder`,
-the jar's bytes) into one staged file. ``commit`` then, under the folder's manifest lock,
-empties the folder (mode overwrite), moves the files into place with the jar's names
-(``part-00000-<write id>-c000.tfrecord.gz``), adds the empty files ``numShards`` asks for,
-merges the files' counts into ``_tfrecord_manifest.json`` and writes ``_SUCCESS``, as the jar's
-job commit does. ``abort`` removes the staging folder: a failed job leaves the folder as it was.
+task) and starts the write (:class:`~spark_tfrecord._format.datasets.commit.FolderWrite`: its
+staging folder, ``.tfrecord-staging-<write id>`` in the folder written, hidden, so that readers
+of either route pass over it). Each task encodes its Arrow batches with the package's encoder
+(:class:`~spark_tfrecord._format.columns.encoder.ExampleEncoder`, the jar's bytes) into one staged
+file. ``commit`` is the write's commit, the jar's job commit (the one Ray's datasink runs too):
+under the folder's manifest lock it empties the folder (mode overwrite), moves the files into
+place with the jar's names (``part-00000-<write id>-c000.tfrecord.gz``), adds the empty files
+``numShards`` asks for, merges the files' counts into ``_tfrecord_manifest.json`` and writes
+``_SUCCESS``. ``abort`` removes the staging folder: a failed job leaves the folder as it was.
 
 What the API does not allow: Spark tells a Python data source's writer no partition columns, and
 refuses ``partitionBy`` itself before the writer exists ("The provided partitioning or
@@ -21,9 +22,7 @@ otherwise). Paths are local (or FUSE-mounted); an object store's URL is refused 
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -35,14 +34,10 @@ from pyspark.sql.types import StructType
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns.encoder import ExampleEncoder
 from spark_tfrecord._format.datasets import manifest_write
+from spark_tfrecord._format.datasets.commit import FolderWrite
 from spark_tfrecord._format.files.files import is_url, local_path
-from spark_tfrecord._format.frames.record_writer import EXTENSIONS, RecordFileWriter
+from spark_tfrecord._format.frames.record_writer import RecordFileWriter
 from spark_tfrecord._source.options import WriteOptions
-
-#: The staging folder's name in the folder written, before the write's id.
-STAGING_PREFIX = ".tfrecord-staging-"
-#: The extension of the files written, before the codec's.
-EXTENSION = ".tfrecord"
 
 
 @dataclass
@@ -85,18 +80,22 @@ class TFRecordWriter(DataSourceArrowWriter):
 
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
         self.options = WriteOptions.parse(options)
-        self.folder = write_path(options)
         self.schema = schema.jsonValue()
-        self.overwrite = overwrite
         # A schema or option the jar refuses fails here, on the driver.
         self.record_type = self._encoder().record_type
-        self.write_id = str(uuid.uuid4())
-        self.created = not os.path.isdir(self.folder)
-        self.staging = os.path.join(self.folder, STAGING_PREFIX + self.write_id)
-        # Made here, before any task: a task that outlives its job's abort finds no folder to
-        # stage into, rather than leaving a file behind.
-        os.makedirs(self.staging)
-        self.extension = EXTENSION + EXTENSIONS[self.options.compression]
+        n = self.options.num_shards
+        self.target = FolderWrite(
+            write_path(options),
+            None,
+            write_id=str(uuid.uuid4()),
+            compression=self.options.compression,
+            num_shards=n,
+            overwrite=overwrite,
+            shards_option="numShards",
+            repartition=f"repartition the DataFrame to {n} partitions (the Python data source "
+            "cannot arrange the rows before the write, as the jar's session extensions do).",
+        )
+        self.target.start()
 
     def _encoder(self) -> ExampleEncoder:
         o = self.options
@@ -115,8 +114,8 @@ class TFRecordWriter(DataSourceArrowWriter):
         context = TaskContext.get()
         partition = context.partitionId() if context is not None else 0
         attempt = context.attemptNumber() if context is not None else 0
-        name = f"part-{partition:05d}-{self.write_id}-c000{self.extension}"
-        staged = os.path.join(self.staging, f"{name}.{attempt}")
+        name = self.target.name(partition)
+        staged = self.target.staged_path(name, str(attempt))
         encoder = self._encoder()
         out: Any = None
         records: RecordFileWriter | None = None
@@ -148,66 +147,10 @@ class TFRecordWriter(DataSourceArrowWriter):
     # --- on the driver --------------------------------------------------------------------
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        tasks = sorted(
-            (m for m in messages if isinstance(m, TaskFile) and m.staged is not None),
-            key=lambda m: m.name,
-        )
-        n = self.options.num_shards or max(1, len(tasks))
-        if len(tasks) > n:
-            self.abort(messages)
-            raise OSError(
-                f"The write produced {len(tasks)} files, more than its numShards {n}: "
-                f"repartition the DataFrame to {n} partitions (the Python data source cannot "
-                "arrange the rows before the write, as the jar's session extensions do)."
-            )
-        with manifest_write.lock(self.folder, self.write_id):
-            if self.overwrite:
-                self._empty_folder()
-            placed: list[tuple[str, int]] = []
-            for t in tasks:
-                assert t.staged is not None
-                os.replace(t.staged, os.path.join(self.folder, t.name))
-                placed.append((t.name, t.records))
-            for i in range(len(tasks), n):
-                # A write of no tasks (a DataFrame of no partitions) leaves one empty file, as
-                # Spark's file writes do; numShards' files of no records are named as the jar's.
-                kind = "empty" if self.options.num_shards else "c000"
-                name = f"part-{i:05d}-{self.write_id}-{kind}{self.extension}"
-                with open(os.path.join(self.folder, name), "wb") as out:
-                    RecordFileWriter(out, self.options.compression).close()
-                placed.append((name, 0))
-            counted = [t.counts for t in tasks if t.records > 0]
-            counts = counted[0] if counted else manifest_write.NO_COUNTS
-            for c in counted[1:]:
-                counts = manifest_write.merge_counts(counts, c)
-            written = manifest_write.Manifest(
-                self.record_type,
-                self.schema,
-                (),
-                manifest_write.entries(self.folder, placed, self.options.compression),
-                counts,
-            )
-            manifest_write.commit_manifest(self.folder, written)
-            with open(os.path.join(self.folder, "_SUCCESS"), "wb"):
-                pass
-        shutil.rmtree(self.staging, ignore_errors=True)
-
-    def _empty_folder(self) -> None:
-        """Mode overwrite: everything in the folder goes, but this write's staging folder and
-        the lock it holds."""
-        keep = {os.path.basename(self.staging), manifest_write.LOCK_NAME}
-        for entry in os.scandir(self.folder):
-            if entry.name in keep:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.remove(entry.path)
+        tasks = [m for m in messages if isinstance(m, TaskFile)]
+        self.target.commit(tasks, self.record_type, self.schema)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # The messages are None for every task once one failed (Spark 4.0 and 4.3): the staging
         # folder holds all this write's files.
-        shutil.rmtree(self.staging, ignore_errors=True)
-        if self.created:
-            with contextlib.suppress(OSError):  # only if empty: another write may begin there
-                os.rmdir(self.folder)
+        self.target.discard()

@@ -5,10 +5,12 @@ The rows are encoded by the package's encoder (:class:`~spark_tfrecord._format.e
 ExampleEncoder`, the jar's bytes) into one file per write task, named as the jar names its files
 (``part-00000-<write id>-c000.tfrecord.gz``) and staged in the hidden folder
 ``.tfrecord-staging-<write id>`` of the folder written. ``on_write_complete``, on the driver,
-takes the folder's manifest lock, empties the folder (mode ``overwrite``), moves the staged
-files into place, adds the empty files ``num_shards`` asks for, merges the files' exact counts
-into ``_tfrecord_manifest.json`` and writes ``_SUCCESS`` (:mod:`spark_tfrecord.ray.folder`).
-``on_write_failed`` removes the staging folder: the folder keeps its earlier files and manifest.
+is the write's commit, the one the jar-less Spark source's writer runs too
+(:class:`~spark_tfrecord._format.datasets.commit.FolderWrite`): it takes the folder's manifest
+lock, empties the folder (mode ``overwrite``), moves the staged files into place, adds the
+empty files ``num_shards`` asks for, merges the files' exact counts into
+``_tfrecord_manifest.json`` and writes ``_SUCCESS``. ``on_write_failed`` removes the staging
+folder: the folder keeps its earlier files and manifest.
 
 The rows' Spark schema is the one given (``schema=``), else each task's blocks' Arrow schema's
 (:mod:`spark_tfrecord.ray.spark_schema`; Ray's ``on_write_start`` sees the input of a map fused
@@ -19,7 +21,6 @@ that disagree.
 
 from __future__ import annotations
 
-import contextlib
 import copyreg
 import itertools
 import os
@@ -36,14 +37,12 @@ from spark_tfrecord import errors
 from spark_tfrecord._format.columns.ddl import parse_ddl, to_ddl
 from spark_tfrecord._format.columns.encoder import ExampleEncoder
 from spark_tfrecord._format.datasets import manifest_write
+from spark_tfrecord._format.datasets.commit import FolderWrite
 from spark_tfrecord._format.frames.encode_errors import EncodeError
-from spark_tfrecord._format.frames.record_writer import EXTENSIONS, RecordFileWriter, compression
+from spark_tfrecord._format.frames.record_writer import RecordFileWriter, compression
 from spark_tfrecord._source.arrow_schema import arrow_schema
-from spark_tfrecord.ray.folder import Folder
 from spark_tfrecord.ray.spark_schema import known, merged, spark_schema
 
-#: The extension of the files written, before the codec's.
-EXTENSION = ".tfrecord"
 #: Rows per batch the encoder takes (at most; a task's small blocks are put together).
 BATCH_ROWS = 4096
 Mode = Literal["append", "overwrite"]
@@ -53,12 +52,11 @@ RecordType = Literal["Example", "SequenceExample", "ByteArray"]
 @dataclass(frozen=True)
 class TaskFile:
     """What a write task returns: the file it staged (None: no rows, no file), the file's name
-    in the folder, its records, bytes, its features' fewest and most values, and its schema."""
+    in the folder, its records, its features' fewest and most values, and its schema."""
 
     staged: str | None
     name: str
     records: int
-    size: int
     counts: manifest_write.Counts
     #: The Spark schema (its JSON) the task wrote its rows as; None: it had no blocks.
     schema: dict[str, Any] | None
@@ -85,20 +83,22 @@ class TFRecordDatasink(Datasink[TaskFile]):
             raise errors.invalid_option("mode", str(mode), ["append", "overwrite"])
         if num_shards is not None and num_shards < 1:
             raise errors.invalid_option("numShards", str(num_shards), ["a positive integer"])
-        self.folder = Folder(os.fspath(path), dict(storage_options or {}) or None)
+        self.target = FolderWrite(
+            os.fspath(path),
+            dict(storage_options or {}) or None,
+            write_id=str(uuid.uuid4()),
+            compression=_codec(compression),
+            num_shards=num_shards,
+            overwrite=mode == "overwrite",
+            shards_option="num_shards",
+            repartition=f"ds.repartition({num_shards}) first.",
+        )
         self.given_schema = schema
         self.schema: dict[str, Any] | None = None
-        self.mode = mode
-        self.compression = _codec(compression)
-        self.num_shards = num_shards
         self.record_type = record_type
         self.path_separator = path_separator
         self.vector_layout = vector_layout
         self.min_rows_per_file = min_rows_per_file
-        self.write_id = str(uuid.uuid4())
-        self.extension = EXTENSION + EXTENSIONS[self.compression]
-        self.staging = ""
-        self.created = False
 
     def get_name(self) -> str:
         return "TFRecord"
@@ -123,78 +123,43 @@ class TFRecordDatasink(Datasink[TaskFile]):
         if self.given_schema is not None:
             self.schema = _json(self.given_schema)
             self._encoder(self.schema)  # a schema or option the jar refuses fails here
-        self.created = not self.folder.exists()
-        self.staging = self.folder.make_staging(self.write_id)
+        self.target.start()
 
     # --- in each task -------------------------------------------------------------------------
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> TaskFile:
         index = int(ctx.task_idx)
-        name = f"part-{index:05d}-{self.write_id}-c000{self.extension}"
+        target = self.target
+        name = target.name(index)
         tables = (_as_table(b) for b in blocks)
         first = next(tables, None)
         schema = self.schema
         if schema is None and first is not None:
             schema = spark_schema(first.schema)
         if schema is None:  # no blocks, no schema: nothing to write
-            return TaskFile(None, name, 0, 0, manifest_write.NO_COUNTS, None)
+            return TaskFile(None, name, 0, manifest_write.NO_COUNTS, None)
         encoder = self._encoder(known(schema))
-        target = arrow_schema(encoder.schema)
-        staged = f"{self.staging}/{name}.{uuid.uuid4().hex}"
-        with self.folder.create(staged) as out:
-            writer = RecordFileWriter(out, self.compression)
+        arrow = arrow_schema(encoder.schema)
+        staged = target.staged_path(name, uuid.uuid4().hex)
+        with target.folder.create(staged) as out:
+            writer = RecordFileWriter(out, target.compression)
             every = tables if first is None else itertools.chain([first], tables)
-            for batch in _batches(every, target):
+            for batch in _batches(every, arrow):
                 writer.write(encoder.encode(batch))
             writer.close()
         if writer.records == 0 and index != 0:
             # As Spark's file writes: a task of no rows leaves no file (but the first, so that a
             # write of no rows leaves one empty file).
-            self.folder.remove(staged)
-            return TaskFile(None, name, 0, 0, manifest_write.NO_COUNTS, schema)
-        size = self.folder.size(staged)
-        return TaskFile(staged, name, writer.records, size, encoder.value_counts(), schema)
+            target.folder.remove(staged)
+            return TaskFile(None, name, 0, manifest_write.NO_COUNTS, schema)
+        return TaskFile(staged, name, writer.records, encoder.value_counts(), schema)
 
     # --- on the driver, after the tasks -------------------------------------------------------
 
     def on_write_complete(self, write_result: WriteResult[TaskFile]) -> None:
-        tasks = sorted(
-            (t for t in write_result.write_returns if t.staged is not None), key=lambda t: t.name
-        )
-        schema = self._one_schema(list(write_result.write_returns))
-        n = self.num_shards or max(1, len(tasks))
-        if len(tasks) > n:
-            self._discard()
-            raise OSError(
-                f"The write produced {len(tasks)} files, more than its num_shards {n}: "
-                f"ds.repartition({n}) first."
-            )
-        folder = self.folder
-        with folder.lock(self.write_id):
-            if self.mode == "overwrite":
-                folder.empty({os.path.basename(self.staging), manifest_write.LOCK_NAME})
-            placed: list[manifest_write.Entry] = []
-            for t in tasks:
-                assert t.staged is not None
-                folder.move(t.staged, folder.join(t.name))
-                placed.append(manifest_write.Entry(t.name, t.records, t.size, self.compression))
-            for i in range(len(tasks), n):
-                kind = "empty" if self.num_shards else "c000"
-                name = f"part-{i:05d}-{self.write_id}-{kind}{self.extension}"
-                with folder.create(folder.join(name)) as out:
-                    RecordFileWriter(out, self.compression).close()
-                placed.append(
-                    manifest_write.Entry(name, 0, folder.size(folder.join(name)), self.compression)
-                )
-            counted = [t.counts for t in tasks if t.records > 0]
-            counts = counted[0] if counted else manifest_write.NO_COUNTS
-            for c in counted[1:]:
-                counts = manifest_write.merge_counts(counts, c)
-            record_type = self._encoder(schema).record_type
-            written = manifest_write.Manifest(record_type, schema, (), tuple(placed), counts)
-            folder.commit_manifest(written)
-            folder.write_success()
-        folder.remove_tree(self.staging)
+        tasks = list(write_result.write_returns)
+        schema = self._one_schema(tasks)
+        self.target.commit(tasks, self._encoder(schema).record_type, schema)
 
     def _one_schema(self, tasks: list[TaskFile]) -> dict[str, Any]:
         """The schema the tasks wrote (the one given, or their blocks'): one, or the write
@@ -207,7 +172,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
                 continue
             both = t.schema if schema is None else merged(schema, t.schema)
             if both is None:
-                self._discard()
+                self.target.discard()
                 raise ValueError(
                     "The dataset's blocks have different schemas, which one folder cannot hold: "
                     f"{to_ddl(schema)} and {to_ddl(t.schema)}. Give the schema to write "
@@ -217,7 +182,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
         if schema is None:
             return {"type": "struct", "fields": []}
         if known(schema, None) != schema:
-            self._discard()
+            self.target.discard()
             raise ValueError(
                 f"A column of the dataset holds only nulls, of no type ({to_ddl(schema)}): give "
                 "the schema to write (schema='id long, ...')."
@@ -225,16 +190,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
         return dict(schema)
 
     def on_write_failed(self, error: Exception) -> None:
-        self._discard()
-
-    def _discard(self) -> None:
-        """Removes this write's staging folder (and the folder, if this write made it and it
-        is empty): the folder is as it was."""
-        if self.staging:
-            self.folder.remove_tree(self.staging)
-        if self.created and not self.folder.remote:
-            with contextlib.suppress(OSError):  # not empty: another write may have begun there
-                os.rmdir(self.folder.path)
+        self.target.discard()
 
 
 def _encode_error(

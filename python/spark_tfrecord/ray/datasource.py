@@ -5,7 +5,11 @@ ArrowRead`): the jar's schema, rows and errors, partition columns included. The 
 planned as Spark plans the jar's (whole files, and byte ranges of large uncompressed files: a
 record belongs to the range its header starts in), one Ray ``ReadTask`` each. A folder a
 spark-tfrecord write left a valid manifest in gives each task of whole files its record count,
-so that ``ds.count()`` reads nothing; every task gives its bytes on disk as its size estimate.
+so that ``ds.count()`` reads nothing, but only where that count is the task's rows: each of its
+files read whole, of the size the manifest names, by a read that gives a row for every record
+(not ``mode`` DROPMALFORMED, ``ignoreCorruptFiles`` or ``ignoreMissingFiles``, which may drop
+some). Any other task's rows are unknown (None), and Ray counts them by reading. Every task gives
+its bytes on disk as its size estimate.
 """
 
 from __future__ import annotations
@@ -48,16 +52,18 @@ class TFRecordDatasource(Datasource):
         )
         self._records = self._counted()
 
-    def _counted(self) -> dict[str, int]:
-        """Each data file's records, from the folder's manifest when it is valid (no file is
-        read); empty otherwise."""
-        fs, path = self._read.fs, self._read.path
-        if not fs.isdir(path):
-            return {}
+    def _counted(self) -> dict[str, tuple[int, int]]:
+        """Each data file's records and bytes, from the folder's manifest when it is valid (no
+        file is read) and the read gives a row for every record; empty otherwise."""
+        fs, path, parsed = self._read.fs, self._read.path, self._read.parsed
+        if parsed.mode == "DROPMALFORMED" or parsed.inference.ignore_corrupt_files:
+            return {}  # a record failing the schema, or damaged framing, gives no row
+        if parsed.inference.ignore_missing_files or not fs.isdir(path):
+            return {}  # a file gone since planning gives none
         info = read_manifest(path, fs)
         if info is None:
             return {}
-        return {_key(f.path): f.num_records for f in info.files}
+        return {_key(f.path): (f.num_records, f.num_bytes) for f in info.files}
 
     def get_name(self) -> str:
         return "TFRecord"
@@ -77,13 +83,8 @@ class TFRecordDatasource(Datasource):
         # whole, so that a manifest's counts give the rows even of files Spark would split.
         planned = [read.in_order()] if parallelism <= 1 else read.tasks(parallelism)
         for task in planned:
-            whole = [s for s in task.slices if s.start == 0 and s.end >= s.size]
-            counts = [self._records.get(_key(s.path)) for s in whole]
-            rows: int | None = None
-            if len(whole) == len(task.slices) and all(c is not None for c in counts):
-                rows = sum(c for c in counts if c is not None)
             metadata = BlockMetadata(
-                num_rows=rows,
+                num_rows=self._rows(task),
                 size_bytes=sum(_size(s.path, s.end - s.start) for s in task.slices),
                 input_files=tuple(s.path for s in task.slices),
                 exec_stats=None,
@@ -98,6 +99,17 @@ class TFRecordDatasource(Datasource):
             )
         return tasks
 
+    def _rows(self, task: Task) -> int | None:
+        """The task's rows, when the manifest counts them: each of its slices a whole file of
+        the size the manifest names (a byte range's rows are not known); None otherwise."""
+        rows = 0
+        for s in task.slices:
+            counted = self._records.get(_key(s.path))
+            if counted is None or s.start != 0 or s.end < s.size or counted[1] != s.size:
+                return None
+            rows += counted[0]
+        return rows
+
 
 def _key(path: str) -> str:
     return path if "://" in path else os.path.normpath(path)
@@ -110,11 +122,16 @@ def _size(path: str, on_disk: int) -> int:
 
 def _reader(read: ArrowRead, task: Task) -> Any:
     """The function a Ray worker runs for ``task``: its batches, as Arrow tables (Ray's
-    blocks)."""
+    blocks); a task of no rows (empty files, every record dropped) gives one empty table of the
+    read's schema, not Ray's block of no columns."""
 
     def blocks() -> Iterator[pa.Table]:
+        rows = False
         for batch in read.read(task):
+            rows = True
             yield pa.Table.from_batches([batch], read.target)
+        if not rows:
+            yield read.target.empty_table()
 
     return blocks
 
@@ -143,7 +160,8 @@ def read(
       many blocks (by default Ray's choice): whole files packed together, and large
       uncompressed files in byte ranges.
     - A folder with a valid ``_tfrecord_manifest.json`` counts its rows from it:
-      ``ds.count()`` reads no record.
+      ``ds.count()`` reads no record (but with ``mode`` DROPMALFORMED, ``ignoreCorruptFiles`` or
+      ``ignoreMissingFiles``, which may drop records: then Ray counts by reading).
     - A damaged or malformed record fails the read in its Ray task with
       :class:`~spark_tfrecord.errors.CorruptFileError`, its file and offset (FAILFAST, the
       default).

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -201,11 +201,3 @@ def lock(folder: str, owner: str, wait_seconds: float = LOCK_WAIT_SECONDS) -> It
         yield
     finally:
         os.remove(path)
-
-
-def entries(folder: str, placed: Sequence[tuple[str, int]], compression: str) -> tuple[Entry, ...]:
-    """The manifest entries of files ``placed`` in ``folder`` (relative path, records)."""
-    return tuple(
-        Entry(rel, records, os.path.getsize(os.path.join(folder, *rel.split("/"))), compression)
-        for rel, records in placed
-    )

@@ -1,0 +1,277 @@
+"""A write's commit into a folder, as the jar's job commit: the one commit of the jar-less Spark
+source's writer (``spark_tfrecord._source.writer``) and of Ray's datasink
+(``spark_tfrecord.ray.datasink``).
+
+A write (:class:`FolderWrite`) makes its hidden staging folder ``.tfrecord-staging-<write id>``
+in the folder written before any task runs (so that a task outliving its write's abort finds no
+folder to stage into, rather than leave a file behind), and each task stages one file there.
+:meth:`FolderWrite.commit` then, under the folder's manifest lock, empties the folder (mode
+overwrite), moves the staged files into place with the jar's names
+(``part-00000-<write id>-c000.tfrecord.gz``), adds the empty files ``numShards`` asks for,
+merges the files' exact counts into ``_tfrecord_manifest.json`` (:mod:`.manifest_write`) and
+writes ``_SUCCESS``. :meth:`FolderWrite.discard` (a failed write) removes the staging folder, and
+the folder if the write made it: the earlier data and manifest stay as they were.
+
+The folder (:class:`Folder`) is local, or an object store's (fsspec). Locally the lock is the
+jar's own (:func:`.manifest_write.lock`: the file ``_tfrecord_manifest.lock``, made
+exclusively) and a staged file moves with one rename. On an object store the lock is the same
+file, made after a look that none exists (as Hadoop's S3A ``create(overwrite=false)`` makes the
+jar's there: two commits starting within one request of each other can both take it), and a
+file moves as a copy and a delete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, BinaryIO, Protocol, cast
+
+from spark_tfrecord._format.datasets import manifest_write
+from spark_tfrecord._format.files.files import (
+    Files,
+    FsspecFiles,
+    LocalFiles,
+    file_system,
+    local_path,
+)
+from spark_tfrecord._format.frames.manifest import MANIFEST_NAME
+from spark_tfrecord._format.frames.record_writer import EXTENSIONS, RecordFileWriter
+
+#: The staging folder's name in the folder written, before the write's id: hidden, so that
+#: every reader passes over it.
+STAGING_PREFIX = ".tfrecord-staging-"
+#: The extension of the files written, before the codec's.
+EXTENSION = ".tfrecord"
+
+
+class Folder:
+    """The folder ``path`` (local, a ``file:`` URL, or an fsspec URL with ``storage_options``)."""
+
+    def __init__(self, path: str, storage_options: Mapping[str, Any] | None) -> None:
+        files, where = file_system(path, storage_options)
+        self.files: Files = files
+        self.remote = isinstance(files, FsspecFiles)
+        self.path = where.rstrip("/") if self.remote else os.path.abspath(local_path(where))
+
+    def join(self, *names: str) -> str:
+        return "/".join([self.path, *names]) if self.remote else os.path.join(self.path, *names)
+
+    @property
+    def _fs(self) -> Any:
+        assert isinstance(self.files, FsspecFiles)
+        return self.files.fs
+
+    def exists(self) -> bool:
+        return self.files.isdir(self.path)
+
+    @contextmanager
+    def create(self, path: str) -> Iterator[BinaryIO]:
+        """A new file to write (an object appears when closed)."""
+        if self.remote:
+            with self._fs.open(path, "wb") as out:
+                yield cast(BinaryIO, out)
+        else:
+            with open(path, "xb") as out:
+                yield out
+
+    def size(self, path: str) -> int:
+        return self.files.size(path)
+
+    def remove(self, path: str) -> None:
+        if self.remote:
+            self._fs.rm(path)
+        else:
+            os.remove(path)
+
+    def remove_tree(self, path: str) -> None:
+        """Removes a folder and what it holds; nothing if it is not there."""
+        if self.remote:
+            with contextlib.suppress(FileNotFoundError):
+                self._fs.rm(path, recursive=True)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def move(self, source: str, target: str) -> None:
+        if self.remote:
+            self._fs.mv(source, target)
+        else:
+            os.replace(source, target)
+
+    def empty(self, keep: set[str]) -> None:
+        """Mode overwrite: everything in the folder goes but the names ``keep``; a file that
+        cannot go fails the commit."""
+        if not self.remote:
+            for entry in os.scandir(self.path):
+                if entry.name in keep:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.remove(entry.path)
+            return
+        for path in self._fs.ls(self.path, detail=False):
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            if name not in keep:
+                self._fs.rm(self.join(name), recursive=self.files.isdir(self.join(name)))
+
+    @contextmanager
+    def lock(self, owner: str) -> Iterator[None]:
+        """The folder's manifest lock (the jar's ``_tfrecord_manifest.lock``)."""
+        if not self.remote:
+            with manifest_write.lock(self.path, owner):
+                yield
+            return
+        path = self.join(manifest_write.LOCK_NAME)
+        deadline = time.monotonic() + manifest_write.LOCK_WAIT_SECONDS
+        while self._fs.exists(path):
+            if time.monotonic() > deadline:
+                raise OSError(
+                    f"Another write is committing into {self.path} (its lock {path} is held): "
+                    "this write gives up, leaving the folder as it was. Write again; if no other "
+                    "write is running, delete the lock."
+                )
+            time.sleep(0.1)
+        self._fs.pipe_file(path, owner.encode("utf-8"))
+        try:
+            yield
+        finally:
+            self._fs.rm(path)
+
+    def commit_manifest(self, written: manifest_write.Manifest) -> None:
+        """Merges ``written`` into the folder's manifest, or drops it (``manifest_write.merge``);
+        with the lock held."""
+        if not self.remote:
+            manifest_write.commit_manifest(self.path, written)
+            return
+        path = self.join(MANIFEST_NAME)
+        old = None
+        if self._fs.exists(path):
+            with tempfile.TemporaryDirectory() as local:
+                LocalFiles().write_whole(
+                    os.path.join(local, MANIFEST_NAME), self._fs.cat_file(path)
+                )
+                old = manifest_write.read(local)
+        merged = manifest_write.merge(old, written, dict(self.files.list_data(self.path)))
+        if isinstance(merged, str):
+            if self._fs.exists(path):
+                self._fs.rm(path)
+            return
+        self.files.write_whole(path, merged.text().encode("utf-8"))
+
+
+class StagedFile(Protocol):
+    """What a write task tells the commit: the file it staged (None: no rows, no file), the
+    file's name in the folder, its records and its features' fewest and most values."""
+
+    @property
+    def staged(self) -> str | None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def records(self) -> int: ...
+    @property
+    def counts(self) -> manifest_write.Counts: ...
+
+
+class FolderWrite:
+    """One write of files of codec ``compression`` into the folder ``path`` (see the module's
+    docstring): at least ``num_shards`` files (None: one per task that staged a file), the
+    folder emptied first when ``overwrite``. ``shards_option`` and ``repartition`` name the
+    caller's option and what to do when the tasks staged more files than ``num_shards``. Made
+    on the driver, it pickles to the write tasks."""
+
+    def __init__(
+        self,
+        path: str,
+        storage_options: Mapping[str, Any] | None,
+        *,
+        write_id: str,
+        compression: str,
+        num_shards: int | None,
+        overwrite: bool,
+        shards_option: str,
+        repartition: str,
+    ) -> None:
+        self.folder = Folder(path, storage_options)
+        self.write_id = write_id
+        self.compression = compression
+        self.extension = EXTENSION + EXTENSIONS[compression]
+        self.num_shards = num_shards
+        self.overwrite = overwrite
+        self.shards_option, self.repartition = shards_option, repartition
+        self.created = False
+        self.staging = ""
+
+    def start(self) -> None:
+        """Makes the staging folder (and the folder), on the driver before any task (on an
+        object store there is no folder to make: its objects appear when written)."""
+        self.created = not self.folder.exists()
+        self.staging = self.folder.join(STAGING_PREFIX + self.write_id)
+        if not self.folder.remote:
+            os.makedirs(self.staging)
+
+    def name(self, index: int, kind: str = "c000") -> str:
+        """The jar's name of file ``index`` of this write (``kind`` ``empty``: a file
+        ``numShards`` added)."""
+        return f"part-{index:05d}-{self.write_id}-{kind}{self.extension}"
+
+    def staged_path(self, name: str, attempt: str) -> str:
+        """Where a task's ``attempt`` stages the file ``name``."""
+        return self.folder.join(STAGING_PREFIX + self.write_id, f"{name}.{attempt}")
+
+    def commit(
+        self, tasks: Sequence[StagedFile], record_type: str, schema: Mapping[str, Any]
+    ) -> None:
+        """Moves the tasks' staged files into place and merges them into the manifest, under
+        the folder's lock; then removes the staging folder. More files than ``num_shards``
+        fail the write, leaving the folder as it was."""
+        staged = sorted((t for t in tasks if t.staged is not None), key=lambda t: t.name)
+        n = self.num_shards or max(1, len(staged))
+        if len(staged) > n:
+            self.discard()
+            raise OSError(
+                f"The write produced {len(staged)} files, more than its {self.shards_option} "
+                f"{n}: {self.repartition}"
+            )
+        folder = self.folder
+        with folder.lock(self.write_id):
+            if self.overwrite:
+                folder.empty({os.path.basename(self.staging), manifest_write.LOCK_NAME})
+            placed: list[tuple[str, int]] = []
+            for t in staged:
+                assert t.staged is not None
+                folder.move(t.staged, folder.join(t.name))
+                placed.append((t.name, t.records))
+            for i in range(len(staged), n):
+                # A write of no tasks (a DataFrame of no partitions) leaves one empty file, as
+                # Spark's file writes do; numShards' files of no records are named as the jar's.
+                name = self.name(i, "empty" if self.num_shards else "c000")
+                with folder.create(folder.join(name)) as out:
+                    RecordFileWriter(out, self.compression).close()
+                placed.append((name, 0))
+            counted = [t.counts for t in staged if t.records > 0]
+            counts = counted[0] if counted else manifest_write.NO_COUNTS
+            for c in counted[1:]:
+                counts = manifest_write.merge_counts(counts, c)
+            entries = tuple(
+                manifest_write.Entry(rel, records, folder.size(folder.join(rel)), self.compression)
+                for rel, records in placed
+            )
+            written = manifest_write.Manifest(record_type, dict(schema), (), entries, counts)
+            folder.commit_manifest(written)
+            folder.files.write_whole(folder.join("_SUCCESS"), b"")
+        folder.remove_tree(self.staging)
+
+    def discard(self) -> None:
+        """Removes this write's staging folder (and the folder, if this write made it and it is
+        empty: another write may have begun there): the folder is as it was."""
+        if self.staging:
+            self.folder.remove_tree(self.staging)
+        if self.created and not self.folder.remote:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.folder.path)
