@@ -232,6 +232,22 @@ def _count_by_reading(spark: Any, path: Path, case: str) -> tuple[dict[str, str]
     return {}, "id long", 1005
 
 
+def test_a_read_asks_for_two_blocks_per_cpu(spark: Any, tmp_path: Path) -> None:
+    # A file of 40 MB: Ray's own choice would be some 40 blocks (one per MiB of data, up to
+    # 200), which the read would plan as byte ranges of Spark's smallest split, 4 MB, ten of
+    # them; each block costs Ray milliseconds, so the read asks for two per CPU of the cluster
+    # (ray.init(num_cpus=2)) unless told: four ranges of 10 MB.
+    path = str(tmp_path / "large")
+    rows = spark.range(0, 200_000, 1, 1).selectExpr(
+        "id", "array_repeat(CAST(id AS FLOAT), 40) AS x"
+    )
+    rows.write.format("tfrecord").save(path)
+    ds = tfr_ray.read(path, "id bigint")
+    assert ds.materialize().num_blocks() <= 4
+    assert ds.count() == 200_000 and ds.sum("id") == 200_000 * 199_999 // 2
+    assert tfr_ray.read(path, "id bigint", override_num_blocks=40).materialize().num_blocks() > 4
+
+
 @pytest.mark.parametrize("case", ["dropmalformed", "ignoreCorruptFiles", "stale manifest"])
 def test_count_reads_where_the_manifest_is_not_the_rows(
     spark: Any, tmp_path: Path, case: str

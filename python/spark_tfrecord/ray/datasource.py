@@ -157,8 +157,10 @@ def read(
       ``inferNesting``, ``ignoreCorruptFiles``...; docs/options.md).
     - ``override_num_blocks``, ``concurrency``, ``ray_remote_args``: as for Ray's own readers
       (``ray.data.read_datasource``). The tasks are planned as Spark plans the jar's for that
-      many blocks (by default Ray's choice): whole files packed together, and large
-      uncompressed files in byte ranges.
+      many blocks: whole files packed together, and large uncompressed files in byte ranges.
+      By default two blocks per CPU of the Ray cluster, not Ray's choice (200 for a large
+      folder: each block costs Ray milliseconds of its own, as much CPU as our decode of 1M
+      narrow rows on 2 CPUs, benchmarks/ray_overhead.py).
     - A folder with a valid ``_tfrecord_manifest.json`` counts its rows from it:
       ``ds.count()`` reads no record (but with ``mode`` DROPMALFORMED, ``ignoreCorruptFiles`` or
       ``ignoreMissingFiles``, which may drop records: then Ray counts by reading).
@@ -178,6 +180,8 @@ def read(
     [1, 2]
     """
     source = TFRecordDatasource(path, columns, options=options, storage_options=storage_options)
+    if override_num_blocks is None:
+        override_num_blocks = 2 * _cpus()
     dataset: ray.data.Dataset = ray.data.read_datasource(
         source,
         override_num_blocks=override_num_blocks,
@@ -185,3 +189,12 @@ def read(
         ray_remote_args=dict(ray_remote_args or {}),
     )
     return dataset
+
+
+def _cpus() -> int:
+    """The CPUs of the Ray cluster this process is connected to (this machine's when none yet:
+    ``read_datasource`` then starts a local one with all of them)."""
+    if ray.is_initialized():
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call,unused-ignore]
+        return max(1, int(resources.get("CPU", 1)))
+    return os.cpu_count() or 1
