@@ -100,6 +100,8 @@ ONCE = {
     "test_framing.py": 2,
     "test_ray.py": 70,
     "test_docs.py[ray.md]": 115,
+    "test_statistics.py": 75,
+    "test_docs.py[statistics.md]": 30,
 }
 
 
@@ -121,6 +123,12 @@ assert NEEDS_PYTHON_DATA_SOURCE.issubset(ONCE)
 #: no such entry), and a suite whose environment lacks Ray deselects them.
 NEEDS_RAY = {"test_ray.py", "test_docs.py[ray.md]"}
 assert NEEDS_RAY.issubset(ONCE)
+#: The ONCE units that compare with TensorFlow Data Validation, in the environment of its own
+#: that ci/test makes beside the newest Spark's (SPARK_TFRECORD_TFDV_PYTHON): _mine deals them to
+#: that suite. Unlike Ray's, they are never deselected: without that environment they fail,
+#: saying how to make it.
+NEEDS_TFDV = {"test_statistics.py", "test_docs.py[statistics.md]"}
+assert NEEDS_TFDV.issubset(ONCE)
 RAY = importlib.util.find_spec("ray") is not None
 if not RAY:
     collect_ignore.append("test_ray.py")
@@ -212,8 +220,9 @@ def _mine(matrix: list[str], k: int) -> tuple[set[str], set[str]]:
 
 def _takes(unit: str, entry: str) -> bool:
     """Whether the suite of the matrix entry ``entry`` can run the ONCE unit ``unit``: the
-    Python data source's units need a Spark 4, Ray's the newest Spark's environment (``4``)."""
-    if unit in NEEDS_RAY:
+    Python data source's units need a Spark 4, Ray's and TFDV's the newest Spark's environment
+    (``4``)."""
+    if unit in NEEDS_RAY or unit in NEEDS_TFDV:
         return entry == "4"
     return unit not in NEEDS_PYTHON_DATA_SOURCE or int(entry.split(".")[0]) >= 4
 

@@ -112,9 +112,9 @@ def test_import_needs_no_pyspark_and_the_spark_names_load_when_used() -> None:
     assert result.stdout.splitlines() == [
         "['CACHE_DIR_CONF', 'Converter', 'EXTENSIONS', 'RecordType', 'SUPPORTED_SPARK', "
         "'SaveMode', 'ScalaVersion', 'TfdsMode', 'add_jar', 'configure', 'dataset_info', "
-        "'feature_spec', 'grain_source', 'install_exception_handler', 'jar_path', "
-        "'make_converter', 'read', 'read_arrow', 'read_tfds', 'register', 'tf_dataset', "
-        "'torch_dataset', 'write', 'write_tfds']",
+        "'feature_spec', 'grain_source', 'infer_schema', 'install_exception_handler', "
+        "'jar_path', 'make_converter', 'read', 'read_arrow', 'read_tfds', 'register', "
+        "'statistics', 'tf_dataset', 'torch_dataset', 'write', 'write_tfds']",
         "True spark_tfrecord._spark.io",
         "True []",
     ]

@@ -29,6 +29,7 @@ from spark_tfrecord._version import __version__
 
 if TYPE_CHECKING:
     from spark_tfrecord._format.datasets.datasets import dataset_info
+    from spark_tfrecord._format.datasets.schema_inference import infer_schema
     from spark_tfrecord._loaders.api import grain_source, torch_dataset
     from spark_tfrecord._loaders.spec import feature_spec
     from spark_tfrecord._loaders.tf import tf_dataset
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         install_exception_handler,
         jar_path,
     )
+    from spark_tfrecord._spark.statistics import statistics
     from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
     from spark_tfrecord.arrow import read_arrow
 
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
 #: and the command line's ``inspect`` imports neither.
 _LAZY = {
     "spark_tfrecord._format.datasets.datasets": ("dataset_info",),
+    "spark_tfrecord._format.datasets.schema_inference": ("infer_schema",),
     "spark_tfrecord._loaders.api": ("grain_source", "torch_dataset"),
     "spark_tfrecord._loaders.spec": ("feature_spec",),
     "spark_tfrecord._loaders.tf": ("tf_dataset",),
@@ -67,6 +70,7 @@ _LAZY = {
         "install_exception_handler",
         "jar_path",
     ),
+    "spark_tfrecord._spark.statistics": ("statistics",),
     "spark_tfrecord._spark.tfds": ("TfdsMode", "read_tfds", "write_tfds"),
     "spark_tfrecord._source.register": ("register",),
     "spark_tfrecord.arrow": ("read_arrow",),
@@ -118,6 +122,7 @@ __all__ = [
     "grain_source",
     "index_path",
     "indexed_files",
+    "infer_schema",
     "install_exception_handler",
     "jar_path",
     "make_converter",
@@ -125,6 +130,7 @@ __all__ = [
     "read_arrow",
     "read_tfds",
     "register",
+    "statistics",
     "tf_dataset",
     "torch_dataset",
     "write",

@@ -1,0 +1,145 @@
+"""A ``tensorflow_metadata`` ``Schema`` from statistics, as TFDV's ``infer_schema`` (and TFX's
+SchemaGen, which calls it) infers one with its defaults, for the flat features of ``Example``
+records: each feature's type, presence, shape or value count, and domain (a bool domain, an
+int domain for strings of integers, a string domain of at most ``max_string_domain_size``
+values). The rules are TFDV's (its ``anomalies/schema.cc`` ``CreateColumn`` and
+``feature_util.cc`` ``InitPresenceAndShape``); the text is the ``schema.pbtxt`` SchemaGen writes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from spark_tfrecord._format.datasets.statistics_proto import (
+    FLOAT,
+    INT,
+    STRUCT,
+    Feature,
+    decode,
+)
+
+#: TFDV's ``infer_schema`` default: the most values a string domain is inferred with.
+MAX_STRING_DOMAIN_SIZE = 100
+_TRUE = {"TRUE", "true", "SET", "set", "1", ""}
+_FALSE = {"FALSE", "false", "CLEAR", "clear", "0"}
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _text(value: str) -> str:
+    """A string as the text format quotes it."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _values(f: Feature) -> list[str]:
+    """The feature's string values that its rank histogram names, sorted (as TFDV's map)."""
+    if f.strings is None:
+        return []
+    return sorted({label for label, _ in f.strings.rank}, key=lambda v: v.encode())
+
+
+def _shape(f: Feature) -> list[str]:
+    c = f.common
+    lines = ["  presence {"]
+    if c.num_non_missing > 0 and c.num_missing == 0:
+        lines.append("    min_fraction: 1.0")
+    lines += [f"    min_count: {1 if c.num_non_missing >= 1 else 0}", "  }"]
+    if c.num_non_missing <= 0:
+        return lines
+    if f.type != STRUCT and c.num_missing == 0 and c.min_num_values == c.max_num_values > 0:
+        return [*lines, "  shape {", "    dim {", f"      size: {c.min_num_values}", "    }", "  }"]
+    if c.min_num_values > 0:
+        lines.append("  value_count {")
+        same = c.min_num_values == c.max_num_values
+        lines.append(f"    min: {c.min_num_values if same else 1}")
+        if same:
+            lines.append(f"    max: {c.max_num_values}")
+        lines.append("  }")
+    return lines
+
+
+def _domain(f: Feature, name: str, max_string_domain_size: int) -> tuple[list[str], list[str]]:
+    """The feature's domain lines, and the schema's string domain lines if it has one."""
+    if f.type == INT:
+        n = f.numeric
+        if n is not None and n.min >= 0.0 and n.max == 1.0:
+            return ["  bool_domain {", "  }"], []
+        return [], []
+    if f.type == FLOAT or f.strings is None or f.strings.invalid_utf8_count > 0:
+        return [], []
+    values = _values(f)
+    if values and len(values) <= 2:
+        true = [v for v in values if v in _TRUE]
+        false = [v for v in values if v in _FALSE]
+        if len(true) <= 1 and len(false) <= 1 and len(true) + len(false) == len(values):
+            lines = ["  bool_domain {"]
+            lines += [f"    true_value: {_text(v)}" for v in true]
+            lines += [f"    false_value: {_text(v)}" for v in false]
+            return [*lines, "  }"], []
+    if values and all(_INTEGER.fullmatch(v) for v in values):
+        return ["  int_domain {", "  }"], []
+    if values and len(values) <= max_string_domain_size:
+        domain = ["string_domain {", f"  name: {_text(name)}"]
+        domain += [f"  value: {_text(v)}" for v in values] + ["}"]
+        return [f"  domain: {_text(name)}"], domain
+    return [], []
+
+
+def infer_schema(statistics: bytes, *, max_string_domain_size: int = MAX_STRING_DOMAIN_SIZE) -> str:
+    """The schema TFDV's ``infer_schema`` infers from ``statistics`` (a binary
+    ``DatasetFeatureStatisticsList``, as :func:`statistics` gives, or TFDV's), as the text of a
+    ``tensorflow_metadata`` ``Schema``: what SchemaGen writes as ``schema.pbtxt``, and
+    ``tfdv.load_schema_text`` reads.
+
+    >>> import spark_tfrecord
+    >>> df = spark.createDataFrame([("a", 1.5), ("b", 2.5)], "s string, x double")
+    >>> print(spark_tfrecord.infer_schema(spark_tfrecord.statistics(df)))
+    feature {
+      name: "s"
+      type: BYTES
+      domain: "s"
+      presence {
+        min_fraction: 1.0
+        min_count: 1
+      }
+      shape {
+        dim {
+          size: 1
+        }
+      }
+    }
+    feature {
+      name: "x"
+      type: FLOAT
+      presence {
+        min_fraction: 1.0
+        min_count: 1
+      }
+      shape {
+        dim {
+          size: 1
+        }
+      }
+    }
+    string_domain {
+      name: "s"
+      value: "a"
+      value: "b"
+    }
+    <BLANKLINE>
+    """
+    types = {INT: "INT", FLOAT: "FLOAT", STRUCT: "STRUCT"}
+    lines: list[str] = []
+    domains: list[str] = []
+    for dataset in decode(statistics)[:1]:
+        for f in dataset.features:
+            name = ".".join(f.path)
+            domain, string_domain = _domain(f, name, max_string_domain_size)
+            lines += [
+                "feature {",
+                f"  name: {_text(name)}",
+                f"  type: {types.get(f.type, 'BYTES')}",
+            ]
+            lines += [*domain, *_shape(f), "}"]
+            domains += string_domain
+    return "\n".join(lines + domains) + "\n"

@@ -1,0 +1,263 @@
+"""TensorFlow Data Validation's statistics as ``tensorflow_metadata`` messages: the figures of a
+dataset (:class:`DatasetStatistics`) encoded as a binary ``DatasetFeatureStatisticsList``, what
+TFDV's ``load_stats_binary`` and TFX's StatisticsGen artifact (``FeatureStats.pb``) hold, and
+read back from one (ours or TFDV's) for :mod:`schema_inference`.
+
+The field numbers are those of ``tensorflow_metadata/proto/v0/statistics.proto`` (proto3: a
+field at its default is left out). The varints are :func:`packing.varint`'s, the reads
+:mod:`wire`'s: the ``Example`` encoder's and decoders' own wire code, no protobuf library.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_tfrecord._format.entries.wire import delimited, skip, varint
+from spark_tfrecord._format.frames import packing
+
+#: ``FeatureNameStatistics.Type``.
+INT, FLOAT, STRING, BYTES, STRUCT = 0, 1, 2, 3, 4
+#: ``Histogram.HistogramType``.
+STANDARD, QUANTILES = 0, 1
+
+
+@dataclass
+class Histogram:
+    """``Histogram``: buckets of (low value, high value, sample count)."""
+
+    buckets: list[tuple[float, float, float]]
+    type: int = STANDARD
+    num_nan: int = 0
+
+
+@dataclass
+class Common:
+    """``CommonStatistics``: presence and the number of values per example."""
+
+    num_non_missing: int = 0
+    num_missing: int = 0
+    min_num_values: int = 0
+    max_num_values: int = 0
+    avg_num_values: float = 0.0
+    tot_num_values: int = 0
+    num_values_histogram: Histogram | None = None
+
+
+@dataclass
+class Numeric:
+    """``NumericStatistics``."""
+
+    mean: float = 0.0
+    std_dev: float = 0.0
+    num_zeros: int = 0
+    min: float = 0.0
+    median: float = 0.0
+    max: float = 0.0
+    histograms: list[Histogram] = field(default_factory=list)
+
+
+@dataclass
+class Strings:
+    """``StringStatistics``: ``top_values`` and ``rank`` are (value, count), most frequent
+    first."""
+
+    unique: int = 0
+    top_values: list[tuple[str, float]] = field(default_factory=list)
+    avg_length: float = 0.0
+    rank: list[tuple[str, float]] = field(default_factory=list)
+    invalid_utf8_count: int = 0
+
+
+@dataclass
+class Feature:
+    """``FeatureNameStatistics``: the feature's path, its type, and its common statistics with
+    those of its type (``numeric`` for INT and FLOAT, ``strings`` for STRING)."""
+
+    path: list[str]
+    type: int
+    common: Common
+    numeric: Numeric | None = None
+    strings: Strings | None = None
+
+
+@dataclass
+class DatasetStatistics:
+    """``DatasetFeatureStatistics``."""
+
+    num_examples: int
+    features: list[Feature]
+    name: str = ""
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+def _key(number: int, wire_type: int) -> bytes:
+    return packing.varint(number << 3 | wire_type)
+
+
+def _uint(number: int, value: int) -> bytes:
+    return _key(number, 0) + packing.varint(value & 0xFFFFFFFFFFFFFFFF) if value else b""
+
+
+def _double(number: int, value: float) -> bytes:
+    return _key(number, 1) + struct.pack("<d", value) if value != 0 or str(value)[0] == "-" else b""
+
+
+def _float(number: int, value: float) -> bytes:
+    return _key(number, 5) + struct.pack("<f", value) if value != 0 else b""
+
+
+def _message(number: int, body: bytes, always: bool = False) -> bytes:
+    if not body and not always:
+        return b""
+    return _key(number, 2) + packing.varint(len(body)) + body
+
+
+def _text(number: int, value: str) -> bytes:
+    return _message(number, value.encode("utf-8"))
+
+
+def _histogram(h: Histogram) -> bytes:
+    body = _uint(1, h.num_nan)
+    for low, high, count in h.buckets:
+        bucket = _double(1, low) + _double(2, high) + _double(4, count)
+        body += _message(3, bucket, always=True)
+    return body + _uint(4, h.type)
+
+
+def _common(c: Common) -> bytes:
+    body = _uint(1, c.num_non_missing) + _uint(2, c.num_missing)
+    body += _uint(3, c.min_num_values) + _uint(4, c.max_num_values)
+    body += _float(5, c.avg_num_values)
+    if c.num_values_histogram is not None:
+        body += _message(6, _histogram(c.num_values_histogram), always=True)
+    return body + _uint(8, c.tot_num_values)
+
+
+def _feature(f: Feature) -> bytes:
+    body = _message(8, b"".join(_text(1, step) for step in f.path), always=True)
+    body += _uint(2, f.type)
+    common = _message(1, _common(f.common), always=True)
+    if f.numeric is not None:
+        n = f.numeric
+        stats = common + _double(2, n.mean) + _double(3, n.std_dev) + _uint(4, n.num_zeros)
+        stats += _double(5, n.min) + _double(6, n.median) + _double(7, n.max)
+        stats += b"".join(_message(8, _histogram(h), always=True) for h in n.histograms)
+        body += _message(3, stats, always=True)
+    elif f.strings is not None:
+        s = f.strings
+        stats = common + _uint(2, s.unique)
+        for value, count in s.top_values:
+            stats += _message(3, _text(2, value) + _double(3, count), always=True)
+        stats += _float(4, s.avg_length)
+        if s.rank:
+            buckets = b""
+            for i, (label, count) in enumerate(s.rank):
+                bucket = _uint(1, i) + _uint(2, i) + _text(4, label) + _double(5, count)
+                buckets += _message(1, bucket, always=True)
+            stats += _message(5, buckets, always=True)
+        stats += _uint(8, s.invalid_utf8_count)
+        body += _message(4, stats, always=True)
+    return body
+
+
+def encode(datasets: list[DatasetStatistics]) -> bytes:
+    """The binary ``DatasetFeatureStatisticsList`` of ``datasets``."""
+    out = b""
+    for d in datasets:
+        body = _text(1, d.name) + _uint(2, d.num_examples)
+        body += b"".join(_message(3, _feature(f), always=True) for f in d.features)
+        out += _message(1, body, always=True)
+    return out
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def fields(buf: bytes, start: int = 0, end: int | None = None) -> dict[int, list[Any]]:
+    """The fields of the message ``buf[start:end]`` by number: an int for a varint, bytes for a
+    length-delimited field, a float for a fixed64 (double) or fixed32 (float) one."""
+    end = len(buf) if end is None else end
+    out: dict[int, list[Any]] = {}
+    pos = start
+    while pos < end:
+        key, pos = varint(buf, pos, end)
+        number, wire_type = key >> 3, key & 7
+        value: Any
+        if wire_type == 0:
+            value, pos = varint(buf, pos, end)
+        elif wire_type == 2:
+            s, e = delimited(buf, pos, end)
+            value, pos = buf[s:e], e
+        elif wire_type in (1, 5):
+            after = skip(buf, pos, end, wire_type)
+            value, pos = struct.unpack("<d" if wire_type == 1 else "<f", buf[pos:after])[0], after
+        else:
+            pos = skip(buf, pos, end, wire_type)
+            continue
+        out.setdefault(number, []).append(value)
+    return out
+
+
+def _one(f: dict[int, list[Any]], number: int, default: Any = 0) -> Any:
+    values = f.get(number)
+    return values[-1] if values else default
+
+
+def _read_common(buf: bytes) -> Common:
+    f = fields(buf)
+    return Common(
+        num_non_missing=int(_one(f, 1)),
+        num_missing=int(_one(f, 2)),
+        min_num_values=int(_one(f, 3)),
+        max_num_values=int(_one(f, 4)),
+        avg_num_values=float(_one(f, 5)),
+        tot_num_values=int(_one(f, 8)),
+    )
+
+
+def _read_feature(buf: bytes) -> Feature:
+    f = fields(buf)
+    if 8 in f:
+        path = [bytes(s).decode() for s in fields(bytes(f[8][-1])).get(1, [])]
+    else:
+        path = [bytes(_one(f, 1, b"")).decode()]
+    type_ = int(_one(f, 2))
+    feature = Feature(path, type_, Common())
+    for number in (3, 4, 5, 7):  # num_stats, string_stats, bytes_stats, struct_stats
+        if number in f:
+            stats = fields(bytes(f[number][-1]))
+            feature.common = _read_common(bytes(_one(stats, 1, b"")))
+            if number == 3:
+                feature.numeric = Numeric(min=float(_one(stats, 5)), max=float(_one(stats, 7)))
+            elif number == 4:
+                feature.strings = _read_strings(stats)
+    return feature
+
+
+def _read_strings(stats: dict[int, list[Any]]) -> Strings:
+    s = Strings(unique=int(_one(stats, 2)), invalid_utf8_count=int(_one(stats, 8)))
+    for top in stats.get(3, []):
+        t = fields(bytes(top))
+        s.top_values.append((bytes(_one(t, 2, b"")).decode(), float(_one(t, 3))))
+    if 5 in stats:
+        for bucket in fields(bytes(stats[5][-1])).get(1, []):
+            b = fields(bytes(bucket))
+            s.rank.append((bytes(_one(b, 4, b"")).decode(), float(_one(b, 5))))
+    return s
+
+
+def decode(data: bytes) -> list[DatasetStatistics]:
+    """The datasets of a binary ``DatasetFeatureStatisticsList``: their features' paths, types,
+    common statistics, numbers' min and max, and string statistics (what schema inference
+    reads)."""
+    out = []
+    for d in fields(data).get(1, []):
+        f = fields(bytes(d))
+        features = [_read_feature(bytes(x)) for x in f.get(3, [])]
+        name = bytes(_one(f, 1, b"")).decode()
+        out.append(DatasetStatistics(int(_one(f, 2)), features, name))
+    return out

@@ -1,0 +1,465 @@
+"""TFDV's statistics of a DataFrame, computed by Spark: :func:`statistics` gives the binary
+``DatasetFeatureStatisticsList`` that TensorFlow Data Validation computes (its default
+``StatsOptions``) for the ``Example`` records the jar writes from the DataFrame, or writes it
+as TFX's StatisticsGen does (``Split-<name>/FeatureStats.pb``).
+
+One query of aggregates whatever the number of columns, which one action collects: the union of
+the aggregates of every column over the rows (presence, numbers of values, and a scalar
+column's numbers: counts, min, max, mean, variance), of the values of the list columns of
+numbers (one row per value, by ``inline``, aggregated per column), each with its sketches
+(``percentile_approx``, the quantiles) apart, and of the string values counted per column and
+value (the top values and the unique count, exactly).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from spark_tfrecord._format.datasets import statistics_histograms as hist
+from spark_tfrecord._format.datasets.statistics_proto import (
+    FLOAT,
+    INT,
+    QUANTILES,
+    STANDARD,
+    STRING,
+    Common,
+    DatasetStatistics,
+    Feature,
+    Histogram,
+    Numeric,
+    Strings,
+    encode,
+)
+from spark_tfrecord._spark.statistics_partials import merged
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType
+
+#: How the values of list columns of numbers are aggregated: Spark SQL's aggregates, or NumPy
+#: a batch at a time in Spark's Python workers.
+Engine = Literal["sql", "arrow"]
+#: TFDV's default ``StatsOptions``: the buckets of the number-of-values histogram, of the
+#: standard and quantiles histograms, the top values and the rank histogram's buckets.
+NUM_VALUES_BUCKETS = 10
+HISTOGRAM_BUCKETS = 10
+QUANTILES_BUCKETS = 10
+TOP_VALUES = 20
+RANK_BUCKETS = 1000
+#: TFDV takes the standard histogram and the median from 100 times finer quantiles.
+FINE = 100 * QUANTILES_BUCKETS
+#: ``percentile_approx``'s accuracy: a rank error of at most 1/ACCURACY of the values, 10
+#: times under TFDV's own (its ``epsilon``, 0.01).
+ACCURACY = 1000
+_INF = "CAST('Infinity' AS DOUBLE)"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class Column(NamedTuple):
+    """A column as the statistics take it: its name, its TFDV type, the SQL of one of its values
+    as the record holds it (``{x}`` the value; a double, or a string's bytes), and of a list
+    column's values (``{x}`` the column), or "" for a scalar column."""
+
+    name: str
+    kind: int
+    value: str
+    values: str
+
+
+#: Per Spark type: the TFDV type, the SQL of a value, and of a list's values, by casts, which
+#: Spark compiles, where it can (``transform`` it interprets).
+_KINDS: dict[str, tuple[int, str, str]] = {
+    "boolean": (
+        INT,
+        "CAST(CAST({x} AS INT) AS DOUBLE)",
+        "CAST(CAST({x} AS array<int>) AS array<double>)",
+    ),
+    "integral": (INT, "CAST({x} AS DOUBLE)", "CAST({x} AS array<double>)"),
+    # The jar writes a float_list: a double is rounded to float32 first.
+    "fractional": (
+        FLOAT,
+        "CAST(CAST({x} AS FLOAT) AS DOUBLE)",
+        "CAST(CAST({x} AS array<float>) AS array<double>)",
+    ),
+    "bytes": (STRING, "CAST({x} AS BINARY)", "CAST({x} AS array<binary>)"),
+    "date": (
+        INT,
+        "CAST(unix_date({x}) AS DOUBLE)",
+        "transform({x}, v -> CAST(unix_date(v) AS DOUBLE))",
+    ),
+    "timestamp": (
+        INT,
+        "CAST(unix_micros({x}) AS DOUBLE)",
+        "transform({x}, v -> CAST(unix_micros(v) AS DOUBLE))",
+    ),
+}
+
+
+def _column(name: str, data_type: DataType) -> Column:
+    """A column as the statistics take it; a column the record cannot hold flat is refused."""
+    from pyspark.sql import types as t
+
+    is_list = isinstance(data_type, t.ArrayType)
+    element = data_type.elementType if isinstance(data_type, t.ArrayType) else data_type
+    family = (
+        "boolean" if isinstance(element, t.BooleanType)
+        else "integral" if isinstance(element, (t.ByteType, t.ShortType, t.IntegerType, t.LongType))
+        else "fractional" if isinstance(element, (t.FloatType, t.DoubleType, t.DecimalType))
+        else "bytes" if isinstance(element, (t.StringType, t.BinaryType))
+        else "date" if isinstance(element, t.DateType)
+        # microseconds since 1970, as Spark holds them (not timestamp_ntz's, local ones)
+        else "timestamp" if type(element) is t.TimestampType
+        else ""
+    )  # fmt: skip
+    if not family:
+        raise ValueError(
+            f"statistics: column {name!r} has type {data_type.simpleString()}; the statistics "
+            "take the columns the jar writes as flat features (numbers, booleans, dates, "
+            "timestamps, strings, binary, and arrays of them). Select the others out, or "
+            "flatten them first."
+        )
+    kind, value, values = _KINDS[family]
+    return Column(name, kind, value, values if is_list else "")
+
+
+def _zipped(i: int, column: Column) -> str:
+    """SQL: the column's values as (its place, value) structs, none where it is null
+    (``arrays_zip``, which Spark compiles)."""
+    c = _quote(column.name)
+    if column.values:
+        places, listed = f"array_repeat({i}, size({c}))", column.values.format(x=c)
+    else:
+        to = "BINARY" if column.kind == STRING else "DOUBLE"
+        places, listed = f"array({i})", f"array(CAST({column.value.format(x=c)} AS {to}))"
+    return f"coalesce(CASE WHEN {c} IS NOT NULL THEN arrays_zip({places}, {listed}) END, array())"
+
+
+#: The fields of a row of the query's numbers, with their types: a column's presence and
+#: counts of values (``n_``), and its numbers' aggregates.
+FIELDS = {
+    "present": "BIGINT", "n_min": "INT", "n_max": "INT", "n_tot": "BIGINT",
+    "n_q": "array<int>", "values": "BIGINT", "nan": "BIGINT", "pos_inf": "BIGINT",
+    "zeros": "BIGINT", "d_min": "DOUBLE", "d_max": "DOUBLE", "finite_min": "DOUBLE",
+    "finite_max": "DOUBLE", "mean": "DOUBLE", "variance": "DOUBLE", "d_q": "array<double>",
+}  # fmt: skip
+
+
+def _grid(steps: int) -> str:
+    return "array(" + ", ".join(f"{k / steps!r}D" for k in range(steps + 1)) + ")"
+
+
+def _presence(c: str, is_list: bool) -> dict[str, str]:
+    """The aggregates of a column's presence and number of values (SQL)."""
+    n = f"CASE WHEN {c} IS NOT NULL THEN {'size(' + c + ')' if is_list else '1'} END"
+    quantiles = f"percentile_approx({n}, {_grid(NUM_VALUES_BUCKETS)}, {ACCURACY})"
+    if not is_list:
+        quantiles = f"CASE WHEN count({c}) > 0 THEN array_repeat(1, {NUM_VALUES_BUCKETS + 1}) END"
+    return {
+        "present": f"count({c})",
+        "n_min": f"min({n})",
+        "n_max": f"max({n})",
+        "n_tot": f"sum({n})",
+        "n_q": quantiles,
+    }
+
+
+def _numbers(x: str) -> dict[str, str]:
+    """The aggregates of numbers ``x`` (SQL of a double, null where there is none)."""
+    number = f"CASE WHEN NOT isnan({x}) THEN {x} END"
+    finite = f"CASE WHEN {x} > -{_INF} AND {x} < {_INF} THEN {x} END"
+    return {
+        "values": f"count({x})",
+        "nan": f"count_if(isnan({x}))",
+        "pos_inf": f"count_if({x} = {_INF})",
+        "zeros": f"count_if({x} = 0)",
+        "d_min": f"min({number})",
+        "d_max": f"max({number})",
+        "finite_min": f"min({finite})",
+        "finite_max": f"max({finite})",
+        "mean": f"avg({number})",
+        "variance": f"var_pop({number})",
+        "d_q": f"percentile_approx({number}, {_grid(FINE)}, {ACCURACY})",
+    }
+
+
+def _struct(i: int, aggregates: dict[str, str]) -> str:
+    """A row of the numbers' part: every field of FIELDS, null where ``aggregates`` has none."""
+    fields = ", ".join(
+        f"'{name}', CAST({aggregates.get(name, 'NULL')} AS {t})" for name, t in FIELDS.items()
+    )
+    return f"named_struct('f', {i}, {fields})"
+
+
+def _invalid_utf8(spark_version: str) -> str:
+    """SQL: whether the bytes ``s`` are not UTF-8. Spark 4 has ``is_valid_utf8``; Spark 3.5's
+    ``decode`` puts U+FFFD for what is not UTF-8, so that the bytes do not come back."""
+    if int(spark_version.split(".")[0]) >= 4:
+        return "NOT is_valid_utf8(CAST(s AS STRING))"
+    return "encode(decode(s, 'UTF-8'), 'UTF-8') != s"
+
+
+#: The aggregates that are sketches (``percentile_approx``): Spark runs an aggregation that has
+#: one without generated code, so they are aggregated apart from the others.
+SKETCHES = ("n_q", "d_q")
+
+
+def _split(
+    df: DataFrame, rows: list[tuple[int, dict[str, str]]], grouped: str | None = None
+) -> list[DataFrame]:
+    """The aggregation of ``rows`` (a column's place and its aggregates), as two: one of the
+    sketches, one of the rest (by ``grouped``, a column, or over all rows)."""
+    from pyspark.sql import functions as F
+
+    out = []
+    for sketches in (False, True):
+        parts = [(i, {k: v for k, v in a.items() if (k in SKETCHES) == sketches}) for i, a in rows]
+        parts = [(i, a) for i, a in parts if a]
+        if not parts:
+            continue
+        if grouped is None:
+            structs = ", ".join(_struct(i, a) for i, a in parts)
+            out.append(df.agg(F.expr(f"array({structs})").alias("r")).selectExpr("inline(r)"))
+        else:
+            ((_, aggregates),) = parts
+            out.append(
+                df.groupBy(grouped).agg(*[F.expr(v).alias(k) for k, v in aggregates.items()])
+            )
+    return out
+
+
+def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
+    """The one query: a row per column of its aggregates (the numbers of a list column in a
+    second row, the sketches in a third), and a row per top string value of a column."""
+    from pyspark.sql import functions as F
+
+    rows: list[tuple[int, dict[str, str]]] = [(-1, {"present": "count(1)"})]
+    lists: list[tuple[int, Column]] = []
+    strings: list[str] = []
+    for i, column in enumerate(columns):
+        c = _quote(column.name)
+        aggregates = _presence(c, bool(column.values))
+        if column.kind == STRING:
+            strings.append(_zipped(i, column))
+        elif column.values:
+            lists.append((i, column))
+        else:
+            aggregates.update(_numbers(column.value.format(x=c)))
+        rows.append((i, aggregates))
+    parts = _split(df, rows)
+    if lists and engine == "arrow":
+        # A list column's numbers a batch at a time, in NumPy (statistics_partials).
+        from spark_tfrecord._spark.statistics_partials import partials
+
+        places = [i for i, _ in lists]
+        kinds = ["float" if c.kind == FLOAT else "int" for _, c in lists]
+        picked = df.select(*[F.col(_quote(c.name)) for _, c in lists])
+        parts.append(picked.mapInArrow(partials(places, kinds), "f int, partial binary"))
+    elif lists:
+        zipped = ", ".join(_zipped(i, c) for i, c in lists)
+        values = df.selectExpr(f"inline(concat({zipped}))").toDF("f", "d")
+        numbers = _numbers("d")
+        del numbers["d_q"]
+        parts += _split(values, [(0, numbers)], grouped="f")
+        # The sketch takes the numbers alone: NaN filtered out costs it nothing.
+        quantiles = F.expr(f"percentile_approx(d, {_grid(FINE)}, {ACCURACY})").alias("d_q")
+        parts.append(values.where("NOT isnan(d)").groupBy("f").agg(quantiles))
+    if strings:
+        parts += _top_strings(df, strings)
+    query = parts[0]
+    for part in parts[1:]:
+        query = query.unionByName(part, allowMissingColumns=True)
+    return query
+
+
+#: The top values are ranked in this many parts of a column's values (by a hash) first, then
+#: the top of each part together: every sort is of one part, in parallel.
+RANK_PARTS = 16
+
+
+def _top_strings(df: DataFrame, strings: list[str]) -> list[DataFrame]:
+    """Per string column, a row of its unique count, its values' total length and the count of
+    those that are not UTF-8, and a row per top value (``s``) with its count and rank."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    values = df.selectExpr(f"inline(concat({', '.join(strings)}))").toDF("f", "s")
+    counts = values.groupBy("f", "s").agg(F.count(F.lit(1)).alias("c"))
+    invalid = _invalid_utf8(df.sparkSession.version)
+    totals = counts.groupBy("f").agg(
+        F.count(F.lit(1)).alias("unique"),
+        F.sum(F.expr("CAST(length(s) AS BIGINT) * c")).alias("length"),
+        F.sum(F.expr(f"CASE WHEN {invalid} THEN c ELSE 0 END")).alias("invalid"),
+    )
+    top = max(TOP_VALUES, RANK_BUCKETS)
+    order = (F.col("c").desc(), F.col("s").desc())  # ties: the larger value first, as TFDV
+    part = F.expr(f"pmod(xxhash64(s), {RANK_PARTS})")
+    ranked = (
+        counts.withColumn(
+            "rank", F.row_number().over(Window.partitionBy("f", part).orderBy(*order))
+        )
+        .where(f"rank <= {top}")
+        .withColumn("rank", F.row_number().over(Window.partitionBy("f").orderBy(*order)))
+        .where(f"rank <= {top}")
+    )
+    return [totals, ranked]
+
+
+def _cumulative(quantiles: list[float], total: int) -> list[float]:
+    """The counts at or below each boundary, as TFDV's sketch gives them with its quantiles:
+    a boundary's count is the rank of the last of the equal boundaries around it."""
+    steps = len(quantiles) - 1
+    out = [0.0] * len(quantiles)
+    k = steps
+    for i in range(steps, -1, -1):
+        if i < steps and quantiles[i] != quantiles[i + 1]:
+            k = i
+        out[i] = total * k / steps
+    return out
+
+
+def _common(row: dict[str, Any], num_examples: int) -> Common:
+    present = int(row["present"])
+    common = Common(num_non_missing=present, num_missing=num_examples - present)
+    if present:
+        common.min_num_values = int(row["n_min"])
+        common.max_num_values = int(row["n_max"])
+        common.tot_num_values = int(row["n_tot"])
+        common.avg_num_values = common.tot_num_values / present
+        q = [float(v) for v in row["n_q"]]
+        common.num_values_histogram = hist.quantiles_histogram(q, _cumulative(q, present))
+    return common
+
+
+def _numeric(row: dict[str, Any]) -> Numeric:
+    nan = int(row.get("nan") or 0)
+    total = int(row.get("values") or 0) - nan  # a list column of empty lists has no row
+    if total == 0:
+        only_nan = [Histogram([], STANDARD, nan), Histogram([], QUANTILES, nan)] if nan else []
+        return Numeric(histograms=only_nan)
+    variance, mean = row["variance"], float(row["mean"])
+    numeric = Numeric(
+        # TFDV's running mean takes inf - inf once an infinity is in: NaN, whatever the sign.
+        mean=mean if math.isfinite(mean) else math.nan,
+        std_dev=math.sqrt(variance) if variance is not None and variance > 0 else 0.0,
+        num_zeros=int(row["zeros"]),
+        min=float(row["d_min"]),
+        max=float(row["d_max"]),
+    )
+    q = [float(v) for v in row["d_q"]]
+    cumulative = _cumulative(q, total)
+    numeric.median = hist.median(q)
+    finite_min = math.inf if row["finite_min"] is None else float(row["finite_min"])
+    finite_max = -math.inf if row["finite_max"] is None else float(row["finite_max"])
+    standard = hist.equi_width_histogram(
+        q, cumulative, finite_min, finite_max, HISTOGRAM_BUCKETS, int(row["pos_inf"])
+    )
+    standard.num_nan = nan
+    quantiles = hist.quantiles_histogram(*hist.rebin(q, cumulative, FINE // QUANTILES_BUCKETS))
+    quantiles.num_nan = nan
+    numeric.histograms = [standard, quantiles]
+    return numeric
+
+
+def _label(value: bytes) -> str:
+    """A top value as TFDV labels it: its text, or ``__BYTES_VALUE__`` if it is not UTF-8."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return "__BYTES_VALUE__"
+
+
+def _strings(top: list[dict[str, Any]], row: dict[str, Any], total_values: int) -> Strings:
+    top = sorted(top, key=lambda r: int(r["rank"]))
+    counted = [(_label(bytes(r["s"])), float(r["c"])) for r in top]
+    strings = Strings(top_values=counted[:TOP_VALUES], rank=counted[:RANK_BUCKETS])
+    if total_values:
+        strings.unique = int(row["unique"])
+        strings.invalid_utf8_count = int(row["invalid"])
+        strings.avg_length = int(row["length"]) / total_values
+    return strings
+
+
+def dataset_statistics(df: DataFrame, name: str = "", engine: Engine = "sql") -> DatasetStatistics:
+    """The statistics of ``df`` (one Spark action)."""
+    columns = [_column(f.name, f.dataType) for f in df.schema.fields]
+    rows = [r.asDict() for r in _query(df, columns, engine).collect()]
+    by_column: dict[int, dict[str, Any]] = {}
+    tops: dict[int, list[dict[str, Any]]] = {}
+    partial: dict[int, list[bytes]] = {}
+    for r in rows:
+        if r.get("s") is not None:
+            tops.setdefault(int(r["f"]), []).append(r)
+        elif r.get("partial") is not None:
+            partial.setdefault(int(r["f"]), []).append(bytes(r["partial"]))
+        else:  # a column's aggregates; a list column's numbers in a row of their own
+            mine = by_column.setdefault(int(r["f"]), {})
+            mine.update({k: v for k, v in r.items() if k != "f" and v is not None})
+    grid = [k / FINE for k in range(FINE + 1)]
+    for i, payloads in partial.items():
+        by_column[i].update(merged(payloads, grid))
+    num_examples = int(by_column[-1]["present"])
+    features = []
+    for i, column in enumerate(columns):
+        row = by_column[i]
+        if not int(row["present"]):
+            continue  # the jar writes no feature of a column that is null in every row
+        feature = Feature([column.name], column.kind, _common(row, num_examples))
+        if column.kind == STRING:
+            feature.strings = _strings(tops.get(i, []), row, feature.common.tot_num_values)
+        else:
+            feature.numeric = _numeric(row)
+        features.append(feature)
+    return DatasetStatistics(num_examples, features, name)
+
+
+def statistics(
+    df: DataFrame,
+    path: str | None = None,
+    *,
+    tfx_split: str | None = None,
+    name: str = "",
+    engine: Engine = "sql",
+) -> bytes:
+    """TensorFlow Data Validation's statistics of the ``Example`` records the jar writes from
+    ``df``, as TFDV's ``generate_statistics_from_tfrecord`` computes them with its default
+    options: a binary ``DatasetFeatureStatisticsList`` (``tfdv.load_stats_binary`` reads it).
+    Spark computes them in one query of aggregates, whatever the number of columns: counts,
+    min, max, mean, standard deviation, zeros, average lengths, unique counts and top values
+    are exact; the quantiles (median, histograms) are within 1/1000 of the values' ranks.
+
+    ``path``: also write them there (a file; with ``tfx_split``, the folder of a TFX
+    ExampleStatistics artifact, into which ``Split-<tfx_split>/FeatureStats.pb`` is written,
+    as StatisticsGen writes it). ``name``: the dataset's name in the message.
+
+    ``engine="arrow"`` aggregates the values of list columns of numbers a batch at a time, in
+    NumPy, in Spark's Python workers (``mapInArrow``), which then need pyarrow, NumPy and
+    spark-tfrecord: several times faster on lists; quantiles within 1/4000 of the ranks. The
+    default, ``"sql"``, is Spark SQL's aggregates alone, which any Spark runs.
+
+    >>> import spark_tfrecord
+    >>> df = spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id long, s string")
+    >>> stats = spark_tfrecord.statistics(df)
+    >>> print(spark_tfrecord.infer_schema(stats).splitlines()[:2])
+    ['feature {', '  name: "id"']
+    """
+    if engine not in ("sql", "arrow"):
+        raise ValueError(f"engine is 'sql' or 'arrow', not {engine!r}")
+    data = encode([dataset_statistics(df, name, engine)])
+    if path is not None:
+        import os
+
+        from spark_tfrecord._format.files.files import LocalFiles, file_system
+
+        files, where = file_system(path)
+        if tfx_split is not None:
+            where = files.join(where, f"Split-{tfx_split}/FeatureStats.pb")
+        if isinstance(files, LocalFiles):
+            os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+        files.write_whole(where, data)
+    elif tfx_split is not None:
+        raise ValueError("tfx_split names the split of an artifact written to path: give path")
+    return data

@@ -1,0 +1,241 @@
+"""Holds our statistics against TensorFlow Data Validation's own, in TFDV's environment (run by
+test_statistics.py with SPARK_TFRECORD_TFDV_PYTHON: TFDV pins TensorFlow 2.16, pyarrow < 11 and
+Beam, which the Spark environments cannot hold).
+
+    python tfdv_check.py JOB.json
+
+JOB.json: ``ours`` (our FeatureStats.pb), ``data`` (the glob of the TFRecord files the jar wrote
+from the same DataFrame), ``schema`` (our infer_schema's schema.pbtxt), and ``planted`` (our
+statistics of data with a drifted feature, a missing one and a new string value, which must also
+differ from TFDV's of the files, as ``wrong`` (the report's ``wrong``: the differences found)).
+TFDV computes its statistics of the files (``generate_statistics_from_tfrecord``, the
+DirectRunner); the exact figures must be equal (to the float tolerances of TOLERANCE), the
+approximate ones within TFDV's bound: a quantile of rank p within ``EPSILON`` of the values'
+count of p, checked against the values themselves (read from the files). Prints a JSON report:
+the features and figures compared and the largest difference of each kind. Exits 1 naming
+each disagreement.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_data_validation as tfdv
+from google.protobuf import text_format
+from tensorflow_data_validation.utils import display_util
+from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
+
+#: TFDV's quantiles' rank error (its ``StatsOptions.epsilon``).
+EPSILON = 0.01
+#: Relative tolerance per exact figure: a float field of the message (float32) or a sum taken in
+#: another order.
+TOLERANCE = {"float32": 1e-6, "double": 1e-9, "moment": 1e-7}
+
+problems: list[str] = []
+largest: dict[str, float] = {}
+
+
+def close(what: str, ours: float, theirs: float, kind: str, scale: float = 0.0) -> None:
+    """Equal within TOLERANCE[kind] of the larger of |theirs| and ``scale`` (a sum's error
+    grows with its terms, not its result: the mean of 2^63 and -2^63)."""
+    if (math.isnan(ours) and math.isnan(theirs)) or ours == theirs:
+        largest.setdefault(kind, 0.0)
+        return
+    diff = abs(ours - theirs) / max(abs(theirs), scale, 1e-300)
+    largest[kind] = max(largest.get(kind, 0.0), diff)
+    if not diff <= TOLERANCE[kind]:
+        problems.append(f"{what}: ours {ours!r}, TFDV's {theirs!r}")
+
+
+def equal(what: str, ours: Any, theirs: Any) -> None:
+    if ours != theirs:
+        problems.append(f"{what}: ours {ours!r}, TFDV's {theirs!r}")
+
+
+def values_of(files: list[str]) -> tuple[int, dict[str, list[Any]]]:
+    """The number of records, and each feature's list of values per record that holds it."""
+    lists: dict[str, list[Any]] = {}
+    n = 0
+    gzip = "GZIP" if files[0].endswith(".gz") else ""
+    for record in tf.data.TFRecordDataset(files, compression_type=gzip):
+        n += 1
+        example = tf.train.Example.FromString(record.numpy())
+        for name, feature in example.features.feature.items():
+            kind = feature.WhichOneof("kind")
+            values = list(getattr(feature, kind).value) if kind else []
+            lists.setdefault(name, []).append(values)
+    return n, lists
+
+
+def within_rank(what: str, boundary: float, p: float, sorted_values: np.ndarray) -> None:
+    """A quantile of rank p: at most p·n + ε·n values below it, at least p·n - ε·n up to it."""
+    n = len(sorted_values)
+    below = np.searchsorted(sorted_values, boundary, side="left")
+    upto = np.searchsorted(sorted_values, boundary, side="right")
+    off = max(0.0, below - p * n, p * n - upto) / n
+    largest["rank"] = max(largest.get("rank", 0.0), off)
+    if off > EPSILON + 1e-12:
+        problems.append(f"{what}: {boundary!r} is {off:.4f} of the values off rank {p}")
+
+
+def check_histogram(what: str, ours: Any, theirs: Any, values: np.ndarray) -> None:
+    equal(f"{what} type", ours.type, theirs.type)
+    equal(f"{what} num_nan", ours.num_nan, theirs.num_nan)
+    total = sum(b.sample_count for b in ours.buckets)
+    close(f"{what} total", total, sum(b.sample_count for b in theirs.buckets), "double")
+    if ours.type == statistics_pb2.Histogram.QUANTILES:
+        k = len(ours.buckets)
+        for i, b in enumerate(ours.buckets):
+            within_rank(f"{what} bucket {i} low", b.low_value, i / k, values)
+        if k:
+            within_rank(f"{what} high", ours.buckets[-1].high_value, 1.0, values)
+        return
+    equal(f"{what} buckets", len(ours.buckets), len(theirs.buckets))
+    n = len(values)
+    for i, (a, b) in enumerate(zip(ours.buckets, theirs.buckets)):
+        close(f"{what} bucket {i} low", a.low_value, b.low_value, "double")
+        close(f"{what} bucket {i} high", a.high_value, b.high_value, "double")
+        # Each side interpolates within quantile buckets: 2ε of the values at each edge.
+        off = abs(a.sample_count - b.sample_count) / n
+        largest["standard bucket"] = max(largest.get("standard bucket", 0.0), off)
+        if off > 4 * EPSILON + 2 / n:
+            problems.append(f"{what} bucket {i}: {a.sample_count} against {b.sample_count}")
+
+
+def check_common(what: str, ours: Any, theirs: Any, lengths: np.ndarray) -> None:
+    for name in ("num_non_missing", "num_missing", "min_num_values", "max_num_values"):
+        equal(f"{what} {name}", getattr(ours, name), getattr(theirs, name))
+    equal(f"{what} tot_num_values", ours.tot_num_values, theirs.tot_num_values)
+    close(f"{what} avg_num_values", ours.avg_num_values, theirs.avg_num_values, "float32")
+    if len(lengths):
+        check_histogram(
+            f"{what} num_values_histogram",
+            ours.num_values_histogram,
+            theirs.num_values_histogram,
+            np.sort(lengths),
+        )
+
+
+def check_numeric(what: str, ours: Any, theirs: Any, values: np.ndarray) -> None:
+    for name in ("num_zeros",):
+        equal(f"{what} {name}", getattr(ours, name), getattr(theirs, name))
+    for name in ("min", "max"):
+        close(f"{what} {name}", getattr(ours, name), getattr(theirs, name), "double")
+    numbers = np.sort(values[~np.isnan(values)])
+    finite = numbers[np.isfinite(numbers)]
+    scale = float(np.abs(finite).max()) if len(finite) else 0.0
+    close(f"{what} mean", ours.mean, theirs.mean, "moment", scale)
+    close(f"{what} std_dev", ours.std_dev, theirs.std_dev, "moment", scale)
+    if len(numbers):
+        within_rank(f"{what} median", ours.median, 0.5, numbers)
+    equal(f"{what} histograms", len(ours.histograms), len(theirs.histograms))
+    for i, (a, b) in enumerate(zip(ours.histograms, theirs.histograms)):
+        check_histogram(f"{what} histogram {i}", a, b, numbers)
+
+
+def check_strings(what: str, ours: Any, theirs: Any) -> None:
+    equal(f"{what} unique", ours.unique, theirs.unique)
+    equal(f"{what} invalid_utf8_count", ours.invalid_utf8_count, theirs.invalid_utf8_count)
+    close(f"{what} avg_length", ours.avg_length, theirs.avg_length, "float32")
+    top = [(v.value, v.frequency) for v in ours.top_values]
+    equal(f"{what} top_values", top, [(v.value, v.frequency) for v in theirs.top_values])
+    rank = [(b.label, b.sample_count, b.low_rank) for b in ours.rank_histogram.buckets]
+    theirs_rank = [(b.label, b.sample_count, b.low_rank) for b in theirs.rank_histogram.buckets]
+    equal(f"{what} rank_histogram", rank, theirs_rank)
+
+
+def compare(ours: Any, theirs: Any, files: list[str]) -> list[str]:
+    (a,), (b,) = ours.datasets, theirs.datasets
+    equal("num_examples", a.num_examples, b.num_examples)
+    mine = {tuple(f.path.step): f for f in a.features}
+    tfdvs = {tuple(f.path.step): f for f in b.features}
+    equal("features", sorted(mine), sorted(tfdvs))
+    _, lists = values_of(files)
+    for path in sorted(set(mine) & set(tfdvs)):
+        f, g = mine[path], tfdvs[path]
+        what = "/".join(path)
+        equal(f"{what} type", f.type, g.type)
+        equal(f"{what} stats", f.WhichOneof("stats"), g.WhichOneof("stats"))
+        records = lists[path[0]]
+        lengths = np.array([len(v) for v in records])
+        flat = [x for v in records for x in v]
+        if f.HasField("num_stats") and g.HasField("num_stats"):
+            values = np.array(flat, dtype=np.float64)
+            check_common(what, f.num_stats.common_stats, g.num_stats.common_stats, lengths)
+            check_numeric(what, f.num_stats, g.num_stats, values)
+        elif f.HasField("string_stats") and g.HasField("string_stats"):
+            check_common(what, f.string_stats.common_stats, g.string_stats.common_stats, lengths)
+            check_strings(what, f.string_stats, g.string_stats)
+    return sorted(mine)
+
+
+def anomalies(stats: Any, schema: Any, previous: Any = None) -> dict[str, list[str]]:
+    """The anomalies TFDV finds, by feature: the names of their types."""
+    found = tfdv.validate_statistics(stats, schema, previous_statistics=previous)
+    kind = anomalies_pb2.AnomalyInfo.Type.Name
+    return {
+        name: sorted(kind(r.type) for r in info.reason) for name, info in found.anomaly_info.items()
+    }
+
+
+def ordered(schema: Any) -> str:
+    """The schema's text with its features and string domains in name order (TFDV keeps the
+    statistics' order of features, which differs between two computations)."""
+    copy = schema_pb2.Schema()
+    copy.CopyFrom(schema)
+    for field in ("feature", "string_domain"):
+        items = sorted(getattr(copy, field), key=lambda x: x.name)
+        kept = [type(items[0])() for _ in items] if items else []
+        for new, old in zip(kept, items):
+            new.CopyFrom(old)
+        copy.ClearField(field)
+        getattr(copy, field).extend(kept)
+    return str(copy)
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text())
+    ours = tfdv.load_stats_binary(job["ours"])
+    files = sorted(glob.glob(job["data"]))
+    options = tfdv.StatsOptions()
+    theirs = tfdv.generate_statistics_from_tfrecord(job["data"], stats_options=options)
+    features = compare(ours, theirs, files)
+    schema_ours, schema_theirs = tfdv.infer_schema(ours), tfdv.infer_schema(theirs)
+    equal("tfdv.infer_schema", ordered(schema_ours), ordered(schema_theirs))
+    given = text_format.Parse(Path(job["schema"]).read_text(), schema_pb2.Schema())
+    equal("our infer_schema", ordered(given), ordered(schema_ours))
+    # Validation: none on the data; the planted ones on the other data.
+    equal("anomalies of the data", anomalies(ours, schema_theirs), {})
+    planted = tfdv.load_stats_binary(job["planted"])
+    for name, threshold in job["drift"].items():
+        tfdv.get_feature(schema_theirs, name).drift_comparator.infinity_norm.threshold = threshold
+    found = anomalies(planted, schema_theirs, previous=ours)
+    print(json.dumps({"anomalies": found}), file=sys.stderr)
+    for name, kinds in job["expected_anomalies"].items():
+        missing = set(kinds) - set(found.get(name, []))
+        equal(f"planted anomalies of {name} not found", sorted(missing), [])
+    # What tfdv.visualize_statistics shows (Facets Overview): the page of ours renders them.
+    html = display_util.get_statistics_html(ours)
+    equal("Facets' page", "facets-overview" in html and len(html) > 1000, True)
+    # The comparison finds differences where there are some: other statistics against TFDV's.
+    kept, kept_largest = list(problems), dict(largest)
+    problems.clear()
+    compare(tfdv.load_stats_binary(job["wrong"]), theirs, files)
+    wrong = list(problems)
+    problems[:] = kept
+    largest.clear()
+    largest.update(kept_largest)
+    report = {"features": features, "largest": largest, "problems": problems, "wrong": wrong}
+    print(json.dumps(report))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,222 @@
+"""spark_tfrecord.statistics and infer_schema (issue 59), held against TensorFlow Data
+Validation itself: Spark computes the statistics of a DataFrame, the jar writes the same
+DataFrame as TFRecord files, and support/tfdv_check.py, in TFDV's own environment (TFDV pins
+TensorFlow 2.16, pyarrow < 11 and Beam: ci/test makes it, .cache/venv/tfdv, and names its python
+in SPARK_TFRECORD_TFDV_PYTHON), reads ours with ``tfdv.load_stats_binary``, computes TFDV's of
+the files, and compares every figure, the inferred schemas, and what validation finds."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import math
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import spark_tfrecord
+from support import TESTS
+
+TFDV_PYTHON = "SPARK_TFRECORD_TFDV_PYTHON"
+ROWS = 3000
+
+
+def _tfdv_python() -> str:
+    python = os.environ.get(TFDV_PYTHON)
+    if not python:
+        pytest.fail(
+            f"{TFDV_PYTHON} is not set: these tests compare with TensorFlow Data Validation in an "
+            "environment of its own. ci/test makes it (.cache/venv/tfdv) and sets it; by hand: "
+            "python3.11 -m venv .cache/venv/tfdv && .cache/venv/tfdv/bin/pip install "
+            "tensorflow-data-validation==1.16.1 tfx-bsl==1.16.1 tensorflow-metadata==1.16.1 "
+            'tensorflow==2.16.2 pyarrow==10.0.1 "pandas<2" "numpy<2" "apache-beam[gcp]==2.61.0", '
+            f"then {TFDV_PYTHON}=.cache/venv/tfdv/bin/python"
+        )
+    return python
+
+
+SCHEMA = (
+    "id long, i64 long, f float, d double, s string, drift string, b binary, ints array<int>, "
+    "floats array<float>, strs array<string>, flag boolean, empty array<bigint>, nothing string, "
+    "day date, only_nan float, bools array<string>, numbers string, ts timestamp, "
+    "days array<date>"
+)
+
+
+def _row(i: int, planted: bool = False) -> tuple:
+    import datetime
+
+    nan, inf = math.nan, math.inf
+    special = {17: nan, 23: inf, 29: -inf, 31: -0.0}
+    f = next((v for k, v in special.items() if i % k == 0), (i % 100) / 7)
+    s = ["red", "green", "blue"][i % 3] if i % 11 else None
+    if planted and i % 50 == 0:
+        s = "purple"  # a value the schema's domain has not
+    b = bytes([0xFF, i % 256]) if i % 13 == 0 else b"" if i % 7 == 0 else f"v{i % 50}".encode()
+    return (
+        i,
+        [2**63 - 1, -(2**63), 0, i, -i][i % 5],
+        f,
+        i * 1.1,
+        s,
+        ("b" if i % 10 else "a") if planted else ("a" if i % 10 else "b"),
+        b,
+        None if i % 9 == 0 else list(range(i % 4)),
+        [nan, inf, 1.5, -2.0, 0.0][: i % 6],
+        ["x", "y", "z"][: i % 3],
+        i % 3 == 0,
+        [],
+        None,
+        datetime.date(2024, 1, 1) + datetime.timedelta(days=i % 400),
+        nan,
+        ["true", "false"][: i % 3],
+        str(i % 40 - 20),
+        datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+        + datetime.timedelta(seconds=i * 3601.5),
+        [datetime.date(1969, 12, 31), datetime.date(2024, 2, 29)][: i % 3],
+    )
+
+
+def _frame(spark, planted: bool = False):
+    rows = [_row(i, planted) for i in range(ROWS)]
+    df = spark.createDataFrame(rows, SCHEMA).repartition(4)
+    return df.drop("d") if planted else df  # planted: a feature gone
+
+
+@pytest.mark.parametrize("engine", ["sql", "arrow"])
+def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
+    python = _tfdv_python()
+    from spark_tfrecord._spark import statistics as module
+
+    if engine == "arrow":
+        # mapInArrow's workers need pyarrow and spark_tfrecord: this environment's python.
+        monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
+    merges: list[int] = []  # the partitions' partials merged: the arrow engine ran
+    merged = module.merged
+    monkeypatch.setattr(module, "merged", lambda *a: merges.append(1) or merged(*a))
+    df = _frame(spark)
+    spark_tfrecord.write(df, str(tmp_path / "examples"), tfx_split="train")
+    artifact = tmp_path / "statistics"
+    ours = spark_tfrecord.statistics(
+        df, str(artifact), tfx_split="train", name="train", engine=engine
+    )
+    assert (artifact / "Split-train" / "FeatureStats.pb").read_bytes() == ours
+    assert bool(merges) == (engine == "arrow")
+    schema = tmp_path / "schema.pbtxt"
+    schema.write_text(spark_tfrecord.infer_schema(ours))
+    planted_df = _frame(spark, planted=True)
+    planted = spark_tfrecord.statistics(planted_df, str(tmp_path / "planted.pb"), engine=engine)
+    assert (tmp_path / "planted.pb").read_bytes() == planted
+    job = {
+        "ours": str(artifact / "Split-train" / "FeatureStats.pb"),
+        "data": str(tmp_path / "examples" / "Split-train" / "*"),
+        "schema": str(schema),
+        "planted": str(tmp_path / "planted.pb"),
+        "wrong": str(tmp_path / "planted.pb"),
+        "drift": {"drift": 0.1},
+        "expected_anomalies": {
+            "d": ["SCHEMA_MISSING_COLUMN"],
+            "s": ["ENUM_TYPE_UNEXPECTED_STRING_VALUES"],
+            "drift": ["COMPARATOR_L_INFTY_HIGH"],
+        },
+    }
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    done = subprocess.run(
+        [python, str(TESTS / "support" / "tfdv_check.py"), str(tmp_path / "job.json")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert done.returncode in (0, 1), done.stderr[-5000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    print(json.dumps(report, indent=1))
+    assert report["problems"] == []
+    # The same comparison of other statistics (the planted ones) finds what differs.
+    wrong = "\n".join(report["wrong"])
+    for difference in ("features:", "s top_values:", "drift top_values:", "s unique:"):
+        assert difference in wrong, wrong
+    # Every column but the one null in every row (the jar writes no feature of it).
+    columns = [c for c in df.columns if c != "nothing"]
+    assert sorted(report["features"]) == sorted([c] for c in columns)
+    assert done.returncode == 0
+
+
+def test_one_query_whatever_the_number_of_columns(spark) -> None:
+    """A DataFrame of 60 columns starts as many Spark jobs as one of 3: one query."""
+    from pyspark.sql import functions as F
+
+    def jobs(width: int) -> int:
+        df = spark.range(1000).select(
+            *[(F.col("id") * k).alias(f"n{k}") for k in range(width // 3)],
+            *[F.array(F.col("id") % 7, F.lit(k)).alias(f"a{k}") for k in range(width // 3)],
+            *[(F.col("id") % (k + 2)).cast("string").alias(f"s{k}") for k in range(width // 3)],
+        )
+        group = f"statistics-{width}"
+        spark.sparkContext.setJobGroup(group, group)
+        try:
+            data = spark_tfrecord.statistics(df)
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        assert len(spark_tfrecord.infer_schema(data).split("feature {")) == width + 1
+        return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+    narrow, wide = jobs(3), jobs(60)
+    assert wide == narrow, (narrow, wide)
+
+
+def test_a_column_the_records_cannot_hold_flat_is_refused(spark) -> None:
+    df = spark.createDataFrame([(1, {"a": 1})], "id long, m map<string,int>")
+    with pytest.raises(ValueError, match="column 'm' has type map<string,int>"):
+        spark_tfrecord.statistics(df)
+    with pytest.raises(ValueError, match="give path"):
+        spark_tfrecord.statistics(df.select("id"), tfx_split="train")
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["spark_tfrecord._spark.statistics", "spark_tfrecord._format.datasets.schema_inference"],
+)
+def test_docstring_examples_run(spark, module: str) -> None:
+    results = doctest.testmod(importlib.import_module(module), extraglobs={"spark": spark})
+    assert results.failed == 0 and results.attempted >= 2, results
+
+
+def test_the_arrow_engines_quantiles_keep_their_bound() -> None:
+    """Partitions' summaries merged (statistics_partials): each quantile within 1/SUMMARY of
+    the values of its rank, on 300,000 values in partitions of unequal sizes with runs of equal
+    values, ±inf and NaN; the exact figures exact."""
+    import numpy as np
+
+    from spark_tfrecord._spark import statistics_partials as p
+
+    rng = np.random.default_rng(59)
+    parts = [rng.normal(size=150_000), rng.integers(0, 50, 100_000) * 1.0, rng.random(50_000)]
+    parts[2][:3] = [np.inf, -np.inf, np.nan]
+    payloads = [pickle.dumps(p._partial(v)) for v in parts]
+    grid = [k / 1000 for k in range(1001)]
+    got = p.merged(payloads, grid)
+    every = np.concatenate(parts)
+    numbers = np.sort(every[~np.isnan(every)])
+    n = len(numbers)
+    assert (got["values"], got["nan"], got["pos_inf"]) == (300_000, 1, 1)
+    assert (got["d_min"], got["d_max"]) == (-np.inf, np.inf)
+    assert got["zeros"] == int((numbers == 0).sum())
+    finite = numbers[np.isfinite(numbers)]
+    assert (got["finite_min"], got["finite_max"]) == (finite[0], finite[-1])
+    worst = 0.0
+    for q, value in zip(grid, got["d_q"]):
+        below = np.searchsorted(numbers, value, side="left")
+        upto = np.searchsorted(numbers, value, side="right")
+        worst = max(worst, max(0.0, below - q * n, q * n - upto) / n)
+    assert worst <= 1 / p.SUMMARY, worst
+    # Means and variances of partitions combined: those of all the values.
+    finite_parts = p.merged([pickle.dumps(p._partial(v)) for v in parts[:2]], grid)
+    both = np.concatenate(parts[:2])
+    assert math.isclose(finite_parts["mean"], both.mean(), rel_tol=1e-12, abs_tol=1e-12)
+    assert math.isclose(finite_parts["variance"], both.var(), rel_tol=1e-12)
