@@ -11,7 +11,7 @@ from spark_tfrecord._format.files.files import Files
 from spark_tfrecord._format.frames.compression import chunks, file_compression
 from spark_tfrecord._format.frames.framing import HEADER as _HEADER
 from spark_tfrecord._format.frames.framing import MAX_RECORD_BYTES as _MAX_RECORD_BYTES
-from spark_tfrecord._format.frames.framing import walk_batches, walk_stream
+from spark_tfrecord._format.frames.framing import walk_batches
 
 
 def records(
@@ -25,16 +25,15 @@ def records(
     """The records of one file in order, as (offset in the decompressed stream, data), each
     length checked (and, with ``verify_checksums``, its data's CRC). Damage raises
     :class:`~spark_tfrecord.errors.CorruptFileError` naming the file and offset."""
-    codec = file_compression(path, compression, files.read_range(path, 0, _HEADER))
-    file_size = files.size(path) if codec == "none" else None
-    for offset, data in walk_stream(
-        chunks(path, codec, files),
+    for buf, starts, stops, offsets in record_batches(
         path,
-        file_size,
+        files,
+        compression=compression,
         verify_checksums=verify_checksums,
         max_record_bytes=max_record_bytes,
     ):
-        yield offset, bytes(data)
+        for offset, a, b in zip(offsets, starts, stops):
+            yield offset, bytes(buf[a:b])
 
 
 def record_batches(
