@@ -19,6 +19,18 @@ MYPY="mypy==2.4.1"
 
 log() { printf '\n==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
+# pip's temporary files (a wheel's download and unpacking; torch's `--target` staging, 5 GB) go
+# under $CACHE, on the checkout's disk, not in /tmp, which may be a small tmpfs. Only pip's:
+# Ray's and Spark's sockets and scratch stay in /tmp, where their paths stay short.
+PIP_TMP="$CACHE/pip-tmp"
+pip_in() { mkdir -p "$PIP_TMP"; TMPDIR="$PIP_TMP" "$@"; }
+
+# The free space where the installs go, and in /tmp.
+disk_report() {
+  mkdir -p "$CACHE"
+  log "free space: $(df -h --output=avail,target "$CACHE" /tmp | tail -n +2 | awk '{printf "%s on %s; ", $1, $2}')"
+}
+
 # pip requirement for a matrix entry: 3.5 -> newest 3.5.x, 4.0 -> newest 4.0.x, 4 -> newest 4.x.
 pyspark_spec() {
   case "$1" in
@@ -133,9 +145,9 @@ spark_env() {
   local dir
   dir="$(venv "spark-$spark")"
   log "environment for $(pyspark_spec "$spark") in $dir"
-  "$dir/bin/python" -m pip install -q "$(pyspark_spec "$spark")" "$@" >&2
-  "$dir/bin/python" -m pip install -q --force-reinstall --no-deps "$wheel" >&2
+  pip_in "$dir/bin/python" -m pip install -q "$(pyspark_spec "$spark")" "$@" >&2
+  pip_in "$dir/bin/python" -m pip install -q --force-reinstall --no-deps "$wheel" >&2
   # Then its dependencies, as a user's pip would, keeping this entry's pyspark.
-  "$dir/bin/python" -m pip install -q "$wheel" "$(pyspark_spec "$spark")" >&2
+  pip_in "$dir/bin/python" -m pip install -q "$wheel" "$(pyspark_spec "$spark")" >&2
   echo "$dir"
 }
