@@ -23,6 +23,7 @@ import json
 import os
 import struct
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,25 @@ def test_a_tfds_dataset_written_and_read_by_a_client(client: dict[str, Any]) -> 
          for b, label in zip(e["objects"]["bbox"], e["objects"]["label"])]]
         for e in loaded
     ] == expected  # fmt: skip
+
+
+def test_statistics_of_a_connect_dataframe(
+    client: dict[str, Any], spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """spark_tfrecord.statistics takes a Connect DataFrame as it takes a classic one: the same
+    rows (one partition, so that every sum is taken in the same order) give the same bytes,
+    with either engine, and the same schema."""
+    from support.connect_client import STATS_EXPRS
+
+    # mapInArrow's workers need pyarrow and spark_tfrecord: this environment's python.
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
+    rows = spark.range(0, 60, 1, 1).selectExpr(*STATS_EXPRS)
+    for engine in ("sql", "arrow"):
+        ours = spark_tfrecord.statistics(rows, engine=engine)
+        assert bytes.fromhex(client["statistics"][engine]) == ours, engine
+    sql = bytes.fromhex(client["statistics"]["sql"])
+    assert client["stats_schema"] == spark_tfrecord.infer_schema(sql)
+    assert 'name: "v"' in client["stats_schema"]
 
 
 def test_permissive_keeps_the_corrupt_record(client: dict[str, Any]) -> None:

@@ -33,6 +33,16 @@ TFDS_FEATURES = {
 }  # fmt: skip
 
 
+#: The rows whose TFDV statistics a client computes through the server (test_connect compares
+#: them with a classic session's of the same rows): numbers, a list, strings, nulls.
+STATS_EXPRS = [
+    "id",
+    "cast(id % 7 as double) / 4 as x",
+    "if(id % 5 = 0, null, concat('s', id % 3)) as s",
+    "transform(sequence(0, cast(id % 4 as int)), i -> cast(i as float) / 2) as v",
+]
+
+
 def error(action: Callable[[], Any]) -> list[Any] | None:
     """The exception's class name, first line, Spark's condition, and ours (found by
     spark_tfrecord.errors) with its parameters; None when `action` succeeds."""
@@ -141,6 +151,14 @@ def main(url: str, out: str, malformed: str, truncated: str) -> dict[str, Any]:
         [r.id, r.text, [[o.bbox, o.label] for o in r.objects]]
         for r in tfds_back.orderBy("id").collect()
     ]
+
+    # TFDV's statistics of a Connect DataFrame, with both engines (mapInArrow on the server's
+    # Python workers), and SchemaGen's schema from them.
+    stats = spark.range(0, 60, 1, 1).selectExpr(*STATS_EXPRS)
+    result["statistics"] = {
+        engine: spark_tfrecord.statistics(stats, engine=engine).hex() for engine in ("sql", "arrow")
+    }
+    result["stats_schema"] = spark_tfrecord.infer_schema(bytes.fromhex(result["statistics"]["sql"]))
 
     bad = spark_tfrecord.read(
         spark, malformed, schema="x long, bad binary", mode="PERMISSIVE",

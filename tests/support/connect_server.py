@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -214,7 +215,10 @@ def jar_server(root: Path) -> Iterator[Server]:
         jars.insert(0, str(connect_jar_for_spark_3()))
     conf = {"spark.sql.extensions": spark_tfrecord.EXTENSIONS}  # nested column pruning
     spark_home = Path(pyspark.__file__).resolve().parent
+    # Its Python workers (mapInArrow's: statistics' arrow engine) run this environment's
+    # Python, which has pyarrow and the package, as a server's are configured to.
+    env = {"PYSPARK_PYTHON": sys.executable}
     with connect_server(
-        spark_home, root, jars=jars, conf=conf, env={}, binding_address=not spark_3
+        spark_home, root, jars=jars, conf=conf, env=env, binding_address=not spark_3
     ) as server:
         yield server
