@@ -5,9 +5,11 @@ Beam, which the Spark environments cannot hold).
     python tfdv_check.py JOB.json
 
 JOB.json: ``ours`` (our FeatureStats.pb), ``data`` (the glob of the TFRecord files the jar wrote
-from the same DataFrame), ``schema`` (our infer_schema's schema.pbtxt), and ``planted`` (our
-statistics of data with a drifted feature, a missing one and a new string value, which must also
-differ from TFDV's of the files, as ``wrong`` (the report's ``wrong``: the differences found)).
+from the same DataFrame), optionally ``weight`` (TFDV's ``StatsOptions(weight_feature=...)``),
+and for the whole check (else the figures and the inferred schema alone) ``schema`` (our
+infer_schema's schema.pbtxt) and ``planted`` (our statistics of data with a drifted feature, a
+missing one and a new string value, which must also differ from TFDV's of the files, as
+``wrong`` (the report's ``wrong``: the differences found)).
 TFDV computes its statistics of the files (``generate_statistics_from_tfrecord``, the
 DirectRunner); the exact figures must be equal (to the float tolerances of TOLERANCE), the
 approximate ones within TFDV's bound: a quantile of rank p within ``EPSILON`` of the values'
@@ -204,11 +206,14 @@ def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     ours = tfdv.load_stats_binary(job["ours"])
     files = sorted(glob.glob(job["data"]))
-    options = tfdv.StatsOptions()
+    options = tfdv.StatsOptions(weight_feature=job.get("weight"))
     theirs = tfdv.generate_statistics_from_tfrecord(job["data"], stats_options=options)
     features = compare(ours, theirs, files)
     schema_ours, schema_theirs = tfdv.infer_schema(ours), tfdv.infer_schema(theirs)
     equal("tfdv.infer_schema", ordered(schema_ours), ordered(schema_theirs))
+    if "schema" not in job:  # the figures and the schema alone
+        print(json.dumps({"features": features, "largest": largest, "problems": problems}))
+        return 1 if problems else 0
     given = text_format.Parse(Path(job["schema"]).read_text(), schema_pb2.Schema())
     equal("our infer_schema", ordered(given), ordered(schema_ours))
     # Validation: none on the data; the planted ones on the other data.

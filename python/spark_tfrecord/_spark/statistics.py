@@ -14,12 +14,11 @@ value (the top values and the unique count, exactly).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from spark_tfrecord._format.datasets import statistics_histograms as hist
 from spark_tfrecord._format.datasets.statistics_proto import (
     FLOAT,
-    INT,
     QUANTILES,
     STANDARD,
     STRING,
@@ -31,11 +30,11 @@ from spark_tfrecord._format.datasets.statistics_proto import (
     Strings,
     encode,
 )
+from spark_tfrecord._spark.statistics_features import Column, feature_column, flat_features, quote
 from spark_tfrecord._spark.statistics_partials import merged
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import DataType
 
 #: How the values of list columns of numbers are aggregated: Spark SQL's aggregates, or NumPy
 #: a batch at a time in Spark's Python workers.
@@ -55,81 +54,10 @@ ACCURACY = 1000
 _INF = "CAST('Infinity' AS DOUBLE)"
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-class Column(NamedTuple):
-    """A column as the statistics take it: its name, its TFDV type, the SQL of one of its values
-    as the record holds it (``{x}`` the value; a double, or a string's bytes), and of a list
-    column's values (``{x}`` the column), or "" for a scalar column."""
-
-    name: str
-    kind: int
-    value: str
-    values: str
-
-
-#: Per Spark type: the TFDV type, the SQL of a value, and of a list's values, by casts, which
-#: Spark compiles, where it can (``transform`` it interprets).
-_KINDS: dict[str, tuple[int, str, str]] = {
-    "boolean": (
-        INT,
-        "CAST(CAST({x} AS INT) AS DOUBLE)",
-        "CAST(CAST({x} AS array<int>) AS array<double>)",
-    ),
-    "integral": (INT, "CAST({x} AS DOUBLE)", "CAST({x} AS array<double>)"),
-    # The jar writes a float_list: a double is rounded to float32 first.
-    "fractional": (
-        FLOAT,
-        "CAST(CAST({x} AS FLOAT) AS DOUBLE)",
-        "CAST(CAST({x} AS array<float>) AS array<double>)",
-    ),
-    "bytes": (STRING, "CAST({x} AS BINARY)", "CAST({x} AS array<binary>)"),
-    "date": (
-        INT,
-        "CAST(unix_date({x}) AS DOUBLE)",
-        "transform({x}, v -> CAST(unix_date(v) AS DOUBLE))",
-    ),
-    "timestamp": (
-        INT,
-        "CAST(unix_micros({x}) AS DOUBLE)",
-        "transform({x}, v -> CAST(unix_micros(v) AS DOUBLE))",
-    ),
-}
-
-
-def _column(name: str, data_type: DataType) -> Column:
-    """A column as the statistics take it; a column the record cannot hold flat is refused."""
-    from pyspark.sql import types as t
-
-    is_list = isinstance(data_type, t.ArrayType)
-    element = data_type.elementType if isinstance(data_type, t.ArrayType) else data_type
-    family = (
-        "boolean" if isinstance(element, t.BooleanType)
-        else "integral" if isinstance(element, (t.ByteType, t.ShortType, t.IntegerType, t.LongType))
-        else "fractional" if isinstance(element, (t.FloatType, t.DoubleType, t.DecimalType))
-        else "bytes" if isinstance(element, (t.StringType, t.BinaryType))
-        else "date" if isinstance(element, t.DateType)
-        # microseconds since 1970, as Spark holds them (not timestamp_ntz's, local ones)
-        else "timestamp" if type(element) is t.TimestampType
-        else ""
-    )  # fmt: skip
-    if not family:
-        raise ValueError(
-            f"statistics: column {name!r} has type {data_type.simpleString()}; the statistics "
-            "take the columns the jar writes as flat features (numbers, booleans, dates, "
-            "timestamps, strings, binary, and arrays of them). Select the others out, or "
-            "flatten them first."
-        )
-    kind, value, values = _KINDS[family]
-    return Column(name, kind, value, values if is_list else "")
-
-
 def _zipped(i: int, column: Column) -> str:
     """SQL: the column's values as (its place, value) structs, none where it is null
     (``arrays_zip``, which Spark compiles)."""
-    c = _quote(column.name)
+    c = quote(column.name)
     if column.values:
         places, listed = f"array_repeat({i}, size({c}))", column.values.format(x=c)
     else:
@@ -240,7 +168,7 @@ def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
     lists: list[tuple[int, Column]] = []
     strings: list[str] = []
     for i, column in enumerate(columns):
-        c = _quote(column.name)
+        c = quote(column.name)
         aggregates = _presence(c, bool(column.values))
         if column.kind == STRING:
             strings.append(_zipped(i, column))
@@ -256,7 +184,7 @@ def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
 
         places = [i for i, _ in lists]
         kinds = ["float" if c.kind == FLOAT else "int" for _, c in lists]
-        picked = df.select(*[F.col(_quote(c.name)) for _, c in lists])
+        picked = df.select(*[F.col(quote(c.name)) for _, c in lists])
         parts.append(picked.mapInArrow(partials(places, kinds), "f int, partial binary"))
     elif lists:
         zipped = ", ".join(_zipped(i, c) for i, c in lists)
@@ -383,9 +311,12 @@ def _strings(top: list[dict[str, Any]], row: dict[str, Any], total_values: int) 
     return strings
 
 
-def dataset_statistics(df: DataFrame, name: str = "", engine: Engine = "sql") -> DatasetStatistics:
+def dataset_statistics(
+    df: DataFrame, name: str = "", engine: Engine = "sql", separator: str = "/"
+) -> DatasetStatistics:
     """The statistics of ``df`` (one Spark action)."""
-    columns = [_column(f.name, f.dataType) for f in df.schema.fields]
+    df, of = flat_features(df, separator)
+    columns = [feature_column(f.name, f.dataType, of[f.name]) for f in df.schema.fields]
     rows = [r.asDict() for r in _query(df, columns, engine).collect()]
     by_column: dict[int, dict[str, Any]] = {}
     tops: dict[int, list[dict[str, Any]]] = {}
@@ -423,6 +354,7 @@ def statistics(
     tfx_split: str | None = None,
     name: str = "",
     engine: Engine = "sql",
+    path_separator: str = "/",
 ) -> bytes:
     """TensorFlow Data Validation's statistics of the ``Example`` records the jar writes from
     ``df``, as TFDV's ``generate_statistics_from_tfrecord`` computes them with its default
@@ -431,9 +363,14 @@ def statistics(
     min, max, mean, standard deviation, zeros, average lengths, unique counts and top values
     are exact; the quantiles (median, histograms) are within 1/1000 of the values' ranks.
 
+    The statistics are per feature as the jar writes them: a struct column's leaves by their
+    path (``a/b``, joined by ``path_separator``, the write's ``pathSeparator``), an array of
+    structs' leaves as parallel lists, a list of lists as its ragged features.
+
     ``path``: also write them there (a file; with ``tfx_split``, the folder of a TFX
     ExampleStatistics artifact, into which ``Split-<tfx_split>/FeatureStats.pb`` is written,
     as StatisticsGen writes it). ``name``: the dataset's name in the message.
+    :func:`spark_tfrecord.write`'s ``statistics`` writes them with the records.
 
     ``engine="arrow"`` aggregates the values of list columns of numbers a batch at a time, in
     NumPy, in Spark's Python workers (``mapInArrow``), which then need pyarrow, NumPy and
@@ -448,18 +385,25 @@ def statistics(
     """
     if engine not in ("sql", "arrow"):
         raise ValueError(f"engine is 'sql' or 'arrow', not {engine!r}")
-    data = encode([dataset_statistics(df, name, engine)])
-    if path is not None:
-        import os
-
-        from spark_tfrecord._format.files.files import LocalFiles, file_system
-
-        files, where = file_system(path)
-        if tfx_split is not None:
-            where = files.join(where, f"Split-{tfx_split}/FeatureStats.pb")
-        if isinstance(files, LocalFiles):
-            os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
-        files.write_whole(where, data)
-    elif tfx_split is not None:
+    if path is None and tfx_split is not None:
         raise ValueError("tfx_split names the split of an artifact written to path: give path")
+    data = encode([dataset_statistics(df, name, engine, path_separator)])
+    if path is not None:
+        write_statistics(data, path, tfx_split)
     return data
+
+
+def write_statistics(data: bytes, path: str, tfx_split: str | None) -> str:
+    """Writes statistics to the file ``path``, or with ``tfx_split`` to
+    ``<path>/Split-<tfx_split>/FeatureStats.pb`` (StatisticsGen's layout); returns where."""
+    import os
+
+    from spark_tfrecord._format.files.files import LocalFiles, file_system
+
+    files, where = file_system(path)
+    if tfx_split is not None:
+        where = files.join(where, f"Split-{tfx_split}/FeatureStats.pb")
+    if isinstance(files, LocalFiles):
+        os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+    files.write_whole(where, data)
+    return where
