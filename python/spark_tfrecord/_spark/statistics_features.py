@@ -134,10 +134,10 @@ def flat_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[str, s
     schema = df.schema.jsonValue()
     found = leaves(schema, EXAMPLE, separator, split_ragged=True)
     for leaf in found:
-        if leaf.tensor_part or leaf.vector_part:
+        if leaf.tensor_part:
             raise ValueError(
-                f"statistics: column {leaf.column!r} is written as the features of an encoded "
-                "tensor or a sparse vector, which the statistics do not take. Select it out."
+                f"statistics: column {leaf.column!r} holds an encoded tensor (its bytes and "
+                "shape), which the statistics do not take. Select it out."
             )
     columns = {leaf.name: leaf.column for leaf in found}
     if all(leaf.name == leaf.column and leaf.ragged_level < 0 for leaf in found):
