@@ -184,7 +184,7 @@ def test_a_column_the_records_cannot_hold_flat_is_refused(spark) -> None:
         spark_tfrecord.statistics(df.select("id"), tfx_split="train")
     # A struct's leaf is named by its column's path; an encoded tensor is refused by its name.
     nested = spark.createDataFrame([(1, ({"a": 1},))], "id long, p struct<m map<string,int>>")
-    with pytest.raises(ValueError, match="column 'p.m' has type map<string,int>"):
+    with pytest.raises(ValueError, match=r"column 'p\.m' has type map<string,int>"):
         spark_tfrecord.statistics(nested)
     from pyspark.sql import functions as F
 
