@@ -40,6 +40,22 @@ def _tfdv_python() -> str:
     return python
 
 
+def _tfdv_check(python: str, job: dict, tmp_path: Path) -> tuple[dict, int]:
+    """support/tfdv_check.py's report on ``job``, run in TFDV's environment, and its status."""
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    done = subprocess.run(
+        [python, str(TESTS / "support" / "tfdv_check.py"), str(tmp_path / "job.json")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert done.returncode in (0, 1), done.stderr[-5000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    print(json.dumps(report, indent=1))
+    return report, done.returncode
+
+
 SCHEMA = (
     "id long, i64 long, f float, d double, s string, drift string, b binary, ints array<int>, "
     "floats array<float>, strs array<string>, flag boolean, empty array<bigint>, nothing string, "
@@ -125,17 +141,7 @@ def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: 
             "drift": ["COMPARATOR_L_INFTY_HIGH"],
         },
     }
-    (tmp_path / "job.json").write_text(json.dumps(job))
-    done = subprocess.run(
-        [python, str(TESTS / "support" / "tfdv_check.py"), str(tmp_path / "job.json")],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-    )
-    assert done.returncode in (0, 1), done.stderr[-5000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    print(json.dumps(report, indent=1))
+    report, returncode = _tfdv_check(python, job, tmp_path)
     assert report["problems"] == []
     # The same comparison of other statistics (the planted ones) finds what differs.
     wrong = "\n".join(report["wrong"])
@@ -144,7 +150,7 @@ def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: 
     # Every column but the one null in every row (the jar writes no feature of it).
     columns = [c for c in df.columns if c != "nothing"]
     assert sorted(report["features"]) == sorted([c] for c in columns)
-    assert done.returncode == 0
+    assert returncode == 0
 
 
 def test_one_query_whatever_the_number_of_columns(spark) -> None:
@@ -176,6 +182,17 @@ def test_a_column_the_records_cannot_hold_flat_is_refused(spark) -> None:
         spark_tfrecord.statistics(df)
     with pytest.raises(ValueError, match="give path"):
         spark_tfrecord.statistics(df.select("id"), tfx_split="train")
+    # A struct's leaf is named by its column's path; an encoded tensor is refused by its name.
+    nested = spark.createDataFrame([(1, ({"a": 1},))], "id long, p struct<m map<string,int>>")
+    with pytest.raises(ValueError, match=r"column 'p\.m' has type map<string,int>"):
+        spark_tfrecord.statistics(nested)
+    from pyspark.sql import functions as F
+
+    tensor = {"tfrecord.tensorEncoding": "bytes", "tfrecord.tensorDtype": "float32"}
+    encoded = spark.createDataFrame([(1, [[1.0]])], "id long, t array<array<float>>")
+    encoded = encoded.select("id", F.col("t").alias("t", metadata=tensor))
+    with pytest.raises(ValueError, match="column 't' holds an encoded tensor"):
+        spark_tfrecord.statistics(encoded)
 
 
 @pytest.mark.parametrize(
@@ -220,3 +237,102 @@ def test_the_arrow_engines_quantiles_keep_their_bound() -> None:
     both = np.concatenate(parts[:2])
     assert math.isclose(finite_parts["mean"], both.mean(), rel_tol=1e-12, abs_tol=1e-12)
     assert math.isclose(finite_parts["variance"], both.var(), rel_tol=1e-12)
+
+
+NESTED = (
+    "id long, point struct<x double, y long, name string, inner struct<z int, "
+    "tags array<string>>>, boxes array<struct<xmin float, label string, tokens array<long>>>, "
+    "grid array<array<int>>"
+)
+
+
+def _nested_row(i: int) -> tuple:
+    point = (
+        None
+        if i % 7 == 0
+        else (i / 3, None if i % 5 == 0 else i, f"p{i % 4}", (i % 9, ["a", "b"][: i % 3]))
+    )
+    boxes = (
+        None
+        if i % 11 == 0
+        else [(j * 0.5, f"l{(i + j) % 3}", list(range(j))) for j in range(i % 4)]
+    )
+    grid = None if i % 13 == 0 else [[k for k in range(j)] for j in range(i % 3)]
+    return (i, point, boxes, grid)
+
+
+def test_struct_leaves_by_their_path_as_tfdv_finds_them(spark, tmp_path: Path) -> None:
+    """A struct's leaves (nested, null structs, a null leaf), an array of structs' leaves
+    (parallel lists, a list leaf written ragged) and a list of lists (ragged): our statistics,
+    written by write(statistics=...), are TFDV's of the files the same write made."""
+    python = _tfdv_python()
+    df = spark.createDataFrame([_nested_row(i) for i in range(600)], NESTED).repartition(3)
+    artifact = tmp_path / "statistics"
+    spark_tfrecord.write(
+        df, str(tmp_path / "examples"), tfx_split="train", statistics=str(artifact)
+    )
+    written = artifact / "Split-train" / "FeatureStats.pb"
+    assert written.read_bytes() == spark_tfrecord.statistics(df)
+    assert not [p for p in (tmp_path / "examples" / "Split-train").iterdir() if "Feature" in p.name]
+    job = {"ours": str(written), "data": str(tmp_path / "examples" / "Split-train" / "*")}
+    report, returncode = _tfdv_check(python, job, tmp_path)
+    assert report["problems"] == []
+    assert sorted(report["features"]) == sorted(
+        [name]
+        for name in (
+            "id", "point/x", "point/y", "point/name", "point/inner/z", "point/inner/tags",
+            "boxes/xmin", "boxes/label", "boxes/tokens/ragged_flat_values",
+            "boxes/tokens/ragged_row_lengths_0", "grid/ragged_flat_values",
+            "grid/ragged_row_lengths_0",
+        )
+    )  # fmt: skip
+    assert returncode == 0
+
+
+def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) -> None:
+    df = spark.createDataFrame([(1, 2)], "a long, b long")
+    with pytest.raises(ValueError, match="not the Examples artifact's"):
+        spark_tfrecord.write(
+            df, str(tmp_path / "x"), tfx_split="train", statistics=str(tmp_path / "x")
+        )
+    with pytest.raises(ValueError, match="record_type is 'SequenceExample'"):
+        spark_tfrecord.write(
+            df,
+            str(tmp_path / "y"),
+            record_type="SequenceExample",
+            statistics=str(tmp_path / "s.pb"),
+        )
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+    # Without tfx_split, a file; the partition columns are folder names, not features.
+    spark_tfrecord.write(
+        df, str(tmp_path / "z"), partition_by="b", statistics=str(tmp_path / "s.pb")
+    )
+    assert (tmp_path / "s.pb").read_bytes() == spark_tfrecord.statistics(df.select("a"))
+
+
+def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path) -> None:
+    """statistics(weight="w") against TFDV's StatsOptions(weight_feature="w") on the files the
+    jar wrote: the weighted presence and numbers of values of every feature (the weight's
+    own too), the weighted mean, standard deviation, median and histograms of every feature of
+    numbers with some, and the weighted top values and rank histograms of the strings; weights
+    of 0 included."""
+    from pyspark.sql import functions as F
+
+    python = _tfdv_python()
+    weights = F.expr("CAST((id % 5) * 0.5 + IF(id % 97 = 0, 30, 0) AS FLOAT)")
+    df = _frame(spark).withColumn("w", weights)
+    spark_tfrecord.write(df, str(tmp_path / "examples"))
+    ours = tmp_path / "weighted.pb"
+    spark_tfrecord.statistics(df, str(ours), weight="w")
+    job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
+    report, returncode = _tfdv_check(python, job, tmp_path)
+    assert report["problems"] == []
+    # every feature but the one null in every row, the weight among them
+    assert len(report["weighted"]) == len(df.columns) - 1 and "w" in report["weighted"]
+    assert returncode == 0
+    with pytest.raises(ValueError, match="weight 'v' is none of the features"):
+        spark_tfrecord.statistics(df, weight="v")
+    with pytest.raises(ValueError, match="weight column 'ints' holds lists"):
+        spark_tfrecord.statistics(df, weight="ints")
+    with pytest.raises(ValueError, match="weight column 's' is null in some rows"):
+        spark_tfrecord.statistics(df.withColumn("s", F.expr("IF(id = 3, NULL, 1.0)")), weight="s")

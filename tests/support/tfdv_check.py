@@ -5,9 +5,11 @@ Beam, which the Spark environments cannot hold).
     python tfdv_check.py JOB.json
 
 JOB.json: ``ours`` (our FeatureStats.pb), ``data`` (the glob of the TFRecord files the jar wrote
-from the same DataFrame), ``schema`` (our infer_schema's schema.pbtxt), and ``planted`` (our
-statistics of data with a drifted feature, a missing one and a new string value, which must also
-differ from TFDV's of the files, as ``wrong`` (the report's ``wrong``: the differences found)).
+from the same DataFrame), optionally ``weight`` (TFDV's ``StatsOptions(weight_feature=...)``),
+and for the whole check (else the figures and the inferred schema alone) ``schema`` (our
+infer_schema's schema.pbtxt) and ``planted`` (our statistics of data with a drifted feature, a
+missing one and a new string value, which must also differ from TFDV's of the files, as
+``wrong`` (the report's ``wrong``: the differences found)).
 TFDV computes its statistics of the files (``generate_statistics_from_tfrecord``, the
 DirectRunner); the exact figures must be equal (to the float tolerances of TOLERANCE), the
 approximate ones within TFDV's bound: a quantile of rank p within ``EPSILON`` of the values'
@@ -40,6 +42,8 @@ TOLERANCE = {"float32": 1e-6, "double": 1e-9, "moment": 1e-7}
 
 problems: list[str] = []
 largest: dict[str, float] = {}
+#: The features whose weighted figures were compared.
+weighed: list[str] = []
 
 
 def close(what: str, ours: float, theirs: float, kind: str, scale: float = 0.0) -> None:
@@ -59,33 +63,45 @@ def equal(what: str, ours: Any, theirs: Any) -> None:
         problems.append(f"{what}: ours {ours!r}, TFDV's {theirs!r}")
 
 
-def values_of(files: list[str]) -> tuple[int, dict[str, list[Any]]]:
-    """The number of records, and each feature's list of values per record that holds it."""
+def values_of(files: list[str]) -> tuple[int, dict[str, list[Any]], dict[str, list[int]]]:
+    """The number of records, each feature's list of values per record that holds it, and the
+    number of each such record."""
     lists: dict[str, list[Any]] = {}
+    holders: dict[str, list[int]] = {}
     n = 0
     gzip = "GZIP" if files[0].endswith(".gz") else ""
     for record in tf.data.TFRecordDataset(files, compression_type=gzip):
-        n += 1
         example = tf.train.Example.FromString(record.numpy())
         for name, feature in example.features.feature.items():
             kind = feature.WhichOneof("kind")
             values = list(getattr(feature, kind).value) if kind else []
             lists.setdefault(name, []).append(values)
-    return n, lists
+            holders.setdefault(name, []).append(n)
+        n += 1
+    return n, lists, holders
 
 
-def within_rank(what: str, boundary: float, p: float, sorted_values: np.ndarray) -> None:
-    """A quantile of rank p: at most p·n + ε·n values below it, at least p·n - ε·n up to it."""
-    n = len(sorted_values)
+def within_rank(
+    what: str, boundary: float, p: float, sorted_values: np.ndarray, cum: Any = None
+) -> None:
+    """A quantile of rank p: at most p·n + ε·n values below it, at least p·n - ε·n up to it;
+    with ``cum`` (the values' cumulative weights), weights in place of counts."""
     below = np.searchsorted(sorted_values, boundary, side="left")
     upto = np.searchsorted(sorted_values, boundary, side="right")
+    if cum is not None:
+        n = float(cum[-1]) if len(cum) else 0.0
+        below = float(cum[below - 1]) if below else 0.0
+        upto = float(cum[upto - 1]) if upto else 0.0
+    else:
+        n = len(sorted_values)
     off = max(0.0, below - p * n, p * n - upto) / n
     largest["rank"] = max(largest.get("rank", 0.0), off)
     if off > EPSILON + 1e-12:
         problems.append(f"{what}: {boundary!r} is {off:.4f} of the values off rank {p}")
 
 
-def check_histogram(what: str, ours: Any, theirs: Any, values: np.ndarray) -> None:
+def check_histogram(what: str, ours: Any, theirs: Any, values: np.ndarray, cum: Any = None) -> None:
+    """With ``cum``, the cumulative weights of the (sorted) ``values``: a weighted one."""
     equal(f"{what} type", ours.type, theirs.type)
     equal(f"{what} num_nan", ours.num_nan, theirs.num_nan)
     total = sum(b.sample_count for b in ours.buckets)
@@ -93,19 +109,21 @@ def check_histogram(what: str, ours: Any, theirs: Any, values: np.ndarray) -> No
     if ours.type == statistics_pb2.Histogram.QUANTILES:
         k = len(ours.buckets)
         for i, b in enumerate(ours.buckets):
-            within_rank(f"{what} bucket {i} low", b.low_value, i / k, values)
+            within_rank(f"{what} bucket {i} low", b.low_value, i / k, values, cum)
         if k:
-            within_rank(f"{what} high", ours.buckets[-1].high_value, 1.0, values)
+            within_rank(f"{what} high", ours.buckets[-1].high_value, 1.0, values, cum)
         return
     equal(f"{what} buckets", len(ours.buckets), len(theirs.buckets))
-    n = len(values)
+    n = len(values) if cum is None else float(cum[-1])
+    # the most a value weighs: one value's share of the total, for each edge
+    heaviest = 1.0 if cum is None else float(np.diff(cum, prepend=0.0).max())
     for i, (a, b) in enumerate(zip(ours.buckets, theirs.buckets)):
         close(f"{what} bucket {i} low", a.low_value, b.low_value, "double")
         close(f"{what} bucket {i} high", a.high_value, b.high_value, "double")
         # Each side interpolates within quantile buckets: 2ε of the values at each edge.
         off = abs(a.sample_count - b.sample_count) / n
         largest["standard bucket"] = max(largest.get("standard bucket", 0.0), off)
-        if off > 4 * EPSILON + 2 / n:
+        if off > 4 * EPSILON + 2 * heaviest / n:
             problems.append(f"{what} bucket {i}: {a.sample_count} against {b.sample_count}")
 
 
@@ -151,13 +169,56 @@ def check_strings(what: str, ours: Any, theirs: Any) -> None:
     equal(f"{what} rank_histogram", rank, theirs_rank)
 
 
-def compare(ours: Any, theirs: Any, files: list[str]) -> list[str]:
+def check_weighted(what: str, f: Any, g: Any, records: list[Any], weights: np.ndarray) -> None:
+    """The weighted figures of the feature ``f`` (ours) and ``g`` (TFDV's): ``records`` its
+    values per record, ``weights`` the weight of each of those records."""
+    stats = "num_stats" if f.HasField("num_stats") else "string_stats"
+    a, b = getattr(f, stats), getattr(g, stats)
+    weighed.append(what)
+    wa, wb = a.common_stats.weighted_common_stats, b.common_stats.weighted_common_stats
+    for name in ("num_non_missing", "num_missing", "avg_num_values", "tot_num_values"):
+        close(f"{what} weighted {name}", getattr(wa, name), getattr(wb, name), "double")
+    if stats == "string_stats":
+        top = [(v.value, v.frequency) for v in a.weighted_string_stats.top_values]
+        theirs = [(v.value, v.frequency) for v in b.weighted_string_stats.top_values]
+        equal(f"{what} weighted top_values", top, theirs)
+        rank = [(x.label, x.sample_count) for x in a.weighted_string_stats.rank_histogram.buckets]
+        theirs = [(x.label, x.sample_count) for x in b.weighted_string_stats.rank_histogram.buckets]
+        equal(f"{what} weighted rank_histogram", rank, theirs)
+        return
+    equal(
+        f"{what} has weighted_numeric_stats",
+        a.HasField("weighted_numeric_stats"),
+        b.HasField("weighted_numeric_stats"),
+    )
+    na, nb = a.weighted_numeric_stats, b.weighted_numeric_stats
+    values = np.array([x for v in records for x in v], dtype=np.float64)
+    each = np.array([w for v, w in zip(records, weights) for _ in v], dtype=np.float64)
+    keep = ~np.isnan(values)
+    values, each = values[keep], each[keep]
+    order = np.argsort(values, kind="stable")
+    values, cum = values[order], np.cumsum(each[order])
+    finite = values[np.isfinite(values)]
+    scale = float(np.abs(finite).max()) if len(finite) else 0.0
+    close(f"{what} weighted mean", na.mean, nb.mean, "moment", scale)
+    close(f"{what} weighted std_dev", na.std_dev, nb.std_dev, "moment", scale)
+    if len(values) and cum[-1] > 0:
+        within_rank(f"{what} weighted median", na.median, 0.5, values, cum)
+    equal(f"{what} weighted histograms", len(na.histograms), len(nb.histograms))
+    for i, (x, y) in enumerate(zip(na.histograms, nb.histograms)):
+        check_histogram(f"{what} weighted histogram {i}", x, y, values, cum)
+
+
+def compare(ours: Any, theirs: Any, files: list[str], weight: str | None = None) -> list[str]:
     (a,), (b,) = ours.datasets, theirs.datasets
     equal("num_examples", a.num_examples, b.num_examples)
     mine = {tuple(f.path.step): f for f in a.features}
     tfdvs = {tuple(f.path.step): f for f in b.features}
     equal("features", sorted(mine), sorted(tfdvs))
-    _, lists = values_of(files)
+    _, lists, holders = values_of(files)
+    if weight is not None:
+        close("weighted_num_examples", a.weighted_num_examples, b.weighted_num_examples, "double")
+        by_record = np.array([v[0] for v in lists[weight]], dtype=np.float64)
     for path in sorted(set(mine) & set(tfdvs)):
         f, g = mine[path], tfdvs[path]
         what = "/".join(path)
@@ -173,6 +234,8 @@ def compare(ours: Any, theirs: Any, files: list[str]) -> list[str]:
         elif f.HasField("string_stats") and g.HasField("string_stats"):
             check_common(what, f.string_stats.common_stats, g.string_stats.common_stats, lengths)
             check_strings(what, f.string_stats, g.string_stats)
+        if weight is not None and f.WhichOneof("stats") == g.WhichOneof("stats"):
+            check_weighted(what, f, g, records, by_record[holders[path[0]]])
     return sorted(mine)
 
 
@@ -204,11 +267,15 @@ def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     ours = tfdv.load_stats_binary(job["ours"])
     files = sorted(glob.glob(job["data"]))
-    options = tfdv.StatsOptions()
+    options = tfdv.StatsOptions(weight_feature=job.get("weight"))
     theirs = tfdv.generate_statistics_from_tfrecord(job["data"], stats_options=options)
-    features = compare(ours, theirs, files)
+    features = compare(ours, theirs, files, job.get("weight"))
     schema_ours, schema_theirs = tfdv.infer_schema(ours), tfdv.infer_schema(theirs)
     equal("tfdv.infer_schema", ordered(schema_ours), ordered(schema_theirs))
+    if "schema" not in job:  # the figures and the schema alone
+        report = {"features": features, "largest": largest, "problems": problems}
+        print(json.dumps({**report, "weighted": sorted(set(weighed))}))
+        return 1 if problems else 0
     given = text_format.Parse(Path(job["schema"]).read_text(), schema_pb2.Schema())
     equal("our infer_schema", ordered(given), ordered(schema_ours))
     # Validation: none on the data; the planted ones on the other data.

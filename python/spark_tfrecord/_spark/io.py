@@ -123,6 +123,7 @@ def write(
     shuffle_seed: int | None = None,
     vector_layout: VectorLayout = "dense",
     tfx_split: str | None = None,
+    statistics: str | None = None,
     **options: OptionValue,
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
@@ -141,6 +142,14 @@ def write(
     whose folder is ``path``: ``Split-train/data_tfrecord-00000-of-00004.gz``, GZIP, with nothing
     else in that folder, what TFX's ExampleGen writes and its components (and ImportExampleGen's
     ``*`` glob) read. Write each split with its own call, the later ones with ``mode="append"``.
+
+    ``statistics`` also writes TFDV's statistics of the records (:func:`statistics`, its
+    defaults), as TFX's StatisticsGen does: with ``tfx_split``, ``statistics`` is the folder of
+    the ExampleStatistics artifact, apart from ``path`` (ExampleGen's split folders hold only
+    the records), and ``<statistics>/Split-<tfx_split>/FeatureStats.pb`` is written; without
+    it, the file ``statistics``. They are of this write's rows alone (with ``mode="append"``,
+    not of the records already there), computed before the records are written, by a query of
+    their own, and written once the records are. ``recordType`` Example only.
 
     ``partition_by`` columns become ``name=value`` directories and are not written into the
     records. ``write_index`` (the ``writeIndex`` option) also writes each file's index beside it,
@@ -168,6 +177,9 @@ def write(
     ...     sorted(row["count"] for row in files.collect())
     [3, 3, 4]
     """
+    stats = None
+    if statistics is not None:
+        stats = _statistics_of(df, path, statistics, tfx_split, record_type, partition_by, options)
     # Spark Connect's client knows the mode "errorifexists" only by its other name, "error".
     save_mode = "error" if mode == "errorifexists" else mode
     if num_shards is not None:
@@ -194,6 +206,7 @@ def write(
         "shuffle_seed",
         "vector_layout",
         "tfx_split",
+        "statistics",
     )
     writer = writer.options(**_option_strings(options, parameters))
     if vector_layout != "dense":
@@ -204,3 +217,36 @@ def write(
         cols = [partition_by] if isinstance(partition_by, str) else list(partition_by)
         writer = writer.partitionBy(*cols)
     writer.save(path)
+    if stats is not None and statistics is not None:
+        from spark_tfrecord._spark.statistics import write_statistics
+
+        write_statistics(stats, statistics, tfx_split)
+
+
+def _statistics_of(
+    df: DataFrame | ConnectDataFrame,
+    path: str,
+    statistics: str,
+    tfx_split: str | None,
+    record_type: RecordType,
+    partition_by: str | list[str] | None,
+    options: dict[str, OptionValue],
+) -> bytes:
+    """The statistics a write's ``statistics`` writes: of its records, without the
+    ``partition_by`` columns (folder names, not features)."""
+    import os
+
+    from spark_tfrecord._spark import statistics as stats
+
+    if tfx_split is not None and os.path.normpath(statistics) == os.path.normpath(path):
+        raise ValueError(
+            "statistics is the folder of the ExampleStatistics artifact, not the Examples "
+            f"artifact's ({path!r}): ExampleGen's split folders hold only the records"
+        )
+    if record_type != "Example":
+        raise ValueError(
+            f"statistics are TFDV's of Example records; record_type is {record_type!r}"
+        )
+    dropped = [partition_by] if isinstance(partition_by, str) else list(partition_by or [])
+    separator = {k.lower(): v for k, v in options.items()}.get("pathseparator", "/")
+    return stats.statistics(df.drop(*dropped), path_separator=str(separator))

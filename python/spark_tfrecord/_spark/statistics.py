@@ -14,12 +14,11 @@ value (the top values and the unique count, exactly).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from spark_tfrecord._format.datasets import statistics_histograms as hist
 from spark_tfrecord._format.datasets.statistics_proto import (
     FLOAT,
-    INT,
     QUANTILES,
     STANDARD,
     STRING,
@@ -31,11 +30,12 @@ from spark_tfrecord._format.datasets.statistics_proto import (
     Strings,
     encode,
 )
+from spark_tfrecord._spark import statistics_weighted as weighted
+from spark_tfrecord._spark.statistics_features import Column, feature_column, flat_features, quote
 from spark_tfrecord._spark.statistics_partials import merged
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import DataType
 
 #: How the values of list columns of numbers are aggregated: Spark SQL's aggregates, or NumPy
 #: a batch at a time in Spark's Python workers.
@@ -55,81 +55,10 @@ ACCURACY = 1000
 _INF = "CAST('Infinity' AS DOUBLE)"
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-class Column(NamedTuple):
-    """A column as the statistics take it: its name, its TFDV type, the SQL of one of its values
-    as the record holds it (``{x}`` the value; a double, or a string's bytes), and of a list
-    column's values (``{x}`` the column), or "" for a scalar column."""
-
-    name: str
-    kind: int
-    value: str
-    values: str
-
-
-#: Per Spark type: the TFDV type, the SQL of a value, and of a list's values, by casts, which
-#: Spark compiles, where it can (``transform`` it interprets).
-_KINDS: dict[str, tuple[int, str, str]] = {
-    "boolean": (
-        INT,
-        "CAST(CAST({x} AS INT) AS DOUBLE)",
-        "CAST(CAST({x} AS array<int>) AS array<double>)",
-    ),
-    "integral": (INT, "CAST({x} AS DOUBLE)", "CAST({x} AS array<double>)"),
-    # The jar writes a float_list: a double is rounded to float32 first.
-    "fractional": (
-        FLOAT,
-        "CAST(CAST({x} AS FLOAT) AS DOUBLE)",
-        "CAST(CAST({x} AS array<float>) AS array<double>)",
-    ),
-    "bytes": (STRING, "CAST({x} AS BINARY)", "CAST({x} AS array<binary>)"),
-    "date": (
-        INT,
-        "CAST(unix_date({x}) AS DOUBLE)",
-        "transform({x}, v -> CAST(unix_date(v) AS DOUBLE))",
-    ),
-    "timestamp": (
-        INT,
-        "CAST(unix_micros({x}) AS DOUBLE)",
-        "transform({x}, v -> CAST(unix_micros(v) AS DOUBLE))",
-    ),
-}
-
-
-def _column(name: str, data_type: DataType) -> Column:
-    """A column as the statistics take it; a column the record cannot hold flat is refused."""
-    from pyspark.sql import types as t
-
-    is_list = isinstance(data_type, t.ArrayType)
-    element = data_type.elementType if isinstance(data_type, t.ArrayType) else data_type
-    family = (
-        "boolean" if isinstance(element, t.BooleanType)
-        else "integral" if isinstance(element, (t.ByteType, t.ShortType, t.IntegerType, t.LongType))
-        else "fractional" if isinstance(element, (t.FloatType, t.DoubleType, t.DecimalType))
-        else "bytes" if isinstance(element, (t.StringType, t.BinaryType))
-        else "date" if isinstance(element, t.DateType)
-        # microseconds since 1970, as Spark holds them (not timestamp_ntz's, local ones)
-        else "timestamp" if type(element) is t.TimestampType
-        else ""
-    )  # fmt: skip
-    if not family:
-        raise ValueError(
-            f"statistics: column {name!r} has type {data_type.simpleString()}; the statistics "
-            "take the columns the jar writes as flat features (numbers, booleans, dates, "
-            "timestamps, strings, binary, and arrays of them). Select the others out, or "
-            "flatten them first."
-        )
-    kind, value, values = _KINDS[family]
-    return Column(name, kind, value, values if is_list else "")
-
-
 def _zipped(i: int, column: Column) -> str:
     """SQL: the column's values as (its place, value) structs, none where it is null
     (``arrays_zip``, which Spark compiles)."""
-    c = _quote(column.name)
+    c = quote(column.name)
     if column.values:
         places, listed = f"array_repeat({i}, size({c}))", column.values.format(x=c)
     else:
@@ -231,7 +160,7 @@ def _split(
     return out
 
 
-def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
+def _query(df: DataFrame, columns: list[Column], engine: Engine, w: str | None) -> DataFrame:
     """The one query: a row per column of its aggregates (the numbers of a list column in a
     second row, the sketches in a third), and a row per top string value of a column."""
     from pyspark.sql import functions as F
@@ -240,7 +169,7 @@ def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
     lists: list[tuple[int, Column]] = []
     strings: list[str] = []
     for i, column in enumerate(columns):
-        c = _quote(column.name)
+        c = quote(column.name)
         aggregates = _presence(c, bool(column.values))
         if column.kind == STRING:
             strings.append(_zipped(i, column))
@@ -256,7 +185,7 @@ def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
 
         places = [i for i, _ in lists]
         kinds = ["float" if c.kind == FLOAT else "int" for _, c in lists]
-        picked = df.select(*[F.col(_quote(c.name)) for _, c in lists])
+        picked = df.select(*[F.col(quote(c.name)) for _, c in lists])
         parts.append(picked.mapInArrow(partials(places, kinds), "f int, partial binary"))
     elif lists:
         zipped = ", ".join(_zipped(i, c) for i, c in lists)
@@ -269,21 +198,17 @@ def _query(df: DataFrame, columns: list[Column], engine: Engine) -> DataFrame:
         parts.append(values.where("NOT isnan(d)").groupBy("f").agg(quantiles))
     if strings:
         parts += _top_strings(df, strings)
+    if w is not None:
+        parts += weighted.weighted_parts(df, columns, w, FINE, max(TOP_VALUES, RANK_BUCKETS))
     query = parts[0]
     for part in parts[1:]:
         query = query.unionByName(part, allowMissingColumns=True)
     return query
 
 
-#: The top values are ranked in this many parts of a column's values (by a hash) first, then
-#: the top of each part together: every sort is of one part, in parallel.
-RANK_PARTS = 16
-
-
 def _top_strings(df: DataFrame, strings: list[str]) -> list[DataFrame]:
     """Per string column, a row of its unique count, its values' total length and the count of
     those that are not UTF-8, and a row per top value (``s``) with its count and rank."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     values = df.selectExpr(f"inline(concat({', '.join(strings)}))").toDF("f", "s")
@@ -294,31 +219,7 @@ def _top_strings(df: DataFrame, strings: list[str]) -> list[DataFrame]:
         F.sum(F.expr("CAST(length(s) AS BIGINT) * c")).alias("length"),
         F.sum(F.expr(f"CASE WHEN {invalid} THEN c ELSE 0 END")).alias("invalid"),
     )
-    top = max(TOP_VALUES, RANK_BUCKETS)
-    order = (F.col("c").desc(), F.col("s").desc())  # ties: the larger value first, as TFDV
-    part = F.expr(f"pmod(xxhash64(s), {RANK_PARTS})")
-    ranked = (
-        counts.withColumn(
-            "rank", F.row_number().over(Window.partitionBy("f", part).orderBy(*order))
-        )
-        .where(f"rank <= {top}")
-        .withColumn("rank", F.row_number().over(Window.partitionBy("f").orderBy(*order)))
-        .where(f"rank <= {top}")
-    )
-    return [totals, ranked]
-
-
-def _cumulative(quantiles: list[float], total: int) -> list[float]:
-    """The counts at or below each boundary, as TFDV's sketch gives them with its quantiles:
-    a boundary's count is the rank of the last of the equal boundaries around it."""
-    steps = len(quantiles) - 1
-    out = [0.0] * len(quantiles)
-    k = steps
-    for i in range(steps, -1, -1):
-        if i < steps and quantiles[i] != quantiles[i + 1]:
-            k = i
-        out[i] = total * k / steps
-    return out
+    return [totals, weighted.ranked(counts, "c", max(TOP_VALUES, RANK_BUCKETS))]
 
 
 def _common(row: dict[str, Any], num_examples: int) -> Common:
@@ -330,7 +231,7 @@ def _common(row: dict[str, Any], num_examples: int) -> Common:
         common.tot_num_values = int(row["n_tot"])
         common.avg_num_values = common.tot_num_values / present
         q = [float(v) for v in row["n_q"]]
-        common.num_values_histogram = hist.quantiles_histogram(q, _cumulative(q, present))
+        common.num_values_histogram = hist.quantiles_histogram(q, hist.cumulative(q, present))
     return common
 
 
@@ -349,18 +250,12 @@ def _numeric(row: dict[str, Any]) -> Numeric:
         min=float(row["d_min"]),
         max=float(row["d_max"]),
     )
-    q = [float(v) for v in row["d_q"]]
-    cumulative = _cumulative(q, total)
-    numeric.median = hist.median(q)
     finite_min = math.inf if row["finite_min"] is None else float(row["finite_min"])
     finite_max = -math.inf if row["finite_max"] is None else float(row["finite_max"])
-    standard = hist.equi_width_histogram(
-        q, cumulative, finite_min, finite_max, HISTOGRAM_BUCKETS, int(row["pos_inf"])
+    q = [float(v) for v in row["d_q"]]
+    numeric.median, numeric.histograms = hist.numeric_histograms(
+        q, total, (finite_min, finite_max), int(row["pos_inf"]), nan, HISTOGRAM_BUCKETS
     )
-    standard.num_nan = nan
-    quantiles = hist.quantiles_histogram(*hist.rebin(q, cumulative, FINE // QUANTILES_BUCKETS))
-    quantiles.num_nan = nan
-    numeric.histograms = [standard, quantiles]
     return numeric
 
 
@@ -383,37 +278,81 @@ def _strings(top: list[dict[str, Any]], row: dict[str, Any], total_values: int) 
     return strings
 
 
-def dataset_statistics(df: DataFrame, name: str = "", engine: Engine = "sql") -> DatasetStatistics:
-    """The statistics of ``df`` (one Spark action)."""
-    columns = [_column(f.name, f.dataType) for f in df.schema.fields]
-    rows = [r.asDict() for r in _query(df, columns, engine).collect()]
+#: The rows of the query that come several per column, by the field that marks them: a top
+#: value, an arrow engine's partial, a weighted quantile's step, a weighted top value.
+MANY = ("s", "partial", "wq", "wtop")
+
+
+def _sorted(rows: list[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+    """The query's rows as one dict of aggregates per column, and per kind of MANY its rows
+    by column."""
     by_column: dict[int, dict[str, Any]] = {}
-    tops: dict[int, list[dict[str, Any]]] = {}
-    partial: dict[int, list[bytes]] = {}
+    many: dict[str, dict[int, list[dict[str, Any]]]] = {k: {} for k in MANY}
     for r in rows:
-        if r.get("s") is not None:
-            tops.setdefault(int(r["f"]), []).append(r)
-        elif r.get("partial") is not None:
-            partial.setdefault(int(r["f"]), []).append(bytes(r["partial"]))
-        else:  # a column's aggregates; a list column's numbers in a row of their own
+        kind = next((k for k in MANY if r.get(k) is not None), None)
+        if kind is not None:
+            many[kind].setdefault(int(r["f"]), []).append(r)
+        else:  # a column's aggregates, in rows of their own by part
             mine = by_column.setdefault(int(r["f"]), {})
             mine.update({k: v for k, v in r.items() if k != "f" and v is not None})
     grid = [k / FINE for k in range(FINE + 1)]
-    for i, payloads in partial.items():
-        by_column[i].update(merged(payloads, grid))
+    for i, found in many["partial"].items():
+        by_column[i].update(merged([bytes(r["partial"]) for r in found], grid))
+    return by_column, many
+
+
+def dataset_statistics(
+    df: DataFrame,
+    name: str = "",
+    engine: Engine = "sql",
+    separator: str = "/",
+    weight: str | None = None,
+) -> DatasetStatistics:
+    """The statistics of ``df`` (one Spark action), weighted by the column ``weight`` too."""
+    df, of = flat_features(df, separator)
+    columns = [feature_column(f.name, f.dataType, of[f.name]) for f in df.schema.fields]
+    w = None if weight is None else weighted.weight_sql(columns, weight)
+    by_column, many = _sorted([r.asDict() for r in _query(df, columns, engine, w).collect()])
     num_examples = int(by_column[-1]["present"])
-    features = []
+    dataset = DatasetStatistics(num_examples, [], name)
+    if w is not None:
+        if int(by_column[-1]["w_count"]) != num_examples:
+            raise ValueError(
+                f"statistics: weight column {weight!r} is null in some rows; TFDV's weight "
+                "feature holds exactly one number in every example"
+            )
+        dataset.weighted_num_examples = float(by_column[-1]["w_present"])
     for i, column in enumerate(columns):
         row = by_column[i]
         if not int(row["present"]):
             continue  # the jar writes no feature of a column that is null in every row
         feature = Feature([column.name], column.kind, _common(row, num_examples))
         if column.kind == STRING:
-            feature.strings = _strings(tops.get(i, []), row, feature.common.tot_num_values)
+            feature.strings = _strings(many["s"].get(i, []), row, feature.common.tot_num_values)
         else:
             feature.numeric = _numeric(row)
-        features.append(feature)
-    return DatasetStatistics(num_examples, features, name)
+        if w is not None:
+            _weigh(feature, row, many["wq"].get(i, []), many["wtop"].get(i, []), dataset)
+        dataset.features.append(feature)
+    return dataset
+
+
+def _weigh(
+    feature: Feature,
+    row: dict[str, Any],
+    quantiles: list[dict[str, Any]],
+    top: list[dict[str, Any]],
+    dataset: DatasetStatistics,
+) -> None:
+    """Adds the weighted figures to ``feature``."""
+    feature.common.weighted = weighted.weighted_common(row, dataset.weighted_num_examples or 0.0)
+    if feature.strings is not None:
+        feature.strings.weighted = weighted.weighted_top(top, _label, TOP_VALUES, RANK_BUCKETS)
+    elif feature.numeric is not None and int(row.get("values") or 0) > int(row.get("nan") or 0):
+        # TFDV weighs the numbers of a feature that has some besides NaN
+        feature.numeric.weighted = weighted.weighted_numeric(
+            row, quantiles, HISTOGRAM_BUCKETS, FINE
+        )
 
 
 def statistics(
@@ -423,6 +362,8 @@ def statistics(
     tfx_split: str | None = None,
     name: str = "",
     engine: Engine = "sql",
+    path_separator: str = "/",
+    weight: str | None = None,
 ) -> bytes:
     """TensorFlow Data Validation's statistics of the ``Example`` records the jar writes from
     ``df``, as TFDV's ``generate_statistics_from_tfrecord`` computes them with its default
@@ -431,9 +372,21 @@ def statistics(
     min, max, mean, standard deviation, zeros, average lengths, unique counts and top values
     are exact; the quantiles (median, histograms) are within 1/1000 of the values' ranks.
 
+    The statistics are per feature as the jar writes them: a struct column's leaves by their
+    path (``a/b``, joined by ``path_separator``, the write's ``pathSeparator``), an array of
+    structs' leaves as parallel lists, a list of lists as its ragged features.
+
     ``path``: also write them there (a file; with ``tfx_split``, the folder of a TFX
     ExampleStatistics artifact, into which ``Split-<tfx_split>/FeatureStats.pb`` is written,
     as StatisticsGen writes it). ``name``: the dataset's name in the message.
+    :func:`spark_tfrecord.write`'s ``statistics`` writes them with the records.
+
+    ``weight="w"``: also the weighted statistics TFDV computes with
+    ``StatsOptions(weight_feature="w")``, each example counted by its value of the column
+    ``w`` (a column of numbers, null in no row; its own statistics are computed too, as
+    TFDV's): the weighted presence and numbers of values, the weighted mean, standard
+    deviation, median and histograms of numbers (the quantiles exact), and the top values and
+    rank histogram of strings by their total weight.
 
     ``engine="arrow"`` aggregates the values of list columns of numbers a batch at a time, in
     NumPy, in Spark's Python workers (``mapInArrow``), which then need pyarrow, NumPy and
@@ -448,18 +401,25 @@ def statistics(
     """
     if engine not in ("sql", "arrow"):
         raise ValueError(f"engine is 'sql' or 'arrow', not {engine!r}")
-    data = encode([dataset_statistics(df, name, engine)])
-    if path is not None:
-        import os
-
-        from spark_tfrecord._format.files.files import LocalFiles, file_system
-
-        files, where = file_system(path)
-        if tfx_split is not None:
-            where = files.join(where, f"Split-{tfx_split}/FeatureStats.pb")
-        if isinstance(files, LocalFiles):
-            os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
-        files.write_whole(where, data)
-    elif tfx_split is not None:
+    if path is None and tfx_split is not None:
         raise ValueError("tfx_split names the split of an artifact written to path: give path")
+    data = encode([dataset_statistics(df, name, engine, path_separator, weight)])
+    if path is not None:
+        write_statistics(data, path, tfx_split)
     return data
+
+
+def write_statistics(data: bytes, path: str, tfx_split: str | None) -> str:
+    """Writes statistics to the file ``path``, or with ``tfx_split`` to
+    ``<path>/Split-<tfx_split>/FeatureStats.pb`` (StatisticsGen's layout); returns where."""
+    import os
+
+    from spark_tfrecord._format.files.files import LocalFiles, file_system
+
+    files, where = file_system(path)
+    if tfx_split is not None:
+        where = files.join(where, f"Split-{tfx_split}/FeatureStats.pb")
+    if isinstance(files, LocalFiles):
+        os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+    files.write_whole(where, data)
+    return where

@@ -134,3 +134,35 @@ def equi_width_histogram(
     if pos_inf:
         out.append((math.inf, math.inf, pos_inf))
     return Histogram(out, STANDARD)
+
+
+def cumulative(quantiles: list[float], total: float) -> list[float]:
+    """The counts at or below each boundary, as TFDV's sketch gives them with its quantiles:
+    a boundary's count is the rank of the last of the equal boundaries around it."""
+    steps = len(quantiles) - 1
+    out = [0.0] * len(quantiles)
+    k = steps
+    for i in range(steps, -1, -1):
+        if i < steps and quantiles[i] != quantiles[i + 1]:
+            k = i
+        out[i] = total * k / steps
+    return out
+
+
+def numeric_histograms(
+    q: list[float],
+    total: float,
+    finite: tuple[float, float],
+    pos_inf: float,
+    nan: int,
+    buckets: int,
+) -> tuple[float, list[Histogram]]:
+    """The median and the standard and quantiles histograms (``buckets`` each) of numbers from
+    their fine quantiles ``q`` (``buckets * 100 + 1``), their ``total`` count (or weight),
+    their ``finite`` min and max, the count (or weight) of +inf and the count of NaN."""
+    counts = cumulative(q, total)
+    standard = equi_width_histogram(q, counts, finite[0], finite[1], buckets, pos_inf)
+    standard.num_nan = nan
+    quantiles = quantiles_histogram(*rebin(q, counts, (len(q) - 1) // buckets))
+    quantiles.num_nan = nan
+    return median(q), [standard, quantiles]

@@ -33,6 +33,17 @@ class Histogram:
 
 
 @dataclass
+class WeightedCommon:
+    """``WeightedCommonStatistics``: presence and numbers of values, each example counted by
+    its weight."""
+
+    num_non_missing: float = 0.0
+    num_missing: float = 0.0
+    avg_num_values: float = 0.0
+    tot_num_values: float = 0.0
+
+
+@dataclass
 class Common:
     """``CommonStatistics``: presence and the number of values per example."""
 
@@ -43,6 +54,17 @@ class Common:
     avg_num_values: float = 0.0
     tot_num_values: int = 0
     num_values_histogram: Histogram | None = None
+    weighted: WeightedCommon | None = None
+
+
+@dataclass
+class WeightedNumeric:
+    """``WeightedNumericStatistics``."""
+
+    mean: float = 0.0
+    std_dev: float = 0.0
+    median: float = 0.0
+    histograms: list[Histogram] = field(default_factory=list)
 
 
 @dataclass
@@ -56,18 +78,20 @@ class Numeric:
     median: float = 0.0
     max: float = 0.0
     histograms: list[Histogram] = field(default_factory=list)
+    weighted: WeightedNumeric | None = None
 
 
 @dataclass
 class Strings:
     """``StringStatistics``: ``top_values`` and ``rank`` are (value, count), most frequent
-    first."""
+    first; ``weighted`` the (top values, rank) of ``WeightedStringStatistics``."""
 
     unique: int = 0
     top_values: list[tuple[str, float]] = field(default_factory=list)
     avg_length: float = 0.0
     rank: list[tuple[str, float]] = field(default_factory=list)
     invalid_utf8_count: int = 0
+    weighted: tuple[list[tuple[str, float]], list[tuple[str, float]]] | None = None
 
 
 @dataclass
@@ -89,6 +113,7 @@ class DatasetStatistics:
     num_examples: int
     features: list[Feature]
     name: str = ""
+    weighted_num_examples: float | None = None
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -134,7 +159,25 @@ def _common(c: Common) -> bytes:
     body += _float(5, c.avg_num_values)
     if c.num_values_histogram is not None:
         body += _message(6, _histogram(c.num_values_histogram), always=True)
+    if c.weighted is not None:
+        w = c.weighted
+        weighted = _double(1, w.num_non_missing) + _double(2, w.num_missing)
+        weighted += _double(3, w.avg_num_values) + _double(4, w.tot_num_values)
+        body += _message(7, weighted, always=True)
     return body + _uint(8, c.tot_num_values)
+
+
+def _top_and_rank(
+    top: list[tuple[str, float]], rank: list[tuple[str, float]], number: int
+) -> tuple[bytes, bytes]:
+    """The ``top_values`` (``FreqAndValue``s, field ``number``) and the ``RankHistogram``'s
+    body."""
+    tops = [_text(2, value) + _double(3, count) for value, count in top]
+    buckets = b""
+    for i, (label, count) in enumerate(rank):
+        bucket = _uint(1, i) + _uint(2, i) + _text(4, label) + _double(5, count)
+        buckets += _message(1, bucket, always=True)
+    return b"".join(_message(number, t, always=True) for t in tops), buckets
 
 
 def _feature(f: Feature) -> bytes:
@@ -146,19 +189,23 @@ def _feature(f: Feature) -> bytes:
         stats = common + _double(2, n.mean) + _double(3, n.std_dev) + _uint(4, n.num_zeros)
         stats += _double(5, n.min) + _double(6, n.median) + _double(7, n.max)
         stats += b"".join(_message(8, _histogram(h), always=True) for h in n.histograms)
+        if n.weighted is not None:
+            w = n.weighted
+            weighted = _double(1, w.mean) + _double(2, w.std_dev) + _double(3, w.median)
+            weighted += b"".join(_message(4, _histogram(h), always=True) for h in w.histograms)
+            stats += _message(9, weighted, always=True)
         body += _message(3, stats, always=True)
     elif f.strings is not None:
         s = f.strings
-        stats = common + _uint(2, s.unique)
-        for value, count in s.top_values:
-            stats += _message(3, _text(2, value) + _double(3, count), always=True)
-        stats += _float(4, s.avg_length)
+        tops, buckets = _top_and_rank(s.top_values, s.rank, 3)
+        stats = common + _uint(2, s.unique) + tops + _float(4, s.avg_length)
         if s.rank:
-            buckets = b""
-            for i, (label, count) in enumerate(s.rank):
-                bucket = _uint(1, i) + _uint(2, i) + _text(4, label) + _double(5, count)
-                buckets += _message(1, bucket, always=True)
             stats += _message(5, buckets, always=True)
+        if s.weighted is not None:
+            # WeightedStringStatistics numbers its top values 1 and its rank histogram 2.
+            tops, buckets = _top_and_rank(*s.weighted, 1)
+            weighted = tops + (_message(2, buckets, always=True) if s.weighted[1] else b"")
+            stats += _message(6, weighted, always=True)
         stats += _uint(8, s.invalid_utf8_count)
         body += _message(4, stats, always=True)
     return body
@@ -170,6 +217,8 @@ def encode(datasets: list[DatasetStatistics]) -> bytes:
     for d in datasets:
         body = _text(1, d.name) + _uint(2, d.num_examples)
         body += b"".join(_message(3, _feature(f), always=True) for f in d.features)
+        if d.weighted_num_examples is not None:
+            body += _double(4, d.weighted_num_examples)
         out += _message(1, body, always=True)
     return out
 
