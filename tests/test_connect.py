@@ -195,6 +195,9 @@ def test_statistics_of_a_connect_dataframe(
         ours = spark_tfrecord.statistics(rows, engine=engine)
         assert bytes.fromhex(client["statistics"][engine]) == ours, engine
     sql = bytes.fromhex(client["statistics"]["sql"])
+    assert client["written_statistics"] == client["statistics"]["sql"]
+    split = os.listdir(Path(client["out"]) / "tfx" / "Split-train")  # the records alone
+    assert split and all(n.startswith("data_tfrecord-") and n.endswith(".gz") for n in split)
     assert client["stats_schema"] == spark_tfrecord.infer_schema(sql)
     assert 'name: "v"' in client["stats_schema"]
 

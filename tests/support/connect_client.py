@@ -159,6 +159,10 @@ def main(url: str, out: str, malformed: str, truncated: str) -> dict[str, Any]:
         engine: spark_tfrecord.statistics(stats, engine=engine).hex() for engine in ("sql", "arrow")
     }
     result["stats_schema"] = spark_tfrecord.infer_schema(bytes.fromhex(result["statistics"]["sql"]))
+    # ... and written beside a TFX Examples artifact's split by the write itself.
+    spark_tfrecord.write(stats, out + "/tfx", tfx_split="train", statistics=out + "/tfx-stats")
+    with open(out + "/tfx-stats/Split-train/FeatureStats.pb", "rb") as f:
+        result["written_statistics"] = f.read().hex()
 
     bad = spark_tfrecord.read(
         spark, malformed, schema="x long, bad binary", mode="PERMISSIVE",
