@@ -15,6 +15,7 @@ offset.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -437,3 +438,23 @@ def test_fixed_length_lists_in_arrays_of_structs_take_the_batch_path_as_the_jar(
     records = [_uniform_record(i, rng, features if i == ODD_AT else None) for i in range(RECORDS)]
     path = str(write_records(tmp_path / "part-0.tfrecord", records))
     _check(path, UNIFORM_SCHEMA, bool(odd), fails, monkeypatch)
+
+
+def test_a_fixed_length_list_of_decimals_is_the_jars_refusal(tmp_path: Path) -> None:
+    """A list of fixed length of a type that is not of fixed size (a decimal, a string) in an
+    array of structs is refused before any record is read, with the jar's condition and
+    message."""
+    rng = random.Random(60)
+    records = [_uniform_record(i, rng, None) for i in range(10)]
+    path = str(write_records(tmp_path / "part-0.tfrecord", records))
+    for element in ("decimal(10,2)", "string"):
+        schema = json.loads(json.dumps(UNIFORM_SCHEMA))
+        schema["fields"][1]["type"]["elementType"]["fields"][2] = _field(
+            "flags", _array(element), 1
+        )
+        ((offset, failed),) = jar_results(path, schema)
+        assert offset == -1 and isinstance(failed, Failure)
+        with pytest.raises(errors.ArgumentError) as raised:
+            _table(path, schema, "FAILFAST")
+        assert errors.condition(raised.value) == failed.condition
+        assert errors.parameters(raised.value) == failed.parameters
