@@ -458,3 +458,26 @@ def test_a_fixed_length_list_of_decimals_is_the_jars_refusal(tmp_path: Path) -> 
             _table(path, schema, "FAILFAST")
         assert errors.condition(raised.value) == failed.condition
         assert errors.parameters(raised.value) == failed.parameters
+
+
+@pytest.mark.parametrize("magnitude", [1.0, 100.0, 1e5, 1e7])
+@pytest.mark.parametrize("scale", [0, 2, 6, 10, 22])
+def test_decimal_arrays_of_usual_floats_round_as_the_record_path(
+    magnitude: float, scale: int
+) -> None:
+    """Floats of usual magnitudes (most far from a half of the scale's unit, rounded in
+    float64; eighths and ties, which are not, from their shortest text) are each the record
+    path's decimal."""
+    import decimal
+
+    rng = np.random.default_rng(int(magnitude) + scale)
+    floats = rng.uniform(-magnitude, magnitude, 20000)
+    eighths = np.round(rng.uniform(-magnitude, magnitude, 5000) * 8) / 8
+    ties = [0.125, 1.005, -2.675, 0.015, -0.0, 0.5, 2.5, -0.5]
+    values = np.concatenate([floats, eighths, ties]).astype(np.float32)
+    context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
+    quantum = decimal.Decimal(1).scaleb(-scale)
+    want = [decimal.Decimal(java_float(v)).quantize(quantum, context=context) for v in values]
+    made = decimal_array(FLOAT, values, pa.decimal128(38, scale))
+    assert made is not None
+    assert made.to_pylist() == want

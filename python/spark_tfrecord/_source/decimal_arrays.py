@@ -5,10 +5,12 @@ column's scale, and refused (None: the record path's error) when it is NaN, infi
 more digits than the precision holds.
 
 The whole batch at once, in NumPy: each value becomes its digits ``n`` (an int64) and a power
-of ten ``e`` (the value is ``n * 10**e``): an int64's ``e`` is 0; a float's digits are Arrow's
-shortest text of it (``cast(string)``, the digits Java prints), parsed column by column of the
-texts' characters. The unscaled value ``n * 10**(e + scale)`` is then made in 128 bits (two
-uint64 words: multiplied, or divided and rounded half up), which is Arrow's decimal128 buffer.
+of ten ``e`` (the value is ``n * 10**e``): an int64's ``e`` is 0; a float far from a half of
+the scale's unit is rounded in float64 (its shortest decimal rounds alike); another's digits
+are Arrow's shortest text of it (``cast(string)``, the digits Java prints), parsed column by
+column of the texts' characters. The unscaled value ``n * 10**(e + scale)`` is then made in
+128 bits (two uint64 words: multiplied, or divided and rounded half up), which is Arrow's
+decimal128 buffer.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def decimal_array(source: int, values: Any, target: pa.Decimal128Type) -> pa.Arr
             return None
         if scale >= 38 and ((values != 0) & (np.abs(values) < _SMALLEST_NORMAL)).any():
             return None
-        digits, exponent = shortest_digits(values)
+        digits, exponent = _float_digits(values, scale)
     else:
         digits = np.ascontiguousarray(values, np.int64)
         exponent = np.zeros(len(digits), np.int64)
@@ -50,6 +52,30 @@ def decimal_array(source: int, values: Any, target: pa.Decimal128Type) -> pa.Arr
     if words is None:
         return None
     return pa.Array.from_buffers(target, len(digits), [None, pa.py_buffer(words)])
+
+
+def _float_digits(values: Any, scale: int) -> tuple[Any, Any]:
+    """Each float32 of ``values`` as ``n * 10**e``: where the float's scaled value is far from
+    any half of a unit (farther than half the float's spacing, and float64's error), the
+    shortest decimal of it rounds as the float does, so ``n`` is the float's scaled value
+    rounded and ``e`` is minus the scale; the others' shortest decimals
+    (:func:`shortest_digits`)."""
+    digits = np.zeros(len(values), np.int64)
+    exponent = np.full(len(values), -scale, np.int64)
+    unclear = np.ones(len(values), np.bool_)
+    if 0 <= scale <= 22:  # 10**scale exact in float64
+        magnitude = np.abs(values)
+        power = 10.0**scale
+        scaled = magnitude.astype(np.float64) * power
+        gap = np.spacing(magnitude).astype(np.float64) * power * (0.5 + 2.0**-40)
+        away = np.abs(scaled - (np.floor(scaled) + 0.5))  # from the nearest half: exact
+        clear = (scaled < 2.0**52) & (away > gap + scaled * 2.0**-50)
+        rounded = np.floor(scaled[clear] + 0.5).astype(np.int64)
+        digits[clear] = np.where(values[clear] < 0, -rounded, rounded)
+        unclear = ~clear
+    if unclear.any():
+        digits[unclear], exponent[unclear] = shortest_digits(values[unclear])
+    return digits, exponent
 
 
 def shortest_digits(values: Any) -> tuple[Any, Any]:
@@ -67,7 +93,7 @@ def shortest_digits(values: Any) -> tuple[Any, Any]:
     inside = columns < lengths[:, None]
     chars = np.where(inside, data[np.minimum(bounds[:-1, None] + columns, len(data) - 1)], 0)
     negative = chars[:, 0] == ord("-")
-    marked = chars == ord("e")
+    marked = (chars == ord("e")) | (chars == ord("E"))
     exp_at = np.where(marked.any(axis=1), marked.argmax(axis=1), lengths)
     mantissa = columns < exp_at[:, None]
     dots = (chars == ord(".")) & mantissa
