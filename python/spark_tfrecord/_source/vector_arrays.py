@@ -52,9 +52,7 @@ def vector_array(
     where, n = held
     index_values, index_counts, _ = sparse[0]
     entry_values, entry_counts, _ = sparse[1]
-    # a record's dense values are its vector's only where it has no sparse one
-    values = values[np.repeat(~where, counts)]
-    counts = np.where(where, 0, counts)
+    # (a record has a dense vector or a sparse one: _sparse refuses both)
     owners = np.concatenate(
         [np.repeat(np.arange(rows), counts), np.repeat(np.arange(rows), entry_counts)]
     )
