@@ -481,3 +481,39 @@ def test_decimal_arrays_of_usual_floats_round_as_the_record_path(
     made = decimal_array(FLOAT, values, pa.decimal128(38, scale))
     assert made is not None
     assert made.to_pylist() == want
+
+
+# --- numbers of two kinds in one batch -----------------------------------------------------------
+
+MIXED_DDL = "id bigint, f float, d double, fs array<float>, ds array<double>, n decimal(20,2)"
+
+
+def _mixed_record(i: int, rng: random.Random, odd: str) -> bytes:
+    """Record i: each number column given floats or int64s at random (empty or missing by
+    turns); ``odd``: the decimal ``n`` given an int64 in a batch of floats."""
+    ents = [entry(b"id", _ints([i]))]
+    for key, count in ((b"f", 1), (b"d", 1), (b"fs", i % 4), (b"ds", i % 3)):
+        if (i + len(key)) % 9 == 0:
+            continue
+        if rng.random() < 0.5:
+            edges = [2**24 + 1, -(2**53) - 1, 2**63 - 1, -(2**63), 0]
+            ints = [rng.choice([*edges, rng.randint(-(10**6), 10**6)]) for _ in range(count)]
+            ents.append(entry(key, _ints(ints)))
+        else:
+            ents.append(entry(key, _floats([rng.uniform(-1e9, 1e9) for _ in range(count)])))
+    n = _ints([i]) if odd else _floats([_uniform(rng, -1e6, 1e6)])
+    ents.append(entry(b"n", n))
+    return example(*ents)
+
+
+@pytest.mark.parametrize("odd", ["", "a decimal of two kinds"])
+def test_numbers_of_two_kinds_take_the_batch_path_as_the_jar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd: str
+) -> None:
+    """Float and double columns (scalars and lists) whose records hold floats or int64s at
+    random are read a batch at once, each kind converted as the record path and the jar
+    convert it; a decimal given both kinds in a batch is read record by record."""
+    rng = random.Random(61)
+    records = [_mixed_record(i, rng, odd if i == ODD_AT else "") for i in range(RECORDS)]
+    path = str(write_records(tmp_path / "part-0.tfrecord", records))
+    _check(path, MIXED_DDL, bool(odd), False, monkeypatch)

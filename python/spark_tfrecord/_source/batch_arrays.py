@@ -13,9 +13,10 @@ column's feature in every record, and the column's values and offsets become Arr
 few NumPy calls, then the same Arrow types and casts as the record path
 (:class:`spark_tfrecord._source.columns.ArrowColumns`). Anything in the batch that would be an
 error or needs a decision per record (a record that strays from the usual layout, a kind the
-column does not read, two kinds, a value out of range, a scalar given two values, text that is
-not UTF-8, numbers read as text) makes :meth:`BatchArrays.arrays` give None: the reader then
-decodes that batch record by record, so that values and errors are the record path's.
+column does not read, a decimal given floats and int64s, a value out of range, a scalar given
+two values, text that is not UTF-8, numbers read as text) makes :meth:`BatchArrays.arrays` give
+None: the reader then decodes that batch record by record, so that values and errors are the
+record path's.
 """
 
 from __future__ import annotations
