@@ -92,6 +92,7 @@ ONCE = {
     "test_foreign_folders.py": 40,
     "test_docs.py[errors.md]": 37,
     "test_batch_decoding.py": 35,
+    "test_batch_columns.py": 45,
     "test_python_inference.py": 27,
     "test_batch_layout.py": 8,
     "test_python_decoder.py": 8,

@@ -946,12 +946,10 @@ def test_every_batch_of_plain_columns_takes_the_fast_path_as_the_jar(
 
 
 @pytest.mark.once
-def test_dense_vectors_take_the_fast_path_and_a_sparse_one_the_record_path(
-    spark: Any, tmp_path: Path
-) -> None:
+def test_dense_and_sparse_vectors_take_the_fast_path(spark: Any, tmp_path: Path) -> None:
     """An ML vector column read dense (floats, or int64s, of any length, missing or empty by
-    turns) is decoded a batch at once; the batch that holds a sparse one (``v/indices``...)
-    is read record by record; both as the jar reads them."""
+    turns) is decoded a batch at once, and so is the batch that holds a sparse one
+    (``v/indices``...); both as the jar reads them."""
     from pyspark.ml.linalg import VectorUDT
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -973,7 +971,7 @@ def test_dense_vectors_take_the_fast_path_and_a_sparse_one_the_record_path(
     path = str(write_records(tmp_path / "vectors" / "part-0.tfrecord", records))
     given = StructType([StructField("id", LongType()), StructField("v", VectorUDT())])
     schema = given.jsonValue()
-    assert _taken(path, schema) == [True, False, True]
+    assert _taken(path, schema) == [True, True, True]
     rows = [r.asDict() for r in spark.read.format("tfrecord").schema(given).load(path).collect()]
     assert _trees(schema, rows) == _jar_rows(path, schema)
 

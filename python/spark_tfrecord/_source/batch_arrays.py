@@ -1,20 +1,22 @@
 """The Arrow columns of a whole batch of serialized Examples at once: the read's fast path.
 
 :class:`BatchArrays` is made once per schema, when every data column is a scalar or a list of a
-plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries), a list
-of lists of one (written ragged: ``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), a
-struct of such (structs in structs too: its leaves are features of their own, named by their
-path), an array of structs of such (each leaf a list with an item per element), or an ML
-vector (dense; a batch holding a sparse one is read record by record), and the records are
-Examples. For each batch, the format package's batch decoder
-(:func:`spark_tfrecord._format.entries.batch.locate` and its value gatherers) finds each column's
-feature in every record, and the column's values and offsets become Arrow buffers in a few
-NumPy calls, then the same Arrow types and casts as the record path
+plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries) or of
+decimals (:mod:`spark_tfrecord._source.decimal_arrays`), a list of lists of one (written ragged:
+``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), a struct of such (structs in structs
+too: its leaves are features of their own, named by their path), an array of structs of such
+(each leaf a list with an item per element, or ``tfrecord.listLength`` items), or an ML vector
+(dense or sparse: :mod:`spark_tfrecord._source.vector_arrays`), and the records are Examples.
+For each batch, the format package's batch decoder
+(:func:`spark_tfrecord._format.entries.batch.locate` and its value gatherers) finds each
+column's feature in every record, and the column's values and offsets become Arrow buffers in a
+few NumPy calls, then the same Arrow types and casts as the record path
 (:class:`spark_tfrecord._source.columns.ArrowColumns`). Anything in the batch that would be an
 error or needs a decision per record (a record that strays from the usual layout, a kind the
-column does not read, two kinds, a value out of range, a scalar given two values, text that is
-not UTF-8, numbers read as text) makes :meth:`BatchArrays.arrays` give None: the reader then
-decodes that batch record by record, so that values and errors are the record path's.
+column does not read, a decimal given floats and int64s, a value out of range, a scalar given
+two values, text that is not UTF-8, numbers read as text) makes :meth:`BatchArrays.arrays` give
+None: the reader then decodes that batch record by record, so that values and errors are the
+record path's.
 """
 
 from __future__ import annotations
@@ -26,16 +28,18 @@ from typing import Any, Union
 import numpy as np
 import pyarrow as pa
 
-from spark_tfrecord._format.columns.conversions import Conversion, conversion
+from spark_tfrecord._format.columns.conversions import Conversion, conversion, stored
 from spark_tfrecord._format.columns.gathered import column_values
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries.entries import gather
 from spark_tfrecord._source import nodes
-from spark_tfrecord._source.nodes import VALUES
+from spark_tfrecord._source.columns import float_values
+from spark_tfrecord._source.decimal_arrays import decimal_array
+from spark_tfrecord._source.nodes import VALUES, leaf_values
+from spark_tfrecord._source.vector_arrays import offsets as _offsets
+from spark_tfrecord._source.vector_arrays import vector_array
 
-#: The leaf types (Spark's JSON names) the fast path reads: the record path's plain values.
-_PLAIN = frozenset(VALUES)
 #: The largest offset of an Arrow list, string or binary array (int32 offsets).
 _MAX_OFFSET = 2**31 - 1
 
@@ -43,13 +47,15 @@ _MAX_OFFSET = 2**31 - 1
 @dataclass
 class _Column:
     """One data column: its feature's slot, whether it is a list, its conversion, the Arrow
-    type of its decoded values and of the column."""
+    type of its decoded values and of the column; ``length``: a list of that fixed length per
+    element of an array of structs, the elements' lists concatenated in the feature."""
 
     slot: int
     listed: bool
     conversion: Conversion
     values: pa.DataType
     target: pa.DataType
+    length: int = 0
 
     @property
     def text(self) -> bool:
@@ -58,6 +64,10 @@ class _Column:
     @property
     def numeric(self) -> bool:
         return not (pa.types.is_string(self.values) or pa.types.is_binary(self.values))
+
+    @property
+    def decimal(self) -> bool:
+        return bool(pa.types.is_decimal(self.values))
 
 
 @dataclass
@@ -89,12 +99,12 @@ class _Array:
 
 @dataclass
 class _Vector:
-    """An ML vector column: its dense feature's column (doubles), the slots of its sparse
-    parts (``c/indices``, ``c/values``, ``c/size``), and its Arrow type (the struct of
+    """An ML vector column: its dense feature's column (doubles), its sparse features'
+    (``c/indices``, ``c/values``, ``c/size``), and its Arrow type (the struct of
     ``VectorUDT``'s SQL type)."""
 
     dense: _Column
-    parts: list[int]
+    sparse: list[_Column]
     target: pa.DataType
 
 
@@ -125,22 +135,45 @@ def _fast(node: nodes.Node) -> _Node | None:
         if c.shape != "vector":
             return None
         dense = _Column(c.slots[0], True, c.conversion, pa.float64(), pa.list_(pa.float64()))
-        return _Vector(dense, c.slots[1:], node.target)
+        index_slot, value_slot, size_slot = c.slots[1:]
+        sparse = [
+            _Column(index_slot, True, _LENGTHS, pa.int64(), pa.int64()),
+            _Column(value_slot, True, float_values(), pa.float64(), pa.float64()),
+            _Column(size_slot, True, _LENGTHS, pa.int64(), pa.int64()),
+        ]
+        return _Vector(dense, sparse, node.target)
     shape = "ragged" if node.depth > 1 else "list" if node.depth else "scalar"
-    if not isinstance(node.leaf, str) or node.leaf not in _PLAIN:
+    values = _leaf_type(node.leaf, node.key)
+    if values is None:
         return None
+    # a decimal's values as stored: decimal_array converts a batch of them at once
+    read = stored(c.spark) if pa.types.is_decimal(values) else c.conversion
+    if c.shape == "uniform" and node.in_array and node.depth == 2 and not c.sequence:
+        return _Column(c.slots[0], True, read, values, node.target, length=c.length)
     if c.shape != shape or c.in_array != node.in_array:
         return None
     if c.sequence or c.length or c.fixed is not None:
         return None
-    values = VALUES[node.leaf]
     if shape == "ragged":
         lengths = [_Column(s, True, _LENGTHS, pa.int64(), pa.int64()) for s in c.slots[1:]]
         if len(lengths) != node.depth - 1:
             return None
-        flat = _Column(c.slots[0], True, c.conversion, values, values)
+        flat = _Column(c.slots[0], True, read, values, values)
         return _Ragged(flat, lengths, node.target)
-    return _Column(c.slots[0], node.depth > 0, c.conversion, values, node.target)
+    return _Column(c.slots[0], node.depth > 0, read, values, node.target)
+
+
+def _leaf_type(leaf: Any, key: str) -> pa.DataType | None:
+    """The Arrow type of the values of a leaf of Spark type ``leaf`` (JSON) the fast path reads:
+    a plain type's, or a decimal's of a scale not negative; None for any other."""
+    if not isinstance(leaf, str):
+        return None
+    if leaf in VALUES:
+        return VALUES[leaf]
+    if leaf.startswith("decimal("):
+        found = leaf_values(leaf, key)
+        return found if found.scale >= 0 else None
+    return None
 
 
 def _in_array(node: nodes.Node) -> bool:
@@ -164,12 +197,6 @@ def _validity(valid: Any) -> pa.Buffer | None:
     return pa.array(valid, pa.bool_()).buffers()[1]
 
 
-def _offsets(counts: Any) -> Any:
-    out = np.zeros(len(counts) + 1, np.int32)
-    np.cumsum(counts, out=out[1:])
-    return out
-
-
 class BatchArrays:
     """The fast path's builders of a schema's data columns, decided once (:meth:`of`)."""
 
@@ -181,9 +208,7 @@ class BatchArrays:
     def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
         """The builders of the data columns ``columns`` (:func:`nodes.walk`'s) read with
         ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a column
-        is not one the fast path reads (a decimal, a list of fixed length in an array of
-        structs, a SequenceExample's; a vector is read here when dense, a batch with a sparse
-        one by the record path)."""
+        is not one the fast path reads (a decimal of a negative scale, a SequenceExample's)."""
         if layout.sequence:
             return None
         made = [_fast(node) for node in columns]
@@ -240,7 +265,7 @@ class BatchArrays:
             mask = None if present.all() else pa.array(~present, pa.bool_())
             offsets = pa.array(_offsets(counts), pa.int32())
             made = pa.ListArray.from_arrays(offsets, values, type=pa.list_(c.values), mask=mask)
-        elif c.numeric:
+        elif c.numeric and not c.decimal:
             if (counts > 1).any():
                 return None  # a scalar given several values: the record path's error
             valid = counts == 1
@@ -251,6 +276,9 @@ class BatchArrays:
             if (counts > 1).any():
                 return None
             valid = counts == 1
+            if c.decimal:  # each record's value or null, taken from the batch's values
+                where = pa.array(np.cumsum(valid) - 1, pa.int64(), mask=~valid)
+                return values.take(where).cast(c.target)
             ends = np.concatenate([[0], np.cumsum(counts)])
             bounds = values.buffers()[1]
             entry_offsets = np.frombuffer(bounds, np.int32, len(values) + 1)
@@ -270,6 +298,9 @@ class BatchArrays:
         got = column_values(buf, located, c.slot, c.conversion, c.numeric)
         if got is None:
             return None
+        if c.decimal:
+            made = decimal_array(got.source, got.values, c.values)
+            return None if made is None else (made, got.counts, got.present)
         if c.numeric:
             return (
                 got.values.astype(c.values.to_pandas_dtype(), copy=False),
@@ -280,22 +311,18 @@ class BatchArrays:
         return None if values is None else (values, got.counts, got.present)
 
     def _vector(self, v: _Vector, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        """Dense vectors (``type`` 1, their values), null where the record has no feature;
-        a batch with a sparse one is the record path's (its checks, its messages)."""
-        if any((located.kind[slot] >= 0).any() for slot in v.parts):
+        """Vectors: sparse where the record has any of ``c/indices``, ``c/values`` and
+        ``c/size``, else dense, else null (:func:`vector_array`)."""
+        dense = self._values(v.dense, located, buf, size)
+        if dense is None:
             return None
-        found = self._values(v.dense, located, buf, size)
-        if found is None:
-            return None
-        values, counts, present = found
-        absent = None if present.all() else pa.array(~present, pa.bool_())
-        fields = [v.target.field(i) for i in range(v.target.num_fields)]
-        kinds = pa.array(np.ones(size, np.int8), fields[0].type)
-        sizes = pa.nulls(size, fields[1].type)
-        indices = pa.nulls(size, fields[2].type)
-        lists = pa.ListArray.from_arrays(pa.array(_offsets(counts), pa.int32()), values)
-        made = [kinds, sizes, indices, lists.cast(fields[3].type)]
-        return pa.StructArray.from_arrays(made, fields=fields, mask=absent)
+        sparse = None
+        if any((located.kind[c.slot] >= 0).any() for c in v.sparse):
+            parts = [self._values(c, located, buf, size) for c in v.sparse]
+            sparse = [p for p in parts if p is not None]
+            if len(sparse) < len(parts):
+                return None
+        return vector_array(dense, sparse, size, v.target)
 
     def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
         """A list of lists' outer items (each a list), how many each record has and which
@@ -351,6 +378,11 @@ class BatchArrays:
                 return None
             values, counts, present = found
             made = values if isinstance(values, pa.Array) else pa.array(values, c.values)
+            if c.length:  # k values an element: the record path's error unless all are
+                if (counts % c.length).any():
+                    return None
+                bounds = np.arange(0, len(made) + 1, c.length, dtype=np.int32)
+                made, counts = pa.ListArray.from_arrays(bounds, made), counts // c.length
             return made.cast(c.target), counts, present
         if isinstance(c, _Ragged):
             found = self._ragged_items(c, located, buf, size)

@@ -24,7 +24,7 @@ from spark_tfrecord._format.columns.conversions import Conversion, conversion, j
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.columns.schema import Column, columns
 from spark_tfrecord._format.columns.values import Ragged
-from spark_tfrecord._format.entries.wire import FLOAT, INT64, UNSET
+from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
 from spark_tfrecord._source import nodes
 
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
@@ -84,38 +84,87 @@ def exact_layout(
     return made
 
 
+#: The kind each sparse part of a vector must have (``c/indices``, ``c/values``, ``c/size``).
+SPARSE_KINDS = (INT64, FLOAT, INT64)
+#: The largest size of a vector (an int).
+_INT_MAX = 2**31 - 1
+
+
+def float_values() -> Conversion:
+    """A sparse vector's ``c/values``: floats only, exact as doubles."""
+    return Conversion("double", "double", {FLOAT: lambda v: np.asarray(v, np.float64)})
+
+
 def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
     """An ML vector column's reader giving Spark's vector (its ``VectorUDT`` row: type, size,
-    indices, values; doubles exact): sparse from ``c/indices``, ``c/values``, ``c/size`` when
-    the record has them, else dense from ``c``; the loaders' checks and messages."""
+    indices, values; doubles exact) as the jar's ``SparseVectorReader`` reads it: sparse from
+    ``c/indices``, ``c/values`` and ``c/size`` when the record has any of them (all three, of
+    their kinds, and no dense ``c``), else dense from ``c``; the jar's checks and messages."""
     c.conversion = _double()
-    dense_slot, index_slot, value_slot, size_slot = c.slots
+    dense_slot, *slots = c.slots
     names = c.features
     ints = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
     ints.conversion = conversion("bigint")
+    floats = Column(c.key, "double", "list", path=c.path, type_name=c.type_name)
+    floats.conversion = float_values()
     values = Layout._values
+    kind_names = {INT64: "int64", FLOAT: "float", BYTES: "bytes"}
+
+    def fail(what: str) -> ColumnError:
+        return ColumnError.of(c, what)
 
     def vector(features: list[Any]) -> Any:
         dense = features[dense_slot]
-        if features[index_slot] is None and features[value_slot] is None:
+        parts = [features[s] for s in slots]
+        if all(p is None for p in parts):
             if dense is None:
                 return None
             return {"type": 1, "size": None, "indices": None, "values": values(c, dense, names[0])}
-        indices = values(ints, features[index_slot] or (UNSET, None), names[1])
-        entries = values(c, features[value_slot] or (UNSET, None), names[2])
-        size = values(ints, features[size_slot] or (UNSET, None), names[3])
-        if len(size) != 1:
-            raise ColumnError(c.path, f"feature {names[3]!r} must hold the vector's size")
-        n = int(size[0])
-        if len(indices) != len(entries):
-            raise ColumnError(
-                c.path, f"{len(indices)} indices but {len(entries)} values in {names[1]!r}"
+        for p, kind, name in zip(parts, SPARSE_KINDS, names[1:]):
+            if p is not None and p[0] not in (UNSET, kind) and len(p[1]):
+                raise fail(
+                    f"cannot be read from its {kind_names[p[0]]} feature '{name}': it must be "
+                    f"{kind_names[kind]}"
+                )
+        if dense is not None:
+            raise fail(
+                f"has both the dense feature '{names[0]}' and the sparse features '{names[1]}', "
+                f"'{names[2]}'"
             )
-        if len(indices) and (
-            int(indices.min()) < 0 or int(indices.max()) >= n or bool(np.any(np.diff(indices) <= 0))
-        ):
-            raise ColumnError(
-                c.path, f"indices in {names[1]!r} must increase and be below the size {n}"
+        for p, name in zip(parts, names[1:]):
+            if p is None:
+                what = "its size, " if name == names[3] else ""
+                raise fail(
+                    f"is read from the sparse features '{names[1]}', '{names[2]}' and "
+                    f"'{names[3]}', but the record has no '{name}' ({what}written with "
+                    "vectorLayout sparse)"
+                )
+        indices = values(ints, parts[0], names[1])
+        entries = values(floats, parts[1], names[2])
+        size = values(ints, parts[2], names[3])
+        if len(size) != 1:
+            raise fail(
+                f"needs one value in '{names[3]}', the vector's size, but it holds {len(size)}"
+            )
+        n = int(size[0])
+        if n < 0 or n > _INT_MAX:
+            raise fail(f"has the size {n} in '{names[3]}': a vector's size is from 0 to {_INT_MAX}")
+        if len(indices) != len(entries):
+            raise fail(
+                f"has {len(indices)} indices in '{names[1]}' but {len(entries)} values in "
+                f"'{names[2]}': they must be as many"
+            )
+        unsorted = np.concatenate([[False], np.diff(indices) <= 0])
+        wrong = np.flatnonzero(unsorted | (indices < 0) | (indices >= n))
+        if len(wrong):  # the first index that fails, as the jar checks them in order
+            at = int(wrong[0])
+            if unsorted[at]:
+                raise fail(
+                    f"has the index {int(indices[at])} after {int(indices[at - 1])} in "
+                    f"'{names[1]}': indices must be increasing"
+                )
+            raise fail(
+                f"has the index {int(indices[at])} in '{names[1]}', outside the vector's size {n}"
             )
         return {"type": 0, "size": n, "indices": indices, "values": entries}
 

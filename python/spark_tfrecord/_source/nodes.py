@@ -18,7 +18,9 @@ from typing import Any, Union
 import pyarrow as pa
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.columns.json_readers import FIXED_SIZE
 from spark_tfrecord._format.columns.schema import Column, depth, innermost, is_struct, is_vector
+from spark_tfrecord._format.columns.type_table import simple_string
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
 VALUES = {
@@ -176,4 +178,14 @@ def _node(
     if isinstance(inner, dict) and depth(t):
         raise unsupported(path, f"array<{_type_text(inner)}>")
     values = leaf_values(t, path)
-    return Leaf(key, inner, depth(t) + in_array, in_array, values, target, next(leaves, None))
+    column = next(leaves, None)
+    fixed_size = isinstance(inner, str) and inner in FIXED_SIZE
+    if column is not None and column.shape == "uniform" and not fixed_size:
+        # the jar's refusal (NestedRowAssembler.SliceCell), before any record is read
+        raise errors.ArgumentError(
+            errors.UNSUPPORTED_TYPE,
+            f"Column '{path}' has elements of type {simple_string(inner)}, which a list split "
+            "per element cannot hold: only numbers and booleans can.",
+            column=path,
+        )
+    return Leaf(key, inner, depth(t) + in_array, in_array, values, target, column)

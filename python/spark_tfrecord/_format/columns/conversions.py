@@ -204,6 +204,12 @@ def _decimal(precision: int, scale: int) -> tuple[Convert, Convert]:
     return from_int64, from_float
 
 
+def stored(name: str) -> Conversion:
+    """A numeric column's values as their features store them (int64s, float32s), for a reader
+    that converts a batch of them itself (decimals: ``spark_tfrecord._source.decimal_arrays``)."""
+    return Conversion(name, "float", {FLOAT: _same, INT64: _same})
+
+
 def conversion(name: str, *, vector: bool = False) -> Conversion:
     """The conversion of a column whose values have Spark type ``name`` (``simpleString``:
     ``tinyint``, ``decimal(10,2)``); ``vector``: an ML vector's values (doubles). Raises

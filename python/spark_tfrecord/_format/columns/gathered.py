@@ -7,9 +7,10 @@ there.
 The one columnar core of both batch paths: the loaders' NumPy batches
 (:mod:`spark_tfrecord._format.columns.batches`) and the jar-less source's Arrow arrays
 (:mod:`spark_tfrecord._source.batch_arrays`) shape what :func:`column_values` gives. Anything
-that needs a decision per record (two kinds, a kind the column does not read, numbers read as
-text, a value out of range, a list that strays from the layout writers produce) gives None: the
-batch is then read record by record, whose values and errors are the reference.
+that needs a decision per record (a kind the column does not read, numbers read as text, a
+value out of range, a list that strays from the layout writers produce) gives None: the batch
+is then read record by record, whose values and errors are the reference. A numeric column
+given floats in some records and int64s in others is gathered kind by kind.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 from spark_tfrecord._format.columns.conversions import Conversion, OutOfRange
 from spark_tfrecord._format.entries import batch
 from spark_tfrecord._format.entries.entries import bytes_entries
-from spark_tfrecord._format.entries.wire import BYTES, FLOAT, MalformedRecord
+from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, MalformedRecord
 
 #: The NumPy type of each loaders' kind of number (:attr:`Conversion.value`).
 DTYPES = {"int": np.int64, "float": np.float32}
@@ -53,8 +54,12 @@ def column_values(
     filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
     kinds = kind[filled]
     source = int(kinds[0]) if len(kinds) else -1
-    if source >= 0 and ((kinds != source).any() or conv.by_kind[source] is None):
-        return None  # a kind the column does not read, or two: the record path's error
+    if source >= 0 and conv.by_kind[source] is None:
+        return None  # a kind the column does not read: the record path's error
+    if source >= 0 and (kinds != source).any():
+        if not numeric or (kinds == BYTES).any():
+            return None  # numbers and bytes: the record path's error, or its text
+        return _mixed(buf, conv, kind, start, stop, filled, present)
     start, stop = np.where(filled, start, 0), np.where(filled, stop, 0)
     if not numeric:
         if source not in (-1, BYTES):
@@ -80,6 +85,36 @@ def column_values(
         except OutOfRange:
             return None  # the record path names the record and the value
     return Gathered(source, values, None, None, counts, present)
+
+
+def _mixed(
+    buf: bytes, conv: Conversion, kind: Any, start: Any, stop: Any, filled: Any, present: Any
+) -> Gathered | None:
+    """A numeric column whose records hold floats and int64s: each kind's values gathered and
+    converted apart, then put back in record order (the record path converts each record's
+    alike); None when the column does not read both, or converts them to different types (a
+    decimal's values as stored)."""
+    parts = []
+    for k in (FLOAT, INT64):
+        convert = conv.by_kind[k]
+        mine = filled & (kind == k)
+        if convert is None:
+            return None
+        values, counts = _numbers(buf, k, np.where(mine, start, 0), np.where(mine, stop, 0), mine)
+        if values is None:
+            return None
+        try:
+            values = convert(values)
+        except OutOfRange:
+            return None
+        parts.append((np.asarray(values), counts))
+    (floats, float_counts), (ints, int_counts) = parts
+    if floats.dtype != ints.dtype:
+        return None
+    rows = np.arange(len(kind))
+    owners = np.concatenate([np.repeat(rows, float_counts), np.repeat(rows, int_counts)])
+    values = np.concatenate([floats, ints])[np.argsort(owners, kind="stable")]
+    return Gathered(FLOAT, values, None, None, float_counts + int_counts, present)
 
 
 def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tuple[Any, Any]:

@@ -157,8 +157,8 @@ def _nested(
 
 
 #: The element types a list split per element (a concatenated leaf) can hold: fixed-size ones.
-_FIXED_SIZE = {"boolean", "byte", "short", "integer", "date", "long", "timestamp", "float"}
-_FIXED_SIZE |= {"timestamp_ntz", "double"}
+FIXED_SIZE = {"boolean", "byte", "short", "integer", "date", "long", "timestamp", "float"}
+FIXED_SIZE |= {"timestamp_ntz", "double"}
 
 
 class _Leaves:
@@ -182,7 +182,7 @@ class _Leaves:
             flat = array_of(t) if is_array(t) else array_of(array_of(t))
             read, found = _nested(flat, leaf_column, leaf_name, separator, True)
         elif length > 0 and depth(t) == 1:  # concatenated: `length` values per element
-            if not isinstance(t["elementType"], str) or t["elementType"] not in _FIXED_SIZE:
+            if not isinstance(t["elementType"], str) or t["elementType"] not in FIXED_SIZE:
                 raise errors.ArgumentError(
                     errors.UNSUPPORTED_TYPE,
                     f"Column '{leaf_column}' has elements of type "

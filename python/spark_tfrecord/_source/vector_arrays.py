@@ -1,0 +1,108 @@
+"""A batch's ML vectors as one Arrow struct array of ``VectorUDT``'s SQL type (type, size,
+indices, values), from its features' values gathered at once, as the record path
+(:func:`spark_tfrecord._source.columns.exact_layout`'s vector reader) and the jar read them: a
+record with any of ``c/indices``, ``c/values`` and ``c/size`` holds a sparse vector (type 0),
+else one with ``c`` a dense one (type 1), else none (null).
+
+A sparse vector is checked as the jar's ``SparseVectorReader`` checks it. A batch where one is
+not (the record path's error, which names the record) gives None; so does one where a sparse
+part is of a kind it does not read (the gathering's None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+#: Of a batch's feature: its values (a NumPy array), how many each record has, which records
+#: have the feature.
+Part = tuple[Any, Any, Any]
+_INT_MAX = 2**31 - 1
+
+
+def offsets(counts: Any) -> Any:
+    """The int32 offsets of lists of ``counts`` items."""
+    out = np.zeros(len(counts) + 1, np.int32)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def vector_array(
+    dense: Part, sparse: Sequence[Part] | None, rows: int, target: pa.StructType
+) -> pa.Array | None:
+    """The vectors of a batch of ``rows`` records from their dense feature ``dense`` and, when
+    a record of the batch has a sparse part, their features ``sparse`` (``c/indices``,
+    ``c/values``, ``c/size``); None when a sparse one fails the jar's checks."""
+    values, counts, present = dense
+    fields = [target.field(i) for i in range(target.num_fields)]
+    if sparse is None:
+        kinds = pa.array(np.ones(rows, np.int8), fields[0].type)
+        sizes = pa.nulls(rows, fields[1].type)
+        indices = pa.nulls(rows, fields[2].type)
+        lists = pa.ListArray.from_arrays(pa.array(offsets(counts), pa.int32()), values)
+        absent = None if present.all() else pa.array(~present, pa.bool_())
+        made = [kinds, sizes, indices, lists.cast(fields[3].type)]
+        return pa.StructArray.from_arrays(made, fields=fields, mask=absent)
+    held = _sparse(present, *sparse)
+    if held is None:
+        return None
+    where, n = held
+    index_values, index_counts, _ = sparse[0]
+    entry_values, entry_counts, _ = sparse[1]
+    # (a record has a dense vector or a sparse one: _sparse refuses both)
+    owners = np.concatenate(
+        [np.repeat(np.arange(rows), counts), np.repeat(np.arange(rows), entry_counts)]
+    )
+    merged = np.concatenate([values, entry_values])[np.argsort(owners, kind="stable")]
+    lists = pa.ListArray.from_arrays(
+        pa.array(offsets(counts + entry_counts), pa.int32()), pa.array(merged, pa.float64())
+    )
+    dense_only = pa.array(~where, pa.bool_())
+    made = [
+        pa.array(np.where(where, 0, 1).astype(np.int8), fields[0].type),
+        pa.array(n.astype(np.int32), fields[1].type, mask=~where),
+        pa.ListArray.from_arrays(
+            pa.array(offsets(index_counts), pa.int32()),
+            pa.array(index_values.astype(np.int32), pa.int32()),
+            mask=dense_only,
+        ).cast(fields[2].type),
+        lists.cast(fields[3].type),
+    ]
+    absent = ~(present | where)
+    return pa.StructArray.from_arrays(
+        made, fields=fields, mask=pa.array(absent, pa.bool_()) if absent.any() else None
+    )
+
+
+def _sparse(present: Any, indices: Part, entries: Part, sizes: Part) -> tuple[Any, Any] | None:
+    """Which records hold a sparse vector (any of its three features), and each one's size (0
+    for the others), when every one passes the jar's checks (no dense feature beside it, all
+    three features, one size from 0 to the largest int, as many indices as values, indices
+    increasing from 0 and below the size); else None."""
+    index_values, index_counts, index_present = indices
+    _, entry_counts, entry_present = entries
+    size_values, size_counts, size_present = sizes
+    where = index_present | entry_present | size_present
+    if (present & where).any():
+        return None
+    if not (index_present[where].all() and entry_present[where].all()):
+        return None
+    if (size_counts[where] != 1).any() or not np.array_equal(index_counts, entry_counts):
+        return None
+    first = offsets(size_counts)[:-1]
+    n = np.zeros(len(where), np.int64)
+    n[where] = np.asarray(size_values, np.int64)[first[where]]
+    if len(n) and (int(n.min()) < 0 or int(n.max()) > _INT_MAX):
+        return None
+    if len(index_values):
+        owner = np.repeat(n, index_counts)
+        if (index_values < 0).any() or (index_values >= owner).any():
+            return None
+        starts = np.zeros(len(index_values), np.bool_)
+        starts[offsets(index_counts)[:-1][index_counts > 0]] = True
+        if ((np.diff(index_values) <= 0) & ~starts[1:]).any():
+            return None
+    return where, n
