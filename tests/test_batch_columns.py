@@ -393,13 +393,14 @@ UNIFORM_SCHEMA = {
         ),
     ],
 }
-#: The odd record's features (its batch is the record path's), and whether the jar fails it.
+#: The odd record's features, whether the jar fails it, and whether its batch is the record
+#: path's (a float field stored as int64 in one record is gathered kind by kind, in the batch).
 ODD_UNIFORM = {
-    "": ({}, False),
-    "a value too many": ({b"objs/bbox": [0.5] * 9}, True),
-    "an element too many": ({b"objs/codes": [1] * 6}, True),
-    "a bbox of ints": ({b"objs/bbox": [1] * 8}, False),
-    "a boolean 2": ({b"objs/flags": [1, 2]}, True),
+    "": ({}, False, False),
+    "a value too many": ({b"objs/bbox": [0.5] * 9}, True, True),
+    "an element too many": ({b"objs/codes": [1] * 6}, True, True),
+    "a bbox of ints": ({b"objs/bbox": [1] * 8}, False, False),
+    "a boolean 2": ({b"objs/flags": [1, 2]}, True, True),
 }
 
 
@@ -431,13 +432,13 @@ def test_fixed_length_lists_in_arrays_of_structs_take_the_batch_path_as_the_jar(
     """Lists of fixed length in an array of structs (``tfrecord.listLength``: the elements'
     lists concatenated in one feature) are read a batch at once, as the record path and the jar
     read them (a field a record lacks null in each element); a batch where a record's lists do
-    not make whole elements, or as many as the other fields', fails as the jar fails, one with a
-    field of two kinds is read record by record."""
-    features, fails = ODD_UNIFORM[odd]
+    not make whole elements, or as many as the other fields', fails as the jar fails, and a
+    float field stored as int64 in one record is read as the jar reads it, in the batch."""
+    features, fails, record_path = ODD_UNIFORM[odd]
     rng = random.Random(59)
     records = [_uniform_record(i, rng, features if i == ODD_AT else None) for i in range(RECORDS)]
     path = str(write_records(tmp_path / "part-0.tfrecord", records))
-    _check(path, UNIFORM_SCHEMA, bool(odd), fails, monkeypatch)
+    _check(path, UNIFORM_SCHEMA, record_path, fails, monkeypatch)
 
 
 def test_a_fixed_length_list_of_decimals_is_the_jars_refusal(tmp_path: Path) -> None:
