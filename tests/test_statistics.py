@@ -310,22 +310,31 @@ def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) ->
     assert (tmp_path / "s.pb").read_bytes() == spark_tfrecord.statistics(df.select("a"))
 
 
-def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path) -> None:
-    """statistics(weight="w") against TFDV's StatsOptions(weight_feature="w") on the files the
-    jar wrote: the weighted presence and numbers of values of every feature (the weight's
-    own too), the weighted mean, standard deviation, median and histograms of every feature of
-    numbers with some, and the weighted top values and rank histograms of the strings; weights
-    of 0 included."""
+@pytest.mark.parametrize("engine", ["sql", "arrow"])
+def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
+    """statistics(weight="w") by either engine against TFDV's StatsOptions(weight_feature="w")
+    on the files the jar wrote: the weighted presence and numbers of values of every feature
+    (the weight's own too), the weighted mean, standard deviation, median and histograms of
+    every feature of numbers with some, and the weighted top values and rank histograms of the
+    strings; weights of 0 included."""
     from pyspark.sql import functions as F
 
     python = _tfdv_python()
+    from spark_tfrecord._spark import statistics as module
+
+    if engine == "arrow":
+        monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
+    merges: list[int] = []  # the partitions' partials merged: the arrow engine ran
+    merged = module.merged
+    monkeypatch.setattr(module, "merged", lambda *a: merges.append(1) or merged(*a))
     weights = F.expr("CAST((id % 5) * 0.5 + IF(id % 97 = 0, 30, 0) AS FLOAT)")
     df = _frame(spark).withColumn("w", weights)
     spark_tfrecord.write(df, str(tmp_path / "examples"))
     ours = tmp_path / "weighted.pb"
-    spark_tfrecord.statistics(df, str(ours), weight="w")
+    spark_tfrecord.statistics(df, str(ours), engine=engine, weight="w")
     job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
     report, returncode = _tfdv_check(python, job, tmp_path)
+    assert bool(merges) == (engine == "arrow")
     assert report["problems"] == []
     # every feature but the one null in every row, the weight among them
     assert len(report["weighted"]) == len(df.columns) - 1 and "w" in report["weighted"]
