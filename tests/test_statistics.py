@@ -349,10 +349,10 @@ def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engin
 
 def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(spark, tmp_path: Path) -> None:
     """Negative weights against TFDV's: they count in the weighted presence, numbers of values,
-    means and top values' weights (a string feature whose values all weigh less than 0 among
-    them), while the weighted median and histograms take the values weighing more than 0 alone.
-    A feature of numbers none of which weighs more than 0, the weight's own (all weights 0)
-    first, is refused by its name: TFDV 1.16.1 fails on it."""
+    means and top values' weights (string features whose values all weigh less than 0, or 0,
+    among them), while the weighted median and histograms take the values weighing more than 0
+    alone. A feature of numbers none of which weighs more than 0, the weight's own (all weights
+    0) first, is refused by its name: TFDV 1.16.1 fails on it."""
     from pyspark.sql import functions as F
 
     python = _tfdv_python()
@@ -361,6 +361,7 @@ def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(spark, tmp_
         _frame(spark)
         .withColumn("w", F.expr(f"CAST({weights} AS FLOAT)"))
         .withColumn("negative", F.expr("IF(id % 7 = 0, 'below', NULL)"))
+        .withColumn("weightless", F.expr("IF(id % 11 = 0 AND id % 7 != 0, 'nil', NULL)"))
     )
     spark_tfrecord.write(df, str(tmp_path / "examples"))
     ours = tmp_path / "weighted.pb"
@@ -368,7 +369,7 @@ def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(spark, tmp_
     job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
     report, returncode = _tfdv_check(python, job, tmp_path)
     assert report["problems"] == []
-    assert "w" in report["weighted"] and "negative" in report["weighted"]
+    assert {"w", "negative", "weightless"} <= set(report["weighted"])
     assert returncode == 0
     with pytest.raises(ValueError, match="weight column 'w' is 0 or less in every row"):
         spark_tfrecord.statistics(df.withColumn("w", F.lit(0.0)), weight="w")
