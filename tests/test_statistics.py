@@ -310,22 +310,31 @@ def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) ->
     assert (tmp_path / "s.pb").read_bytes() == spark_tfrecord.statistics(df.select("a"))
 
 
-def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path) -> None:
-    """statistics(weight="w") against TFDV's StatsOptions(weight_feature="w") on the files the
-    jar wrote: the weighted presence and numbers of values of every feature (the weight's
-    own too), the weighted mean, standard deviation, median and histograms of every feature of
-    numbers with some, and the weighted top values and rank histograms of the strings; weights
-    of 0 included."""
+@pytest.mark.parametrize("engine", ["sql", "arrow"])
+def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
+    """statistics(weight="w") by either engine against TFDV's StatsOptions(weight_feature="w")
+    on the files the jar wrote: the weighted presence and numbers of values of every feature
+    (the weight's own too), the weighted mean, standard deviation, median and histograms of
+    every feature of numbers with some, and the weighted top values and rank histograms of the
+    strings; weights of 0 included."""
     from pyspark.sql import functions as F
 
     python = _tfdv_python()
+    from spark_tfrecord._spark import statistics as module
+
+    if engine == "arrow":
+        monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
+    merges: list[int] = []  # the partitions' partials merged: the arrow engine ran
+    merged = module.merged
+    monkeypatch.setattr(module, "merged", lambda *a: merges.append(1) or merged(*a))
     weights = F.expr("CAST((id % 5) * 0.5 + IF(id % 97 = 0, 30, 0) AS FLOAT)")
     df = _frame(spark).withColumn("w", weights)
     spark_tfrecord.write(df, str(tmp_path / "examples"))
     ours = tmp_path / "weighted.pb"
-    spark_tfrecord.statistics(df, str(ours), weight="w")
+    spark_tfrecord.statistics(df, str(ours), engine=engine, weight="w")
     job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
     report, returncode = _tfdv_check(python, job, tmp_path)
+    assert bool(merges) == (engine == "arrow")
     assert report["problems"] == []
     # every feature but the one null in every row, the weight among them
     assert len(report["weighted"]) == len(df.columns) - 1 and "w" in report["weighted"]
@@ -336,3 +345,34 @@ def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path) -> None:
         spark_tfrecord.statistics(df, weight="ints")
     with pytest.raises(ValueError, match="weight column 's' is null in some rows"):
         spark_tfrecord.statistics(df.withColumn("s", F.expr("IF(id = 3, NULL, 1.0)")), weight="s")
+
+
+def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(spark, tmp_path: Path) -> None:
+    """Negative weights against TFDV's: they count in the weighted presence, numbers of values,
+    means and top values' weights (string features whose values all weigh less than 0, or 0,
+    among them), while the weighted median and histograms take the values weighing more than 0
+    alone. A feature of numbers none of which weighs more than 0, the weight's own (all weights
+    0) first, is refused by its name: TFDV 1.16.1 fails on it."""
+    from pyspark.sql import functions as F
+
+    python = _tfdv_python()
+    weights = "CASE WHEN id % 7 = 0 THEN -2.5 WHEN id % 11 = 0 THEN 0 ELSE (id % 5) * 0.5 END"
+    df = (
+        _frame(spark)
+        .withColumn("w", F.expr(f"CAST({weights} AS FLOAT)"))
+        .withColumn("negative", F.expr("IF(id % 7 = 0, 'below', NULL)"))
+        .withColumn("weightless", F.expr("IF(id % 11 = 0 AND id % 7 != 0, 'nil', NULL)"))
+    )
+    spark_tfrecord.write(df, str(tmp_path / "examples"))
+    ours = tmp_path / "weighted.pb"
+    spark_tfrecord.statistics(df, str(ours), weight="w")
+    job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
+    report, returncode = _tfdv_check(python, job, tmp_path)
+    assert report["problems"] == []
+    assert {"w", "negative", "weightless"} <= set(report["weighted"])
+    assert returncode == 0
+    with pytest.raises(ValueError, match="weight column 'w' is 0 or less in every row"):
+        spark_tfrecord.statistics(df.withColumn("w", F.lit(0.0)), weight="w")
+    zero = df.withColumn("z", F.expr("IF(id % 11 = 0, 1.5, NULL)"))
+    with pytest.raises(ValueError, match="no value of column 'z' weighs more than 0"):
+        spark_tfrecord.statistics(zero, weight="w")

@@ -194,7 +194,8 @@ def check_weighted(what: str, f: Any, g: Any, records: list[Any], weights: np.nd
     na, nb = a.weighted_numeric_stats, b.weighted_numeric_stats
     values = np.array([x for v in records for x in v], dtype=np.float64)
     each = np.array([w for v, w in zip(records, weights) for _ in v], dtype=np.float64)
-    keep = ~np.isnan(values)
+    # TFDV's weighted quantiles (median, histograms) take the values weighing more than 0 alone
+    keep = ~np.isnan(values) & (each > 0)
     values, each = values[keep], each[keep]
     order = np.argsort(values, kind="stable")
     values, cum = values[order], np.cumsum(each[order])

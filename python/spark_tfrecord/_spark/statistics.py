@@ -315,13 +315,14 @@ def dataset_statistics(
     by_column, many = _sorted([r.asDict() for r in _query(df, columns, engine, w).collect()])
     num_examples = int(by_column[-1]["present"])
     dataset = DatasetStatistics(num_examples, [], name)
-    if w is not None:
+    if weight is not None:
         if int(by_column[-1]["w_count"]) != num_examples:
             raise ValueError(
                 f"statistics: weight column {weight!r} is null in some rows; TFDV's weight "
                 "feature holds exactly one number in every example"
             )
         dataset.weighted_num_examples = float(by_column[-1]["w_present"])
+        _refuse_unweighable(columns, by_column, many["wq"], weight)
     for i, column in enumerate(columns):
         row = by_column[i]
         if not int(row["present"]):
@@ -335,6 +336,33 @@ def dataset_statistics(
             _weigh(feature, row, many["wq"].get(i, []), many["wtop"].get(i, []), dataset)
         dataset.features.append(feature)
     return dataset
+
+
+def _refuse_unweighable(
+    columns: list[Column],
+    by_column: dict[int, dict[str, Any]],
+    quantiles: dict[int, list[dict[str, Any]]],
+    weight: str,
+) -> None:
+    """Refuses a column of numbers none of which weighs more than 0 (the weight's own first:
+    no weight above 0): TFDV's weighted quantiles (median, histograms) take the values weighing
+    more than 0 alone, and TFDV 1.16.1 fails (an AssertionError finding the median) on a
+    feature with none."""
+    for i in sorted(range(len(columns)), key=lambda i: columns[i].name != weight):
+        row, name = by_column[i], columns[i].name
+        numbers = int(row.get("values") or 0) > int(row.get("nan") or 0)
+        if columns[i].kind == STRING or not numbers or i in quantiles:
+            continue
+        if name == weight:
+            raise ValueError(
+                f"statistics: weight column {weight!r} is 0 or less in every row; TFDV's "
+                "weighted median and histograms are undefined then (TFDV 1.16.1 fails)"
+            )
+        raise ValueError(
+            f"statistics: no value of column {name!r} weighs more than 0 (weight column "
+            f"{weight!r}); TFDV's weighted median and histograms of it are undefined "
+            "(TFDV 1.16.1 fails)"
+        )
 
 
 def _weigh(
