@@ -678,3 +678,38 @@ def test_value_counts_as_the_jar_keeps_them_in_its_manifest(
 
     assert features == of("features")
     assert lists == of("feature_lists")
+
+
+def test_a_slice_of_a_batch_encodes_its_own_values_only() -> None:
+    """A batch sliced from a larger table (Ray's write cuts a block into batches so) has the
+    whole child of each list column beneath it: its lists' values and offsets are its rows'
+    alone, so that each batch's encoding reads its own values, and the records are those of a
+    copy of the same rows."""
+    import pyarrow as pa
+
+    from spark_tfrecord._format.columns import arrow
+    from spark_tfrecord._format.columns.ddl import parse_ddl
+
+    ids = [[i] * (i % 4) if i % 9 else None for i in range(1000)]
+    nested = [[[i, -i]] * (i % 3) for i in range(1000)]
+    table = pa.table(
+        {
+            "ids": pa.array(ids, pa.list_(pa.int64())),
+            "r": pa.array(nested, pa.list_(pa.list_(pa.int64()))),
+        }
+    )
+    part = table.slice(500, 100).to_batches()[0]
+    a = part.column(0)
+    values, offsets = arrow.list_values(a), arrow.list_offsets(a)
+    assert offsets[0] == 0 and offsets[-1] == len(values) == sum(len(v or []) for v in ids[500:600])
+    assert values.to_pylist() == a.flatten().to_pylist()
+    inner = arrow.list_values(arrow.list_values(part.column(1)))
+    assert len(inner) == 2 * sum(i % 3 for i in range(500, 600))
+    for empty in (a.slice(5, 0), pa.array([], pa.list_(pa.int64()))):
+        assert len(arrow.list_values(empty)) == 0 and arrow.list_offsets(empty).tolist() == [0]
+
+    encoder = ExampleEncoder(parse_ddl("ids array<bigint>, r array<array<bigint>>"))
+    copied = pa.RecordBatch.from_pylist(part.to_pylist(), schema=part.schema)
+    assert bytes(encoder.encode(part).framed_bytes()) == bytes(
+        encoder.encode(copied).framed_bytes()
+    )

@@ -108,17 +108,27 @@ def binary(a: Any) -> tuple[Bytes, Ints]:
 
 
 def list_offsets(a: Any) -> Ints:
-    """A list array's n+1 offsets into :func:`list_values` (int64)."""
+    """A list array's n+1 offsets into :func:`list_values` (int64, the first 0)."""
     if len(a) == 0:
         # Spark's ArrowWriter gives an empty list array an empty offsets buffer, which Arrow
         # allows (and then reads garbage as its one offset).
         return np.zeros(1, np.int64)
-    return np.asarray(a.offsets.to_numpy(zero_copy_only=False), np.int64)
+    off = np.asarray(a.offsets.to_numpy(zero_copy_only=False), np.int64)
+    return off - off[0] if off[0] else off
 
 
 def list_values(a: Any) -> Any:
-    """A list array's child, whole (its offsets index it)."""
-    return a.values
+    """A list array's child, its rows' values only (no copy): a slice of a list array, such as
+    a batch of a larger table, has the whole child beneath it, which the encoder would
+    otherwise read for every batch. :func:`list_offsets` index it."""
+    values = a.values
+    if len(a) == 0:
+        return values.slice(0, 0)
+    offsets = a.offsets
+    start, stop = offsets[0].as_py(), offsets[-1].as_py()
+    if start == 0 and stop == len(values):
+        return values
+    return values.slice(start, stop - start)
 
 
 def child(a: Any, i: int) -> Any:
