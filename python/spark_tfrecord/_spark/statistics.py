@@ -14,7 +14,7 @@ value (the top values and the unique count, exactly).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from spark_tfrecord._format.datasets import statistics_histograms as hist
 from spark_tfrecord._format.datasets.statistics_proto import (
@@ -36,6 +36,7 @@ from spark_tfrecord._spark.statistics_partials import merged
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
 #: How the values of list columns of numbers are aggregated: Spark SQL's aggregates, or NumPy
 #: a batch at a time in Spark's Python workers.
@@ -384,7 +385,7 @@ def _weigh(
 
 
 def statistics(
-    df: DataFrame,
+    df: DataFrame | ConnectDataFrame,
     path: str | None = None,
     *,
     tfx_split: str | None = None,
@@ -431,7 +432,10 @@ def statistics(
         raise ValueError(f"engine is 'sql' or 'arrow', not {engine!r}")
     if path is None and tfx_split is not None:
         raise ValueError("tfx_split names the split of an artifact written to path: give path")
-    data = encode([dataset_statistics(df, name, engine, path_separator, weight)])
+    # A Connect DataFrame has the classic one's API, which is all the query uses (test_connect
+    # checks that both give the same bytes); pyspark 3.5's types do not relate the two classes.
+    classic: DataFrame = cast(Any, df)
+    data = encode([dataset_statistics(classic, name, engine, path_separator, weight)])
     if path is not None:
         write_statistics(data, path, tfx_split)
     return data
