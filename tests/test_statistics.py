@@ -104,17 +104,24 @@ def _frame(spark, planted: bool = False):
     return df.drop("d") if planted else df  # planted: a feature gone
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow"])
-def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
-    python = _tfdv_python()
+def _engine(spark, monkeypatch, engine: str) -> list[int]:
+    """Readies ``engine``; the list it gives grows when the partitions' partials are merged
+    (the arrow engine ran)."""
     from spark_tfrecord._spark import statistics as module
 
     if engine == "arrow":
         # mapInArrow's workers need pyarrow and spark_tfrecord: this environment's python.
         monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
-    merges: list[int] = []  # the partitions' partials merged: the arrow engine ran
+    merges: list[int] = []
     merged = module.merged
     monkeypatch.setattr(module, "merged", lambda *a: merges.append(1) or merged(*a))
+    return merges
+
+
+@pytest.mark.parametrize("engine", ["sql", "arrow"])
+def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
+    python = _tfdv_python()
+    merges = _engine(spark, monkeypatch, engine)
     df = _frame(spark)
     spark_tfrecord.write(df, str(tmp_path / "examples"), tfx_split="train")
     artifact = tmp_path / "statistics"
@@ -320,13 +327,7 @@ def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engin
     from pyspark.sql import functions as F
 
     python = _tfdv_python()
-    from spark_tfrecord._spark import statistics as module
-
-    if engine == "arrow":
-        monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
-    merges: list[int] = []  # the partitions' partials merged: the arrow engine ran
-    merged = module.merged
-    monkeypatch.setattr(module, "merged", lambda *a: merges.append(1) or merged(*a))
+    merges = _engine(spark, monkeypatch, engine)
     weights = F.expr("CAST((id % 5) * 0.5 + IF(id % 97 = 0, 30, 0) AS FLOAT)")
     df = _frame(spark).withColumn("w", weights)
     spark_tfrecord.write(df, str(tmp_path / "examples"))

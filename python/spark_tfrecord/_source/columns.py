@@ -23,6 +23,7 @@ from spark_tfrecord._format.columns.column_errors import ColumnError
 from spark_tfrecord._format.columns.conversions import Conversion, conversion, java_float
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.columns.schema import Column, columns
+from spark_tfrecord._format.columns.type_table import INT_MAX
 from spark_tfrecord._format.columns.values import Ragged
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
 from spark_tfrecord._source import nodes
@@ -86,8 +87,6 @@ def exact_layout(
 
 #: The kind each sparse part of a vector must have (``c/indices``, ``c/values``, ``c/size``).
 SPARSE_KINDS = (INT64, FLOAT, INT64)
-#: The largest size of a vector (an int).
-_INT_MAX = 2**31 - 1
 
 
 def float_values() -> Conversion:
@@ -147,8 +146,8 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
                 f"needs one value in '{names[3]}', the vector's size, but it holds {len(size)}"
             )
         n = int(size[0])
-        if n < 0 or n > _INT_MAX:
-            raise fail(f"has the size {n} in '{names[3]}': a vector's size is from 0 to {_INT_MAX}")
+        if n < 0 or n > INT_MAX:
+            raise fail(f"has the size {n} in '{names[3]}': a vector's size is from 0 to {INT_MAX}")
         if len(indices) != len(entries):
             raise fail(
                 f"has {len(indices)} indices in '{names[1]}' but {len(entries)} values in "

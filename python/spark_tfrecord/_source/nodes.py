@@ -18,9 +18,8 @@ from typing import Any, Union
 import pyarrow as pa
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.columns.json_readers import FIXED_SIZE
 from spark_tfrecord._format.columns.schema import Column, depth, innermost, is_struct, is_vector
-from spark_tfrecord._format.columns.type_table import simple_string
+from spark_tfrecord._format.columns.type_table import FIXED_SIZE, simple_string
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
 VALUES = {

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from spark_tfrecord._format.columns.gathered import in_record_order
+from spark_tfrecord._format.columns.type_table import INT_MAX
+
 #: Of a batch's feature: its values (a NumPy array), how many each record has, which records
 #: have the feature.
 Part = tuple[Any, Any, Any]
-_INT_MAX = 2**31 - 1
 
 
 def offsets(counts: Any) -> Any:
@@ -53,10 +55,7 @@ def vector_array(
     index_values, index_counts, _ = sparse[0]
     entry_values, entry_counts, _ = sparse[1]
     # (a record has a dense vector or a sparse one: _sparse refuses both)
-    owners = np.concatenate(
-        [np.repeat(np.arange(rows), counts), np.repeat(np.arange(rows), entry_counts)]
-    )
-    merged = np.concatenate([values, entry_values])[np.argsort(owners, kind="stable")]
+    merged = in_record_order(values, counts, entry_values, entry_counts)
     lists = pa.ListArray.from_arrays(
         pa.array(offsets(counts + entry_counts), pa.int32()), pa.array(merged, pa.float64())
     )
@@ -95,7 +94,7 @@ def _sparse(present: Any, indices: Part, entries: Part, sizes: Part) -> tuple[An
     first = offsets(size_counts)[:-1]
     n = np.zeros(len(where), np.int64)
     n[where] = np.asarray(size_values, np.int64)[first[where]]
-    if len(n) and (int(n.min()) < 0 or int(n.max()) > _INT_MAX):
+    if len(n) and (int(n.min()) < 0 or int(n.max()) > INT_MAX):
         return None
     if len(index_values):
         owner = np.repeat(n, index_counts)

@@ -111,10 +111,25 @@ def _mixed(
     (floats, float_counts), (ints, int_counts) = parts
     if floats.dtype != ints.dtype:
         return None
-    rows = np.arange(len(kind))
-    owners = np.concatenate([np.repeat(rows, float_counts), np.repeat(rows, int_counts)])
-    values = np.concatenate([floats, ints])[np.argsort(owners, kind="stable")]
+    values = in_record_order(floats, float_counts, ints, int_counts)
     return Gathered(FLOAT, values, None, None, float_counts + int_counts, present)
+
+
+def in_record_order(first: Any, first_counts: Any, second: Any, second_counts: Any) -> Any:
+    """Two parts of a batch's values, each laid out record after record (``counts``: how many
+    each record has), as one array record after record: each record's ``first`` values, then
+    its ``second``'s. Each value's place is computed, not sorted for."""
+    counts = first_counts + second_counts
+    starts = np.zeros(len(counts), np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    out = np.empty(len(first) + len(second), np.result_type(first, second))
+    for part, part_counts, at in (
+        (first, first_counts, starts),
+        (second, second_counts, starts + first_counts),
+    ):
+        part_starts = np.cumsum(part_counts) - part_counts
+        out[np.arange(len(part)) + np.repeat(at - part_starts, part_counts)] = part
+    return out
 
 
 def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tuple[Any, Any]:

@@ -30,7 +30,7 @@ from spark_tfrecord._format.columns.json_values import (
     json_atom,
 )
 from spark_tfrecord._format.columns.schema import depth, is_array, is_struct
-from spark_tfrecord._format.columns.type_table import array_of, simple_string
+from spark_tfrecord._format.columns.type_table import FIXED_SIZE, array_of, simple_string
 from spark_tfrecord._format.entries.wire import FLOAT, INT64, UNSET
 
 
@@ -154,11 +154,6 @@ def _nested(
         return level
 
     return ragged, [flat_name, *length_names]
-
-
-#: The element types a list split per element (a concatenated leaf) can hold: fixed-size ones.
-FIXED_SIZE = {"boolean", "byte", "short", "integer", "date", "long", "timestamp", "float"}
-FIXED_SIZE |= {"timestamp_ntz", "double"}
 
 
 class _Leaves:

@@ -36,6 +36,16 @@ _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 _TIME = re.compile(r"time\(\d\)")
 
 
+#: The largest Java int: a vector's largest size.
+INT_MAX = 2**31 - 1
+#: The element types a list split per element (a concatenated leaf, ``tfrecord.listLength``)
+#: can hold: those of a fixed size.
+FIXED_SIZE = frozenset(
+    {"boolean", "byte", "short", "integer", "date", "long", "timestamp", "timestamp_ntz"}
+    | {"float", "double"}
+)
+
+
 class Entry(NamedTuple):
     """One type of the table: Spark's name, the kind it is written as, and its reader."""
 
