@@ -36,7 +36,6 @@ from spark_tfrecord._source.options import ReadOptions
 from support.jar_decoder import (
     Failure,
     Row,
-    _start_jvm,
     jar_results,
     schema_of_ddl,
     value_tree,
@@ -175,32 +174,13 @@ EDGE_FLOATS = [0.125, 1.005, -2.675, 0.5, -0.0, 0.0, 99999992.0, -99999992.0, 1e
 def _decimal_float(rng: random.Random) -> float:
     """A float for a decimal(10,2): one of the edges, or random at a random magnitude."""
     if rng.random() < 0.2:
-        return _choice(rng, EDGE_FLOATS)
+        return rng.choice(EDGE_FLOATS)
     return _uniform(rng, -1, 1) * 10 ** rng.randint(-8, 7)
 
 
 def _uniform(rng: random.Random, low: float, high: float) -> float:
-    """A random float32 that the JVM running the jar writes as the Python codec does."""
-    while True:
-        v = float(np.float32(rng.uniform(low, high)))
-        if _agrees(v):
-            return v
-
-
-def _choice(rng: random.Random, values: list[float]) -> float:
-    """One of ``values`` that the JVM running the jar writes as the Python codec does."""
-    return rng.choice([v for v in values if _agrees(v)])
-
-
-def _agrees(v: float) -> bool:
-    """Whether the JVM's ``Float.toString`` writes ``v`` as the codec does: JDK 17 gives some
-    floats more digits than the shortest (JDK 19 and later, and the codec, give the shortest),
-    which a decimal then rounds otherwise."""
-    import jpype
-
-    _start_jvm()
-    text = jpype.JClass("java.lang.Float").toString
-    return str(text(jpype.JFloat(v))) == java_float(v)
+    """A random float32 from ``low`` to ``high``."""
+    return float(np.float32(rng.uniform(low, high)))
 
 
 def _decimal_record(i: int, rng: random.Random, odd: str = "") -> bytes:
@@ -216,7 +196,7 @@ def _decimal_record(i: int, rng: random.Random, odd: str = "") -> bytes:
         big = rng.choice([2**63 - 1, -(2**63), 0, -1, rng.randint(-(2**63), 2**63 - 1)])
         ents.append(entry(b"big", _ints([big])))
     if i % 3:
-        ents.append(entry(b"i", _floats([_choice(rng, [1e18, -9.99e18, 0.5, -0.5, 1.5, 2.5])])))
+        ents.append(entry(b"i", _floats([rng.choice([1e18, -9.99e18, 0.5, -0.5, 1.5, 2.5])])))
     ents.append(entry(b"fs", _floats([_uniform(rng, -99.9995, 99.9995) for _ in range(i % 4)])))
     if i % 4:
         lists = [[_uniform(rng, -1e15, 1e15) for _ in range(k)] for k in range(i % 3)]
@@ -231,7 +211,7 @@ def _decimal_record(i: int, rng: random.Random, odd: str = "") -> bytes:
         ents.append(
             entry(b"objs/name", feature("bytes", bytes_list([b"o%d" % e for e in range(n)])))
         )
-    tiny = _choice(rng, [0.0, 1.2e-38, 1.5e-38, -2.5e-38, 0.99999994, -0.5, 1e-20, 3.5e-38])
+    tiny = rng.choice([0.0, 1.2e-38, 1.5e-38, -2.5e-38, 0.99999994, -0.5, 1e-20, 3.5e-38])
     if odd == "subnormal":
         tiny = 1e-38  # a float below the normal ones, at scale 38: the record path's
     ents.append(entry(b"tiny", _floats([tiny])))

@@ -21,7 +21,11 @@ with spark.read in test_loader_parity.py, which holds that module's Spark sessio
 
 The conversions and range checks (an int64 feature into a float or string column, a boolean
 2, a tinyint 300) are read both ways here too (test_conversions_read_as_the_jar); decimals,
-doubles and floats as text are compared with Spark in test_loader_parity.py.
+doubles and floats as text are compared with Spark in test_loader_parity.py. A float's text
+(Java's ``Float.toString`` as JDK 19 specifies it, which the jar computes itself: JDK 17's
+sometimes has more digits) is the codec's on random bits (test_a_floats_text_is_the_codecs),
+and floats read into string and decimal columns by Spark with the jar give read_arrow's rows
+(test_floats_read_as_text_and_decimals_through_spark).
 
 The cases where the two once disagreed are read both ways too (test_cases_read_as_the_jar):
 bytes not UTF-8 in a string column (Spark keeps them; the loaders give Java's decoding, which
@@ -40,20 +44,26 @@ loaders refuse it).
 
 from __future__ import annotations
 
+import decimal
+import math
 import random
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+import spark_tfrecord
+from spark_tfrecord._format.columns.conversions import java_float
 from support import tf_corpus
 from support.fuzz_corpus import base_records, hostile_payloads, mutate
 from support.jar_decoder import (
     Failure,
     Result,
     Row,
+    jar_float_texts,
     jar_inferred_schema,
     jar_results,
     python_batch,
@@ -265,11 +275,10 @@ STRUCTURED_SCHEMA = (
     "i bigint, il array<bigint>, t tinyint, tl array<smallint>, f float, fl array<float>, "
     "s string, sl array<string>, b binary, bl array<binary>, r array<array<bigint>>"
 )
-#: The kinds each column's feature is given: its own and others (an int64 feature read as
-#: float or as text included), but a float read as text (Java's Float.toString of JDK 17 does
-#: not always give the shortest digits).
+#: The kinds each column's feature is given: its own and others (an int64 or a float feature
+#: read as float or as text included).
 KINDS = {"i": "ifb", "il": "ifb", "t": "i", "tl": "i", "f": "ifb", "fl": "ifb"}
-KINDS |= {"s": "ib", "sl": "ib", "b": "bif", "bl": "bif"}
+KINDS |= {"s": "ibf", "sl": "ibf", "b": "bif", "bl": "bif"}
 
 
 def _values(rng: random.Random, kind: str, column: str, count: int) -> list[Any]:
@@ -423,6 +432,7 @@ def test_the_harness_reads_as_a_spark_query(
 CONVERSION_INTS = [0, 1, 2, -1, 127, 128, -129, 300, 40000, 2**31, -(2**31) - 1, 2**53 + 1]
 CONVERSION_INTS += [-(2**63), 2**63 - 1]
 CONVERSION_FLOATS = [0.0, -0.0, 1.25, 1e10, 3.4e38, float("nan"), float("inf"), 0.1, 123456.7]
+CONVERSION_FLOATS += [1e18, 1.1754944e-38, 8.589935e9, 1.4e-45, 2e-44]  # JDK 17: more digits
 CONVERSION_TYPES = ["boolean", "tinyint", "smallint", "int", "bigint", "date", "timestamp"]
 # Not double: the loaders give a double column as float32 (docs/pytorch.md), so an int64 beyond
 # 2**24 read into it is Spark's double rounded to float32 (test_loader_parity compares so).
@@ -442,6 +452,98 @@ def test_conversions_read_as_the_jar(tmp_path: Path, ddl_type: str) -> None:
     assert any(isinstance(r, Row) for _, r in jar)
     assert disagreements(schema, jar, python_results(path, schema)) == []
     assert batch_disagreements(python_source(path, schema), schema, jar) == []
+
+
+# --- floats as text ----------------------------------------------------------------------------
+
+#: Floats that JDK 17's Float.toString writes with more digits than the shortest (1e18, the
+#: smallest normal float, 2**33, ...), subnormals, the ends of Java's plain layout (1e-3, 1e7),
+#: one digit that takes a second (2e-44 is 2.0E-44), zeros.
+FLOAT_EDGES = [1e18, -1e18, 1.1754944e-38, 2.4243426e17, 8.589935e9, 1.4e-45, 4.2e-45, 8.4e-45]
+FLOAT_EDGES += [2e-44, 3.4028235e38, 1.7014118e38, 5.9604645e-8, 0.1, 0.3, 1e-3, 9.999999e-4]
+FLOAT_EDGES += [9999999.0, 1e7, 123456.79, 100.0, 0.5, -2.5, 1e23, 0.0, -0.0]
+FLOAT_SPECIALS = [math.nan, math.inf, -math.inf]
+
+
+def _random_floats(rng: random.Random, count: int) -> list[float]:
+    """Float32s of random bits (NaNs and infinities among them), as Python floats."""
+    bits = np.array([rng.getrandbits(32) for _ in range(count)], np.uint32)
+    return [float(v) for v in bits.view(np.float32)]
+
+
+def test_a_floats_text_is_the_codecs() -> None:
+    """The jar's text of a float32 (JDK 19's ``Float.toString``, on any JVM: this one's may be
+    JDK 17's, which differs) is the Python codec's ``java_float``, on random bits and edges."""
+    values = FLOAT_EDGES + FLOAT_SPECIALS + _random_floats(random.Random(SEED + 3), 100_000)
+    texts = jar_float_texts(values)
+    assert texts[:4] == ["1.0E18", "-1.0E18", "1.1754944E-38", "2.4243426E17"]
+    assert texts[len(FLOAT_EDGES) :][:3] == ["NaN", "Infinity", "-Infinity"]
+    differ = [(v, t, java_float(v)) for v, t in zip(values, texts) if t != java_float(v)]
+    assert differ[:10] == []
+
+
+#: Column types a float feature is read into as its text or as a decimal, with the magnitude
+#: below which the type holds every float (None: all, NaN and infinities too).
+TEXT_READS: dict[str, float | None] = {
+    "string": None,
+    "array<string>": None,
+    "decimal(38,18)": 9e19,
+    "decimal(38,0)": 9e37,
+    "decimal(10,2)": 9e7,
+    "array<decimal(20,10)>": 9e9,
+}
+
+
+def _as_read(ddl_type: str, value: float) -> Any:
+    """What the Python codec's ``java_float`` makes of a float in a column of the type: its
+    text, or that decimal rounded half up to the scale."""
+    if "string" in ddl_type:
+        return java_float(value)
+    scale = int(ddl_type.rstrip(">)").split(",")[1])
+    context = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
+    quantum = decimal.Decimal(1).scaleb(-scale)
+    return decimal.Decimal(java_float(value)).quantize(quantum, context=context)
+
+
+@pytest.mark.parametrize("ddl_type", list(TEXT_READS))
+def test_floats_read_as_text_and_decimals_through_spark(
+    spark: Any, tmp_path: Path, ddl_type: str
+) -> None:
+    """Float features (random bits and the edges) read by Spark with the jar into a string or
+    a decimal column (one value a record, or lists of 0 to 3) give read_arrow's rows (the
+    Python codec, no JVM), and text the jar's scan gives the loaders' (which hold a decimal as
+    a float32); each value is the codec's ``java_float`` of the float (rounded half up to a
+    decimal's scale)."""
+    limit = TEXT_READS[ddl_type]
+    rng = random.Random(SEED + 4)
+    values = FLOAT_EDGES + _random_floats(rng, 3000)
+    if limit is None:
+        values += FLOAT_SPECIALS
+    else:
+        values = [v for v in values if abs(v) < limit]  # NaN is not
+    if ddl_type.startswith("array"):
+        lists: list[list[float]] = []
+        while values:
+            lists.append(values[: rng.randint(0, 3)])
+            values = values[len(lists[-1]) :]
+    else:
+        lists = [[v] for v in values]
+    records = [example(entry(b"x", _floats(v))) for v in lists]
+    path = str(write_records(tmp_path / "floats.tfrecord", records))
+    read = spark.read.format("tfrecord").schema(f"x {ddl_type}").option("mode", "FAILFAST")
+    spark_rows = [r.x for r in read.load(path).collect()]
+    arrow_rows = spark_tfrecord.read_arrow(path, f"x {ddl_type}").read_all().column("x")
+    want: list[Any] = [[_as_read(ddl_type, v) for v in vs] for vs in lists]
+    if not ddl_type.startswith("array"):
+        want = [w[0] for w in want]
+    assert spark_rows == want
+    assert arrow_rows.to_pylist() == want
+    if "string" in ddl_type:
+        schema = schema_of_ddl(f"x {ddl_type}")
+        jar = jar_results(path, schema)
+        assert all(isinstance(r, Row) for _, r in jar)
+        assert disagreements(schema, jar, python_results(path, schema)) == []
+        assert batch_disagreements(python_source(path, schema), schema, jar) == []
 
 
 def _ints(values: list[int]) -> bytes:

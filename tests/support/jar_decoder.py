@@ -34,6 +34,7 @@ INTEGERS = ("byte", "short", "integer", "long", "date", "timestamp", "timestamp_
 _DDL_NAMES = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 _EPOCH_DAY = datetime.date(1970, 1, 1)
 _RECORD_RESULTS = "io.github.sparktfrecord.tools.RecordResults"
+_FLOAT_TEXT = "io.github.sparktfrecord.codec.FloatText"
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,15 @@ def jar_results(
             condition, pairs = rest[0], rest[1:]
             out.append((int(offset), Failure(condition, dict(zip(pairs[::2], pairs[1::2])))))
     return out
+
+
+def jar_float_texts(values: Sequence[float]) -> list[str]:
+    """Each float32 as the jar writes it as text (``codec.FloatText``: a float feature read
+    into a string column, or into a decimal one before its rounding)."""
+    import jpype
+
+    text = _start_jvm()(_FLOAT_TEXT).text
+    return [str(text(jpype.JFloat(v))) for v in values]
 
 
 def parse(text: str) -> Tree:

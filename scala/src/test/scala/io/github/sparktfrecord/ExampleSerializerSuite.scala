@@ -14,7 +14,7 @@ import ErrorText._
 
 import io.github.sparktfrecord.codec.{ByteArraySerializer, ColumnWriter, FeatureEncoder}
 import io.github.sparktfrecord.codec.{FeatureListEncoder, RecordSerializer, RecordType}
-import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer}
+import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer, FloatText}
 import io.github.sparktfrecord.framing.TFRecordFraming
 import io.github.sparktfrecord.wire.{FeatureRun, FeatureValueReader, WireCursor}
 
@@ -311,7 +311,7 @@ class ExampleSerializerSuite extends UnitSuite {
       (0 until a.numElements()).map(i => stored(a.get(i, e), e))
     case (d: Double, _) => plain(d.toFloat.toDouble, t)
     case (d: Decimal, column: DecimalType) =>
-      val back = Decimal(new JBigDecimal(java.lang.Float.toString(d.toFloat)))
+      val back = Decimal(new JBigDecimal(FloatText.text(d.toFloat)))
       assert(back.changePrecision(column.precision, column.scale))
       back.toJavaBigDecimal
     case (v, _) => plain(v, t)

@@ -455,7 +455,7 @@ private[sparktfrecord] object TypeTable {
       to.write(slot, from.getFloat(i))
     def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit = {
       val v = from.getFloat(i)
-      jsonNumber(out, v.toDouble, java.lang.Float.toString(v))
+      jsonNumber(out, v.toDouble, FloatText.text(v))
     }
     override def tfdsDtype: Option[String] = Some("float32")
   }
@@ -493,7 +493,7 @@ private[sparktfrecord] object TypeTable {
     override def fromFloat(v: Float, to: UnsafeWriter, slot: Int): Unit = {
       if (v.isNaN || v.isInfinite) outOfRange(v)
       // The shortest decimal that reads back as this float: what Python and TF print.
-      put(Decimal(new java.math.BigDecimal(java.lang.Float.toString(v))), to, slot)
+      put(Decimal(new java.math.BigDecimal(FloatText.text(v))), to, slot)
     }
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit =
       put(Decimal(v), to, slot)
@@ -517,7 +517,7 @@ private[sparktfrecord] object TypeTable {
     override def fromInt64(v: Long, to: UnsafeWriter, slot: Int): Unit =
       to.write(slot, java.lang.Long.toString(v).getBytes(UTF_8))
     override def fromFloat(v: Float, to: UnsafeWriter, slot: Int): Unit =
-      to.write(slot, java.lang.Float.toString(v).getBytes(UTF_8))
+      to.write(slot, FloatText.text(v).getBytes(UTF_8))
     def json(out: JsonWriter, from: SpecializedGetters, i: Int): Unit =
       jsonBytes(out, from.getUTF8String(i).getBytes)
     override def tfdsConnector: String = "Text"
