@@ -93,6 +93,7 @@ ONCE = {
     "test_docs.py[errors.md]": 37,
     "test_batch_decoding.py": 35,
     "test_batch_columns.py": 45,
+    "test_batch_sequence.py": 40,
     "test_python_inference.py": 27,
     "test_batch_layout.py": 8,
     "test_python_decoder.py": 8,

@@ -6,11 +6,15 @@ decimals (:mod:`spark_tfrecord._source.decimal_arrays`), a list of lists of one 
 ``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), a struct of such (structs in structs
 too: its leaves are features of their own, named by their path), an array of structs of such
 (each leaf a list with an item per element, or ``tfrecord.listLength`` items), or an ML vector
-(dense or sparse: :mod:`spark_tfrecord._source.vector_arrays`), and the records are Examples.
+(dense or sparse: :mod:`spark_tfrecord._source.vector_arrays`), and the records are Examples;
+or the records are SequenceExamples, whose context features are read as those, and whose feature
+lists (``array<array<T>>``, not in an array of structs) as a list per step.
 For each batch, the format package's batch decoder
-(:func:`spark_tfrecord._format.entries.batch.locate` and its value gatherers) finds each
-column's feature in every record, and the column's values and offsets become Arrow buffers in a
-few NumPy calls, then the same Arrow types and casts as the record path
+(:func:`spark_tfrecord._format.entries.batch.locate`,
+:func:`spark_tfrecord._format.entries.sequence.locate` and their value gatherers) finds each
+column's feature in every record (a feature list's steps in every list), and the column's
+values and offsets become Arrow buffers in a few NumPy calls, then the same Arrow types and
+casts as the record path
 (:class:`spark_tfrecord._source.columns.ArrowColumns`). Anything in the batch that would be an
 error or needs a decision per record (a record that strays from the usual layout, a kind the
 column does not read, a decimal given floats and int64s, a value out of range, a scalar given
@@ -32,6 +36,7 @@ from spark_tfrecord._format.columns.conversions import Conversion, conversion, s
 from spark_tfrecord._format.columns.gathered import column_values
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.entries import batch as batch_decoder
+from spark_tfrecord._format.entries import sequence
 from spark_tfrecord._format.entries.entries import gather
 from spark_tfrecord._source import nodes
 from spark_tfrecord._source.columns import float_values
@@ -108,7 +113,17 @@ class _Vector:
     target: pa.DataType
 
 
-_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector]
+@dataclass
+class _Steps:
+    """A SequenceExample's feature list (``array<array<T>>``): the slot of its feature, its
+    steps' values' column (read from the batch's steps, slot 0) and its Arrow type."""
+
+    slot: int
+    values: _Column
+    target: pa.DataType
+
+
+_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, _Steps]
 #: Of a batch: values, the number of them (or of elements) of each record, which records hold
 #: them.
 Items = tuple[pa.Array, Any, Any]
@@ -152,6 +167,8 @@ def _fast(node: nodes.Node) -> _Node | None:
         return _Column(c.slots[0], True, read, values, node.target, length=c.length)
     if c.shape != shape or c.in_array != node.in_array:
         return None
+    if c.sequence and shape == "ragged" and not c.in_array and len(c.slots) == 1:
+        return _Steps(c.slots[0], _Column(0, True, read, values, values), node.target)
     if c.sequence or c.length or c.fixed is not None:
         return None
     if shape == "ragged":
@@ -200,26 +217,38 @@ def _validity(valid: Any) -> pa.Buffer | None:
 class BatchArrays:
     """The fast path's builders of a schema's data columns, decided once (:meth:`of`)."""
 
-    def __init__(self, keys: Sequence[bytes], plan: Sequence[_Node]) -> None:
+    def __init__(
+        self, keys: Sequence[bytes], plan: Sequence[_Node], listed: Sequence[bool] | None = None
+    ) -> None:
         self.keys = list(keys)
         self.plan = list(plan)
+        #: SequenceExamples: which keys are feature lists (None: the records are Examples).
+        self.listed = None if listed is None else list(listed)
 
     @classmethod
     def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
         """The builders of the data columns ``columns`` (:func:`nodes.walk`'s) read with
         ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a column
-        is not one the fast path reads (a decimal of a negative scale, a SequenceExample's)."""
-        if layout.sequence:
-            return None
+        is not one the fast path reads (a decimal of a negative scale, a SequenceExample's array
+        of structs)."""
         made = [_fast(node) for node in columns]
         if any(m is None for m in made):
             return None
-        return cls(layout.decoder_keys, [m for m in made if m is not None])
+        listed = None
+        if layout.sequence:
+            listed = [False] * len(layout.decoder_keys)
+            for c in layout.columns:
+                for s in c.slots if c.sequence else ():
+                    listed[s] = True
+        return cls(layout.decoder_keys, [m for m in made if m is not None], listed)
 
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
         """The data columns of the records ``buf[starts[r]:stops[r]]``, or None when the batch
         needs the record path."""
-        located = batch_decoder.locate(buf, starts, stops, self.keys)
+        if self.listed is None:
+            located = batch_decoder.locate(buf, starts, stops, self.keys)
+        else:
+            located = sequence.locate(buf, starts, stops, self.keys, self.listed)
         if located.fallback.any():
             return None
         out = []
@@ -241,6 +270,8 @@ class BatchArrays:
             return self._array(c, located, buf, size)
         if isinstance(c, _Vector):
             return self._vector(c, located, buf, size)
+        if isinstance(c, _Steps):
+            return self._steps(c, located, buf)
         children = []
         for child in c.children:
             made = self._node(child, located, buf, size)
@@ -324,6 +355,21 @@ class BatchArrays:
                 return None
         return vector_array(dense, sparse, size, v.target)
 
+    def _steps(self, s: _Steps, located: Any, buf: bytes) -> pa.Array | None:
+        """A feature list: per record a list per step, each of the step's values (none for a
+        Feature of no kind), null where the record has no such list, as the record path's."""
+        found = sequence.steps(buf, located.lists, s.slot)
+        if found is None:
+            return None
+        steps, per_record = found
+        got = self._values(s.values, steps, buf, len(steps.fallback))
+        if got is None:
+            return None
+        values, counts, _ = got
+        made = values if isinstance(values, pa.Array) else pa.array(values, s.values.values)
+        inner = pa.ListArray.from_arrays(pa.array(_offsets(counts), pa.int32()), made)
+        return _listed(inner, per_record, located.lists.kind[s.slot] >= 0).cast(s.target)
+
     def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
         """A list of lists' outer items (each a list), how many each record has and which
         records hold it, from its features ``ragged_row_lengths_0`` ... and
@@ -387,7 +433,7 @@ class BatchArrays:
         if isinstance(c, _Ragged):
             found = self._ragged_items(c, located, buf, size)
             return None if found is None else (found[0].cast(c.target), found[1], found[2])
-        if isinstance(c, (_Array, _Vector)):  # (never planned in an array of structs)
+        if isinstance(c, (_Array, _Vector, _Steps)):  # (never planned in an array of structs)
             return None
         parts = []
         for child in c.children:

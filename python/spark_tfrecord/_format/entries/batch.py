@@ -52,6 +52,8 @@ def _byte(u8: Any, p: Any) -> Any:
     return u8[np.minimum(p, len(u8) - 1)]
 
 
+#: The kind :func:`walk` gives a SequenceExample's feature list (not a ``Feature``'s kind).
+FEATURE_LIST = 4
 #: The layouts tried per batch: the first record's, then the first left over's, and so on. A
 #: writer's records differ in layout where a list is empty (its header has no run) or a
 #: feature unset, so a batch holds a few layouts, each checked at once for the records left.
@@ -99,9 +101,14 @@ def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Locate
     return out
 
 
-def walk(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
+def walk(
+    buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes], lists: bool = False
+) -> Located:
     """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]`` entry by entry:
-    each step reads the next map entry of every record at once."""
+    each step reads the next map entry of every record at once. With ``lists``, the records
+    are SequenceExamples' ``feature_lists`` fields (``0x12``, a length, the map's entries):
+    each wanted ``FeatureList`` is located whole, of kind :data:`FEATURE_LIST` (its steps:
+    :func:`spark_tfrecord._format.entries.sequence.steps`)."""
     u8 = np.frombuffer(buf, np.uint8)
     size = len(starts)
     out = Located(len(keys), size)
@@ -112,7 +119,7 @@ def walk(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
     end = np.asarray(stops, np.int64)
     pos = np.asarray(starts, np.int64)
     nonempty = pos < end
-    ok &= ~nonempty | (_byte(u8, pos) == 0x0A)
+    ok &= ~nonempty | (_byte(u8, pos) == (0x12 if lists else 0x0A))
     length, body, ok = varints_at(u8, pos + 1, ok)
     ok &= ~nonempty | (body + length == end)
     pos = np.where(nonempty, body, end)
@@ -130,18 +137,10 @@ def walk(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
         value_len, value, good = varints_at(u8, key_end + 1, good)
         value_end = value + value_len
         good &= value_end == entry_end
-        tag = _byte(u8, value).astype(np.int64)
-        unset = value_len == 0
-        list_len, lst, good_list = varints_at(u8, value + 1, good)
-        good = np.where(unset, good, good_list & ((tag & 7) == 2) & (tag >= 0x0A) & (tag <= 0x1A))
-        good &= unset | (lst + list_len == value_end)
-        kind = np.where(unset, UNSET, tag >> 3)
-        # a non-empty float or int64 list: one packed run filling it
-        run_len, run, good_run = varints_at(u8, lst + 1, good)
-        numeric = ~unset & (kind != BYTES) & (list_len > 0)
-        packed = good_run & (_byte(u8, lst) == 0x0A) & (run + run_len == value_end)
-        good = np.where(numeric, packed, good)
-        payload_start = np.where(numeric, run, np.where(unset, value_end, lst))
+        if lists:
+            kind, payload_start = np.full(len(rows), FEATURE_LIST), value
+        else:
+            kind, payload_start, good = feature_at(u8, value, value_end, good)
         # which wanted key each entry has: compared against the distinct keys of this step
         pending = good.copy()
         while pending.any():
@@ -170,6 +169,25 @@ def walk(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
         active = ok & (pos < end)
     out.fallback |= ~ok
     return out
+
+
+def feature_at(u8: Any, value: Any, value_end: Any, good: Any) -> tuple[Any, Any, Any]:
+    """The ``Feature`` messages ``u8[value[i]:value_end[i]]`` as writers lay them out (one list,
+    numbers in one packed run): each one's kind (:data:`UNSET` when empty), where its payload
+    starts (the packed values, or the bytes list's entries; it ends at ``value_end``), and
+    ``good`` with False where one strays from that layout."""
+    tag = _byte(u8, value).astype(np.int64)
+    unset = value == value_end
+    list_len, lst, good_list = varints_at(u8, value + 1, good)
+    good = np.where(unset, good, good_list & ((tag & 7) == 2) & (tag >= 0x0A) & (tag <= 0x1A))
+    good &= unset | (lst + list_len == value_end)
+    kind = np.where(unset, UNSET, tag >> 3)
+    # a non-empty float or int64 list: one packed run filling it
+    run_len, run, good_run = varints_at(u8, lst + 1, good)
+    numeric = ~unset & (kind != BYTES) & (list_len > 0)
+    packed = good_run & (_byte(u8, lst) == 0x0A) & (run + run_len == value_end)
+    good = np.where(numeric, packed, good)
+    return kind, np.where(numeric, run, np.where(unset, value_end, lst)), good
 
 
 def float_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any]:

@@ -1,0 +1,138 @@
+"""The jar-less source's read of SequenceExamples (issue 57): the record path (each record
+decoded alone) against the batch path (a batch of records decoded at once with NumPy), on the
+same file, in one run.
+
+    .cache/venv/spark-4/bin/python benchmarks/sequence_batch.py [--records 200000] [--rounds 5]
+
+Writes (once, under ``--data``) a file of SequenceExamples: a context int64 and string, and two
+feature lists, floats and int64s, of 3 to 7 steps of 2 to 6 values. Then reads it whole with the
+source's own reader in this process, with no Spark (what a Python worker of the source does:
+framing, decoding, Arrow batches), ``--rounds`` times each way, the order alternating; both ways
+must give the same table. Prints each way's median wall and CPU seconds (CPU: this process's,
+which holds on a machine shared with other work) and records/s, and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from spark_tfrecord._format.columns.ddl import parse_ddl
+from spark_tfrecord._format.datasets.inference import as_nullable
+from spark_tfrecord._format.files.files import file_system
+from spark_tfrecord._format.frames.crc import crc32c, masked
+from spark_tfrecord._source import arrow_read, batch_arrays
+from spark_tfrecord._source.options import ReadOptions
+
+DDL = "id bigint, name string, frames array<array<float>>, ids array<array<bigint>>"
+
+
+def _varint(v: int) -> bytes:
+    out = bytearray()
+    while v > 0x7F:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _ld(field: int, payload: bytes) -> bytes:
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _entry(key: bytes, value: bytes) -> bytes:
+    return _ld(1, _ld(1, key) + _ld(2, value))
+
+
+def _record(i: int, rng: random.Random) -> bytes:
+    """SequenceExample i: its context, then its feature lists, as writers lay them out."""
+    context = _entry(b"id", _ld(3, _ld(1, _varint(i)))) + _entry(
+        b"name", _ld(1, _ld(1, b"name-%d" % i))
+    )
+    steps = rng.randint(3, 7)
+    frames = b"".join(
+        _ld(1, _ld(2, _ld(1, struct.pack(f"<{n}f", *(rng.random() for _ in range(n))))))
+        for n in (rng.randint(2, 6) for _ in range(steps))
+    )
+    ids = b"".join(
+        _ld(1, _ld(3, _ld(1, b"".join(_varint(rng.randint(0, 10**6)) for _ in range(n)))))
+        for n in (rng.randint(2, 6) for _ in range(steps))
+    )
+    return _ld(1, context) + _ld(2, _entry(b"frames", frames) + _entry(b"ids", ids))
+
+
+def write(path: Path, records: int) -> None:
+    """The file of ``records`` SequenceExamples, framed as TFRecords."""
+    crc = crc32c()
+    rng = random.Random(0)
+    with path.open("wb") as f:
+        for i in range(records):
+            data = _record(i, rng)
+            header = struct.pack("<Q", len(data))
+            f.write(header + struct.pack("<I", masked(crc(header))))
+            f.write(data + struct.pack("<I", masked(crc(data))))
+
+
+def read(path: Path) -> tuple[float, float, pa.Table]:
+    """The file read whole by the source's reader: wall and CPU seconds, and the table."""
+    fs, where = file_system(str(path), None)
+    options = ReadOptions.parse({"recordType": "SequenceExample"})
+    reader = arrow_read.ArrowRead(as_nullable(parse_ddl(DDL)), options, fs, where)
+    wall, cpu = time.perf_counter(), time.process_time()
+    batches = list(reader.read(reader.in_order()))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu, pa.Table.from_batches(batches, reader.target)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--data", type=Path, default=Path("/tmp/tfrecord-bench-sequence"))
+    args = parser.parse_args()
+    args.data.mkdir(parents=True, exist_ok=True)
+    path = args.data / f"sequence-{args.records}.tfrecord"
+    if not path.exists():
+        write(path, args.records)
+    batch_path = batch_arrays.BatchArrays.arrays
+
+    def record_path(*_: Any) -> None:
+        return None
+
+    ways = {"record": record_path, "batch": batch_path}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
+    tables: dict[str, pa.Table] = {}
+    try:
+        for r in range(args.rounds):
+            for name in sorted(ways, reverse=bool(r % 2)):
+                batch_arrays.BatchArrays.arrays = ways[name]  # type: ignore[method-assign]
+                wall, cpu, tables[name] = read(path)
+                times[name].append((wall, cpu))
+    finally:
+        batch_arrays.BatchArrays.arrays = batch_path  # type: ignore[method-assign]
+    assert tables["batch"].num_rows == args.records
+    assert tables["batch"].equals(tables["record"]), "the two paths' tables differ"
+    size = path.stat().st_size / 1e6
+    print(f"{args.records} SequenceExamples, {size:.1f} MB, pyarrow {pa.__version__}")
+    medians = {}
+    for name, found in times.items():
+        wall = statistics.median(w for w, _ in found)
+        cpu = statistics.median(c for _, c in found)
+        medians[name] = (wall, cpu)
+        print(
+            f"{name:6s} wall {wall:6.2f} s ({args.records / wall:9,.0f} records/s), "
+            f"CPU {cpu:6.2f} s ({args.records / cpu:9,.0f} records/s)"
+        )
+    (rw, rc), (bw, bc) = medians["record"], medians["batch"]
+    print(f"batch path / record path: {rw / bw:.1f}x wall, {rc / bc:.1f}x CPU")
+
+
+if __name__ == "__main__":
+    main()
