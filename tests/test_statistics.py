@@ -302,12 +302,9 @@ def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) ->
         spark_tfrecord.write(
             df, str(tmp_path / "x"), tfx_split="train", statistics=str(tmp_path / "x")
         )
-    with pytest.raises(ValueError, match="record_type is 'SequenceExample'"):
+    with pytest.raises(ValueError, match="SequenceExample records; record_type is 'ByteArray'"):
         spark_tfrecord.write(
-            df,
-            str(tmp_path / "y"),
-            record_type="SequenceExample",
-            statistics=str(tmp_path / "s.pb"),
+            df, str(tmp_path / "y"), record_type="ByteArray", statistics=str(tmp_path / "s.pb")
         )
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
     # Without tfx_split, a file; the partition columns are folder names, not features.

@@ -5,9 +5,11 @@ Beam, which the Spark environments cannot hold).
     python tfdv_check.py JOB.json
 
 JOB.json: ``ours`` (our FeatureStats.pb), ``data`` (the glob of the TFRecord files the jar wrote
-from the same DataFrame), optionally ``weight`` (TFDV's ``StatsOptions(weight_feature=...)``),
-and for the whole check (else the figures and the inferred schema alone) ``schema`` (our
-infer_schema's schema.pbtxt) and ``planted`` (our statistics of data with a drifted feature, a
+from the same DataFrame), optionally ``weight`` (TFDV's ``StatsOptions(weight_feature=...)``)
+and ``record_type`` (``SequenceExample``: TFDV's statistics as TFX's of such files, by
+tfdv_sequence, the feature lists' levels compared too), ``schema`` (our infer_schema's
+schema.pbtxt, compared with TFDV's), and for the whole check (else the figures and the inferred
+schemas alone) ``planted`` (our statistics of data with a drifted feature, a
 missing one and a new string value, which must also differ from TFDV's of the files, as
 ``wrong`` (the report's ``wrong``: the differences found)).
 TFDV computes its statistics of the files (``generate_statistics_from_tfrecord``, the
@@ -30,6 +32,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 import tensorflow_data_validation as tfdv
+import tfdv_sequence
 from google.protobuf import text_format
 from tensorflow_data_validation.utils import display_util
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
@@ -44,6 +47,8 @@ problems: list[str] = []
 largest: dict[str, float] = {}
 #: The features whose weighted figures were compared.
 weighed: list[str] = []
+#: The feature lists whose levels and custom histograms were compared (tfdv_sequence).
+custom: list[str] = []
 
 
 def close(what: str, ours: float, theirs: float, kind: str, scale: float = 0.0) -> None:
@@ -172,13 +177,20 @@ def check_strings(what: str, ours: Any, theirs: Any) -> None:
 def check_weighted(what: str, f: Any, g: Any, records: list[Any], weights: np.ndarray) -> None:
     """The weighted figures of the feature ``f`` (ours) and ``g`` (TFDV's): ``records`` its
     values per record, ``weights`` the weight of each of those records."""
-    stats = "num_stats" if f.HasField("num_stats") else "string_stats"
+    stats = f.WhichOneof("stats")
     a, b = getattr(f, stats), getattr(g, stats)
     weighed.append(what)
     wa, wb = a.common_stats.weighted_common_stats, b.common_stats.weighted_common_stats
     for name in ("num_non_missing", "num_missing", "avg_num_values", "tot_num_values"):
         close(f"{what} weighted {name}", getattr(wa, name), getattr(wb, name), "double")
+    if stats == "struct_stats":
+        return
     if stats == "string_stats":
+        equal(
+            f"{what} has weighted_string_stats",
+            a.HasField("weighted_string_stats"),
+            b.HasField("weighted_string_stats"),
+        )
         top = [(v.value, v.frequency) for v in a.weighted_string_stats.top_values]
         theirs = [(v.value, v.frequency) for v in b.weighted_string_stats.top_values]
         equal(f"{what} weighted top_values", top, theirs)
@@ -210,13 +222,20 @@ def check_weighted(what: str, f: Any, g: Any, records: list[Any], weights: np.nd
         check_histogram(f"{what} weighted histogram {i}", x, y, values, cum)
 
 
-def compare(ours: Any, theirs: Any, files: list[str], weight: str | None = None) -> list[str]:
+def compare(
+    ours: Any, theirs: Any, files: list[str], weight: str | None = None, sequence: bool = False
+) -> list[str]:
+    """With ``sequence``, of SequenceExample files: the feature lists' levels too."""
     (a,), (b,) = ours.datasets, theirs.datasets
     equal("num_examples", a.num_examples, b.num_examples)
     mine = {tuple(f.path.step): f for f in a.features}
     tfdvs = {tuple(f.path.step): f for f in b.features}
     equal("features", sorted(mine), sorted(tfdvs))
-    _, lists, holders = values_of(files)
+    steps: dict[str, list[list[int]]] = {}
+    if sequence:
+        _, lists, holders, steps = tfdv_sequence.values_of(files)
+    else:
+        _, lists, holders = values_of(files)
     if weight is not None:
         close("weighted_num_examples", a.weighted_num_examples, b.weighted_num_examples, "double")
         by_record = np.array([v[0] for v in lists[weight]], dtype=np.float64)
@@ -225,7 +244,7 @@ def compare(ours: Any, theirs: Any, files: list[str], weight: str | None = None)
         what = "/".join(path)
         equal(f"{what} type", f.type, g.type)
         equal(f"{what} stats", f.WhichOneof("stats"), g.WhichOneof("stats"))
-        records = lists[path[0]]
+        records = lists["/".join(path)]
         lengths = np.array([len(v) for v in records])
         flat = [x for v in records for x in v]
         if f.HasField("num_stats") and g.HasField("num_stats"):
@@ -235,8 +254,12 @@ def compare(ours: Any, theirs: Any, files: list[str], weight: str | None = None)
         elif f.HasField("string_stats") and g.HasField("string_stats"):
             check_common(what, f.string_stats.common_stats, g.string_stats.common_stats, lengths)
             check_strings(what, f.string_stats, g.string_stats)
+        elif f.HasField("struct_stats") and g.HasField("struct_stats"):
+            check_common(what, f.struct_stats.common_stats, g.struct_stats.common_stats, lengths)
+        if what in steps and f.WhichOneof("stats") == g.WhichOneof("stats"):
+            tfdv_sequence.check_levels(what, f, g, steps[what], sys.modules[__name__])
         if weight is not None and f.WhichOneof("stats") == g.WhichOneof("stats"):
-            check_weighted(what, f, g, records, by_record[holders[path[0]]])
+            check_weighted(what, f, g, records, by_record[holders["/".join(path)]])
     return sorted(mine)
 
 
@@ -254,13 +277,20 @@ def ordered(schema: Any) -> str:
     statistics' order of features, which differs between two computations)."""
     copy = schema_pb2.Schema()
     copy.CopyFrom(schema)
-    for field in ("feature", "string_domain"):
-        items = sorted(getattr(copy, field), key=lambda x: x.name)
+
+    def by_name(message: Any, field: str) -> None:
+        items = sorted(getattr(message, field), key=lambda x: x.name)
         kept = [type(items[0])() for _ in items] if items else []
         for new, old in zip(kept, items):
             new.CopyFrom(old)
-        copy.ClearField(field)
-        getattr(copy, field).extend(kept)
+        message.ClearField(field)
+        getattr(message, field).extend(kept)
+
+    for field in ("feature", "string_domain"):
+        by_name(copy, field)
+    for feature in copy.feature:  # a STRUCT's features (a SequenceExample's feature lists)
+        if feature.HasField("struct_domain"):
+            by_name(feature.struct_domain, "feature")
     return str(copy)
 
 
@@ -269,16 +299,24 @@ def main(job_path: str) -> int:
     ours = tfdv.load_stats_binary(job["ours"])
     files = sorted(glob.glob(job["data"]))
     options = tfdv.StatsOptions(weight_feature=job.get("weight"))
-    theirs = tfdv.generate_statistics_from_tfrecord(job["data"], stats_options=options)
-    features = compare(ours, theirs, files, job.get("weight"))
+    sequence = job.get("record_type") == "SequenceExample"
+    if sequence:
+        theirs = tfdv_sequence.statistics(job["data"], options)
+    else:
+        theirs = tfdv.generate_statistics_from_tfrecord(job["data"], stats_options=options)
+    features = compare(ours, theirs, files, job.get("weight"), sequence)
     schema_ours, schema_theirs = tfdv.infer_schema(ours), tfdv.infer_schema(theirs)
     equal("tfdv.infer_schema", ordered(schema_ours), ordered(schema_theirs))
     if "schema" not in job:  # the figures and the schema alone
         report = {"features": features, "largest": largest, "problems": problems}
-        print(json.dumps({**report, "weighted": sorted(set(weighed))}))
+        print(json.dumps({**report, "weighted": sorted(set(weighed)), "levels": custom}))
         return 1 if problems else 0
     given = text_format.Parse(Path(job["schema"]).read_text(), schema_pb2.Schema())
     equal("our infer_schema", ordered(given), ordered(schema_ours))
+    if "planted" not in job:  # the figures and the schemas alone
+        report = {"features": features, "largest": largest, "problems": problems}
+        print(json.dumps({**report, "levels": custom}))
+        return 1 if problems else 0
     # Validation: none on the data; the planted ones on the other data.
     equal("anomalies of the data", anomalies(ours, schema_theirs), {})
     planted = tfdv.load_stats_binary(job["planted"])

@@ -243,10 +243,14 @@ def _statistics_of(
             "statistics is the folder of the ExampleStatistics artifact, not the Examples "
             f"artifact's ({path!r}): ExampleGen's split folders hold only the records"
         )
-    if record_type != "Example":
+    lowered = {k.lower(): v for k, v in options.items()}
+    records = str(lowered.get("recordtype", record_type))  # the option, as the jar takes it
+    if records not in ("Example", "SequenceExample"):
         raise ValueError(
-            f"statistics are TFDV's of Example records; record_type is {record_type!r}"
+            "statistics are TFDV's of Example or SequenceExample records; record_type is "
+            f"{records!r}"
         )
     dropped = [partition_by] if isinstance(partition_by, str) else list(partition_by or [])
-    separator = {k.lower(): v for k, v in options.items()}.get("pathseparator", "/")
-    return stats.statistics(df.drop(*dropped), path_separator=str(separator))
+    separator = str(lowered.get("pathseparator", "/"))
+    kind: stats.StatisticsRecordType = "Example" if records == "Example" else "SequenceExample"
+    return stats.statistics(df.drop(*dropped), path_separator=separator, record_type=kind)

@@ -30,6 +30,7 @@ from spark_tfrecord._format.datasets.statistics_proto import (
     Strings,
     encode,
 )
+from spark_tfrecord._spark import statistics_sequence as sequence
 from spark_tfrecord._spark import statistics_weighted as weighted
 from spark_tfrecord._spark.statistics_features import Column, feature_column, flat_features, quote
 from spark_tfrecord._spark.statistics_partials import merged
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 #: How the values of list columns of numbers are aggregated: Spark SQL's aggregates, or NumPy
 #: a batch at a time in Spark's Python workers.
 Engine = Literal["sql", "arrow"]
+#: The records whose statistics are computed: those the jar writes with this ``recordType``.
+StatisticsRecordType = Literal["Example", "SequenceExample"]
 #: TFDV's default ``StatsOptions``: the buckets of the number-of-values histogram, of the
 #: standard and quantiles histograms, the top values and the rank histogram's buckets.
 NUM_VALUES_BUCKETS = 10
@@ -308,9 +311,14 @@ def dataset_statistics(
     engine: Engine = "sql",
     separator: str = "/",
     weight: str | None = None,
+    record_type: StatisticsRecordType = "Example",
 ) -> DatasetStatistics:
     """The statistics of ``df`` (one Spark action), weighted by the column ``weight`` too."""
-    df, of = flat_features(df, separator)
+    lists: list[str] = []
+    if record_type == "SequenceExample":
+        df, of, lists = sequence.sequence_features(df, separator)
+    else:
+        df, of = flat_features(df, separator)
     columns = [feature_column(f.name, f.dataType, of[f.name]) for f in df.schema.fields]
     w = None if weight is None else weighted.weight_sql(columns, weight)
     by_column, many = _sorted([r.asDict() for r in _query(df, columns, engine, w).collect()])
@@ -336,6 +344,9 @@ def dataset_statistics(
         if w is not None:
             _weigh(feature, row, many["wq"].get(i, []), many["wtop"].get(i, []), dataset)
         dataset.features.append(feature)
+    if lists:
+        rows = {c.name: by_column[i] for i, c in enumerate(columns)}
+        sequence.nest(dataset, lists, rows, NUM_VALUES_BUCKETS, HISTOGRAM_BUCKETS, FINE)
     return dataset
 
 
@@ -352,8 +363,8 @@ def _refuse_unweighable(
     for i in sorted(range(len(columns)), key=lambda i: columns[i].name != weight):
         row, name = by_column[i], columns[i].name
         numbers = int(row.get("values") or 0) > int(row.get("nan") or 0)
-        if columns[i].kind == STRING or not numbers or i in quantiles:
-            continue
+        if columns[i].kind == STRING or not numbers or i in quantiles or sequence.is_steps(name):
+            continue  # (a feature list's steps' lengths: no feature of TFDV's)
         if name == weight:
             raise ValueError(
                 f"statistics: weight column {weight!r} is 0 or less in every row; TFDV's "
@@ -393,6 +404,7 @@ def statistics(
     engine: Engine = "sql",
     path_separator: str = "/",
     weight: str | None = None,
+    record_type: StatisticsRecordType = "Example",
 ) -> bytes:
     """TensorFlow Data Validation's statistics of the ``Example`` records the jar writes from
     ``df``, as TFDV's ``generate_statistics_from_tfrecord`` computes them with its default
@@ -404,6 +416,11 @@ def statistics(
     The statistics are per feature as the jar writes them: a struct column's leaves by their
     path (``a/b``, joined by ``path_separator``, the write's ``pathSeparator``), an array of
     structs' leaves as parallel lists, a list of lists as its ragged features.
+    ``record_type="SequenceExample"``: of the ``SequenceExample`` records the jar writes with
+    that ``recordType``, as TFX computes them (tfx_bsl's ``TFSequenceExampleRecord`` into
+    ``tfdv.GenerateStatistics``): the context features as above, each feature list a feature
+    ``##SEQUENCE##``/``<name>`` of two levels (steps, values per step) under the STRUCT
+    feature ``##SEQUENCE##``, with its custom ``level_2_value_list_length`` histograms.
 
     ``path``: also write them there (a file; with ``tfx_split``, the folder of a TFX
     ExampleStatistics artifact, into which ``Split-<tfx_split>/FeatureStats.pb`` is written,
@@ -430,12 +447,15 @@ def statistics(
     """
     if engine not in ("sql", "arrow"):
         raise ValueError(f"engine is 'sql' or 'arrow', not {engine!r}")
+    if record_type not in ("Example", "SequenceExample"):
+        raise ValueError(f"record_type is 'Example' or 'SequenceExample', not {record_type!r}")
     if path is None and tfx_split is not None:
         raise ValueError("tfx_split names the split of an artifact written to path: give path")
     # A Connect DataFrame has the classic one's API, which is all the query uses (test_connect
     # checks that both give the same bytes); pyspark 3.5's types do not relate the two classes.
     classic: DataFrame = cast(Any, df)
-    data = encode([dataset_statistics(classic, name, engine, path_separator, weight)])
+    dataset = dataset_statistics(classic, name, engine, path_separator, weight, record_type)
+    data = encode([dataset])
     if path is not None:
         write_statistics(data, path, tfx_split)
     return data

@@ -104,7 +104,7 @@ def _sql(names: list[str], at: str = "") -> str:
     return ".".join([at] * bool(at) + [quote(n) for n in names])
 
 
-def _leaf_sql(schema: dict[str, Any], leaf: Any) -> str:
+def leaf_sql(schema: dict[str, Any], leaf: Any) -> str:
     """SQL of the values the jar writes for ``leaf`` (a ``feature_paths.Leaf``): the leaf, the
     list of an array of structs' leaf over its elements, or one of a list of lists' ragged
     features."""
@@ -143,5 +143,5 @@ def flat_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[str, s
     if all(leaf.name == leaf.column and leaf.ragged_level < 0 for leaf in found):
         return df, columns  # flat already: every column one feature of its name
     return df.selectExpr(
-        *[f"{_leaf_sql(schema, leaf)} AS {quote(leaf.name)}" for leaf in found]
+        *[f"{leaf_sql(schema, leaf)} AS {quote(leaf.name)}" for leaf in found]
     ), columns

@@ -1,9 +1,11 @@
 """A ``tensorflow_metadata`` ``Schema`` from statistics, as TFDV's ``infer_schema`` (and TFX's
-SchemaGen, which calls it) infers one with its defaults, for the flat features of ``Example``
-records: each feature's type, presence, shape or value count, and domain (a bool domain, an
-int domain for strings of integers, a string domain of at most ``max_string_domain_size``
-values). The rules are TFDV's (its ``anomalies/schema.cc`` ``CreateColumn`` and
-``feature_util.cc`` ``InitPresenceAndShape``); the text is the ``schema.pbtxt`` SchemaGen writes.
+SchemaGen, which calls it) infers one with its defaults, for the features of ``Example`` and
+``SequenceExample`` records (a feature list's value counts per level, in the ``struct_domain``
+of ``##SEQUENCE##``): each feature's type, presence, shape or value count, and domain (a bool
+domain, an int domain for strings of integers, a string domain of at most
+``max_string_domain_size`` values). The rules are TFDV's (its ``anomalies/schema.cc``
+``CreateColumn`` and ``feature_util.cc`` ``InitPresenceAndShape``); the text is the
+``schema.pbtxt`` SchemaGen writes.
 """
 
 from __future__ import annotations
@@ -38,7 +40,20 @@ def _values(f: Feature) -> list[str]:
     return sorted({label for label, _ in f.strings.rank}, key=lambda v: v.encode())
 
 
+def _value_count(low: int, high: int, indent: str) -> list[str]:
+    """A ``value_count`` of numbers of values from ``low`` to ``high`` (its body empty if some
+    list is empty)."""
+    lines = [f"{indent}value_count {{"]
+    if low > 0:
+        lines.append(f"{indent}  min: {low if low == high else 1}")
+        if low == high:
+            lines.append(f"{indent}  max: {high}")
+    return [*lines, f"{indent}}}"]
+
+
 def _shape(f: Feature) -> list[str]:
+    """The feature's presence, and its shape or value count (a nested feature's value counts,
+    one per level)."""
     c = f.common
     lines = ["  presence {"]
     if c.num_non_missing > 0 and c.num_missing == 0:
@@ -46,16 +61,35 @@ def _shape(f: Feature) -> list[str]:
     lines += [f"    min_count: {1 if c.num_non_missing >= 1 else 0}", "  }"]
     if c.num_non_missing <= 0:
         return lines
+    if c.presence:
+        levels = [_value_count(p.min_num_values, p.max_num_values, "    ") for p in c.presence]
+        return [*lines, "  value_counts {", *[line for level in levels for line in level], "  }"]
     if f.type != STRUCT and c.num_missing == 0 and c.min_num_values == c.max_num_values > 0:
         return [*lines, "  shape {", "    dim {", f"      size: {c.min_num_values}", "    }", "  }"]
     if c.min_num_values > 0:
-        lines.append("  value_count {")
-        same = c.min_num_values == c.max_num_values
-        lines.append(f"    min: {c.min_num_values if same else 1}")
-        if same:
-            lines.append(f"    max: {c.max_num_values}")
-        lines.append("  }")
+        lines += _value_count(c.min_num_values, c.max_num_values, "  ")
     return lines
+
+
+def _feature(
+    f: Feature, children: dict[tuple[str, ...], list[Feature]], max_string_domain_size: int
+) -> tuple[list[str], list[str]]:
+    """The feature's lines (a STRUCT's with its children's in its ``struct_domain``, as the
+    feature lists of a SequenceExample under ``##SEQUENCE##``), and the string domains."""
+    name = ".".join(f.path)
+    domain, string_domains = _domain(f, name, max_string_domain_size)
+    types = {INT: "INT", FLOAT: "FLOAT", STRUCT: "STRUCT"}
+    lines = ["feature {", f"  name: {_text(f.path[-1])}", f"  type: {types.get(f.type, 'BYTES')}"]
+    lines += [*domain, *_shape(f)]
+    nested = children.get(tuple(f.path), [])
+    if nested:
+        lines.append("  struct_domain {")
+        for child in nested:
+            found, more = _feature(child, children, max_string_domain_size)
+            lines += ["    " + line for line in found]
+            string_domains += more
+        lines.append("  }")
+    return [*lines, "}"], string_domains
 
 
 def _domain(f: Feature, name: str, max_string_domain_size: int) -> tuple[list[str], list[str]]:
@@ -128,18 +162,16 @@ def infer_schema(statistics: bytes, *, max_string_domain_size: int = MAX_STRING_
     }
     <BLANKLINE>
     """
-    types = {INT: "INT", FLOAT: "FLOAT", STRUCT: "STRUCT"}
     lines: list[str] = []
     domains: list[str] = []
     for dataset in decode(statistics)[:1]:
+        children: dict[tuple[str, ...], list[Feature]] = {}
         for f in dataset.features:
-            name = ".".join(f.path)
-            domain, string_domain = _domain(f, name, max_string_domain_size)
-            lines += [
-                "feature {",
-                f"  name: {_text(name)}",
-                f"  type: {types.get(f.type, 'BYTES')}",
-            ]
-            lines += [*domain, *_shape(f), "}"]
-            domains += string_domain
+            if len(f.path) > 1:
+                children.setdefault(tuple(f.path[:-1]), []).append(f)
+        for f in dataset.features:
+            if len(f.path) == 1:
+                found, string_domains = _feature(f, children, max_string_domain_size)
+                lines += found
+                domains += string_domains
     return "\n".join(lines + domains) + "\n"

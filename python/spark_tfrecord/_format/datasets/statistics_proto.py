@@ -44,8 +44,21 @@ class WeightedCommon:
 
 
 @dataclass
+class Presence:
+    """``PresenceAndValencyStatistics``: a nested feature's presence and numbers of values at
+    one level (the lists of the level above: examples, then a feature list's steps)."""
+
+    num_non_missing: int = 0
+    num_missing: int = 0
+    min_num_values: int = 0
+    max_num_values: int = 0
+    tot_num_values: int = 0
+
+
+@dataclass
 class Common:
-    """``CommonStatistics``: presence and the number of values per example."""
+    """``CommonStatistics``: presence and the number of values per example; for a nested
+    feature, ``presence`` (and ``weighted_presence``) per level."""
 
     num_non_missing: int = 0
     num_missing: int = 0
@@ -55,6 +68,8 @@ class Common:
     tot_num_values: int = 0
     num_values_histogram: Histogram | None = None
     weighted: WeightedCommon | None = None
+    presence: list[Presence] = field(default_factory=list)
+    weighted_presence: list[WeightedCommon] = field(default_factory=list)
 
 
 @dataclass
@@ -97,13 +112,15 @@ class Strings:
 @dataclass
 class Feature:
     """``FeatureNameStatistics``: the feature's path, its type, and its common statistics with
-    those of its type (``numeric`` for INT and FLOAT, ``strings`` for STRING)."""
+    those of its type (``numeric`` for INT and FLOAT, ``strings`` for STRING, none for STRUCT),
+    and its ``custom`` histograms by name."""
 
     path: list[str]
     type: int
     common: Common
     numeric: Numeric | None = None
     strings: Strings | None = None
+    custom: list[tuple[str, Histogram]] = field(default_factory=list)
 
 
 @dataclass
@@ -153,6 +170,11 @@ def _histogram(h: Histogram) -> bytes:
     return body + _uint(4, h.type)
 
 
+def _weighted_common(w: WeightedCommon) -> bytes:
+    body = _double(1, w.num_non_missing) + _double(2, w.num_missing)
+    return body + _double(3, w.avg_num_values) + _double(4, w.tot_num_values)
+
+
 def _common(c: Common) -> bytes:
     body = _uint(1, c.num_non_missing) + _uint(2, c.num_missing)
     body += _uint(3, c.min_num_values) + _uint(4, c.max_num_values)
@@ -160,10 +182,12 @@ def _common(c: Common) -> bytes:
     if c.num_values_histogram is not None:
         body += _message(6, _histogram(c.num_values_histogram), always=True)
     if c.weighted is not None:
-        w = c.weighted
-        weighted = _double(1, w.num_non_missing) + _double(2, w.num_missing)
-        weighted += _double(3, w.avg_num_values) + _double(4, w.tot_num_values)
-        body += _message(7, weighted, always=True)
+        body += _message(7, _weighted_common(c.weighted), always=True)
+    for p in c.presence:
+        level = _uint(1, p.num_non_missing) + _uint(2, p.num_missing)
+        level += _uint(3, p.min_num_values) + _uint(4, p.max_num_values)
+        body += _message(10, level + _uint(5, p.tot_num_values), always=True)
+    body += b"".join(_message(11, _weighted_common(w), always=True) for w in c.weighted_presence)
     return body + _uint(8, c.tot_num_values)
 
 
@@ -205,9 +229,14 @@ def _feature(f: Feature) -> bytes:
             # WeightedStringStatistics numbers its top values 1 and its rank histogram 2.
             tops, buckets = _top_and_rank(*s.weighted, 1)
             weighted = tops + (_message(2, buckets, always=True) if s.weighted[1] else b"")
-            stats += _message(6, weighted, always=True)
+            stats += _message(6, weighted)  # none, as TFDV's, when no value weighs enough
         stats += _uint(8, s.invalid_utf8_count)
         body += _message(4, stats, always=True)
+    elif f.type == STRUCT:
+        body += _message(7, common, always=True)
+    for name, h in f.custom:  # CustomStatistic: its name, and a histogram (field 4)
+        custom = _text(1, name) + _message(4, _histogram(h), always=True)
+        body += _message(6, custom, always=True)
     return body
 
 
@@ -256,6 +285,11 @@ def _one(f: dict[int, list[Any]], number: int, default: Any = 0) -> Any:
     return values[-1] if values else default
 
 
+def _read_presence(buf: bytes) -> Presence:
+    f = fields(buf)
+    return Presence(*(int(_one(f, number)) for number in (1, 2, 3, 4, 5)))
+
+
 def _read_common(buf: bytes) -> Common:
     f = fields(buf)
     return Common(
@@ -265,6 +299,7 @@ def _read_common(buf: bytes) -> Common:
         max_num_values=int(_one(f, 4)),
         avg_num_values=float(_one(f, 5)),
         tot_num_values=int(_one(f, 8)),
+        presence=[_read_presence(bytes(level)) for level in f.get(10, [])],
     )
 
 
@@ -301,8 +336,8 @@ def _read_strings(stats: dict[int, list[Any]]) -> Strings:
 
 def decode(data: bytes) -> list[DatasetStatistics]:
     """The datasets of a binary ``DatasetFeatureStatisticsList``: their features' paths, types,
-    common statistics, numbers' min and max, and string statistics (what schema inference
-    reads)."""
+    common statistics (a nested feature's levels too), numbers' min and max, and string
+    statistics (what schema inference reads)."""
     out = []
     for d in fields(data).get(1, []):
         f = fields(bytes(d))

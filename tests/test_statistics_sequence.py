@@ -1,0 +1,146 @@
+"""spark_tfrecord.statistics(record_type="SequenceExample") (issue 59) held against TensorFlow Data
+Validation itself, as TFX computes the statistics of SequenceExample files: the jar writes a
+DataFrame's SequenceExample records, and support/tfdv_check.py, in TFDV's environment, reads them
+with tfx_bsl's TFSequenceExampleRecord into tfdv.GenerateStatistics and compares every figure of
+every feature with ours: the context features, the STRUCT feature ##SEQUENCE## and each feature
+list under it, with its two levels (steps per example, values per step, weighted too) and its
+custom histograms of the values per step, and the schemas tfdv.infer_schema makes of both."""
+
+from __future__ import annotations
+
+import datetime
+import math
+from pathlib import Path
+
+import pytest
+
+import spark_tfrecord
+from test_statistics import _engine, _tfdv_check, _tfdv_python
+
+ROWS = 1500
+SCHEMA = (
+    "id long, w float, label string, i64 long, frames array<array<float>>, "
+    "tokens array<array<long>>, words array<array<binary>>, flags array<array<boolean>>, "
+    "when array<array<timestamp>>, boxes array<struct<score double, tags array<string>>>, "
+    "p struct<days array<array<date>>, kind string>, nosteps array<array<float>>, "
+    "nothing array<array<int>>"
+)
+#: The features of the records, as TFDV names them (a feature list under ##SEQUENCE##).
+FEATURE_LISTS = ("frames", "tokens", "words", "flags", "when", "boxes/score", "boxes/tags")
+FEATURE_LISTS += ("p/days", "nosteps")
+FEATURES = sorted(
+    [[c] for c in ("id", "w", "label", "i64", "p/kind", "##SEQUENCE##")]
+    + [["##SEQUENCE##", name] for name in FEATURE_LISTS]
+)
+
+
+def _steps(i: int, values: list) -> list | None:
+    """Steps of awkward shapes: none (null, every 7th), no steps, empty steps among others."""
+    if i % 7 == 0:
+        return None
+    return [values[: (i + k) % (len(values) + 1)] for k in range(i % 4)]
+
+
+def _row(i: int) -> tuple:
+    nan, inf = math.nan, math.inf
+    floats = [nan, inf, -inf, -0.0, 1.5, (i % 50) / 3]
+    extremes = [2**63 - 1, -(2**63), 2**53 + 1, 12345678901234567, -i, i]
+    words = [bytes([0xFF, i % 256]), b"", f"w{i % 30}".encode(), "é".encode()]
+    t0 = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    times = [t0 + datetime.timedelta(seconds=i * 977.25 + k) for k in range(3)]
+    boxes = None if i % 11 == 0 else [((i + j) / 7, ["a", "b", "c"][: j % 3]) for j in range(i % 3)]
+    days = [datetime.date(1969, 12, 31), datetime.date(2024, 2, 29)]
+    every = i % 97 != 0  # every 97th record holds no feature list at all
+    return (
+        i,
+        float((i % 5) * 0.5 + (30 if i % 89 == 0 else 0)),
+        None if i % 3 == 0 else ["x", "y", "z"][i % 2],
+        [2**63 - 1, -(2**63), 0, i][i % 4],
+        _steps(i, floats) if every else None,
+        _steps(i + 1, extremes) if every else None,
+        _steps(i + 2, words) if every else None,
+        _steps(i + 3, [True, False]) if every else None,
+        _steps(i + 4, times) if every else None,
+        boxes if every else None,
+        None if i % 13 == 0 else (_steps(i + 5, days) if every else None, f"k{i % 4}"),
+        [] if i % 2 and every else None,
+        None,
+    )
+
+
+def _frame(spark):
+    return spark.createDataFrame([_row(i) for i in range(ROWS)], SCHEMA).repartition(3)
+
+
+@pytest.mark.parametrize("engine", ["sql", "arrow"])
+def test_sequence_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
+    """Every figure of every feature of the SequenceExample records against TFDV's, written by
+    write(record_type="SequenceExample", statistics=...) (the default engine) or computed by
+    the arrow engine; the schema our infer_schema infers from ours is TFDV's from its own."""
+    python = _tfdv_python()
+    merges = _engine(spark, monkeypatch, engine)
+    df = _frame(spark)
+    ours = tmp_path / "statistics.pb"
+    examples = str(tmp_path / "examples")
+    stats = spark_tfrecord.statistics(df, engine=engine, record_type="SequenceExample")
+    if engine == "sql":
+        spark_tfrecord.write(df, examples, record_type="SequenceExample", statistics=str(ours))
+        assert ours.read_bytes() == stats
+    else:
+        spark_tfrecord.write(df, examples, record_type="SequenceExample")
+        ours.write_bytes(stats)
+    assert bool(merges) == (engine == "arrow")
+    schema = tmp_path / "schema.pbtxt"
+    schema.write_text(spark_tfrecord.infer_schema(stats))
+    job = {
+        "ours": str(ours),
+        "data": examples + "/*.tfrecord",
+        "record_type": "SequenceExample",
+        "schema": str(schema),  # our infer_schema's: tfdv.infer_schema's of TFDV's statistics
+    }
+    report, returncode = _tfdv_check(python, job, tmp_path)
+    assert report["problems"] == []
+    assert sorted(report["features"]) == FEATURES
+    # The levels (and custom histograms, but of nosteps, which has no step) of every feature list.
+    assert sorted(report["levels"]) == sorted(f"##SEQUENCE##/{n}" for n in FEATURE_LISTS)
+    assert returncode == 0
+
+
+def test_weighted_sequence_statistics_are_tfdvs(spark, tmp_path: Path) -> None:
+    """StatsOptions(weight_feature="w") on the SequenceExample files: the weighted figures of
+    the context features and of the feature lists, with their weighted levels."""
+    python = _tfdv_python()
+    df = _frame(spark)
+    spark_tfrecord.write(df, str(tmp_path / "examples"), record_type="SequenceExample")
+    ours = tmp_path / "weighted.pb"
+    spark_tfrecord.statistics(df, str(ours), weight="w", record_type="SequenceExample")
+    job = {
+        "ours": str(ours),
+        "data": str(tmp_path / "examples" / "*.tfrecord"),
+        "record_type": "SequenceExample",
+        "weight": "w",
+    }
+    report, returncode = _tfdv_check(python, job, tmp_path)
+    assert report["problems"] == []
+    assert sorted(report["weighted"]) == sorted("/".join(f) for f in FEATURES)
+    assert returncode == 0
+    with pytest.raises(ValueError, match="weight column 'frames' holds lists"):
+        spark_tfrecord.statistics(df, weight="frames", record_type="SequenceExample")
+
+
+def test_what_a_sequence_example_cannot_hold_is_refused(spark, tmp_path: Path) -> None:
+    deep = spark.createDataFrame([(1, [[[1]]])], "id long, d array<array<array<int>>>")
+    with pytest.raises(ValueError, match="column 'd' has type array<array<array<int>>>"):
+        spark_tfrecord.statistics(deep, record_type="SequenceExample")
+    # recordType Example writes it ragged
+    assert b"d/ragged_flat_values" in spark_tfrecord.statistics(deep)
+    with pytest.raises(ValueError, match="record_type is 'Example' or 'SequenceExample'"):
+        spark_tfrecord.statistics(deep, record_type="ByteArray")
+    # The recordType option of a write is its record type too.
+    flat = spark.createDataFrame([(1, [[2, 3], []])], "id long, s array<array<int>>")
+    written = tmp_path / "s.pb"
+    spark_tfrecord.write(
+        flat, str(tmp_path / "x"), statistics=str(written), recordType="SequenceExample"
+    )
+    assert written.read_bytes() == spark_tfrecord.statistics(flat, record_type="SequenceExample")
+    assert b"##SEQUENCE##" in written.read_bytes()
