@@ -42,10 +42,6 @@ STEPS = "##STEPS##/"
 #: TFDV's custom statistics of the second level: a quantiles and a standard histogram of the
 #: number of values per step.
 LEVEL_2 = "level_2_value_list_length_"
-#: SQL of an int64 value ``{v}`` as tfx_bsl's SequenceExample decoder (1.16, no schema) gives a
-#: feature list's values to TFDV: its low 32 bits, sign-extended (2**63 - 1 is -1, 2**53 + 1
-#: is 1), where a context feature's are whole. TFX's statistics, so ours, are of those.
-_DECODED_INT64 = "((({v}) & 4294967295L) ^ 2147483648L) - 2147483648L"
 
 
 def is_steps(name: str) -> bool:
@@ -59,7 +55,7 @@ def sequence_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[st
     feature list) and its steps' lengths (``##STEPS##/<name>``); per column the column of
     ``df`` it is of, and the feature lists' names."""
     from spark_tfrecord._format.columns.feature_paths import SEQUENCE_EXAMPLE, leaves
-    from spark_tfrecord._format.columns.schema import depth, innermost, is_array
+    from spark_tfrecord._format.columns.schema import depth, is_array
     from spark_tfrecord._format.columns.type_table import simple_string
 
     schema = df.schema.jsonValue()
@@ -82,20 +78,10 @@ def sequence_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[st
             x = f"transform({x}, v -> array(v))"  # an element's single value: a step of one
         lists.append(leaf.name)
         of[STEPS + leaf.name] = leaf.column
-        selected.append(f"{_flat_values(x, innermost(leaf.data_type))} AS {quote(leaf.name)}")
+        selected.append(f"flatten({x}) AS {quote(leaf.name)}")
         steps = f"transform({x}, v -> CAST(size(v) AS BIGINT))"
         selected.append(f"{steps} AS {quote(STEPS + leaf.name)}")
     return df.selectExpr(*selected), of, lists
-
-
-def _flat_values(steps: str, element: Any) -> str:
-    """SQL of a feature list's values, flattened, as TFDV takes them (``element``: their type
-    in the DataFrame's JSON schema): an int64 one as tfx_bsl decodes it."""
-    if element == "long":
-        return f"transform(flatten({steps}), v -> {_DECODED_INT64.format(v='v')})"
-    if element == "timestamp":  # written as microseconds since 1970 (feature_column's)
-        return f"transform(flatten({steps}), v -> {_DECODED_INT64.format(v='unix_micros(v)')})"
-    return f"flatten({steps})"
 
 
 def _levels(values: Feature, steps: Feature, row: dict[str, Any]) -> list[Presence]:

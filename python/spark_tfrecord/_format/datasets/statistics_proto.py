@@ -316,7 +316,8 @@ def _read_feature(buf: bytes) -> Feature:
             stats = fields(bytes(f[number][-1]))
             feature.common = _read_common(bytes(_one(stats, 1, b"")))
             if number == 3:
-                feature.numeric = Numeric(min=float(_one(stats, 5)), max=float(_one(stats, 7)))
+                mean, low, high = (float(_one(stats, k)) for k in (2, 5, 7))
+                feature.numeric = Numeric(mean=mean, min=low, max=high)
             elif number == 4:
                 feature.strings = _read_strings(stats)
     return feature
@@ -336,7 +337,7 @@ def _read_strings(stats: dict[int, list[Any]]) -> Strings:
 
 def decode(data: bytes) -> list[DatasetStatistics]:
     """The datasets of a binary ``DatasetFeatureStatisticsList``: their features' paths, types,
-    common statistics (a nested feature's levels too), numbers' min and max, and string
+    common statistics (a nested feature's levels too), numbers' mean, min and max, and string
     statistics (what schema inference reads)."""
     out = []
     for d in fields(data).get(1, []):
