@@ -314,6 +314,47 @@ def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) ->
     assert (tmp_path / "s.pb").read_bytes() == spark_tfrecord.statistics(df.select("a"))
 
 
+def test_the_arrow_engines_top_values_are_exact() -> None:
+    """Partitions' string figures merged (statistics_partials.top_strings, merged_strings): for
+    two columns whose 5,000 values each are counted in one of three partitions, with runs of
+    equal counts across the partitions' top lists, the unique count, total length, values not
+    UTF-8 and the top 1,000 (ties: the larger value first) equal a sort of them all."""
+    import numpy as np
+    import pyarrow as pa
+
+    from spark_tfrecord._spark import statistics_partials as p
+
+    rng = np.random.default_rng(59)
+    rows = []
+    for f in (3, 8):
+        for k in range(5000):
+            value = bytes([0xFF]) * (k % 7 == 0) + f"v{k}".encode()
+            rows.append((f, value, int(rng.integers(1, 40)), k % 7 == 0))
+    parts = [rows[k::3] for k in range(3)]
+    payloads: dict[int, list[bytes]] = {}
+    for part in parts:
+        f, s, c, bad = (list(x) for x in zip(*part))
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(f, pa.int32()), pa.array(s, pa.binary()), pa.array(c, pa.int64()),
+             pa.array(bad)], ["f", "s", "c", "bad"]
+        )  # fmt: skip
+        for out in p.top_strings(1000)(iter([batch])):
+            for place, payload in zip(out.column(0).to_pylist(), out.column(1).to_pylist()):
+                payloads.setdefault(place, []).append(payload)
+    assert list(p.top_strings(1000)(iter([]))) == []
+    for f in (3, 8):
+        mine = [r for r in rows if r[0] == f]
+        figures, top = p.merged_strings(payloads[f], 1000)
+        assert figures == {
+            "unique": 5000,
+            "length": sum(len(s) * c for _, s, c, _ in mine),
+            "invalid": sum(c for _, _, c, bad in mine if bad),
+        }
+        expected = sorted(((c, s) for _, s, c, _ in mine), reverse=True)[:1000]
+        assert [(r["c"], r["s"]) for r in top] == expected
+        assert [r["rank"] for r in top] == list(range(1, 1001))
+
+
 @pytest.mark.parametrize("engine", ["sql", "arrow"])
 def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
     """statistics(weight="w") by either engine against TFDV's StatsOptions(weight_feature="w")

@@ -3,12 +3,8 @@
 ``StatsOptions``) for the ``Example`` records the jar writes from the DataFrame, or writes it
 as TFX's StatisticsGen does (``Split-<name>/FeatureStats.pb``).
 
-One query of aggregates whatever the number of columns, which one action collects: the union of
-the aggregates of every column over the rows (presence, numbers of values, and a scalar
-column's numbers: counts, min, max, mean, variance), of the values of the list columns of
-numbers (one row per value, by ``inline``, aggregated per column), each with its sketches
-(``percentile_approx``, the quantiles) apart, and of the string values counted per column and
-value (the top values and the unique count, exactly).
+One query of aggregates whatever the number of columns (:mod:`statistics_query`), which one
+action collects; its rows are merged here into TFDV's messages.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from spark_tfrecord._format.datasets import statistics_histograms as hist
 from spark_tfrecord._format.datasets.statistics_proto import (
-    FLOAT,
     QUANTILES,
     STANDARD,
     STRING,
@@ -32,198 +27,24 @@ from spark_tfrecord._format.datasets.statistics_proto import (
 )
 from spark_tfrecord._spark import statistics_sequence as sequence
 from spark_tfrecord._spark import statistics_weighted as weighted
-from spark_tfrecord._spark.statistics_features import Column, feature_column, flat_features, quote
-from spark_tfrecord._spark.statistics_partials import merged
+from spark_tfrecord._spark.statistics_features import Column, feature_column, flat_features
+from spark_tfrecord._spark.statistics_partials import merged, merged_strings
+from spark_tfrecord._spark.statistics_query import (
+    FINE,
+    HISTOGRAM_BUCKETS,
+    NUM_VALUES_BUCKETS,
+    RANK_BUCKETS,
+    TOP_VALUES,
+    Engine,
+    query,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
-#: How the values of list columns of numbers are aggregated: Spark SQL's aggregates, or NumPy
-#: a batch at a time in Spark's Python workers.
-Engine = Literal["sql", "arrow"]
 #: The records whose statistics are computed: those the jar writes with this ``recordType``.
 StatisticsRecordType = Literal["Example", "SequenceExample"]
-#: TFDV's default ``StatsOptions``: the buckets of the number-of-values histogram, of the
-#: standard and quantiles histograms, the top values and the rank histogram's buckets.
-NUM_VALUES_BUCKETS = 10
-HISTOGRAM_BUCKETS = 10
-QUANTILES_BUCKETS = 10
-TOP_VALUES = 20
-RANK_BUCKETS = 1000
-#: TFDV takes the standard histogram and the median from 100 times finer quantiles.
-FINE = 100 * QUANTILES_BUCKETS
-#: ``percentile_approx``'s accuracy: a rank error of at most 1/ACCURACY of the values, 10
-#: times under TFDV's own (its ``epsilon``, 0.01).
-ACCURACY = 1000
-_INF = "CAST('Infinity' AS DOUBLE)"
-
-
-def _zipped(i: int, column: Column) -> str:
-    """SQL: the column's values as (its place, value) structs, none where it is null
-    (``arrays_zip``, which Spark compiles)."""
-    c = quote(column.name)
-    if column.values:
-        places, listed = f"array_repeat({i}, size({c}))", column.values.format(x=c)
-    else:
-        to = "BINARY" if column.kind == STRING else "DOUBLE"
-        places, listed = f"array({i})", f"array(CAST({column.value.format(x=c)} AS {to}))"
-    return f"coalesce(CASE WHEN {c} IS NOT NULL THEN arrays_zip({places}, {listed}) END, array())"
-
-
-#: The fields of a row of the query's numbers, with their types: a column's presence and
-#: counts of values (``n_``), and its numbers' aggregates.
-FIELDS = {
-    "present": "BIGINT", "n_min": "INT", "n_max": "INT", "n_tot": "BIGINT",
-    "n_q": "array<int>", "values": "BIGINT", "nan": "BIGINT", "pos_inf": "BIGINT",
-    "zeros": "BIGINT", "d_min": "DOUBLE", "d_max": "DOUBLE", "finite_min": "DOUBLE",
-    "finite_max": "DOUBLE", "mean": "DOUBLE", "variance": "DOUBLE", "d_q": "array<double>",
-}  # fmt: skip
-
-
-def _grid(steps: int) -> str:
-    return "array(" + ", ".join(f"{k / steps!r}D" for k in range(steps + 1)) + ")"
-
-
-def _presence(c: str, is_list: bool) -> dict[str, str]:
-    """The aggregates of a column's presence and number of values (SQL)."""
-    n = f"CASE WHEN {c} IS NOT NULL THEN {'size(' + c + ')' if is_list else '1'} END"
-    quantiles = f"percentile_approx({n}, {_grid(NUM_VALUES_BUCKETS)}, {ACCURACY})"
-    if not is_list:
-        quantiles = f"CASE WHEN count({c}) > 0 THEN array_repeat(1, {NUM_VALUES_BUCKETS + 1}) END"
-    return {
-        "present": f"count({c})",
-        "n_min": f"min({n})",
-        "n_max": f"max({n})",
-        "n_tot": f"sum({n})",
-        "n_q": quantiles,
-    }
-
-
-def _numbers(x: str) -> dict[str, str]:
-    """The aggregates of numbers ``x`` (SQL of a double, null where there is none)."""
-    number = f"CASE WHEN NOT isnan({x}) THEN {x} END"
-    finite = f"CASE WHEN {x} > -{_INF} AND {x} < {_INF} THEN {x} END"
-    return {
-        "values": f"count({x})",
-        "nan": f"count_if(isnan({x}))",
-        "pos_inf": f"count_if({x} = {_INF})",
-        "zeros": f"count_if({x} = 0)",
-        "d_min": f"min({number})",
-        "d_max": f"max({number})",
-        "finite_min": f"min({finite})",
-        "finite_max": f"max({finite})",
-        "mean": f"avg({number})",
-        "variance": f"var_pop({number})",
-        "d_q": f"percentile_approx({number}, {_grid(FINE)}, {ACCURACY})",
-    }
-
-
-def _struct(i: int, aggregates: dict[str, str]) -> str:
-    """A row of the numbers' part: every field of FIELDS, null where ``aggregates`` has none."""
-    fields = ", ".join(
-        f"'{name}', CAST({aggregates.get(name, 'NULL')} AS {t})" for name, t in FIELDS.items()
-    )
-    return f"named_struct('f', {i}, {fields})"
-
-
-def _invalid_utf8(spark_version: str) -> str:
-    """SQL: whether the bytes ``s`` are not UTF-8. Spark 4 has ``is_valid_utf8``; Spark 3.5's
-    ``decode`` puts U+FFFD for what is not UTF-8, so that the bytes do not come back."""
-    if int(spark_version.split(".")[0]) >= 4:
-        return "NOT is_valid_utf8(CAST(s AS STRING))"
-    return "encode(decode(s, 'UTF-8'), 'UTF-8') != s"
-
-
-#: The aggregates that are sketches (``percentile_approx``): Spark runs an aggregation that has
-#: one without generated code, so they are aggregated apart from the others.
-SKETCHES = ("n_q", "d_q")
-
-
-def _split(
-    df: DataFrame, rows: list[tuple[int, dict[str, str]]], grouped: str | None = None
-) -> list[DataFrame]:
-    """The aggregation of ``rows`` (a column's place and its aggregates), as two: one of the
-    sketches, one of the rest (by ``grouped``, a column, or over all rows)."""
-    from pyspark.sql import functions as F
-
-    out = []
-    for sketches in (False, True):
-        parts = [(i, {k: v for k, v in a.items() if (k in SKETCHES) == sketches}) for i, a in rows]
-        parts = [(i, a) for i, a in parts if a]
-        if not parts:
-            continue
-        if grouped is None:
-            structs = ", ".join(_struct(i, a) for i, a in parts)
-            out.append(df.agg(F.expr(f"array({structs})").alias("r")).selectExpr("inline(r)"))
-        else:
-            ((_, aggregates),) = parts
-            out.append(
-                df.groupBy(grouped).agg(*[F.expr(v).alias(k) for k, v in aggregates.items()])
-            )
-    return out
-
-
-def _query(df: DataFrame, columns: list[Column], engine: Engine, w: str | None) -> DataFrame:
-    """The one query: a row per column of its aggregates (the numbers of a list column in a
-    second row, the sketches in a third), and a row per top string value of a column."""
-    from pyspark.sql import functions as F
-
-    rows: list[tuple[int, dict[str, str]]] = [(-1, {"present": "count(1)"})]
-    lists: list[tuple[int, Column]] = []
-    strings: list[str] = []
-    for i, column in enumerate(columns):
-        c = quote(column.name)
-        aggregates = _presence(c, bool(column.values))
-        if column.kind == STRING:
-            strings.append(_zipped(i, column))
-        elif column.values:
-            lists.append((i, column))
-        else:
-            aggregates.update(_numbers(column.value.format(x=c)))
-        rows.append((i, aggregates))
-    parts = _split(df, rows)
-    if lists and engine == "arrow":
-        # A list column's numbers a batch at a time, in NumPy (statistics_partials).
-        from spark_tfrecord._spark.statistics_partials import partials
-
-        places = [i for i, _ in lists]
-        kinds = ["float" if c.kind == FLOAT else "int" for _, c in lists]
-        picked = df.select(*[F.col(quote(c.name)) for _, c in lists])
-        parts.append(picked.mapInArrow(partials(places, kinds), "f int, partial binary"))
-    elif lists:
-        zipped = ", ".join(_zipped(i, c) for i, c in lists)
-        values = df.selectExpr(f"inline(concat({zipped}))").toDF("f", "d")
-        numbers = _numbers("d")
-        del numbers["d_q"]
-        parts += _split(values, [(0, numbers)], grouped="f")
-        # The sketch takes the numbers alone: NaN filtered out costs it nothing.
-        quantiles = F.expr(f"percentile_approx(d, {_grid(FINE)}, {ACCURACY})").alias("d_q")
-        parts.append(values.where("NOT isnan(d)").groupBy("f").agg(quantiles))
-    if strings:
-        parts += _top_strings(df, strings)
-    if w is not None:
-        parts += weighted.weighted_parts(df, columns, w, FINE, max(TOP_VALUES, RANK_BUCKETS))
-    query = parts[0]
-    for part in parts[1:]:
-        query = query.unionByName(part, allowMissingColumns=True)
-    return query
-
-
-def _top_strings(df: DataFrame, strings: list[str]) -> list[DataFrame]:
-    """Per string column, a row of its unique count, its values' total length and the count of
-    those that are not UTF-8, and a row per top value (``s``) with its count and rank."""
-    from pyspark.sql import functions as F
-
-    values = df.selectExpr(f"inline(concat({', '.join(strings)}))").toDF("f", "s")
-    counts = values.groupBy("f", "s").agg(F.count(F.lit(1)).alias("c"))
-    invalid = _invalid_utf8(df.sparkSession.version)
-    totals = counts.groupBy("f").agg(
-        F.count(F.lit(1)).alias("unique"),
-        F.sum(F.expr("CAST(length(s) AS BIGINT) * c")).alias("length"),
-        F.sum(F.expr(f"CASE WHEN {invalid} THEN c ELSE 0 END")).alias("invalid"),
-    )
-    return [totals, weighted.ranked(counts, "c", max(TOP_VALUES, RANK_BUCKETS))]
 
 
 def _common(row: dict[str, Any], num_examples: int) -> Common:
@@ -284,7 +105,7 @@ def _strings(top: list[dict[str, Any]], row: dict[str, Any], total_values: int) 
 
 #: The rows of the query that come several per column, by the field that marks them: a top
 #: value, an arrow engine's partial, a weighted quantile's step, a weighted top value.
-MANY = ("s", "partial", "wq", "wtop")
+MANY = ("s", "partial", "strings", "wq", "wtop")
 
 
 def _sorted(rows: list[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
@@ -302,6 +123,10 @@ def _sorted(rows: list[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], dict
     grid = [k / FINE for k in range(FINE + 1)]
     for i, found in many["partial"].items():
         by_column[i].update(merged([bytes(r["partial"]) for r in found], grid))
+    top = max(TOP_VALUES, RANK_BUCKETS)
+    for i, found in many["strings"].items():
+        figures, many["s"][i] = merged_strings([bytes(r["strings"]) for r in found], top)
+        by_column[i].update(figures)
     return by_column, many
 
 
@@ -321,7 +146,7 @@ def dataset_statistics(
         df, of = flat_features(df, separator)
     columns = [feature_column(f.name, f.dataType, of[f.name]) for f in df.schema.fields]
     w = None if weight is None else weighted.weight_sql(columns, weight)
-    by_column, many = _sorted([r.asDict() for r in _query(df, columns, engine, w).collect()])
+    by_column, many = _sorted([r.asDict() for r in query(df, columns, engine, w).collect()])
     num_examples = int(by_column[-1]["present"])
     dataset = DatasetStatistics(num_examples, [], name)
     if weight is not None:
@@ -434,10 +259,11 @@ def statistics(
     deviation, median and histograms of numbers (the quantiles exact), and the top values and
     rank histogram of strings by their total weight.
 
-    ``engine="arrow"`` aggregates the values of list columns of numbers a batch at a time, in
-    NumPy, in Spark's Python workers (``mapInArrow``), which then need pyarrow, NumPy and
-    spark-tfrecord: several times faster on lists; quantiles within 1/4000 of the ranks. The
-    default, ``"sql"``, is Spark SQL's aggregates alone, which any Spark runs.
+    ``engine="arrow"`` aggregates the numbers of every column a batch at a time, in NumPy, and
+    ranks the string values Spark counted, in Arrow, in Spark's Python workers (``mapInArrow``),
+    which then need pyarrow, NumPy and spark-tfrecord: several times faster; quantiles within
+    1/4000 of the ranks. The default, ``"sql"``, is Spark SQL's aggregates alone, which any
+    Spark runs.
 
     >>> import spark_tfrecord
     >>> df = spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id long, s string")

@@ -1,9 +1,16 @@
-"""The numbers of list columns aggregated a batch at a time, in NumPy (``mapInArrow``), for
-:mod:`statistics`: each partition gives, per column, its counts, min, max, mean and sum of
-squared deviations, and a summary of its sorted values (every ``len/SUMMARY``-th, with the
-number of values it stands for); the driver merges them. A quantile of the merged summaries is
-within ``1/SUMMARY`` of the values of its rank: each partition's summary places a value at most
-``1/SUMMARY`` of that partition's values off.
+"""The arrow engine's aggregates, computed in Spark's Python workers (``mapInArrow``) for
+:mod:`statistics`, and merged on the driver.
+
+Numbers (of list and scalar columns) a batch at a time, in NumPy: each partition gives, per
+column, its counts, min, max, mean and sum of squared deviations, and a summary of its sorted
+values (every ``len/SUMMARY``-th, with the number of values it stands for). A quantile of the
+merged summaries is within ``1/SUMMARY`` of the values of its rank: each partition's summary
+places a value at most ``1/SUMMARY`` of that partition's values off.
+
+Strings, once Spark has counted each column's values (a shuffle by column and value, so that a
+value is counted in one partition alone): each partition gives, per column, its number of
+values, their total length, those not UTF-8, and its ``top`` values by count (ties: the larger
+value first, as TFDV); the driver's merge of these is exact, as the top of the tops.
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ SUMMARY = 4000
 
 
 def _numbers(array: Any, kind: str) -> Any:
-    """A list column's values as float64, as the record holds them."""
+    """A column's values as float64, as the record holds them: a list column's of ``kind``
+    ``float`` rounded to float32, of ``int`` as they are; a scalar column's (``kind`` "") a
+    double already, as :mod:`statistics_features` gives it."""
     import numpy as np
     import pyarrow as pa
 
-    values = array.flatten().drop_null()
+    values = (array.flatten() if pa.types.is_list(array.type) else array).drop_null()
     if pa.types.is_timestamp(values.type) or pa.types.is_date(values.type):
         values = values.cast(pa.int64() if pa.types.is_timestamp(values.type) else pa.int32())
     out = values.to_numpy(zero_copy_only=False)
@@ -62,7 +71,7 @@ def _partial(values: Any) -> dict[str, Any]:
 
 def partials(places: list[int], kinds: list[str]) -> Any:
     """The ``mapInArrow`` function of list columns at ``places`` (their order in the batches),
-    each ``float`` or ``int``: one row (f, partial) per column and partition."""
+    each of a ``kind`` of :func:`_numbers`: one row (f, partial) per column and partition."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import numpy as np
@@ -113,3 +122,52 @@ def merged(payloads: list[bytes], grid: list[float]) -> dict[str, Any]:
     out["d_q"] = [float(v) for v in values[np.clip(at, 0, len(values) - 1)]]
     out["d_q"][0], out["d_q"][-1] = out["d_min"], out["d_max"]
     return out
+
+
+def top_strings(top: int) -> Any:
+    """The ``mapInArrow`` function over rows (f, s, c, bad): a column's place, a value, its
+    count and whether it is not UTF-8, each (f, s) in one partition alone. One row (f, strings)
+    per column and partition: its values' figures and ``top`` values, pickled."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        found = list(batches)
+        if not found or not sum(b.num_rows for b in found):
+            return
+        table = pa.Table.from_batches(found)
+        places = table.column("f").to_numpy()
+        table = table.take(np.argsort(places, kind="stable"))
+        places = np.sort(places)
+        starts = np.flatnonzero(np.r_[True, places[1:] != places[:-1]])
+        rows = []
+        for lo, hi in zip(starts, [*starts[1:], len(places)]):
+            mine = table.slice(lo, hi - lo)
+            counts = mine.column("c").to_numpy()
+            lengths = pc.fill_null(pc.binary_length(mine.column("s")), 0).to_numpy()
+            picked = pc.select_k_unstable(
+                mine, k=min(top, hi - lo), sort_keys=[("c", "descending"), ("s", "descending")]
+            )
+            figures = {
+                "unique": hi - lo,
+                "length": int((lengths.astype(np.int64) * counts).sum()),
+                "invalid": int(counts[pc.fill_null(mine.column("bad"), False).to_numpy()].sum()),
+                "top": (mine.column("s").take(picked).to_pylist(), counts[picked].tolist()),
+            }
+            rows.append(pickle.dumps(figures))
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(places[starts], pa.int32()), pa.array(rows, pa.binary())], ["f", "strings"]
+        )
+
+    return run
+
+
+def merged_strings(payloads: list[bytes], top: int) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """A string column's figures from its partitions' (:func:`top_strings`), and its ``top``
+    values as rows (s, c, rank), as the SQL path gives them."""
+    parts = [pickle.loads(p) for p in payloads]
+    figures = {k: sum(int(p[k]) for p in parts) for k in ("unique", "length", "invalid")}
+    pairs = sorted(((c, s) for p in parts for s, c in zip(*p["top"])), reverse=True)[:top]
+    return figures, [{"s": s, "c": c, "rank": k + 1} for k, (c, s) in enumerate(pairs)]
