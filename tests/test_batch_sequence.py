@@ -272,9 +272,13 @@ def _built(i: int, rng: random.Random, odd: str) -> bytes:
         context.append(entry(b"f", _floats([1.0])))
     elif odd == "list_in_context":
         lists.append(_list(b"name", [_texts([b"x"])]))
+    elif odd.startswith("both_list"):  # a feature list's name a context feature too
+        context.append(entry(b"f", _floats([2.0])))
+    elif odd.startswith("both_context"):  # a context feature's name a feature list too
+        lists.append(_list(b"name", [_texts([b"x"])]))
     body = ld(1, b"".join(context)) if context or i % 2 else b""
     lists_field = ld(2, b"".join(lists))
-    return lists_field + body if odd == "order" else body + lists_field
+    return lists_field + body if odd.endswith("order") else body + lists_field
 
 
 @pytest.mark.parametrize(
@@ -287,6 +291,10 @@ def _built(i: int, rng: random.Random, odd: str) -> bytes:
         ("kind", True),
         ("misplaced", True),
         ("list_in_context", True),
+        ("both_list", True),
+        ("both_list_order", True),
+        ("both_context", True),
+        ("both_context_order", True),
     ],
 )
 def test_built_sequence_examples_take_the_batch_path(
@@ -296,7 +304,8 @@ def test_built_sequence_examples_take_the_batch_path(
     read them; the batch of a record that needs the record path (text that is not UTF-8, its
     fields in the other order, a map entry of no value) is read record by record, and one the jar
     refuses (a step of the wrong kind, a feature list read as a context feature or the other
-    way round) fails as the record path and the jar fail."""
+    way round, a name both a context feature and a feature list, either first in the record)
+    fails as the record path and the jar fail."""
     rng = random.Random(58)
     records = [_built(i, rng, odd if i == ODD_AT else "") for i in range(RECORDS)]
     path = write_records(tmp_path / "part-0.tfrecord", records)

@@ -54,6 +54,12 @@ class Layout:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
             c.conversion = conversion(c.spark, vector=c.shape == "vector")
         self.decoder = ExampleDecoder(list(keys), sequence)
+        listed = [False] * len(keys)
+        for c in self.columns:
+            for s in c.slots if c.sequence else ():
+                listed[s] = True
+        #: In a SequenceExample, per key: whether it is a feature list's (else the context's).
+        self.listed = listed if sequence else None
         self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
         arrays: dict[str, list[Column]] = {}
@@ -100,8 +106,10 @@ class Layout:
             check(feature)
 
     def _check(self, c: Column, k: int) -> Any:
-        """The check of feature ``k`` of column ``c``."""
-        if c.shape in ("scalar", "list", "uniform"):
+        """The check of feature ``k`` of column ``c``: in a SequenceExample, a feature list
+        where the column reads a context feature, or the other way round, is the jar's error
+        (a name that is both fails whichever the record gives first)."""
+        if c.sequence or c.shape in ("scalar", "list", "uniform"):
             read = dict(self._readers)[c.key]
             width, slot = len(self.decoder.keys), c.slots[0]
 
@@ -116,7 +124,13 @@ class Layout:
         values = (c.shape == "ragged" and k == 0) or (c.shape == "vector" and k in (0, 2))
         column = c if values else Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
         name = c.features[k]
-        return lambda feature: self._values(column, feature, name)
+        single, read_values = self._single, self._values
+
+        def part(feature: tuple[int, Any]) -> None:
+            single(c, feature)
+            read_values(column, feature, name)
+
+        return part
 
     def _check_arrays(self, features: list[Any]) -> None:
         """Each array of structs' leaves hold one value (or ``length`` values) per element,
@@ -368,11 +382,10 @@ class Layout:
     def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
         """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
         together; None when a record strays from the layout writers produce (then decode the
-        batch record by record: the same values, or the error naming the record), and for
-        SequenceExamples, which are decoded record by record."""
-        if self.sequence:
-            return None
-        return collate_raw(self.columns, self.arrays, self.decoder_keys, buf, starts, stops)
+        batch record by record: the same values, or the error naming the record)."""
+        return collate_raw(
+            self.columns, self.arrays, self.decoder_keys, buf, starts, stops, self.listed
+        )
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """A batch of records, in NumPy, key by key:
