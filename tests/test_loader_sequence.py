@@ -134,11 +134,17 @@ def test_sequence_batches_take_the_batch_path(
 
 
 def _built(i: int, odd: str) -> bytes:
-    """Record i, byte by byte; ``odd`` gives a name both fields (see the test)."""
+    """Record i, byte by byte; ``odd`` gives a name both fields, or an array of structs' fields
+    feature lists of unequal length (see the test)."""
     context = [entry(b"id", feature("int64", int64_list_packed([i])))]
     context.append(entry(b"label", feature("bytes", bytes_list([b"n%d" % i]))))
     floats = feature("float", float_list_packed([1.5] * (i % 3)))
     lists = [ld(1, ld(1, b"f") + ld(2, b"".join(ld(1, floats) for _ in range(i % 4))))]
+    a = feature("float", float_list_packed([0.5]))
+    n = feature("int64", int64_list_packed([i]))
+    lists.append(ld(1, ld(1, b"st/a") + ld(2, b"".join(ld(1, a) for _ in range(i % 3)))))
+    steps = i % 3 + (odd == "unequal")
+    lists.append(ld(1, ld(1, b"st/n") + ld(2, b"".join(ld(1, n) for _ in range(steps)))))
     if odd.startswith("both_list"):  # the feature list's name a context feature too
         context.append(entry(b"f", feature("float", float_list_packed([2.0]))))
     elif odd.startswith("both_context"):  # the context feature's name a feature list too
@@ -149,15 +155,16 @@ def _built(i: int, odd: str) -> bytes:
 
 
 @pytest.mark.parametrize(
-    "odd", ["both_list", "both_list_order", "both_context", "both_context_order"]
+    "odd", ["both_list", "both_list_order", "both_context", "both_context_order", "unequal"]
 )
-def test_a_name_both_context_and_list_fails_as_the_jar(
+def test_a_record_the_jar_refuses_fails_as_the_jar(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd: str
 ) -> None:
-    """A record whose name is a context feature and a feature list (either first): the jar's
-    condition, offset and message, from the record and from the batch that holds it; the
-    batches without it still take the batch path."""
-    ddl = "id bigint, label string, f array<array<float>>"
+    """A record whose name is a context feature and a feature list (either first), or whose
+    array of structs' fields are feature lists of unequal length: the jar's condition, offset
+    and message, from the record and from the batch that holds it; the batches without it
+    still take the batch path."""
+    ddl = "id bigint, label string, f array<array<float>>, st array<struct<a: float, n: bigint>>"
     at = 70
     path = write_records(
         tmp_path / "part-0.tfrecord", [_built(i, odd if i == at else "") for i in range(200)]

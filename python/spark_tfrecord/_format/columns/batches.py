@@ -118,6 +118,7 @@ class BatchColumns:
     ) -> None:
         self.buf = buf
         self.size = len(starts)
+        self.listed = listed
         if listed is None:
             self.located: Any = batch_decoder.locate(buf, starts, stops, keys)
         else:
@@ -126,6 +127,9 @@ class BatchColumns:
             raise _Fallback
 
     def _present(self, slot: int) -> Any:
+        """Which records have feature ``slot`` (a feature list's: which have the list)."""
+        if self.listed is not None and self.listed[slot]:
+            return self.located.lists.kind[slot] >= 0
         return self.located.kind[slot] >= 0
 
     def values(self, slot: int, conv: Conversion, located: Any = None) -> tuple[Any, Any, Any]:

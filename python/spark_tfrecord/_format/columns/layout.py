@@ -64,11 +64,15 @@ class Layout:
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
         arrays: dict[str, list[Column]] = {}
         for c in self.columns:
-            if c.array and not c.sequence:  # a SequenceExample's arrays come in steps
+            if c.array:  # (a SequenceExample's: a feature list per field, a step an element)
                 arrays.setdefault(c.array, []).append(c)
         #: Each array of structs' leaves, whose lists must be of one length.
         self.arrays = list(arrays.items())
         self._checks: list[list[Any]] | None = None
+        #: Whether a step of no value of a field of an array of structs that is not a list is a
+        #: null, as Spark reads it (the jar-less source), rather than an error (the loaders',
+        #: whose arrays cannot hold one).
+        self.step_nulls = False
 
     def use_reader(self, key: str, read: Callable[[list[Any]], Any]) -> None:
         """Reads column ``key`` of each record with ``read`` (of the record's features, by the
@@ -134,7 +138,8 @@ class Layout:
 
     def _check_arrays(self, features: list[Any]) -> None:
         """Each array of structs' leaves hold one value (or ``length`` values) per element,
-        as many in each present leaf, as the jar assembles them; else its error."""
+        as many in each present leaf (a SequenceExample's: as many steps), as the jar
+        assembles them; else its error."""
         for path, members in self.arrays:
             n, unequal = -1, False
             counts = []
@@ -158,10 +163,11 @@ class Layout:
                     + (f" values, {c.length} per element" if c.length > 1 else "")
                     for c, count in zip(members, counts)
                 ]
+                what = "feature lists of unequal length (steps)" if self.sequence else "lists"
+                if not self.sequence:
+                    what += " of unequal length"
                 raise ColumnError.said(
-                    path,
-                    f"Column '{path}' (array<struct>) is read from lists of unequal length: "
-                    + ", ".join(told),
+                    path, f"Column '{path}' (array<struct>) is read from {what}: " + ", ".join(told)
                 )
 
     @staticmethod
@@ -199,7 +205,9 @@ class Layout:
             got = [values(c, step, name) for step in found[1]]
             lengths = np.array([len(g) for g in got], np.int64)
             if one_per_step and len(lengths) and (lengths != 1).any():
-                i = int(np.flatnonzero(lengths != 1)[0])
+                if self.step_nulls and not (lengths > 1).any():
+                    return [_first(g) for g in got]
+                i = int(np.flatnonzero(lengths > 1 if self.step_nulls else lengths != 1)[0])
                 what = (
                     "holds no value (Spark reads a null there, which a loader's list cannot hold)"
                     if lengths[i] == 0
@@ -407,10 +415,18 @@ class Layout:
     collate_column = staticmethod(collate_column)
 
 
+def _first(values: Any) -> Any:
+    """A step's one value (a Python value), or None where it holds none."""
+    if not len(values):
+        return None
+    return values.tolist()[0] if isinstance(values, np.ndarray) else values[0]
+
+
 def _element_values(c: Column, features: list[Any]) -> int:
     """The values of an array of structs' leaf ``c`` in a record's decoded features: one per
-    element (``length`` for a uniform leaf; a ragged leaf's outer lists); -1 when absent."""
-    if c.shape == "ragged":
+    element (``length`` for a uniform leaf; a ragged leaf's outer lists; a SequenceExample's
+    leaf's steps); -1 when absent."""
+    if c.shape == "ragged" and not c.sequence:
         if all(features[s] is None for s in c.slots):
             return -1
         lengths = features[c.slots[1]]
