@@ -3,7 +3,7 @@ loader``): the record path (each record decoded alone) against the batch path (a
 records decoded at once with NumPy), on the same file, in one run.
 
     .cache/venv/spark-4/bin/python benchmarks/sequence_batch.py [--records 200000] [--rounds 5]
-        [--case source|loader]
+        [--case source|loader] [--structs]
 
 Writes (once, under ``--data``) a file of SequenceExamples: a context int64 and string, and two
 feature lists, floats and int64s, of 3 to 7 steps of 2 to 6 values. Then reads it whole with the
@@ -13,7 +13,8 @@ must give the same table. With ``--case loader``, reads it whole through ``grain
 (``torch_dataset`` shares it) as a DataLoader does, ``collate(__getitems__(...))`` of
 :data:`LOADER_BATCH` records at a time; both ways must give the same arrays. Prints each
 way's median wall and CPU seconds (CPU: this process's, which holds on a machine shared with
-other work) and records/s, and their ratio.
+other work) and records/s, and their ratio. ``--structs`` adds an array of structs (a float and
+an int64 field: a feature list each, one value per step, as many steps as the others).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from spark_tfrecord._source import arrow_read, batch_arrays
 from spark_tfrecord._source.options import ReadOptions
 
 DDL = "id bigint, name string, frames array<array<float>>, ids array<array<bigint>>"
+#: With ``--structs``: the array of structs.
+STRUCTS = "steps array<struct<x: float, n: bigint>>"
 SEQUENCE = {"recordType": "SequenceExample"}
 #: Records a loader's batch holds.
 LOADER_BATCH = 256
@@ -60,7 +63,7 @@ def _entry(key: bytes, value: bytes) -> bytes:
     return _ld(1, _ld(1, key) + _ld(2, value))
 
 
-def _record(i: int, rng: random.Random) -> bytes:
+def _record(i: int, rng: random.Random, structs: bool) -> bytes:
     """SequenceExample i: its context, then its feature lists, as writers lay them out."""
     context = _entry(b"id", _ld(3, _ld(1, _varint(i)))) + _entry(
         b"name", _ld(1, _ld(1, b"name-%d" % i))
@@ -74,36 +77,41 @@ def _record(i: int, rng: random.Random) -> bytes:
         _ld(1, _ld(3, _ld(1, b"".join(_varint(rng.randint(0, 10**6)) for _ in range(n)))))
         for n in (rng.randint(2, 6) for _ in range(steps))
     )
-    return _ld(1, context) + _ld(2, _entry(b"frames", frames) + _entry(b"ids", ids))
+    lists = _entry(b"frames", frames) + _entry(b"ids", ids)
+    if structs:
+        xs = (_ld(1, _ld(2, _ld(1, struct.pack("<f", rng.random())))) for _ in range(steps))
+        ns = (_ld(1, _ld(3, _ld(1, _varint(rng.randint(0, 10**6))))) for _ in range(steps))
+        lists += _entry(b"steps/x", b"".join(xs)) + _entry(b"steps/n", b"".join(ns))
+    return _ld(1, context) + _ld(2, lists)
 
 
-def write(path: Path, records: int) -> None:
+def write(path: Path, records: int, structs: bool) -> None:
     """The file of ``records`` SequenceExamples, framed as TFRecords."""
     crc = crc32c()
     rng = random.Random(0)
     with path.open("wb") as f:
         for i in range(records):
-            data = _record(i, rng)
+            data = _record(i, rng, structs)
             header = struct.pack("<Q", len(data))
             f.write(header + struct.pack("<I", masked(crc(header))))
             f.write(data + struct.pack("<I", masked(crc(data))))
 
 
-def read(path: Path) -> tuple[float, float, pa.Table]:
+def read(path: Path, ddl: str) -> tuple[float, float, pa.Table]:
     """The file read whole by the source's reader: wall and CPU seconds, and the table."""
     fs, where = file_system(str(path), None)
     options = ReadOptions.parse(SEQUENCE)
-    reader = arrow_read.ArrowRead(as_nullable(parse_ddl(DDL)), options, fs, where)
+    reader = arrow_read.ArrowRead(as_nullable(parse_ddl(ddl)), options, fs, where)
     wall, cpu = time.perf_counter(), time.process_time()
     batches = list(reader.read(reader.in_order()))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return wall, cpu, pa.Table.from_batches(batches, reader.target)
 
 
-def load(path: Path) -> tuple[float, float, list[Any]]:
+def load(path: Path, ddl: str) -> tuple[float, float, list[Any]]:
     """The file's folder read whole through ``grain_source``'s batches: wall and CPU seconds,
     and the batches (each column's arrays as bytes, to compare)."""
-    ds = spark_tfrecord.grain_source(path.parent, DDL, options=SEQUENCE)
+    ds = spark_tfrecord.grain_source(path.parent, ddl, options=SEQUENCE)
     n = len(ds)
     wall, cpu = time.perf_counter(), time.process_time()
     batches = [
@@ -145,19 +153,23 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--case", choices=["source", "loader"], default="source")
+    parser.add_argument("--structs", action="store_true")
     parser.add_argument("--data", type=Path, default=Path("/tmp/tfrecord-bench-sequence"))
     args = parser.parse_args()
-    path = args.data / f"sequence-{args.records}" / "part-0.tfrecord"
+    ddl = DDL + (", " + STRUCTS if args.structs else "")
+    folder = f"sequence{'-structs' if args.structs else ''}-{args.records}"
+    path = args.data / folder / "part-0.tfrecord"
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        write(path, args.records)
+        write(path, args.records, args.structs)
     times: dict[str, list[tuple[float, float]]] = {"record": [], "batch": []}
     results: dict[str, Any] = {}
     try:
         for r in range(args.rounds):
             for name in sorted(times, reverse=bool(r % 2)):
                 _switch(args.case, name == "batch")
-                wall, cpu, results[name] = read(path) if args.case == "source" else load(path)
+                run = read if args.case == "source" else load
+                wall, cpu, results[name] = run(path, ddl)
                 times[name].append((wall, cpu))
     finally:
         _switch(args.case, True)
@@ -168,7 +180,7 @@ def main() -> None:
         assert results["batch"] == results["record"], "the two paths' batches differ"
     size = path.stat().st_size / 1e6
     print(
-        f"{args.records} SequenceExamples, {size:.1f} MB, pyarrow {pa.__version__}, "
+        f"{args.records} SequenceExamples ({ddl}), {size:.1f} MB, pyarrow {pa.__version__}, "
         + ("the source" if args.case == "source" else f"grain_source, batches of {LOADER_BATCH}")
     )
     medians = {}
