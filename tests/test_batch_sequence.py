@@ -1,5 +1,6 @@
 """The jar-less read's batch path on SequenceExamples (issue 57): context features read as an
-Example's columns, feature lists as ``array<array<T>>`` built a batch at once.
+Example's columns, feature lists as ``array<array<T>>`` built a batch at once, and arrays of
+structs (a feature list per field, a step per element).
 
 Files the jar writes (every element type a feature list holds, with lists absent, lists of no
 steps, empty steps, absent context features, NaN and infinities, the int64 extremes) and files
@@ -212,6 +213,46 @@ def test_jar_written_sequence_examples_take_the_batch_path(
     _check(str(path), JAR_DDL, [], False, monkeypatch)
 
 
+STRUCTS_DDL = (
+    "id bigint, st array<struct<a: float, n: bigint, s: string, d: double, w: array<bigint>, "
+    "t: array<string>>>, f array<array<float>>"
+)
+
+
+def _structs_row(i: int, rng: random.Random) -> tuple[Any, ...]:
+    """Record i: an array of structs (absent, empty, or 1 to 4 elements of every field)."""
+    floats, ints = ELEMENTS["float"], ELEMENTS["bigint"]
+    texts, doubles = ELEMENTS["string"], ELEMENTS["double"]
+    elements = [
+        (
+            rng.choice(floats),
+            rng.choice(ints),
+            rng.choice(texts),
+            rng.choice(doubles),
+            [rng.choice(ints) for _ in range(rng.randint(0, 3))],
+            [rng.choice(texts) for _ in range(rng.randint(0, 2))],
+        )
+        for _ in range(rng.randint(1, 4))
+    ]
+    st = None if i % 7 == 2 else [] if i % 11 == 4 else elements
+    return (i, st, _steps(rng, floats, i))
+
+
+def test_sequence_arrays_of_structs_take_the_batch_path(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SequenceExample's array of structs (a feature list per field, a step per element:
+    numbers, text, lists), written by the jar, is read a batch at once as the record path and
+    the jar read it."""
+    rng = random.Random(59)
+    rows = [_structs_row(i, rng) for i in range(RECORDS)]
+    df = spark.createDataFrame(rows, STRUCTS_DDL)
+    out = tmp_path / "structs"
+    spark_tfrecord.write(df.coalesce(1), str(out), record_type="SequenceExample")
+    (path,) = tfrecord_files(out)
+    _check(str(path), STRUCTS_DDL, [], False, monkeypatch)
+
+
 # --- files built byte by byte ------------------------------------------------------------------
 
 BUILT_DDL = (
@@ -272,9 +313,13 @@ def _built(i: int, rng: random.Random, odd: str) -> bytes:
         context.append(entry(b"f", _floats([1.0])))
     elif odd == "list_in_context":
         lists.append(_list(b"name", [_texts([b"x"])]))
+    elif odd.startswith("both_list"):  # a feature list's name a context feature too
+        context.append(entry(b"f", _floats([2.0])))
+    elif odd.startswith("both_context"):  # a context feature's name a feature list too
+        lists.append(_list(b"name", [_texts([b"x"])]))
     body = ld(1, b"".join(context)) if context or i % 2 else b""
     lists_field = ld(2, b"".join(lists))
-    return lists_field + body if odd == "order" else body + lists_field
+    return lists_field + body if odd.endswith("order") else body + lists_field
 
 
 @pytest.mark.parametrize(
@@ -287,6 +332,10 @@ def _built(i: int, rng: random.Random, odd: str) -> bytes:
         ("kind", True),
         ("misplaced", True),
         ("list_in_context", True),
+        ("both_list", True),
+        ("both_list_order", True),
+        ("both_context", True),
+        ("both_context_order", True),
     ],
 )
 def test_built_sequence_examples_take_the_batch_path(
@@ -296,8 +345,47 @@ def test_built_sequence_examples_take_the_batch_path(
     read them; the batch of a record that needs the record path (text that is not UTF-8, its
     fields in the other order, a map entry of no value) is read record by record, and one the jar
     refuses (a step of the wrong kind, a feature list read as a context feature or the other
-    way round) fails as the record path and the jar fail."""
+    way round, a name both a context feature and a feature list, either first in the record)
+    fails as the record path and the jar fail."""
     rng = random.Random(58)
     records = [_built(i, rng, odd if i == ODD_AT else "") for i in range(RECORDS)]
     path = write_records(tmp_path / "part-0.tfrecord", records)
     _check(str(path), BUILT_DDL, [ODD_AT] if odd else [], fails, monkeypatch)
+
+
+STRUCTS_BUILT_DDL = "id bigint, st array<struct<a: float, n: bigint, w: array<bigint>>>"
+
+
+def _built_structs(i: int, odd: str) -> bytes:
+    """Record i: an array of structs as feature lists (``st/a``, ``st/n``, ``st/w``: a step an
+    element; absent, or 0 to 3 steps); ``odd`` spoils it (see the test)."""
+    context = ld(1, entry(b"id", _ints([i])))
+    if i % 7 == 2:
+        return context
+    n = i % 4
+    a = [_floats([1.5 * k]) for k in range(n)]
+    ns = [_ints([-(2**63) + k]) for k in range(n + (odd == "unequal"))]
+    if odd in ("two_values", "no_value"):  # a step of a field that is not a list
+        a.append(_floats([1.0, 2.0] if odd == "two_values" else []))
+        ns.append(_ints([0]))
+    w = [_ints([k] * k) for k in range(len(ns))]
+    lists = _list(b"st/a", a) + _list(b"st/n", ns) + (b"" if odd == "absent" else _list(b"st/w", w))
+    return context + ld(2, lists)
+
+
+@pytest.mark.parametrize(
+    ("odd", "fails"),
+    [("", False), ("absent", False), ("no_value", False), ("unequal", True), ("two_values", True)],
+)
+def test_built_sequence_arrays_of_structs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd: str, fails: bool
+) -> None:
+    """An array of structs in SequenceExamples built byte by byte, read a batch at once as the
+    record path and the jar read it (a field absent: null in each element); a step of no value
+    of a field that is not a list is a null there (its batch read record by record); a record
+    whose fields' feature lists differ in length, or whose step holds two values of such a
+    field, fails as the jar fails it."""
+    records = [_built_structs(i, odd if i == ODD_AT else "") for i in range(RECORDS)]
+    path = write_records(tmp_path / "part-0.tfrecord", records)
+    odd_batches = [ODD_AT] if odd not in ("", "absent") else []
+    _check(str(path), STRUCTS_BUILT_DDL, odd_batches, fails, monkeypatch)

@@ -8,7 +8,8 @@ too: its leaves are features of their own, named by their path), an array of str
 (each leaf a list with an item per element, or ``tfrecord.listLength`` items), or an ML vector
 (dense or sparse: :mod:`spark_tfrecord._source.vector_arrays`), and the records are Examples;
 or the records are SequenceExamples, whose context features are read as those, and whose feature
-lists (``array<array<T>>``, not in an array of structs) as a list per step.
+lists as a list per step (``array<array<T>>``), or an array of structs' fields as its elements
+(:mod:`spark_tfrecord._source.step_arrays`).
 For each batch, the format package's batch decoder
 (:func:`spark_tfrecord._format.entries.batch.locate`,
 :func:`spark_tfrecord._format.entries.sequence.locate` and their value gatherers) finds each
@@ -42,6 +43,7 @@ from spark_tfrecord._source import nodes
 from spark_tfrecord._source.columns import float_values
 from spark_tfrecord._source.decimal_arrays import decimal_array
 from spark_tfrecord._source.nodes import VALUES, leaf_values
+from spark_tfrecord._source.step_arrays import Steps, step_items
 from spark_tfrecord._source.vector_arrays import offsets as _offsets
 from spark_tfrecord._source.vector_arrays import vector_array
 
@@ -113,17 +115,7 @@ class _Vector:
     target: pa.DataType
 
 
-@dataclass
-class _Steps:
-    """A SequenceExample's feature list (``array<array<T>>``): the slot of its feature, its
-    steps' values' column (read from the batch's steps, slot 0) and its Arrow type."""
-
-    slot: int
-    values: _Column
-    target: pa.DataType
-
-
-_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, _Steps]
+_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, Steps]
 #: Of a batch: values, the number of them (or of elements) of each record, which records hold
 #: them.
 Items = tuple[pa.Array, Any, Any]
@@ -167,8 +159,10 @@ def _fast(node: nodes.Node) -> _Node | None:
         return _Column(c.slots[0], True, read, values, node.target, length=c.length)
     if c.shape != shape or c.in_array != node.in_array:
         return None
-    if c.sequence and shape == "ragged" and not c.in_array and len(c.slots) == 1:
-        return _Steps(c.slots[0], _Column(0, True, read, values, values), node.target)
+    if c.sequence and len(c.slots) == 1 and (c.in_array or shape == "ragged"):
+        # a feature list: a list per step, or an array of structs' field, an item per step
+        steps = _Column(0, True, read, values, values)
+        return Steps(c.slots[0], steps, node.target, one=shape == "list")
     if c.sequence or c.length or c.fixed is not None:
         return None
     if shape == "ragged":
@@ -229,8 +223,7 @@ class BatchArrays:
     def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
         """The builders of the data columns ``columns`` (:func:`nodes.walk`'s) read with
         ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a column
-        is not one the fast path reads (a decimal of a negative scale, a SequenceExample's array
-        of structs)."""
+        is not one the fast path reads (a decimal of a negative scale)."""
         made = [_fast(node) for node in columns]
         if any(m is None for m in made):
             return None
@@ -270,8 +263,9 @@ class BatchArrays:
             return self._array(c, located, buf, size)
         if isinstance(c, _Vector):
             return self._vector(c, located, buf, size)
-        if isinstance(c, _Steps):
-            return self._steps(c, located, buf)
+        if isinstance(c, Steps):
+            found = step_items(c, located, buf, self._values)
+            return None if found is None else _listed(*found).cast(c.target)
         children = []
         for child in c.children:
             made = self._node(child, located, buf, size)
@@ -355,21 +349,6 @@ class BatchArrays:
                 return None
         return vector_array(dense, sparse, size, v.target)
 
-    def _steps(self, s: _Steps, located: Any, buf: bytes) -> pa.Array | None:
-        """A feature list: per record a list per step, each of the step's values (none for a
-        Feature of no kind), null where the record has no such list, as the record path's."""
-        found = sequence.steps(buf, located.lists, s.slot)
-        if found is None:
-            return None
-        steps, per_record = found
-        got = self._values(s.values, steps, buf, len(steps.fallback))
-        if got is None:
-            return None
-        values, counts, _ = got
-        made = values if isinstance(values, pa.Array) else pa.array(values, s.values.values)
-        inner = pa.ListArray.from_arrays(pa.array(_offsets(counts), pa.int32()), made)
-        return _listed(inner, per_record, located.lists.kind[s.slot] >= 0).cast(s.target)
-
     def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
         """A list of lists' outer items (each a list), how many each record has and which
         records hold it, from its features ``ragged_row_lengths_0`` ... and
@@ -433,7 +412,10 @@ class BatchArrays:
         if isinstance(c, _Ragged):
             found = self._ragged_items(c, located, buf, size)
             return None if found is None else (found[0].cast(c.target), found[1], found[2])
-        if isinstance(c, (_Array, _Vector, _Steps)):  # (never planned in an array of structs)
+        if isinstance(c, Steps):  # a SequenceExample's: a feature list, an element per step
+            found = step_items(c, located, buf, self._values)
+            return None if found is None else (found[0].cast(c.target), found[1], found[2])
+        if isinstance(c, (_Array, _Vector)):  # (never planned in an array of structs)
             return None
         parts = []
         for child in c.children:

@@ -76,6 +76,7 @@ def exact_layout(
             name = c.spark
             c.value, exact[c.key] = "decimal", lambda name=name: _decimal(name)  # type: ignore[misc]
     made = Layout(found, record_type == "SequenceExample")
+    made.step_nulls = True  # a field's step of no value: a null, as Spark reads it
     for c in made.columns:
         if c.key in exact:
             c.conversion = exact[c.key]()

@@ -1,7 +1,10 @@
 """A batch's columns in NumPy, for the loaders: from the records' values (:func:`collate_column`)
 or straight from the batch's bytes (:func:`collate_raw`, the batch decoder's located features
 gathered a column at a time, falling back to the record path where a record needs a decision of
-its own).
+its own). A batch of SequenceExamples is located by
+:func:`spark_tfrecord._format.entries.sequence.locate` (the context's features as an Example's)
+and a feature list's values gathered from its steps (:func:`sequence.steps`), as the jar-less
+source's batch path reads them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from spark_tfrecord._format.columns.conversions import Conversion, conversion
 from spark_tfrecord._format.columns.gathered import DTYPES, column_values
 from spark_tfrecord._format.columns.schema import Column
 from spark_tfrecord._format.entries import batch as batch_decoder
+from spark_tfrecord._format.entries import sequence
 from spark_tfrecord._format.entries.wire import BYTES, MalformedRecord
 
 #: Lengths, indices and sizes: bigints.
@@ -80,13 +84,14 @@ def collate_raw(
     buf: bytes,
     starts: Any,
     stops: Any,
+    listed: Sequence[bool] | None = None,
 ) -> dict[str, Any] | None:
     """The ``columns`` of the serialized Examples ``buf[starts[r]:stops[r]]`` (their features
     ``keys``), decoded together; None when a record strays from the layout writers produce
     (then decode the batch record by record: the same values, or the error naming the
-    record)."""
+    record). With ``listed`` (per key: a feature list's?), SequenceExamples."""
     try:
-        batch = BatchColumns(keys, buf, starts, stops)
+        batch = BatchColumns(keys, buf, starts, stops, listed)
         found = {c.key: batch.column(c) for c in columns}
         if arrays:
             batch.check_arrays(arrays, found)
@@ -103,21 +108,37 @@ class BatchColumns:
     """:func:`collate_raw`'s work on one batch: each column's values gathered from the
     located features of all its records at once."""
 
-    def __init__(self, keys: Sequence[bytes], buf: bytes, starts: Any, stops: Any) -> None:
+    def __init__(
+        self,
+        keys: Sequence[bytes],
+        buf: bytes,
+        starts: Any,
+        stops: Any,
+        listed: Sequence[bool] | None = None,
+    ) -> None:
         self.buf = buf
         self.size = len(starts)
-        self.located = batch_decoder.locate(buf, starts, stops, keys)
+        self.listed = listed
+        if listed is None:
+            self.located: Any = batch_decoder.locate(buf, starts, stops, keys)
+        else:
+            self.located = sequence.locate(buf, starts, stops, keys, listed)
         if self.located.fallback.any():
             raise _Fallback
 
     def _present(self, slot: int) -> Any:
+        """Which records have feature ``slot`` (a feature list's: which have the list)."""
+        if self.listed is not None and self.listed[slot]:
+            return self.located.lists.kind[slot] >= 0
         return self.located.kind[slot] >= 0
 
-    def values(self, slot: int, conv: Conversion) -> tuple[Any, Any, Any]:
+    def values(self, slot: int, conv: Conversion, located: Any = None) -> tuple[Any, Any, Any]:
         """Feature ``slot``'s values as the column's (concatenated: an array, or a list of str /
-        bytes), their counts per record, and which records have the feature."""
+        bytes), their counts per record, and which records have the feature (of the batch's
+        features, or of those ``located``: a feature list's steps)."""
         numeric = conv.value in DTYPES
-        got = column_values(self.buf, self.located, slot, conv, numeric)
+        where = self.located if located is None else located
+        got = column_values(self.buf, where, slot, conv, numeric)
         if got is None:
             raise _Fallback
         if numeric:
@@ -129,13 +150,31 @@ class BatchColumns:
             values = convert(values)
         return values, got.counts, got.present
 
+    def steps(self, c: Column) -> tuple[Any, Any, Any, Any]:
+        """A feature list's values (of all its steps), how many each step holds, how many
+        steps each record's list has (0 where it has none) and which records have it."""
+        (slot,) = c.slots
+        found = sequence.steps(self.buf, self.located.lists, slot)
+        if found is None:
+            raise _Fallback
+        steps, per_record = found
+        values, counts, _ = self.values(0, conversion_of(c), steps)
+        return values, counts, per_record, self.located.lists.kind[slot] >= 0
+
     def column(self, c: Column) -> Any:
         if c.shape == "vector":
             return self.vector(c)
-        if c.shape == "ragged":
+        if c.sequence:
+            values, step_counts, counts, present = self.steps(c)
+            if c.shape == "ragged":  # a list per step
+                return values, _offsets(counts), _offsets(step_counts)
+            if (step_counts != 1).any():
+                raise _Fallback  # a step of no value or of many: the record path's error
+        elif c.shape == "ragged":
             return self.ragged(c)
-        (slot,) = c.slots
-        values, counts, present = self.values(slot, conversion_of(c))
+        else:
+            (slot,) = c.slots
+            values, counts, present = self.values(slot, conversion_of(c))
         numeric = c.value in DTYPES
         if c.shape == "uniform":
             if (counts % c.length).any():

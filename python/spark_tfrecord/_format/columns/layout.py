@@ -54,15 +54,25 @@ class Layout:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
             c.conversion = conversion(c.spark, vector=c.shape == "vector")
         self.decoder = ExampleDecoder(list(keys), sequence)
+        listed = [False] * len(keys)
+        for c in self.columns:
+            for s in c.slots if c.sequence else ():
+                listed[s] = True
+        #: In a SequenceExample, per key: whether it is a feature list's (else the context's).
+        self.listed = listed if sequence else None
         self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
         arrays: dict[str, list[Column]] = {}
         for c in self.columns:
-            if c.array and not c.sequence:  # a SequenceExample's arrays come in steps
+            if c.array:  # (a SequenceExample's: a feature list per field, a step an element)
                 arrays.setdefault(c.array, []).append(c)
         #: Each array of structs' leaves, whose lists must be of one length.
         self.arrays = list(arrays.items())
         self._checks: list[list[Any]] | None = None
+        #: Whether a step of no value of a field of an array of structs that is not a list is a
+        #: null, as Spark reads it (the jar-less source), rather than an error (the loaders',
+        #: whose arrays cannot hold one).
+        self.step_nulls = False
 
     def use_reader(self, key: str, read: Callable[[list[Any]], Any]) -> None:
         """Reads column ``key`` of each record with ``read`` (of the record's features, by the
@@ -100,8 +110,10 @@ class Layout:
             check(feature)
 
     def _check(self, c: Column, k: int) -> Any:
-        """The check of feature ``k`` of column ``c``."""
-        if c.shape in ("scalar", "list", "uniform"):
+        """The check of feature ``k`` of column ``c``: in a SequenceExample, a feature list
+        where the column reads a context feature, or the other way round, is the jar's error
+        (a name that is both fails whichever the record gives first)."""
+        if c.sequence or c.shape in ("scalar", "list", "uniform"):
             read = dict(self._readers)[c.key]
             width, slot = len(self.decoder.keys), c.slots[0]
 
@@ -116,11 +128,18 @@ class Layout:
         values = (c.shape == "ragged" and k == 0) or (c.shape == "vector" and k in (0, 2))
         column = c if values else Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
         name = c.features[k]
-        return lambda feature: self._values(column, feature, name)
+        single, read_values = self._single, self._values
+
+        def part(feature: tuple[int, Any]) -> None:
+            single(c, feature)
+            read_values(column, feature, name)
+
+        return part
 
     def _check_arrays(self, features: list[Any]) -> None:
         """Each array of structs' leaves hold one value (or ``length`` values) per element,
-        as many in each present leaf, as the jar assembles them; else its error."""
+        as many in each present leaf (a SequenceExample's: as many steps), as the jar
+        assembles them; else its error."""
         for path, members in self.arrays:
             n, unequal = -1, False
             counts = []
@@ -144,10 +163,11 @@ class Layout:
                     + (f" values, {c.length} per element" if c.length > 1 else "")
                     for c, count in zip(members, counts)
                 ]
+                what = "feature lists of unequal length (steps)" if self.sequence else "lists"
+                if not self.sequence:
+                    what += " of unequal length"
                 raise ColumnError.said(
-                    path,
-                    f"Column '{path}' (array<struct>) is read from lists of unequal length: "
-                    + ", ".join(told),
+                    path, f"Column '{path}' (array<struct>) is read from {what}: " + ", ".join(told)
                 )
 
     @staticmethod
@@ -185,7 +205,9 @@ class Layout:
             got = [values(c, step, name) for step in found[1]]
             lengths = np.array([len(g) for g in got], np.int64)
             if one_per_step and len(lengths) and (lengths != 1).any():
-                i = int(np.flatnonzero(lengths != 1)[0])
+                if self.step_nulls and not (lengths > 1).any():
+                    return [_first(g) for g in got]
+                i = int(np.flatnonzero(lengths > 1 if self.step_nulls else lengths != 1)[0])
                 what = (
                     "holds no value (Spark reads a null there, which a loader's list cannot hold)"
                     if lengths[i] == 0
@@ -368,11 +390,10 @@ class Layout:
     def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
         """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
         together; None when a record strays from the layout writers produce (then decode the
-        batch record by record: the same values, or the error naming the record), and for
-        SequenceExamples, which are decoded record by record."""
-        if self.sequence:
-            return None
-        return collate_raw(self.columns, self.arrays, self.decoder_keys, buf, starts, stops)
+        batch record by record: the same values, or the error naming the record)."""
+        return collate_raw(
+            self.columns, self.arrays, self.decoder_keys, buf, starts, stops, self.listed
+        )
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """A batch of records, in NumPy, key by key:
@@ -394,10 +415,18 @@ class Layout:
     collate_column = staticmethod(collate_column)
 
 
+def _first(values: Any) -> Any:
+    """A step's one value (a Python value), or None where it holds none."""
+    if not len(values):
+        return None
+    return values.tolist()[0] if isinstance(values, np.ndarray) else values[0]
+
+
 def _element_values(c: Column, features: list[Any]) -> int:
     """The values of an array of structs' leaf ``c`` in a record's decoded features: one per
-    element (``length`` for a uniform leaf; a ragged leaf's outer lists); -1 when absent."""
-    if c.shape == "ragged":
+    element (``length`` for a uniform leaf; a ragged leaf's outer lists; a SequenceExample's
+    leaf's steps); -1 when absent."""
+    if c.shape == "ragged" and not c.sequence:
         if all(features[s] is None for s in c.slots):
             return -1
         lengths = features[c.slots[1]]

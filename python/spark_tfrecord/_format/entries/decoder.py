@@ -48,10 +48,10 @@ class ExampleDecoder:
         float32 ndarray), :data:`INT64` (a list of ints or an int64 ndarray), or in a
         SequenceExample :data:`STEPS` for a feature list (values: its steps, a list of
         ``(kind, values)``). A key that appears twice takes its last Feature, as a protobuf
-        map does. Raises :class:`MalformedRecord`. ``visit(slot, feature)``, if given, is called
-        with each wanted Feature (not a feature list) in the record's order, every occurrence of a
-        key given twice included: an error it raises stops the walk there, as the jar's walk
-        stops."""
+        map does, and a key both a context feature and a feature list counts as given twice.
+        Raises :class:`MalformedRecord`. ``visit(slot, feature)``, if given, is called with each
+        wanted Feature and feature list in the record's order, every occurrence of a key given
+        twice included: an error it raises stops the walk there, as the jar's walk stops."""
         out: list[tuple[int, Any] | None] = [None] * self._width
         repeated = False
         slots = self._slots
@@ -69,7 +69,7 @@ class ExampleDecoder:
             if out[slot] is not None:
                 repeated = True
             out[slot] = found
-            if visit is not None and field == CONTEXT:
+            if visit is not None:
                 visit(slot, found)
         self.repeated = repeated
         return out
