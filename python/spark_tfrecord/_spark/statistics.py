@@ -121,8 +121,10 @@ def _sorted(rows: list[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], dict
             mine = by_column.setdefault(int(r["f"]), {})
             mine.update({k: v for k, v in r.items() if k != "f" and v is not None})
     grid = [k / FINE for k in range(FINE + 1)]
+    sizes_grid = [k / NUM_VALUES_BUCKETS for k in range(NUM_VALUES_BUCKETS + 1)]
     for i, found in many["partial"].items():
-        by_column[i].update(merged([bytes(r["partial"]) for r in found], grid))
+        payloads = [bytes(r["partial"]) for r in found]
+        by_column.setdefault(i, {}).update(merged(payloads, grid, sizes_grid))
     top = max(TOP_VALUES, RANK_BUCKETS)
     for i, found in many["strings"].items():
         figures, many["s"][i] = merged_strings([bytes(r["strings"]) for r in found], top)

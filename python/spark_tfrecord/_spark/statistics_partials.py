@@ -1,11 +1,12 @@
 """The arrow engine's aggregates, computed in Spark's Python workers (``mapInArrow``) for
 :mod:`statistics`, and merged on the driver.
 
-Numbers (of list and scalar columns) a batch at a time, in NumPy: each partition gives, per
-column, its counts, min, max, mean and sum of squared deviations, and a summary of its sorted
-values (every ``len/SUMMARY``-th, with the number of values it stands for). A quantile of the
-merged summaries is within ``1/SUMMARY`` of the values of its rank: each partition's summary
-places a value at most ``1/SUMMARY`` of that partition's values off.
+Every column a batch at a time, in NumPy: each partition gives, per column, its rows counted by
+number of values (the presence, min, max, total and quantiles of the numbers of values exact),
+and of a column of numbers, its counts, min, max, mean and sum of squared deviations, and a
+summary of its sorted values (every ``len/SUMMARY``-th, with the number of values it stands
+for). A quantile of the merged summaries is within ``1/SUMMARY`` of the values of its rank:
+each partition's summary places a value at most ``1/SUMMARY`` of that partition's values off.
 
 Strings, once Spark has counted each column's values (a shuffle by column and value, so that a
 value is counted in one partition alone): each partition gives, per column, its number of
@@ -22,12 +23,54 @@ from typing import Any
 
 #: The values a partition's summary keeps of each column.
 SUMMARY = 4000
+#: The ``kind`` of a column of which the partials take the presence and numbers of values
+#: alone (a string column: its values are counted by Spark).
+PRESENCE = "presence"
+
+
+def _sizes(array: Any) -> Any:
+    """How many of the batch's rows hold a column with 0, 1, 2, ... values (a row that does
+    not hold it, null, in none; a scalar column's value is one)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_list(array.type):
+        lengths = pc.list_value_length(array).drop_null().to_numpy()
+        return np.bincount(lengths) if len(lengths) else np.zeros(0, np.int64)
+    present = len(array) - array.null_count
+    return np.array([0, present], np.int64) if present else np.zeros(0, np.int64)
+
+
+def _added(a: Any, b: Any) -> Any:
+    """The sum of two counts by number of values (of different lengths)."""
+    if len(a) < len(b):
+        a, b = b, a
+    a = a.copy()
+    a[: len(b)] += b
+    return a
+
+
+def _presence(counts: Any, grid: list[float]) -> dict[str, Any]:
+    """A column's presence and numbers of values, as the SQL path names them, from its counts
+    by number of values (:func:`_sizes`); the quantiles at ``grid`` exact."""
+    import numpy as np
+
+    present = int(counts.sum())
+    out: dict[str, Any] = {"present": present}
+    if present:
+        held = np.flatnonzero(counts)
+        ranks = np.maximum(1, np.ceil(np.array(grid) * present))
+        out["n_min"], out["n_max"] = int(held[0]), int(held[-1])
+        out["n_tot"] = int((np.arange(len(counts)) * counts).sum())
+        out["n_q"] = np.searchsorted(np.cumsum(counts), ranks, side="left").tolist()
+    return out
 
 
 def _numbers(array: Any, kind: str) -> Any:
-    """A column's values as float64, as the record holds them: a list column's of ``kind``
-    ``float`` rounded to float32, of ``int`` as they are; a scalar column's (``kind`` "") a
-    double already, as :mod:`statistics_features` gives it."""
+    """A column's values as float64, as the record holds them: of ``kind`` ``float`` rounded
+    to float32, of ``int`` as they are (a scalar column's is a double already, as
+    :mod:`statistics_features` gives it)."""
     import numpy as np
     import pyarrow as pa
 
@@ -70,36 +113,55 @@ def _partial(values: Any) -> dict[str, Any]:
 
 
 def partials(places: list[int], kinds: list[str]) -> Any:
-    """The ``mapInArrow`` function of list columns at ``places`` (their order in the batches),
-    each of a ``kind`` of :func:`_numbers`: one row (f, partial) per column and partition."""
+    """The ``mapInArrow`` function of the columns at ``places`` (their order in the batches),
+    each of a ``kind`` of :func:`_numbers` or :data:`PRESENCE`: one row (f, partial) per column
+    and partition, and one (-1, its number of rows)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import numpy as np
         import pyarrow as pa
 
         found: list[list[Any]] = [[] for _ in places]
+        counts = [np.zeros(0, np.int64) for _ in places]
+        rows = 0
         for batch in batches:
+            rows += batch.num_rows
             for j, kind in enumerate(kinds):
-                found[j].append(_numbers(batch.column(j), kind))
-        rows = [
-            pickle.dumps(_partial(np.concatenate(v) if v else np.array([], np.float64)))
-            for v in found
-        ]
+                counts[j] = _added(counts[j], _sizes(batch.column(j)))
+                if kind != PRESENCE:
+                    found[j].append(_numbers(batch.column(j), kind))
+        out = [pickle.dumps({"rows": rows})]
+        for j, kind in enumerate(kinds):
+            values = np.concatenate(found[j]) if found[j] else np.array([], np.float64)
+            numbers = _partial(values) if kind != PRESENCE else {}
+            out.append(pickle.dumps({"sizes": counts[j], **numbers}))
         yield pa.RecordBatch.from_arrays(
-            [pa.array(places, pa.int32()), pa.array(rows, pa.binary())], ["f", "partial"]
+            [pa.array([-1, *places], pa.int32()), pa.array(out, pa.binary())], ["f", "partial"]
         )
 
     return run
 
 
-def merged(payloads: list[bytes], grid: list[float]) -> dict[str, Any]:
-    """The aggregates of a column from its partitions' partials, as the SQL path names them."""
+def merged(
+    payloads: list[bytes], grid: list[float], sizes_grid: list[float] | None = None
+) -> dict[str, Any]:
+    """The aggregates of a column from its partitions' partials, as the SQL path names them
+    (``grid``: the quantiles of its numbers, ``sizes_grid``: of its numbers of values); of
+    place -1, the number of rows (``present``)."""
     import numpy as np
 
     parts = [pickle.loads(p) for p in payloads]
-    out: dict[str, Any] = {
-        k: sum(p[k] for p in parts) for k in ("values", "nan", "pos_inf", "zeros")
-    }
+    if "rows" in parts[0]:
+        return {"present": sum(int(p["rows"]) for p in parts)}
+    out: dict[str, Any] = {}
+    if "sizes" in parts[0]:
+        counts = parts[0]["sizes"]
+        for p in parts[1:]:
+            counts = _added(counts, p["sizes"])
+        out.update(_presence(counts, sizes_grid or [0.0, 1.0]))
+    if "values" not in parts[0]:
+        return out
+    out.update({k: sum(p[k] for p in parts) for k in ("values", "nan", "pos_inf", "zeros")})
     full = [p for p in parts if p["n"]]
     if not full:
         return out

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from spark_tfrecord._format.datasets.statistics_proto import FLOAT, STRING
 from spark_tfrecord._spark import statistics_weighted as weighted
 from spark_tfrecord._spark.statistics_features import Column, quote
-from spark_tfrecord._spark.statistics_partials import partials, top_strings
+from spark_tfrecord._spark.statistics_partials import PRESENCE, partials, top_strings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -145,37 +145,11 @@ def _split(
 
 def query(df: DataFrame, columns: list[Column], engine: Engine, w: str | None) -> DataFrame:
     """The one query: a row per column of its aggregates (the numbers of a list column in a
-    second row, the sketches in a third; with the arrow engine, a column's numbers in a row per
+    second row, the sketches in a third; with the arrow engine, a column's in a row per
     partition), and a row per top string value of a column (the arrow engine: its string
     figures in a row per partition)."""
-    from pyspark.sql import functions as F
-
-    rows: list[tuple[int, dict[str, str]]] = [(-1, {"present": "count(1)"})]
-    numbers: list[tuple[int, Column]] = []
-    strings: list[str] = []
-    for i, column in enumerate(columns):
-        c = quote(column.name)
-        aggregates = _presence(c, bool(column.values))
-        if column.kind == STRING:
-            strings.append(_zipped(i, column))
-        elif column.values or engine == "arrow":
-            numbers.append((i, column))
-        else:
-            aggregates.update(_numbers(column.value.format(x=c)))
-        rows.append((i, aggregates))
-    parts = _split(df, rows)
-    if numbers and engine == "arrow":
-        # A column's numbers a batch at a time, in NumPy (statistics_partials); a scalar one's
-        # as the record holds it, a double.
-        kinds = ["float" if c.kind == FLOAT else "int" if c.values else "" for _, c in numbers]
-        picked = df.select(
-            *[F.expr(c.value.format(x=quote(c.name)) if not c.values else quote(c.name))
-              for _, c in numbers]
-        )  # fmt: skip
-        places = [i for i, _ in numbers]
-        parts.append(picked.mapInArrow(partials(places, kinds), "f int, partial binary"))
-    elif numbers:
-        parts += _list_numbers(df, numbers)
+    parts = _arrow_parts(df, columns) if engine == "arrow" else _sql_parts(df, columns)
+    strings = [_zipped(i, c) for i, c in enumerate(columns) if c.kind == STRING]
     if strings:
         parts += _top_strings(df, strings, engine)
     if w is not None:
@@ -184,6 +158,37 @@ def query(df: DataFrame, columns: list[Column], engine: Engine, w: str | None) -
     for part in parts[1:]:
         query = query.unionByName(part, allowMissingColumns=True)
     return query
+
+
+def _sql_parts(df: DataFrame, columns: list[Column]) -> list[DataFrame]:
+    """Spark SQL's aggregates of the rows, and of the list columns' numbers."""
+    rows: list[tuple[int, dict[str, str]]] = [(-1, {"present": "count(1)"})]
+    lists: list[tuple[int, Column]] = []
+    for i, column in enumerate(columns):
+        c = quote(column.name)
+        aggregates = _presence(c, bool(column.values))
+        if column.kind != STRING and column.values:
+            lists.append((i, column))
+        elif column.kind != STRING:
+            aggregates.update(_numbers(column.value.format(x=c)))
+        rows.append((i, aggregates))
+    return _split(df, rows) + (_list_numbers(df, lists) if lists else [])
+
+
+def _arrow_parts(df: DataFrame, columns: list[Column]) -> list[DataFrame]:
+    """Every column's presence and numbers of values, and a column of numbers' numbers, a
+    batch at a time in NumPy (statistics_partials), in one pass: a scalar column's numbers as
+    the record holds them (a double), a list column's as Spark holds them."""
+    from pyspark.sql import functions as F
+
+    picked, kinds = [], []
+    for i, c in enumerate(columns):
+        scalar_number = c.kind != STRING and not c.values
+        x = c.value.format(x=quote(c.name)) if scalar_number else quote(c.name)
+        picked.append(F.expr(x).alias(f"c{i}"))
+        kinds.append(PRESENCE if c.kind == STRING else "float" if c.kind == FLOAT else "int")
+    places = list(range(len(columns)))
+    return [df.select(*picked).mapInArrow(partials(places, kinds), "f int, partial binary")]
 
 
 def _list_numbers(df: DataFrame, lists: list[tuple[int, Column]]) -> list[DataFrame]:
