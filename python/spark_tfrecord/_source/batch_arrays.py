@@ -26,7 +26,7 @@ record path's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord._format.columns.conversions import Conversion, conversion, stored
-from spark_tfrecord._format.columns.gathered import column_values
+from spark_tfrecord._format.columns.gathered import column_values, scalars
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries import sequence
@@ -194,6 +194,16 @@ def _in_array(node: nodes.Node) -> bool:
     return isinstance(node, (nodes.Elements, nodes.Vector))
 
 
+def _columns(plan: Sequence[_Node]) -> Iterator[_Column]:
+    """The columns of ``plan`` and of its structs (not those in arrays, ragged lists, vectors
+    or feature lists)."""
+    for c in plan:
+        if isinstance(c, _Column):
+            yield c
+        elif isinstance(c, _Struct):
+            yield from _columns(c.children)
+
+
 def _listed(items: pa.Array, counts: Any, present: Any) -> pa.Array:
     """A list per record of ``items``, ``counts[r]`` of them in record r, null where it holds
     none of the features (``present``)."""
@@ -218,6 +228,9 @@ class BatchArrays:
         self.plan = list(plan)
         #: SequenceExamples: which keys are feature lists (None: the records are Examples).
         self.listed = None if listed is None else list(listed)
+        #: The slots of the numeric columns (in structs too), whose values a batch of one
+        #: number a record gives at once for all of them (:func:`scalars`).
+        self.numbers = sorted({c.slot for c in _columns(self.plan) if c.numeric})
 
     @classmethod
     def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
@@ -240,6 +253,8 @@ class BatchArrays:
         needs the record path."""
         if self.listed is None:
             located = batch_decoder.locate(buf, starts, stops, self.keys)
+            if not located.fallback.any():
+                located.numbers = scalars(buf, located, self.numbers)
         else:
             located = sequence.locate(buf, starts, stops, self.keys, self.listed)
         if located.fallback.any():
@@ -294,9 +309,12 @@ class BatchArrays:
             if (counts > 1).any():
                 return None  # a scalar given several values: the record path's error
             valid = counts == 1
-            full = np.zeros(size, values.dtype)
-            full[valid] = values
-            made = pa.array(full, c.values, mask=None if valid.all() else ~valid)
+            if valid.all():  # (one value a record: the values as they are)
+                made = pa.array(values, c.values)
+            else:
+                full = np.zeros(size, values.dtype)
+                full[valid] = values
+                made = pa.array(full, c.values, mask=~valid)
         else:
             if (counts > 1).any():
                 return None

@@ -15,6 +15,7 @@ given floats in some records and int64s in others is gathered kind by kind.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -49,6 +50,9 @@ def column_values(
     """The values of feature ``slot`` of the located batch ``buf`` as read by ``conv`` (into
     numbers when ``numeric``, else into text or binary); None when the batch needs the record
     path."""
+    known = located.numbers.get(slot) if numeric else None
+    if known is not None:
+        return _known(conv, *known)
     kind, start, stop = located.kind[slot], located.start[slot], located.stop[slot]
     present = kind >= 0
     filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
@@ -85,6 +89,72 @@ def column_values(
         except OutOfRange:
             return None  # the record path names the record and the value
     return Gathered(source, values, None, None, counts, present)
+
+
+def _known(conv: Conversion, source: int, values: Any) -> Gathered | None:
+    """:func:`column_values` of a feature :func:`scalars` read: one value a record."""
+    convert = conv.by_kind[source]
+    if convert is None:
+        return None
+    if not conv.exact[source]:
+        try:
+            values = convert(values)
+        except OutOfRange:
+            return None
+    size = len(values)
+    return Gathered(source, values, None, None, np.ones(size, np.int64), np.ones(size, bool))
+
+
+#: Of a varint's bytes read as one little-endian word: the continuation bits.
+_HIGH = np.uint64(0x8080808080808080)
+#: By the varint's number of bytes n: its continuation bits (on every byte but the last).
+_MORE = np.array([sum(0x80 << 8 * k for k in range(n - 1)) for n in range(1, 9)], np.uint64)
+
+
+#: The values read at once by :func:`scalars`: a block of features, for every record, whose
+#: arrays stay in the cache.
+_BLOCK = 1 << 17
+
+
+def scalars(buf: bytes, located: Any, slots: Sequence[int]) -> dict[int, tuple[int, Any]]:
+    """The values of the features ``slots`` that every record of the located batch ``buf``
+    holds as one float, or as one int64 of at most 8 bytes (a packed list of one value,
+    each feature of one kind in every record): by slot, the kind and the values, float32 or
+    int64, record by record; read for a block of features at once, a few NumPy calls a
+    block rather than a few a feature. The others are left out (:func:`column_values`
+    reads them)."""
+    out: dict[int, tuple[int, Any]] = {}
+    size = located.kind.shape[1]
+    step = max(1, _BLOCK // max(1, size))
+    for first in range(0, len(slots) if size else 0, step):
+        rows = np.asarray(slots[first : first + step], np.int64)
+        kind, start, stop = located.kind[rows], located.start[rows], located.stop[rows]
+        length = stop - start
+        floats = ((kind == FLOAT) & (length == 4)).all(axis=1)
+        if floats.any():
+            read = np.ndarray((len(buf) - 3,), "<f4", buf, 0, (1,))[start[floats]]
+            out.update(zip(rows[floats].tolist(), ((FLOAT, v) for v in read.astype(np.float32))))
+        ints = ((kind == INT64) & (length >= 1) & (length <= 8)).all(axis=1)
+        if ints.any() and int(stop[ints].min()) >= 8:
+            values, ok = _short_varints(buf, stop[ints], length[ints])
+            held = ok.all(axis=1)
+            out.update(zip(rows[ints][held].tolist(), ((INT64, v) for v in values[held])))
+    return out
+
+
+def _short_varints(buf: bytes, stop: Any, length: Any) -> tuple[Any, Any]:
+    """The varints of ``length`` bytes (1 to 8) that end at ``stop`` (at least 8), as
+    ``varints_at`` reads them (int64), and whether each is one (each byte but its last
+    saying that more follow): the 8 bytes up to each end read as one word, at once."""
+    words = np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))[stop - 8]
+    words >>= (8 * (8 - length)).astype(np.uint64)  # the varint's first byte lowest
+    ok = (words & _HIGH) == _MORE[length - 1]
+    x = words & np.uint64(0x7F7F7F7F7F7F7F7F)
+    # the 7-bit groups packed together: by pairs, by fours, by eights
+    x = (x & np.uint64(0x007F007F007F007F)) | ((x & np.uint64(0x7F007F007F007F00)) >> np.uint64(1))
+    x = (x & np.uint64(0x00003FFF00003FFF)) | ((x & np.uint64(0x3FFF00003FFF0000)) >> np.uint64(2))
+    x = (x & np.uint64(0x000000000FFFFFFF)) | ((x & np.uint64(0x0FFFFFFF00000000)) >> np.uint64(4))
+    return x.view(np.int64), ok
 
 
 def _mixed(

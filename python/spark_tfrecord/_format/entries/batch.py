@@ -17,7 +17,8 @@ valid Example; so is a record that the checks here find damaged, so that its err
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,12 @@ class Located:
     """Where each wanted feature is in each record of a batch: per feature w and record r,
     ``kind[w, r]`` (-1 when the record has no such feature), and the list's payload
     ``[start, stop)``: the packed values of a float or int64 list, the entries of a bytes
-    list. ``fallback[r]``: record r strays from the common layout."""
+    list. ``fallback[r]``: record r strays from the common layout. ``numbers``: the values of
+    the features that every record holds as one number of one kind, by slot, as
+    :func:`spark_tfrecord._format.columns.gathered.scalars` reads them for the whole batch
+    (none unless a reader asks for them)."""
+
+    numbers: Mapping[int, tuple[int, Any]] = MappingProxyType({})
 
     def __init__(self, width: int, size: int) -> None:
         self.kind = np.full((width, size), -1, np.int64)

@@ -6,14 +6,21 @@ the same kinds, and mostly the same lengths. So the first record's map entries a
 in Python; each entry's header (its tags, key and lengths, up to the values) becomes a row of
 bytes that every record must hold at its predicted place. Where only the values' length differs
 (a varint, a variable list, a string), every length in the header differs from the first
-record's by the same amount: the header of each record is predicted from its entry's length and
-compared in one NumPy comparison for the whole batch.
+record's by the same amount: the header of each record is predicted from its entry's length.
+
+The check costs a few NumPy calls per batch and kind of header, not per entry: where each entry
+starts in every record is read first (three NumPy calls an entry: its length, in the template's
+bytes, gives where the next starts), then the headers of all the entries of one shape (their
+size, and where their lengths lie) are compared for all records at once, as (records, entries)
+arrays, a block of entries at a time: as 8-byte words where each length takes a byte (a wide
+record's thousand features take two such comparisons), byte by byte otherwise.
 
 A record whose bytes match is laid out exactly as the first one: its features are where the
 prediction puts them, and the checks of the step-by-step walk (``batch.locate``) would pass on
 it. The records that do not match (:attr:`Predicted.odd`) are left to that walk, record by
 record as before; so values and errors never change. When most records do not match, the
-check stops at the first entry that shows it and the whole batch is walked, as before.
+check stops at the first block of entries that shows it and the whole batch is walked, as
+before.
 """
 
 from __future__ import annotations
@@ -42,36 +49,53 @@ class _Entry:
         header: bytes,
         fields: _Lengths,
         shifts: bool,
-        key: slice,
     ) -> None:
         self.slot = slot
         self.kind = kind
         self.header = np.frombuffer(header, np.uint8)
         self.size = len(header)
-        self.span = np.arange(len(header), dtype=np.int64)
-        self.length_at, self.length_bytes, self.length = fields[0]
+        self.fields = fields
+        _, self.length_bytes, self.length = fields[0]
         self.shifts = shifts
-        self.key = key
-        if shifts:
-            # Every length byte of the header, as (column, the template's length, its 7-bit
-            # group's shift, continuation bit): a record's header is this with each length
-            # plus the record's difference d, re-encoded in the same number of bytes.
-            cols, base, shift, cont, last = [], [], [], [], []
-            for at, n, value in fields:
-                for i in range(n):
-                    cols.append(at + i)
-                    base.append(value)
-                    shift.append(7 * i)
-                    cont.append(0x80 if i < n - 1 else 0)
-                    last.append(i == n - 1)
-            self.cols = np.array(cols, np.int64)
-            self.base = np.array(base, np.int64)
-            self.shift = np.array(shift, np.int64)
-            self.cont = np.array(cont, np.int64)
-            self.last = np.array(last, bool)
-            self.last_shift = self.shift[self.last] + 7
-            self.length_cols = slice(self.length_at, self.length_at + self.length_bytes)
-            self.length_shift = 7 * np.arange(self.length_bytes, dtype=np.int64)
+
+    @property
+    def shape(self) -> tuple[int, tuple[tuple[int, int], ...]]:
+        """What entries checked together share: the header's size and, where its lengths may
+        shift, where each lies and in how many bytes."""
+        return self.size, tuple((at, n) for at, n, _ in self.fields) if self.shifts else ()
+
+
+class _Group:
+    """The entries of one :attr:`_Entry.shape`, checked together for a batch as ``(records,
+    entries)`` arrays: their headers as rows, and every length byte of them as (column, each
+    entry's length, its 7-bit group's shift, continuation bit). A record's header is its
+    entry's row with each length plus the record's difference d, re-encoded in the same
+    number of bytes."""
+
+    def __init__(self, index: list[int], members: list[_Entry]) -> None:
+        self.index = np.array(index, np.int64)
+        self.size = members[0].size
+        self.headers = np.array([e.header for e in members], np.uint8).reshape(-1, self.size)
+        self.cols: list[tuple[int, Any, int, int, bool]] = []
+        for f, (at, n, _) in enumerate(members[0].fields if members[0].shifts else ()):
+            base = np.array([e.fields[f][2] for e in members], np.int64)
+            for i in range(n):
+                self.cols.append((at + i, base, 7 * i, 0x80 if i < n - 1 else 0, i == n - 1))
+        # Headers of 8 bytes or more whose lengths each take a byte are compared as 8-byte
+        # words (the last one overlapping the one before): where every length plus d lies in
+        # 0..127, each word of the record's header is the template's plus d times a byte at
+        # each length's place, with no carry, so equal words are equal bytes.
+        self.by_words = self.size >= 8 and all(c[2] == 0 and c[4] for c in self.cols)
+        self.words = [*range(0, self.size - 8, 8), self.size - 8] if self.by_words else []
+        self.template_words = [
+            self.headers[:, w : w + 8].copy().view("<i8")[:, 0] for w in self.words
+        ]
+        self.weights = [
+            sum(1 << 8 * (c[0] - w) for c in self.cols if w <= c[0] < w + 8) for w in self.words
+        ]
+        bases = [c[1] for c in self.cols]
+        self.low = -np.min(bases, axis=0) if bases else None
+        self.high = 128 - np.max(bases, axis=0) if bases else None
 
 
 class Template:
@@ -83,6 +107,19 @@ class Template:
         n = features_bytes
         self.shift = 7 * np.arange(n, dtype=np.int64)
         self.cont = np.array([0x80 if i < n - 1 else 0 for i in range(n)], np.int64)
+        self.length_bytes = [e.length_bytes for e in entries]
+        #: each entry's bytes in the template: its tag, its length's bytes, its length
+        self.whole = np.array([1 + e.length_bytes + e.length for e in entries], np.int64)
+        self.largest = max(e.size for e in entries)
+        shapes: dict[Any, list[int]] = {}
+        for i, e in enumerate(entries):
+            shapes.setdefault(e.shape, []).append(i)
+        self.groups = [_Group(index, [entries[i] for i in index]) for index in shapes.values()]
+        wanted = [i for i, e in enumerate(entries) if e.slot >= 0]
+        self.wanted = np.array(wanted, np.int64)
+        self.slots = np.array([entries[i].slot for i in wanted], np.int64)
+        self.kinds = np.array([entries[i].kind for i in wanted], np.int64)[:, None]
+        self.sizes = np.array([entries[i].size for i in wanted], np.int64)[:, None]
 
 
 class Predicted:
@@ -131,21 +168,20 @@ def template(buf: bytes, start: int, stop: int, keys: Sequence[bytes]) -> Templa
         t = Template(
             features_bytes,
             [
-                _Entry(slots.get(key, -1), kind, header, fields, shifts, slice(at, at + len(key)))
-                for key, kind, header, fields, shifts, at in entries
+                _Entry(slots.get(key, -1), kind, header, fields, shifts)
+                for key, kind, header, fields, shifts in entries
             ],
         )
         _KNOWN[known] = t
     return t
 
 
-_Found = tuple[int, tuple[tuple[bytes, int, bytes, _Lengths, bool, int], ...]]
+_Found = tuple[int, tuple[tuple[bytes, int, bytes, _Lengths, bool], ...]]
 
 
 def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
     """The record's Features length's bytes and, per map entry, its key, kind, header, the
-    (offset, bytes, value) of each length in the header, whether they may shift, and where
-    the key is in the header."""
+    (offset, bytes, value) of each length in the header, and whether they may shift."""
     if start >= stop or buf[start] != 0x0A:
         return None
     size, pos, features_bytes = _length(buf, start + 1, stop)
@@ -163,7 +199,6 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
             return None
         key_len, p, _ = _length(buf, p + 1, end)
         key = bytes(buf[p : p + key_len])  # hashable whatever holds the batch
-        key_at = p - first
         p += key_len
         if p >= end or buf[p] != 0x12 or key in seen:
             return None
@@ -196,7 +231,7 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
                     return None
                 fields.append((run_at - first, n_run, run_len))
         header = bytes(buf[first:p])
-        entries.append((key, kind, header, tuple(fields), shifts, key_at))
+        entries.append((key, kind, header, tuple(fields), shifts))
         pos = end
     return features_bytes, tuple(entries)
 
@@ -208,63 +243,129 @@ def windows(buf: Any, width: int) -> Any:
 
 
 def _equal_rows(rows: Any, row: Any) -> Any:
-    """Which rows of the uint8 array ``rows`` (B, n) equal ``row`` (n bytes, or B rows): each
-    row compared as one n-byte value (a reduction over short rows costs some 20 times more)."""
-    n = rows.shape[1]
+    """Which rows of the uint8 array ``rows`` (..., n) equal ``row`` (n bytes, or rows that
+    broadcast against them): each row compared as one n-byte value (a reduction over short
+    rows costs some 20 times more)."""
+    n = rows.shape[-1]
     if n == 0:
-        return np.ones(len(rows), bool)
+        return np.ones(rows.shape[:-1], bool)
     value = f"V{n}"
     return (
-        np.ascontiguousarray(rows).view(value)[:, 0]
+        np.ascontiguousarray(rows).view(value)[..., 0]
         == np.ascontiguousarray(row).view(value)[..., 0]
     )
 
 
+#: The header bytes of a batch checked at once (the entries of a block, for every record): a
+#: block's arrays stay in the cache, and a batch whose records mostly differ stops at the
+#: first block that shows it (see below).
+_BLOCK_BYTES = 1 << 21
+
+
 def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predicted:
     """Checks the template against every record ``buf[starts[r]:stops[r]]`` and gives each
-    wanted feature's place in the records that match."""
+    wanted feature's place in the records that match.
+
+    Where each entry starts in each record is read first, a block of entries at a time (an
+    entry's length, in the template's number of bytes, gives where the next one starts); then
+    the headers of the block's entries are checked in a few NumPy calls per :class:`_Group`,
+    as (entries, records) arrays: a record whose headers all match is laid out as the
+    template, so the places read are the walk's."""
     size = len(starts)
-    kind = np.full((width, size), -1, np.int64)
-    start = np.zeros((width, size), np.int64)
-    stop = np.zeros((width, size), np.int64)
     # the Example's one field: 0x0A, then the record's length less its header, in the
     # template's number of bytes
     n = t.features_bytes
-    if len(buf) < n + 1 + max(e.size for e in t.entries):
-        return Predicted(kind, start, stop, np.ones(size, bool))
+    if len(buf) < n + 1 + t.largest:
+        return _none_fit(width, size)
     head = windows(buf, n + 1)[np.minimum(starts, len(buf) - n - 1)]
     body = (stops - starts - 1 - n)[:, None]
     want = ((body >> t.shift) & 0x7F) | t.cont
     good = (head[:, 0] == 0x0A) & (head[:, 1:] == want).all(axis=1) & ((body >> (7 * n)) == 0)[:, 0]
-    pos = starts + 1 + n
-    # A row clamped to the buffer's end reads other bytes; its record fails the last check
-    # anyway, as its entries would end past the buffer.
-    for e in t.entries:
-        got = windows(buf, e.size)[np.minimum(pos, len(buf) - e.size)]
-        same = _equal_rows(got, e.header)
-        if not e.shifts or same.all():
-            good &= same
-            after = pos + (1 + e.length_bytes + e.length)
-        else:
-            keyed = _equal_rows(got[:, e.key], e.header[e.key])
-            if 2 * np.count_nonzero(keyed & good) < size:
-                return Predicted(kind, start, stop, np.ones(size, bool))  # see below
-            cols = got[:, e.length_cols].astype(np.int64)
-            length = ((cols & 0x7F) << e.length_shift).sum(axis=1)
-            lengths = e.base + (length - e.length)[:, None]
-            fits = ((lengths[:, e.last] >> e.last_shift) == 0).all(axis=1)
-            expected = np.broadcast_to(e.header, got.shape).copy()
-            expected[:, e.cols] = ((lengths >> e.shift) & 0x7F) | e.cont
-            good &= _equal_rows(got, expected) & fits
-            after = pos + 1 + e.length_bytes + length
-        if e.slot >= 0:
-            kind[e.slot] = e.kind
-            start[e.slot] = pos + e.size
-            stop[e.slot] = after
-        pos = after
+    count = len(t.entries)
+    at = np.empty((count + 1, size), np.int64)  # where each entry starts, then the last ends
+    at[0] = starts + 1 + n
+    u8 = np.frombuffer(buf, np.uint8)
+    step = max(1, _BLOCK_BYTES // max(1, size * t.largest))
+    for first in range(0, count, step):
+        last = min(count, first + step)
+        _places(u8, at, first, last, t.length_bytes)
+        # record by record (each record's entries lie together in the buffer)
+        places = np.ascontiguousarray(at[first : last + 1].T)
+        # each entry's length less the template's: d
+        d = places[:, 1:] - places[:, :-1] - t.whole[first:last]
+        for g in t.groups:
+            a, b = np.searchsorted(g.index, (first, last)).tolist()
+            if a < b:
+                good &= _matches(buf, places, d, g, a, b, first).all(axis=1)
         if 2 * np.count_nonzero(good) < size:
             # most records differ: walking them costs as much as walking all (a NumPy step
             # per entry either way), so the check stops here and leaves the batch to the walk
-            return Predicted(kind, start, stop, np.ones(size, bool))
-    good &= pos == stops
+            return _none_fit(width, size)
+    # A place past the buffer's end is read at its end (other bytes); its record fails this
+    # check anyway, as its entries end past the buffer.
+    good &= at[count] == stops
+    if len(t.slots) == width:  # every wanted key in the template: each row is filled
+        kind, start, stop = (np.empty((width, size), np.int64) for _ in range(3))
+    else:
+        unplaced = _none_fit(width, size)
+        kind, start, stop = unplaced.kind, unplaced.start, unplaced.stop
+    kind[t.slots] = t.kinds
+    start[t.slots] = at[t.wanted] + t.sizes
+    stop[t.slots] = at[t.wanted + 1]
     return Predicted(kind, start, stop, ~good)
+
+
+def _none_fit(width: int, size: int) -> Predicted:
+    """No feature placed, no record fitting."""
+    kind = np.full((width, size), -1, np.int64)
+    start = np.zeros((width, size), np.int64)
+    stop = np.zeros((width, size), np.int64)
+    return Predicted(kind, start, stop, np.ones(size, bool))
+
+
+def _places(u8: Any, at: Any, first: int, last: int, length_bytes: list[int]) -> None:
+    """Fills ``at[i + 1]`` (where entry i ends) from ``at[i]`` for the entries ``first`` to
+    ``last`` of every record: the entry's length read in the template's number of bytes, as
+    the template's header has it (a record that holds it otherwise fails :func:`_matches`)."""
+    after = u8[1:]  # the byte after each: an entry's length follows its tag
+    for i in range(first, last):
+        p, n = at[i], length_bytes[i]
+        if n == 1:
+            np.add(p, after.take(p, mode="clip"), out=at[i + 1])
+        else:
+            length = np.zeros(len(p), np.int64)
+            for k in range(n):
+                length |= (u8.take(p + (1 + k), mode="clip") & 0x7F).astype(np.int64) << (7 * k)
+            np.add(p, length, out=at[i + 1])
+        at[i + 1] += 1 + n
+
+
+def _matches(buf: Any, places: Any, d: Any, g: _Group, a: int, b: int, first: int) -> Any:
+    """``(records, entries)``: whether each record holds the header of the group's entries
+    ``a`` to ``b`` where :func:`_places` put them (``places``, and ``d`` each entry's length
+    less the template's: from entry ``first`` on), each length the template's plus d,
+    re-encoded in as many bytes."""
+    index: Any = g.index[a:b] - first
+    if index[-1] - index[0] == b - a - 1:  # entries one after another: views, not copies
+        index = slice(int(index[0]), int(index[-1]) + 1)
+    pos, d = places[:, index], d[:, index]
+    if g.by_words:
+        words: Any = np.ndarray((len(buf) - 7,), "<i8", buf, 0, (1,))
+        pos = np.minimum(pos, len(buf) - g.size)
+        ok = np.ones(pos.shape, bool)
+        if g.low is not None and g.high is not None:
+            ok = (d >= g.low[a:b]) & (d < g.high[a:b])
+        for w, template, weight in zip(g.words, g.template_words, g.weights):
+            expected = template[a:b] + d * weight if weight else template[a:b]
+            ok &= words[pos + w] == expected
+        return ok
+    rows = windows(buf, g.size)[np.minimum(pos, len(buf) - g.size)]
+    headers = g.headers[a:b]
+    ok = np.ones(pos.shape, bool)
+    for col, base, shift, cont, last in g.cols:
+        length = base[a:b] + d
+        ok &= rows[..., col] == ((length >> shift) & 0x7F) | cont
+        if last:
+            ok &= (length >> (shift + 7)) == 0
+        rows[..., col] = headers[:, col]
+    return _equal_rows(rows, headers) & ok
