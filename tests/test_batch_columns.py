@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,9 @@ import pytest
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns.conversions import java_float
-from spark_tfrecord._format.datasets.inference import as_nullable
 from spark_tfrecord._format.entries.wire import FLOAT, INT64
-from spark_tfrecord._format.files.files import file_system
-from spark_tfrecord._source import arrow_read, batch_arrays
 from spark_tfrecord._source.decimal_arrays import decimal_array
-from spark_tfrecord._source.options import ReadOptions
+from support import batch_path
 from support.jar_decoder import (
     Failure,
     Row,
@@ -76,11 +73,7 @@ def _ragged(
 
 def _table(path: str, schema: Mapping[str, Any], mode: str) -> pa.Table:
     """The file read as ``read_arrow`` reads it, with the schema ``schema`` (JSON)."""
-    fs, where = file_system(path, None)
-    read = arrow_read.ArrowRead(
-        as_nullable(dict(schema)), ReadOptions.parse({"mode": mode}), fs, where
-    )
-    return pa.Table.from_batches(list(read.read(read.in_order())), read.target)
+    return batch_path.table(path, schema, {"mode": mode})
 
 
 def _read(
@@ -88,28 +81,14 @@ def _read(
 ) -> tuple[pa.Table, list[int]]:
     """The file read through ``read_arrow``, and the batches (by their first record's offset)
     the record path decoded."""
-    decoded: list[int] = []
-    record_path = arrow_read.ArrowRead._decoded
-
-    def counted(self: Any, chunk: Any, *rest: Any) -> Iterator[pa.RecordBatch]:
-        decoded.append(int(chunk[3][0]))
-        yield from record_path(self, chunk, *rest)
-
-    with monkeypatch.context() as m:
-        m.setattr(arrow_read, "BATCH_RECORDS", BATCH)
-        m.setattr(arrow_read.ArrowRead, "_decoded", counted)
-        table = _table(path, schema, mode)
-    return table, decoded
+    return batch_path.read(path, schema, {"mode": mode}, monkeypatch, BATCH)
 
 
 def _record_path(
     path: str, schema: Mapping[str, Any], monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> pa.Table:
     """The file read with the batch path switched off."""
-    with monkeypatch.context() as m:
-        m.setattr(arrow_read, "BATCH_RECORDS", BATCH)
-        m.setattr(batch_arrays.BatchArrays, "arrays", lambda *_: None)
-        return _table(path, schema, mode)
+    return batch_path.read(path, schema, {"mode": mode}, monkeypatch, BATCH, False)[0]
 
 
 def _value(t: Any, value: Any) -> Any:

@@ -21,6 +21,7 @@ from spark_tfrecord._format.columns.column_errors import ColumnError
 from spark_tfrecord._format.columns.layout import Layout, layout
 from spark_tfrecord._format.entries import batch, record_layout
 from spark_tfrecord._format.entries.wire import MalformedRecord
+from support.batch_path import framed, same
 from support.tfrecord_bytes import (
     bytes_list,
     entry,
@@ -66,27 +67,6 @@ def record(j: int, order: list[str] | None = None, **changed: Any) -> bytes:
     values.update(changed)
     chosen = [(k, values[k]) for k in order or KEYS]
     return example(*(entry(k.encode(), v) for k, v in chosen if v is not None))
-
-
-def framed(records: list[bytes]) -> tuple[bytes, Any, Any]:
-    sizes = np.array([len(r) for r in records], np.int64)
-    stops = np.cumsum(sizes)
-    return b"".join(records), stops - sizes, stops
-
-
-def same(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, np.ndarray):
-        return (
-            isinstance(b, np.ndarray)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and a.tobytes() == b.tobytes()
-        )
-    return type(a) is type(b) and bool(a == b)
 
 
 def walked_rows(records: list[bytes], keys: list[bytes]) -> list[int]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime
 import math
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from spark_tfrecord._format.datasets.inference import as_nullable
 from spark_tfrecord._format.files.files import file_system
 from spark_tfrecord._source import arrow_read, batch_arrays
 from spark_tfrecord._source.options import ReadOptions
-from support import tfrecord_files
+from support import batch_path, tfrecord_files
 from support.jar_decoder import (
     Failure,
     Row,
@@ -94,41 +94,20 @@ def _row(i: int, rng: random.Random) -> tuple[Any, ...]:
     return (None if i % 13 == 0 else i, label, *lists)
 
 
-def _table(path: str, schema: Mapping[str, Any], mode: str) -> pa.Table:
-    """The file read as ``read_arrow`` reads SequenceExamples, with the schema (JSON)."""
-    fs, where = file_system(path, None)
-    options = ReadOptions.parse({"mode": mode, **SEQUENCE})
-    read = arrow_read.ArrowRead(as_nullable(dict(schema)), options, fs, where)
-    return pa.Table.from_batches(list(read.read(read.in_order())), read.target)
-
-
 def _read(
     path: str, schema: Mapping[str, Any], monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> tuple[pa.Table, list[int]]:
-    """The file read through ``read_arrow``, and the batches (by their first record's offset)
-    the record path decoded."""
-    decoded: list[int] = []
-    record_path = arrow_read.ArrowRead._decoded
-
-    def counted(self: Any, chunk: Any, *rest: Any) -> Iterator[pa.RecordBatch]:
-        decoded.append(int(chunk[3][0]))
-        yield from record_path(self, chunk, *rest)
-
-    with monkeypatch.context() as m:
-        m.setattr(arrow_read, "BATCH_RECORDS", BATCH)
-        m.setattr(arrow_read.ArrowRead, "_decoded", counted)
-        table = _table(path, schema, mode)
-    return table, decoded
+    """The file read through ``read_arrow`` as SequenceExamples, and the batches (by their
+    first record's offset) the record path decoded."""
+    return batch_path.read(path, schema, {"mode": mode, **SEQUENCE}, monkeypatch, BATCH)
 
 
 def _record_path(
     path: str, schema: Mapping[str, Any], monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> pa.Table:
     """The file read with the batch path switched off."""
-    with monkeypatch.context() as m:
-        m.setattr(arrow_read, "BATCH_RECORDS", BATCH)
-        m.setattr(batch_arrays.BatchArrays, "arrays", lambda *_: None)
-        return _table(path, schema, mode)
+    options = {"mode": mode, **SEQUENCE}
+    return batch_path.read(path, schema, options, monkeypatch, BATCH, False)[0]
 
 
 def _failure(path: str, schema: Mapping[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:

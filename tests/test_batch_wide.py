@@ -10,7 +10,7 @@ path's, with the same error where the record path raises one."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,9 @@ import pytest
 
 from spark_tfrecord._format.columns.column_errors import ColumnError
 from spark_tfrecord._format.columns.layout import Layout, layout
-from spark_tfrecord._format.datasets.inference import as_nullable
 from spark_tfrecord._format.entries import batch, record_layout
 from spark_tfrecord._format.entries.wire import MalformedRecord
-from spark_tfrecord._format.files.files import file_system
-from spark_tfrecord._source import arrow_read, batch_arrays
-from spark_tfrecord._source.options import ReadOptions
+from support.batch_path import framed, read, same
 from support.tfrecord_bytes import (
     bytes_list,
     entry,
@@ -111,27 +108,6 @@ def record(j: int, rng: random.Random, odd: str = "") -> bytes:
 ODD = ["absent", "empty", "order", "twice", "kind"]
 
 
-def framed(records: list[bytes]) -> tuple[bytes, Any, Any]:
-    sizes = np.array([len(r) for r in records], np.int64)
-    stops = np.cumsum(sizes)
-    return b"".join(records), stops - sizes, stops
-
-
-def same(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, np.ndarray):
-        return (
-            isinstance(b, np.ndarray)
-            and a.dtype == b.dtype
-            and a.shape == b.shape
-            and a.tobytes() == b.tobytes()
-        )
-    return type(a) is type(b) and bool(a == b)
-
-
 def the_layout() -> Layout:
     return layout(SCHEMA, {}, None, "test")
 
@@ -209,33 +185,14 @@ BATCH = 64
 RECORDS = 256
 
 
-def _table(path: str, mode: str) -> pa.Table:
-    fs, where = file_system(path, None)
-    read = arrow_read.ArrowRead(
-        as_nullable(dict(SCHEMA)), ReadOptions.parse({"mode": mode}), fs, where
-    )
-    return pa.Table.from_batches(list(read.read(read.in_order())), read.target)
-
-
 def _read(path: str, monkeypatch: pytest.MonkeyPatch, batch_path: bool, mode: str) -> Any:
     """The file read as ``read_arrow`` reads it (with the batch path or without), and the
-    batches the record path decoded; or the error it raised."""
-    decoded: list[int] = []
-    record_path = arrow_read.ArrowRead._decoded
-
-    def counted(self: Any, chunk: Any, *rest: Any) -> Iterator[pa.RecordBatch]:
-        decoded.append(int(chunk[3][0]))
-        yield from record_path(self, chunk, *rest)
-
-    with monkeypatch.context() as m:
-        m.setattr(arrow_read, "BATCH_RECORDS", BATCH)
-        m.setattr(arrow_read.ArrowRead, "_decoded", counted)
-        if not batch_path:
-            m.setattr(batch_arrays.BatchArrays, "arrays", lambda *_: None)
-        try:
-            return _table(path, mode), len(decoded)
-        except Exception as e:
-            return type(e), str(e)
+    number of batches the record path decoded; or the error it raised."""
+    try:
+        table, decoded = read(path, SCHEMA, {"mode": mode}, monkeypatch, BATCH, batch_path)
+        return table, len(decoded)
+    except Exception as e:
+        return type(e), str(e)
 
 
 def _file(folder: Path, odd: Callable[[int], str]) -> str:
