@@ -186,6 +186,49 @@ def test_records_off_the_common_layout_decode_record_by_record(tmp_path: Path) -
     assert source[6] == {"i": None, "x": None, "s": None, "n": None}
 
 
+@pytest.mark.parametrize(
+    ("awkward", "read"),
+    [
+        (None, None),
+        (b"a\x00b", "a\x00b"),
+        (b"\xff", "\ufffd"),
+        (b"\xed\xa0\x80", "\ufffd"),  # an encoded surrogate: one U+FFFD, as Java reads it
+        (b"\xc3", "\ufffd"),
+        (b"\xc3x", "\ufffdx"),
+    ],
+    ids=["utf8", "a NUL", "invalid", "a surrogate", "a cut sequence", "a cut sequence, then x"],
+)
+def test_a_batch_of_strings_reads_as_its_records_do(
+    tmp_path: Path, awkward: bytes | None, read: str | None
+) -> None:
+    """A string column's values in a batch read on the batch path are the record path's str
+    (Java's U+FFFD for an invalid sequence, a NUL kept), empty strings, non-ASCII text and
+    string lists included."""
+    words = [b"", "é".encode(), "\u20ac".encode(), "\U0001f600".encode(), b"plain", b"x" * 300]
+    records = [
+        example(
+            entry(b"i", feature("int64", int64_list_packed([k]))),
+            entry(b"s", feature("bytes", bytes_list([words[k % len(words)]]))),
+        )
+        for k in range(40)
+    ]
+    if awkward is not None:
+        records[17] = example(
+            entry(b"i", feature("int64", int64_list_packed([17]))),
+            entry(b"s", feature("bytes", bytes_list([awkward]))),
+        )
+    write_records(tmp_path / "data.tfrecord", records)
+    one_by_one = [words[k % len(words)].decode() for k in range(40)]
+    if read is not None:
+        one_by_one[17] = read
+    for columns in ("s string", "s array<string>"):
+        source = spark_tfrecord.grain_source(tmp_path, columns=columns)
+        fast, slow = both_ways(source, list(range(len(records))))
+        assert fast is not None and same(fast["s"], slow["s"])
+        assert fast["s"][0] == one_by_one
+        assert fast["s"][1].tolist() == list(range(41))
+
+
 def test_a_feature_of_another_kind_names_the_column_file_and_offset(tmp_path: Path) -> None:
     good = example(entry(b"i", feature("int64", int64_list_packed([1]))))
     wrong = example(entry(b"i", feature("float", float_list_packed([1.0]))))

@@ -7,20 +7,29 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-BATCH = 256
+#: The DataLoader's batch size, and the larger one the trainer's goals name (issue 57).
+BATCH, LARGE_BATCH = 256, 4096
 
 
 def total(batch: dict[str, Any], name: str) -> tuple[list[int], float]:
-    """The batch's ids, and its labels plus (narrow) its floats or (image) each image's length
-    and first and last bytes, whatever the loader's batch layout: stacked tensors, ``(values,
-    offsets)``, ``(B, 1)`` columns, lists of bytes."""
+    """The batch's ids, and its labels plus (narrow) its floats and its names' lengths or
+    (image) each image's length and first and last bytes, whatever the loader's batch layout:
+    stacked tensors, ``(values, offsets)``, ``(B, 1)`` columns, lists of bytes."""
     ids = [int(i) for i in flat(batch["id"])]
     value = sum(float(v) for v in flat(batch["label"]))
     if name == "narrow":
-        value += float(values(batch["x"]).double().sum())
+        value += float(values(batch["x"]).double().sum()) + name_bytes(batch["name"])
     else:
         value += sum(len(b) + b[0] + b[-1] for b in as_bytes(batch["image"]))
     return ids, value
+
+
+def name_bytes(column: Any) -> int:
+    """The bytes of a batch's names: a list of strings (ours) or a ``(B, 10)`` tensor of their
+    bytes (the tfrecord package's default collate)."""
+    if isinstance(column, list):
+        return sum(len(s.encode() if isinstance(s, str) else s) for s in column)
+    return int(column.numel())
 
 
 def values(column: Any) -> Any:
@@ -51,9 +60,12 @@ def files(path: str) -> list[tuple[str, str]]:
     return [(f, spark_tfrecord.index_path(f)) for f in data]
 
 
-def ours(path: str, *, shuffle: bool, workers: int = 0) -> Iterable[dict[str, Any]]:
-    """``torch_dataset(path)`` through a DataLoader, with its collate (what docs/pytorch.md
-    shows). With workers, the loader is made once and its workers persist across epochs."""
+def ours(
+    path: str, *, shuffle: bool, workers: int = 0, batch: int = BATCH
+) -> Iterable[dict[str, Any]]:
+    """``torch_dataset(path)`` through a DataLoader of ``batch`` records, with its collate (what
+    docs/pytorch.md shows). With workers, the loader is made once and its workers persist
+    across epochs."""
     from torch.utils.data import DataLoader
 
     import spark_tfrecord
@@ -61,7 +73,7 @@ def ours(path: str, *, shuffle: bool, workers: int = 0) -> Iterable[dict[str, An
     ds = spark_tfrecord.torch_dataset(path)
     return DataLoader(
         ds,
-        batch_size=BATCH,
+        batch_size=batch,
         shuffle=shuffle,
         collate_fn=ds.collate,
         num_workers=workers,
@@ -69,7 +81,7 @@ def ours(path: str, *, shuffle: bool, workers: int = 0) -> Iterable[dict[str, An
     )
 
 
-def tfrecord_package(path: str, name: str) -> Iterable[dict[str, Any]]:
+def tfrecord_package(path: str, name: str, batch: int = BATCH) -> Iterable[dict[str, Any]]:
     """The ``tfrecord`` package's ``TFRecordDataset`` (iterable), one per file with its index,
     chained in file order, with its description of the same features, through a DataLoader
     with torch's default collate (its README's usage)."""
@@ -77,9 +89,9 @@ def tfrecord_package(path: str, name: str) -> Iterable[dict[str, Any]]:
     from torch.utils.data import ChainDataset, DataLoader
 
     description = {"id": "int", "label": "float"}
-    description.update({"x": "float"} if name == "narrow" else {"image": "byte"})
+    description.update({"x": "float", "name": "byte"} if name == "narrow" else {"image": "byte"})
     chained = ChainDataset([TFRecordDataset(d, i, description) for d, i in files(path)])
-    return DataLoader(chained, batch_size=BATCH)
+    return DataLoader(chained, batch_size=batch)
 
 
 def batch_spans(path: str) -> list[tuple[str, list[tuple[int, int]], list[list[tuple[int, int]]]]]:

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 
 #: Files per data set (Spark partitions), each with its index ``_<name>.idx``.
 FILES = 4
-#: Narrow: an id, a float label, a fixed list of 32 floats (an embedding, a feature vector).
-NARROW_DDL = "id bigint, label float, x array<float>"
+#: Narrow: an id, a float label, a fixed list of 32 floats (an embedding, a feature vector) and
+#: a short string (a user's name, 10 bytes: the tfrecord package's default collate stacks
+#: bytes of one length only).
+NARROW_DDL = "id bigint, label float, x array<float>, name string"
 NARROW_SIZE = 32
 #: Image-sized: an id, a float label, and 3 KB to 100 KB of random, incompressible bytes.
 IMAGE_DDL = "id bigint, label float, image binary"
@@ -41,7 +43,10 @@ def narrow(spark: SparkSession, records: int) -> DataFrame:
         for i in range(NARROW_SIZE)
     )
     return spark.range(0, records, 1, FILES).selectExpr(
-        "id", "CAST(pmod(xxhash64(id, 1), 2) AS FLOAT) AS label", f"array({floats}) AS x"
+        "id",
+        "CAST(pmod(xxhash64(id, 1), 2) AS FLOAT) AS label",
+        f"array({floats}) AS x",
+        "concat('user-', lpad(CAST(pmod(id, 100000) AS STRING), 5, '0')) AS name",
     )
 
 
@@ -61,9 +66,10 @@ def images(spark: SparkSession, records: int) -> DataFrame:
 
 def total(df: DataFrame, name: str) -> float:
     """What `batches.total` sums to over one epoch, computed by Spark: the labels plus the
-    floats (narrow), or plus each image's length and first and last bytes (image)."""
+    floats and the names' lengths (narrow), or plus each image's length and first and last
+    bytes (image)."""
     if name == "narrow":
-        expr = "sum(label + aggregate(x, 0D, (acc, v) -> acc + v))"
+        expr = "sum(label + aggregate(x, 0D, (acc, v) -> acc + v) + length(name))"
     else:
         byte = "CAST(conv(hex(substr(image, {}, 1)), 16, 10) AS INT)"
         expr = f"sum(label + length(image) + {byte.format(1)} + {byte.format(-1)})"

@@ -18,6 +18,7 @@ from tfrbench.checks import CheckFailed
 from tfrbench.timing import interleaved
 
 from .batches import (
+    LARGE_BATCH,
     CheckedRead,
     Checksums,
     MemoryCopy,
@@ -32,6 +33,9 @@ from .data import DataSet
 #: the process itself). The loaders with workers persist across epochs: the warm-up round
 #: starts them.
 IN_ORDER, SHUFFLED, PACKAGE = "ours, in order", "ours, shuffled", "tfrecord package"
+#: Narrow records in batches of LARGE_BATCH, ours in order and the package's.
+IN_ORDER_LARGE = f"ours, in order, batches of {LARGE_BATCH}"
+PACKAGE_LARGE = f"tfrecord package, batches of {LARGE_BATCH}"
 ONE_WORKER, TWO_WORKERS = "ours, shuffled, 1 worker", "ours, shuffled, 2 workers"
 PETASTORM, OURS_BESIDE = "petastorm", "ours, in order, beside Spark"
 PETASTORM_2, OURS_BESIDE_2 = "petastorm, 2 threads", "ours, in order, 2 workers, beside Spark"
@@ -44,6 +48,7 @@ CHECKED_READ = "one pread and the checksums"
 #: (batches.Checksums).
 CHECKSUMS = "the checksums alone"
 WORKERS = {IN_ORDER: 1, SHUFFLED: 1, PACKAGE: 1, ONE_WORKER: 1, TWO_WORKERS: 2, PETASTORM: 1}
+WORKERS.update({IN_ORDER_LARGE: 1, PACKAGE_LARGE: 1})
 WORKERS.update({OURS_BESIDE: 1, PETASTORM_2: 1, OURS_BESIDE_2: 2, MEMORY_COPY: 1})
 WORKERS[CHECKED_READ] = WORKERS[CHECKSUMS] = 1
 
@@ -84,12 +89,17 @@ def child(sets: dict[str, DataSet], repeat: int) -> dict[str, Any]:
     for name, data in sets.items():
         print(f"  {name}: {data.records:,} records", file=sys.stderr, flush=True)
         in_order, shuffled = ours(data.path, shuffle=False), ours(data.path, shuffle=True)
+        loaders = {
+            IN_ORDER: lambda loader=in_order: loader,
+            SHUFFLED: lambda loader=shuffled: loader,
+            PACKAGE: partial(tfrecord_package, data.path, data.name),
+        }
+        if name == "narrow":
+            large = ours(data.path, shuffle=False, batch=LARGE_BATCH)
+            loaders[IN_ORDER_LARGE] = lambda loader=large: loader
+            loaders[PACKAGE_LARGE] = partial(tfrecord_package, data.path, data.name, LARGE_BATCH)
         runs, others = timed(
-            {
-                IN_ORDER: lambda loader=in_order: loader,
-                SHUFFLED: lambda loader=shuffled: loader,
-                PACKAGE: partial(tfrecord_package, data.path, data.name),
-            },
+            loaders,
             data,
             repeat,
             {
