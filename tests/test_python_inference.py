@@ -17,6 +17,7 @@ from spark_tfrecord._format.datasets import json_rows, tfds_dataset
 from spark_tfrecord._format.datasets.inference import as_nullable, infer_schema
 from spark_tfrecord._format.files.files import LocalFiles
 from spark_tfrecord._format.frames.manifest import read_manifest
+from support import encoded_tensors
 from support.tfrecord_bytes import (
     bytes_list,
     entry,
@@ -474,18 +475,6 @@ def _list_of(*fields: dict[str, Any]) -> dict[str, Any]:
     return {"type": "array", "elementType": _struct(*fields), "containsNull": True}
 
 
-def _tensor(name: str, dtype: str, element: str, rank: int, encoding: str) -> dict[str, Any]:
-    meta = {"tfrecord.tensorEncoding": encoding, "tfrecord.tensorDtype": dtype}
-    return _field(name, _arrays(element, rank), **meta)
-
-
-def _encoded(key: bytes, shape: list[int], data: bytes, zlib_level: int | None) -> bytes:
-    import zlib
-
-    value = data if zlib_level is None else zlib.compress(data, zlib_level)
-    return _bytes(key + b"/value", [value]) + _int(key + b"/shape", shape)
-
-
 _OBJECTS = _field(
     "objects",
     _list_of(
@@ -594,63 +583,8 @@ NESTED_CASES: dict[str, tuple[list[bytes], dict[str, Any], str]] = {
     ),
 }
 
-_DEPTH = np.arange(6, dtype="<f4") / 4
-_MASK = np.array([[[0, 255]], [[7, 128]]], dtype=np.uint8)
-
-for _name, _records in {
-    "encoded tensors": [
-        example(
-            _int(b"id", [1]),
-            _encoded(b"depth", [2, 3], _DEPTH.tobytes(), 6),
-            _encoded(b"mask", [2, 1, 2], _MASK.tobytes(), None),
-            _encoded(b"flags", [1, 3], bytes([1, 0, 2]), 9),
-            _encoded(b"d", [2, 1], np.array([1.5, -0.0]).tobytes(), None),
-            _encoded(b"i", [1, 2], np.array([-1, 2**40], dtype="<i8").tobytes(), None),
-        ),
-        example(
-            _int(b"id", [2]),
-            _encoded(b"depth", [0, 3], b"", 6),
-            _encoded(b"mask", [2, 0, 5], b"", None),
-        ),
-        example(_int(b"id", [3])),
-    ],
-    "encoded tensor, no shape": [example(_bytes(b"depth/value", [b""]))],
-    "encoded tensor, two values": [
-        example(_bytes(b"depth/value", [b"", b""]), _int(b"depth/shape", [0, 0]))
-    ],
-    "encoded tensor, shape of another rank": [example(_encoded(b"depth", [6], b"", None))],
-    "encoded tensor, a float shape": [
-        example(_bytes(b"depth/value", [b""]), _float(b"depth/shape", [1, 1]))
-    ],
-    "encoded tensor, an int64 value": [
-        example(_int(b"depth/value", [1]), _int(b"depth/shape", [1, 1]))
-    ],
-    "encoded tensor, a negative size": [example(_encoded(b"depth", [-1, 2], b"", 6))],
-    "encoded tensor, too many lists": [example(_encoded(b"mask", [2**31 - 1, 2, 0], b"", None))],
-    "encoded tensor, bytes too few": [example(_encoded(b"mask", [1, 1, 3], b"ab", None))],
-    "encoded tensor, bytes too many": [example(_encoded(b"depth", [1, 1], b"abcdefgh", 6))],
-    "encoded tensor, not zlib": [
-        example(_bytes(b"depth/value", [b"not zlib"]), _int(b"depth/shape", [1, 1]))
-    ],
-    "encoded tensor, zlib cut short": [
-        example(
-            _bytes(b"depth/value", [__import__("zlib").compress(_DEPTH.tobytes())[:-6]]),
-            _int(b"depth/shape", [2, 3]),
-        )
-    ],
-}.items():
-    NESTED_CASES[_name] = (
-        _records,
-        _struct(
-            _field("id", "long"),
-            _tensor("depth", "float32", "float", 2, "zlib"),
-            _tensor("mask", "uint8", "short", 3, "bytes"),
-            _tensor("flags", "bool", "boolean", 2, "zlib"),
-            _tensor("d", "float64", "double", 2, "bytes"),
-            _tensor("i", "int64", "long", 2, "bytes"),
-        ),
-        "Example",
-    )
+for _name, _records in encoded_tensors.CASES.items():
+    NESTED_CASES[_name] = (_records, encoded_tensors.SCHEMA, "Example")
 
 
 @pytest.mark.parametrize("case", list(NESTED_CASES))
@@ -659,8 +593,8 @@ def test_arrays_of_structs_and_encoded_tensors(spark: Any, tmp_path: Path, case:
     the jar refuses is refused with its condition, column and words."""
     records, schema, record_type = NESTED_CASES[case]
     path = write_records(tmp_path / "a.tfrecord", records)
-    # A value of the wrong kind is worded by json_rows' flat reader, as for any column (the
-    # condition and the column are the jar's); the rest is the assembler's and tensors' words.
+    # A leaf of an array of structs of the wrong kind: the record path names the leaf's type
+    # (bigint) where the jar names its list's (array<bigint>); the condition and column agree.
     same_reason = case != "array of structs, a leaf of the wrong kind"
     rows = assert_same_rows(spark, [str(path)], schema, {"recordType": record_type}, same_reason)
     assert (rows is not None) == (len(records) > 1), "the cases of one record are refused"

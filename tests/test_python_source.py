@@ -42,7 +42,7 @@ from spark_tfrecord._format.frames.file_records import records
 from spark_tfrecord._format.frames.read_options import InferenceOptions
 from spark_tfrecord._source.planning import data_files, plan
 from spark_tfrecord._source.slices import slice_records
-from support import tf_corpus
+from support import encoded_tensors, tf_corpus
 from support.jar_decoder import (
     Failure,
     Row,
@@ -280,6 +280,33 @@ def test_sparse_vectors_read_as_the_jar(spark: Any, tmp_path: Path) -> None:
         r.asDict() for r in spark.read.format("tfrecord").schema(given).load(dense_path).collect()
     ]
     assert _trees(given.jsonValue(), dense_rows) == _jar_rows(dense_path, given.jsonValue())
+
+
+@pytest.mark.parametrize("case", list(encoded_tensors.CASES))
+def test_encoded_tensors_read_as_the_jar(spark: Any, tmp_path: Path, case: str) -> None:
+    """Encoded tensor columns (the schema's field metadata ``tfrecord.tensorEncoding`` /
+    ``tfrecord.tensorDtype``) of every dtype and rank, zlib or not, read as the jar reads them;
+    a record the jar's ``EncodedTensorReader`` refuses fails with its condition, column and
+    words."""
+    from pyspark.sql.types import StructType
+
+    path = str(write_records(tmp_path / "t" / "part-0.tfrecord", encoded_tensors.CASES[case]))
+    schema = encoded_tensors.SCHEMA
+    jar = jar_results(path, schema)
+    df = spark.read.format("tfrecord").schema(StructType.fromJson(schema)).load(path)
+    failed = [r for _, r in jar if isinstance(r, Failure)]
+    if failed:
+        with pytest.raises(Exception) as raised:
+            df.collect()
+        found = errors.parameters(raised.value)
+        assert errors.condition(raised.value) == failed[0].condition == errors.DATA_MISMATCH
+        assert (found["column"], found["reason"]) == (
+            failed[0].parameters["column"],
+            failed[0].parameters["reason"],
+        )
+        return
+    assert df.schema.jsonValue()["fields"][1]["metadata"]["tfrecord.tensorDtype"] == "float32"
+    assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
 
 
 def _mixed_file(folder: Path) -> tuple[str, list[bytes]]:

@@ -2,7 +2,9 @@
 (``encoding='bytes'`` or ``'zlib'``): ``x/value`` (the raw little-endian values, zlib-compressed
 or not) and ``x/shape``. TFDS writes (``store_as_tfds_dataset``) and we read nested arrays value
 for value, bits included; we write (``write_tfds`` with the same features) and TFDS decodes value
-for value; a value that is not rectangular fails naming the column."""
+for value; a value that is not rectangular fails naming the column. Without the jar (the record
+path of ``read_arrow`` and of the Python data source), encoded tensors of each dtype and rank,
+zlib and not, read as the jar reads them, and fail with its errors."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
-from support import write_with_tfds
+from spark_tfrecord import errors
+from support import batch_path, encoded_tensors, write_with_tfds
+from support.jar_decoder import Failure, Row, jar_results, value_tree
+from support.tfrecord_bytes import write_records
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +139,28 @@ def test_a_value_that_is_not_rectangular_fails_naming_the_column(
     with pytest.raises(Exception, match="Column 'm' holds an encoded tensor of rank 2 that is not "
                        "rectangular"):  # fmt: skip
         spark_tfrecord.write_tfds(df, str(tmp_path), "bad", "train", features=features(tfds))
+
+
+@pytest.mark.parametrize("case", list(encoded_tensors.CASES))
+def test_encoded_tensors_read_without_the_jar_as_the_jar(tmp_path: Path, case: str) -> None:
+    """The record path (``read_arrow``'s and the Python data source's) reads encoded tensors of
+    every dtype and rank, zlib or not, value for value as the jar does; a record the jar's
+    ``EncodedTensorReader`` refuses fails with its condition, offset, column and words."""
+    path = str(write_records(tmp_path / "part-0.tfrecord", encoded_tensors.CASES[case]))
+    schema = encoded_tensors.SCHEMA
+    jar = jar_results(path, schema)
+    failed = [r for _, r in jar if isinstance(r, Failure)]
+    if failed:
+        with pytest.raises(errors.CorruptFileError) as raised:
+            batch_path.table(path, schema, {})
+        found = errors.parameters(raised.value)
+        assert errors.condition(raised.value) == failed[0].condition == errors.DATA_MISMATCH
+        for key in ("offset", "column", "reason"):
+            assert found.get(key) == failed[0].parameters.get(key), key
+        return
+    rows = batch_path.table(path, schema, {}).to_pylist()
+    fields = schema["fields"]
+    trees = [{f["name"]: value_tree(f["type"], r[f["name"]]) for f in fields} for r in rows]
+    assert trees == [r.values for _, r in jar if isinstance(r, Row)]
+    assert rows[0]["n"] == [[[-(2**31), 2**31 - 1, 0]], [[1, -1, 7]]]
+    assert rows[1]["mask"] == [[], []] and rows[2]["depth"] is None

@@ -22,6 +22,7 @@ from spark_tfrecord import errors
 from spark_tfrecord._format.columns.column_errors import ColumnError
 from spark_tfrecord._format.columns.ddl import parse_ddl
 from spark_tfrecord._format.columns.feature_paths import reject_maps
+from spark_tfrecord._format.columns.record_values import exact_layout
 from spark_tfrecord._format.columns.type_table import simple_string
 from spark_tfrecord._format.datasets.inference import as_nullable, infer_schema
 from spark_tfrecord._format.entries.decoder import MalformedRecord
@@ -32,7 +33,7 @@ from spark_tfrecord._format.frames.encode_errors import EncodeError
 from spark_tfrecord._source import nodes
 from spark_tfrecord._source.arrow_schema import arrow_schema
 from spark_tfrecord._source.batch_arrays import BatchArrays
-from spark_tfrecord._source.columns import ArrowColumns, exact_layout
+from spark_tfrecord._source.columns import ArrowColumns
 from spark_tfrecord._source.options import ReadOptions
 from spark_tfrecord._source.planning import (
     Slice,
@@ -222,6 +223,8 @@ class ArrowRead:
                 separator,
                 "SequenceExample" if record_type == "SequenceExample" else "Example",
             )
+        except errors.ArgumentError:  # the jar's, as it is (an encoded tensor's dtype)
+            raise
         except ValueError as e:  # a type no feature holds
             raise errors.ArgumentError(errors.UNSUPPORTED_TYPE, str(e)) from None
         targets = [self.target.field(i) for i in data]

@@ -36,11 +36,11 @@ import pyarrow as pa
 from spark_tfrecord._format.columns.conversions import Conversion, conversion, stored
 from spark_tfrecord._format.columns.gathered import column_values, scalars
 from spark_tfrecord._format.columns.layout import Layout
+from spark_tfrecord._format.columns.record_values import float_values
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries import sequence
 from spark_tfrecord._format.entries.entries import gather
 from spark_tfrecord._source import nodes
-from spark_tfrecord._source.columns import float_values
 from spark_tfrecord._source.decimal_arrays import decimal_array
 from spark_tfrecord._source.nodes import VALUES, leaf_values
 from spark_tfrecord._source.step_arrays import Steps, step_items
@@ -235,8 +235,9 @@ class BatchArrays:
     @classmethod
     def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
         """The builders of the data columns ``columns`` (:func:`nodes.walk`'s) read with
-        ``layout`` (:func:`spark_tfrecord._source.columns.exact_layout`), or None when a column
-        is not one the fast path reads (a decimal of a negative scale)."""
+        ``layout`` (:func:`spark_tfrecord._format.columns.record_values.exact_layout`), or None
+        when a column is not one the fast path reads (a decimal of a negative scale, an encoded
+        tensor)."""
         made = [_fast(node) for node in columns]
         if any(m is None for m in made):
             return None

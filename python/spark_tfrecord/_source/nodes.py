@@ -19,7 +19,6 @@ import pyarrow as pa
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns.schema import Column, depth, innermost, is_struct, is_vector
-from spark_tfrecord._format.columns.type_table import FIXED_SIZE, simple_string
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
 VALUES = {
@@ -100,8 +99,7 @@ def unsupported(column: str, type_text: str) -> errors.ArgumentError:
     return errors.ArgumentError(
         errors.UNSUPPORTED_TYPE,
         f"Column '{column}' has type {type_text}, which the Python data source (no jar) does not "
-        "read yet (maps, encoded tensors, vectors in arrays): read it with the jar, or as "
-        "another type",
+        "read yet (maps, vectors in arrays): read it with the jar, or as another type",
         column=column,
     )
 
@@ -178,13 +176,4 @@ def _node(
         raise unsupported(path, f"array<{_type_text(inner)}>")
     values = leaf_values(t, path)
     column = next(leaves, None)
-    fixed_size = isinstance(inner, str) and inner in FIXED_SIZE
-    if column is not None and column.shape == "uniform" and not fixed_size:
-        # the jar's refusal (NestedRowAssembler.SliceCell), before any record is read
-        raise errors.ArgumentError(
-            errors.UNSUPPORTED_TYPE,
-            f"Column '{path}' has elements of type {simple_string(inner)}, which a list split "
-            "per element cannot hold: only numbers and booleans can.",
-            column=path,
-        )
     return Leaf(key, inner, depth(t) + in_array, in_array, values, target, column)

@@ -1,8 +1,8 @@
 """A batch's ML vectors as one Arrow struct array of ``VectorUDT``'s SQL type (type, size,
 indices, values), from its features' values gathered at once, as the record path
-(:func:`spark_tfrecord._source.columns.exact_layout`'s vector reader) and the jar read them: a
-record with any of ``c/indices``, ``c/values`` and ``c/size`` holds a sparse vector (type 0),
-else one with ``c`` a dense one (type 1), else none (null).
+(:func:`spark_tfrecord._format.columns.record_values.exact_layout`'s vector reader) and the
+jar read them: a record with any of ``c/indices``, ``c/values`` and ``c/size`` holds a sparse
+vector (type 0), else one with ``c`` a dense one (type 1), else none (null).
 
 A sparse vector is checked as the jar's ``SparseVectorReader`` checks it. A batch where one is
 not (the record path's error, which names the record) gives None; so does one where a sparse

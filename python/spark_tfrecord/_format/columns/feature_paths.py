@@ -17,7 +17,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.columns.schema import depth, innermost, is_array, is_struct, is_vector
+from spark_tfrecord._format.columns.schema import (
+    TENSOR_ENCODING_KEY,
+    depth,
+    innermost,
+    is_array,
+    is_struct,
+    is_vector,
+)
 from spark_tfrecord._format.columns.schema import type_name as name
 from spark_tfrecord._format.columns.type_table import (
     array_of,
@@ -32,8 +39,8 @@ SEQUENCE_EXAMPLE = "SequenceExample"
 BYTE_ARRAY = "ByteArray"
 RECORD_TYPES = (EXAMPLE, SEQUENCE_EXAMPLE, BYTE_ARRAY)
 
-#: Field metadata keys: an encoded tensor's encoding and dtype, and a list's fixed length.
-TENSOR_ENCODING_KEY = "tfrecord.tensorEncoding"
+#: Field metadata keys: an encoded tensor's dtype (its encoding: TENSOR_ENCODING_KEY), and a
+#: list's fixed length.
 TENSOR_DTYPE_KEY = "tfrecord.tensorDtype"
 LIST_LENGTH_KEY = "tfrecord.listLength"
 

@@ -25,6 +25,7 @@ from spark_tfrecord._format.columns.column_errors import (
 from spark_tfrecord._format.columns.conversions import OutOfRange, conversion
 from spark_tfrecord._format.columns.gathered import DTYPES
 from spark_tfrecord._format.columns.schema import Column, columns, select
+from spark_tfrecord._format.columns.tensor_reader import tensor_reader
 from spark_tfrecord._format.columns.values import Ragged, Sparse
 from spark_tfrecord._format.entries.decoder import STEPS, ExampleDecoder
 from spark_tfrecord._format.entries.wire import (
@@ -113,6 +114,8 @@ class Layout:
         """The check of feature ``k`` of column ``c``: in a SequenceExample, a feature list
         where the column reads a context feature, or the other way round, is the jar's error
         (a name that is both fails whichever the record gives first)."""
+        if c.shape == "tensor":  # its reader checks it, from both its features at once
+            return _no_check
         if c.sequence or c.shape in ("scalar", "list", "uniform"):
             read = dict(self._readers)[c.key]
             width, slot = len(self.decoder.keys), c.slots[0]
@@ -249,6 +252,8 @@ class Layout:
     def _reader(self, c: Column) -> Any:
         if c.sequence:
             return self._steps_reader(c)
+        if c.shape == "tensor":  # (an Example's: no context reader)
+            return tensor_reader(c)
         read = self._plain_reader(c)
         if not self.sequence:
             return read
@@ -413,6 +418,10 @@ class Layout:
     #: Column ``c``'s values of a batch of records, ``items`` (one a record), in NumPy arrays, as
     #: :meth:`collate` gives each column.
     collate_column = staticmethod(collate_column)
+
+
+def _no_check(feature: tuple[int, Any]) -> None:
+    """What is checked of one feature of an encoded tensor alone: nothing."""
 
 
 def _first(values: Any) -> Any:

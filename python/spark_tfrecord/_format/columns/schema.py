@@ -36,6 +36,8 @@ VECTOR_CLASSES = (
     "org.apache.spark.ml.linalg.VectorUDT",
     "org.apache.spark.mllib.linalg.VectorUDT",
 )
+#: The field metadata key of an encoded tensor column's encoding.
+TENSOR_ENCODING_KEY = "tfrecord.tensorEncoding"
 #: Spark's JSON names of the types whose simpleString differs.
 _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 
@@ -129,7 +131,8 @@ class Column:
     #: "int", "float", "str" or "bytes".
     value: str
     #: "scalar", "list", "ragged" (``depth`` levels), "uniform" (``length`` per element),
-    #: "vector" (``sparse``: written with vectorLayout=sparse).
+    #: "vector" (``sparse``: written with vectorLayout=sparse), "tensor" (an encoded tensor of
+    #: rank ``depth``: ``c/value`` and ``c/shape``).
     shape: str
     #: Values in every record when the manifest says so (1 for a scalar always there).
     fixed: int | None = None
@@ -159,6 +162,8 @@ class Column:
     type_name: str = "bigint"
     #: The conversion of ``spark``'s type, chosen once per column by the reader's layout.
     conversion: Conversion | None = None
+    #: An encoded tensor's field metadata (``tfrecord.tensorDtype``, ``tfrecord.tensorEncoding``).
+    tensor: Mapping[str, Any] = field(default_factory=dict)
 
 
 def columns(
@@ -168,6 +173,7 @@ def columns(
     separator: str = "/",
     record_type: Literal["Example", "SequenceExample"] = "Example",
     vector_layout: Literal["dense", "sparse"] | None = None,
+    encoded_tensors: bool = False,
 ) -> Iterator[Column]:
     """The schema's columns as the records hold them, in the schema's order (docs/types.md):
 
@@ -181,7 +187,10 @@ def columns(
     - a vector: ``c``, or written sparse (``vector_layout``, else found so from the manifest's
       ``counts``) ``c/indices``, ``c/values``, ``c/size``;
     - ``fixed``: from the manifest's ``counts``, k when a feature has k >= 1 values in every
-      record (a scalar: 1 also when it is not nullable).
+      record (a scalar: 1 also when it is not nullable);
+    - with ``encoded_tensors`` (for an Example), a top-level column with an encoded tensor's
+      metadata (``tfrecord.tensorEncoding``): ``tensor`` (``c/value``, ``c/shape``), of
+      ``depth`` its rank (else read as the lists it is typed).
 
     A type the records cannot hold raises a ValueError naming the column, when reached.
     """
@@ -232,13 +241,12 @@ def columns(
                     f"Column {path!r}: a vector inside an array of structs is not supported."
                 )
             elif sequence_type:
-                shape = "list" if is_array(data_type) else "scalar"
-                element = data_type["elementType"] if is_array(data_type) else data_type
-                value = value_kind(element, path)
+                listed = is_array(data_type)
+                element = data_type["elementType"] if listed else data_type
                 yield Column(
                     leaf,
-                    value,
-                    shape,
+                    value_kind(element, path),
+                    "list" if listed else "scalar",
                     features=[leaf],
                     path=path,
                     in_array=True,
@@ -251,10 +259,9 @@ def columns(
                 length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
                 if length > 0 and depth(data_type) == 1:
                     # A list of fixed length per element, stored concatenated.
-                    value = value_kind(data_type["elementType"], path)
                     yield Column(
                         leaf,
-                        value,
+                        value_kind(data_type["elementType"], path),
                         "uniform",
                         length=length,
                         features=[leaf],
@@ -287,7 +294,9 @@ def columns(
         for f in struct["fields"]:
             name, column, data_type = prefix + f["name"], column_prefix + f["name"], f["type"]
             field_nullable = nullable or bool(f.get("nullable", True))
-            if is_struct(data_type):
+            if encoded_tensors and not prefix and TENSOR_ENCODING_KEY in (f.get("metadata") or {}):
+                yield _tensor_column(f, separator)
+            elif is_struct(data_type):
                 yield from leaves(data_type, name + separator, column + ".", field_nullable)
             elif is_array(data_type) and is_struct(data_type["elementType"]):
                 yield from element_leaves(data_type["elementType"], name, column, column)
@@ -359,6 +368,23 @@ def columns(
                 )
 
     return leaves(struct, "", "", False)
+
+
+def _tensor_column(f: Mapping[str, Any], separator: str) -> Column:
+    """The top-level column ``f`` holding an encoded tensor: ``c/value`` and ``c/shape``, of
+    ``depth`` its rank, with its field's metadata (its dtype and encoding)."""
+    name, data_type = f["name"], f["type"]
+    return Column(
+        name,
+        value_kind(innermost(data_type), name),
+        "tensor",
+        depth=depth(data_type),
+        features=[name + separator + "value", name + separator + "shape"],
+        path=name,
+        spark=type_string(innermost(data_type)),
+        type_name=type_string(data_type),
+        tensor=f.get("metadata") or {},
+    )
 
 
 def select(

@@ -15,7 +15,6 @@ from spark_tfrecord._format.columns import arrow
 from spark_tfrecord._format.columns.feature_paths import (
     TENSOR_DTYPE_KEY,
     TENSOR_ELEMENTS,
-    TENSOR_ENCODING_KEY,
     Leaf,
 )
 from spark_tfrecord._format.columns.features import (
@@ -26,7 +25,7 @@ from spark_tfrecord._format.columns.features import (
     feature,
     read_values,
 )
-from spark_tfrecord._format.columns.schema import depth, innermost
+from spark_tfrecord._format.columns.schema import TENSOR_ENCODING_KEY, depth, innermost
 from spark_tfrecord._format.entries.wire import BYTES, INT64
 from spark_tfrecord._format.frames.encode_errors import EncodeError, argument_error, data_error
 from spark_tfrecord._format.frames.packing import Bytes, offsets

@@ -1,14 +1,18 @@
 """The first records of TFRecord files as the rows ``spark-tfrecord inspect`` prints, in plain
-Python: what the jar's ``TFRecordInspector.readRecordsJson`` gives (``JsonText``), decided once
-per schema: :func:`row_decoder` checks the schema as the jar does, builds one reader per column
-(:mod:`spark_tfrecord._format.columns.json_readers`) and walks each record's features for them;
-:func:`head` reads the files' first records (:mod:`spark_tfrecord._format.frames.file_records`).
+Python: what the jar's ``TFRecordInspector.readRecordsJson`` gives (``JsonText``).
+:func:`row_decoder` checks the schema as the jar does, then decodes each record with the
+record path's layout (:func:`~spark_tfrecord._format.columns.record_values.exact_layout`, the
+jar-less source's) and makes its row by one walk of the schema over those values, decided
+once per schema; :func:`head` reads the files' first records
+(:mod:`spark_tfrecord._format.frames.file_records`).
 
 Each row is a dict of JSON values, as ``json.loads`` reads the jar's text
-(:mod:`spark_tfrecord._format.columns.json_values`); columns are read as the data source reads them
-(docs/types.md). A value that does not fit its column fails with the jar's words, naming the
-file, the offset and the column. A map column (which no writer, manifest or TFDS folder gives)
-is refused as the data source refuses it.
+(:mod:`spark_tfrecord._format.columns.json_values`); columns are read as the data source reads
+them (docs/types.md): a struct is null when none of its fields has a value, an array of
+structs is zipped from its leaves' lists (the jar's ``NestedRowAssembler``), a vector is
+Spark's. A value that does not fit its column fails with the jar's words, naming the file,
+the offset and the column. A map column (which no writer, manifest or TFDS folder gives) is
+refused as the data source refuses it.
 """
 
 from __future__ import annotations
@@ -17,22 +21,33 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.columns.column_errors import ColumnError
 from spark_tfrecord._format.columns.feature_paths import (
     reject_maps,
     supports,
     unsupported,
     validate,
 )
-from spark_tfrecord._format.columns.json_errors import Mismatch, Unsupported
-from spark_tfrecord._format.columns.json_readers import reader
-from spark_tfrecord._format.columns.json_values import json_bytes
-from spark_tfrecord._format.columns.schema import depth, is_array, is_struct
-from spark_tfrecord._format.entries.walk import CONTEXT, entries, feature, steps
+from spark_tfrecord._format.columns.json_values import json_bytes, json_value
+from spark_tfrecord._format.columns.record_values import exact_layout
+from spark_tfrecord._format.columns.schema import (
+    depth,
+    innermost,
+    is_array,
+    is_struct,
+    is_vector,
+    type_string,
+)
+from spark_tfrecord._format.columns.values import Ragged
 from spark_tfrecord._format.entries.wire import MalformedRecord
 from spark_tfrecord._format.files.files import Files, LocalFiles
 from spark_tfrecord._format.frames.encode_errors import EncodeError
 from spark_tfrecord._format.frames.file_records import records
 from spark_tfrecord._format.frames.read_options import InferenceOptions
+
+#: A column's JSON value (or an array of structs' field's, one per element) from a record's
+#: values, keyed by feature path.
+Read = Callable[[Mapping[str, Any]], Any]
 
 
 def _nested_column(t: Any) -> bool:
@@ -63,40 +78,116 @@ def row_decoder(
     except EncodeError as e:
         rest = {k: v for k, v in e.parameters.items() if k != "reason"}
         raise errors.ArgumentError(e.condition, e.reason, **rest) from None
+    fields = [
+        (f["name"], _column(f["type"], f["name"], f["name"], separator, False))
+        for f in schema["fields"]
+    ]
     try:
-        readers = [
-            (
-                f["name"],
-                reader(f["type"], f["name"], f["name"], separator, sequence, f.get("metadata", {}))[
-                    0
-                ],
-            )
-            for f in schema["fields"]
-        ]
-    except Unsupported as e:
+        layout = exact_layout(
+            schema, separator, "SequenceExample" if sequence else "Example", text_bytes=True
+        )
+    except errors.ArgumentError:
+        raise
+    except (ValueError, KeyError) as e:  # a type no feature holds
         raise errors.ArgumentError(errors.UNSUPPORTED_TYPE, str(e)) from None
 
     def decode(data: bytes) -> dict[str, Any]:
-        feats: dict[str, tuple[int, list[Any]]] = {}
-        lists: dict[str, list[tuple[int, list[Any]]]] = {}
-        _walk(data, feats, lists, sequence)
-        return {name: r(feats, lists) for name, r in readers}
+        values = layout.record(data)
+        return {name: read(values) for name, read in fields}
 
     return decode
 
 
-def _walk(
-    buf: bytes,
-    feats: dict[str, tuple[int, list[Any]]],
-    lists: dict[str, list[tuple[int, list[Any]]]],
-    sequence: bool,
-) -> None:
-    for field, key, start, end in entries(buf, sequence):
-        name = key.decode("utf-8", "replace")
-        if field == CONTEXT:
-            feats[name] = feature(buf, start, end)
-        else:
-            lists[name] = [feature(buf, a, b) for a, b in steps(buf, start, end)]
+def _column(t: Any, key: str, column: str, separator: str, element: bool) -> Read:
+    """The reader of the column (``element``: of an array of structs' field, a list of its
+    values per element) of type ``t`` at feature path ``key``."""
+    if is_struct(t):
+        parts = [
+            (
+                f["name"],
+                _column(
+                    f["type"],
+                    key + separator + f["name"],
+                    f"{column}.{f['name']}",
+                    separator,
+                    element,
+                ),
+            )
+            for f in t["fields"]
+        ]
+        return _elements(parts) if element else _struct(parts)
+    if is_array(t) and is_struct(t["elementType"]):
+        return _column(t["elementType"], key, column, separator, True)
+    if is_vector(t):
+        return lambda values: _vector(values[key])
+    leaf = innermost(t)
+    shown = json_value(leaf) if isinstance(leaf, str) else None
+    if shown is None:
+        raise errors.ArgumentError(
+            errors.UNSUPPORTED_TYPE, f"column {column!r} of type {type_string(t, simple=False)}"
+        )
+    levels = depth(t)
+
+    def value(values: Mapping[str, Any]) -> Any:
+        found = values[key]
+        if found is None:
+            return None
+        if element:  # one item per element (a list leaf's lists; a step's value, or None)
+            items = found.to_list() if isinstance(found, Ragged) else list(found)
+            return [_json(item, shown, levels) for item in items]
+        return _json(found.to_list() if isinstance(found, Ragged) else found, shown, levels)
+
+    return value
+
+
+def _struct(parts: list[tuple[str, Read]]) -> Read:
+    """A struct: null when none of its fields has a value."""
+
+    def struct(values: Mapping[str, Any]) -> Any:
+        row = {name: read(values) for name, read in parts}
+        return None if all(v is None for v in row.values()) else row
+
+    return struct
+
+
+def _elements(parts: list[tuple[str, Read]]) -> Read:
+    """The elements of an array of structs (or of a struct in its element): element i holds
+    item i of each field's list (the layout checked they are as long), a field of none
+    null; None when none of its fields is in the record."""
+
+    def elements(values: Mapping[str, Any]) -> Any:
+        found = [(name, read(values)) for name, read in parts]
+        present = [items for _, items in found if items is not None]
+        if not present:
+            return None
+        return [
+            {name: None if items is None else items[i] for name, items in found}
+            for i in range(len(present[0]))
+        ]
+
+    return elements
+
+
+def _json(value: Any, shown: Callable[[Any], Any], levels: int) -> Any:
+    """``value`` (``levels`` lists deep) with each value shown as JSON (a None stays None)."""
+    if value is None:
+        return None
+    if levels == 0:
+        return shown(value)
+    return [_json(v, shown, levels - 1) for v in value]
+
+
+def _vector(found: Any) -> Any:
+    """A Spark vector as JSON: ``VectorUDT``'s row, its numbers as Python's."""
+    if found is None:
+        return None
+    indices = found["indices"]
+    return {
+        "type": found["type"],
+        "size": found["size"],
+        "indices": None if indices is None else [int(i) for i in indices],
+        "values": [float(v) for v in found["values"]],
+    }
 
 
 def head(
@@ -145,14 +236,13 @@ def head_of_files(
         ):
             try:
                 row = decode(data)
-            except (MalformedRecord, IndexError) as e:
-                reason = getattr(e, "reason", "a field runs past the end of the record")
+            except MalformedRecord as e:
                 raise errors.CorruptFileError(
-                    errors.MALFORMED_RECORD, f"Malformed {what} ({reason})", path, offset
+                    errors.MALFORMED_RECORD, f"Malformed {what} ({e.reason})", path, offset
                 ) from None
-            except Mismatch as e:
+            except ColumnError as e:
                 raise errors.CorruptFileError(
-                    errors.DATA_MISMATCH, e.message, path, offset, e.column
+                    errors.DATA_MISMATCH, str(e), path, offset, e.column
                 ) from None
             yield path, row
             shown += 1

@@ -4,9 +4,9 @@ a ``Feature``'s lists and a ``FeatureList``'s steps, read on the wire as the jar
 record), so that a malformed record is reported as the jar reports it.
 
 Every reader of whole records walks them here: the record decoder
-(:mod:`spark_tfrecord._format.entries.decoder`, what ``ds[i]`` and the batch path's fallback run),
-schema inference's statistics (:mod:`spark_tfrecord._format.entries.feature_stats`) and
-``inspect``'s rows (:mod:`spark_tfrecord._format.datasets.json_rows`). The batch decoder predicts
+(:mod:`spark_tfrecord._format.entries.decoder`, what ``ds[i]``, the batch path's fallback, the
+jar-less source's record path and ``inspect``'s rows run) and schema inference's statistics
+(:mod:`spark_tfrecord._format.entries.feature_stats`). The batch decoder predicts
 where the entries lie instead (:mod:`spark_tfrecord._format.entries.record_layout`) and walks a
 batch's records together only where the prediction misses
 (:mod:`spark_tfrecord._format.entries.batch`).

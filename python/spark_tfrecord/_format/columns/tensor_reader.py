@@ -1,109 +1,104 @@
-"""The reader of an encoded tensor column in ``inspect``'s rows (a TFDS ``Tensor`` with an
-encoding, ``array<…<T>>`` of rank r): from ``c/value`` (one bytes value: the values'
-little-endian bytes in C order, zlib-compressed for ``zlib``) and ``c/shape`` (r int64 sizes),
-with the checks and messages of the jar's ``EncodedTensorReader``.
+"""The reader of an encoded tensor column (a TFDS ``Tensor`` with an encoding, ``array<…<T>>``
+of rank r, its :class:`~spark_tfrecord._format.columns.schema.Column` of shape ``tensor``):
+from ``c/value`` (one bytes value: the values' little-endian bytes in C order, zlib-compressed
+for ``zlib``) and ``c/shape`` (r int64 sizes), with the checks and messages of the jar's
+``EncodedTensorReader``. The values are given as the layout gives any list of lists: an
+ndarray for rank 1, else a :class:`~spark_tfrecord._format.columns.values.Ragged`; integers
+and booleans (0 or 1) as int64, float32 and float64 as they are.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.columns.conversions import java_float
+from spark_tfrecord._format.columns.column_errors import ColumnError
 from spark_tfrecord._format.columns.feature_paths import (
     TENSOR_DTYPE_KEY,
     TENSOR_ELEMENTS,
-    TENSOR_ENCODING_KEY,
 )
-from spark_tfrecord._format.columns.json_errors import Mismatch
-from spark_tfrecord._format.columns.json_values import (
-    Features,
-    Lists,
-    Reader,
-    flat_values,
-    java_double,
-    json_number,
-)
-from spark_tfrecord._format.columns.schema import depth
-from spark_tfrecord._format.columns.type_table import simple_string
+from spark_tfrecord._format.columns.schema import TENSOR_ENCODING_KEY, Column
+from spark_tfrecord._format.columns.values import Ragged
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
 
-#: Per dtype of an encoded tensor: the JSON value of one of its stored values.
-_TENSOR_VALUES: dict[str, Callable[[Any], Any]] = {
-    "float32": lambda v: json_number(java_float(v)),
-    "float64": lambda v: json_number(java_double(v)),
-    "bool": lambda v: v != 0,
-}
 #: The most bytes a Spark row can hold (the jar's ``MaxRowBytes``).
 _MAX_ROW_BYTES = 2**31 - 1 - 15
 _KINDS = {UNSET: "unset", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
+#: A decoded feature: its kind and values (None when of no kind).
+Feature = tuple[int, Any]
 
 
-def tensor_reader(
-    t: Any, column: str, name: str, separator: str, meta: Mapping[str, Any]
-) -> tuple[Reader, list[str]]:
-    """The reader of an encoded tensor column of type ``t`` stored under ``name``, and the
-    features it reads; :class:`~spark_tfrecord.errors.ArgumentError` for a dtype that has
-    none."""
-    reader = _EncodedTensor(t, column, name, separator, meta)
-    return reader, [reader.value_name, reader.shape_name]
+def tensor_reader(c: Column) -> Callable[[list[Any]], Any]:
+    """The reader of the encoded tensor column ``c`` (of a record's features, by its slots);
+    :class:`~spark_tfrecord.errors.ArgumentError` for a dtype that has none."""
+    return _EncodedTensor(c).read
 
 
 class _EncodedTensor:
     """An encoded tensor column's reader: decided once (dtype, encoding, rank, names), called
     per record."""
 
-    def __init__(
-        self, t: Any, column: str, name: str, separator: str, meta: Mapping[str, Any]
-    ) -> None:
-        dtype = str(meta.get(TENSOR_DTYPE_KEY))
+    def __init__(self, c: Column) -> None:
+        dtype = str(c.tensor.get(TENSOR_DTYPE_KEY))
         if dtype not in TENSOR_ELEMENTS:
             raise errors.ArgumentError(
                 errors.INVALID_SCHEMA,
-                f"Column '{column}' holds an encoded tensor of dtype '{dtype}' "
+                f"Column '{c.path}' holds an encoded tensor of dtype '{dtype}' "
                 f"({TENSOR_DTYPE_KEY}), which is not one of {', '.join(sorted(TENSOR_ELEMENTS))}.",
-                column=column,
+                column=c.path,
             )
-        self.column = column
+        self.column = c.path
         self.stored = np.dtype(TENSOR_ELEMENTS[dtype])
-        self.value_of = _TENSOR_VALUES.get(dtype, int)
-        self.deflate = meta.get(TENSOR_ENCODING_KEY) == "zlib"
-        self.rank = depth(t)
-        self.value_name, self.shape_name = name + separator + "value", name + separator + "shape"
-        self.prefix = f"Column '{column}' ({simple_string(t)}) "
+        self.bool = dtype == "bool"
+        self.deflate = c.tensor.get(TENSOR_ENCODING_KEY) == "zlib"
+        self.rank = c.depth
+        self.value_slot, self.shape_slot = c.slots
+        self.value_name, self.shape_name = c.features
+        self.prefix = f"Column '{c.path}' ({c.type_name}) "
 
-    def fail(self, what: str) -> Mismatch:
-        return Mismatch(self.column, self.prefix + what, whole=True)
+    def fail(self, what: str) -> ColumnError:
+        return ColumnError.said(self.column, self.prefix + what)
 
-    def __call__(self, feats: Features, lists: Lists) -> Any:
-        value, shape_feature = feats.get(self.value_name), feats.get(self.shape_name)
+    def read(self, features: list[Any]) -> Any:
+        value, shape_feature = features[self.value_slot], features[self.shape_slot]
         if value is None and shape_feature is None:
             return None
         data, sizes = self.checked(value, shape_feature)
-        value_of, stored = self.value_of, np.frombuffer(self.inflated(data, sizes), self.stored)
-        flat = [value_of(v) for v in stored.tolist()]
-        return _shaped(flat, sizes)
+        stored = np.frombuffer(self.inflated(data, sizes), self.stored)
+        if self.bool:
+            flat: Any = (stored != 0).astype(np.int64)
+        elif stored.dtype.kind in "iu":
+            flat = stored.astype(np.int64)
+        else:
+            flat = stored.astype(stored.dtype.newbyteorder("="))
+        if len(sizes) == 1:
+            return flat
+        lengths, above = [], sizes[0]
+        for s in sizes[1:]:  # per list of each level, its length: the next size
+            lengths.append(np.full(above, s, np.int64))
+            above *= s
+        return Ragged(flat, tuple(lengths))
 
     def checked(
-        self, value: tuple[int, list[Any]] | None, shape_feature: tuple[int, list[Any]] | None
+        self, value: Feature | None, shape_feature: Feature | None
     ) -> tuple[bytes, list[int]]:
         """The one bytes value of ``value`` and the sizes of ``shape_feature``, checked."""
         fail, value_name, shape_name = self.fail, self.value_name, self.shape_name
         rank = self.rank
-        values = flat_values(value[1]) if value is not None else []
-        if values and value is not None and value[0] != BYTES:
+        values = _values(value)
+        if len(values) and value is not None and value[0] != BYTES:
             raise fail(
                 f"cannot be read from its {_KINDS[value[0]]} feature '{value_name}': it holds one "
                 "bytes value"
             )
-        shape = flat_values(shape_feature[1]) if shape_feature is not None else []
+        shape = _values(shape_feature)
         if shape_feature is not None:
-            if shape and shape_feature[0] != INT64:
+            if len(shape) and shape_feature[0] != INT64:
                 raise fail(
                     f"cannot be read from its {_KINDS[shape_feature[0]]} feature '{shape_name}': "
                     "a shape is int64"
@@ -124,7 +119,7 @@ class _EncodedTensor:
         for s in sizes:
             if s < 0 or s > 2**31 - 1:
                 raise fail(f"has the size {s} in '{shape_name}'")
-        return values[0], sizes
+        return bytes(values[0]), sizes
 
     def inflated(self, data: bytes, sizes: list[int]) -> bytes:
         """The values' bytes of ``data`` (inflated for ``zlib``), checked against ``sizes``."""
@@ -143,7 +138,7 @@ class _EncodedTensor:
             )
         expected = count * stored.itemsize
 
-        def size_mismatch(found: str) -> Mismatch:
+        def size_mismatch(found: str) -> ColumnError:
             return fail(
                 f"has {found} bytes of values in '{value_name}', but its shape {shape_text} of "
                 f"{stored.itemsize}-byte values takes {expected}"
@@ -169,9 +164,6 @@ class _EncodedTensor:
         return data
 
 
-def _shaped(flat: list[Any], sizes: list[int]) -> list[Any]:
-    """``flat`` (C order) as nested lists of the sizes ``sizes``."""
-    if len(sizes) == 1:
-        return flat
-    step = math.prod(sizes[1:])
-    return [_shaped(flat[i * step : (i + 1) * step], sizes[1:]) for i in range(sizes[0])]
+def _values(feature: Feature | None) -> Any:
+    """A decoded feature's values (none for an absent feature, or one of no kind)."""
+    return () if feature is None or feature[1] is None else feature[1]

@@ -1,0 +1,200 @@
+"""A record's values as Spark reads them, pyarrow-free: :func:`exact_layout` is the loaders'
+:class:`~spark_tfrecord._format.columns.layout.Layout` of a schema but that doubles and decimals
+are exact (float64, Decimal), an ML vector is Spark's (``VectorUDT``'s row: type, size, indices,
+values), read as the jar's ``SparseVectorReader`` reads it, and an encoded tensor column is
+decoded (:mod:`spark_tfrecord._format.columns.tensor_reader`). The jar-less source
+(:mod:`spark_tfrecord._source.columns`) builds its Arrow columns from these values, and
+``inspect`` its JSON rows (:mod:`spark_tfrecord._format.datasets.json_rows`).
+"""
+
+from __future__ import annotations
+
+import decimal
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import numpy as np
+
+from spark_tfrecord import errors
+from spark_tfrecord._format.columns.column_errors import ColumnError
+from spark_tfrecord._format.columns.conversions import Conversion, conversion, java_float
+from spark_tfrecord._format.columns.layout import Layout
+from spark_tfrecord._format.columns.schema import Column, columns, type_string
+from spark_tfrecord._format.columns.type_table import FIXED_SIZE, INT_MAX
+from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
+
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+#: The Spark types (simple strings) of the values a list split per element can hold.
+_FIXED_SIZE = frozenset(type_string(t) for t in FIXED_SIZE)
+
+
+def _double() -> Conversion:
+    """A double column's exact values (the loaders give float32): float64 of both kinds."""
+
+    def wide(values: Any) -> Any:
+        return np.asarray(values, np.float64)
+
+    return Conversion("double", "double", {FLOAT: wide, INT64: wide})
+
+
+def _decimal(name: str) -> Conversion:
+    """A decimal column's exact values (the loaders give float32): Python Decimals, refused
+    and rounded by the loaders' conversion (the jar's checks, the jar's messages)."""
+    checked = conversion(name)
+    found = _DECIMAL.fullmatch(name)
+    assert found is not None
+    quantum = decimal.Decimal(1).scaleb(-int(found.group(2)))
+    context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
+
+    def from_int64(values: Any) -> Any:
+        checked.by_kind[INT64](values)  # type: ignore[misc]
+        return [decimal.Decimal(v).quantize(quantum, context=context) for v in values.tolist()]
+
+    def from_float(values: Any) -> Any:
+        checked.by_kind[FLOAT](values)  # type: ignore[misc]
+        return [decimal.Decimal(java_float(v)).quantize(quantum, context=context) for v in values]
+
+    return Conversion(name, "decimal", {INT64: from_int64, FLOAT: from_float})
+
+
+def _text_bytes(name: str) -> Conversion:
+    """A string column's values, those of a bytes feature kept as their bytes."""
+    text = conversion(name)
+    return Conversion(
+        name, "str", {BYTES: list, INT64: text.by_kind[INT64], FLOAT: text.by_kind[FLOAT]}
+    )
+
+
+def exact_layout(
+    schema: Mapping[str, Any],
+    separator: str,
+    record_type: Literal["Example", "SequenceExample"],
+    *,
+    text_bytes: bool = False,
+) -> Layout:
+    """The loaders' layout of the schema's columns, but that doubles and decimals give Spark's
+    exact values (float64, Decimal), which the loaders round to float32, a vector Spark's and
+    an encoded tensor its values. ``text_bytes``: a string of a bytes feature is given as its
+    bytes (``inspect`` shows bytes that are not UTF-8 in hex, as the jar's inspector does)."""
+    found = list(
+        columns(
+            schema,
+            {},
+            separator=separator,
+            record_type=record_type,
+            encoded_tensors=record_type == "Example",
+        )
+    )
+    exact: dict[str, Callable[[], Conversion]] = {}
+    for c in found:
+        if c.shape == "uniform" and c.spark not in _FIXED_SIZE:
+            # the jar's refusal (NestedRowAssembler.SliceCell), before any record is read
+            raise errors.ArgumentError(
+                errors.UNSUPPORTED_TYPE,
+                f"Column '{c.path}' has elements of type {c.spark}, which a list split per "
+                "element cannot hold: only numbers and booleans can.",
+                column=c.path,
+            )
+        if text_bytes and c.spark.startswith("string"):
+            name = c.spark
+            exact[c.key] = lambda name=name: _text_bytes(name)  # type: ignore[misc]
+        elif c.spark == "double" and c.shape != "vector":
+            c.value, exact[c.key] = "double", _double
+        elif _DECIMAL.fullmatch(c.spark):
+            name = c.spark
+            c.value, exact[c.key] = "decimal", lambda name=name: _decimal(name)  # type: ignore[misc]
+    made = Layout(found, record_type == "SequenceExample")
+    made.step_nulls = True  # a field's step of no value: a null, as Spark reads it
+    for c in made.columns:
+        if c.key in exact:
+            c.conversion = exact[c.key]()
+    for c in made.columns:
+        if c.shape == "vector":
+            made.use_reader(c.key, _vector_reader(c))
+    return made
+
+
+#: The kind each sparse part of a vector must have (``c/indices``, ``c/values``, ``c/size``).
+SPARSE_KINDS = (INT64, FLOAT, INT64)
+
+
+def float_values() -> Conversion:
+    """A sparse vector's ``c/values``: floats only, exact as doubles."""
+    return Conversion("double", "double", {FLOAT: lambda v: np.asarray(v, np.float64)})
+
+
+def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
+    """An ML vector column's reader giving Spark's vector (its ``VectorUDT`` row: type, size,
+    indices, values; doubles exact) as the jar's ``SparseVectorReader`` reads it: sparse from
+    ``c/indices``, ``c/values`` and ``c/size`` when the record has any of them (all three, of
+    their kinds, and no dense ``c``), else dense from ``c``; the jar's checks and messages."""
+    c.conversion = _double()
+    dense_slot, *slots = c.slots
+    names = c.features
+    ints = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+    ints.conversion = conversion("bigint")
+    floats = Column(c.key, "double", "list", path=c.path, type_name=c.type_name)
+    floats.conversion = float_values()
+    values = Layout._values
+    kind_names = {INT64: "int64", FLOAT: "float", BYTES: "bytes"}
+
+    def fail(what: str) -> ColumnError:
+        return ColumnError.of(c, what)
+
+    def vector(features: list[Any]) -> Any:
+        dense = features[dense_slot]
+        parts = [features[s] for s in slots]
+        if all(p is None for p in parts):
+            if dense is None:
+                return None
+            return {"type": 1, "size": None, "indices": None, "values": values(c, dense, names[0])}
+        for p, kind, name in zip(parts, SPARSE_KINDS, names[1:]):
+            if p is not None and p[0] not in (UNSET, kind) and len(p[1]):
+                raise fail(
+                    f"cannot be read from its {kind_names[p[0]]} feature '{name}': it must be "
+                    f"{kind_names[kind]}"
+                )
+        if dense is not None:
+            raise fail(
+                f"has both the dense feature '{names[0]}' and the sparse features '{names[1]}', "
+                f"'{names[2]}'"
+            )
+        for p, name in zip(parts, names[1:]):
+            if p is None:
+                what = "its size, " if name == names[3] else ""
+                raise fail(
+                    f"is read from the sparse features '{names[1]}', '{names[2]}' and "
+                    f"'{names[3]}', but the record has no '{name}' ({what}written with "
+                    "vectorLayout sparse)"
+                )
+        indices = values(ints, parts[0], names[1])
+        entries = values(floats, parts[1], names[2])
+        size = values(ints, parts[2], names[3])
+        if len(size) != 1:
+            raise fail(
+                f"needs one value in '{names[3]}', the vector's size, but it holds {len(size)}"
+            )
+        n = int(size[0])
+        if n < 0 or n > INT_MAX:
+            raise fail(f"has the size {n} in '{names[3]}': a vector's size is from 0 to {INT_MAX}")
+        if len(indices) != len(entries):
+            raise fail(
+                f"has {len(indices)} indices in '{names[1]}' but {len(entries)} values in "
+                f"'{names[2]}': they must be as many"
+            )
+        unsorted = np.concatenate([[False], np.diff(indices) <= 0])
+        wrong = np.flatnonzero(unsorted | (indices < 0) | (indices >= n))
+        if len(wrong):  # the first index that fails, as the jar checks them in order
+            at = int(wrong[0])
+            if unsorted[at]:
+                raise fail(
+                    f"has the index {int(indices[at])} after {int(indices[at - 1])} in "
+                    f"'{names[1]}': indices must be increasing"
+                )
+            raise fail(
+                f"has the index {int(indices[at])} in '{names[1]}', outside the vector's size {n}"
+            )
+        return {"type": 0, "size": n, "indices": indices, "values": entries}
+
+    return vector

@@ -1,0 +1,126 @@
+"""Encoded tensor columns made by hand (a TFDS ``Tensor`` with an encoding: ``c/value``, the
+values' little-endian bytes in C order, zlib-compressed for ``zlib``, and ``c/shape``), of
+several dtypes and ranks, zlib and not: :data:`SCHEMA` (Spark's JSON, with the field metadata
+``tfrecord.tensorEncoding`` / ``tfrecord.tensorDtype``) and :data:`CASES`, files of records that
+read (the first) or that each fail one of the jar's ``EncodedTensorReader`` checks."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import numpy as np
+
+from support.tfrecord_bytes import (
+    bytes_list,
+    entry,
+    example,
+    feature,
+    float_list_packed,
+    int64_list_packed,
+)
+
+
+def _tensor(name: str, dtype: str, element: str, rank: int, encoding: str) -> dict[str, Any]:
+    t: Any = element
+    for _ in range(rank):
+        t = {"type": "array", "elementType": t, "containsNull": False}
+    meta = {"tfrecord.tensorEncoding": encoding, "tfrecord.tensorDtype": dtype}
+    return {"name": name, "type": t, "nullable": True, "metadata": meta}
+
+
+#: name: dtype, Spark type, rank, encoding.
+COLUMNS = {
+    "depth": ("float32", "float", 2, "zlib"),
+    "mask": ("uint8", "short", 3, "bytes"),
+    "flags": ("bool", "boolean", 2, "zlib"),
+    "d": ("float64", "double", 2, "bytes"),
+    "i": ("int64", "long", 2, "bytes"),
+    "b": ("int8", "byte", 1, "zlib"),
+    "s": ("int16", "short", 2, "bytes"),
+    "n": ("int32", "integer", 3, "zlib"),
+    "v": ("float32", "float", 1, "bytes"),
+}
+SCHEMA: dict[str, Any] = {
+    "type": "struct",
+    "fields": [
+        {"name": "id", "type": "long", "nullable": True, "metadata": {}},
+        *(_tensor(name, *spec) for name, spec in COLUMNS.items()),
+    ],
+}
+
+
+def _int(key: bytes, values: list[int]) -> bytes:
+    return entry(key, feature("int64", int64_list_packed(values)))
+
+
+def _bytes(key: bytes, values: list[bytes]) -> bytes:
+    return entry(key, feature("bytes", bytes_list(values)))
+
+
+def encoded(key: bytes, shape: list[int], data: bytes, zlib_level: int | None) -> bytes:
+    """The features ``key/value`` (``data``, deflated at ``zlib_level`` unless None) and
+    ``key/shape``."""
+    value = data if zlib_level is None else zlib.compress(data, zlib_level)
+    return _bytes(key + b"/value", [value]) + _int(key + b"/shape", shape)
+
+
+DEPTH = np.arange(6, dtype="<f4") / 4
+_MASK = np.array([[[0, 255]], [[7, 128]]], dtype=np.uint8)
+_NUMBERS = np.array([[[-(2**31), 2**31 - 1, 0]], [[1, -1, 7]]], dtype="<i4")
+_FLOATS = np.array([np.nan, -0.0, np.inf, 1e-45, 3.4028235e38], dtype="<f4")
+
+#: name: the records of a file. The first reads; each other fails one check of the jar's.
+CASES: dict[str, list[bytes]] = {
+    "encoded tensors": [
+        example(
+            _int(b"id", [1]),
+            encoded(b"depth", [2, 3], DEPTH.tobytes(), 6),
+            encoded(b"mask", [2, 1, 2], _MASK.tobytes(), None),
+            encoded(b"flags", [1, 3], bytes([1, 0, 2]), 9),
+            encoded(b"d", [2, 1], np.array([1.5, -0.0]).tobytes(), None),
+            encoded(b"i", [1, 2], np.array([-1, 2**40], dtype="<i8").tobytes(), None),
+            encoded(b"b", [3], np.array([-128, 127, 0], dtype="<i1").tobytes(), 1),
+            encoded(b"s", [2, 2], np.array([-(2**15), 2**15 - 1, 5, -5], "<i2").tobytes(), None),
+            encoded(b"n", [2, 1, 3], _NUMBERS.tobytes(), 6),
+            encoded(b"v", [5], _FLOATS.tobytes(), None),
+        ),
+        example(
+            _int(b"id", [2]),
+            encoded(b"depth", [0, 3], b"", 6),
+            encoded(b"mask", [2, 0, 5], b"", None),
+            encoded(b"b", [0], b"", 6),
+            encoded(b"n", [1, 2, 0], b"", 6),
+        ),
+        example(_int(b"id", [3])),
+    ],
+    "encoded tensor, no shape": [example(_bytes(b"depth/value", [b""]))],
+    "encoded tensor, no value": [example(_int(b"v/shape", [0]))],
+    "encoded tensor, two values": [
+        example(_bytes(b"depth/value", [b"", b""]), _int(b"depth/shape", [0, 0]))
+    ],
+    "encoded tensor, shape of another rank": [example(encoded(b"depth", [6], b"", None))],
+    "encoded tensor, a float shape": [
+        example(
+            _bytes(b"depth/value", [b""]),
+            entry(b"depth/shape", feature("float", float_list_packed([1, 1]))),
+        )
+    ],
+    "encoded tensor, an int64 value": [
+        example(_int(b"depth/value", [1]), _int(b"depth/shape", [1, 1]))
+    ],
+    "encoded tensor, a negative size": [example(encoded(b"depth", [-1, 2], b"", 6))],
+    "encoded tensor, too many lists": [example(encoded(b"mask", [2**31 - 1, 2, 0], b"", None))],
+    "encoded tensor, bytes too few": [example(encoded(b"mask", [1, 1, 3], b"ab", None))],
+    "encoded tensor, bytes too many": [example(encoded(b"depth", [1, 1], b"abcdefgh", 6))],
+    "encoded tensor, int32 bytes not a multiple": [example(encoded(b"n", [1, 1, 1], b"abc", 6))],
+    "encoded tensor, not zlib": [
+        example(_bytes(b"depth/value", [b"not zlib"]), _int(b"depth/shape", [1, 1]))
+    ],
+    "encoded tensor, zlib cut short": [
+        example(
+            _bytes(b"depth/value", [zlib.compress(DEPTH.tobytes())[:-6]]),
+            _int(b"depth/shape", [2, 3]),
+        )
+    ],
+}
