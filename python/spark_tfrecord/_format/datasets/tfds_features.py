@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.columns.feature_paths import LIST_LENGTH_KEY, TENSOR_DTYPE_KEY
+from spark_tfrecord._format.columns.schema import TENSOR_ENCODING_KEY
 
-#: Field metadata keys (``TFDSFeatures``, ``FeaturePaths``).
+#: Field metadata keys of TFDS features (``TFDSFeatures``); the encoded tensors' and the lists'
+#: are the columns stage's.
 CONNECTOR_KEY, CLASS_NAMES_KEY = "tfds.feature", "tfds.classNames"
-LIST_LENGTH_KEY = "tfrecord.listLength"
-TENSOR_ENCODING_KEY, TENSOR_DTYPE_KEY = "tfrecord.tensorEncoding", "tfrecord.tensorDtype"
 
 #: The keys of a feature's proto JSON that are not its content.
 _NOT_CONTENT = ("pythonClassName", "description", "valueRange")
