@@ -400,3 +400,64 @@ def test_a_batch_led_by_an_example_of_no_features_is_walked() -> None:
     for name in ("kind", "start", "stop", "fallback"):
         assert (getattr(found, name) == getattr(walked, name)).all(), name
     assert (found.kind[:, 0] == -1).all() and (found.kind[:, 1] >= 0).any()
+
+
+def of_one_length(j: int, **changed: Any) -> bytes:
+    """Record j with every value of one size (as a writer's records of fixed-size values): an
+    id of 3 varint bytes, a 4-byte string, two ints."""
+    values = {
+        "i": feature("int64", int64_list_packed([2**14 + j])),
+        "s": feature("bytes", bytes_list([b"r%03d" % (j % 1000)])),
+        "n": feature("int64", int64_list_packed([5, 6])),
+    }
+    return record(j, **{**values, **changed})
+
+
+def test_records_of_one_length_are_checked_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = [of_one_length(j) for j in range(256)]
+    assert len({len(r) for r in records}) == 1
+    with monkeypatch.context() as m:  # every header byte at once: no entry by entry check
+        m.setattr(record_layout, "_places", None)
+        assert walked_rows(records, KEYS_B) == []
+        fast = check(records)
+    assert fast is not None and fast["i"].tolist() == [2**14 + j for j in range(256)]
+    assert fast["s"][0][7] == "r007" and fast["n"][1][:3].tolist() == [0, 2, 4]
+    # the same length, another layout in the middle: checked entry by entry, or walked
+    others = {
+        "an id a byte shorter, a string a byte longer": (
+            of_one_length(9, i=feature("int64", int64_list_packed([300])),
+                          s=feature("bytes", bytes_list([b"r0009"]))),
+            [],
+            True,
+        ),
+        "another key of the same length": (
+            of_one_length(9, order=["i", "x", "g", "s", "n"],
+                          g=feature("float", float_list_packed([4.5]))),
+            [128],
+            False,  # the column f is not null: a record without it is the record path's
+        ),
+        "a float list's tag where the ints' is": (
+            of_one_length(9, n=feature("float", int64_list_packed([5, 6]))),
+            [128],
+            False,
+        ),
+    }  # fmt: skip
+    for why, (odd, walked, read) in others.items():
+        changed = [*records[:128], odd, *records[129:]]
+        assert len(odd) == len(records[0]), why
+        assert walked_rows(changed, KEYS_B) == walked, why
+        check(changed, read_at_once=read)
+    # any byte of any record changed, its length kept: located as the walk locates it
+    rng = random.Random(3)
+    lay = the_layout()
+    for _ in range(300):
+        size = rng.choice([1, 2, 40, 256])
+        damaged = [bytearray(r) for r in records[:size]]
+        for _ in range(rng.randrange(1, 4)):
+            r = damaged[rng.randrange(size)]
+            r[rng.randrange(len(r))] = rng.choice([0, 1, 0x0A, 0x12, 0x80, rng.randrange(256)])
+        buf, starts, stops = framed([bytes(r) for r in damaged])
+        found = batch.locate(buf, starts, stops, lay.decoder_keys)
+        walked_batch = batch.walk(buf, starts, stops, lay.decoder_keys)
+        for name in ("kind", "start", "stop", "fallback"):
+            assert (getattr(found, name) == getattr(walked_batch, name)).all(), name

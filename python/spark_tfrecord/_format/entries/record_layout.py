@@ -15,6 +15,11 @@ size, and where their lengths lie) are compared for all records at once, as (rec
 arrays, a block of entries at a time: as 8-byte words where each length takes a byte (a wide
 record's thousand features take two such comparisons), byte by byte otherwise.
 
+Where every record of a batch has the first one's length (records of fixed-size values: ids
+of one varint size, fixed floats, strings of one length), every header byte of every record is
+first compared at once, each at its place in the first record: a batch that holds them all is
+laid out as the first record in a few NumPy calls, whatever its number of entries.
+
 A record whose bytes match is laid out exactly as the first one: its features are where the
 prediction puts them, and the checks of the step-by-step walk (``batch.locate``) would pass on
 it. The records that do not match (:attr:`Predicted.odd`) are left to that walk, record by
@@ -120,6 +125,16 @@ class Template:
         self.slots = np.array([entries[i].slot for i in wanted], np.int64)
         self.kinds = np.array([entries[i].kind for i in wanted], np.int64)[:, None]
         self.sizes = np.array([entries[i].size for i in wanted], np.int64)[:, None]
+        # The record whole: where each entry starts (then where the last ends), and every byte
+        # of the Example's header and of the entries' headers, by its place in the record.
+        self.begins = 1 + n + np.concatenate([[0], np.cumsum(self.whole)])
+        self.record_bytes = int(self.begins[-1])
+        body = self.record_bytes - 1 - n
+        head = [0x0A, *(((body >> 7 * i) & 0x7F) | (0x80 if i < n - 1 else 0) for i in range(n))]
+        self.header_at = np.concatenate(
+            [np.arange(n + 1)] + [self.begins[i] + np.arange(e.size) for i, e in enumerate(entries)]
+        )
+        self.header_bytes = np.concatenate([np.array(head, np.uint8)] + [e.header for e in entries])
 
 
 class Predicted:
@@ -266,12 +281,27 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
     """Checks the template against every record ``buf[starts[r]:stops[r]]`` and gives each
     wanted feature's place in the records that match.
 
-    Where each entry starts in each record is read first, a block of entries at a time (an
-    entry's length, in the template's number of bytes, gives where the next one starts); then
-    the headers of the block's entries are checked in a few NumPy calls per :class:`_Group`,
-    as (entries, records) arrays: a record whose headers all match is laid out as the
-    template, so the places read are the walk's."""
+    A batch whose records all have the template's length and header bytes is laid out as the
+    template in a few NumPy calls. Otherwise, where each entry starts in each record is read
+    first, a block of entries at a time (an entry's length, in the template's number of bytes,
+    gives where the next one starts); then the headers of the block's entries are checked in a
+    few NumPy calls per :class:`_Group`, as (entries, records) arrays: a record whose headers
+    all match is laid out as the template, so the places read are the walk's."""
     size = len(starts)
+    u8 = np.frombuffer(buf, np.uint8)
+    if size and bool((stops - starts == t.record_bytes).all()):
+        # Every record of the template's length, as a writer's records of fixed-size values
+        # are: every header byte of every record gathered at once (a block of records at a
+        # time), each where the template has it. A record that holds them all is laid out as
+        # the template, entry after entry; else the check below, entry by entry.
+        block = max(1, _BLOCK_BYTES // len(t.header_at))
+        if all(
+            (u8.take(starts[r : r + block, None] + t.header_at) == t.header_bytes).all()
+            for r in range(0, size, block)
+        ):
+            begin = t.begins[t.wanted][:, None] + starts
+            ends = t.begins[t.wanted + 1][:, None] + starts
+            return _placed(width, size, t, begin + t.sizes, ends, np.zeros(size, bool))
     # the Example's one field: 0x0A, then the record's length less its header, in the
     # template's number of bytes
     n = t.features_bytes
@@ -284,7 +314,6 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
     count = len(t.entries)
     at = np.empty((count + 1, size), np.int64)  # where each entry starts, then the last ends
     at[0] = starts + 1 + n
-    u8 = np.frombuffer(buf, np.uint8)
     step = max(1, _BLOCK_BYTES // max(1, size * t.largest))
     for first in range(0, count, step):
         last = min(count, first + step)
@@ -304,15 +333,21 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
     # A place past the buffer's end is read at its end (other bytes); its record fails this
     # check anyway, as its entries end past the buffer.
     good &= at[count] == stops
+    return _placed(width, size, t, at[t.wanted] + t.sizes, at[t.wanted + 1], ~good)
+
+
+def _placed(width: int, size: int, t: Template, start: Any, stop: Any, odd: Any) -> Predicted:
+    """The wanted features of the template where they ``start`` and ``stop`` in each record
+    (one row a wanted entry)."""
     if len(t.slots) == width:  # every wanted key in the template: each row is filled
-        kind, start, stop = (np.empty((width, size), np.int64) for _ in range(3))
+        kind, starts, stops = (np.empty((width, size), np.int64) for _ in range(3))
     else:
         unplaced = _none_fit(width, size)
-        kind, start, stop = unplaced.kind, unplaced.start, unplaced.stop
+        kind, starts, stops = unplaced.kind, unplaced.start, unplaced.stop
     kind[t.slots] = t.kinds
-    start[t.slots] = at[t.wanted] + t.sizes
-    stop[t.slots] = at[t.wanted + 1]
-    return Predicted(kind, start, stop, ~good)
+    starts[t.slots] = start
+    stops[t.slots] = stop
+    return Predicted(kind, starts, stops, odd)
 
 
 def _none_fit(width: int, size: int) -> Predicted:
