@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from spark_tfrecord._format.columns.record_values import zip_elements
 from spark_tfrecord._format.columns.values import Ragged
 from spark_tfrecord._source import nodes
 
@@ -53,14 +54,9 @@ def _items(node: nodes.Node, record: Any) -> list[Any] | None:
     ``NestedRowAssembler``: an absent field is null in each element, a list field too); None
     when the record has none of its features."""
     if isinstance(node, nodes.Struct):
-        parts = [(f.name, _items(child, record)) for f, child in zip(node.fields, node.children)]
-        present = [items for _, items in parts if items is not None]
-        if not present:
-            return None
-        return [
-            {name: None if items is None else items[e] for name, items in parts}
-            for e in range(len(present[0]))
-        ]
+        return zip_elements(
+            [(f.name, _items(child, record)) for f, child in zip(node.fields, node.children)]
+        )
     assert isinstance(node, nodes.Leaf)  # (nodes.walk puts no vector nor array in an element)
     value = record[node.key]
     if value is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -198,3 +198,16 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
         return {"type": 0, "size": n, "indices": indices, "values": entries}
 
     return vector
+
+
+def zip_elements(fields: Sequence[tuple[str, Sequence[Any] | None]]) -> list[Any] | None:
+    """The elements of an array of structs from its fields' lists (as long as each other, which
+    the layout checks): element i holds item i of each field's list, a field of no list null in
+    each (the jar's ``NestedRowAssembler``); None when no field has a list."""
+    present = [items for _, items in fields if items is not None]
+    if not present:
+        return None
+    return [
+        {name: None if items is None else items[i] for name, items in fields}
+        for i in range(len(present[0]))
+    ]

@@ -29,7 +29,7 @@ from spark_tfrecord._format.columns.feature_paths import (
     validate,
 )
 from spark_tfrecord._format.columns.json_values import json_bytes, json_value
-from spark_tfrecord._format.columns.record_values import exact_layout
+from spark_tfrecord._format.columns.record_values import exact_layout, zip_elements
 from spark_tfrecord._format.columns.schema import (
     depth,
     innermost,
@@ -156,14 +156,7 @@ def _elements(parts: list[tuple[str, Read]]) -> Read:
     null; None when none of its fields is in the record."""
 
     def elements(values: Mapping[str, Any]) -> Any:
-        found = [(name, read(values)) for name, read in parts]
-        present = [items for _, items in found if items is not None]
-        if not present:
-            return None
-        return [
-            {name: None if items is None else items[i] for name, items in found}
-            for i in range(len(present[0]))
-        ]
+        return zip_elements([(name, read(values)) for name, read in parts])
 
     return elements
 
