@@ -285,7 +285,8 @@ def columns(
                     in_array=True,
                     array=array,
                     spark=type_string(data_type),
-                    type_name=type_string(data_type),
+                    # (the column of an array's leaf holds a list of its values, the jar's name)
+                    type_name=f"array<{type_string(data_type)}>",
                 )
 
     def leaves(
