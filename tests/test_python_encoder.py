@@ -35,6 +35,7 @@ from spark_tfrecord import errors
 from spark_tfrecord._format.columns.encoder import ExampleEncoder
 from spark_tfrecord._format.frames.encode_errors import EncodeError
 from spark_tfrecord._format.frames.record_writer import RecordFileWriter
+from support import encoded_tensors
 from support.tfrecord_bytes import read_records
 
 UTC = datetime.timezone.utc
@@ -547,6 +548,25 @@ def test_the_same_schema_errors_as_the_jar(
     assert condition is None or errors.condition(ours.value) == condition
     assert ours.value.parameters == expected
     assert ours.value.parameters.get("column") == column
+
+
+@pytest.mark.parametrize("case", list(encoded_tensors.SCALARS))
+def test_a_scalar_encoded_tensor_is_refused_as_by_the_jar(
+    spark: SparkSession, tmp_path: Path, case: str
+) -> None:
+    """A column with an encoded tensor's metadata but of no array: refused when the encoder is
+    built, as the jar refuses the write before any task, with its condition and parameters."""
+    schema = StructType.fromJson(encoded_tensors.scalar_schema(case))
+    df = spark.createDataFrame([], schema)
+    with pytest.raises(EncodeError) as ours:
+        ExampleEncoder(df.schema)
+    with pytest.raises(Exception) as theirs:
+        jar_stream(df, tmp_path / "jar")
+    assert errors.condition(ours.value) == errors.condition(theirs.value) == errors.INVALID_SCHEMA
+    reason = encoded_tensors.scalar_reason(case)
+    assert ours.value.parameters == errors.parameters(theirs.value)
+    assert ours.value.parameters == {"column": "x", "reason": reason}
+    assert not (tmp_path / "jar").exists()
 
 
 # --- what the encoder writes is read back ------------------------------------------------------

@@ -761,6 +761,13 @@ def _connectors(tfds: Any) -> dict[str, Any]:
             {"x": f.Tensor(shape=(None, 3), dtype=np.float32, encoding="zlib")}
         ),
         "refused: an encoder": f.FeaturesDict({"x": f.Tensor(shape=(2, None), dtype=np.int64)}),
+        # TFDS stores these as one bytes value under the feature's name, without a shape.
+        "refused: a scalar, encoded zlib": f.FeaturesDict(
+            {"x": f.Tensor(shape=(), dtype=np.float32, encoding="zlib")}
+        ),
+        "refused: a scalar, encoded bytes": f.FeaturesDict(
+            {"id": np.int64, "x": f.Tensor(shape=(), dtype=np.int64, encoding="bytes")}
+        ),
     }
 
 
@@ -772,6 +779,8 @@ TFDS_CASES = [
     "refused: unknown dimension in a sequence",
     "refused: one unknown dimension, encoded",
     "refused: an encoder",
+    "refused: a scalar, encoded zlib",
+    "refused: a scalar, encoded bytes",
 ]
 
 
@@ -787,7 +796,9 @@ def test_tfds_features(tfds: Any, tmp_path: Path, case: str) -> None:
             tfds_dataset.folder_schema(str(tmp_path))
         assert ours.value.condition == errors.TFDS_FEATURES
         assert ours.value.parameters["reason"] == errors.parameters(e)["reason"]
+        assert case.startswith("refused: ")
         return
+    assert not case.startswith("refused: ")
     assert same(tfds_dataset.folder_schema(str(tmp_path)), expected)
 
 

@@ -309,6 +309,35 @@ def test_encoded_tensors_read_as_the_jar(spark: Any, tmp_path: Path, case: str) 
     assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
 
 
+@pytest.mark.parametrize("case", list(encoded_tensors.SCALARS))
+def test_a_scalar_encoded_tensor_is_refused_as_by_the_jar(
+    spark: Any, tmp_path: Path, case: str
+) -> None:
+    """A column with an encoded tensor's metadata but of no array: the read and the write are
+    refused on the driver, before any record or file, with the jar's condition and words (the
+    jar's scan gives them as its one result, before any record: offset -1). Spark gives the
+    Python source's error as its text, from which the condition and the reason are read."""
+    from pyspark.sql.types import StructType
+
+    path = str(write_records(tmp_path / "t" / "part-0.tfrecord", encoded_tensors.SCALAR_RECORDS))
+    schema = encoded_tensors.scalar_schema(case)
+    ((offset, jar),) = jar_results(path, schema)
+    assert isinstance(jar, Failure) and offset == -1
+    assert jar.condition == errors.INVALID_SCHEMA
+    assert jar.parameters == {"column": "x", "reason": encoded_tensors.scalar_reason(case)}
+    given = StructType.fromJson(schema)
+    with pytest.raises(Exception) as read:
+        spark.read.format("tfrecord").schema(given).load(path).collect()
+    assert errors.condition(read.value) == jar.condition
+    assert errors.parameters(read.value)["reason"] == jar.parameters["reason"]
+    df = spark.createDataFrame([], given)
+    with pytest.raises(Exception) as written:
+        df.write.format("tfrecord").mode("overwrite").save(str(tmp_path / "out"))
+    assert errors.condition(written.value) == jar.condition
+    assert errors.parameters(written.value)["reason"] == jar.parameters["reason"]
+    assert not (tmp_path / "out").exists()
+
+
 def _mixed_file(folder: Path) -> tuple[str, list[bytes]]:
     """Three records, the second not an Example (a wire type 7 tag)."""
     good = [example(entry(b"a", feature("int64", int64_list_packed([i])))) for i in (1, 3)]

@@ -4,11 +4,15 @@ or not) and ``x/shape``. TFDS writes (``store_as_tfds_dataset``) and we read nes
 for value, bits included; we write (``write_tfds`` with the same features) and TFDS decodes value
 for value; a value that is not rectangular fails naming the column. Without the jar (the record
 path of ``read_arrow`` and of the Python data source), encoded tensors of each dtype and rank,
-zlib and not, read as the jar reads them, and fail with its errors."""
+zlib and not, read as the jar reads them, and fail with its errors. A TFDS ``Tensor`` of shape
+``()`` with an encoding is one bytes value under its own name, no ``x/value`` and ``x/shape``:
+its folder's schema is refused, and a column with an encoded tensor's metadata but of no array
+is refused before any record, by the jar and without it alike."""
 
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +20,10 @@ import numpy as np
 import pytest
 
 import spark_tfrecord
-from spark_tfrecord import errors
+from spark_tfrecord import errors, local
+from spark_tfrecord._format.datasets import tfds_dataset
 from support import batch_path, encoded_tensors, write_with_tfds
+from support import tfrecord_bytes as wire
 from support.jar_decoder import Failure, Row, jar_results, value_tree
 from support.tfrecord_bytes import write_records
 
@@ -164,3 +170,116 @@ def test_encoded_tensors_read_without_the_jar_as_the_jar(tmp_path: Path, case: s
     assert trees == [r.values for _, r in jar if isinstance(r, Row)]
     assert rows[0]["n"] == [[[-(2**31), 2**31 - 1, 0]], [[1, -1, 7]]]
     assert rows[1]["mask"] == [[], []] and rows[2]["depth"] is None
+
+
+@pytest.mark.parametrize("case", list(encoded_tensors.SCALARS))
+def test_a_scalar_with_an_encoded_tensors_metadata_is_refused_as_by_the_jar(
+    tmp_path: Path, case: str
+) -> None:
+    """A column with an encoded tensor's metadata but of no array: refused when the read is
+    planned, before any record, by the jar (its scan's one result, at offset -1) and by
+    ``read_arrow``'s path (the plan), with the same condition, column and words."""
+    path = str(write_records(tmp_path / "part-0.tfrecord", encoded_tensors.SCALAR_RECORDS))
+    schema = encoded_tensors.scalar_schema(case)
+    reason = encoded_tensors.scalar_reason(case)
+    jar = jar_results(path, schema)
+    assert jar == [(-1, Failure(errors.INVALID_SCHEMA, {"column": "x", "reason": reason}))]
+    with pytest.raises(errors.ArgumentError) as raised:
+        batch_path.plan(path, schema, {})
+    assert errors.condition(raised.value) == errors.INVALID_SCHEMA
+    assert errors.parameters(raised.value) == {"column": "x", "reason": reason}
+
+
+def test_a_struct_with_an_encoded_tensors_metadata_reads_as_by_the_jar(tmp_path: Path) -> None:
+    """The metadata on a struct (or an array of structs) is no encoded tensor: both walk it as
+    the struct it is, and read its leaves' features."""
+    meta = {"tfrecord.tensorEncoding": "zlib", "tfrecord.tensorDtype": "float32"}
+    struct = {"type": "struct", "fields": [{"name": "a", "type": "long", "nullable": True}]}
+    schema = {
+        "type": "struct",
+        "fields": [
+            {"name": "s", "type": struct, "nullable": True, "metadata": meta},
+            {
+                "name": "o",
+                "type": {"type": "array", "elementType": struct, "containsNull": False},
+                "nullable": True,
+                "metadata": meta,
+            },
+        ],
+    }
+    records = [
+        wire.example(
+            wire.entry(b"s/a", wire.feature("int64", wire.int64_list_packed([7]))),
+            wire.entry(b"o/a", wire.feature("int64", wire.int64_list_packed([1, 2]))),
+        )
+    ]
+    path = str(write_records(tmp_path / "part-0.tfrecord", records))
+    jar = jar_results(path, schema)
+    assert jar == [(0, Row({"s": {"a": "7"}, "o": [{"a": "1"}, {"a": "2"}]}))]
+    assert batch_path.table(path, schema, {}).to_pylist() == [
+        {"s": {"a": 7}, "o": [{"a": 1}, {"a": 2}]}
+    ]
+
+
+def test_tfds_stores_an_encoded_scalar_as_one_bytes_value(
+    tf: Any, tfds: Any, tmp_path: Path
+) -> None:
+    """``Tensor(shape=(), encoding='zlib')``: TFDS stores one bytes value under the feature's
+    own name (no ``x/value``, no ``x/shape``) and decodes it as a scalar. Its folder's schema is
+    refused by the jar and without it with the same words; its files read with a scalar column
+    carrying an encoded tensor's metadata, too, before any record."""
+    f = tfds.features
+    features = f.FeaturesDict(
+        {"id": np.int64, "x": f.Tensor(shape=(), dtype=np.float32, encoding="zlib")}
+    )
+    values = [np.float32(1.5), np.float32(-0.0)]
+    examples = [{"id": i, "x": v} for i, v in enumerate(values)]
+    folder = write_with_tfds(tfds, tmp_path, "scalar_by_tfds", features, {"train": examples})
+    shard = next(p for p in folder.iterdir() if ".tfrecord-" in p.name)
+    stored = {}
+    for record in tf.data.TFRecordDataset(str(shard)):
+        feature = tf.train.Example.FromString(record.numpy()).features.feature
+        assert set(feature) == {"id", "x"}
+        stored[feature["id"].int64_list.value[0]] = list(feature["x"].bytes_list.value)
+    assert stored == {i: [zlib.compress(v.tobytes())] for i, v in enumerate(values)}
+    ds = tfds.builder_from_directory(str(folder)).as_dataset(split="train", shuffle_files=False)
+    decoded = {int(d["id"]): d["x"] for d in tfds.as_numpy(ds)}
+    assert {i: (x.shape, x.dtype, x.tobytes()) for i, x in decoded.items()} == {
+        i: ((), np.float32, v.tobytes()) for i, v in enumerate(values)
+    }
+
+    with pytest.raises(Exception) as jar:
+        local.tfds_schema(str(folder))
+    with pytest.raises(errors.ArgumentError) as ours:
+        tfds_dataset.folder_schema(str(folder))
+    assert errors.condition(jar.value) == ours.value.condition == errors.TFDS_FEATURES
+    refused = ours.value.parameters["reason"]
+    assert refused == errors.parameters(jar.value)["reason"]
+    assert "an encoded tensor of shape () (at most one unknown dimension)" in refused
+
+    schema = encoded_tensors.scalar_schema("float, zlib")
+    reason = encoded_tensors.scalar_reason("float, zlib")
+    assert jar_results(str(shard), schema) == [
+        (-1, Failure(errors.INVALID_SCHEMA, {"column": "x", "reason": reason}))
+    ]
+    with pytest.raises(errors.ArgumentError) as planned:
+        batch_path.plan(str(shard), schema, {})
+    assert errors.parameters(planned.value) == {"column": "x", "reason": reason}
+
+
+def test_a_scalar_with_an_encoded_tensors_metadata_is_not_written_as_tfds(
+    spark: Any, tmp_path: Path
+) -> None:
+    """``write_tfds`` without features would describe such a column as an encoded scalar: the
+    write is refused before any file, with the reader's words."""
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromJson(encoded_tensors.scalar_schema("bigint, bytes"))
+    df = spark.createDataFrame([(1, 2)], schema)
+    with pytest.raises(Exception) as raised:
+        spark_tfrecord.write_tfds(df, str(tmp_path), "scalar", "train")
+    assert errors.condition(raised.value) == errors.INVALID_SCHEMA
+    assert errors.parameters(raised.value)["reason"] == encoded_tensors.scalar_reason(
+        "bigint, bytes"
+    )
+    assert not list(tmp_path.rglob("*.tfrecord*"))

@@ -19,10 +19,16 @@ from spark_tfrecord._source import arrow_read, batch_arrays
 from spark_tfrecord._source.options import ReadOptions
 
 
+def plan(path: str, schema: Mapping[str, Any], options: Mapping[str, str]) -> Any:
+    """The read of the file with the schema ``schema`` (JSON) and the read's ``options``, as
+    planned before any record is read (an ``ArrowRead``; its schema's errors raised)."""
+    fs, where = file_system(path, None)
+    return arrow_read.ArrowRead(as_nullable(dict(schema)), ReadOptions.parse(options), fs, where)
+
+
 def table(path: str, schema: Mapping[str, Any], options: Mapping[str, str]) -> pa.Table:
     """The file read with the schema ``schema`` (JSON) and the read's ``options``."""
-    fs, where = file_system(path, None)
-    read = arrow_read.ArrowRead(as_nullable(dict(schema)), ReadOptions.parse(options), fs, where)
+    read = plan(path, schema, options)
     return pa.Table.from_batches(list(read.read(read.in_order())), read.target)
 
 

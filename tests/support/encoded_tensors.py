@@ -2,7 +2,9 @@
 values' little-endian bytes in C order, zlib-compressed for ``zlib``, and ``c/shape``), of
 several dtypes and ranks, zlib and not: :data:`SCHEMA` (Spark's JSON, with the field metadata
 ``tfrecord.tensorEncoding`` / ``tfrecord.tensorDtype``) and :data:`CASES`, files of records that
-read (the first) or that each fail one of the jar's ``EncodedTensorReader`` checks."""
+read (the first) or that each fail one of the jar's ``EncodedTensorReader`` checks; and
+:data:`SCALARS`, columns with that metadata but of no array, which a read or a write refuses
+before any record (:func:`scalar_schema`, :data:`SCALAR_RECORDS`, :func:`scalar_reason`)."""
 
 from __future__ import annotations
 
@@ -124,3 +126,42 @@ CASES: dict[str, list[bytes]] = {
         )
     ],
 }
+
+
+#: Columns ``x`` with an encoded tensor's metadata but of no array (rank 0). name: dtype,
+#: Spark type (JSON), its simpleString, encoding.
+SCALARS = {
+    "float, zlib": ("float32", "float", "float", "zlib"),
+    "bigint, bytes": ("int64", "long", "bigint", "bytes"),
+    "smallint, uint8": ("uint8", "short", "smallint", "zlib"),
+    "binary, float32": ("float32", "binary", "binary", "bytes"),
+}
+
+
+def scalar_schema(case: str) -> dict[str, Any]:
+    """``id bigint`` and the column ``x`` of :data:`SCALARS`' ``case``."""
+    dtype, element, _, encoding = SCALARS[case]
+    return {
+        "type": "struct",
+        "fields": [
+            {"name": "id", "type": "long", "nullable": True, "metadata": {}},
+            _tensor("x", dtype, element, 0, encoding),
+        ],
+    }
+
+
+def scalar_reason(case: str) -> str:
+    """The reason both sides refuse :func:`scalar_schema` with (``TFRECORD_INVALID_SCHEMA``)."""
+    return (
+        "Column 'x' holds an encoded tensor (tfrecord.tensorEncoding) but has type "
+        f"{SCALARS[case][2]}: an encoded tensor column must be an array of rank 1 or more (one "
+        "array per dimension)."
+    )
+
+
+#: Records such a schema would read: a scalar as TFDS stores ``Tensor(shape=(), encoding=...)``
+#: (one bytes value under its own name), and ``x/value`` with an empty ``x/shape``.
+SCALAR_RECORDS = [
+    example(_int(b"id", [1]), _bytes(b"x", [zlib.compress(np.float32(1.5).tobytes())])),
+    example(_int(b"id", [2]), encoded(b"x", [], np.float32(2.5).tobytes(), None)),
+]

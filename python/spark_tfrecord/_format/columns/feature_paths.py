@@ -24,6 +24,7 @@ from spark_tfrecord._format.columns.schema import (
     is_array,
     is_struct,
     is_vector,
+    scalar_tensor_reason,
 )
 from spark_tfrecord._format.columns.schema import type_name as name
 from spark_tfrecord._format.columns.type_table import (
@@ -200,13 +201,7 @@ def leaves(
             elif is_array(t) and is_struct(t["elementType"]):
                 in_element(t["elementType"], leaf_name, column, structs, i, ())
             elif TENSOR_ENCODING_KEY in metadata:
-                if structs or sequence:
-                    raise argument_error(
-                        errors.UNSUPPORTED_TYPE,
-                        f"Column '{column}' holds an encoded tensor ({TENSOR_ENCODING_KEY}), "
-                        "which is supported only as a top-level column of an Example.",
-                        column=column,
-                    )
+                _check_tensor(column, t, nested=bool(structs) or sequence)
                 leaf = Leaf(leaf_name, column, t, t, structs, i, tensor=metadata)
                 if split_ragged:
                     out.append(replace(leaf, name=leaf_name + separator + "value", tensor_part=1))
@@ -242,6 +237,20 @@ def leaves(
                 "choose another pathSeparator.",
             )
     return out
+
+
+def _check_tensor(column: str, t: Any, *, nested: bool) -> None:
+    """Refuses an encoded tensor column in a struct or a SequenceExample, or of no array (the
+    jar's ``FeaturePaths.leaves`` and ``EncodedTensor.rank``)."""
+    if nested:
+        raise argument_error(
+            errors.UNSUPPORTED_TYPE,
+            f"Column '{column}' holds an encoded tensor ({TENSOR_ENCODING_KEY}), which is "
+            "supported only as a top-level column of an Example.",
+            column=column,
+        )
+    if not is_array(t):
+        raise argument_error(errors.INVALID_SCHEMA, scalar_tensor_reason(column, t), column=column)
 
 
 def column_layout(t: Any) -> bool:

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from spark_tfrecord import errors
+
 if TYPE_CHECKING:  # numpy's: not imported with the package
     from spark_tfrecord._format.columns.conversions import Conversion
 
@@ -84,6 +86,19 @@ def type_string(data_type: Any, *, simple: bool = True) -> str:
     if is_vector(data_type):
         return "vector"
     return str(data_type.get("class", name))
+
+
+def scalar_tensor_reason(column: str, data_type: Any) -> str:
+    """Why a column with an encoded tensor's metadata (``tfrecord.tensorEncoding``) but of no
+    array (a scalar, a vector) is refused, when a read or write is planned: the jar's
+    ``EncodedTensor.rank``. ``c/value`` and ``c/shape`` are TFDS's layout of a tensor with more
+    than one unknown dimension, never of a scalar (TFDS stores a tensor with fewer as one bytes
+    value under its own name)."""
+    return (
+        f"Column '{column}' holds an encoded tensor ({TENSOR_ENCODING_KEY}) but has type "
+        f"{type_string(data_type)}: an encoded tensor column must be an array of rank 1 or more "
+        "(one array per dimension)."
+    )
 
 
 def depth(data_type: Any) -> int:
@@ -190,7 +205,8 @@ def columns(
       record (a scalar: 1 also when it is not nullable);
     - with ``encoded_tensors`` (for an Example), a top-level column with an encoded tensor's
       metadata (``tfrecord.tensorEncoding``): ``tensor`` (``c/value``, ``c/shape``), of
-      ``depth`` its rank (else read as the lists it is typed).
+      ``depth`` its rank (else read as the lists it is typed); a struct or an array of structs
+      is walked whatever its metadata, as by the jar.
 
     A type the records cannot hold raises a ValueError naming the column, when reached.
     """
@@ -295,12 +311,12 @@ def columns(
         for f in struct["fields"]:
             name, column, data_type = prefix + f["name"], column_prefix + f["name"], f["type"]
             field_nullable = nullable or bool(f.get("nullable", True))
-            if encoded_tensors and not prefix and TENSOR_ENCODING_KEY in (f.get("metadata") or {}):
-                yield _tensor_column(f, separator)
-            elif is_struct(data_type):
+            if is_struct(data_type):
                 yield from leaves(data_type, name + separator, column + ".", field_nullable)
             elif is_array(data_type) and is_struct(data_type["elementType"]):
                 yield from element_leaves(data_type["elementType"], name, column, column)
+            elif encoded_tensors and not prefix and _has_tensor(f):
+                yield _tensor_column(f, separator)
             elif is_array(data_type) and is_array(data_type["elementType"]):
                 if not sequence_type:
                     yield ragged(name, data_type, column)
@@ -371,10 +387,20 @@ def columns(
     return leaves(struct, "", "", False)
 
 
+def _has_tensor(f: Mapping[str, Any]) -> bool:
+    """Whether the field ``f`` has an encoded tensor's metadata."""
+    return TENSOR_ENCODING_KEY in (f.get("metadata") or {})
+
+
 def _tensor_column(f: Mapping[str, Any], separator: str) -> Column:
     """The top-level column ``f`` holding an encoded tensor: ``c/value`` and ``c/shape``, of
-    ``depth`` its rank, with its field's metadata (its dtype and encoding)."""
+    ``depth`` its rank, with its field's metadata (its dtype and encoding); an
+    :class:`~spark_tfrecord.errors.ArgumentError` for a column of no array."""
     name, data_type = f["name"], f["type"]
+    if not is_array(data_type):
+        raise errors.ArgumentError(
+            errors.INVALID_SCHEMA, scalar_tensor_reason(name, data_type), column=name
+        )
     return Column(
         name,
         value_kind(innermost(data_type), name),

@@ -10,7 +10,7 @@ import org.apache.spark.sql.types._
 import ErrorText._
 
 import io.github.sparktfrecord.codec.{ExampleDeserializer, ExampleSerializer, FeaturePaths}
-import io.github.sparktfrecord.codec.RecordType
+import io.github.sparktfrecord.codec.{RecordType, TFRecordSchema}
 import io.github.sparktfrecord.framing.TFRecordFraming
 
 /**
@@ -185,5 +185,32 @@ class EncodedTensorSuite extends UnitSuite {
         "rectangular: its arrays at depth 2 hold 2 and 1 values in a row"), ragged.text)
     val nul = intercept[TFRecordDataException](serialize(s, array(array(1f), null)))
     assert(nul.text.contains("holds a null at depth 1"), nul.text)
+  }
+
+  test("a column of no array with an encoded tensor's metadata is refused on read and write") {
+    // TFDS stores Tensor(shape=(), encoding=...) as one bytes value under its own name, never as
+    // x/value and x/shape: refused when the read or write is planned, and by the codec itself.
+    for ((t, dtype, encoding) <- Seq((FloatType, "float32", "zlib"), (LongType, "int64", "bytes"),
+        (ShortType, "uint8", "zlib"))) {
+      val s = tensorSchema(t, encoding, dtype)
+      val refusals = Seq(
+        "validate (read)" -> (() => TFRecordSchema.validate(s, RecordType.Example, false)),
+        "validate (write)" -> (() => TFRecordSchema.validate(s, RecordType.Example, true)),
+        "deserializer" -> (() => read(s, example(entry("x/value", bytesList(field(1, le32(1))))))),
+        "serializer" -> (() => serialize(s, 1)))
+      for ((where, refused) <- refusals) {
+        val e = intercept[TFRecordArgumentException](refused())
+        val reason = s"Column 'x' holds an encoded tensor (tfrecord.tensorEncoding) but has " +
+          s"type ${t.simpleString}: an encoded tensor column must be an array of rank 1 or " +
+          "more (one array per dimension)."
+        assertEquals(e.condition, TFRecordError.InvalidSchema, where)
+        assertEquals(e.parameters, Map("column" -> "x", "reason" -> reason), where)
+        assertEquals(e.text, reason, where)
+      }
+    }
+    // The rank is checked before the dtype, as validate (the leaves) comes before the codec.
+    val both = intercept[TFRecordArgumentException](
+      read(tensorSchema(DoubleType, "bytes", "complex64"), example()))
+    assert(both.text.contains("must be an array of rank 1 or more"), both.text)
   }
 }

@@ -45,6 +45,23 @@ private[sparktfrecord] object EncodedTensor {
   /** The tensor's encoding and element of a column's metadata. */
   def encoding(metadata: Metadata): String = metadata.getString(FeaturePaths.TensorEncodingKey)
 
+  /**
+   * The rank of an encoded tensor column of `dataType`: its nested arrays. A column of no array
+   * (a scalar, a vector) fails: `x/value` and `x/shape` are TFDS's layout of a tensor with more
+   * than one unknown dimension, never of a scalar (TFDS stores a tensor with fewer as one bytes
+   * value under its own name). Called when a read or write is planned, before any record.
+   */
+  def rank(dataType: DataType, column: String): Int = {
+    val rank = TypeTable.depth(dataType)
+    if (rank < 1) {
+      throw TFRecordError.argument(TFRecordError.InvalidSchema,
+        s"Column '$column' holds an encoded tensor (${FeaturePaths.TensorEncodingKey}) but " +
+          s"has type ${dataType.simpleString}: an encoded tensor column must be an array of " +
+          "rank 1 or more (one array per dimension).", "column" -> column)
+    }
+    rank
+  }
+
   def element(metadata: Metadata, column: String): Element = {
     val dtype = metadata.getString(FeaturePaths.TensorDtypeKey)
     Elements.getOrElse(dtype,

@@ -39,11 +39,11 @@ private[sparktfrecord] final class EncodedTensorReader(
     schema.fields.map(f => !sequence && FeaturePaths.isEncodedTensor(f))
   private val tensors: Array[ColumnWriter] = row.columnWriters.filter(d => isTensor(d.ordinal))
   private val numTensors = tensors.length
+  private val ranks: Array[Int] = tensors.map(d => rank(d.dataType, d.column))
   private val elements: Array[Element] =
     tensors.map(d => element(schema(d.ordinal).metadata, d.column))
   private val zlib: Array[Boolean] =
     tensors.map(d => encoding(schema(d.ordinal).metadata) == "zlib")
-  private val ranks: Array[Int] = tensors.map(d => TypeTable.depth(d.dataType))
   /** The feature names: per column, its value then its shape (k = 2c, 2c+1). */
   val names: Array[String] =
     tensors.flatMap(d => FeaturePaths.tensorNames(schema(d.ordinal).name, separator))

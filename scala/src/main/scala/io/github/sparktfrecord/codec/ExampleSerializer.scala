@@ -66,7 +66,7 @@ private[sparktfrecord] final class ExampleSerializer(
   /** Per encoded tensor column, the encoder its two features share. */
   private val tensorEncoders: Map[String, EncodedTensorEncoder] =
     leaves.filter(_.tensorPart == FeaturePaths.TensorValue).map { l =>
-      l.column -> new EncodedTensorEncoder(l.column, TypeTable.depth(l.dataType),
+      l.column -> new EncodedTensorEncoder(l.column, EncodedTensor.rank(l.dataType, l.column),
         EncodedTensor.element(l.tensor, l.column), EncodedTensor.encoding(l.tensor) == "zlib")
     }.toMap
   private val encoders: Array[ValueEncoder] = leaves.map { l =>
