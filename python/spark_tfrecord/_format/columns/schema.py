@@ -301,8 +301,7 @@ def columns(
                     in_array=True,
                     array=array,
                     spark=type_string(data_type),
-                    # (the column of an array's leaf holds a list of its values, the jar's name)
-                    type_name=f"array<{type_string(data_type)}>",
+                    type_name=f"array<{type_string(data_type)}>",  # (the jar's: a list)
                 )
 
     def leaves(
