@@ -8,6 +8,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SPARK_TFRECORD_CACHE:-$ROOT/.cache}"
 PYTHON="${PYTHON:-python3}"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# No pip cache: what it would keep (torch's and TensorFlow's downloads, pyspark's built wheels)
+# is installed once into $CACHE's environments, which a second run finds in place, while a fresh
+# CI machine's disk would hold it twice.
+export PIP_NO_CACHE_DIR=1
 
 # The Spark versions the suite runs on: the newest 3.5.x (Scala 2.12 jar), the 4.0 line the
 # Spark 4 jar is compiled against, and the newest 4.x (Scala 2.13 jar).
