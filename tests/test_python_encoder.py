@@ -550,20 +550,22 @@ def test_the_same_schema_errors_as_the_jar(
     assert ours.value.parameters.get("column") == column
 
 
-@pytest.mark.parametrize("case", list(encoded_tensors.SCALARS))
-def test_a_scalar_encoded_tensor_is_refused_as_by_the_jar(
+@pytest.mark.parametrize("case", list(encoded_tensors.REFUSED))
+def test_a_bad_encoded_tensor_column_is_refused_as_by_the_jar(
     spark: SparkSession, tmp_path: Path, case: str
 ) -> None:
-    """A column with an encoded tensor's metadata but of no array: refused when the encoder is
-    built, as the jar refuses the write before any task, with its condition and parameters."""
-    schema = StructType.fromJson(encoded_tensors.scalar_schema(case))
+    """A column with an encoded tensor's metadata that it cannot hold (of no array, or of an
+    encoding, a dtype or an element type it cannot have: ``encoded_tensors.REFUSED``): refused when
+    the encoder is built, as the jar refuses the write before any task, with its condition and
+    parameters."""
+    schema = StructType.fromJson(encoded_tensors.refused_schema(case))
     df = spark.createDataFrame([], schema)
     with pytest.raises(EncodeError) as ours:
         ExampleEncoder(df.schema)
     with pytest.raises(Exception) as theirs:
         jar_stream(df, tmp_path / "jar")
     assert errors.condition(ours.value) == errors.condition(theirs.value) == errors.INVALID_SCHEMA
-    reason = encoded_tensors.scalar_reason(case)
+    reason = encoded_tensors.refused_reason(case)
     assert ours.value.parameters == errors.parameters(theirs.value)
     assert ours.value.parameters == {"column": "x", "reason": reason}
     assert not (tmp_path / "jar").exists()

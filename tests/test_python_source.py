@@ -309,22 +309,23 @@ def test_encoded_tensors_read_as_the_jar(spark: Any, tmp_path: Path, case: str) 
     assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
 
 
-@pytest.mark.parametrize("case", list(encoded_tensors.SCALARS))
-def test_a_scalar_encoded_tensor_is_refused_as_by_the_jar(
+@pytest.mark.parametrize("case", list(encoded_tensors.REFUSED))
+def test_a_bad_encoded_tensor_column_is_refused_as_by_the_jar(
     spark: Any, tmp_path: Path, case: str
 ) -> None:
-    """A column with an encoded tensor's metadata but of no array: the read and the write are
-    refused on the driver, before any record or file, with the jar's condition and words (the
-    jar's scan gives them as its one result, before any record: offset -1). Spark gives the
-    Python source's error as its text, from which the condition and the reason are read."""
+    """A column with an encoded tensor's metadata that it cannot hold (of no array, or of an
+    encoding, a dtype or an element type it cannot have: ``encoded_tensors.REFUSED``): the read and
+    the write are refused on the driver, before any record or file, with the jar's condition and
+    words (the jar's scan gives them as its one result, before any record: offset -1). Spark gives
+    the Python source's error as its text, from which the condition and the reason are read."""
     from pyspark.sql.types import StructType
 
     path = str(write_records(tmp_path / "t" / "part-0.tfrecord", encoded_tensors.SCALAR_RECORDS))
-    schema = encoded_tensors.scalar_schema(case)
+    schema = encoded_tensors.refused_schema(case)
     ((offset, jar),) = jar_results(path, schema)
     assert isinstance(jar, Failure) and offset == -1
     assert jar.condition == errors.INVALID_SCHEMA
-    assert jar.parameters == {"column": "x", "reason": encoded_tensors.scalar_reason(case)}
+    assert jar.parameters == {"column": "x", "reason": encoded_tensors.refused_reason(case)}
     given = StructType.fromJson(schema)
     with pytest.raises(Exception) as read:
         spark.read.format("tfrecord").schema(given).load(path).collect()

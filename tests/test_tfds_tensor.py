@@ -172,16 +172,15 @@ def test_encoded_tensors_read_without_the_jar_as_the_jar(tmp_path: Path, case: s
     assert rows[1]["mask"] == [[], []] and rows[2]["depth"] is None
 
 
-@pytest.mark.parametrize("case", list(encoded_tensors.SCALARS))
-def test_a_scalar_with_an_encoded_tensors_metadata_is_refused_as_by_the_jar(
-    tmp_path: Path, case: str
-) -> None:
-    """A column with an encoded tensor's metadata but of no array: refused when the read is
-    planned, before any record, by the jar (its scan's one result, at offset -1) and by
+@pytest.mark.parametrize("case", list(encoded_tensors.REFUSED))
+def test_a_bad_encoded_tensor_column_is_refused_as_by_the_jar(tmp_path: Path, case: str) -> None:
+    """A column with an encoded tensor's metadata that it cannot hold (of no array, or of an
+    encoding, a dtype or an element type it cannot have: ``encoded_tensors.REFUSED``): refused when
+    the read is planned, before any record, by the jar (its scan's one result, at offset -1) and by
     ``read_arrow``'s path (the plan), with the same condition, column and words."""
     path = str(write_records(tmp_path / "part-0.tfrecord", encoded_tensors.SCALAR_RECORDS))
-    schema = encoded_tensors.scalar_schema(case)
-    reason = encoded_tensors.scalar_reason(case)
+    schema = encoded_tensors.refused_schema(case)
+    reason = encoded_tensors.refused_reason(case)
     jar = jar_results(path, schema)
     assert jar == [(-1, Failure(errors.INVALID_SCHEMA, {"column": "x", "reason": reason}))]
     with pytest.raises(errors.ArgumentError) as raised:
@@ -257,8 +256,8 @@ def test_tfds_stores_an_encoded_scalar_as_one_bytes_value(
     assert refused == errors.parameters(jar.value)["reason"]
     assert "an encoded tensor of shape () (at most one unknown dimension)" in refused
 
-    schema = encoded_tensors.scalar_schema("float, zlib")
-    reason = encoded_tensors.scalar_reason("float, zlib")
+    schema = encoded_tensors.refused_schema("float, zlib")
+    reason = encoded_tensors.refused_reason("float, zlib")
     assert jar_results(str(shard), schema) == [
         (-1, Failure(errors.INVALID_SCHEMA, {"column": "x", "reason": reason}))
     ]
@@ -274,12 +273,12 @@ def test_a_scalar_with_an_encoded_tensors_metadata_is_not_written_as_tfds(
     write is refused before any file, with the reader's words."""
     from pyspark.sql.types import StructType
 
-    schema = StructType.fromJson(encoded_tensors.scalar_schema("bigint, bytes"))
+    schema = StructType.fromJson(encoded_tensors.refused_schema("bigint, bytes"))
     df = spark.createDataFrame([(1, 2)], schema)
     with pytest.raises(Exception) as raised:
         spark_tfrecord.write_tfds(df, str(tmp_path), "scalar", "train")
     assert errors.condition(raised.value) == errors.INVALID_SCHEMA
-    assert errors.parameters(raised.value)["reason"] == encoded_tensors.scalar_reason(
+    assert errors.parameters(raised.value)["reason"] == encoded_tensors.refused_reason(
         "bigint, bytes"
     )
     assert not list(tmp_path.rglob("*.tfrecord*"))

@@ -3,8 +3,8 @@ values' little-endian bytes in C order, zlib-compressed for ``zlib``, and ``c/sh
 several dtypes and ranks, zlib and not: :data:`SCHEMA` (Spark's JSON, with the field metadata
 ``tfrecord.tensorEncoding`` / ``tfrecord.tensorDtype``) and :data:`CASES`, files of records that
 read (the first) or that each fail one of the jar's ``EncodedTensorReader`` checks; and
-:data:`SCALARS`, columns with that metadata but of no array, which a read or a write refuses
-before any record (:func:`scalar_schema`, :data:`SCALAR_RECORDS`, :func:`scalar_reason`)."""
+:data:`REFUSED`, columns with that metadata which a read or a write refuses before any record
+(:func:`refused_schema`, :data:`SCALAR_RECORDS`, :func:`refused_reason`)."""
 
 from __future__ import annotations
 
@@ -128,39 +128,81 @@ CASES: dict[str, list[bytes]] = {
 }
 
 
-#: Columns ``x`` with an encoded tensor's metadata but of no array (rank 0). name: dtype,
-#: Spark type (JSON), its simpleString, encoding.
-SCALARS = {
-    "float, zlib": ("float32", "float", "float", "zlib"),
-    "bigint, bytes": ("int64", "long", "bigint", "bytes"),
-    "smallint, uint8": ("uint8", "short", "smallint", "zlib"),
-    "binary, float32": ("float32", "binary", "binary", "bytes"),
+#: Columns ``x`` with an encoded tensor's metadata that a read or a write refuses before any
+#: record, with the condition ``TFRECORD_INVALID_SCHEMA`` and the same words through the jar and
+#: the Python codec: of no array (rank 0), or of an encoding, a dtype or an element type that the
+#: tensor cannot have. name: the field, the reason.
+_RANK = "an encoded tensor column must be an array of rank 1 or more (one array per dimension)."
+_HELD = "Column 'x' holds an encoded tensor"
+_DTYPES = "bool, float32, float64, int16, int32, int64, int8, uint8"
+REFUSED: dict[str, tuple[dict[str, Any], str]] = {
+    "float, zlib": (
+        _tensor("x", "float32", "float", 0, "zlib"),
+        f"{_HELD} (tfrecord.tensorEncoding) but has type float: {_RANK}",
+    ),
+    "bigint, bytes": (
+        _tensor("x", "int64", "long", 0, "bytes"),
+        f"{_HELD} (tfrecord.tensorEncoding) but has type bigint: {_RANK}",
+    ),
+    "smallint, uint8": (
+        _tensor("x", "uint8", "short", 0, "zlib"),
+        f"{_HELD} (tfrecord.tensorEncoding) but has type smallint: {_RANK}",
+    ),
+    "binary, float32": (
+        _tensor("x", "float32", "binary", 0, "bytes"),
+        f"{_HELD} (tfrecord.tensorEncoding) but has type binary: {_RANK}",
+    ),
+    "encoding gzip": (
+        _tensor("x", "float32", "float", 2, "gzip"),
+        f"{_HELD} of encoding 'gzip' (tfrecord.tensorEncoding), which is not one of bytes, zlib.",
+    ),
+    "encoding a number": (
+        {
+            **_tensor("x", "float32", "float", 2, ""),
+            "metadata": {"tfrecord.tensorEncoding": 1, "tfrecord.tensorDtype": "float32"},
+        },
+        f"{_HELD} of encoding '' (tfrecord.tensorEncoding), which is not one of bytes, zlib.",
+    ),
+    "dtype float16": (
+        _tensor("x", "float16", "float", 2, "bytes"),
+        f"{_HELD} of dtype 'float16' (tfrecord.tensorDtype), which is not one of {_DTYPES}.",
+    ),
+    "no dtype": (
+        {**_tensor("x", "", "float", 2, ""), "metadata": {"tfrecord.tensorEncoding": "zlib"}},
+        f"{_HELD} of dtype '' (tfrecord.tensorDtype), which is not one of {_DTYPES}.",
+    ),
+    "float32 of bigint": (
+        _tensor("x", "float32", "long", 2, "bytes"),
+        f"{_HELD} of dtype 'float32' (tfrecord.tensorDtype), whose values are float, but has "
+        "type array<array<bigint>>.",
+    ),
+    "uint8 of tinyint": (
+        _tensor("x", "uint8", "byte", 1, "zlib"),
+        f"{_HELD} of dtype 'uint8' (tfrecord.tensorDtype), whose values are smallint, but has "
+        "type array<tinyint>.",
+    ),
 }
 
 
-def scalar_schema(case: str) -> dict[str, Any]:
-    """``id bigint`` and the column ``x`` of :data:`SCALARS`' ``case``."""
-    dtype, element, _, encoding = SCALARS[case]
+def refused_schema(case: str) -> dict[str, Any]:
+    """``id bigint`` and the column ``x`` of :data:`REFUSED`' ``case``."""
     return {
         "type": "struct",
         "fields": [
             {"name": "id", "type": "long", "nullable": True, "metadata": {}},
-            _tensor("x", dtype, element, 0, encoding),
+            REFUSED[case][0],
         ],
     }
 
 
-def scalar_reason(case: str) -> str:
-    """The reason both sides refuse :func:`scalar_schema` with (``TFRECORD_INVALID_SCHEMA``)."""
-    return (
-        "Column 'x' holds an encoded tensor (tfrecord.tensorEncoding) but has type "
-        f"{SCALARS[case][2]}: an encoded tensor column must be an array of rank 1 or more (one "
-        "array per dimension)."
-    )
+def refused_reason(case: str) -> str:
+    """The reason both sides refuse :func:`refused_schema` with (``TFRECORD_INVALID_SCHEMA``)."""
+    return REFUSED[case][1]
 
 
-#: Records such a schema would read: a scalar as TFDS stores ``Tensor(shape=(), encoding=...)``
-#: (one bytes value under its own name), and ``x/value`` with an empty ``x/shape``.
+#: Records that a schema of :data:`REFUSED` would meet: a scalar as TFDS stores
+#: ``Tensor(shape=(), encoding=...)`` (one bytes value under its own name), and ``x/value`` with
+#: an empty ``x/shape``.
 SCALAR_RECORDS = [
     example(_int(b"id", [1]), _bytes(b"x", [zlib.compress(np.float32(1.5).tobytes())])),
     example(_int(b"id", [2]), encoded(b"x", [], np.float32(2.5).tobytes(), None)),

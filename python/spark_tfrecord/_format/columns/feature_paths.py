@@ -24,7 +24,7 @@ from spark_tfrecord._format.columns.schema import (
     is_array,
     is_struct,
     is_vector,
-    scalar_tensor_reason,
+    tensor_reason,
 )
 from spark_tfrecord._format.columns.schema import type_name as name
 from spark_tfrecord._format.columns.type_table import (
@@ -40,9 +40,7 @@ SEQUENCE_EXAMPLE = "SequenceExample"
 BYTE_ARRAY = "ByteArray"
 RECORD_TYPES = (EXAMPLE, SEQUENCE_EXAMPLE, BYTE_ARRAY)
 
-#: Field metadata keys: an encoded tensor's dtype (its encoding: TENSOR_ENCODING_KEY), and a
-#: list's fixed length.
-TENSOR_DTYPE_KEY = "tfrecord.tensorDtype"
+#: A field metadata key (an encoded tensor's are schema's): a list's fixed length.
 LIST_LENGTH_KEY = "tfrecord.listLength"
 
 VECTOR_INDICES, VECTOR_VALUES, VECTOR_SIZE = 1, 2, 3
@@ -50,18 +48,6 @@ VECTOR_PARTS = ((VECTOR_INDICES, "indices"), (VECTOR_VALUES, "values"), (VECTOR_
 TENSOR_VALUE, TENSOR_SHAPE = 1, 2
 RAGGED_FLAT_VALUES = "ragged_flat_values"
 RAGGED_ROW_LENGTHS = "ragged_row_lengths_"
-
-#: Per dtype of an encoded tensor: NumPy's little-endian dtype of its stored values.
-TENSOR_ELEMENTS = {
-    "float32": "<f4",
-    "float64": "<f8",
-    "int8": "<i1",
-    "int16": "<i2",
-    "int32": "<i4",
-    "int64": "<i8",
-    "uint8": "<u1",
-    "bool": "<u1",
-}
 
 
 @dataclass(frozen=True)
@@ -201,7 +187,7 @@ def leaves(
             elif is_array(t) and is_struct(t["elementType"]):
                 in_element(t["elementType"], leaf_name, column, structs, i, ())
             elif TENSOR_ENCODING_KEY in metadata:
-                _check_tensor(column, t, nested=bool(structs) or sequence)
+                _check_tensor(column, t, metadata, nested=bool(structs) or sequence)
                 leaf = Leaf(leaf_name, column, t, t, structs, i, tensor=metadata)
                 if split_ragged:
                     out.append(replace(leaf, name=leaf_name + separator + "value", tensor_part=1))
@@ -239,9 +225,10 @@ def leaves(
     return out
 
 
-def _check_tensor(column: str, t: Any, *, nested: bool) -> None:
-    """Refuses an encoded tensor column in a struct or a SequenceExample, or of no array (the
-    jar's ``FeaturePaths.leaves`` and ``EncodedTensor.rank``)."""
+def _check_tensor(column: str, t: Any, metadata: Mapping[str, Any], *, nested: bool) -> None:
+    """Refuses an encoded tensor column in a struct or a SequenceExample, or one that
+    :func:`~spark_tfrecord._format.columns.schema.tensor_reason` refuses (the jar's
+    ``FeaturePaths.leaves`` and ``EncodedTensor.check``)."""
     if nested:
         raise argument_error(
             errors.UNSUPPORTED_TYPE,
@@ -249,8 +236,9 @@ def _check_tensor(column: str, t: Any, *, nested: bool) -> None:
             "supported only as a top-level column of an Example.",
             column=column,
         )
-    if not is_array(t):
-        raise argument_error(errors.INVALID_SCHEMA, scalar_tensor_reason(column, t), column=column)
+    reason = tensor_reason(column, t, metadata)
+    if reason:
+        raise argument_error(errors.INVALID_SCHEMA, reason, column=column)
 
 
 def column_layout(t: Any) -> bool:

@@ -40,6 +40,22 @@ VECTOR_CLASSES = (
 )
 #: The field metadata key of an encoded tensor column's encoding.
 TENSOR_ENCODING_KEY = "tfrecord.tensorEncoding"
+TENSOR_DTYPE_KEY = "tfrecord.tensorDtype"
+#: The encodings TFDS stores an encoded tensor with.
+TENSOR_ENCODINGS = ("bytes", "zlib")
+#: Per dtype of an encoded tensor (the jar's ``EncodedTensor.Elements``): NumPy's little-endian
+#: dtype of its stored values, and the Spark type (JSON) of its values (an uint8 a short: a byte
+#: would not hold 128 to 255).
+TENSOR_ELEMENTS = {
+    "float32": ("<f4", "float"),
+    "float64": ("<f8", "double"),
+    "int8": ("<i1", "byte"),
+    "int16": ("<i2", "short"),
+    "int32": ("<i4", "integer"),
+    "int64": ("<i8", "long"),
+    "uint8": ("<u1", "short"),
+    "bool": ("<u1", "boolean"),
+}
 #: Spark's JSON names of the types whose simpleString differs.
 _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 
@@ -88,17 +104,40 @@ def type_string(data_type: Any, *, simple: bool = True) -> str:
     return str(data_type.get("class", name))
 
 
-def scalar_tensor_reason(column: str, data_type: Any) -> str:
-    """Why a column with an encoded tensor's metadata (``tfrecord.tensorEncoding``) but of no
-    array (a scalar, a vector) is refused, when a read or write is planned: the jar's
-    ``EncodedTensor.rank``. ``c/value`` and ``c/shape`` are TFDS's layout of a tensor with more
-    than one unknown dimension, never of a scalar (TFDS stores a tensor with fewer as one bytes
-    value under its own name)."""
-    return (
-        f"Column '{column}' holds an encoded tensor ({TENSOR_ENCODING_KEY}) but has type "
-        f"{type_string(data_type)}: an encoded tensor column must be an array of rank 1 or more "
-        "(one array per dimension)."
-    )
+def tensor_reason(column: str, data_type: Any, metadata: Mapping[str, Any]) -> str | None:
+    """Why a column of ``data_type`` with an encoded tensor's ``metadata``
+    (``tfrecord.tensorEncoding``) is refused when a read or write is planned, or None: the jar's
+    ``EncodedTensor.check``. A column of no array (a scalar, a vector): ``c/value`` and ``c/shape``
+    are TFDS's layout of a tensor with more than one unknown dimension, never of a scalar (TFDS
+    stores a tensor with fewer as one bytes value under its own name). An encoding or a dtype not
+    of the tables (absent, or not a string: ''), or values of another type than the dtype's,
+    which the codec would read the bytes as."""
+    if not is_array(data_type):
+        return (
+            f"Column '{column}' holds an encoded tensor ({TENSOR_ENCODING_KEY}) but has type "
+            f"{type_string(data_type)}: an encoded tensor column must be an array of rank 1 or "
+            "more (one array per dimension)."
+        )
+    encoding, dtype = (metadata.get(k) for k in (TENSOR_ENCODING_KEY, TENSOR_DTYPE_KEY))
+    encoding, dtype = (v if isinstance(v, str) else "" for v in (encoding, dtype))
+    held = f"Column '{column}' holds an encoded tensor of"
+    if encoding not in TENSOR_ENCODINGS:
+        return (
+            f"{held} encoding '{encoding}' ({TENSOR_ENCODING_KEY}), which is not one of "
+            f"{', '.join(TENSOR_ENCODINGS)}."
+        )
+    if dtype not in TENSOR_ELEMENTS:
+        return (
+            f"{held} dtype '{dtype}' ({TENSOR_DTYPE_KEY}), which is not one of "
+            f"{', '.join(sorted(TENSOR_ELEMENTS))}."
+        )
+    values = TENSOR_ELEMENTS[dtype][1]
+    if innermost(data_type) != values:
+        return (
+            f"{held} dtype '{dtype}' ({TENSOR_DTYPE_KEY}), whose values are "
+            f"{type_string(values)}, but has type {type_string(data_type)}."
+        )
+    return None
 
 
 def depth(data_type: Any) -> int:
@@ -396,10 +435,9 @@ def _tensor_column(f: Mapping[str, Any], separator: str) -> Column:
     ``depth`` its rank, with its field's metadata (its dtype and encoding); an
     :class:`~spark_tfrecord.errors.ArgumentError` for a column of no array."""
     name, data_type = f["name"], f["type"]
-    if not is_array(data_type):
-        raise errors.ArgumentError(
-            errors.INVALID_SCHEMA, scalar_tensor_reason(name, data_type), column=name
-        )
+    reason = tensor_reason(name, data_type, f.get("metadata") or {})
+    if reason:
+        raise errors.ArgumentError(errors.INVALID_SCHEMA, reason, column=name)
     return Column(
         name,
         value_kind(innermost(data_type), name),

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord import errors
 from spark_tfrecord._format.columns.column_errors import ColumnError
-from spark_tfrecord._format.columns.feature_paths import (
+from spark_tfrecord._format.columns.schema import (
     TENSOR_DTYPE_KEY,
     TENSOR_ELEMENTS,
+    TENSOR_ENCODING_KEY,
+    Column,
 )
-from spark_tfrecord._format.columns.schema import TENSOR_ENCODING_KEY, Column
 from spark_tfrecord._format.columns.values import Ragged
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
 
@@ -34,8 +34,8 @@ Feature = tuple[int, Any]
 
 
 def tensor_reader(c: Column) -> Callable[[list[Any]], Any]:
-    """The reader of the encoded tensor column ``c`` (of a record's features, by its slots);
-    :class:`~spark_tfrecord.errors.ArgumentError` for a dtype that has none."""
+    """The reader of the encoded tensor column ``c`` (of a record's features, by its slots),
+    which the schema's columns checked (``schema.tensor_reason``)."""
     return _EncodedTensor(c).read
 
 
@@ -44,16 +44,9 @@ class _EncodedTensor:
     per record."""
 
     def __init__(self, c: Column) -> None:
-        dtype = str(c.tensor.get(TENSOR_DTYPE_KEY))
-        if dtype not in TENSOR_ELEMENTS:
-            raise errors.ArgumentError(
-                errors.INVALID_SCHEMA,
-                f"Column '{c.path}' holds an encoded tensor of dtype '{dtype}' "
-                f"({TENSOR_DTYPE_KEY}), which is not one of {', '.join(sorted(TENSOR_ELEMENTS))}.",
-                column=c.path,
-            )
+        dtype = c.tensor[TENSOR_DTYPE_KEY]  # one of the table's: the schema's columns checked it
         self.column = c.path
-        self.stored = np.dtype(TENSOR_ELEMENTS[dtype])
+        self.stored = np.dtype(TENSOR_ELEMENTS[dtype][0])
         self.bool = dtype == "bool"
         self.deflate = c.tensor.get(TENSOR_ENCODING_KEY) == "zlib"
         self.rank = c.depth

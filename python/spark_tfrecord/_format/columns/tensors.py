@@ -12,11 +12,7 @@ import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns import arrow
-from spark_tfrecord._format.columns.feature_paths import (
-    TENSOR_DTYPE_KEY,
-    TENSOR_ELEMENTS,
-    Leaf,
-)
+from spark_tfrecord._format.columns.feature_paths import Leaf
 from spark_tfrecord._format.columns.features import (
     Feature,
     Issues,
@@ -25,9 +21,15 @@ from spark_tfrecord._format.columns.features import (
     feature,
     read_values,
 )
-from spark_tfrecord._format.columns.schema import TENSOR_ENCODING_KEY, depth, innermost
+from spark_tfrecord._format.columns.schema import (
+    TENSOR_DTYPE_KEY,
+    TENSOR_ELEMENTS,
+    TENSOR_ENCODING_KEY,
+    depth,
+    innermost,
+)
 from spark_tfrecord._format.entries.wire import BYTES, INT64
-from spark_tfrecord._format.frames.encode_errors import EncodeError, argument_error, data_error
+from spark_tfrecord._format.frames.encode_errors import EncodeError, data_error
 from spark_tfrecord._format.frames.packing import Bytes, offsets
 
 
@@ -35,16 +37,8 @@ def tensor_plan(leaf: Leaf, i: int) -> Plan:
     """An encoded tensor column: ``x/value`` (its values' little-endian bytes in C order,
     zlib-deflated for ``zlib``) and ``x/shape``, as ``tfds.features.Tensor`` stores one."""
     rank = depth(leaf.data_type)
-    dtype_name = str(leaf.tensor.get(TENSOR_DTYPE_KEY))
-    if dtype_name not in TENSOR_ELEMENTS:
-        valid = ", ".join(sorted(TENSOR_ELEMENTS))
-        raise argument_error(
-            errors.INVALID_SCHEMA,
-            f"Column '{leaf.column}' holds an encoded tensor of dtype '{dtype_name}' "
-            f"({TENSOR_DTYPE_KEY}), which is not one of {valid}.",
-            column=leaf.column,
-        )
-    dtype = TENSOR_ELEMENTS[dtype_name]
+    dtype_name = leaf.tensor[TENSOR_DTYPE_KEY]  # one of the table's: the leaves checked it
+    dtype = TENSOR_ELEMENTS[dtype_name][0]
     deflate = leaf.tensor.get(TENSOR_ENCODING_KEY) == "zlib"
     t = innermost(leaf.data_type)
 

@@ -28,8 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.columns.feature_paths import LIST_LENGTH_KEY, TENSOR_DTYPE_KEY
-from spark_tfrecord._format.columns.schema import TENSOR_ENCODING_KEY
+from spark_tfrecord._format.columns.feature_paths import LIST_LENGTH_KEY
+from spark_tfrecord._format.columns.schema import (
+    TENSOR_DTYPE_KEY,
+    TENSOR_ELEMENTS,
+    TENSOR_ENCODING_KEY,
+    TENSOR_ENCODINGS,
+)
 
 #: Field metadata keys of TFDS features (``TFDSFeatures``); the encoded tensors' and the lists'
 #: are the columns stage's.
@@ -37,18 +42,6 @@ CONNECTOR_KEY, CLASS_NAMES_KEY = "tfds.feature", "tfds.classNames"
 
 #: The keys of a feature's proto JSON that are not its content.
 _NOT_CONTENT = ("pythonClassName", "description", "valueRange")
-#: An encoded tensor's element types by dtype (``EncodedTensor.Elements``).
-_ENCODED_ELEMENTS = {
-    "float32": "float",
-    "float64": "double",
-    "int8": "byte",
-    "int16": "short",
-    "int32": "integer",
-    "int64": "long",
-    "uint8": "short",
-    "bool": "boolean",
-}
-_ENCODINGS = ("bytes", "zlib")
 
 
 @dataclass(frozen=True)
@@ -186,7 +179,7 @@ def _parse(node: Any, path: str) -> Feature:
 
 
 def _check_encoded(path: str, t: Tensor) -> None:
-    if t.encoding not in _ENCODINGS:
+    if t.encoding not in TENSOR_ENCODINGS:
         raise _unsupported(path, t.connector, f"encoding '{t.encoding}' is not bytes or zlib")
     if sum(1 for d in t.shape if d < 0) < 2:
         raise _unsupported(
@@ -197,12 +190,12 @@ def _check_encoded(path: str, t: Tensor) -> None:
             "decode; only encoded tensors with more than one unknown dimension (`x/value` and "
             "`x/shape`) are",
         )
-    if t.dtype not in _ENCODED_ELEMENTS:
+    if t.dtype not in TENSOR_ELEMENTS:
         raise _unsupported(
             path,
             t.connector,
             f"an encoded tensor of dtype {t.dtype} has no Spark type (supported: "
-            + ", ".join(sorted(_ENCODED_ELEMENTS))
+            + ", ".join(sorted(TENSOR_ELEMENTS))
             + ")",
         )
 
@@ -331,7 +324,7 @@ def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> 
                 raise _unsupported(
                     path, f.connector, "an encoded tensor is supported only as a top-level feature"
                 )
-            data_type = _array(_ENCODED_ELEMENTS[f.dtype], len(f.shape))
+            data_type = _array(TENSOR_ELEMENTS[f.dtype][1], len(f.shape))
             meta = {
                 CONNECTOR_KEY: f.connector,
                 TENSOR_ENCODING_KEY: f.encoding,

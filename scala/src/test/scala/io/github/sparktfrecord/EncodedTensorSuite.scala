@@ -213,4 +213,45 @@ class EncodedTensorSuite extends UnitSuite {
       read(tensorSchema(DoubleType, "bytes", "complex64"), example()))
     assert(both.text.contains("must be an array of rank 1 or more"), both.text)
   }
+
+  test(
+    "an encoding, a dtype or an element type a tensor cannot have is refused on read and write") {
+    // Before, an encoding such as 'gzip' was read as 'bytes', a float32 tensor of bigint arrays
+    // gave each float's bits as a number, and a missing dtype failed with no condition.
+    val longs2 = ArrayType(ArrayType(LongType, false), false)
+    val noDtype = StructType(Seq(StructField("x", floats2, nullable = true,
+      new MetadataBuilder().putString(FeaturePaths.TensorEncodingKey, "bytes").build())))
+    val numericEncoding = StructType(Seq(StructField("x", floats2, nullable = true,
+      new MetadataBuilder().putLong(FeaturePaths.TensorEncodingKey, 1L)
+        .putString(FeaturePaths.TensorDtypeKey, "float32").build())))
+    val dtypes = "bool, float32, float64, int16, int32, int64, int8, uint8"
+    val cases = Seq[(StructType, String)](
+      tensorSchema(floats2, "gzip", "float32") ->
+        ("holds an encoded tensor of encoding 'gzip' (tfrecord.tensorEncoding), which is not " +
+          "one of bytes, zlib."),
+      numericEncoding -> "holds an encoded tensor of encoding '' (tfrecord.tensorEncoding)",
+      tensorSchema(floats2, "bytes", "float16") ->
+        ("holds an encoded tensor of dtype 'float16' (tfrecord.tensorDtype), which is not one " +
+          s"of $dtypes."),
+      noDtype -> "holds an encoded tensor of dtype '' (tfrecord.tensorDtype), which is not",
+      tensorSchema(longs2, "bytes", "float32") ->
+        ("holds an encoded tensor of dtype 'float32' (tfrecord.tensorDtype), whose values are " +
+          "float, but has type array<array<bigint>>."),
+      tensorSchema(ArrayType(ByteType, false), "zlib", "uint8") ->
+        ("holds an encoded tensor of dtype 'uint8' (tfrecord.tensorDtype), whose values are " +
+          "smallint, but has type array<tinyint>."))
+    for ((s, words) <- cases) {
+      val refusals = Seq(
+        "validate (read)" -> (() => TFRecordSchema.validate(s, RecordType.Example, false)),
+        "validate (write)" -> (() => TFRecordSchema.validate(s, RecordType.Example, true)),
+        "deserializer" -> (() => read(s, record(le32(1), 1L, 1L))),
+        "serializer" -> (() => serialize(s, array(array(1f)))))
+      for ((where, refused) <- refusals) {
+        val e = intercept[TFRecordArgumentException](refused())
+        assertEquals(e.condition, TFRecordError.InvalidSchema, where)
+        assertEquals(e.parameters("column"), "x", where)
+        assert(e.text.startsWith("Column 'x' " + words), s"$where: ${e.text}")
+      }
+    }
+  }
 }

@@ -1,5 +1,7 @@
 package io.github.sparktfrecord.codec
 
+import scala.util.Try
+
 import org.apache.spark.sql.types._
 
 import io.github.sparktfrecord.TFRecordError
@@ -42,32 +44,56 @@ private[sparktfrecord] object EncodedTensor {
     t
   }
 
-  /** The tensor's encoding and element of a column's metadata. */
+  /** The encoding of a column that [[check]] passed. */
   def encoding(metadata: Metadata): String = metadata.getString(FeaturePaths.TensorEncodingKey)
 
   /**
-   * The rank of an encoded tensor column of `dataType`: its nested arrays. A column of no array
-   * (a scalar, a vector) fails: `x/value` and `x/shape` are TFDS's layout of a tensor with more
-   * than one unknown dimension, never of a scalar (TFDS stores a tensor with fewer as one bytes
-   * value under its own name). Called when a read or write is planned, before any record.
+   * Checks an encoded tensor column of `dataType` with the field `metadata` when a read or write
+   * is planned, before any record, and returns its rank: a column of no array (a scalar, a
+   * vector) fails, as `x/value` and `x/shape` are TFDS's layout of a tensor with more than one
+   * unknown dimension, never of a scalar (TFDS stores a tensor with fewer as one bytes value
+   * under its own name); so do an encoding other than [[Encodings]]', a dtype other than
+   * [[Elements]]' (absent, or not a string: '') and an innermost type other than the dtype's,
+   * which the codec would read the values' bytes as.
    */
-  def rank(dataType: DataType, column: String): Int = {
+  def check(metadata: Metadata, dataType: DataType, column: String): Int = {
     val rank = TypeTable.depth(dataType)
     if (rank < 1) {
-      throw TFRecordError.argument(TFRecordError.InvalidSchema,
+      refuse(column,
         s"Column '$column' holds an encoded tensor (${FeaturePaths.TensorEncodingKey}) but " +
           s"has type ${dataType.simpleString}: an encoded tensor column must be an array of " +
-          "rank 1 or more (one array per dimension).", "column" -> column)
+          "rank 1 or more (one array per dimension).")
+    }
+    val encoding = text(metadata, FeaturePaths.TensorEncodingKey)
+    if (!Encodings(encoding)) {
+      refuse(column,
+        s"Column '$column' holds an encoded tensor of encoding '$encoding' " +
+          s"(${FeaturePaths.TensorEncodingKey}), which is not one of " +
+          Encodings.toSeq.sorted.mkString(", ") + ".")
+    }
+    val dtype = text(metadata, FeaturePaths.TensorDtypeKey)
+    val values = Elements.getOrElse(dtype,
+      refuse(column,
+        s"Column '$column' holds an encoded tensor of dtype '$dtype' " +
+          s"(${FeaturePaths.TensorDtypeKey}), which is not one of " +
+          Elements.keys.toSeq.sorted.mkString(", ") + ".")).dataType
+    if (TypeTable.innermost(dataType) != values) {
+      refuse(column,
+        s"Column '$column' holds an encoded tensor of dtype '$dtype' " +
+          s"(${FeaturePaths.TensorDtypeKey}), whose values are ${values.simpleString}, but has " +
+          s"type ${dataType.simpleString}.")
     }
     rank
   }
 
-  def element(metadata: Metadata, column: String): Element = {
-    val dtype = metadata.getString(FeaturePaths.TensorDtypeKey)
-    Elements.getOrElse(dtype,
-      throw TFRecordError.argument(TFRecordError.InvalidSchema,
-        s"Column '$column' holds an encoded tensor of dtype '$dtype' " +
-          s"(${FeaturePaths.TensorDtypeKey}), which is not one of " +
-          Elements.keys.toSeq.sorted.mkString(", ") + ".", "column" -> column))
-  }
+  /** The element of a column that [[check]] passed. */
+  def element(metadata: Metadata): Element =
+    Elements(metadata.getString(FeaturePaths.TensorDtypeKey))
+
+  /** A string value of `key` in `metadata`; "" for none, or a value of another type. */
+  private def text(metadata: Metadata, key: String): String =
+    if (metadata.contains(key)) Try(metadata.getString(key)).getOrElse("") else ""
+
+  private def refuse(column: String, reason: String): Nothing =
+    throw TFRecordError.argument(TFRecordError.InvalidSchema, reason, "column" -> column)
 }

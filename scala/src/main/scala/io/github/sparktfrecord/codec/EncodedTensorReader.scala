@@ -39,9 +39,9 @@ private[sparktfrecord] final class EncodedTensorReader(
     schema.fields.map(f => !sequence && FeaturePaths.isEncodedTensor(f))
   private val tensors: Array[ColumnWriter] = row.columnWriters.filter(d => isTensor(d.ordinal))
   private val numTensors = tensors.length
-  private val ranks: Array[Int] = tensors.map(d => rank(d.dataType, d.column))
-  private val elements: Array[Element] =
-    tensors.map(d => element(schema(d.ordinal).metadata, d.column))
+  private val ranks: Array[Int] =
+    tensors.map(d => check(schema(d.ordinal).metadata, d.dataType, d.column))
+  private val elements: Array[Element] = tensors.map(d => element(schema(d.ordinal).metadata))
   private val zlib: Array[Boolean] =
     tensors.map(d => encoding(schema(d.ordinal).metadata) == "zlib")
   /** The feature names: per column, its value then its shape (k = 2c, 2c+1). */

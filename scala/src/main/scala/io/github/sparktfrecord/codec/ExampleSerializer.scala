@@ -66,8 +66,9 @@ private[sparktfrecord] final class ExampleSerializer(
   /** Per encoded tensor column, the encoder its two features share. */
   private val tensorEncoders: Map[String, EncodedTensorEncoder] =
     leaves.filter(_.tensorPart == FeaturePaths.TensorValue).map { l =>
-      l.column -> new EncodedTensorEncoder(l.column, EncodedTensor.rank(l.dataType, l.column),
-        EncodedTensor.element(l.tensor, l.column), EncodedTensor.encoding(l.tensor) == "zlib")
+      l.column -> new EncodedTensorEncoder(l.column,
+        EncodedTensor.check(l.tensor, l.dataType, l.column), EncodedTensor.element(l.tensor),
+        EncodedTensor.encoding(l.tensor) == "zlib")
     }.toMap
   private val encoders: Array[ValueEncoder] = leaves.map { l =>
     l.dataType match {

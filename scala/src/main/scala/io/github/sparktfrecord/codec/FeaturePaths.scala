@@ -230,7 +230,7 @@ private[sparktfrecord] object FeaturePaths {
                 s"Column '$column' holds an encoded tensor ($TensorEncodingKey), which is " +
                   "supported only as a top-level column of an Example.", "column" -> column)
             }
-            EncodedTensor.rank(t, column)
+            EncodedTensor.check(f.metadata, t, column)
             val leaf = Leaf(name, column, t, t, structs, i, null, Nil, -1, tensor = f.metadata)
             if (splitRagged) {
               tensorNames(name, separator).zip(Seq(TensorValue, TensorShape)).foreach {
