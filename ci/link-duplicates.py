@@ -1,8 +1,8 @@
 """Hard-links the identical files under the given folders into one file each.
 
 ci/test's environments hold the same packages several times over: tensorflow-cpu (1.3 GB) in
-each Spark's environment, and pyarrow, pandas, grpc, moto beside it. Linked, the four
-environments take 5 GB less of a CI machine's disk, whose free space a run once used up. A
+each Spark's environment, and pyarrow, pandas, grpc, moto beside it. Linked, they take 3.8 GiB
+less of a CI machine's disk (12 GB before), whose free space a run once used up. A
 link is safe where pip and Python write: pip deletes a file before it writes one in its place
 (an upgrade in one environment leaves the others' copy whole), and Python writes its bytecode
 to a new file that it renames into place.
