@@ -12,11 +12,6 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 # is installed once into $CACHE's environments, which a second run finds in place, while a fresh
 # CI machine's disk would hold it twice.
 export PIP_NO_CACHE_DIR=1
-# No byte-compiling of every installed module (pip's default): the environments' 70,000 files
-# took about 5 CPU minutes of a 2-core machine, for the few thousand that the suites import (and
-# Python compiles then, once). PIP_COMPILE=0, not PIP_NO_COMPILE=1: pip reads the value of an
-# environment variable as the option's own value, so PIP_NO_COMPILE=1 would leave it on.
-export PIP_COMPILE=0
 
 # The Spark versions the suite runs on: the newest 3.5.x (Scala 2.12 jar), the 4.0 line the
 # Spark 4 jar is compiled against, and the newest 4.x (Scala 2.13 jar).
