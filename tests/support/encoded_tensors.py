@@ -128,30 +128,26 @@ CASES: dict[str, list[bytes]] = {
 }
 
 
+_RANK = "an encoded tensor column must be an array of rank 1 or more (one array per dimension)."
+_HELD = "Column 'x' holds an encoded tensor"
+_DTYPES = "bool, float32, float64, int16, int32, int64, int8, uint8"
+
+
+def _no_array(dtype: str, element: str, simple: str, encoding: str) -> tuple[dict[str, Any], str]:
+    """A column ``x`` of no array (rank 0), and why it is refused."""
+    reason = f"{_HELD} (tfrecord.tensorEncoding) but has type {simple}: {_RANK}"
+    return _tensor("x", dtype, element, 0, encoding), reason
+
+
 #: Columns ``x`` with an encoded tensor's metadata that a read or a write refuses before any
 #: record, with the condition ``TFRECORD_INVALID_SCHEMA`` and the same words through the jar and
 #: the Python codec: of no array (rank 0), or of an encoding, a dtype or an element type that the
 #: tensor cannot have. name: the field, the reason.
-_RANK = "an encoded tensor column must be an array of rank 1 or more (one array per dimension)."
-_HELD = "Column 'x' holds an encoded tensor"
-_DTYPES = "bool, float32, float64, int16, int32, int64, int8, uint8"
 REFUSED: dict[str, tuple[dict[str, Any], str]] = {
-    "float, zlib": (
-        _tensor("x", "float32", "float", 0, "zlib"),
-        f"{_HELD} (tfrecord.tensorEncoding) but has type float: {_RANK}",
-    ),
-    "bigint, bytes": (
-        _tensor("x", "int64", "long", 0, "bytes"),
-        f"{_HELD} (tfrecord.tensorEncoding) but has type bigint: {_RANK}",
-    ),
-    "smallint, uint8": (
-        _tensor("x", "uint8", "short", 0, "zlib"),
-        f"{_HELD} (tfrecord.tensorEncoding) but has type smallint: {_RANK}",
-    ),
-    "binary, float32": (
-        _tensor("x", "float32", "binary", 0, "bytes"),
-        f"{_HELD} (tfrecord.tensorEncoding) but has type binary: {_RANK}",
-    ),
+    "float, zlib": _no_array("float32", "float", "float", "zlib"),
+    "bigint, bytes": _no_array("int64", "long", "bigint", "bytes"),
+    "smallint, uint8": _no_array("uint8", "short", "smallint", "zlib"),
+    "binary, float32": _no_array("float32", "binary", "binary", "bytes"),
     "encoding gzip": (
         _tensor("x", "float32", "float", 2, "gzip"),
         f"{_HELD} of encoding 'gzip' (tfrecord.tensorEncoding), which is not one of bytes, zlib.",

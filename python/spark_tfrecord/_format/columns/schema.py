@@ -433,7 +433,7 @@ def _has_tensor(f: Mapping[str, Any]) -> bool:
 def _tensor_column(f: Mapping[str, Any], separator: str) -> Column:
     """The top-level column ``f`` holding an encoded tensor: ``c/value`` and ``c/shape``, of
     ``depth`` its rank, with its field's metadata (its dtype and encoding); an
-    :class:`~spark_tfrecord.errors.ArgumentError` for a column of no array."""
+    :class:`~spark_tfrecord.errors.ArgumentError` for one that :func:`tensor_reason` refuses."""
     name, data_type = f["name"], f["type"]
     reason = tensor_reason(name, data_type, f.get("metadata") or {})
     if reason:
