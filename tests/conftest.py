@@ -101,10 +101,13 @@ ONCE = {
     "test_cli_without_java.py": 4,
     "test_python_layers.py": 2,
     "test_framing.py": 2,
-    "test_ray.py": 70,
-    "test_docs.py[ray.md]": 115,
+    "test_ray.py": 130,
+    "test_docs.py[ray.md]": 145,
     "test_statistics.py": 270,
     "test_docs.py[statistics.md]": 72,
+    "test_statistics_sequence.py": 110,
+    "test_batch_wide.py": 80,
+    "test_link_duplicates.py": 1,
 }
 
 
@@ -127,10 +130,10 @@ assert NEEDS_PYTHON_DATA_SOURCE.issubset(ONCE)
 NEEDS_RAY = {"test_ray.py", "test_docs.py[ray.md]"}
 assert NEEDS_RAY.issubset(ONCE)
 #: The ONCE units that compare with TensorFlow Data Validation, in the environment of its own
-#: that ci/test makes beside the newest Spark's (SPARK_TFRECORD_TFDV_PYTHON): _mine deals them to
-#: that suite. Unlike Ray's, they are never deselected: without that environment they fail,
-#: saying how to make it.
-NEEDS_TFDV = {"test_statistics.py", "test_docs.py[statistics.md]"}
+#: that ci/test makes (SPARK_TFRECORD_TFDV_PYTHON, which every suite sees): _mine deals them to
+#: the suites of Spark 4, as the rest of the units of spark_tfrecord.statistics. Unlike Ray's,
+#: they are never deselected: without that environment they fail, saying how to make it.
+NEEDS_TFDV = {"test_statistics.py", "test_statistics_sequence.py", "test_docs.py[statistics.md]"}
 assert NEEDS_TFDV.issubset(ONCE)
 RAY = importlib.util.find_spec("ray") is not None
 if not RAY:
@@ -223,11 +226,12 @@ def _mine(matrix: list[str], k: int) -> tuple[set[str], set[str]]:
 
 def _takes(unit: str, entry: str) -> bool:
     """Whether the suite of the matrix entry ``entry`` can run the ONCE unit ``unit``: the
-    Python data source's units need a Spark 4, Ray's and TFDV's the newest Spark's environment
+    Python data source's and TFDV's units need a Spark 4, Ray's the newest Spark's environment
     (``4``)."""
-    if unit in NEEDS_RAY or unit in NEEDS_TFDV:
+    if unit in NEEDS_RAY:
         return entry == "4"
-    return unit not in NEEDS_PYTHON_DATA_SOURCE or int(entry.split(".")[0]) >= 4
+    spark4 = int(entry.split(".")[0]) >= 4
+    return spark4 or (unit not in NEEDS_PYTHON_DATA_SOURCE and unit not in NEEDS_TFDV)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
