@@ -66,6 +66,8 @@ FIRST = ("test_python_source.py",)
 #: 2026-11-28), so that the suites end together. A suite run alone (no SPARK_TFRECORD_MATRIX)
 #: runs everything. A unit may be the tests marked ``once`` of a file that every suite runs
 #: (``[once]``): test_python_source's batch decoder cases check the package's code, not Spark's.
+#: test_scala213_jar runs the Spark 3.5 / Scala 2.13 jar in a JVM of its own, on the jars the
+#: build compiles against, whatever the suite's pyspark: once too.
 ONCE = {
     "test_python_source_reliability.py": 257,
     "test_cli.py": 240,
@@ -101,13 +103,14 @@ ONCE = {
     "test_cli_without_java.py": 4,
     "test_python_layers.py": 2,
     "test_framing.py": 2,
-    "test_ray.py": 130,
-    "test_docs.py[ray.md]": 145,
+    "test_ray.py": 200,
+    "test_docs.py[ray.md]": 180,
     "test_statistics.py": 270,
     "test_docs.py[statistics.md]": 72,
     "test_statistics_sequence.py": 110,
     "test_batch_wide.py": 80,
     "test_link_duplicates.py": 1,
+    "test_scala213_jar.py": 30,
 }
 
 
@@ -154,12 +157,14 @@ def _unit(item: pytest.Item) -> str:
 #: The files that check what the jar does with records (the codec and framing, TensorFlow's and
 #: TFDS's files both ways, hostile and mutated input, compression): every Spark 4 runs the one
 #: spark4_2.13 jar, so ci/test runs each of these in one of the suites that share a jar
-#: (_mine), dealt out as ONCE is. What is left runs in every suite: the
-#: Spark side of the data source, which changes with Spark's minor versions (planning,
-#: inference, reads and writes through Spark's API, commits and manifests, errors as Spark
-#: raises them, Connect, streaming, executors in other JVMs, object stores, Hadoop, spark-shell).
+#: (_mine), dealt out as ONCE is; so does test_old_hadoop, whose Spark 4 drivers run the one
+#: jar on the one oldest Hadoop that Spark 4 can run on (3.0.0). What is left runs in every
+#: suite: the Spark side of the data source, which changes with Spark's minor versions
+#: (planning, inference, reads and writes through Spark's API, commits and manifests, errors as
+#: Spark raises them, Connect, streaming, executors in other JVMs, object stores, spark-shell).
 PER_JAR = {
     "test_fuzz.py": 183,
+    "test_old_hadoop.py": 40,
     "test_errors_hostile_lengths.py": 117,
     "test_index.py": 113,
     "test_tfds.py": 84,

@@ -16,7 +16,8 @@ value; append and overwrite; a task that fails leaves the folder as it was; numS
 option errors; what Spark itself refuses (partitionBy, modes other than append and overwrite).
 
 Collected only where pyspark has the Python data source API (tests/conftest.py). The tests of
-the package's own reading (slices, and the batch decoder's fast path and its fallback, marked
+the package's own reading (slices, the batch decoder's fast path and its fallback, and the
+encoded tensors' cases but one read, one failed record and one refused column, marked
 ``once``) run in one Spark 4 suite of ci/test's matrix, the rest in each.
 """
 
@@ -42,7 +43,7 @@ from spark_tfrecord._format.frames.file_records import records
 from spark_tfrecord._format.frames.read_options import InferenceOptions
 from spark_tfrecord._source.planning import data_files, plan
 from spark_tfrecord._source.slices import slice_records
-from support import encoded_tensors, tf_corpus
+from support import encoded_tensors, once_but, tf_corpus
 from support.jar_decoder import (
     Failure,
     Row,
@@ -282,7 +283,9 @@ def test_sparse_vectors_read_as_the_jar(spark: Any, tmp_path: Path) -> None:
     assert _trees(given.jsonValue(), dense_rows) == _jar_rows(dense_path, given.jsonValue())
 
 
-@pytest.mark.parametrize("case", list(encoded_tensors.CASES))
+@pytest.mark.parametrize(
+    "case", once_but(encoded_tensors.CASES, "encoded tensors", "encoded tensor, no shape")
+)
 def test_encoded_tensors_read_as_the_jar(spark: Any, tmp_path: Path, case: str) -> None:
     """Encoded tensor columns (the schema's field metadata ``tfrecord.tensorEncoding`` /
     ``tfrecord.tensorDtype``) of every dtype and rank, zlib or not, read as the jar reads them;
@@ -309,7 +312,7 @@ def test_encoded_tensors_read_as_the_jar(spark: Any, tmp_path: Path, case: str) 
     assert _trees(schema, _rows(df)) == _jar_rows(path, schema)
 
 
-@pytest.mark.parametrize("case", list(encoded_tensors.REFUSED))
+@pytest.mark.parametrize("case", once_but(encoded_tensors.REFUSED, "float, zlib"))
 def test_a_bad_encoded_tensor_column_is_refused_as_by_the_jar(
     spark: Any, tmp_path: Path, case: str
 ) -> None:

@@ -43,7 +43,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,18 @@ ROOT = TESTS.parent
 #: JVM options for the drivers of child processes and test servers, which run small queries:
 #: the client compiler alone and the serial collector start them in about half the time.
 QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def once_but(cases: Iterable[str], *every: str) -> list[Any]:
+    """``cases`` as pytest parameters, each marked ``once`` (one suite of ci/test's matrix runs
+    it: tests/conftest.py) but those named in ``every``, which every suite runs: the cases that
+    check what changes with Spark (one that reads, one that fails) in each, the rest, which
+    check the package's code, in one."""
+    import pytest
+
+    missing = set(every) - set(cases)
+    assert not missing, f"no cases {sorted(missing)}"
+    return [pytest.param(c, marks=() if c in every else pytest.mark.once) for c in cases]
 
 
 def free_port() -> int:
