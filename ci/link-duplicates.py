@@ -66,30 +66,32 @@ def link(original: str, duplicate: str) -> None:
     os.replace(staged, duplicate)
 
 
+def stale(source: str) -> bool:
+    """Whether the timestamped bytecode (this Python's) of ``source`` is not of its modification
+    time and size, the two that Python checks before it uses the bytecode (False: no bytecode,
+    or bytecode checked by hash)."""
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as f:
+            header = f.read(16)
+    except OSError:
+        return False
+    if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
+        return False
+    st = os.stat(source)
+    mtime = int.from_bytes(header[8:12], "little")
+    size = int.from_bytes(header[12:16], "little")
+    return (mtime, size) != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)
+
+
 def stale_bytecode(folders: list[str]) -> list[str]:
-    """The sources under ``folders`` whose timestamped bytecode (this Python's) is not of their
-    modification time and size, the two that Python checks before it uses the bytecode."""
-    stale = []
-    for folder in folders:
-        for parent, _, names in os.walk(folder):
-            for name in names:
-                if not name.endswith(".py"):
-                    continue
-                source = os.path.join(parent, name)
-                try:
-                    with open(importlib.util.cache_from_source(source), "rb") as f:
-                        header = f.read(16)
-                except OSError:
-                    continue  # no bytecode
-                flags = int.from_bytes(header[4:8], "little")
-                if len(header) < 16 or flags != 0:  # hash-based bytecode: no times to check
-                    continue
-                st = os.stat(source)
-                mtime = int.from_bytes(header[8:12], "little")
-                size = int.from_bytes(header[12:16], "little")
-                if (mtime, size) != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF):
-                    stale.append(source)
-    return stale
+    """The sources under ``folders`` whose bytecode is stale."""
+    return [
+        os.path.join(parent, name)
+        for folder in folders
+        for parent, _, names in os.walk(folder)
+        for name in names
+        if name.endswith(".py") and stale(os.path.join(parent, name))
+    ]
 
 
 def main(folders: list[str]) -> None:
@@ -105,14 +107,15 @@ def main(folders: list[str]) -> None:
                 saved += size
                 linked += 1
     print(f"link-duplicates: {linked} files linked, {saved / 2**30:.1f} GiB saved")
-    stale = stale_bytecode(folders)
-    for source in stale:
+    outdated = stale_bytecode(folders)
+    for source in outdated:
         py_compile.compile(source, invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
-    if stale:
+    if outdated:
         print(
-            f"link-duplicates: {len(stale)} stale bytecode files compiled again ({stale[0]}, ...)"
+            f"link-duplicates: {len(outdated)} stale bytecode files compiled again "
+            f"({outdated[0]}, ...)"
         )
-    if stale_bytecode(folders):
+    if any(stale(source) for source in outdated):
         sys.exit("link-duplicates: bytecode still stale after compiling it again")
 
 
