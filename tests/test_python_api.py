@@ -216,3 +216,54 @@ def test_the_testing_plugin_stops_the_local_jvm_before_faulthandler_lets_go(tmp_
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
     assert seen.read_text().split() == ["False"]
+
+
+#: A child that uses spark_tfrecord.local after another library put SIGSEGV's handler (and
+#: SIGFPE's and SIGILL's) back to the default, as ``ray.shutdown()`` does, then makes the JVM
+#: take SIGSEGVs of its own: a Java thread in a compiled loop while another collects (each
+#: collection's safepoint stops the loop at its poll, a SIGSEGV by design); and exits with the
+#: handlers taken again. (Only the loop's crash is certain without the handlers given back: a
+#: JVM stopped without them crashed about one pytest session in three, as a CI run's did.)
+_HANDLERS_TAKEN = """
+import ctypes, signal, sys, threading
+import jpype
+from spark_tfrecord import local
+path = sys.argv[1]
+assert local.count_records(path) == 3
+libc = ctypes.CDLL(None)
+def take():
+    for taken in (signal.SIGSEGV, signal.SIGFPE, signal.SIGILL):
+        libc.signal(taken, ctypes.c_void_p(0))
+take()
+assert local.count_records(path) == 3
+LongStream = jpype.JClass("java.util.stream.LongStream")
+done = threading.Event()
+def collect():
+    while not done.is_set():
+        jpype.JClass("java.lang.System").gc()
+collector = threading.Thread(target=collect)
+collector.start()
+print(LongStream.range(0, 300_000_000).sum(), flush=True)
+done.set()
+collector.join()
+take()  # and JPype stops the JVM at exit
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="signal handlers set through glibc")
+def test_the_local_jvm_gets_its_signal_handlers_back(tmp_path: Path) -> None:
+    """spark_tfrecord.local puts the JVM's signal handlers back when another library took them,
+    before each use and before JPype stops the JVM at exit: with the default handler the JVM
+    dies of its first SIGSEGV (exit 139), which in CI was the end of a pytest session that had
+    run Ray after the local JVM started."""
+    data = tmp_path / "three.tfrecord"
+    data.write_bytes(frame(b"") * 3)
+    result = subprocess.run(
+        [sys.executable, "-c", _HANDLERS_TAKEN, str(data)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert result.stdout.split() == [str(sum(range(300_000_000)))]

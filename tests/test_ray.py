@@ -583,6 +583,39 @@ def test_without_ray_it_says_what_to_install(tmp_path: Path) -> None:
     )
 
 
+def test_ray_and_the_local_jvm_in_one_process(tmp_path: Path) -> None:
+    """ray.init() takes SIGSEGV's handler and ray.shutdown() puts the default back, over the
+    one of the JVM that spark_tfrecord.local started: the JVM's next SIGSEGV of its own killed
+    the process (a CI run's pytest, at its end). The next use of spark_tfrecord.local gives the
+    JVM its handlers back, and the process ends well."""
+    data = tmp_path / "three.tfrecord"
+    write_records(data, [example()] * 3)
+    code = (
+        "import sys, ray\n"
+        "from spark_tfrecord import local\n"
+        "assert local.count_records(sys.argv[1]) == 3\n"
+        "def handlers():\n"
+        "    return {n: action[:8] for n, action in local._signal_actions().items()}\n"
+        "jvms = handlers()\n"
+        "ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)\n"
+        "ray.shutdown()\n"
+        "print(handlers() != jvms)\n"
+        "assert local.count_records(sys.argv[1]) == 3\n"
+        "print(handlers() == jvms)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(data)],
+        env=child_env(),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    taken, given_back = out.stdout.split()
+    assert taken == "True", "Ray no longer takes the handlers: local._give_back_handlers may go"
+    assert given_back == "True"
+
+
 @pytest.mark.parametrize("module", ["datasource", "datasink", "spark_schema"])
 def test_the_docstring_examples(spark: Any, module: str) -> None:
     import doctest

@@ -12,8 +12,12 @@ Example (a plain example, not a doctest: the JVM it starts would outlive the tes
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import importlib.util
 import json
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,20 +96,64 @@ def _tools() -> Any:
             classpath=_class_path(),
             convertStrings=True,
         )
+        _JVM_HANDLERS.update(_signal_actions())
+        atexit.register(_give_back_handlers)  # runs before JPype's stop at exit (LIFO)
+    _give_back_handlers()
     return jpype.JClass("io.github.sparktfrecord.tools.TFRecordInspector")
+
+
+#: The signals whose handlers the JVM needs for itself: HotSpot takes a SIGSEGV in its own
+#: code by design (a null check, a safepoint's poll), and dies of it with any other handler.
+_JVM_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL")
+#: The JVM's ``struct sigaction`` of each, as raw bytes, read when it started.
+_JVM_HANDLERS: dict[int, bytes] = {}
+#: Larger than any platform's ``struct sigaction`` (152 bytes on Linux x86-64).
+_SIGACTION_SIZE = 512
+
+
+def _signal_actions() -> dict[int, bytes]:
+    """This process's ``sigaction`` of each of :data:`_JVM_SIGNALS`, as raw bytes (none off
+    Linux and macOS)."""
+    if sys.platform not in ("linux", "darwin"):
+        return {}
+    libc = ctypes.CDLL(None, use_errno=True)
+    found = {}
+    for name in _JVM_SIGNALS:
+        number = int(getattr(signal, name))
+        action = ctypes.create_string_buffer(_SIGACTION_SIZE)
+        if libc.sigaction(number, None, action) != 0:
+            raise OSError(ctypes.get_errno(), f"sigaction({name}) failed")
+        found[number] = action.raw
+    return found
+
+
+def _give_back_handlers() -> None:
+    """Puts the JVM's signal handlers back where another library took them (and its own
+    handlers are never chained to it). ``ray.shutdown()`` sets SIGSEGV's to the default; pytest's
+    ``faulthandler`` plugin, at the end of a session, to the one it found. The JVM would die of
+    the next SIGSEGV of its own: a stop of the JVM, or a collection while Java code runs (exit
+    139). Called before each use of the JVM, by :func:`stop_jvm`, and at exit before JPype
+    stops the JVM."""
+    if not _JVM_HANDLERS:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    pointer = ctypes.sizeof(ctypes.c_void_p)  # the handler: the first field on both platforms
+    for number, action in _signal_actions().items():
+        if action[:pointer] != _JVM_HANDLERS[number][:pointer]:
+            given = ctypes.create_string_buffer(_JVM_HANDLERS[number], _SIGACTION_SIZE)
+            if libc.sigaction(number, given, None) != 0:
+                raise OSError(ctypes.get_errno(), f"sigaction({number}) failed")
 
 
 def stop_jvm() -> None:
     """Stops the JVM this module started in this process, if it runs. JPype stops it at exit
-    anyway; stop it yourself where something will, before that, take back the JVM's signal
-    handlers: pytest's ``faulthandler`` plugin does at the end of a session, and a JVM that
-    then stops crashes the process (exit 139). The ``spark_tfrecord.testing`` plugin calls
-    this at the end of a pytest session. A JVM stopped cannot start again in the process (a
-    JPype limit)."""
-    import sys
-
+    anyway, after this module gives the JVM back its signal handlers if another library took
+    them (:func:`_give_back_handlers`). The ``spark_tfrecord.testing`` plugin calls this at the
+    end of a pytest session, before pytest's ``faulthandler`` plugin takes SIGSEGV back. A JVM
+    stopped cannot start again in the process (a JPype limit)."""
     jpype = sys.modules.get("jpype")
     if jpype is not None and jpype.isJVMStarted():
+        _give_back_handlers()
         jpype.shutdownJVM()
 
 
