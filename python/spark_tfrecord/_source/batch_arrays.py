@@ -34,18 +34,18 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord._format.columns.conversions import Conversion, conversion, stored
-from spark_tfrecord._format.columns.gathered import column_values, scalars
+from spark_tfrecord._format.columns.gathered import column_values, ragged_fits, scalars
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.columns.record_values import float_values
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries import sequence
 from spark_tfrecord._format.entries.entries import gather
+from spark_tfrecord._format.frames.packing import offsets
 from spark_tfrecord._source import nodes
 from spark_tfrecord._source.decimal_arrays import decimal_array
 from spark_tfrecord._source.nodes import VALUES, leaf_values
 from spark_tfrecord._source.step_arrays import Steps, step_items
-from spark_tfrecord._source.vector_arrays import offsets as _offsets
-from spark_tfrecord._source.vector_arrays import vector_array
+from spark_tfrecord._source.vector_arrays import list_offsets, vector_array
 
 #: The largest offset of an Arrow list, string or binary array (int32 offsets).
 _MAX_OFFSET = 2**31 - 1
@@ -208,7 +208,7 @@ def _listed(items: pa.Array, counts: Any, present: Any) -> pa.Array:
     """A list per record of ``items``, ``counts[r]`` of them in record r, null where it holds
     none of the features (``present``)."""
     mask = None if present.all() else pa.array(~present, pa.bool_())
-    return pa.ListArray.from_arrays(pa.array(_offsets(counts), pa.int32()), items, mask=mask)
+    return pa.ListArray.from_arrays(list_offsets(counts), items, mask=mask)
 
 
 def _validity(valid: Any) -> pa.Buffer | None:
@@ -304,8 +304,8 @@ class BatchArrays:
         values, counts, present = found
         if c.listed:
             mask = None if present.all() else pa.array(~present, pa.bool_())
-            offsets = pa.array(_offsets(counts), pa.int32())
-            made = pa.ListArray.from_arrays(offsets, values, type=pa.list_(c.values), mask=mask)
+            bounds = list_offsets(counts)
+            made = pa.ListArray.from_arrays(bounds, values, type=pa.list_(c.values), mask=mask)
         elif c.numeric and not c.decimal:
             if (counts > 1).any():
                 return None  # a scalar given several values: the record path's error
@@ -384,17 +384,11 @@ class BatchArrays:
             if got is None or not np.array_equal(got[2], present):
                 return None
             levels.append((np.asarray(got[0], np.int64), got[1]))
-        for k, (lengths, counts) in enumerate(levels):
-            if len(lengths) and (int(lengths.min()) < 0 or int(lengths.sum()) > _MAX_OFFSET):
-                return None
-            ends = np.concatenate([[0], np.cumsum(lengths)])
-            bounds = _offsets(counts)
-            under = levels[k + 1][1] if k + 1 < len(levels) else below
-            if not np.array_equal(ends[bounds[1:]] - ends[bounds[:-1]], under):
-                return None
+        if not ragged_fits(levels, below, _MAX_OFFSET):
+            return None
         made = values if isinstance(values, pa.Array) else pa.array(values, r.values.values)
         for lengths, _ in reversed(levels):
-            made = pa.ListArray.from_arrays(pa.array(_offsets(lengths), pa.int32()), made)
+            made = pa.ListArray.from_arrays(list_offsets(lengths), made)
         return made, levels[0][1], present
 
     def _ragged(self, r: _Ragged, located: Any, buf: bytes, size: int) -> pa.Array | None:
@@ -474,5 +468,7 @@ class BatchArrays:
             except UnicodeDecodeError:
                 return None  # the record path's replacement characters, as Java decodes
         return pa.Array.from_buffers(
-            c.values, len(first), [None, pa.py_buffer(_offsets(lengths)), pa.py_buffer(data)]
+            c.values,
+            len(first),
+            [None, pa.py_buffer(offsets(lengths, np.int32)), pa.py_buffer(data)],
         )

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_tfrecord._format.entries import sequence
-from spark_tfrecord._source.vector_arrays import offsets
+from spark_tfrecord._source.vector_arrays import list_offsets
 
 #: Of a batch: the items, how many each record has, which records hold them.
 Items = tuple[pa.Array, Any, Any]
@@ -60,5 +60,5 @@ def step_items(s: Steps, located: Any, buf: bytes, gather: Gather) -> Items | No
         if (np.asarray(counts) != 1).any():
             return None  # a step of no value or of several: the record path's error
         return made.cast(s.target), per_record, present
-    inner = pa.ListArray.from_arrays(pa.array(offsets(counts), pa.int32()), made)
+    inner = pa.ListArray.from_arrays(list_offsets(counts), made)
     return inner, per_record, present

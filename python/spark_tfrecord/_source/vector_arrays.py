@@ -19,17 +19,16 @@ import pyarrow as pa
 
 from spark_tfrecord._format.columns.gathered import in_record_order
 from spark_tfrecord._format.columns.type_table import INT_MAX
+from spark_tfrecord._format.frames.packing import offsets
 
 #: Of a batch's feature: its values (a NumPy array), how many each record has, which records
 #: have the feature.
 Part = tuple[Any, Any, Any]
 
 
-def offsets(counts: Any) -> Any:
-    """The int32 offsets of lists of ``counts`` items."""
-    out = np.zeros(len(counts) + 1, np.int32)
-    np.cumsum(counts, out=out[1:])
-    return out
+def list_offsets(counts: Any) -> pa.Array:
+    """The int32 offsets of Arrow lists of ``counts`` items."""
+    return pa.array(offsets(counts, np.int32), pa.int32())
 
 
 def vector_array(
@@ -44,7 +43,7 @@ def vector_array(
         kinds = pa.array(np.ones(rows, np.int8), fields[0].type)
         sizes = pa.nulls(rows, fields[1].type)
         indices = pa.nulls(rows, fields[2].type)
-        lists = pa.ListArray.from_arrays(pa.array(offsets(counts), pa.int32()), values)
+        lists = pa.ListArray.from_arrays(list_offsets(counts), values)
         absent = None if present.all() else pa.array(~present, pa.bool_())
         made = [kinds, sizes, indices, lists.cast(fields[3].type)]
         return pa.StructArray.from_arrays(made, fields=fields, mask=absent)
@@ -57,14 +56,14 @@ def vector_array(
     # (a record has a dense vector or a sparse one: _sparse refuses both)
     merged = in_record_order(values, counts, entry_values, entry_counts)
     lists = pa.ListArray.from_arrays(
-        pa.array(offsets(counts + entry_counts), pa.int32()), pa.array(merged, pa.float64())
+        list_offsets(counts + entry_counts), pa.array(merged, pa.float64())
     )
     dense_only = pa.array(~where, pa.bool_())
     made = [
         pa.array(np.where(where, 0, 1).astype(np.int8), fields[0].type),
         pa.array(n.astype(np.int32), fields[1].type, mask=~where),
         pa.ListArray.from_arrays(
-            pa.array(offsets(index_counts), pa.int32()),
+            list_offsets(index_counts),
             pa.array(index_values.astype(np.int32), pa.int32()),
             mask=dense_only,
         ).cast(fields[2].type),

@@ -16,11 +16,12 @@ import numpy as np
 
 from spark_tfrecord._format.columns.column_errors import NoValue
 from spark_tfrecord._format.columns.conversions import Conversion, conversion
-from spark_tfrecord._format.columns.gathered import DTYPES, column_values
+from spark_tfrecord._format.columns.gathered import DTYPES, column_values, ragged_fits
 from spark_tfrecord._format.columns.schema import Column
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries import sequence
 from spark_tfrecord._format.entries.wire import BYTES, MalformedRecord
+from spark_tfrecord._format.frames.packing import offsets as _offsets
 
 #: Lengths, indices and sizes: bigints.
 LENGTHS = conversion("bigint")
@@ -205,16 +206,10 @@ class BatchColumns:
         for k, slot in enumerate(c.slots):
             parts.append(self.values(slot, conversion_of(c) if k == 0 else LENGTHS))
         flat, flat_counts, _ = parts[0]
-        levels = [p[0] for p in parts[1:]]
-        level_counts = [p[1] for p in parts[1:]]
-        for k, lengths in enumerate(levels):
-            below = level_counts[k + 1] if k + 1 < len(levels) else flat_counts
-            if len(lengths) and int(lengths.min()) < 0:
-                raise _Fallback
-            if (_segment_sums(lengths, level_counts[k]) != below).any():
-                raise _Fallback
-        offsets = [_offsets(level_counts[0])] + [_offsets(lengths) for lengths in levels]
-        return (flat, *offsets)
+        levels = [(p[0], p[1]) for p in parts[1:]]
+        if not ragged_fits(levels, flat_counts):
+            raise _Fallback
+        return (flat, _offsets(levels[0][1]), *(_offsets(lengths) for lengths, _ in levels))
 
     def check_arrays(self, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]) -> None:
         """The record path's check that an array of structs' leaves agree on its length, for
@@ -268,19 +263,6 @@ class BatchColumns:
             if (step[rows[1:] == rows[:-1]] <= 0).any():
                 raise _Fallback
         return np.stack([rows, indices], axis=1), entries, (self.size, size)
-
-
-def _segment_sums(values: Any, counts: Any) -> Any:
-    """The sums of ``values`` in consecutive runs of ``counts`` items."""
-    total = np.concatenate([[0], np.cumsum(np.asarray(values, np.int64))])
-    ends = np.cumsum(counts)
-    return total[ends] - total[ends - counts]
-
-
-def _offsets(counts: Any) -> Any:
-    out = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(np.asarray(counts, np.int64), out=out[1:])
-    return out
 
 
 def _join(parts: list[Any], value: str) -> Any:

@@ -24,6 +24,7 @@ from spark_tfrecord._format.columns.conversions import Conversion, OutOfRange
 from spark_tfrecord._format.entries import batch
 from spark_tfrecord._format.entries.entries import bytes_entries
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, MalformedRecord
+from spark_tfrecord._format.frames.packing import offsets
 
 #: The NumPy type of each loaders' kind of number (:attr:`Conversion.value`).
 DTYPES = {"int": np.int64, "float": np.float32}
@@ -226,3 +227,22 @@ def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tup
     except MalformedRecord:
         return None, None
     return (None, None) if found is None else found
+
+
+def ragged_fits(levels: Sequence[tuple[Any, Any]], below: Any, limit: int | None = None) -> bool:
+    """Whether a list of lists' row lengths, ``levels`` (outermost first: a level's lengths
+    and how many of them each record has), are not negative and add up in each record to what
+    the level below holds (``below``: how many flat values each record has), and with
+    ``limit`` no level's lengths add up past it; else the record path says which record does
+    not."""
+    for k, (lengths, counts) in enumerate(levels):
+        if len(lengths) and (
+            int(lengths.min()) < 0 or (limit is not None and int(lengths.sum()) > limit)
+        ):
+            return False
+        ends = offsets(lengths)
+        bounds = offsets(counts)
+        under = levels[k + 1][1] if k + 1 < len(levels) else below
+        if not np.array_equal(ends[bounds[1:]] - ends[bounds[:-1]], under):
+            return False
+    return True

@@ -11,7 +11,7 @@ length, so the sizes come first and cost only array arithmetic; the bytes are co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -40,10 +40,11 @@ class Parts(NamedTuple):
     size: Ints
 
 
-def offsets(size: Ints) -> Ints:
-    """The n+1 offsets of units of these sizes laid end to end."""
-    out = np.zeros(len(size) + 1, np.int64)
-    np.cumsum(size, out=out[1:])
+def offsets(size: Any, dtype: type[np.signedinteger[Any]] = np.int64) -> Any:
+    """The n+1 offsets of units of these sizes laid end to end (Arrow's offsets of lists of
+    ``size`` items: ``np.int32`` for its lists, strings and binaries)."""
+    out = np.zeros(len(size) + 1, dtype)
+    np.cumsum(size, dtype=dtype, out=out[1:])
     return out
 
 
