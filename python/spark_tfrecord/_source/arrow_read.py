@@ -30,6 +30,7 @@ from spark_tfrecord._format.entries.entries import gather
 from spark_tfrecord._format.files import partitions
 from spark_tfrecord._format.files.files import Files, file_system
 from spark_tfrecord._format.frames.encode_errors import EncodeError
+from spark_tfrecord._format.frames.packing import offsets
 from spark_tfrecord._source import nodes
 from spark_tfrecord._source.arrow_schema import arrow_schema
 from spark_tfrecord._source.batch_arrays import BatchArrays
@@ -367,9 +368,6 @@ def _records(buf: bytes, starts: Sequence[int], stops: Sequence[int]) -> pa.Arra
     lengths = last - first
     if int(lengths.sum()) >= 2**31:
         return pa.array([buf[a:b] for a, b in zip(starts, stops)], pa.binary())
-    offsets = np.zeros(len(lengths) + 1, np.int32)
-    np.cumsum(lengths, out=offsets[1:])
+    bounds = pa.py_buffer(offsets(lengths, np.int32))
     data = gather(buf, first, last)
-    return pa.Array.from_buffers(
-        pa.binary(), len(lengths), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    )
+    return pa.Array.from_buffers(pa.binary(), len(lengths), [None, bounds, pa.py_buffer(data)])
