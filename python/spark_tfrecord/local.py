@@ -128,12 +128,12 @@ def _signal_actions() -> dict[int, bytes]:
 
 
 def _give_back_handlers() -> None:
-    """Puts the JVM's signal handlers back where another library took them (and its own
-    handlers are never chained to it). ``ray.shutdown()`` sets SIGSEGV's to the default; pytest's
-    ``faulthandler`` plugin, at the end of a session, to the one it found. The JVM would die of
-    the next SIGSEGV of its own: a stop of the JVM, or a collection while Java code runs (exit
-    139). Called before each use of the JVM, by :func:`stop_jvm`, and at exit before JPype
-    stops the JVM."""
+    """Puts the JVM's signal handlers back where another library replaced them (that library's
+    handler is not kept: the JVM chains only to the handlers it found when it started).
+    ``ray.shutdown()`` sets SIGSEGV's to the default; pytest's ``faulthandler`` plugin, at the
+    end of a session, to the one it found. The JVM would die of its next SIGSEGV of its own: a
+    stop of the JVM, or a collection while Java code runs (exit 139). Called before each use of
+    the JVM, by :func:`stop_jvm`, and at exit before JPype stops the JVM."""
     if not _JVM_HANDLERS:
         return
     libc = ctypes.CDLL(None, use_errno=True)
