@@ -20,7 +20,7 @@ import pytest
 from spark_tfrecord._format.columns.column_errors import ColumnError
 from spark_tfrecord._format.columns.layout import Layout, layout
 from spark_tfrecord._format.entries import batch, record_layout
-from spark_tfrecord._format.entries.wire import MalformedRecord
+from spark_tfrecord._format.entries.wire import FLOAT, MalformedRecord
 from support.batch_path import framed, same
 from support.tfrecord_bytes import (
     bytes_list,
@@ -270,29 +270,40 @@ def test_random_damage_never_changes_what_is_located_or_read() -> None:
 def test_the_float_columns_reach_torch_with_no_copy(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
+    from spark_tfrecord._format.columns import batches
     from spark_tfrecord._loaders.torch import _tensor
 
-    gathered: list[Any] = []
-    fixed_floats = batch.fixed_floats
+    # the list "x" is gathered as rows (batch.fixed_floats), the scalar "f" with the batch's
+    # other one-number features (gathered.scalars): each array is the tensor's memory
+    gathered: dict[str, Any] = {}
+    fixed_floats, scalars = batch.fixed_floats, batches.scalars
 
-    def recorded(*args: Any) -> Any:
-        gathered.append(fixed_floats(*args))
-        return gathered[-1]
+    def rows(*args: Any) -> Any:
+        gathered["x"] = fixed_floats(*args)
+        return gathered["x"]
 
-    monkeypatch.setattr(batch, "fixed_floats", recorded)
+    def numbers(buf: bytes, located: Any, slots: Any) -> Any:
+        found = scalars(buf, located, slots)
+        (slot,) = [s for s, (kind, _) in found.items() if kind == FLOAT]
+        gathered["f"] = found[slot][1]
+        return found
+
+    monkeypatch.setattr(batch, "fixed_floats", rows)
+    monkeypatch.setattr(batches, "scalars", numbers)
     for size in (4, 1024):  # a gather of bytes, and of rows
         gathered.clear()
         buf, starts, stops = framed([record(j) for j in range(size)])
         found = the_layout().collate_raw(buf, starts, stops)
-        assert found is not None and len(gathered) == 2
-        for key, array in (("x", gathered[0]), ("f", gathered[1])):
+        assert found is not None and sorted(gathered) == ["f", "x"]
+        for key, array in gathered.items():
             tensor = _tensor(found[key])
             assert isinstance(tensor, torch.Tensor)
             assert np.shares_memory(tensor.numpy(), array), key
             assert tensor.data_ptr() == array.__array_interface__["data"][0]
-        assert found["x"].flags.writeable and found["x"].flags.c_contiguous
-        assert not np.shares_memory(found["x"], np.frombuffer(buf, np.uint8))
+            assert found[key].flags.writeable and found[key].flags.c_contiguous
+            assert not np.shares_memory(found[key], np.frombuffer(buf, np.uint8))
         assert found["x"][size - 1, 0] == np.float32((size - 1) / 3)
+        assert found["f"][size - 1] == np.float32((size - 1) / 2)
 
 
 def test_bytes_lists_are_read_for_the_batch_at_once_as_the_record_decoder_reads_them() -> None:

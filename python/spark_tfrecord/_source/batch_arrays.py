@@ -9,19 +9,17 @@ too: its leaves are features of their own, named by their path), an array of str
 (dense or sparse: :mod:`spark_tfrecord._source.vector_arrays`), and the records are Examples;
 or the records are SequenceExamples, whose context features are read as those, and whose feature
 lists as a list per step (``array<array<T>>``), or an array of structs' fields as its elements
-(:mod:`spark_tfrecord._source.step_arrays`).
-For each batch, the format package's batch decoder
-(:func:`spark_tfrecord._format.entries.batch.locate`,
-:func:`spark_tfrecord._format.entries.sequence.locate` and their value gatherers) finds each
-column's feature in every record (a feature list's steps in every list), and the column's
-values and offsets become Arrow buffers in a few NumPy calls, then the same Arrow types and
-casts as the record path
+(a feature list per field, a step per element).
+For each batch, :class:`spark_tfrecord._format.columns.batches.Batch` (the builder the loaders'
+batches are made by too) locates each column's feature in every record (a feature list's steps
+in every list) and gives its values, counts and presence in Arrow's layout as NumPy arrays;
+here they become Arrow arrays of the same types and casts as the record path
 (:class:`spark_tfrecord._source.columns.ArrowColumns`). Anything in the batch that would be an
 error or needs a decision per record (a record that strays from the usual layout, a kind the
 column does not read, a decimal given floats and int64s, a value out of range, a scalar given
-two values, text that is not UTF-8, numbers read as text) makes :meth:`BatchArrays.arrays` give
-None: the reader then decodes that batch record by record, so that values and errors are the
-record path's.
+two values, text that is not UTF-8, numbers read as text) raises ``Fallback``, and
+:meth:`BatchArrays.arrays` gives None: the reader then decodes that batch record by record, so
+that values and errors are the record path's.
 """
 
 from __future__ import annotations
@@ -33,18 +31,17 @@ from typing import Any, Union
 import numpy as np
 import pyarrow as pa
 
-from spark_tfrecord._format.columns.conversions import Conversion, conversion, stored
-from spark_tfrecord._format.columns.gathered import column_values, ragged_fits, scalars
+from spark_tfrecord._format.columns.batches import LENGTHS, Batch, Fallback
+from spark_tfrecord._format.columns.conversions import Conversion, stored
+from spark_tfrecord._format.columns.gathered import Gathered
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.columns.record_values import float_values
-from spark_tfrecord._format.entries import batch as batch_decoder
-from spark_tfrecord._format.entries import sequence
 from spark_tfrecord._format.entries.entries import gather
+from spark_tfrecord._format.entries.wire import MalformedRecord
 from spark_tfrecord._format.frames.packing import offsets
 from spark_tfrecord._source import nodes
 from spark_tfrecord._source.decimal_arrays import decimal_array
 from spark_tfrecord._source.nodes import VALUES, leaf_values
-from spark_tfrecord._source.step_arrays import Steps, step_items
 from spark_tfrecord._source.vector_arrays import list_offsets, vector_array
 
 #: The largest offset of an Arrow list, string or binary array (int32 offsets).
@@ -115,12 +112,23 @@ class _Vector:
     target: pa.DataType
 
 
-_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, Steps]
+@dataclass
+class _Steps:
+    """A SequenceExample's feature list: its feature's slot, its steps' values' column (read
+    from the batch's steps, slot 0), its Arrow type (a column's, or an array's field's item
+    type), and whether each step is one value (a field of an array of structs that is not a
+    list: its step of no value or of several is the record path's error)."""
+
+    slot: int
+    values: _Column
+    target: pa.DataType
+    one: bool = False
+
+
+_Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, _Steps]
 #: Of a batch: values, the number of them (or of elements) of each record, which records hold
 #: them.
-Items = tuple[pa.Array, Any, Any]
-#: Row lengths: bigints.
-_LENGTHS = conversion("bigint")
+Items = tuple[Any, Any, Any]
 
 
 def _fast(node: nodes.Node) -> _Node | None:
@@ -144,9 +152,9 @@ def _fast(node: nodes.Node) -> _Node | None:
         dense = _Column(c.slots[0], True, c.conversion, pa.float64(), pa.list_(pa.float64()))
         index_slot, value_slot, size_slot = c.slots[1:]
         sparse = [
-            _Column(index_slot, True, _LENGTHS, pa.int64(), pa.int64()),
+            _Column(index_slot, True, LENGTHS, pa.int64(), pa.int64()),
             _Column(value_slot, True, float_values(), pa.float64(), pa.float64()),
-            _Column(size_slot, True, _LENGTHS, pa.int64(), pa.int64()),
+            _Column(size_slot, True, LENGTHS, pa.int64(), pa.int64()),
         ]
         return _Vector(dense, sparse, node.target)
     shape = "ragged" if node.depth > 1 else "list" if node.depth else "scalar"
@@ -162,11 +170,11 @@ def _fast(node: nodes.Node) -> _Node | None:
     if c.sequence and len(c.slots) == 1 and (c.in_array or shape == "ragged"):
         # a feature list: a list per step, or an array of structs' field, an item per step
         steps = _Column(0, True, read, values, values)
-        return Steps(c.slots[0], steps, node.target, one=shape == "list")
+        return _Steps(c.slots[0], steps, node.target, one=shape == "list")
     if c.sequence or c.length or c.fixed is not None:
         return None
     if shape == "ragged":
-        lengths = [_Column(s, True, _LENGTHS, pa.int64(), pa.int64()) for s in c.slots[1:]]
+        lengths = [_Column(s, True, LENGTHS, pa.int64(), pa.int64()) for s in c.slots[1:]]
         if len(lengths) != node.depth - 1:
             return None
         flat = _Column(c.slots[0], True, read, values, values)
@@ -252,223 +260,175 @@ class BatchArrays:
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
         """The data columns of the records ``buf[starts[r]:stops[r]]``, or None when the batch
         needs the record path."""
-        if self.listed is None:
-            located = batch_decoder.locate(buf, starts, stops, self.keys)
-            if not located.fallback.any():
-                located.numbers = scalars(buf, located, self.numbers)
-        else:
-            located = sequence.locate(buf, starts, stops, self.keys, self.listed)
-        if located.fallback.any():
+        try:
+            batch = Batch(self.keys, buf, starts, stops, self.listed, self.numbers)
+            return [_node(c, batch) for c in self.plan]
+        except (Fallback, MalformedRecord):
             return None
-        out = []
-        for c in self.plan:
-            made = self._node(c, located, buf, len(starts))
-            if made is None:
-                return None
-            out.append(made)
-        return out
 
-    def _node(self, c: _Node, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        """A leaf's column, or a struct's from its fields' (null where all of them are, as the
-        record path makes it)."""
-        if isinstance(c, _Column):
-            return self._column(c, located, buf, size)
-        if isinstance(c, _Ragged):
-            return self._ragged(c, located, buf, size)
-        if isinstance(c, _Array):
-            return self._array(c, located, buf, size)
-        if isinstance(c, _Vector):
-            return self._vector(c, located, buf, size)
-        if isinstance(c, Steps):
-            found = step_items(c, located, buf, self._values)
-            return None if found is None else _listed(*found).cast(c.target)
-        children = []
-        for child in c.children:
-            made = self._node(child, located, buf, size)
-            if made is None:
-                return None
-            children.append(made)
-        null = np.ones(size, np.bool_)
-        for a in children:
-            if a.null_count == 0:
-                null[:] = False
-                break
-            null &= np.asarray(a.is_null())
-        mask = pa.array(null, pa.bool_()) if null.any() else None
-        return pa.StructArray.from_arrays(children, fields=c.fields, mask=mask)
 
-    def _column(self, c: _Column, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        found = self._values(c, located, buf, size)
-        if found is None:
-            return None
-        values, counts, present = found
-        if c.listed:
-            mask = None if present.all() else pa.array(~present, pa.bool_())
-            bounds = list_offsets(counts)
-            made = pa.ListArray.from_arrays(bounds, values, type=pa.list_(c.values), mask=mask)
-        elif c.numeric and not c.decimal:
-            if (counts > 1).any():
-                return None  # a scalar given several values: the record path's error
-            valid = counts == 1
-            if valid.all():  # (one value a record: the values as they are)
-                made = pa.array(values, c.values)
-            else:
-                full = np.zeros(size, values.dtype)
-                full[valid] = values
-                made = pa.array(full, c.values, mask=~valid)
-        else:
-            if (counts > 1).any():
-                return None
-            valid = counts == 1
-            if c.decimal:  # each record's value or null, taken from the batch's values
-                where = pa.array(np.cumsum(valid) - 1, pa.int64(), mask=~valid)
-                return values.take(where).cast(c.target)
-            ends = np.concatenate([[0], np.cumsum(counts)])
-            bounds = values.buffers()[1]
-            entry_offsets = np.frombuffer(bounds, np.int32, len(values) + 1)
-            made = pa.Array.from_buffers(
-                c.values,
-                size,
-                [_validity(valid), pa.py_buffer(entry_offsets[ends]), values.buffers()[2]],
-            )
+def _node(c: _Node, batch: Batch) -> pa.Array:
+    """A leaf's column, or a struct's from its fields' (null where all of them are, as the
+    record path makes it)."""
+    if isinstance(c, _Column):
+        return _column(c, batch)
+    if isinstance(c, (_Ragged, _Array, _Steps)):
+        return _listed(*_items(c, batch)).cast(c.target)
+    if isinstance(c, _Vector):
+        return _vector(c, batch)
+    children = [_node(child, batch) for child in c.children]
+    null = np.ones(batch.size, np.bool_)
+    for a in children:
+        if a.null_count == 0:
+            null[:] = False
+            break
+        null &= np.asarray(a.is_null())
+    mask = pa.array(null, pa.bool_()) if null.any() else None
+    return pa.StructArray.from_arrays(children, fields=c.fields, mask=mask)
+
+
+def _column(c: _Column, batch: Batch) -> pa.Array:
+    values, counts, present = _values(c, batch)
+    if c.listed:
+        mask = None if present.all() else pa.array(~present, pa.bool_())
+        bounds = list_offsets(counts)
+        made = pa.ListArray.from_arrays(bounds, values, type=pa.list_(c.values), mask=mask)
         return made.cast(c.target)
+    if (counts > 1).any():
+        raise Fallback  # a scalar given several values: the record path's error
+    valid = counts == 1
+    if c.decimal:  # each record's value or null, taken from the batch's values
+        where = pa.array(np.cumsum(valid) - 1, pa.int64(), mask=~valid)
+        return values.take(where).cast(c.target)
+    if c.numeric:
+        if valid.all():  # (one value a record: the values as they are)
+            made = pa.array(values, c.values)
+        else:
+            full = np.zeros(batch.size, values.dtype)
+            full[valid] = values
+            made = pa.array(full, c.values, mask=~valid)
+        return made.cast(c.target)
+    ends = np.concatenate([[0], np.cumsum(counts)])
+    entry_offsets = np.frombuffer(values.buffers()[1], np.int32, len(values) + 1)
+    made = pa.Array.from_buffers(
+        c.values,
+        batch.size,
+        [_validity(valid), pa.py_buffer(entry_offsets[ends]), values.buffers()[2]],
+    )
+    return made.cast(c.target)
 
-    def _values(
-        self, c: _Column, located: Any, buf: bytes, size: int
-    ) -> tuple[Any, Any, Any] | None:
-        """The column's values (a NumPy array of numbers, or an Arrow array of strings or
-        binaries), the number of values of each record, and which records hold its feature;
-        None when the batch needs the record path."""
-        got = column_values(buf, located, c.slot, c.conversion, c.numeric)
-        if got is None:
-            return None
-        if c.decimal:
-            made = decimal_array(got.source, got.values, c.values)
-            return None if made is None else (made, got.counts, got.present)
-        if c.numeric:
-            return (
-                got.values.astype(c.values.to_pandas_dtype(), copy=False),
-                got.counts,
-                got.present,
-            )
-        values = self._bytes(c, buf, got.first, got.last)
-        return None if values is None else (values, got.counts, got.present)
 
-    def _vector(self, v: _Vector, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        """Vectors: sparse where the record has any of ``c/indices``, ``c/values`` and
-        ``c/size``, else dense, else null (:func:`vector_array`)."""
-        dense = self._values(v.dense, located, buf, size)
-        if dense is None:
-            return None
-        sparse = None
-        if any((located.kind[c.slot] >= 0).any() for c in v.sparse):
-            parts = [self._values(c, located, buf, size) for c in v.sparse]
-            sparse = [p for p in parts if p is not None]
-            if len(sparse) < len(parts):
-                return None
-        return vector_array(dense, sparse, size, v.target)
+def _values(c: _Column, batch: Batch, located: Any = None) -> Items:
+    """The column's values (a NumPy array of numbers, or an Arrow array of decimals, strings
+    or binaries), the number of values of each record, and which records hold its feature (of
+    the batch's features, or of those ``located``: a feature list's steps)."""
+    got = batch.gathered(c.slot, c.conversion, c.numeric, located)
+    return _arrow(c, batch, got), got.counts, got.present
 
-    def _ragged_items(self, r: _Ragged, located: Any, buf: bytes, size: int) -> Items | None:
-        """A list of lists' outer items (each a list), how many each record has and which
-        records hold it, from its features ``ragged_row_lengths_0`` ... and
-        ``ragged_flat_values``, when every record holds all or none of them and its row
-        lengths are not negative and add up to what the level below holds (else the record
-        path says which does not)."""
-        found = self._values(r.values, located, buf, size)
-        if found is None:
-            return None
-        values, below, present = found
-        levels = []  # per level, outermost first: its lengths, and how many each record has
-        for level in r.lengths:
-            got = self._values(level, located, buf, size)
-            if got is None or not np.array_equal(got[2], present):
-                return None
-            levels.append((np.asarray(got[0], np.int64), got[1]))
-        if not ragged_fits(levels, below, _MAX_OFFSET):
-            return None
-        made = values if isinstance(values, pa.Array) else pa.array(values, r.values.values)
+
+def _arrow(c: _Column, batch: Batch, got: Gathered) -> Any:
+    """The values ``got`` of column ``c``: a NumPy array of numbers, or an Arrow array of
+    decimals, strings or binaries."""
+    if c.decimal:
+        made = decimal_array(got.source, got.values, c.values)
+        if made is None:
+            raise Fallback
+        return made
+    if c.numeric:
+        return got.values.astype(c.values.to_pandas_dtype(), copy=False)
+    return _bytes(c, batch.buf, got.first, got.last)
+
+
+def _vector(v: _Vector, batch: Batch) -> pa.Array:
+    """Vectors: sparse where the record has any of ``c/indices``, ``c/values`` and ``c/size``,
+    else dense, else null (:func:`vector_array`)."""
+    dense = _values(v.dense, batch)
+    sparse = None
+    if any(batch.present(c.slot).any() for c in v.sparse):
+        sparse = [_values(c, batch) for c in v.sparse]
+    made = vector_array(dense, sparse, batch.size, v.target)
+    if made is None:
+        raise Fallback
+    return made
+
+
+def _items(c: _Node, batch: Batch) -> Items:
+    """The items of a list per record (not yet cast to the node's type): a list of lists'
+    outer items (each a list), an array of structs' elements, a feature list's steps (each a
+    list of its values, or its one value), or a field of an array's element over all the
+    batch's elements; how many items each record has and which records hold them. A
+    struct's fields must agree on the number (else the record path's error); one a record
+    lacks is null in each of its elements, as the jar's ``NestedRowAssembler`` makes it."""
+    if isinstance(c, _Column):
+        values, counts, present = _values(c, batch)
+        made = values if isinstance(values, pa.Array) else pa.array(values, c.values)
+        if c.length:  # k values an element: the record path's error unless all are
+            if (counts % c.length).any():
+                raise Fallback
+            bounds = np.arange(0, len(made) + 1, c.length, dtype=np.int32)
+            made, counts = pa.ListArray.from_arrays(bounds, made), counts // c.length
+        return made, counts, present
+    if isinstance(c, _Ragged):  # its features ragged_flat_values and ragged_row_lengths_k
+        flat, levels = batch.ragged(
+            [c.values.slot, *(level.slot for level in c.lengths)],
+            c.values.conversion,
+            c.values.numeric,
+            _MAX_OFFSET,
+        )
+        made = _arrow(c.values, batch, flat)
+        made = made if isinstance(made, pa.Array) else pa.array(made, c.values.values)
         for lengths, _ in reversed(levels):
             made = pa.ListArray.from_arrays(list_offsets(lengths), made)
-        return made, levels[0][1], present
+        return made, levels[0][1], flat.present
+    if isinstance(c, _Steps):  # a SequenceExample's feature list
+        steps, per_record, present = batch.steps(c.slot)
+        values, counts, _ = _values(c.values, batch, steps)
+        made = values if isinstance(values, pa.Array) else pa.array(values, c.values.values)
+        if c.one:
+            if (np.asarray(counts) != 1).any():
+                raise Fallback  # a step of no value or of several: the record path's error
+            return made, per_record, present
+        return pa.ListArray.from_arrays(list_offsets(counts), made), per_record, present
+    if isinstance(c, _Array):
+        return _items(c.element, batch)
+    if isinstance(c, _Vector):  # (never planned in an array of structs)
+        raise Fallback
+    parts = [_items(child, batch) for child in c.children]
+    counts = np.max([p[1] for p in parts], axis=0)
+    present = np.any([p[2] for p in parts], axis=0)
+    children = []
+    for child, (values, n, held) in zip(c.children, parts):
+        if not isinstance(child, _Struct):
+            values = values.cast(child.target)
+        if not np.array_equal(n[held], counts[held]):
+            raise Fallback  # leaves of different lengths: the record path's error
+        if not np.array_equal(held, present):
+            has = np.repeat(held, counts)
+            where = np.cumsum(has) - 1
+            values = values.take(pa.array(where, pa.int64(), mask=~has))
+        children.append(values)
+    return pa.StructArray.from_arrays(children, fields=c.fields), counts, present
 
-    def _ragged(self, r: _Ragged, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        found = self._ragged_items(r, located, buf, size)
-        if found is None:
-            return None
-        return _listed(*found).cast(r.target)
 
-    def _array(self, a: _Array, located: Any, buf: bytes, size: int) -> pa.Array | None:
-        """An array of structs: its elements' struct from its leaves' lists (a value, or a list,
-        per element), null where the record has none of them, as the record path makes it."""
-        found = self._items(a.element, located, buf, size)
-        if found is None:
-            return None
-        return _listed(*found).cast(a.target)
-
-    def _items(self, c: _Node, located: Any, buf: bytes, size: int) -> Items | None:
-        """A field of an array's element, over all the batch's elements: its values, how many
-        elements each record has, and which records hold it. A struct's fields must agree on
-        the number (else the record path's error); one a record lacks is null in each of its
-        elements, as the jar's ``NestedRowAssembler`` makes it."""
-        if isinstance(c, _Column):
-            found = self._values(c, located, buf, size)
-            if found is None:
-                return None
-            values, counts, present = found
-            made = values if isinstance(values, pa.Array) else pa.array(values, c.values)
-            if c.length:  # k values an element: the record path's error unless all are
-                if (counts % c.length).any():
-                    return None
-                bounds = np.arange(0, len(made) + 1, c.length, dtype=np.int32)
-                made, counts = pa.ListArray.from_arrays(bounds, made), counts // c.length
-            return made.cast(c.target), counts, present
-        if isinstance(c, _Ragged):
-            found = self._ragged_items(c, located, buf, size)
-            return None if found is None else (found[0].cast(c.target), found[1], found[2])
-        if isinstance(c, Steps):  # a SequenceExample's: a feature list, an element per step
-            found = step_items(c, located, buf, self._values)
-            return None if found is None else (found[0].cast(c.target), found[1], found[2])
-        if isinstance(c, (_Array, _Vector)):  # (never planned in an array of structs)
-            return None
-        parts = []
-        for child in c.children:
-            got = self._items(child, located, buf, size)
-            if got is None:
-                return None
-            parts.append(got)
-        counts = np.max([p[1] for p in parts], axis=0)
-        present = np.any([p[2] for p in parts], axis=0)
-        children = []
-        for values, n, held in parts:
-            if not np.array_equal(n[held], counts[held]):
-                return None  # leaves of different lengths: the record path's error
-            if not np.array_equal(held, present):
-                has = np.repeat(held, counts)
-                where = np.cumsum(has) - 1
-                values = values.take(pa.array(where, pa.int64(), mask=~has))
-            children.append(values)
-        return pa.StructArray.from_arrays(children, fields=c.fields), counts, present
-
-    @staticmethod
-    def _bytes(c: _Column, buf: bytes, first: Any, last: Any) -> pa.Array | None:
-        """The entries ``buf[first[i]:last[i]]`` as one Arrow string or binary array, its
-        offsets and data straight from the batch."""
-        lengths = last - first
-        if int(lengths.sum()) > _MAX_OFFSET:
-            return None
-        data = gather(buf, first, last)
-        if c.text:
-            # the record path's strict decode, for the batch at once: every entry is UTF-8 when
-            # the whole is and no entry starts inside a character (at a continuation byte)
-            heads = data[(np.cumsum(lengths) - lengths)[lengths > 0]]
-            if ((heads & 0xC0) == 0x80).any():
-                return None
-            try:
-                str(data, "utf-8")
-            except UnicodeDecodeError:
-                return None  # the record path's replacement characters, as Java decodes
-        return pa.Array.from_buffers(
-            c.values,
-            len(first),
-            [None, pa.py_buffer(offsets(lengths, np.int32)), pa.py_buffer(data)],
-        )
+def _bytes(c: _Column, buf: bytes, first: Any, last: Any) -> pa.Array:
+    """The entries ``buf[first[i]:last[i]]`` as one Arrow string or binary array, its offsets
+    and data straight from the batch."""
+    lengths = last - first
+    if int(lengths.sum()) > _MAX_OFFSET:
+        raise Fallback
+    data = gather(buf, first, last)
+    if c.text:
+        # the record path's strict decode, for the batch at once: every entry is UTF-8 when
+        # the whole is and no entry starts inside a character (at a continuation byte)
+        heads = data[(np.cumsum(lengths) - lengths)[lengths > 0]]
+        if ((heads & 0xC0) == 0x80).any():
+            raise Fallback
+        try:
+            str(data, "utf-8")
+        except UnicodeDecodeError:
+            raise Fallback from None  # the record path's replacement characters, as Java's
+    return pa.Array.from_buffers(
+        c.values,
+        len(first),
+        [None, pa.py_buffer(offsets(lengths, np.int32)), pa.py_buffer(data)],
+    )

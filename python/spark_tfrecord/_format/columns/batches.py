@@ -1,10 +1,17 @@
-"""A batch's columns in NumPy, for the loaders: from the records' values (:func:`collate_column`)
-or straight from the batch's bytes (:func:`collate_raw`, the batch decoder's located features
-gathered a column at a time, falling back to the record path where a record needs a decision of
-its own). A batch of SequenceExamples is located by
-:func:`spark_tfrecord._format.entries.sequence.locate` (the context's features as an Example's)
-and a feature list's values gathered from its steps (:func:`sequence.steps`), as the jar-less
-source's batch path reads them.
+"""A batch of serialized records decoded a column at a time: :class:`Batch`, the one columnar
+builder of both batch paths, and the loaders' NumPy batches made from it (:func:`collate_raw`;
+:func:`collate_column` makes the same from the records' values).
+
+:class:`Batch` locates the batch's features once (the batch decoder,
+:func:`spark_tfrecord._format.entries.batch.locate`; a SequenceExample's context as an Example's
+and its feature lists by :func:`spark_tfrecord._format.entries.sequence.locate`) and gives a
+column's values in Arrow's layout: the values as one NumPy array (bytes: their entries' bounds
+in the batch), how many each record holds (the offsets) and which records hold the feature (the
+validity); a list of lists' row lengths level by level, checked; a feature list's steps. The
+loaders shape those into their NumPy forms here, and the jar-less source wraps them in Arrow
+arrays (:mod:`spark_tfrecord._source.batch_arrays`). Anything that needs a decision per record
+raises :class:`Fallback`: the batch is then read record by record, whose values and errors are
+the reference.
 """
 
 from __future__ import annotations
@@ -16,7 +23,13 @@ import numpy as np
 
 from spark_tfrecord._format.columns.column_errors import NoValue
 from spark_tfrecord._format.columns.conversions import Conversion, conversion
-from spark_tfrecord._format.columns.gathered import DTYPES, column_values, ragged_fits
+from spark_tfrecord._format.columns.gathered import (
+    DTYPES,
+    Gathered,
+    column_values,
+    ragged_fits,
+    scalars,
+)
 from spark_tfrecord._format.columns.schema import Column
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries import sequence
@@ -25,6 +38,81 @@ from spark_tfrecord._format.frames.packing import offsets as _offsets
 
 #: Lengths, indices and sizes: bigints.
 LENGTHS = conversion("bigint")
+
+
+class Fallback(Exception):
+    """The batch strays from the common layout: read it record by record."""
+
+
+class Batch:
+    """The serialized records ``buf[starts[r]:stops[r]]`` (their features ``keys``), located at
+    once: Examples, or SequenceExamples with ``listed`` (per key: a feature list's?). With
+    ``numbers``, the slots whose values one number a record gives at once (:func:`scalars`).
+    Raises :class:`Fallback` where a record strays from the layout writers produce."""
+
+    def __init__(
+        self,
+        keys: Sequence[bytes],
+        buf: bytes,
+        starts: Any,
+        stops: Any,
+        listed: Sequence[bool] | None = None,
+        numbers: Sequence[int] = (),
+    ) -> None:
+        self.buf = buf
+        self.size = len(starts)
+        self.listed = listed
+        if listed is None:
+            self.located: Any = batch_decoder.locate(buf, starts, stops, keys)
+            if numbers and not self.located.fallback.any():
+                self.located.numbers = scalars(buf, self.located, numbers)
+        else:
+            self.located = sequence.locate(buf, starts, stops, keys, listed)
+        if self.located.fallback.any():
+            raise Fallback
+
+    def present(self, slot: int) -> Any:
+        """Which records have feature ``slot`` (a feature list's: which have the list)."""
+        if self.listed is not None and self.listed[slot]:
+            return self.located.lists.kind[slot] >= 0
+        return self.located.kind[slot] >= 0
+
+    def gathered(self, slot: int, conv: Conversion, numeric: bool, located: Any = None) -> Gathered:
+        """Feature ``slot``'s values read by ``conv`` (numbers when ``numeric``), of the
+        batch's features or of those ``located`` (a feature list's steps)."""
+        where = self.located if located is None else located
+        got = column_values(self.buf, where, slot, conv, numeric)
+        if got is None:
+            raise Fallback
+        return got
+
+    def steps(self, slot: int) -> tuple[Any, Any, Any]:
+        """Feature list ``slot``'s steps located (each step's Feature at slot 0, record after
+        record), how many steps each record's list holds (0 where it has none) and which
+        records have the list."""
+        found = sequence.steps(self.buf, self.located.lists, slot)
+        if found is None:
+            raise Fallback
+        steps, per_record = found
+        return steps, per_record, self.located.lists.kind[slot] >= 0
+
+    def ragged(
+        self, slots: Sequence[int], conv: Conversion, numeric: bool, limit: int | None = None
+    ) -> tuple[Gathered, list[tuple[Any, Any]]]:
+        """A list of lists written ragged (``slots``: its flat values' feature, then its row
+        lengths', outermost first): the flat values, and per level its lengths and how many of
+        them each record has, when every record holds all of the features or none and the
+        lengths fit (:func:`ragged_fits`, within ``limit``)."""
+        flat = self.gathered(slots[0], conv, numeric)
+        levels = []
+        for slot in slots[1:]:
+            got = self.gathered(slot, LENGTHS, True)
+            if not np.array_equal(got.present, flat.present):
+                raise Fallback  # a record lacks a part: the record path names it
+            levels.append((np.asarray(got.values, np.int64), got.counts))
+        if not ragged_fits(levels, flat.counts, limit):
+            raise Fallback
+        return flat, levels
 
 
 def conversion_of(c: Column) -> Conversion:
@@ -70,8 +158,8 @@ def collate_column(c: Column, items: list[Any]) -> Any:
     if c.shape == "scalar":
         present = [v for v in items if v is not None]
         counts = [0 if v is None else 1 for v in items]
-        scalars: Any = np.array(present, DTYPES[c.value]) if numeric else present
-        return scalars, _offsets(counts)
+        found: Any = np.array(present, DTYPES[c.value]) if numeric else present
+        return found, _offsets(counts)
     # variable lists, uniform-length lists of elements, dense vectors of varying size
     present = [v for v in items if v is not None]
     counts = [0 if v is None else len(v) for v in items]
@@ -92,177 +180,127 @@ def collate_raw(
     (then decode the batch record by record: the same values, or the error naming the
     record). With ``listed`` (per key: a feature list's?), SequenceExamples."""
     try:
-        batch = BatchColumns(keys, buf, starts, stops, listed)
-        found = {c.key: batch.column(c) for c in columns}
-        if arrays:
-            batch.check_arrays(arrays, found)
+        numbers = {s for c in columns if c.value in DTYPES and not c.sequence for s in c.slots}
+        batch = Batch(keys, buf, starts, stops, listed, sorted(numbers))
+        found = {c.key: _column(batch, c) for c in columns}
+        _check_arrays(batch, arrays, found)
         return found
-    except (_Fallback, MalformedRecord):  # the record path raises the record's error
+    except (Fallback, MalformedRecord):  # the record path raises the record's error
         return None
 
 
-class _Fallback(Exception):
-    """The batch strays from the common layout: decode it record by record."""
+def _values(batch: Batch, slot: int, conv: Conversion, located: Any = None) -> Gathered:
+    """Feature ``slot``'s values as the loaders give them (of the batch's features, or of
+    those ``located``: a feature list's steps)."""
+    return _loaded(batch, batch.gathered(slot, conv, conv.value in DTYPES, located), conv)
 
 
-class BatchColumns:
-    """:func:`collate_raw`'s work on one batch: each column's values gathered from the
-    located features of all its records at once."""
+def _loaded(batch: Batch, got: Gathered, conv: Conversion) -> Gathered:
+    """``got`` with its values as the loaders give them: numbers in an array, bytes as a list
+    of str or bytes."""
+    if conv.value in DTYPES:
+        return got
+    buf = batch.buf
+    values = [buf[a:b] for a, b in zip(got.first.tolist(), got.last.tolist())]
+    convert = conv.by_kind[BYTES]
+    if not conv.exact[BYTES] and convert is not None:
+        values = convert(values)
+    return got._replace(values=values)
 
-    def __init__(
-        self,
-        keys: Sequence[bytes],
-        buf: bytes,
-        starts: Any,
-        stops: Any,
-        listed: Sequence[bool] | None = None,
-    ) -> None:
-        self.buf = buf
-        self.size = len(starts)
-        self.listed = listed
-        if listed is None:
-            self.located: Any = batch_decoder.locate(buf, starts, stops, keys)
-        else:
-            self.located = sequence.locate(buf, starts, stops, keys, listed)
-        if self.located.fallback.any():
-            raise _Fallback
 
-    def _present(self, slot: int) -> Any:
-        """Which records have feature ``slot`` (a feature list's: which have the list)."""
-        if self.listed is not None and self.listed[slot]:
-            return self.located.lists.kind[slot] >= 0
-        return self.located.kind[slot] >= 0
+def _column(batch: Batch, c: Column) -> Any:
+    conv = conversion_of(c)
+    if c.shape == "vector":
+        return _vector(batch, c)
+    if c.shape == "ragged" and not c.sequence:
+        flat, levels = batch.ragged(c.slots, conv, c.value in DTYPES)
+        values = _loaded(batch, flat, conv).values
+        return (values, _offsets(levels[0][1]), *(_offsets(lengths) for lengths, _ in levels))
+    (slot,) = c.slots
+    if c.sequence:
+        steps, counts, present = batch.steps(slot)
+        got = _values(batch, 0, conv, steps)
+        values = got.values
+        if c.shape == "ragged":  # a list per step
+            return values, _offsets(counts), _offsets(got.counts)
+        if (got.counts != 1).any():
+            raise Fallback  # a step of no value or of many: the record path's error
+    else:
+        got = _values(batch, slot, conv)
+        values, counts, present = got.values, got.counts, got.present
+    numeric = c.value in DTYPES
+    if c.shape == "uniform":
+        if (counts % c.length).any():
+            raise Fallback
+        shaped = (
+            values.reshape(-1, c.length)
+            if numeric
+            else [values[i : i + c.length] for i in range(0, len(values), c.length)]
+        )
+        return shaped, _offsets(counts // c.length)
+    if c.fixed is not None:
+        if not present.all() or (counts != c.fixed).any():
+            raise Fallback  # a record lacks it: the record path says which
+        if c.shape == "scalar":
+            return values
+        if not numeric:
+            return [values[i : i + c.fixed] for i in range(0, len(values), c.fixed)]
+        return values.reshape(batch.size, c.fixed)  # a view: gathered as rows
+    if c.shape == "scalar" and (counts > 1).any():
+        raise Fallback
+    return values, _offsets(counts)
 
-    def values(self, slot: int, conv: Conversion, located: Any = None) -> tuple[Any, Any, Any]:
-        """Feature ``slot``'s values as the column's (concatenated: an array, or a list of str /
-        bytes), their counts per record, and which records have the feature (of the batch's
-        features, or of those ``located``: a feature list's steps)."""
-        numeric = conv.value in DTYPES
-        where = self.located if located is None else located
-        got = column_values(self.buf, where, slot, conv, numeric)
-        if got is None:
-            raise _Fallback
-        if numeric:
-            return got.values, got.counts, got.present
-        buf = self.buf
-        values = [buf[a:b] for a, b in zip(got.first.tolist(), got.last.tolist())]
-        convert = conv.by_kind[BYTES]
-        if not conv.exact[BYTES] and convert is not None:
-            values = convert(values)
-        return values, got.counts, got.present
 
-    def steps(self, c: Column) -> tuple[Any, Any, Any, Any]:
-        """A feature list's values (of all its steps), how many each step holds, how many
-        steps each record's list has (0 where it has none) and which records have it."""
-        (slot,) = c.slots
-        found = sequence.steps(self.buf, self.located.lists, slot)
-        if found is None:
-            raise _Fallback
-        steps, per_record = found
-        values, counts, _ = self.values(0, conversion_of(c), steps)
-        return values, counts, per_record, self.located.lists.kind[slot] >= 0
+def _check_arrays(
+    batch: Batch, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]
+) -> None:
+    """The record path's check that an array of structs' leaves agree on its length, for
+    the batch: falls back where it fails."""
+    for _, members in arrays:
+        n = np.full(batch.size, -1, np.int64)
+        unequal = np.zeros(batch.size, bool)
+        for c in members:
+            present = np.zeros(batch.size, bool)
+            for slot in c.slots:
+                present |= batch.present(slot)
+            got = found[c.key]
+            counts: Any = np.diff(got[1]) if isinstance(got, tuple) else c.fixed
+            unequal |= present & (n >= 0) & (counts != n)
+            n = np.where(present & (n < 0), counts, n)
+        if unequal.any():
+            raise Fallback
 
-    def column(self, c: Column) -> Any:
-        if c.shape == "vector":
-            return self.vector(c)
-        if c.sequence:
-            values, step_counts, counts, present = self.steps(c)
-            if c.shape == "ragged":  # a list per step
-                return values, _offsets(counts), _offsets(step_counts)
-            if (step_counts != 1).any():
-                raise _Fallback  # a step of no value or of many: the record path's error
-        elif c.shape == "ragged":
-            return self.ragged(c)
-        else:
-            (slot,) = c.slots
-            values, counts, present = self.values(slot, conversion_of(c))
-        numeric = c.value in DTYPES
-        if c.shape == "uniform":
-            if (counts % c.length).any():
-                raise _Fallback
-            shaped = (
-                values.reshape(-1, c.length)
-                if numeric
-                else [values[i : i + c.length] for i in range(0, len(values), c.length)]
-            )
-            return shaped, _offsets(counts // c.length)
-        if c.fixed is not None:
-            if not present.all() or (counts != c.fixed).any():
-                raise _Fallback  # a record lacks it: the record path says which
-            if c.shape == "scalar":
-                return values
-            if not numeric:
-                return [values[i : i + c.fixed] for i in range(0, len(values), c.fixed)]
-            return values.reshape(self.size, c.fixed)  # a view: gathered as rows
-        if c.shape == "scalar" and (counts > 1).any():
-            raise _Fallback
-        return values, _offsets(counts)
 
-    def ragged(self, c: Column) -> Any:
-        present = [self._present(slot) for slot in c.slots]
-        if (np.logical_or.reduce(present) & ~np.logical_and.reduce(present)).any():
-            raise _Fallback  # a record lacks a part: the record path names it
-        parts = []
-        for k, slot in enumerate(c.slots):
-            parts.append(self.values(slot, conversion_of(c) if k == 0 else LENGTHS))
-        flat, flat_counts, _ = parts[0]
-        levels = [(p[0], p[1]) for p in parts[1:]]
-        if not ragged_fits(levels, flat_counts):
-            raise _Fallback
-        return (flat, _offsets(levels[0][1]), *(_offsets(lengths) for lengths, _ in levels))
-
-    def check_arrays(self, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]) -> None:
-        """The record path's check that an array of structs' leaves agree on its length, for
-        the batch: falls back where it fails."""
-        for _, members in arrays:
-            n = np.full(self.size, -1, np.int64)
-            unequal = np.zeros(self.size, bool)
-            for c in members:
-                present = np.zeros(self.size, bool)
-                for slot in c.slots:
-                    present |= self._present(slot)
-                got = found[c.key]
-                counts: Any = np.diff(got[1]) if isinstance(got, tuple) else c.fixed
-                unequal |= present & (n >= 0) & (counts != n)
-                n = np.where(present & (n < 0), counts, n)
-            if unequal.any():
-                raise _Fallback
-
-    def vector(self, c: Column) -> Any:
-        dense_slot, index_slot, value_slot, size_slot = c.slots
-        has_parts = self._present(index_slot) | self._present(value_slot)
-        has_dense = self._present(dense_slot)
-        if not c.sparse:
-            if has_parts.any():
-                raise _Fallback
-            dense = Column(
-                c.key,
-                "float",
-                "list",
-                fixed=c.fixed,
-                slots=[dense_slot],
-                conversion=c.conversion,
-            )
-            return self.column(dense)
-        if has_dense.any():
-            raise _Fallback
-        indices, index_counts, _ = self.values(index_slot, LENGTHS)
-        entries, entry_counts, _ = self.values(value_slot, conversion_of(c))
-        sizes, size_counts, _ = self.values(size_slot, LENGTHS)
-        if (index_counts != entry_counts).any() or (size_counts != has_parts).any():
-            raise _Fallback
-        distinct = set(sizes.tolist()) | ({c.size} if c.size else set())
-        if len(distinct) > 1:
-            raise _Fallback
-        size = distinct.pop() if distinct else 0
-        rows = np.repeat(np.arange(self.size, dtype=np.int64), index_counts)
-        if len(indices):
-            if int(indices.min()) < 0 or int(indices.max()) >= size:
-                raise _Fallback
-            step = np.diff(indices)
-            if (step[rows[1:] == rows[:-1]] <= 0).any():
-                raise _Fallback
-        return np.stack([rows, indices], axis=1), entries, (self.size, size)
+def _vector(batch: Batch, c: Column) -> Any:
+    dense_slot, index_slot, value_slot, size_slot = c.slots
+    has_parts = batch.present(index_slot) | batch.present(value_slot)
+    if not c.sparse:
+        if has_parts.any():
+            raise Fallback
+        dense = Column(
+            c.key, "float", "list", fixed=c.fixed, slots=[dense_slot], conversion=c.conversion
+        )
+        return _column(batch, dense)
+    if batch.present(dense_slot).any():
+        raise Fallback
+    index = _values(batch, index_slot, LENGTHS)
+    entries = _values(batch, value_slot, conversion_of(c))
+    sizes = _values(batch, size_slot, LENGTHS)
+    if (index.counts != entries.counts).any() or (sizes.counts != has_parts).any():
+        raise Fallback
+    indices = index.values
+    distinct = set(sizes.values.tolist()) | ({c.size} if c.size else set())
+    if len(distinct) > 1:
+        raise Fallback
+    size = distinct.pop() if distinct else 0
+    rows = np.repeat(np.arange(batch.size, dtype=np.int64), index.counts)
+    if len(indices):
+        if int(indices.min()) < 0 or int(indices.max()) >= size:
+            raise Fallback
+        step = np.diff(indices)
+        if (step[rows[1:] == rows[:-1]] <= 0).any():
+            raise Fallback
+    return np.stack([rows, indices], axis=1), entries.values, (batch.size, size)
 
 
 def _join(parts: list[Any], value: str) -> Any:

@@ -4,9 +4,9 @@ numbers as one NumPy array, bytes as the entries' bounds in the batch (their dat
 one NumPy call when wanted), and per record the number of values and whether the feature is
 there.
 
-The one columnar core of both batch paths: the loaders' NumPy batches
-(:mod:`spark_tfrecord._format.columns.batches`) and the jar-less source's Arrow arrays
-(:mod:`spark_tfrecord._source.batch_arrays`) shape what :func:`column_values` gives. Anything
+The core of the one batch builder (:class:`spark_tfrecord._format.columns.batches.Batch`), whose
+columns the loaders shape into their NumPy batches and the jar-less source wraps in Arrow
+arrays (:mod:`spark_tfrecord._source.batch_arrays`). Anything
 that needs a decision per record (a kind the column does not read, numbers read as text, a
 value out of range, a list that strays from the layout writers produce) gives None: the batch
 is then read record by record, whose values and errors are the reference. A numeric column
