@@ -25,7 +25,7 @@ in the order of the schema's fields, as Spark gives them to a ``DataSourceArrowW
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -161,11 +161,6 @@ class ExampleEncoder:
         else:
             record = field(b"\x0a", Parts(contexts, context_size), everyone).parts
         return frame(record, n)
-
-    def encode_batches(self, batches: Iterable[Any]) -> Iterator[Encoded]:
-        """:meth:`encode` of each batch (of a pyarrow ``Table``: its ``to_batches()``)."""
-        for batch in batches:
-            yield self.encode(batch)
 
     def value_counts(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
         """What the rows encoded so far held, as a write's manifest keeps it (the jar's
