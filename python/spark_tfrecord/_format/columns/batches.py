@@ -174,14 +174,15 @@ def collate_raw(
     starts: Any,
     stops: Any,
     listed: Sequence[bool] | None = None,
+    numbers: Sequence[int] = (),
 ) -> dict[str, Any] | None:
     """The ``columns`` of the serialized Examples ``buf[starts[r]:stops[r]]`` (their features
     ``keys``), decoded together; None when a record strays from the layout writers produce
     (then decode the batch record by record: the same values, or the error naming the
-    record). With ``listed`` (per key: a feature list's?), SequenceExamples."""
+    record). With ``listed`` (per key: a feature list's?), SequenceExamples; ``numbers``: as
+    :class:`Batch` takes them."""
     try:
-        numbers = {s for c in columns if c.value in DTYPES and not c.sequence for s in c.slots}
-        batch = Batch(keys, buf, starts, stops, listed, sorted(numbers))
+        batch = Batch(keys, buf, starts, stops, listed, numbers)
         found = {c.key: _column(batch, c) for c in columns}
         _check_arrays(batch, arrays, found)
         return found

@@ -69,6 +69,11 @@ class Layout:
                 arrays.setdefault(c.array, []).append(c)
         #: Each array of structs' leaves, whose lists must be of one length.
         self.arrays = list(arrays.items())
+        #: The slots of the Examples' numeric features, which a batch of one number a record
+        #: gives at once (:func:`spark_tfrecord._format.columns.gathered.scalars`).
+        self.numbers = sorted(
+            {s for c in self.columns if c.value in DTYPES and not c.sequence for s in c.slots}
+        )
         self._checks: list[list[Any]] | None = None
         #: Whether a step of no value of a field of an array of structs that is not a list is a
         #: null, as Spark reads it (the jar-less source), rather than an error (the loaders',
@@ -397,7 +402,14 @@ class Layout:
         together; None when a record strays from the layout writers produce (then decode the
         batch record by record: the same values, or the error naming the record)."""
         return collate_raw(
-            self.columns, self.arrays, self.decoder_keys, buf, starts, stops, self.listed
+            self.columns,
+            self.arrays,
+            self.decoder_keys,
+            buf,
+            starts,
+            stops,
+            self.listed,
+            self.numbers,
         )
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
