@@ -881,6 +881,46 @@ def _stats(features: Any) -> list[tuple[str, Any, Any]]:
     ]
 
 
+@pytest.mark.parametrize(
+    "bad_list",
+    [b"\x81" * 10 + b"\x01", b"\x05\x81"],
+    ids=["a varint of 11 bytes", "a list ending inside a varint"],
+)
+def test_a_malformed_int64_list_laid_out_as_the_others_fails_with_its_offset(
+    tmp_path: Path, bad_list: bytes
+) -> None:
+    # batch_stats counts a batch's int64 lists at once, without decoding them: a list that
+    # would not decode sends the batch to the records' own walk, which names the record.
+    from spark_tfrecord._format.datasets.inference import _read_sample
+    from spark_tfrecord._format.entries.wire import FLOAT, INT64
+    from spark_tfrecord._format.frames.read_options import InferenceOptions
+
+    def record(ints: bytes) -> bytes:
+        return example(
+            entry(b"a", feature("int64", ld(1, ints))),
+            entry(b"b", feature("float", float_list_packed([0.5]))),
+            entry(b"c", feature("int64", int64_list_packed([7, -1]))),
+        )
+
+    good = record(b"\x01\xac\x02")
+    data = [good] * 5 + [record(bad_list)] + [good] * 4
+    path = write_records(tmp_path / "bad.tfrecord", data)
+    with pytest.raises(errors.CorruptFileError) as raised:
+        _read_sample(str(path), LocalFiles(), InferenceOptions(), False)
+    assert raised.value.parameters["offset"] == str(5 * (len(good) + 16))
+    sample = _read_sample(
+        str(path), LocalFiles(), InferenceOptions(ignore_corrupt_files=True), False
+    )
+    assert sample.records == 5
+    good_only = write_records(tmp_path / "good.tfrecord", [good] * 10)
+    sample = _read_sample(str(good_only), LocalFiles(), InferenceOptions(), False)
+    assert _stats(sample.features) == [
+        ("a", (INT64, 2, False), None),
+        ("b", (FLOAT, 1, False), None),
+        ("c", (INT64, 2, False), None),  # -1: a varint of 10 bytes
+    ]
+
+
 def test_a_batch_of_examples_says_what_its_records_say_one_by_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

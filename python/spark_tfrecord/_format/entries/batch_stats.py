@@ -1,9 +1,10 @@
 """What a batch of Examples says of its features, at once: the records laid out as the batch's
 first one (:mod:`~spark_tfrecord._format.entries.record_layout`: the same keys in the same
-order, one kind each) give each feature's kind, most values and UTF-8 check for all of them in
-a few NumPy calls, as :func:`~spark_tfrecord._format.entries.feature_stats.add_record` would
-one record at a time. The others are left to it, in their order, so that names are numbered as
-they are first met and a malformed record fails there.
+order, one kind each) give each feature's kind, most values and UTF-8 check, as :func:`~spark_tfrecord._format.entries.feature_stats.add_record` would
+one record at a time: the float and int64 features all at once, in a few NumPy calls (an
+int64 list's values are counted, not decoded), the bytes features one by one. The others are
+left to it, in their order, so that names are numbered as they are first met and a malformed
+record fails there.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._format.entries import batch, record_layout
+from spark_tfrecord._format.entries import record_layout
 from spark_tfrecord._format.entries.entries import bytes_entries, gather
 from spark_tfrecord._format.entries.feature_stats import SampledFeatures, merge_kinds
 from spark_tfrecord._format.entries.walk import entries
-from spark_tfrecord._format.entries.wire import BYTES, FLOAT, UNSET, MalformedRecord
+from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET, MalformedRecord
+
+#: How many int64 lists are counted at once.
+_LISTS = 1 << 16
 
 
 def add_batch(buf: bytes, starts: Any, stops: Any, features: SampledFeatures) -> Any:
@@ -38,13 +42,21 @@ def add_batch(buf: bytes, starts: Any, stops: Any, features: SampledFeatures) ->
     rows = np.flatnonzero(~predicted.odd)
     if not len(rows):
         return everyone
-    found = []
-    for w in range(len(keys)):
-        kind = int(predicted.kind[w, rows[0]])
-        seen = _seen(buf, kind, predicted.start[w, rows], predicted.stop[w, rows])
+    kinds = predicted.kind[:, rows[0]]
+    whole = len(rows) == len(begin)
+    found: list[tuple[int, int, bool]] = [(UNSET, 0, False)] * len(keys)
+    for kind in (FLOAT, INT64, BYTES):
+        at = np.flatnonzero(kinds == kind)
+        if not len(at):
+            continue
+        start, stop = predicted.start[at], predicted.stop[at]
+        if not whole:
+            start, stop = start[:, rows], stop[:, rows]
+        seen = _seen(buf, kind, start, stop)
         if seen is None:
             return everyone  # a list that strays: the records' own walk, for its error
-        found.append((kind, *seen))
+        for w, most, binary in zip(at.tolist(), *seen):
+            found[w] = (kind, most, binary)
     for key, (kind, most, binary) in zip(keys, found):
         s = features.context(key)
         s.kind = merge_kinds(s.kind, kind)
@@ -53,21 +65,54 @@ def add_batch(buf: bytes, starts: Any, stops: Any, features: SampledFeatures) ->
     return np.flatnonzero(predicted.odd)
 
 
-def _seen(buf: bytes, kind: int, start: Any, stop: Any) -> tuple[int, bool] | None:
-    """The most values a record holds in the lists ``buf[start[r]:stop[r]]`` of ``kind``, and
-    whether a bytes value is not UTF-8; None when a list strays from the layout writers
-    produce."""
-    if kind == UNSET:
-        return 0, False
+def _seen(buf: bytes, kind: int, start: Any, stop: Any) -> tuple[list[int], list[bool]] | None:
+    """For each feature (a row of ``start`` and ``stop``, a column per record) whose lists
+    ``buf[start[f, r]:stop[f, r]]`` are of ``kind``: the most values a record holds, and whether
+    a bytes value is not UTF-8; None when a list strays from the layout writers produce. The
+    features of one kind are taken together: a few NumPy calls a kind, not a feature."""
+    lengths = stop - start
     if kind == FLOAT:
-        lengths = stop - start
-        return None if (lengths & 3).any() else (int(lengths.max()) >> 2, False)
-    if kind != BYTES:
-        try:
-            ints = batch.int_values(buf, start, stop)
-        except MalformedRecord:
+        if (lengths & 3).any():
             return None
-        return None if ints is None else (int(ints[1].max()), False)
+        return (lengths.max(axis=1) >> 2).tolist(), [False] * len(lengths)
+    if kind == INT64:
+        most: list[int] = []
+        step = max(1, _LISTS // lengths.shape[1])  # so that the gathered bytes stay small
+        for f in range(0, len(start), step):
+            counts = _varint_counts(buf, start[f : f + step].ravel(), stop[f : f + step].ravel())
+            if counts is None:
+                return None
+            most += counts.reshape(-1, lengths.shape[1]).max(axis=1).tolist()
+        return most, [False] * len(lengths)
+    strings = []  # one feature at a time
+    for a, b in zip(start, stop):
+        one = _strings(buf, a, b)
+        if one is None:
+            return None
+        strings.append(one)
+    return [most for most, _ in strings], [binary for _, binary in strings]
+
+
+def _varint_counts(buf: bytes, start: Any, stop: Any) -> Any:
+    """How many varints each packed list ``buf[start[i]:stop[i]]`` holds; None when a list ends
+    inside a varint or holds one longer than 10 bytes (the record's walk then gives the error)."""
+    data = gather(buf, start, stop)
+    if not len(data):
+        return np.zeros(len(start), np.int64)
+    filled = stop > start
+    if (np.frombuffer(buf, np.uint8)[stop[filled] - 1] >= 0x80).any():
+        return None
+    terminal = data < 0x80
+    ends = np.flatnonzero(terminal)
+    if len(ends) < len(data) and int(np.diff(ends, prepend=-1).max()) > 10:
+        return None
+    done = np.concatenate([[0], np.cumsum(terminal)])[np.cumsum(stop - start)]
+    return np.diff(done, prepend=0)
+
+
+def _strings(buf: bytes, start: Any, stop: Any) -> tuple[int, bool] | None:
+    """The most values a record holds in the bytes lists ``buf[start[r]:stop[r]]``, and whether
+    one is not UTF-8; None when a list strays."""
     found = bytes_entries(buf, start, stop)
     if found is None:
         return None
