@@ -1,10 +1,10 @@
 """What a batch of Examples says of its features, at once: the records laid out as the batch's
 first one (:mod:`~spark_tfrecord._format.entries.record_layout`: the same keys in the same
-order, one kind each) give each feature's kind, most values and UTF-8 check, as :func:`~spark_tfrecord._format.entries.feature_stats.add_record` would
-one record at a time: the float and int64 features all at once, in a few NumPy calls (an
-int64 list's values are counted, not decoded), the bytes features one by one. The others are
-left to it, in their order, so that names are numbered as they are first met and a malformed
-record fails there.
+order, one kind each) give each feature's kind, most values and UTF-8 check, as
+:func:`~spark_tfrecord._format.entries.feature_stats.add_record` would one record at a time:
+the float and int64 features all at once, in a few NumPy calls (an int64 list's values are
+counted, not decoded), the bytes features one by one. The others are left to it, in their
+order, so that names are numbered as they are first met and a malformed record fails there.
 """
 
 from __future__ import annotations
