@@ -229,18 +229,24 @@ def one_varint(buf: bytes, start: Any, stop: Any) -> Any:
     return values if ok.all() and (after == stop).all() else None
 
 
+def varint_counts(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:
+    """The packed int64 lists ``buf[start[r]:stop[r]]``, concatenated (a uint8 array), and how
+    many varints each holds, counted, not decoded; None when a list ends inside a varint."""
+    data = gather(buf, start, stop)
+    if not len(data):
+        return data, np.zeros(len(start), np.int64)
+    filled = stop > start
+    if (np.frombuffer(buf, np.uint8)[stop[filled] - 1] >= 0x80).any():
+        return None
+    done = np.concatenate([[0], np.cumsum(data < 0x80)])[np.cumsum(stop - start)]
+    return data, np.diff(done, prepend=0)
+
+
 def int_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:
     """The packed int64 lists ``buf[start[r]:stop[r]]``, concatenated, and their counts; None
     when a list ends inside a varint."""
-    joined = gather(buf, start, stop).tobytes()
-    if not joined:
-        return np.empty(0, np.int64), np.zeros(len(start), np.int64)
-    u8 = np.frombuffer(buf, np.uint8)
-    filled = stop > start
-    if (u8[stop[filled] - 1] >= 0x80).any():
+    found = varint_counts(buf, start, stop)
+    if found is None:
         return None
-    terminal = np.frombuffer(joined, np.uint8) < 0x80
-    ends = np.cumsum(stop - start)
-    done = np.concatenate([[0], np.cumsum(terminal)])[ends]
-    counts = np.diff(np.concatenate([[0], done]))
-    return packed_varints(joined, 0, len(joined)), counts
+    joined = found[0].tobytes()
+    return packed_varints(joined, 0, len(joined)), found[1]

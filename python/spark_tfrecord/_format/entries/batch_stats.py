@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from spark_tfrecord._format.entries import record_layout
+from spark_tfrecord._format.entries import batch, record_layout
 from spark_tfrecord._format.entries.entries import bytes_entries, gather
 from spark_tfrecord._format.entries.feature_stats import SampledFeatures, merge_kinds
 from spark_tfrecord._format.entries.walk import entries
@@ -96,18 +96,14 @@ def _seen(buf: bytes, kind: int, start: Any, stop: Any) -> tuple[list[int], list
 def _varint_counts(buf: bytes, start: Any, stop: Any) -> Any:
     """How many varints each packed list ``buf[start[i]:stop[i]]`` holds; None when a list ends
     inside a varint or holds one longer than 10 bytes (the record's walk then gives the error)."""
-    data = gather(buf, start, stop)
-    if not len(data):
-        return np.zeros(len(start), np.int64)
-    filled = stop > start
-    if (np.frombuffer(buf, np.uint8)[stop[filled] - 1] >= 0x80).any():
+    found = batch.varint_counts(buf, start, stop)
+    if found is None:
         return None
-    terminal = data < 0x80
-    ends = np.flatnonzero(terminal)
+    data, counts = found
+    ends = np.flatnonzero(data < 0x80)
     if len(ends) < len(data) and int(np.diff(ends, prepend=-1).max()) > 10:
         return None
-    done = np.concatenate([[0], np.cumsum(terminal)])[np.cumsum(stop - start)]
-    return np.diff(done, prepend=0)
+    return counts
 
 
 def _strings(buf: bytes, start: Any, stop: Any) -> tuple[int, bool] | None:
