@@ -735,3 +735,71 @@ def test_a_slice_of_a_batch_encodes_its_own_values_only() -> None:
     assert bytes(encoder.encode(part).framed_bytes()) == bytes(
         encoder.encode(copied).framed_bytes()
     )
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_a_batch_encodes_as_its_rows_placed_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, forced: bool
+) -> None:
+    """A batch's records are laid out in slots (a strided copy per piece, then one compress),
+    unless that would be mostly padding (one string far longer than the others) or most bytes
+    are in long pieces (over 1 KiB a record): with the slots taken whatever the batch
+    (``forced``), and with the defaults, the records are those of every piece placed at its
+    offset (no slots at all)."""
+    import pyarrow as pa
+
+    from spark_tfrecord._format.columns.ddl import parse_ddl
+    from spark_tfrecord._format.frames import packing
+
+    n = 300
+    rows = {
+        # varints of 1 to 10 bytes
+        "id": [-(2**63) if i == 1 else (-1) ** i * ((i * 7919) ** 3 % 2**63) for i in range(n)],
+        "label": [1] * n,  # a constant feature: its entry one constant
+        "x": [None if i % 7 == 0 else [i * 0.5, -1.0, 2.0, 3.0] for i in range(n)],
+        "s": ["é" * 150_000 if i == 5 else "ab" * (i % 13) for i in range(n)],
+        "ids": [list(range(-(i % 5), i % 9)) for i in range(n)],
+        "st": [None if i % 3 == 0 else {"a": i, "c": [float(i)] * (i % 2)} for i in range(n)],
+        "b": [(bytes(range(256)) * 12)[i % 7 : i % 7 + i * 37 % 3000] for i in range(n)],
+    }
+    ddl = (
+        "id bigint, label bigint, x array<float>, s string, ids array<bigint>, "
+        "st struct<a: bigint, c: array<float>>, b binary"
+    )
+    table = pa.Table.from_pydict(rows).cast(
+        pa.schema(
+            [
+                ("id", pa.int64()),
+                ("label", pa.int64()),
+                ("x", pa.list_(pa.float32())),
+                ("s", pa.string()),
+                ("ids", pa.list_(pa.int64())),
+                ("st", pa.struct([("a", pa.int64()), ("c", pa.list_(pa.float32()))])),
+                ("b", pa.binary()),
+            ]
+        )
+    )
+    even = table.slice(10)
+    short = ddl.removesuffix(", b binary")
+    batches = {  # each with its schema, and its records' layout under the defaults
+        "skewed": (table, ddl, False),
+        "long": (even, ddl, False),
+        "short": (even.drop_columns(["b"]), short, True),
+    }
+
+    def encoded(batch: pa.Table, schema: str) -> bytes:
+        encoder = ExampleEncoder(parse_ddl(schema))
+        return bytes(encoder.encode(batch.to_batches()[0]).framed_bytes())
+
+    monkeypatch.setattr(packing, "_PADDING", 0)  # every piece placed at its offset
+    placed = {name: encoded(batch, schema) for name, (batch, schema, _) in batches.items()}
+    monkeypatch.setattr(packing, "_PADDING", 10**9 if forced else 2)
+    monkeypatch.setattr(packing, "_LONG_SHARE", 1.0 if forced else 0.5)
+    slotted = []
+    real = packing._compressed
+    monkeypatch.setattr(packing, "_compressed", lambda p, w, k: slotted.append(k) or real(p, w, k))
+    for name, (batch, schema, slots) in batches.items():
+        slotted.clear()
+        assert encoded(batch, schema) == placed[name], name
+        # The records' frames (a piece per feature, the batch's rows): in slots where they fit.
+        assert (batch.num_rows in slotted) == (forced or slots), (name, slotted)

@@ -54,7 +54,7 @@ from spark_tfrecord._format.columns.tensors import tensor_plan
 from spark_tfrecord._format.columns.vectors import dense_vector_plan, sparse_vector_plan
 from spark_tfrecord._format.frames.encode_errors import EncodeError, argument_error, data_error
 from spark_tfrecord._format.frames.frames import Encoded, frame
-from spark_tfrecord._format.frames.packing import Parts, Ragged, const, field, varint, varints
+from spark_tfrecord._format.frames.packing import Parts, Ragged, const, field, lengths, varint
 
 Schema = Union[str, Mapping[str, Any]]
 
@@ -180,10 +180,10 @@ class ExampleEncoder:
         """The map entry ``{key: name, value: feature}`` of feature i, for its present rows."""
         present, value = feature.present, feature.value
         key = self._keys[i]
-        lengths = varints(value.size, present)
+        prefix = lengths(value.size, present)
         inner = Parts(
-            [const(key, present), lengths, *value.parts],
-            np.where(present, len(key) + lengths.size + value.size, 0),
+            [const(key, present), prefix, *value.parts],
+            np.where(present, len(key) + prefix.size + value.size, 0),
         )
         return field(b"\x0a", inner, present)
 

@@ -133,7 +133,10 @@ def feature(kind: int, values: Values, unit_offsets: Ints, present: Mask) -> Par
         if len(lo) == len(lengths) and np.array_equal(lo, np.arange(len(lo))):
             # One value per unit (a scalar column): its parts are the unit's, uncopied.
             masked = Parts(
-                [Ragged(p.buf, p.start, np.where(present, p.size, 0)) for p in each.parts],
+                [
+                    Ragged(p.buf, p.start, np.where(present, p.size, 0), p.stride)
+                    for p in each.parts
+                ],
                 np.where(present, each.size, 0),
             )
             return field(b"\x0a", masked, present)

@@ -60,21 +60,22 @@ def frame(record: list[Ragged], n: int) -> Encoded:
             "fit in one record",
             row,
         )
-    everyone = np.ones(n, np.bool_)
-    header = const(bytes(HEADER), everyone)
-    footer = const(bytes(FOOTER), everyone)
-    framed, off = concat([header, *record, footer], n)
-    start = off[:-1]
-    columns = np.arange(8, dtype=np.int64)
-    framed[(start[:, None] + columns).ravel()] = sizes.astype("<u8").view(np.uint8)
     lengths, which = np.unique(sizes, return_inverse=True)
     raw_crcs = [crc(struct.pack("<Q", int(x))) for x in lengths.tolist()]
-    length_crcs = masked_all(np.array(raw_crcs, np.uint64))
+    header = np.empty((n, HEADER), np.uint8)
+    header[:, :8] = sizes.astype("<u8").view(np.uint8).reshape(n, 8)
+    header[:, 8:] = (
+        masked_all(np.array(raw_crcs, np.uint64))[which].astype("<u4").view(np.uint8).reshape(n, 4)
+    )
+    heads = Ragged(
+        header.ravel(), HEADER * np.arange(n, dtype=np.int64), np.full(n, HEADER), HEADER
+    )
+    footer = const(bytes(FOOTER), np.ones(n, np.bool_))
+    framed, off = concat([heads, *record, footer], n)
     four = np.arange(4, dtype=np.int64)
-    framed[(start[:, None] + 8 + four).ravel()] = length_crcs[which].view(np.uint8)
-    view = framed.data
-    begin = (start + HEADER).tolist()
-    end = (off[1:] - FOOTER).tolist()
-    data_crcs = masked_all(np.array([crc(view[b:e]) for b, e in zip(begin, end)], np.uint64))
+    slices = map(slice, (off[:-1] + HEADER).tolist(), (off[1:] - FOOTER).tolist())
+    data_crcs = masked_all(
+        np.fromiter(map(crc, map(framed.data.__getitem__, slices)), np.uint64, n)
+    )
     framed[((off[1:] - FOOTER)[:, None] + four).ravel()] = data_crcs.view(np.uint8)
     return Encoded(framed, off)

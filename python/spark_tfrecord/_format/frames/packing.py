@@ -6,6 +6,14 @@ buffer), and a message is a :class:`Parts`, the ragged pieces that, laid one aft
 make each unit's bytes, with their total size per unit. Protobuf prefixes each message with its
 length, so the sizes come first and cost only array arithmetic; the bytes are copied once, by
 :func:`concat`, into the records' buffer.
+
+:func:`concat` lays the units out as the rows of a matrix, a column slot per piece as wide as
+its widest unit's, each unit's piece at the left of its slot, and keeps the bytes of the pieces
+(one boolean compress): a slot of pieces of one size is one strided copy (a constant's, or a
+fixed list's values), where placing each piece where the unit's earlier pieces end would take
+an index per byte. Where the slots would be mostly padding (one unit's piece far longer than
+the others'), or most bytes are in long pieces (images: a copy a unit either way), the pieces
+are placed one at a time at their units' offsets instead.
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ class Ragged(NamedTuple):
     buf: Bytes
     start: Ints
     size: Ints
+    #: Where known, ``start[i]`` is ``start[0] + stride * i`` for every unit (0: the same bytes
+    #: for every unit, a constant).
+    stride: int | None = None
 
 
 class Parts(NamedTuple):
@@ -56,7 +67,7 @@ def contiguous(buf: Bytes, off: Ints) -> Ragged:
 def const(data: bytes, present: Mask) -> Ragged:
     """``data`` for every present unit, nothing for the others."""
     buf = np.frombuffer(data, np.uint8)
-    return Ragged(buf, np.zeros(len(present), np.int64), np.where(present, len(data), 0))
+    return Ragged(buf, np.zeros(len(present), np.int64), np.where(present, len(data), 0), 0)
 
 
 def varint_sizes(values: npt.NDArray[np.uint64]) -> Ints:
@@ -71,28 +82,39 @@ def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mas
     """Each value as a varint (a negative int64 as its 10-byte two's complement), laid end to
     end; nothing for a unit not ``present``."""
     v = values.astype(np.int64, copy=False).view(np.uint64)
+    if present is not None and present.all():
+        present = None
     if len(v) and int(v.max()) < 0x80:
         # Every value one byte (lengths of short messages, small labels): the values are the bytes.
         if present is None:
             return Ragged(
-                v.astype(np.uint8), np.arange(len(v), dtype=np.int64), np.ones(len(v), np.int64)
+                v.astype(np.uint8),
+                np.arange(len(v), dtype=np.int64),
+                np.ones(len(v), np.int64),
+                1,
             )
         sizes = present.astype(np.int64)
         return Ragged(v[present].astype(np.uint8), offsets(sizes)[:-1], sizes)
     sizes = varint_sizes(v)
     if present is not None:
         sizes = np.where(present, sizes, 0)
-    off = offsets(sizes)
-    buf = np.empty(int(off[-1]), np.uint8)
-    start = off[:-1]
-    seven = np.uint64(0x7F)
-    for k in range(10):
-        at = sizes > k
-        if not at.any():
-            break
-        more = np.where(sizes[at] > k + 1, np.uint64(0x80), np.uint64(0))
-        buf[start[at] + k] = ((v[at] >> np.uint64(7 * k)) & seven) | more
-    return Ragged(buf, start, sizes)
+    # Byte k of every varint in column k of a matrix, then the matrix's bytes that are varints'.
+    longest = int(sizes.max()) if len(sizes) else 0
+    bytes_ = np.empty((len(v), longest), np.uint8)
+    for k in range(longest):
+        byte = (v >> np.uint64(7 * k)).astype(np.uint8) & np.uint8(0x7F)
+        bytes_[:, k] = byte | ((sizes > k + 1).astype(np.uint8) << np.uint8(7))
+    buf = bytes_[np.arange(longest, dtype=np.int64) < sizes[:, None]]
+    return Ragged(buf, offsets(sizes)[:-1], sizes, None)
+
+
+def lengths(sizes: Ints, present: Mask) -> Ragged:
+    """The length prefixes of messages of these sizes (varints), for the ``present`` units: one
+    constant where every unit has one of the same size (a fixed-size feature's), which
+    :func:`concat` then lays out with the constants around it."""
+    if len(sizes) and present.all() and int(sizes.min()) == int(sizes.max()):
+        return const(varint(int(sizes[0])), present)
+    return varints(sizes, present)
 
 
 def varint(value: int) -> bytes:
@@ -108,14 +130,23 @@ def varint(value: int) -> bytes:
 def field(tag: bytes, content: Parts, present: Mask) -> Parts:
     """A length-delimited field: ``tag``, the content's size as a varint, the content; for a
     present unit only (an absent unit's content must be empty)."""
-    lengths = varints(content.size, present)
-    size = np.where(present, len(tag) + lengths.size + content.size, 0)
-    return Parts([const(tag, present), lengths, *content.parts], size)
+    prefix = lengths(content.size, present)
+    size = np.where(present, len(tag) + prefix.size + content.size, 0)
+    return Parts([const(tag, present), prefix, *content.parts], size)
 
 
 def single(r: Ragged) -> Parts:
     """One ragged piece as a message's parts."""
     return Parts([r], r.size)
+
+
+#: At most this many bytes of slots for each byte of the pieces (and 32 a unit), or the pieces
+#: are placed one at a time.
+_PADDING = 2
+#: At most this share of the bytes in long pieces (over ``_COPY_PER_UNIT`` a unit on average),
+#: or the pieces are placed one at a time: a long piece is copied a unit at a time either way,
+#: and the slots' compress would copy its bytes once more.
+_LONG_SHARE = 0.5
 
 
 def concat(pieces: Sequence[Ragged], n: int) -> tuple[Bytes, Ints]:
@@ -124,12 +155,73 @@ def concat(pieces: Sequence[Ragged], n: int) -> tuple[Bytes, Ints]:
     for p in pieces:
         total += p.size
     off = offsets(total)
+    widths = [int(p.size.max()) if n else 0 for p in pieces]
+    bytes_ = int(off[-1])
+    long = sum(s for s in (int(p.size.sum()) for p in pieces) if s > _COPY_PER_UNIT * n)
+    if sum(widths) * n <= _PADDING * (bytes_ + 32 * n) and long <= _LONG_SHARE * bytes_:
+        return _compressed(pieces, widths, n), off
     out = np.empty(int(off[-1]), np.uint8)
     pos = off[:-1].copy()
     for p in pieces:
         _place(out, pos, p)
         pos += p.size
     return out, off
+
+
+def _compressed(pieces: Sequence[Ragged], widths: list[int], n: int) -> Bytes:
+    """The pieces in slots of ``widths`` columns of an n-row matrix, and its bytes that are
+    the pieces', row after row (see the module's docstring). Consecutive constants that every
+    unit has share one slot."""
+    width = sum(widths)
+    slots = np.empty((n, width), np.uint8)
+    keep = np.ones((n, width), np.bool_)
+    at, ragged = 0, False
+    constant = b""  # the constants met since the last slot
+
+    def flush() -> None:
+        nonlocal at, constant
+        if constant:
+            slots[:, at : at + len(constant)] = np.frombuffer(constant, np.uint8)
+            at, constant = at + len(constant), b""
+
+    for p, w in zip(pieces, widths):
+        if w == 0:
+            continue
+        start, size = p.start, p.size
+        fixed = bool(np.all(size == w))
+        first = int(start[0])
+        stride = p.stride
+        if stride is None:
+            stride = 0 if np.all(start == first) else None
+        if stride == 0 and fixed:
+            constant += p.buf[first : first + w].tobytes()
+            continue
+        flush()
+        slot = slots[:, at : at + w]
+        if not fixed:
+            ragged = True
+            np.less(np.arange(w, dtype=np.int64), size[:, None], out=keep[:, at : at + w])
+        at += w
+        if stride == 0:  # a constant some units have (a prefix of, or none of it)
+            slot[...] = p.buf[first : first + w]
+        elif fixed and (
+            stride == w
+            or (stride is None and np.array_equal(start, first + w * np.arange(n, dtype=np.int64)))
+        ):
+            slot[...] = p.buf[first : first + w * n].reshape(n, w)
+        elif int(size.sum()) > _COPY_PER_UNIT * n:
+            for i in np.flatnonzero(size).tolist():
+                s, k = int(start[i]), int(size[i])
+                slot[i, :k] = p.buf[s : s + k]
+        elif _is_laid_out(p):  # the units' bytes one run: the slot's kept bytes, in order
+            slot[keep[:, at - w : at]] = p.buf[first : first + int(size.sum())]
+        else:
+            index = start[:, None] + np.arange(w, dtype=np.int64)
+            np.minimum(index, len(p.buf) - 1, out=index)  # past a unit's end: dropped
+            slot[...] = p.buf[index]
+    flush()
+    out: Bytes = slots[keep] if ragged else slots.ravel()  # every unit as long: no gaps
+    return out
 
 
 def materialize(parts: Parts, n: int) -> Ragged:
