@@ -785,6 +785,14 @@ def test_a_batch_encodes_as_its_rows_placed_one_at_a_time(
         "skewed": (table, ddl, False),
         "long": (even, ddl, False),
         "short": (even.drop_columns(["b"]), short, True),
+        "fixed": (  # every record as long: nothing to compress
+            pa.table(
+                {"x": [[1.0, i / 3, 2.0, 3.0] for i in range(50)]},
+                schema=table.select(["x"]).schema,
+            ),
+            "x array<float>",
+            True,
+        ),
     }
 
     def encoded(batch: pa.Table, schema: str) -> bytes:
@@ -797,7 +805,9 @@ def test_a_batch_encodes_as_its_rows_placed_one_at_a_time(
     monkeypatch.setattr(packing, "_LONG_SHARE", 1.0 if forced else 0.5)
     slotted = []
     real = packing._compressed
-    monkeypatch.setattr(packing, "_compressed", lambda p, w, k: slotted.append(k) or real(p, w, k))
+    monkeypatch.setattr(
+        packing, "_compressed", lambda p, w, t, k: slotted.append(k) or real(p, w, t, k)
+    )
     for name, (batch, schema, slots) in batches.items():
         slotted.clear()
         assert encoded(batch, schema) == placed[name], name

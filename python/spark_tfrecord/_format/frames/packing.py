@@ -70,11 +70,13 @@ def const(data: bytes, present: Mask) -> Ragged:
     return Ragged(buf, np.zeros(len(present), np.int64), np.where(present, len(data), 0), 0)
 
 
+#: The smallest value of each varint size from 2 bytes on.
+_VARINT_STEPS = np.array([1 << (7 * k) for k in range(1, 10)], np.uint64)
+
+
 def varint_sizes(values: npt.NDArray[np.uint64]) -> Ints:
     """The bytes of each value's varint (1 to 10)."""
-    sizes = np.ones(len(values), np.int64)
-    for k in range(1, 10):
-        sizes += values >= np.uint64(1 << (7 * k))
+    sizes: Ints = np.searchsorted(_VARINT_STEPS, values, side="right") + 1
     return sizes
 
 
@@ -156,10 +158,11 @@ def concat(pieces: Sequence[Ragged], n: int) -> tuple[Bytes, Ints]:
         total += p.size
     off = offsets(total)
     widths = [int(p.size.max()) if n else 0 for p in pieces]
+    sums = [int(p.size.sum()) for p in pieces]
     bytes_ = int(off[-1])
-    long = sum(s for s in (int(p.size.sum()) for p in pieces) if s > _COPY_PER_UNIT * n)
+    long = sum(s for s in sums if s > _COPY_PER_UNIT * n)
     if sum(widths) * n <= _PADDING * (bytes_ + 32 * n) and long <= _LONG_SHARE * bytes_:
-        return _compressed(pieces, widths, n), off
+        return _compressed(pieces, widths, sums, n), off
     out = np.empty(int(off[-1]), np.uint8)
     pos = off[:-1].copy()
     for p in pieces:
@@ -168,45 +171,37 @@ def concat(pieces: Sequence[Ragged], n: int) -> tuple[Bytes, Ints]:
     return out, off
 
 
-def _compressed(pieces: Sequence[Ragged], widths: list[int], n: int) -> Bytes:
-    """The pieces in slots of ``widths`` columns of an n-row matrix, and its bytes that are
-    the pieces', row after row (see the module's docstring). Consecutive constants that every
-    unit has share one slot."""
+def _compressed(pieces: Sequence[Ragged], widths: list[int], sums: list[int], n: int) -> Bytes:
+    """The pieces in slots of ``widths`` columns of an n-row matrix (``sums``: each piece's
+    bytes), and its bytes that are the pieces', row after row (see the module's docstring).
+    The constants that every unit has are laid out in one row first, which fills every row."""
     width = sum(widths)
-    slots = np.empty((n, width), np.uint8)
-    keep = np.ones((n, width), np.bool_)
-    at, ragged = 0, False
-    constant = b""  # the constants met since the last slot
-
-    def flush() -> None:
-        nonlocal at, constant
-        if constant:
-            slots[:, at : at + len(constant)] = np.frombuffer(constant, np.uint8)
-            at, constant = at + len(constant), b""
-
-    for p, w in zip(pieces, widths):
+    row = np.zeros(width, np.uint8)
+    slots: list[tuple[int, Ragged, int, bool]] = []  # (column, piece, width, every unit as long)
+    at = 0
+    for p, w, total in zip(pieces, widths, sums):
         if w == 0:
             continue
-        start, size = p.start, p.size
-        fixed = bool(np.all(size == w))
-        first = int(start[0])
-        stride = p.stride
-        if stride is None:
-            stride = 0 if np.all(start == first) else None
-        if stride == 0 and fixed:
-            constant += p.buf[first : first + w].tobytes()
-            continue
-        flush()
-        slot = slots[:, at : at + w]
-        if not fixed:
-            ragged = True
-            np.less(np.arange(w, dtype=np.int64), size[:, None], out=keep[:, at : at + w])
+        first = int(p.start[0])
+        fixed = total == w * n
+        if fixed and (p.stride == 0 or (p.stride is None and np.all(p.start == first))):
+            row[at : at + w] = p.buf[first : first + w]
+        else:
+            slots.append((at, p, w, fixed))
         at += w
-        if stride == 0:  # a constant some units have (a prefix of, or none of it)
-            slot[...] = p.buf[first : first + w]
+    matrix = np.empty((n, width), np.uint8)
+    matrix[...] = row
+    keep = None if all(fixed for *_, fixed in slots) else np.ones((n, width), np.bool_)
+    for at, p, w, fixed in slots:
+        start, size = p.start, p.size
+        slot, first = matrix[:, at : at + w], int(start[0])
+        if not fixed:
+            assert keep is not None
+            np.less(np.arange(w, dtype=np.int64), size[:, None], out=keep[:, at : at + w])
+        if p.stride == 0 or (p.stride is None and np.all(start == first)):
+            slot[...] = p.buf[first : first + w]  # a constant some units have (or a prefix of)
         elif fixed and (
-            stride == w
-            or (stride is None and np.array_equal(start, first + w * np.arange(n, dtype=np.int64)))
+            p.stride == w or (p.stride is None and np.array_equal(start, first + w * np.arange(n)))
         ):
             slot[...] = p.buf[first : first + w * n].reshape(n, w)
         elif int(size.sum()) > _COPY_PER_UNIT * n:
@@ -214,13 +209,13 @@ def _compressed(pieces: Sequence[Ragged], widths: list[int], n: int) -> Bytes:
                 s, k = int(start[i]), int(size[i])
                 slot[i, :k] = p.buf[s : s + k]
         elif _is_laid_out(p):  # the units' bytes one run: the slot's kept bytes, in order
-            slot[keep[:, at - w : at]] = p.buf[first : first + int(size.sum())]
+            assert keep is not None
+            slot[keep[:, at : at + w]] = p.buf[first : first + int(size.sum())]
         else:
             index = start[:, None] + np.arange(w, dtype=np.int64)
             np.minimum(index, len(p.buf) - 1, out=index)  # past a unit's end: dropped
             slot[...] = p.buf[index]
-    flush()
-    out: Bytes = slots[keep] if ragged else slots.ravel()  # every unit as long: no gaps
+    out: Bytes = matrix.ravel() if keep is None else matrix[keep]  # every unit as long: no gaps
     return out
 
 
