@@ -139,9 +139,10 @@ def sound_frames(
         # long ones are viewed (a copy would cost as much as their checksum)
         data: Any = buf if int((ends - starts).sum()) < 1024 * len(starts) else memoryview(buf)
         # each slice counted as it is made, not all made first: a freed slice's memory serves the
-        # next (some 0.2 µs a record less); map's loop costs less than a comprehension's
-        spans = map(slice, (starts + HEADER).tolist(), (ends - FOOTER).tolist())
-        crcs = np.fromiter(map(crc32c(), map(data.__getitem__, spans)), np.uint64, len(starts))
+        # next (some 0.2 µs a record less)
+        crc = crc32c()
+        spans = zip((starts + HEADER).tolist(), (ends - FOOTER).tolist())
+        crcs = np.array([crc(data[a:b]) for a, b in spans], np.uint64)
         bad |= masked_all(crcs) != footer
     return int(bad.argmax()) if bad.any() else len(starts)
 
