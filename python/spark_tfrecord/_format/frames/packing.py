@@ -4,8 +4,8 @@ The encoder never loops over rows to build a message. A column's encoded values 
 :class:`Ragged` (one byte string per unit: a row, a list step or a value, as slices of one
 buffer), and a message is a :class:`Parts`, the ragged pieces that, laid one after the other,
 make each unit's bytes, with their total size per unit. Protobuf prefixes each message with its
-length, so the sizes come first and cost only array arithmetic; the bytes are copied once, by
-:func:`concat`, into the records' buffer.
+length, so the sizes come first and cost only array arithmetic; :func:`concat` then copies
+the bytes into the records' buffer.
 
 :func:`concat` lays the units out as the rows of a matrix, a column slot per piece as wide as
 its widest unit's, each unit's piece at the left of its slot, and keeps the bytes of the pieces
