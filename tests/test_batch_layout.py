@@ -194,6 +194,36 @@ def test_empty_lists() -> None:
     assert walked_rows([no_run[0], *mixed[1:]], KEYS_B) == list(range(8))
 
 
+@pytest.mark.parametrize("odd_every", [3, 8])
+def test_a_batch_led_by_a_record_of_another_layout_is_laid_out_as_a_typical_one(
+    odd_every: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As an array of structs is written: a record with no objects holds its lists with no run,
+    # the others with one. A batch led by such a record is laid out first by a record of the
+    # median length (most records hold its layout), then by the odd ones' (at least
+    # batch.FEW_LEFT of them): none is walked.
+    no_run = [record(j, n=feature("int64", b"")) for j in range(256)]
+    records = [no_run[j] if j % odd_every == 0 else record(j) for j in range(256)]
+    assert walked_rows(records, KEYS_B) == list(range(256))  # the first one's layout fits few
+    walked: list[int] = []
+    real_walk = batch.walk
+
+    def counted(buf: bytes, starts: Any, stops: Any, keys: Any, lists: bool = False) -> Any:
+        walked.append(len(starts))
+        return real_walk(buf, starts, stops, keys, lists)
+
+    buf, starts, stops = framed(records)
+    with monkeypatch.context() as m:
+        m.setattr(batch, "walk", counted)
+        found = batch.locate(buf, starts, stops, the_layout().decoder_keys)
+    assert walked == [] and not found.fallback.any()
+    fast = check(records)
+    assert fast is not None and fast["i"].tolist() == list(range(256))
+    # an odd record then a damaged one leading: the typical layout, the rest walked
+    records[1] = records[1][:-1]
+    check(records, read_at_once=False)
+
+
 def test_a_length_that_would_wrap_its_bytes_is_walked() -> None:
     # The entry's length takes two bytes, the Feature's one: a record whose entry is 128 bytes
     # longer holds, in one byte, the Feature's length plus 128 wrapped to 7 bits; its bytes
@@ -382,6 +412,33 @@ def test_bytes_lists_are_read_for_the_batch_at_once_as_the_record_decoder_reads_
     assert fast is not None and same(fast, lay.collate([lay.record(r) for r in records]))
     assert fast["w"][4] == ["a4", "\ufffd"]
     assert fast["v"][1].tolist() == [0, 0, 1, 3, 3, 4, 6, 6, 7, 9]
+
+
+def test_a_gather_of_entries_is_their_bytes_concatenated() -> None:
+    # entries.gather copies entries of one length as rows, of about one length as rows cut to
+    # their lengths, skewed ones by an index a byte and long ones a slice each: the same bytes
+    from spark_tfrecord._format.entries.entries import gather
+
+    rng = np.random.default_rng(5)
+    buf = rng.integers(0, 256, 4096, np.uint8).tobytes()
+    cases = {
+        "one length": [8] * 50,
+        "one shorter": [8] * 49 + [7],
+        "about one length": [5, 7, 6, 8, 0, 7] * 9,
+        "skewed": [1] * 40 + [200],
+        "long": [300, 700, 0, 1000],
+        "empty": [0, 0, 0],
+        "none": [],
+    }
+    for why, lengths in cases.items():
+        for at_the_end in (False, True):  # the last entry ends where the buffer does
+            start = rng.integers(0, len(buf) - 1000, len(lengths))
+            if at_the_end and lengths:
+                start[-1] = len(buf) - lengths[-1]
+            stop = start + np.array(lengths, np.int64)
+            got = gather(buf, start, stop)
+            want = b"".join(buf[a:b] for a, b in zip(start.tolist(), stop.tolist()))
+            assert got.dtype == np.uint8 and got.tobytes() == want, (why, at_the_end)
 
 
 def test_rows_compared_as_values_are_compared_byte_by_byte() -> None:

@@ -60,8 +60,8 @@ def _byte(u8: Any, p: Any) -> Any:
 
 #: The kind :func:`walk` gives a SequenceExample's feature list (not a ``Feature``'s kind).
 FEATURE_LIST = 4
-#: The layouts tried per batch: the first record's, then the first left over's, and so on. A
-#: writer's records differ in layout where a list is empty (its header has no run) or a
+#: The layouts tried per batch: a record's of the median length, then one left over's, and so
+#: on. A writer's records differ in layout where a list is empty (its header has no run) or a
 #: feature unset, so a batch holds a few layouts, each checked at once for the records left.
 LAYOUTS = 4
 #: Fewer records than this left over are walked rather than tried with another layout.
@@ -69,10 +69,10 @@ FEW_LEFT = 16
 
 
 def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
-    """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]``: where the first
-    record's layout (:mod:`record_layout`) holds, at once; then for the records left, the first
-    of them's, up to :data:`LAYOUTS` layouts; the records that still differ, step by step
-    (:func:`walk`)."""
+    """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]``: where the layout
+    of a record of the median length (:mod:`record_layout`) holds, at once; then for the records
+    left, the layout of one of theirs, up to :data:`LAYOUTS` layouts; the records that still
+    differ, step by step (:func:`walk`)."""
     size = len(starts)
     if size == 0:
         return Located(len(keys), 0)
@@ -83,7 +83,10 @@ def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Locate
     for _ in range(LAYOUTS):
         if len(left) < (FEW_LEFT if len(left) < size else 1):
             break
-        first = int(left[0])
+        # the layout of a record of the median length: the first record may be the odd one
+        # (an array of structs' first row with no objects holds its lists with no run)
+        lengths = end[left] - begin[left]
+        first = int(left[np.argpartition(lengths, len(left) // 2)[len(left) // 2]])
         t = record_layout.template(buf, int(begin[first]), int(end[first]), keys)
         if t is None:
             break
