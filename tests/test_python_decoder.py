@@ -659,3 +659,34 @@ def test_a_scalar_column_of_two_values_is_refused_as_the_jvm_reader_refuses_it(
     offset = _offsets(path.read_bytes())[1]
     assert (parameters["path"], parameters["offset"]) == (str(path), str(offset))
     assert parameters["column"] == "id"
+
+
+def test_packed_varints_of_every_length_mixed_are_decoded_as_protobuf_decodes_them() -> None:
+    # wire.packed_varints decodes a run's second byte for all varints, the later bytes for those
+    # that have them: every length 1 to 10 in any order, runs of short ones and long ones, a
+    # non-canonical varint (a zero continuation byte), a 10th byte beyond 64 bits (dropped, as
+    # protobuf drops it); a run ending inside a varint, or one of 11 bytes, raises.
+    from spark_tfrecord._format.entries.wire import MalformedRecord, packed_varints
+
+    def signed(v: int) -> int:
+        v &= 2**64 - 1
+        return v - 2**64 if v >= 2**63 else v
+
+    rng = np.random.default_rng(7)
+    runs = {
+        "every length": EVERY_VARINT_LENGTH,
+        "short, then long": [5] * 50 + [-1] * 3,
+        "long, then short": [2**62] * 3 + list(range(200)),
+        "random mix": [int(v) for v in rng.choice(EVERY_VARINT_LENGTH, 500)],
+    }
+    for why, values in runs.items():
+        data = b"".join(varint(v) for v in values)
+        got = packed_varints(b"xy" + data + b"z", 2, 2 + len(data))
+        assert got.dtype == np.int64 and got.tolist() == [signed(v) for v in values], why
+    odd = {b"\x81\x00": 1, b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f": -1, b"\x80\x01\x05": 128}
+    for raw, value in odd.items():
+        assert packed_varints(raw, 0, len(raw)).tolist()[0] == value, raw
+    assert packed_varints(b"\x80\x01\x05", 0, 3).tolist() == [128, 5]
+    for bad in (b"\x05\x80", b"\x80" * 10 + b"\x01"):
+        with pytest.raises(MalformedRecord):
+            packed_varints(bad, 0, len(bad))

@@ -143,9 +143,16 @@ def packed_varints(buf: bytes, start: int, end: int) -> Any:
     lengths = ends - starts + 1
     if int(lengths.max()) > 10:
         raise MalformedRecord("a varint longer than 10 bytes")
-    place = np.arange(b.size) - np.repeat(starts, lengths)
-    parts = (b & 0x7F).astype(np.uint64) << (place.astype(np.uint64) * np.uint64(7))
-    return np.add.reduceat(parts, starts).view(np.int64)
+    # byte k of every varint that has one, k = 0, 1, ...: a step per byte of the longest, not
+    # an index per byte; the second byte over all varints, the others over those that have it
+    out = (b[starts] & 0x7F).astype(np.uint64)
+    more = lengths > 1
+    second = (b[np.minimum(starts + 1, b.size - 1)] & 0x7F).astype(np.uint64) << np.uint64(7)
+    out |= np.where(more, second, np.uint64(0))
+    for k in range(2, int(lengths.max())):
+        going = np.flatnonzero(lengths > k)
+        out[going] |= (b[starts[going] + k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+    return out.view(np.int64)
 
 
 def varints_at(u8: Any, p: Any, ok: Any, longest: int = 5) -> tuple[Any, Any, Any]:
