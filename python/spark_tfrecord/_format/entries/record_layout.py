@@ -1,12 +1,14 @@
-"""One layout for a whole batch of Examples: read from its first record, checked for every record
-at once, so that the batch decoder finds each feature without walking the records.
+"""One layout for a whole batch of Examples: read from one of its records (the template's),
+checked for every record at once, so that the batch decoder finds each feature without walking
+the records. (``batch.locate`` takes the template from a record of the median length: a
+batch's first record may be the odd one.)
 
 A writer (ours, TensorFlow's, TFDS's) emits every record with the same keys in the same order,
-the same kinds, and mostly the same lengths. So the first record's map entries are walked once,
+the same kinds, and mostly the same lengths. So the template's map entries are walked once,
 in Python; each entry's header (its tags, key and lengths, up to the values) becomes a row of
 bytes that every record must hold at its predicted place. Where only the values' length differs
-(a varint, a variable list, a string), every length in the header differs from the first
-record's by the same amount: the header of each record is predicted from its entry's length.
+(a varint, a variable list, a string), every length in the header differs from the
+template's by the same amount: the header of each record is predicted from its entry's length.
 
 The check costs a few NumPy calls per batch and kind of header, not per entry: where each entry
 starts in every record is read first (three NumPy calls an entry: its length, in the template's
@@ -15,12 +17,12 @@ size, and where their lengths lie) are compared for all records at once, as (rec
 arrays, a block of entries at a time: as 8-byte words where each length takes a byte (a wide
 record's thousand features take two such comparisons), byte by byte otherwise.
 
-Where every record of a batch has the first one's length (records of fixed-size values: ids
+Where every record of a batch has the template's length (records of fixed-size values: ids
 of one varint size, fixed floats, strings of one length), every header byte of every record is
-first compared at once, each at its place in the first record: a batch that holds them all is
-laid out as the first record in a few NumPy calls, whatever its number of entries.
+first compared at once, each at its place in the template: a batch that holds them all is
+laid out as the template in a few NumPy calls, whatever its number of entries.
 
-A record whose bytes match is laid out exactly as the first one: its features are where the
+A record whose bytes match is laid out exactly as the template: its features are where the
 prediction puts them, and the checks of the step-by-step walk (``batch.locate``) would pass on
 it. The records that do not match (:attr:`Predicted.odd`) are left to that walk, record by
 record as before; so values and errors never change. When most records do not match, the
@@ -44,7 +46,7 @@ _LONGEST = 5
 
 
 class _Entry:
-    """One map entry of the first record: its header's bytes, where its lengths lie in them,
+    """One map entry of the template's record: its header's bytes, where its lengths lie in them,
     and what its value is. ``slot`` is the wanted key's index (-1: a key nobody asked for)."""
 
     def __init__(
@@ -104,7 +106,7 @@ class _Group:
 
 
 class Template:
-    """The layout of a batch's first record, as :func:`template` reads it."""
+    """The layout of one record of a batch (the template), as :func:`template` reads it."""
 
     def __init__(self, features_bytes: int, entries: list[_Entry]) -> None:
         self.features_bytes = features_bytes
@@ -157,8 +159,8 @@ def _length(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
     return value, after, after - pos
 
 
-#: The templates read so far, by the headers of their first records and the wanted keys: a
-#: reader's batches share a few (a varint's length in the first record may differ).
+#: The templates read so far, by the headers of their records and the wanted keys: a reader's
+#: batches share a few (a varint's length in the template's record may differ).
 _KNOWN: dict[Any, Template] = {}
 
 
