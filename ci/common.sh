@@ -35,6 +35,31 @@ disk_report() {
   log "free space: $(df -h --output=avail,target "$CACHE" /tmp | tail -n +2 | awk '{printf "%s on %s; ", $1, $2}')"
 }
 
+# Samples the free space on the installs' disk every 5 s in the background, until this script
+# ends; at its end (an EXIT trap) prints the least seen and how much the run took at its peak.
+disk_watch() {
+  local free
+  free="$(df --output=avail -B1M "$CACHE" | tail -n 1)"
+  echo "$free $free" >"$CACHE/disk-watch"
+  (
+    while kill -0 "$$" 2>/dev/null && sleep 5; do
+      free="$(df --output=avail -B1M "$CACHE" | tail -n 1)"
+      read -r start least <"$CACHE/disk-watch"
+      if [ "$free" -lt "$least" ]; then
+        echo "$start $free" >"$CACHE/disk-watch.new"
+        mv "$CACHE/disk-watch.new" "$CACHE/disk-watch"
+      fi
+    done
+  ) &
+  trap disk_peak EXIT
+}
+disk_peak() {
+  local start least
+  read -r start least <"$CACHE/disk-watch"
+  log "free space on the installs' disk: $((start / 1024)) GB at the start, $((least / 1024)) GB \
+at the least (the run took $(((start - least) / 1024)) GB at its peak; sampled every 5 s)"
+}
+
 # pip requirement for a matrix entry: 3.5 -> newest 3.5.x, 4.0 -> newest 4.0.x, 4 -> newest 4.x.
 pyspark_spec() {
   case "$1" in
