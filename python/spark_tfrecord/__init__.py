@@ -1,7 +1,7 @@
 """TensorFlow TFRecord files as an Apache Spark data source.
 
-Install the wheel, let :func:`configure` put the bundled jar on ``spark.jars``, then use the
-``tfrecord`` format (or the typed helpers :func:`read` and :func:`write`)::
+Let :func:`configure` put the bundled jar on ``spark.jars`` (docstrings' ``spark`` is made so),
+then use the ``tfrecord`` format, or :func:`read` and :func:`write`::
 
     >>> import tempfile
     >>> from pyspark.sql import SparkSession
@@ -12,9 +12,6 @@ Install the wheel, let :func:`configure` put the bundled jar on ``spark.jars``, 
     ...     spark_tfrecord.write(df, tmp + "/people")
     ...     spark_tfrecord.read(spark, tmp + "/people").collect()
     [Row(id=1, x=[0.5, 1.5], s='a')]
-
-Importing this package starts nothing: the JVM starts when the session is created. The examples
-in the docstrings use ``spark``, a session made this way; the test suite runs them.
 """
 
 from __future__ import annotations
@@ -49,10 +46,7 @@ if TYPE_CHECKING:
     from spark_tfrecord._spark.tfds import TfdsMode, read_tfds, write_tfds
     from spark_tfrecord.arrow import read_arrow
 
-#: The names of the loaders, of ``read_arrow``, of the Spark side and of ``dataset_info``
-#: (whose schema inference imports NumPy), by module: loaded when first used (module
-#: ``__getattr__``), so that ``import spark_tfrecord`` imports no pyspark and works without it,
-#: and the command line's ``inspect`` imports neither.
+#: Imported on first use (``__getattr__``), so importing the package needs no pyspark or NumPy.
 _LAZY = {
     "spark_tfrecord._format.datasets.datasets": ("dataset_info",),
     "spark_tfrecord._format.datasets.schema_inference": ("infer_schema",),

@@ -1,9 +1,4 @@
-"""TFRecord files as Arrow record batches, with no Spark: :func:`read_arrow`.
-
-The reading is the jar-less data source's (:mod:`spark_tfrecord._source.arrow_read`): the same
-schema, values and errors as ``spark.read.format("tfrecord")``, in this process. Neither
-pyspark, py4j nor JPype is imported; pyarrow is, when :func:`read_arrow` is called.
-"""
+"""TFRecord files as Arrow record batches, with no Spark: :func:`read_arrow`."""
 
 from __future__ import annotations
 
@@ -25,30 +20,13 @@ def read_arrow(
     options: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> pa.RecordBatchReader:
-    """A ``pyarrow.RecordBatchReader`` over the records of the TFRecord folder, file or glob
-    ``path`` (a local path, a ``file://`` URL, or an fsspec URL such as ``s3://bucket/train``
-    read with fsspec's ``storage_options``), as ``spark.read.format("tfrecord").load(path)``
-    reads them, with no Spark and no JVM.
+    """A ``pyarrow.RecordBatchReader`` over the records of a TFRecord folder, file or glob.
 
-    - The schema is the one Spark gives (``reader.schema`` is its Arrow schema, as
-      ``DataFrame.toArrow()`` gives it: timestamps in UTC, Spark ML vectors as their struct):
-      inferred from the records as the jar infers it, partition columns (``name=value``
-      folders) after the others.
-    - ``columns``: all (None); some by name, in the order given (a ValueError names a column
-      the schema has not, and lists those it has); or a DDL string (``"id long, x
-      array<float>"``), which is then the schema: nothing is inferred, and only its columns
-      are decoded.
-    - ``options``: the read options of the data source, as strings, by the jar's names
-      (``recordType``, ``compression``, ``mode``, ``pathSeparator``, ``inferNesting``,
-      ``inferSchemaMaxFiles``, ``columnNameOfCorruptRecord``, ...; docs/options.md); a bad value
-      raises :class:`~spark_tfrecord.errors.ArgumentError`, as Spark does.
-    - The files are read in path order, records in file order, in batches of at most 4096
-      rows, as the reader is consumed. A damaged or malformed record raises
-      :class:`~spark_tfrecord.errors.CorruptFileError` with its file and offset (and column)
-      in FAILFAST mode, the default.
-
-    pyarrow is an extra (``pip install 'spark-tfrecord[arrow]'``); without it this raises
-    ModuleNotFoundError saying so.
+    ``path``: local, ``file://`` or fsspec URL (``storage_options``), read as
+    ``spark.read.format("tfrecord").load(path)`` reads it, without a JVM. ``columns``: all (None),
+    some by name in that order, or a DDL string used as schema. ``options``: the data source's read
+    options (docs/options.md). Raises ``errors.ArgumentError`` for a bad option,
+    ``errors.CorruptFileError`` for a damaged record. Needs pyarrow.
 
     >>> import tempfile
     >>> from spark_tfrecord import read_arrow

@@ -1,18 +1,8 @@
 """The error conditions of spark-tfrecord, and how to find them in what PySpark raises.
 
-Every error of the data source is a Spark ``SparkThrowable`` with a condition of its own
-(``TFRECORD_CORRUPT_RECORD.TRUNCATED``, ``TFRECORD_INVALID_OPTION``, ...: the constants below,
-and docs/errors.md) and message parameters (``path``, ``offset``, ``column``, ...). Errors found
-while planning (an option, a type, a schema) reach Python as they are: PySpark raises its
-``IllegalArgumentException`` and ``getCondition()`` (Spark 4) or ``getErrorClass()`` (3.5)
-returns ours. Errors of a task (damaged files, values that do not fit) reach Python inside
-Spark's own (``FAILED_READ_FILE``, ``TASK_WRITE_FAILED``), as they do for Parquet or JSON: their
-cause carries our condition. In a classic session,
-:func:`spark_tfrecord.install_exception_handler` (which ``configure()`` and ``add_jar()`` call)
-makes such an error start with our condition and message; a Spark Connect client shows Spark's
-(docs/errors.md, "What Python shows first").
-:func:`condition` and :func:`parameters` find ours wherever it is, in a classic session (Py4J),
-a Spark Connect client, or :mod:`spark_tfrecord.local` (JPype)::
+Each data source error has a condition (the constants below; docs/errors.md) and parameters; a
+task's error is the cause of Spark's. :func:`condition` and :func:`parameters` find ours in any
+cause, with Py4J, Spark Connect (no parameters for a task's error) or JPype::
 
     >>> import tempfile
     >>> from spark_tfrecord import errors
@@ -22,15 +12,6 @@ a Spark Connect client, or :mod:`spark_tfrecord.local` (JPype)::
     ... except Exception as e:
     ...     print(errors.condition(e), "|", errors.parameters(e)["valid"])
     TFRECORD_INVALID_OPTION | Example, SequenceExample, ByteArray
-
-:func:`matches` tells a condition and its sub-conditions apart::
-
-    errors.matches(e, errors.CORRUPT_RECORD)  # any TFRECORD_CORRUPT_RECORD.* error
-
-In a Spark Connect client the causes of an error are known only by their text (Spark sends
-the client the conditions and parameters of the outermost error alone), so there
-:func:`parameters` is empty for a task's error: its message still names the file, the offset
-and the column.
 """
 
 from __future__ import annotations
@@ -109,16 +90,12 @@ CONDITIONS = (
 )
 
 _PREFIX = "TFRECORD_"
-#: ``[TFRECORD_…]`` at the start of a message, as the JVM writes them (and a Connect client's
-#: server stack trace repeats for each cause).
+#: ``[TFRECORD_…]`` at the start of a message, as the JVM writes them.
 _IN_TEXT = re.compile(r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\]")
 
 
 class CorruptFileError(ValueError):
-    """A damaged file met in plain Python (:func:`spark_tfrecord.dataset_info` counting its
-    records): the same condition, parameters (``path``, ``offset``, ``reason``) and message as
-    the data source's, so that :func:`condition` and :func:`parameters` find them.
-    """
+    """A damaged file met in plain Python, with the data source's condition, message, parameters."""
 
     def __init__(
         self, condition: str, reason: str, path: str, offset: int, column: str | None = None
@@ -130,8 +107,7 @@ class CorruptFileError(ValueError):
             self.parameters["column"] = column
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled by its parameters, not its message (``args``): it crosses processes (a Ray
-        # task's error reaches the driver pickled).
+        # Pickled by its parameters, not its message (``args``).
         p = self.parameters
         return type(self), (
             self.condition,
@@ -143,22 +119,13 @@ class CorruptFileError(ValueError):
 
 
 def condition(error: BaseException | Any) -> str | None:
-    """The spark-tfrecord condition of ``error`` or of its first cause that has one, or None.
-
-    ``error`` is what PySpark raised (a ``CapturedException``, a ``Py4JJavaError``, a Spark
-    Connect exception) or a Java exception from :mod:`spark_tfrecord.local`.
-    """
+    """The spark-tfrecord condition of ``error`` (from PySpark or JPype) or a cause, or None."""
     found = _find(error)
     return None if found is None else found[0]
 
 
 def parameters(error: BaseException | Any) -> dict[str, str]:
-    """The message parameters of the error :func:`condition` finds (empty if none).
-
-    Among them: ``path`` and ``offset`` (the file and the record's byte offset) for errors in a
-    file, ``column`` for a column's value or type, ``option`` / ``value`` / ``valid`` for an
-    option, and ``reason``, the message's own text.
-    """
+    """The parameters (``path``, ``offset``, ``reason``...) of :func:`condition`'s error, or {}."""
     found = _find(error)
     return {} if found is None else found[1]
 
@@ -192,23 +159,18 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
     return None
 
 
-#: The last line of a Python worker's traceback, when the error is ours (the data source with no
-#: jar raises them in Spark's Python workers, the encoder's when it writes; Spark gives their
-#: text).
+#: The last line of a Python worker's traceback when the error is ours (Spark gives its text).
 _WORKER_LINE = re.compile(
     r"spark_tfrecord\.(?:errors\.CorruptFileError|errors\.ArgumentError|"
     r"_format\.frames\.encode_errors\.EncodeError): "
     r"\[(TFRECORD_[A-Z_]+(?:\.[A-Z_]+)?)\] ([^\n]*)"
 )
 _AT_OFFSET = re.compile(r"(.*) at byte offset (\d+) of (.*)")
-#: The column a record's value does not fit, named first in the reason of a DATA_MISMATCH.
 _COLUMN = re.compile(r"Column '([^']+)'")
 
 
 def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
-    """The condition and parameters of our error raised in a Python worker (a
-    ``PythonException`` of pyspark), from its text: ``reason``, ``path`` and ``offset`` for
-    a file's error, and ``column`` for a value that does not fit its column, as the jar's."""
+    """Our error's condition and parameters (as the jar's), from a Python worker's error text."""
     found = _WORKER_LINE.findall(str(error))
     if not found:
         return None
@@ -224,20 +186,11 @@ def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
     return condition, parameters
 
 
-# Reading Java exceptions (Py4J's, JPype's, a Spark Connect client's) is duck-typed: nothing is
-# imported, so condition() and parameters() work wherever the error comes from. Wrapping Py4J to
-# show our condition first is Spark's side: spark_tfrecord._spark.errors, installed by
-# spark_tfrecord.install_exception_handler (spark_tfrecord._spark.session), so that this module
-# imports nothing of the package.
+# Java exceptions (Py4J, JPype, Spark Connect) are duck-typed: this module imports nothing.
 
 
 def java_chain(error: Any) -> list[Any]:
-    """The Java exception behind ``error`` and its causes, outermost first; empty if none
-    (also the CLI's, which reports the first one of ours or the innermost).
-
-    Py4J keeps it in ``java_exception``, PySpark's own exceptions in ``_origin`` (3.5 and 4.x),
-    and JPype (:mod:`spark_tfrecord.local`) raises the Java exception itself.
-    """
+    """The Java exception behind ``error`` and its causes, outermost first; empty if none."""
     java: Any = getattr(error, "java_exception", None)
     if java is None:
         java = getattr(error, "_origin", None)
@@ -255,8 +208,7 @@ def from_java(java: Any) -> tuple[str, dict[str, str]] | None:
     if not str(java.getClass().getName()).startswith("io.github.sparktfrecord."):
         return None
     found = None
-    # Spark 4 has getCondition (Py4J does not see the getErrorClass it inherits), 3.5 only
-    # getErrorClass; a class of ours that is not a SparkThrowable has neither.
+    # Spark 4 has getCondition (Py4J misses the inherited getErrorClass), 3.5 getErrorClass.
     for name in ("getCondition", "getErrorClass"):
         try:
             found = str(getattr(java, name)())
@@ -298,10 +250,7 @@ def _stack(error: Any) -> str | None:
 
 
 class ArgumentError(ValueError):
-    """An option, a folder or records that a read cannot go on with, found in plain Python
-    (schema inference, a TFDS folder's features): the same condition, parameters (``reason``,
-    and ``option`` / ``value`` / ``valid`` for an option) and message as the data source's.
-    """
+    """A bad option, folder or records met in plain Python, as the data source's error."""
 
     def __init__(self, condition: str, reason: str, **parameters: str) -> None:
         super().__init__(f"[{condition}] {reason}")
@@ -309,7 +258,6 @@ class ArgumentError(ValueError):
         self.parameters = {**parameters, "reason": reason}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled by its parameters, as CorruptFileError.
         rest = {k: v for k, v in self.parameters.items() if k != "reason"}
         return _argument_error, (type(self), self.condition, self.parameters["reason"], rest)
 
@@ -322,8 +270,7 @@ def _argument_error(
 
 
 def invalid_option(option: str, value: str, valid: Sequence[str]) -> ArgumentError:
-    """The jar's ``TFRecordError.invalidOption``: ``option``'s bad ``value``, and the values it
-    takes."""
+    """The jar's ``TFRecordError.invalidOption``: ``option``'s bad ``value``, and ``valid`` ones."""
     return ArgumentError(
         INVALID_OPTION,
         f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: "

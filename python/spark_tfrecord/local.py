@@ -1,10 +1,6 @@
 """TFRecord files on this machine without Spark: the bundled jar's decoder in a JVM via JPype.
 
-The JVM starts on first use, with the jar and the few of pyspark's jars it needs on its class
-path; no SparkSession, no cluster, no logging. ``spark-tfrecord inspect`` does not use it: it
-reads local paths and fsspec URLs in plain Python.
-
-Example (a plain example, not a doctest: the JVM it starts would outlive the test)::
+Example (not a doctest: the JVM it starts would outlive the test)::
 
     from spark_tfrecord import local
     local.count_records("/data/train/part-00000.tfrecord")  # e.g. 1000
@@ -26,11 +22,7 @@ from spark_tfrecord._spark.io import RecordType
 
 #: The JVM's logging configuration: off (the command reports failures itself, in one line).
 _LOG4J2 = Path(__file__).resolve().parent / "log4j2-cli.properties"
-#: Flags of a JVM that lives for one short command: the client compiler only, the serial
-#: collector, the JDK's class data sharing archive. Logging is log4j-core's, switched off by
-#: :data:`_LOG4J2`: log4j's simple logger would start faster, but Spark's own logging, once a
-#: class of it logs (a decimal's precision reads SQLConf, whose loading logs), casts the root
-#: logger to log4j-core's and failed there.
+#: Flags of a JVM for one short command (log4j-core stays: Spark casts its root logger to it).
 _JVM_FLAGS = (
     "-Xmx1g",
     "-Xshare:auto",
@@ -38,9 +30,7 @@ _JVM_FLAGS = (
     "-XX:+UseSerialGC",
     "-Dlog4j2.StatusLogger.level=OFF",
 )
-#: pyspark's jars that the inspector's classes come from (of Spark 3.5 and 4.x), by name
-#: prefix, in the order a class is most often found in. They come first on the class path, the
-#: other jars after them (so that no class is ever missing), and log4j-core is not started.
+#: pyspark's jars the inspector uses, by name prefix, most used first; the others follow them.
 _SPARK_JARS = (
     "scala-library-",
     "spark-catalyst_",
@@ -68,7 +58,7 @@ _SPARK_JARS = (
 
 
 def _pyspark_jars() -> Path:
-    """pyspark's ``jars`` folder, found without importing pyspark (which takes a while)."""
+    """pyspark's ``jars`` folder, found without importing pyspark (slow)."""
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("spark_tfrecord.local needs pyspark installed (its jars)")
@@ -102,8 +92,7 @@ def _tools() -> Any:
     return jpype.JClass("io.github.sparktfrecord.tools.TFRecordInspector")
 
 
-#: The signals whose handlers the JVM needs for itself: HotSpot takes a SIGSEGV in its own
-#: code by design (a null check, a safepoint's poll), and dies of it with any other handler.
+#: Signals the JVM must handle itself: HotSpot raises SIGSEGV by design (null checks).
 _JVM_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL")
 #: The JVM's ``struct sigaction`` of each, as raw bytes, read when it started.
 _JVM_HANDLERS: dict[int, bytes] = {}
@@ -112,8 +101,7 @@ _SIGACTION_SIZE = 512
 
 
 def _signal_actions() -> dict[int, bytes]:
-    """This process's ``sigaction`` of each of :data:`_JVM_SIGNALS`, as raw bytes (none off
-    Linux and macOS)."""
+    """The ``sigaction`` of each of :data:`_JVM_SIGNALS` as raw bytes ({} off Linux and macOS)."""
     if sys.platform not in ("linux", "darwin"):
         return {}
     libc = ctypes.CDLL(None, use_errno=True)
@@ -128,12 +116,7 @@ def _signal_actions() -> dict[int, bytes]:
 
 
 def _give_back_handlers() -> None:
-    """Puts the JVM's signal handlers back where another library replaced them (that library's
-    handler is not kept: the JVM chains only to the handlers it found when it started).
-    ``ray.shutdown()`` sets SIGSEGV's to the default; pytest's ``faulthandler`` plugin, at the
-    end of a session, to the one it found. The JVM would die of its next SIGSEGV of its own: a
-    stop of the JVM, or a collection while Java code runs (exit 139). Called before each use of
-    the JVM, by :func:`stop_jvm`, and at exit before JPype stops the JVM."""
+    """Restore the JVM's signal handlers that others replaced (ray, faulthandler), lest it die."""
     if not _JVM_HANDLERS:
         return
     libc = ctypes.CDLL(None, use_errno=True)
@@ -146,11 +129,7 @@ def _give_back_handlers() -> None:
 
 
 def stop_jvm() -> None:
-    """Stops the JVM this module started in this process, if it runs. JPype stops it at exit
-    anyway, after this module gives the JVM back its signal handlers if another library took
-    them (:func:`_give_back_handlers`). The ``spark_tfrecord.testing`` plugin calls this at the
-    end of a pytest session, before pytest's ``faulthandler`` plugin takes SIGSEGV back. A JVM
-    stopped cannot start again in the process (a JPype limit)."""
+    """Stop this module's JVM if it runs; it cannot start again in this process (JPype)."""
     jpype = sys.modules.get("jpype")
     if jpype is not None and jpype.isJVMStarted():
         _give_back_handlers()
@@ -169,8 +148,7 @@ def _options(record_type: RecordType | None, options: dict[str, str] | None) -> 
 
 
 def list_files(path: str) -> list[DataFile]:
-    """The data files under ``path`` (itself when a file, every match when a glob), skipping
-    ``_*`` and ``.*`` names and TFDS metadata files."""
+    """The data files at ``path`` (file, folder or glob), skipping ``_*``, ``.*``, TFDS metadata."""
     files = []
     for line in _tools().listFiles(path):
         size, name = str(line).split("\t", 1)
@@ -179,10 +157,7 @@ def list_files(path: str) -> list[DataFile]:
 
 
 def count_records(path: str, **options: str) -> int:
-    """Records in one file, walking the framing and checking both checksums of each.
-
-    ``options`` are the data source's (``compression="gzip"`` for a gzip file without ``.gz``).
-    """
+    """Records in one file, checksums checked; ``options`` are the data source's read options."""
     return int(_tools().countRecords(path, _options(None, options)))
 
 
@@ -193,8 +168,7 @@ def tfds_folder(path: str) -> str | None:
 
 
 def tfds_shards(folder: str) -> tuple[str, str, list[Shard]]:
-    """A TFDS version folder's dataset name, version and shards, as ``dataset_info.json`` has
-    them (nothing is read but it)."""
+    """A TFDS version folder's dataset name, version and shards, from its ``dataset_info.json``."""
     lines = [str(line) for line in _tools().tfdsShards(folder)]
     name, version = lines[0].split("\t")
     shards = []

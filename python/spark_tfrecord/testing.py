@@ -1,20 +1,4 @@
-"""pytest fixtures for code that reads or writes TFRecords with Spark.
-
-They need pytest, which spark-tfrecord does not install: ``pip install pytest``, or the ``test``
-extra, ``pip install "spark-tfrecord[test]"``. Use them from a ``conftest.py``::
-
-    pytest_plugins = ["spark_tfrecord.testing"]
-
-    def test_my_job(spark, tmp_path):
-        spark.range(3).write.format("tfrecord").save(str(tmp_path / "out"))
-
-``spark`` is one local SparkSession for the whole test session, with the bundled jar on its
-class path, the UI off, two shuffle partitions and UTC as the session time zone.
-
-The plugin also stops, at the end of the session, the JVM that :mod:`spark_tfrecord.local` (or
-``spark-tfrecord inspect`` of local files, called in the tests' process) started: see
-:func:`spark_tfrecord.local.stop_jvm`.
-"""
+"""pytest fixtures for TFRecord code with Spark: ``pytest_plugins = ["spark_tfrecord.testing"]``."""
 
 from __future__ import annotations
 
@@ -59,10 +43,7 @@ def spark() -> Iterator[SparkSession]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stops the in-process JVM of :mod:`spark_tfrecord.local`, if one runs, before pytest's
-    ``faulthandler`` plugin puts back the SIGSEGV handler it found at start-up. The JVM catches
-    its own SIGSEGVs (its null checks are made that way); without its handler, JPype stopping
-    the JVM at exit kills the process after the last test, about one run in three."""
+    """Stop :mod:`spark_tfrecord.local`'s JVM before faulthandler resets SIGSEGV, which kills it."""
     from spark_tfrecord.local import stop_jvm
 
     stop_jvm()

@@ -1,8 +1,4 @@
-"""Map-style loaders of a TFRecord folder for PyTorch and JAX (Grain): no TensorFlow, no JVM.
-
-Importing this module imports nothing heavy: NumPy, torch and grain come in when a loader is
-made.
-"""
+"""Map-style loaders of a TFRecord folder for PyTorch and JAX (Grain): no TensorFlow, no JVM."""
 
 from __future__ import annotations
 
@@ -25,37 +21,14 @@ def torch_dataset(
     cache_bytes: int = 256 << 20,
     block_size: int = 4 << 20,
 ) -> TorchDataset:
-    """A map-style ``torch.utils.data.Dataset`` of the records of the TFRecord folder ``path``
-    (a local path, a ``file://`` URL, or an fsspec URL such as ``s3://bucket/train`` with
-    fsspec's ``storage_options``), decoded in Python: neither TensorFlow nor a JVM is needed.
+    """A map-style ``torch.utils.data.Dataset`` of the records of the TFRecord folder ``path``.
 
-    - ``len(ds)`` is the record count (``dataset_info(path).num_records``: the manifest's, or
-      counted from the framing when there is none); ``ds[i]`` is record i: the files in order
-      of their path, records in file order. ``__getitems__`` reads a DataLoader's batch in one
-      call.
-    - A record is a dict: one key per column (a struct's leaves by their path ``a/b``), values
-      as TensorFlow reads them: ``np.int64`` / ``np.float32`` scalars, 1-D arrays for lists,
-      ``str`` / ``bytes``, :class:`Ragged` for lists of lists, :class:`Sparse` for vectors
-      written sparse, None for a null. A table written with ``partitionBy`` has its
-      partition columns (``name=value`` folders) after the others, typed as Spark types them.
-      A SequenceExample folder reads its context features and feature lists (a
-      :class:`Ragged` per ``array<array<T>>``). ``transform`` is applied to each record.
-    - ``columns``: all (None), some by name, or a DDL string (``"x array<float>, y long"``),
-      which is then the schema. All and some are of the folder's schema: its manifest's, or
-      for a folder with none (files TensorFlow, TFX or TFDS wrote: any shard names, GZIP by
-      its first bytes) inferred from its records as the data source infers it
-      (``ds.schema_source`` is ``"inferred"``), with the data source's read ``options``
-      (``{"recordType": "SequenceExample"}``, ``inferSchemaMaxFiles``,
-      ``inferSchemaMaxRecords``, ``inferNesting``, ``pathSeparator``: ``dataset_info``'s).
-    - ``DataLoader(ds, batch_size=B, collate_fn=ds.collate)`` batches: a column every record
-      holds with the same number of values stacked into a tensor, others as
-      ``(values, offsets)`` (docs/pytorch.md). It pickles: workers (``num_workers``, fork or
-      spawn), ``shuffle=True`` and ``DistributedSampler`` work as with any map-style dataset.
-    - Offsets come from each file's index (``write_index=True``), else from one scan of the
-      file per process. GZIP files are decompressed whole when first read, and kept while
-      they fit ``cache_bytes``; object stores are read in blocks of ``block_size`` bytes into a
-      per-process cache of ``cache_bytes``. A local, uncompressed folder that fits in half of
-      ``cache_bytes`` is read whole into it, once per process (no system call per record).
+    ``path``: local, ``file://`` or fsspec URL (``storage_options``). ``ds[i]`` is record i (files
+    in path order): a dict of column (struct leaves as ``a/b``) to value as TensorFlow reads it
+    (NumPy scalars and 1-D arrays, ``str``, ``bytes``, :class:`Ragged`, :class:`Sparse`, None), then
+    ``transform``. ``columns``: all (None), some, or a DDL string used as schema (else the
+    manifest's, or inferred with the read ``options``). ``ds.collate`` is a ``collate_fn``.
+    ``cache_bytes``: per-process cache of ``block_size``-byte object-store blocks and GZIP files.
 
     >>> import tempfile
     >>> from spark_tfrecord import torch_dataset, write
@@ -93,12 +66,9 @@ def grain_source(
     cache_bytes: int = 256 << 20,
     block_size: int = 4 << 20,
 ) -> GrainSource:
-    """A random-access source of the records of the TFRecord folder ``path`` for Grain, JAX's
-    data loader: ``grain.MapDataset.source(src)``, or ``grain.DataLoader(data_source=src,
-    sampler=grain.samplers.IndexSampler(len(src), shard_options=..., shuffle=True, seed=...))``.
-    Records, order, columns, ``options`` and object stores are as for :func:`torch_dataset`;
-    ``src.collate`` batches records into NumPy arrays (a ``batch_fn`` for
-    ``grain.transforms.Batch`` when some columns vary in length).
+    """A random-access Grain (JAX) source of the records of the TFRecord folder ``path``.
+
+    Arguments and records as for :func:`torch_dataset`; ``src.collate`` is a Grain ``batch_fn``.
 
     >>> import tempfile
     >>> from spark_tfrecord import grain_source, write

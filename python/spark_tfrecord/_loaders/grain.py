@@ -9,11 +9,8 @@ from spark_tfrecord._loaders.source import RecordSource
 
 
 class GrainSource(RecordSource):
-    """A random-access source of a TFRecord folder's records for Grain (``__len__``,
-    ``__getitem__``): what :func:`spark_tfrecord.grain_source` returns. ``collate`` is a
-    ``batch_fn`` for ``grain.transforms.Batch`` (NumPy arrays)."""
+    """What :func:`spark_tfrecord.grain_source` returns; ``collate`` is a Grain ``batch_fn``."""
 
     def _getitems(self, indices: Sequence[int]) -> Sequence[Any]:
-        """Grain's batched read (``SupportsBatchedReadRandomAccessDataSource``): the records
-        ``indices`` read together; ``collate`` then decodes them at once."""
+        """Grain's batched read (``SupportsBatchedReadRandomAccessDataSource``)."""
         return self.__getitems__(indices)

@@ -1,13 +1,4 @@
-"""A shuffle that reads each block once: the order of records for folders larger than the cache.
-
-``DataLoader(shuffle=True)`` draws records uniformly from the whole folder, so in an object store
-a folder larger than the loader's cache costs up to one ranged read per record. A
-:class:`BlockShuffleSampler` shuffles at two levels instead, as tf.data's file shuffle plus
-shuffle buffer does: the blocks of ``block_size`` bytes (the unit the loader fetches) in a
-random order, then the records of each window of ``window`` consecutive blocks among
-themselves. An epoch then reads each block once (per process that reads it), whatever the
-folder's size, and records of one batch come from ``window`` blocks spread over the folder.
-"""
+"""A shuffle that reads each block once: the order of records for folders larger than the cache."""
 
 from __future__ import annotations
 
@@ -21,14 +12,12 @@ if TYPE_CHECKING:
 
 
 class BlockShuffleSampler:
-    """The record numbers of one epoch of ``reader``'s records, block-shuffled (see the
-    module); a sampler for ``DataLoader(ds, sampler=...)``, which
-    :meth:`~spark_tfrecord._loaders.source.RecordSource.block_sampler` makes. With
-    ``num_replicas`` > 1 (distributed training) each rank takes its own contiguous run of the
-    epoch's order, ``len(ds) // num_replicas`` records (the last ``len(ds) % num_replicas``
-    records of the order are read by no rank that epoch, as ``DistributedSampler(drop_last=True)``
-    drops them), so every rank reads the same number of batches. Call :meth:`set_epoch` before
-    each epoch, as with ``DistributedSampler``; every rank must be given the same ``seed``."""
+    """One epoch's block-shuffled record numbers of ``reader``: a ``DataLoader`` sampler.
+
+    Shuffles blocks of ``block_size`` bytes, then records within each ``window`` of blocks, so an
+    epoch reads each block once. Each rank takes ``len(ds) // num_replicas`` consecutive records;
+    call :meth:`set_epoch` each epoch, with one ``seed`` for all ranks.
+    """
 
     def __init__(
         self,
@@ -49,7 +38,6 @@ class BlockShuffleSampler:
         self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
         self._length = len(reader) // num_replicas
-        # The records of each block (the block its record starts in), in file order.
         groups: list[Any] = []
         first = 0
         for f, info in enumerate(reader.files):
@@ -64,7 +52,7 @@ class BlockShuffleSampler:
         self._groups = groups
 
     def set_epoch(self, epoch: int) -> None:
-        """The epoch whose order :meth:`__iter__` gives (each epoch its own)."""
+        """The epoch whose order :meth:`__iter__` gives."""
         self.epoch = epoch
 
     def order(self) -> Any:

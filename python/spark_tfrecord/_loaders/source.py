@@ -1,5 +1,4 @@
-"""A folder's records by number, decoded: what :func:`torch_dataset` and :func:`grain_source`
-share. Plain Python and NumPy: no JVM, no pyspark, no TensorFlow."""
+"""A folder's decoded records by number, for :func:`torch_dataset` and :func:`grain_source`."""
 
 from __future__ import annotations
 
@@ -68,7 +67,6 @@ class RecordSource:
             selected: list[str] | None = None
             counts: Mapping[str, tuple[int, int]] = {}
         else:
-            # the manifest's schema, or else inferred from the records as the jar infers it
             had = schema_of(info, self._reader.files_system, options)
             parsed, schema, counts = had.options, had.json, had.counts
             selected = None if columns is None else list(columns)
@@ -96,8 +94,7 @@ class RecordSource:
     def _partition_values(
         self, found: list[dict[str, str]], names: list[str], given: Mapping[str, str]
     ) -> list[tuple[Column, list[Any]]]:
-        """Per partition column read, the column and its value in each file, typed as Spark
-        types it (``given``: the types a DDL string gave)."""
+        """Each partition column and its value per file, typed as Spark does or as ``given``."""
         out = []
         for name in names:
             raws = [d[name] for d in found]
@@ -136,8 +133,7 @@ class RecordSource:
 
     @property
     def reader(self) -> RecordReader:
-        """The records as read, checked, not decoded (by number: ``reader.read(i)``), with where
-        each is (``reader.files``, ``reader.offsets(f)``)."""
+        """The raw records (``reader.read(i)``) and their places (``files``, ``offsets(f)``)."""
         return self._reader
 
     @property
@@ -148,11 +144,7 @@ class RecordSource:
     def block_sampler(
         self, *, seed: int = 0, window: int | None = None, num_replicas: int = 1, rank: int = 0
     ) -> BlockShuffleSampler:
-        """A shuffle that reads each block once per epoch (for ``DataLoader(ds, sampler=...)``):
-        blocks in a random order, records shuffled within each ``window`` of blocks (by
-        default as many as half the cache holds). For folders in an object store that do not fit
-        ``cache_bytes``, where ``shuffle=True`` costs up to a request per record. With
-        ``num_replicas`` and ``rank``, each rank's share, as ``DistributedSampler`` gives."""
+        """A :class:`BlockShuffleSampler`, for object-store folders larger than ``cache_bytes``."""
         from spark_tfrecord._loaders.sampler import BlockShuffleSampler
 
         return BlockShuffleSampler(
@@ -197,10 +189,7 @@ class RecordSource:
         return self._decode(self._index(i))
 
     def __getitems__(self, indices: Sequence[int]) -> Sequence[Any]:
-        """The records ``indices``, fetched together (one ranged read per run of blocks).
-
-        Without ``transform``, a :class:`RecordBatch`: a sequence of the records, decoded one
-        by one when looked at, which :meth:`collate` decodes all at once instead."""
+        """The records ``indices`` read together: without ``transform``, a :class:`RecordBatch`."""
         n = len(self)
         given = np.asarray(indices, np.int64)
         given = np.where(given < 0, given + n, given)
@@ -214,8 +203,7 @@ class RecordSource:
         return RecordBatch(self, wanted, *self._reader.read_batch(wanted))
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """A batch of (untransformed) records in NumPy arrays: see ``Layout.collate``; a
-        partition column as a scalar column (stacked when no folder of it is a null)."""
+        """A batch of (untransformed) records in NumPy arrays (see ``Layout.collate``)."""
         ours = isinstance(records, RecordBatch) and records.source is self
         batch: dict[str, Any] | None = None
         if self._raw:
@@ -249,16 +237,13 @@ class RecordSource:
 
 
 class RecordBatch(Sequence[Any]):
-    """The records a DataLoader asked for at once, as read (checked, not yet decoded): record
-    k decodes when looked at, and the source's ``collate`` decodes them all together."""
+    """Records read together, undecoded: each decodes when looked at, or all in ``collate``."""
 
     def __init__(
         self, source: RecordSource, indices: list[int], buf: bytes, starts: Any, stops: Any
     ) -> None:
         self.source, self.indices = source, indices
         self.buf, self.starts, self.stops = buf, starts, stops
-        # A collate other than the source's (torch's default_collate) looks at each record once
-        # per key: each is decoded once.
         self._decoded: list[Any] = [None] * len(indices)
 
     def __len__(self) -> int:

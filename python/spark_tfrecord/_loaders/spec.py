@@ -1,12 +1,4 @@
-"""TensorFlow parsing specs for a Spark schema, to read our files with `tf.io.parse_example`.
-
-The schema is handled in Spark's JSON form (``StructType.jsonValue()``, the manifest's
-``schema_json``; a DDL string is parsed into it by :mod:`spark_tfrecord._format.columns.ddl`) and
-walked by :func:`spark_tfrecord._format.columns.schema.columns`, the walk the loaders use too, so
-that neither pyspark nor a Spark session is needed: a trainer needs only this package and
-TensorFlow. A pyspark ``StructType`` (or a DataFrame) is read through its ``jsonValue()``
-(``schema``), without importing pyspark.
-"""
+"""TensorFlow parsing specs for a Spark schema, to read our files with `tf.io.parse_example`."""
 
 from __future__ import annotations
 
@@ -25,16 +17,13 @@ class StructTypeLike(Protocol):
 
 
 class DataFrameLike(Protocol):
-    """A pyspark DataFrame (classic or Spark Connect) as ``feature_spec`` reads it: its
-    schema."""
+    """A pyspark DataFrame (classic or Spark Connect): ``feature_spec`` reads its schema."""
 
     @property
     def schema(self) -> StructTypeLike: ...
 
 
-#: What ``feature_spec`` takes: a pyspark StructType (or a DataFrame, for its schema), Spark's
-#: JSON of one (a dict), a DDL string, or the path of TFRecord data (its manifest's schema, or
-#: inferred).
+#: What ``feature_spec`` takes: a StructType or DataFrame, its JSON, DDL, or a TFRecord path.
 Schema = Union[StructTypeLike, DataFrameLike, Mapping[str, Any], str, "os.PathLike[str]"]
 
 
@@ -44,8 +33,7 @@ def _dtype(tf: Any, value: str) -> Any:
 
 
 def _vector_size(c: Column, sizes: Mapping[str, int]) -> int:
-    """The size of vector column ``c``: ``sizes`` gives it, else its Spark ML metadata
-    (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set)."""
+    """The size of vector column ``c``: from ``sizes``, else its ``ml_attr.num_attrs`` metadata."""
     if c.path in sizes:
         return int(sizes[c.path])
     if c.has_size:
@@ -57,8 +45,7 @@ def _vector_size(c: Column, sizes: Mapping[str, int]) -> int:
 
 
 def _is_path(schema: str) -> bool:
-    """A path (or URL) rather than a DDL string: a string with ``://``, or one naming something
-    that exists."""
+    """Whether ``schema`` is a path or URL rather than DDL: ``://``, ``file:``, or it exists."""
     return "://" in schema or schema.startswith("file:") or os.path.exists(schema)
 
 
@@ -100,62 +87,17 @@ def feature_spec(
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
     """Return the ``tf.io`` parsing spec for the records written from a DataFrame of ``schema``.
 
-    ``schema`` is a pyspark ``StructType`` (or a DataFrame: its schema), its JSON
-    (``StructType.jsonValue()``), a DDL string (``"id long not null, x array<float>"``), or the
-    path of TFRecord data (a ``PathLike``, or a string that names an existing file or folder or
-    holds ``://``: any other string is taken for DDL), local or an fsspec URL
-    (``gs://bucket/train``, ``s3://...``, with fsspec's ``storage_options``, as
-    :func:`dataset_info` takes them). Neither a Spark session nor pyspark is needed. From a
-    folder a spark-tfrecord write left a manifest in, the schema and the record type come from
-    its ``_tfrecord_manifest.json`` (``record_type`` must match it), and its per-feature value
-    counts make these entries dense:
-
-    - a list or vector column with exactly k values in every record:
-      ``tf.io.FixedLenFeature([k], dtype)``;
-    - a scalar column (or struct leaf) that every record holds, nullable or not:
-      ``tf.io.FixedLenFeature([], dtype)``;
-    - a vector column written with ``vectorLayout=sparse`` is found so without
-      ``vector_layout``.
-
-    Other data (files TensorFlow, TFX or TFDS wrote) has its schema inferred from its records
-    as the data source infers it, with ``record_type`` and the read ``options`` its inference
-    takes (``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``, ``inferNesting``...), and no
-    value counts: its entries are those of a nullable schema, below. The rest is as for a
-    schema:
-
-    - a non-nullable scalar column: ``tf.io.FixedLenFeature([], dtype)``
-    - a nullable scalar column: ``tf.io.VarLenFeature(dtype)`` (absent → an empty sparse row)
-    - an array or vector column: ``tf.io.RaggedFeature(dtype)``
-    - with ``vector_layout="sparse"`` (files written with it), a vector column ``c``:
-      ``tf.io.SparseFeature(index_key="c/indices", value_key="c/values", dtype=tf.float32,
-      size=N)``, N from ``sizes={"c": N}`` or else the column's Spark ML metadata
-      (``ml_attr.num_attrs``, which HashingTF, OneHotEncoder and VectorAssembler set); without
-      either, a ValueError naming the column. ``tf.io.parse_example`` gives a ``SparseTensor``.
-      ``parse_sequence_example`` takes no ``SparseFeature`` among the context features, so with
-      ``record_type="SequenceExample"`` the parts are ``tf.io.RaggedFeature`` entries of their
-      own, ``c/indices``, ``c/values`` and ``c/size`` (no size needed).
-    - in an Example, a list of lists ``c`` (``array<array<…<T>>>``, depth d), written ragged:
-      ``tf.io.RaggedFeature(dtype, value_key="c/ragged_flat_values",
-      partitions=[tf.io.RaggedFeature.RowLengths("c/ragged_row_lengths_0"), …, "…_{d-2}"],
-      row_splits_dtype=tf.int64)``; ``tf.io.parse_example`` gives a ``RaggedTensor`` of the
-      column's lists.
-    - with ``record_type="SequenceExample"``, ``array<array<T>>`` columns are feature lists, read
-      as ``tf.io.RaggedFeature(dtype)`` sequence features; the result is then the pair
-      ``(context_features, sequence_features)`` for ``tf.io.parse_sequence_example``.
-    - a struct column: one entry per leaf, named by its path joined with ``separator`` (the
-      ``pathSeparator`` option the files were written with), ``image/height``; a leaf is
-      nullable when it or a struct above it is.
-    - an array of structs: one entry per leaf of the element. In an Example, a
-      ``tf.io.RaggedFeature(dtype)`` (its lists hold one value per element); a leaf that is a
-      list, the ragged entry above with one list per element (a list of fixed length, field
-      metadata ``tfrecord.listLength``, stored concatenated: ``UniformRowLength``); in a
-      SequenceExample, a sequence feature with one step per element:
-      ``tf.io.FixedLenSequenceFeature([], dtype, allow_missing=True)`` for a single value,
-      ``tf.io.RaggedFeature(dtype)`` for a list.
-
-    dtype is ``tf.int64`` for integers, booleans, dates and timestamps, ``tf.float32`` for
-    float, double, decimal and vectors, ``tf.string`` for string and binary. TensorFlow is
-    imported only when this is called.
+    ``schema``: a pyspark ``StructType`` or DataFrame, its JSON, a DDL string, or a path (a
+    ``PathLike``, or a string with ``://`` or naming an existing file), local or fsspec
+    (``storage_options``): its manifest gives schema, value counts and record type (``record_type``
+    must match), else the schema is inferred with ``options``. Per column (struct leaves joined with
+    ``separator``): ``FixedLenFeature`` for non-nullable scalars and where the manifest counts k
+    values in every record; ``VarLenFeature`` for other scalars; ``RaggedFeature`` for arrays and
+    vectors; with ``vector_layout="sparse"``, a ``SparseFeature`` of size ``sizes[c]`` or its
+    ``ml_attr.num_attrs`` (else ValueError). ``record_type="SequenceExample"`` returns
+    ``(context, sequence)`` for ``parse_sequence_example``. dtype: ``tf.int64`` for integers,
+    booleans, dates, timestamps; ``tf.float32`` for other numbers, vectors; else ``tf.string``.
+    Lists of lists, structs and arrays of structs: the table in docs/tensorflow.md.
 
     >>> import glob, tempfile
     >>> import tensorflow as tf
@@ -242,8 +184,7 @@ def spec_of(
     vector_layout: Literal["dense", "sparse"] | None = None,
     sizes: Mapping[str, int] | None = None,
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`feature_spec` of the schema JSON ``struct`` with the per-feature value ``counts``
-    of a manifest (empty: none)."""
+    """:func:`feature_spec` of schema JSON ``struct`` with a manifest's value ``counts`` (or {})."""
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     sequence_type = record_type == "SequenceExample"
@@ -307,8 +248,7 @@ def _from_folder(
     storage_options: Mapping[str, Any] | None,
     options: Mapping[str, str] | None,
 ) -> tuple[Mapping[str, Any], Mapping[str, tuple[int, int]]]:
-    """The schema JSON and the per-feature value counts of the data at ``path``: its manifest's,
-    else its schema inferred from its records (and no counts)."""
+    """The schema JSON and value counts at ``path``: the manifest's, else inferred (no counts)."""
     from spark_tfrecord._format.datasets.datasets import folder_schema
     from spark_tfrecord._format.files.files import file_system
     from spark_tfrecord._format.frames.manifest import read_manifest

@@ -1,6 +1,4 @@
-"""A ready ``tf.data`` pipeline over a folder of TFRecord files: counts, spec and codecs from
-its manifest (or counted and inferred from the records), balanced shards for distributed
-training, a known cardinality."""
+"""A ready ``tf.data`` pipeline over a folder of TFRecord files, with a known cardinality."""
 
 from __future__ import annotations
 
@@ -32,8 +30,7 @@ Shard = Union[tuple[int, int], InputContextLike]
 _COMPRESSION_TYPES = {"none": "", "gzip": "GZIP", "deflate": "ZLIB"}
 #: Records parsed at once when no ``batch_size`` is given (parsed in batches, then unbatched).
 _PARSE_BATCH = 256
-#: Records read from a file at a time (or a batch, if larger): what the parallel reads hand
-#: over, as one element, and ``rebatch`` cuts into batches.
+#: Records read from a file at a time (or a batch, if larger): one element of the parallel reads.
 _READ_BLOCK = 1024
 
 
@@ -72,8 +69,6 @@ def _spec(
     from spark_tfrecord._format.datasets.datasets import read_options, schema_of
     from spark_tfrecord._loaders.spec import spec_of
 
-    # A DDL string gives its own schema; else the manifest's, with its value counts, or one
-    # inferred from the records as the data source infers it.
     struct: Mapping[str, Any]
     counts: Mapping[str, tuple[int, int]]
     sequence: dict[str, Any]
@@ -107,13 +102,7 @@ def _spec(
 
 
 def _fixed_parallelism(tf: Any) -> Any:
-    """Options that turn tf.data's autotuner off: each ``AUTOTUNE`` parallelism stays at the
-    value the autotuner would start from (a thread per core, at most 16), and no model of the
-    pipeline is measured and optimized beside it. tf_dataset's pipeline (parallel reads of whole
-    files, a rebatch, a prefetch) has nothing for it to find: on 2 cores (TensorFlow 2.21, 200,000
-    records of 32 floats in batches of 256, in 1 or 4 files, shuffled or not) it fed 0.67M to
-    0.86M records/s with the autotuner against 0.94M to 1.39M without (1.3x to 1.6x), and some
-    of its passes ran at half speed (benchmarks/converter.py's half-speed passes)."""
+    """Options turning tf.data's autotuner off: nothing here to tune, and it slowed the pipeline."""
     options = tf.data.Options()
     options.autotune.enabled = False
     return options
@@ -122,16 +111,7 @@ def _fixed_parallelism(tf: Any) -> Any:
 def _parse_where_read(
     context: dict[str, Any], sequence: dict[str, Any], shuffle_buffer: int | None, files: int
 ) -> bool:
-    """Whether each block of records is parsed where it is read, in the parallel reads' own
-    threads, the parsed blocks then cut into batches; else the blocks are cut into batches that
-    a stage of their own parses in parallel.
-
-    Parsing where read saves a hand-over of every block between threads: 421k against 276k
-    records/s (TensorFlow alone on benchmarks/converter.py's 200,000 records of 32 floats in 4
-    files, medians of 6 epochs, 2 cores, 2026-11-29). But the reads run one thread per file at
-    most, so it takes a worker at least as many files as cores; and only dense features (every
-    one a ``FixedLenFeature``), whose parsed blocks ``rebatch`` cuts, with no records to shuffle
-    one by one (``shuffle_buffer``) and no SequenceExamples."""
+    """Whether reading threads parse: dense Examples, no ``shuffle_buffer``, a file per core."""
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     return (
@@ -172,9 +152,7 @@ def _files_of_epoch(
     records: tuple[int, int],
     shuffle_files: bool,
 ) -> Any:
-    """A function of an epoch's key giving the (file, compression, skip, take) of the files
-    that hold this worker's ``records`` (its first, and the one after its last), in the order of
-    the files, or one drawn from the key."""
+    """A function of an epoch's key: (file, compression, skip, take) of the worker's records."""
     all_names = tf.constant(names, tf.string)
     all_kinds = tf.constant(kinds, tf.string)
     all_counts = tf.constant(counts, tf.int64)
@@ -200,8 +178,7 @@ def _files_of_epoch(
 
 
 def _parser(tf: Any, context: dict[str, Any], sequence: dict[str, Any], label: str | None) -> Any:
-    """The function parsing a batch of serialized records: their features, or ``(features,
-    label)``."""
+    """The function parsing a batch of serialized records to features or ``(features, label)``."""
 
     def parse(serialized: Any) -> Any:
         if sequence:
@@ -233,54 +210,17 @@ def tf_dataset(
     drop_remainder: bool = False,
     options: Mapping[str, str] | None = None,
 ) -> Any:
-    """Return a ``tf.data.Dataset`` of the parsed records of the TFRecord folder ``path``, with
-    a known ``cardinality()``: Keras's ``fit`` takes it as it is, with no ``steps_per_epoch``.
+    """Return a ``tf.data.Dataset`` of the parsed records of the TFRecord folder ``path``.
 
-    The files, their record counts and codecs come from the folder's manifest
-    (``_tfrecord_manifest.json``, which every ``format("tfrecord")`` write leaves): see
-    :func:`dataset_info`. A folder without one (files TensorFlow wrote), or whose files no
-    longer match it, works too, but costs a pass over the data before the first batch: its
-    records are counted from the framing, every byte read and both checksums of every record
-    checked (at the disk's speed with the ``crc32c`` package, a few MB/s in pure Python without
-    it); and its schema is inferred from its records as the data source infers it (the read
-    ``options`` of :func:`dataset_info`: ``{"recordType": "SequenceExample"}``,
-    ``inferSchemaMaxRecords``...), with no value counts: every list is parsed ragged and
-    every scalar as a ``VarLenFeature``, unless ``columns`` gives a DDL string.
-
-    - ``columns``: all the columns when None (the spec is :func:`feature_spec` of ``path``:
-      ``tf.io.FixedLenFeature([k], dtype)`` where every record holds k values, so a dense
-      tensor), a list of some of them (a struct column brings all its leaves ``c/...``), or a
-      DDL string (``"x array<float>, y long"``), whose spec is ``feature_spec`` of that schema.
-      Partition columns are not in the records: they are not in the dataset. The records are
-      parsed with ``tf.io.parse_example`` (vectorized), a block of records at a time in the
-      threads that read the files (dense features, a file per core) or a batch at a time.
-    - ``label``: the elements are ``(features, label)`` pairs, what ``Model.fit`` takes, instead
-      of a dict of features.
-    - ``batch_size``: batches of that many records (the last one smaller, unless
-      ``drop_remainder``); None gives one record at a time.
-    - ``shuffle_files``: the files are read in an order drawn from ``seed`` anew for each pass
-      over the dataset (each epoch), instead of the manifest's (by path). ``shuffle_buffer``:
-      records also go through a ``Dataset.shuffle`` of that many, seeded by ``seed``. With
-      neither, the records come in the same order at every pass.
-    - ``repeat``: the dataset repeats for ever; its cardinality is then infinite, and ``fit``
-      needs ``steps_per_epoch`` again.
-    - ``shard``: ``(index, count)`` or the ``tf.distribute.InputContext`` that
-      ``distribute_datasets_from_function`` gives (``input_pipeline_id`` of
-      ``num_input_pipelines``). The N records, in the order of the files (after their shuffle),
-      are cut into ``count`` runs of ``q = N // count``: worker i reads records
-      ``[i * q, (i + 1) * q)``, so the workers' records are disjoint and each worker has the
-      same number of records, hence of batches, and no worker waits for another at the end of
-      an epoch. The last ``N % count`` records (at most ``count - 1``) are read by no worker in
-      that epoch (with ``shuffle_files``, other records at each epoch). With ``shuffle_files``
-      every worker must be given the same ``seed`` (it is required), so that all draw the same
-      file order.
-
-    Files are read in parallel (``interleave``; in a fixed order unless shuffling), a file per
-    core (at most 16), GZIP and ZLIB files as each file says, and batches are prefetched.
-    tf.data's autotuner is off for this dataset (``options().autotune.enabled`` is False): with
-    it, the reads ran a third slower than at the parallelism it starts from, and some passes at
-    half speed. ``ds.with_options(o)`` with ``o.autotune.enabled = True`` turns it back on.
-    TensorFlow is imported only when this is called.
+    Its ``cardinality()`` is known, so Keras's ``fit`` needs no ``steps_per_epoch``. Without a
+    manifest, records are counted and checked first and the schema inferred (``options`` as for
+    :func:`dataset_info`). ``columns``: all (None), some, or a DDL string used as schema. ``label``:
+    yield ``(features, label)`` pairs. ``batch_size``: records per batch (None: single records; the
+    last smaller unless ``drop_remainder``). ``shuffle_files``: a new file order from ``seed`` each
+    epoch; ``shuffle_buffer``: a ``Dataset.shuffle`` of that size. ``repeat``: for ever. ``shard``:
+    ``(index, count)`` or a ``tf.distribute.InputContext``: each worker reads ``N // count``
+    consecutive records (the rest are skipped); with ``shuffle_files`` all need the same ``seed``.
+    tf.data's autotuner is off (it slowed this pipeline); ``with_options`` can turn it on.
 
     >>> import tempfile
     >>> from spark_tfrecord import write
@@ -334,10 +274,6 @@ def tf_dataset(
         return records.batch(block).map(parse) if parse_blocks else records.batch(block)
 
     def blocks_of_epoch(key: Any) -> Any:
-        # Blocks of records, not records, handed over by the parallel reads: one record at a
-        # time, the threads' hand-overs cost more than the reads (in benchmarks/training.py,
-        # 2 cores, a record at a time fed the loop 0.92x the hand-written pipeline from GZIP
-        # files, and a block at a time 1.0x).
         return files_of_epoch(key).interleave(
             read_file, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not shuffling
         )

@@ -11,12 +11,7 @@ import torch.utils.data
 
 from spark_tfrecord._loaders.source import RecordSource
 
-#: Up to this many bytes of dense tensors, a batch made in a DataLoader worker goes to the
-#: trainer's process by value, pickled into the worker's pipe, rather than as torch hands
-#: tensors over: a shared-memory file per tensor, whose descriptor the trainer fetches through a
-#: new connection to multiprocessing's resource sharer, about 1.5 ms each in benchmarks/loaders.py's
-#: profile (three tensors a batch of 256 narrow records: 5 ms in the trainer, against 1.7 ms to
-#: read and decode the batch in the worker). Above it, the copies by value cost more.
+#: Up to this many bytes of tensors, a worker's batch pickles by value (cheaper than shared memory).
 _BY_VALUE = 1 << 20
 
 
@@ -35,8 +30,7 @@ def _dense(value: Any) -> bool:
 
 
 def _tensors(batch: dict[str, Any], dense: dict[str, tuple[bool, ...]]) -> dict[str, Any]:
-    """A batch unpickled in the trainer's process: the arrays that were tensors (``dense``,
-    per key and part) tensors again, without copies."""
+    """Unpickle a batch: arrays that were tensors (``dense``, per key and part) become tensors."""
     for key, flags in dense.items():
         value = batch[key]
         parts = value if isinstance(value, tuple) else (value,)
@@ -46,8 +40,7 @@ def _tensors(batch: dict[str, Any], dense: dict[str, tuple[bool, ...]]) -> dict[
 
 
 class _ByValue(dict):  # type: ignore[type-arg]
-    """A batch made in a DataLoader worker, whose tensors pickle by value (see _BY_VALUE); it
-    unpickles as a plain dict of tensors."""
+    """A worker's batch whose tensors pickle by value (see _BY_VALUE); unpickles as a dict."""
 
     def __reduce__(self) -> Any:
         batch: dict[str, Any] = {}
@@ -63,16 +56,10 @@ class _ByValue(dict):  # type: ignore[type-arg]
 
 
 class TorchDataset(RecordSource, torch.utils.data.Dataset):  # type: ignore[type-arg,misc,unused-ignore]
-    """A map-style ``torch.utils.data.Dataset`` of a TFRecord folder's records: what
-    :func:`spark_tfrecord.torch_dataset` returns."""
+    """What :func:`spark_tfrecord.torch_dataset` returns."""
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """A batch of records as tensors, for ``DataLoader(..., collate_fn=ds.collate)``: the
-        NumPy batch of :meth:`RecordSource.collate` with every array a tensor, and each sparse
-        vector column a ``torch.sparse_coo_tensor`` of shape ``(B, size)``. The arrays become
-        tensors without a copy (``torch.from_numpy``); in a DataLoader worker, a batch of up to
-        a megabyte of them reaches the trainer's process by value through the worker's pipe,
-        not as shared-memory files (one per tensor, each a costly hand-over)."""
+        """A batch of tensors for ``DataLoader(collate_fn=ds.collate)``; sparse vectors as COO."""
         batch = super().collate(records)
         sparse = {c.key for c in self._layout.columns if c.shape == "vector" and c.sparse}
         out: dict[str, Any] = {}

@@ -1,14 +1,4 @@
-"""A read of TFRecord files as Arrow batches, without pyspark: what the jar-less data source
-(:mod:`spark_tfrecord._source.reader`) and :func:`spark_tfrecord.read_arrow` both run.
-
-:func:`table_schema` is the read's schema when none is given: the jar's inference
-(:func:`spark_tfrecord._format.datasets.inference.infer_schema`) of the data files, then the
-partition columns (``name=value`` folders) as Spark's discovery types them. :class:`ArrowRead` holds
-a read (its Spark schema as JSON, its parsed options, its files): it checks the schema once when
-made, plans the tasks (:mod:`spark_tfrecord._source.planning`) and reads a task's slices into
-``pyarrow.RecordBatch`` es of exactly the schema's Arrow types. The schema is the projection: only
-its columns are decoded.
-"""
+"""A read of TFRecord files as Arrow batches, without pyspark (the data source's, read_arrow's)."""
 
 from __future__ import annotations
 
@@ -48,8 +38,7 @@ from spark_tfrecord._source.slices import slice_batches
 
 #: Records per Arrow batch a task yields.
 BATCH_RECORDS = 4096
-#: A batch of a slice's records: ``(buf, starts, stops, offsets)``, record i being
-#: ``buf[starts[i]:stops[i]]`` at ``offsets[i]`` in the file's stream.
+#: A batch of a slice's records: ``(buf, starts, stops, offsets)`` (see ``slice_batches``).
 Chunk = tuple[bytes, list[int], list[int], list[int]]
 #: Spark's JSON names of the types partition discovery gives (``partitions.column_type``).
 _JSON_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
@@ -71,8 +60,7 @@ _PARTITION_VALUES = {
 
 
 def read_files(options: Mapping[str, str], parsed: ReadOptions) -> tuple[Files, str]:
-    """The read's file system and path (``options["path"]``; fsspec's for a URL, with
-    ``storageOptions``)."""
+    """The read's file system and path (``options["path"]``; fsspec's for a URL)."""
     path = options.get("path")
     if not path:
         raise errors.ArgumentError(
@@ -91,9 +79,7 @@ def record_batches(
     options: Mapping[str, str],
     storage_options: Mapping[str, Any] | None,
 ) -> pa.RecordBatchReader:
-    """:func:`spark_tfrecord.read_arrow`'s reader: the schema decided and checked now, the
-    records read as the reader is consumed. The schema is the one ``spark.read`` gives the
-    jar's reads: every field nullable, every array able to hold nulls."""
+    """:func:`spark_tfrecord.read_arrow`'s reader: the schema (all nullable) checked now; lazy."""
     read = prepare(path, columns, options, storage_options, "read_arrow")
     return pa.RecordBatchReader.from_batches(read.target, read.read(read.in_order()))
 
@@ -105,9 +91,7 @@ def prepare(
     storage_options: Mapping[str, Any] | None,
     caller: str,
 ) -> ArrowRead:
-    """The :class:`ArrowRead` of ``path`` as :func:`spark_tfrecord.read_arrow` takes its
-    arguments (``caller`` names the function in an error): the schema decided and checked
-    now, nothing read but what inference reads."""
+    """The :class:`ArrowRead` of ``read_arrow``'s arguments (``caller`` named in errors)."""
     if any(k.lower() in ("path", "storageoptions") for k in options):
         raise ValueError(
             f"{caller} takes the path as its first argument and fsspec's options as "
@@ -126,8 +110,7 @@ def prepare(
 
 
 def _projection(schema: dict[str, Any], names: list[str]) -> dict[str, Any]:
-    """The fields of ``schema`` named ``names``, in that order; a ValueError for a name it has
-    not, listing those it has."""
+    """The fields of ``schema`` named ``names``, in that order; ValueError for an unknown name."""
     by_name = {f["name"]: f for f in schema["fields"]}
     unknown = [n for n in names if n not in by_name]
     if unknown:
@@ -138,8 +121,7 @@ def _projection(schema: dict[str, Any], names: list[str]) -> dict[str, Any]:
 
 
 def table_schema(options: ReadOptions, fs: Files, path: str) -> dict[str, Any]:
-    """The jar's inferred schema of the data files of ``path``, then the partition columns, as
-    ``StructType.jsonValue()``."""
+    """The jar's inferred schema of ``path``'s files, then the partition columns (as JSON)."""
     files = data_files(path, fs)
     found = partitions.discover(path, [f.path for f in files])
     inferred = infer_schema([f.path for f in files], options.inference, files=fs)
@@ -152,12 +134,10 @@ def table_schema(options: ReadOptions, fs: Files, path: str) -> dict[str, Any]:
 
 
 class ArrowRead:
-    """One read: the files of ``path`` decoded to the Spark schema ``schema`` (its JSON), with
-    the options ``options``. ``to_arrow`` gives the Arrow schema of the batches from the Spark
-    schema (by default :func:`~spark_tfrecord._source.arrow_schema.arrow_schema`; the data
-    source gives its pyspark's own). A schema the records cannot fill raises the jar's
-    :class:`~spark_tfrecord.errors.ArgumentError` here, before any record is read. It pickles:
-    planned on Spark's driver, it reads in the workers."""
+    """One read of ``path``'s files into Spark schema ``schema`` (JSON), decoding only its columns.
+    Picklable: planned on the driver, read in workers. ``to_arrow`` gives the batches' Arrow schema.
+    Raises the jar's ArgumentError here for a schema the records cannot fill.
+    """
 
     def __init__(
         self,
@@ -183,8 +163,7 @@ class ArrowRead:
         self.columns()
 
     def _refuse(self) -> None:
-        """A map, variant or interval column: the jar's refusal (before the Arrow schema, which
-        has none of the intervals)."""
+        """The jar's refusal of a map, variant or interval column (before the Arrow schema)."""
         record_type = self.parsed.inference.record_type
         if record_type != "ByteArray":
             try:
@@ -194,9 +173,7 @@ class ArrowRead:
                 raise errors.ArgumentError(e.condition, e.reason, **rest) from None
 
     def columns(self) -> tuple[Any, ArrowColumns, list[int], BatchArrays | None]:
-        """The layout of the data columns, their Arrow builders, the positions of the data
-        columns in the schema, and the fast path's builders (None where every batch takes the
-        record path); the layout is None for ByteArray."""
+        """The layout (None: ByteArray), builders, schema positions, fast path (None: records)."""
         record_type = self.parsed.inference.record_type
         skip = set(self.partitions_of)
         if self.parsed.mode == "PERMISSIVE":
@@ -204,8 +181,7 @@ class ArrowRead:
         fields = self.schema["fields"]
         data = [i for i, f in enumerate(fields) if f["name"] not in skip]
         if record_type == "ByteArray":
-            # The jar's check (TFRecordSchema.validate): every column but the partitions' is
-            # `byteArray binary`, a PERMISSIVE read's corrupt record column too.
+            # The jar's check (TFRecordSchema.validate), the corrupt record column included.
             given = [f for f in fields if f["name"] not in self.partitions_of]
             if any(f["name"] != "byteArray" or f["type"] != "binary" for f in given):
                 shown = simple_string({"type": "struct", "fields": given})
@@ -246,8 +222,7 @@ class ArrowRead:
         return Task([Slice(f.path, 0, f.size, f.size, i) for i, f in enumerate(self.files)])
 
     def read(self, task: Task) -> Iterator[pa.RecordBatch]:
-        """The batches of the task's slices, in order, of :data:`BATCH_RECORDS` records at
-        most."""
+        """The batches of the task's slices, in order, of :data:`BATCH_RECORDS` records at most."""
         found, columns, data, fast = self.columns()
         for s in task.slices:
             for chunk in self.chunks(s):
@@ -267,9 +242,7 @@ class ArrowRead:
     def _decoded(
         self, chunk: Chunk, s: Slice, found: Any, columns: ArrowColumns, data: list[int]
     ) -> Iterator[pa.RecordBatch]:
-        """The record path: each record decoded alone, a record that fails the schema failing
-        the read (FAILFAST, with the jar's file, offset and column), dropped (DROPMALFORMED)
-        or a row of nulls with its bytes in the corrupt record column (PERMISSIVE)."""
+        """The record path: each record decoded alone, a bad one handled as ``mode`` says."""
         options = self.parsed
         what = (
             "tf.train.SequenceExample"
@@ -295,12 +268,9 @@ class ArrowRead:
             yield self._batch(arrays, len(records), bad, s.file, data)
 
     def chunks(self, s: Slice) -> Iterator[Chunk]:
-        """The slice's records in batches of :data:`BATCH_RECORDS` (``slice_batches``'); with
-        ``ignoreMissingFiles`` none of a file gone since planning, with ``ignoreCorruptFiles``
-        none after damaged framing (the records before it are kept), as Spark's file scan
-        skips them for the jar. Damaged framing is raised after the batch of the records before
-        it, so that a record there that fails the schema (FAILFAST) is the error, as when
-        records are read one by one."""
+        """The slice's records in batches; ``ignoreMissingFiles``/``ignoreCorruptFiles`` as Spark's.
+        Damaged framing is raised after the batch before it, so a FAILFAST record there wins.
+        """
         options = self.parsed.inference
         try:
             yield from slice_batches(s, options, self.fs, BATCH_RECORDS)
@@ -319,9 +289,7 @@ class ArrowRead:
         file: int,
         data: list[int],
     ) -> pa.RecordBatch:
-        """The Arrow batch of ``rows`` rows of file ``file``: the data columns ``arrays`` (in
-        their values' types), the partition columns, and the corrupt records' bytes ``bad``
-        (PERMISSIVE; empty: none)."""
+        """The batch of ``rows`` rows of file ``file``: ``arrays``, partitions, corrupt ``bad``."""
         names, target = self.names, self.target
         columns: list[pa.Array | None] = [None] * len(names)
         for i, a in zip(data, arrays):
@@ -362,8 +330,7 @@ def _failure(
 
 
 def _records(buf: bytes, starts: Sequence[int], stops: Sequence[int]) -> pa.Array:
-    """The records ``buf[starts[i]:stops[i]]`` as one binary array: their bytes gathered once,
-    with their offsets (a batch over 2 GiB, which int32 offsets cannot hold: one by one)."""
+    """The records ``buf[starts[i]:stops[i]]`` as one binary array (one by one past 2 GiB)."""
     first, last = np.array(starts, np.int64), np.array(stops, np.int64)
     lengths = last - first
     if int(lengths.sum()) >= 2**31:

@@ -1,20 +1,5 @@
-"""A Spark schema's Arrow schema without pyspark: from its JSON (``StructType.jsonValue()``, the
-manifest's ``schema_json``, :func:`~spark_tfrecord._format.columns.ddl.parse_ddl`'s parse,
-inference's result), as pyspark's ``to_arrow_schema(schema, timezone="UTC")`` gives it (Spark
-4.2+'s, the one whose batches Spark checks exactly).
-
-- The atomic types by Spark's table: ``long`` int64, ``integer`` int32, ``short`` int16,
-  ``byte`` int8, ``float`` float32, ``double`` float64, ``boolean`` bool, ``string`` (collated
-  too) string, ``binary`` binary, ``decimal(p,s)`` decimal128(p, s), ``date`` date32,
-  ``timestamp`` timestamp[us, tz=UTC], ``timestamp_ntz`` timestamp[us], ``time(p)`` time64[ns],
-  ``void`` null;
-- an array is a list whose item field is named ``element``, nullable as ``containsNull``; a
-  map's entries are a non-null ``key`` and a ``value`` nullable as ``valueContainsNull``;
-- a struct's fields and the schema's keep their names, their nullability and, when not empty,
-  their metadata as JSON under ``SPARK::metadata::json`` (the bytes Python's ``json.dumps``
-  writes);
-- a user-defined type (Spark ML's ``VectorUDT``) is its ``sqlType``; a variant is pyspark's
-  struct of ``value`` and ``metadata`` bytes.
+"""A Spark schema's Arrow schema from its JSON, without pyspark, as Spark 4.2+'s
+``to_arrow_schema(schema, timezone="UTC")`` gives it (Spark checks batches against it exactly).
 """
 
 from __future__ import annotations
@@ -48,8 +33,7 @@ _TIME = re.compile(r"time\(\d\)")
 
 
 def arrow_schema(schema: Mapping[str, Any]) -> pa.Schema:
-    """The Arrow schema of the Spark schema ``schema`` (a struct's JSON). A type Arrow cannot
-    hold raises a ValueError naming it and its column."""
+    """The Arrow schema of ``schema`` (a struct's JSON); raises ValueError on a type Arrow lacks."""
     return pa.schema([_field(f, f["name"]) for f in schema["fields"]])
 
 

@@ -1,25 +1,6 @@
 """The Arrow columns of a whole batch of serialized Examples at once: the read's fast path.
-
-:class:`BatchArrays` is made once per schema, when every data column is a scalar or a list of a
-plain type (integers, booleans, dates, timestamps, floats, doubles, strings, binaries) or of
-decimals (:mod:`spark_tfrecord._source.decimal_arrays`), a list of lists of one (written ragged:
-``c/ragged_flat_values`` and ``c/ragged_row_lengths_k``), a struct of such (structs in structs
-too: its leaves are features of their own, named by their path), an array of structs of such
-(each leaf a list with an item per element, or ``tfrecord.listLength`` items), or an ML vector
-(dense or sparse: :mod:`spark_tfrecord._source.vector_arrays`), and the records are Examples;
-or the records are SequenceExamples, whose context features are read as those, and whose feature
-lists as a list per step (``array<array<T>>``), or an array of structs' fields as its elements
-(a feature list per field, a step per element).
-For each batch, :class:`spark_tfrecord._format.columns.batches.Batch` (the builder the loaders'
-batches are made by too) locates each column's feature in every record (a feature list's steps
-in every list) and gives its values, counts and presence in Arrow's layout as NumPy arrays;
-here they become Arrow arrays of the same types and casts as the record path
-(:class:`spark_tfrecord._source.columns.ArrowColumns`). Anything in the batch that would be an
-error or needs a decision per record (a record that strays from the usual layout, a kind the
-column does not read, a decimal given floats and int64s, a value out of range, a scalar given
-two values, text that is not UTF-8, numbers read as text) raises ``Fallback``, and
-:meth:`BatchArrays.arrays` gives None: the reader then decodes that batch record by record, so
-that values and errors are the record path's.
+What would be an error or needs a decision per record raises ``Fallback``: the reader then
+decodes that batch record by record, so that values and errors are the record path's.
 """
 
 from __future__ import annotations
@@ -50,9 +31,7 @@ _MAX_OFFSET = 2**31 - 1
 
 @dataclass
 class _Column:
-    """One data column: its feature's slot, whether it is a list, its conversion, the Arrow
-    type of its decoded values and of the column; ``length``: a list of that fixed length per
-    element of an array of structs, the elements' lists concatenated in the feature."""
+    """One data column; ``length``: per element of an array of structs, a list that long."""
 
     slot: int
     listed: bool
@@ -84,8 +63,7 @@ class _Struct:
 
 @dataclass
 class _Ragged:
-    """A list of lists (of depth 2 or more) written ragged: its flat values' column, its row
-    lengths' columns (outermost first), and its Arrow type."""
+    """A list of lists written ragged: its flat values' and row lengths' (outermost first)."""
 
     values: _Column
     lengths: list[_Column]
@@ -94,8 +72,7 @@ class _Ragged:
 
 @dataclass
 class _Array:
-    """An array of structs: its element's fields (each a list with an item per element, keyed
-    by the array's key and the field's path) and its Arrow type."""
+    """An array of structs: its element's fields (each a list with an item per element)."""
 
     element: _Struct
     target: pa.DataType
@@ -103,9 +80,7 @@ class _Array:
 
 @dataclass
 class _Vector:
-    """An ML vector column: its dense feature's column (doubles), its sparse features'
-    (``c/indices``, ``c/values``, ``c/size``), and its Arrow type (the struct of
-    ``VectorUDT``'s SQL type)."""
+    """An ML vector column: its dense feature's column and its sparse features'."""
 
     dense: _Column
     sparse: list[_Column]
@@ -114,10 +89,7 @@ class _Vector:
 
 @dataclass
 class _Steps:
-    """A SequenceExample's feature list: its feature's slot, its steps' values' column (read
-    from the batch's steps, slot 0), its Arrow type (a column's, or an array's field's item
-    type), and whether each step is one value (a field of an array of structs that is not a
-    list: its step of no value or of several is the record path's error)."""
+    """A feature list: its steps' values' column; ``one``: each step is one value (not a list)."""
 
     slot: int
     values: _Column
@@ -126,8 +98,7 @@ class _Steps:
 
 
 _Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, _Steps]
-#: Of a batch: values, the number of them (or of elements) of each record, which records hold
-#: them.
+#: Of a batch: values, how many (or elements) each record has, which records hold them.
 Items = tuple[Any, Any, Any]
 
 
@@ -161,7 +132,7 @@ def _fast(node: nodes.Node) -> _Node | None:
     values = _leaf_type(node.leaf, node.key)
     if values is None:
         return None
-    # a decimal's values as stored: decimal_array converts a batch of them at once
+    # a decimal's values as stored: decimal_array converts the batch at once
     read = stored(c.spark) if pa.types.is_decimal(values) else c.conversion
     if c.shape == "uniform" and node.in_array and node.depth == 2 and not c.sequence:
         return _Column(c.slots[0], True, read, values, node.target, length=c.length)
@@ -183,8 +154,7 @@ def _fast(node: nodes.Node) -> _Node | None:
 
 
 def _leaf_type(leaf: Any, key: str) -> pa.DataType | None:
-    """The Arrow type of the values of a leaf of Spark type ``leaf`` (JSON) the fast path reads:
-    a plain type's, or a decimal's of a scale not negative; None for any other."""
+    """The Arrow type of leaf type ``leaf``'s values; None unless plain or a decimal, scale >= 0."""
     if not isinstance(leaf, str):
         return None
     if leaf in VALUES:
@@ -203,8 +173,7 @@ def _in_array(node: nodes.Node) -> bool:
 
 
 def _columns(plan: Sequence[_Node]) -> Iterator[_Column]:
-    """The columns of ``plan`` and of its structs (not those in arrays, ragged lists, vectors
-    or feature lists)."""
+    """The columns of ``plan`` and of its structs (not those inside arrays or other nodes)."""
     for c in plan:
         if isinstance(c, _Column):
             yield c
@@ -213,8 +182,7 @@ def _columns(plan: Sequence[_Node]) -> Iterator[_Column]:
 
 
 def _listed(items: pa.Array, counts: Any, present: Any) -> pa.Array:
-    """A list per record of ``items``, ``counts[r]`` of them in record r, null where it holds
-    none of the features (``present``)."""
+    """A list per record of ``items``, ``counts[r]`` in record r, null where not ``present``."""
     mask = None if present.all() else pa.array(~present, pa.bool_())
     return pa.ListArray.from_arrays(list_offsets(counts), items, mask=mask)
 
@@ -236,16 +204,12 @@ class BatchArrays:
         self.plan = list(plan)
         #: SequenceExamples: which keys are feature lists (None: the records are Examples).
         self.listed = None if listed is None else list(listed)
-        #: The slots of the numeric columns (in structs too), whose values a batch of one
-        #: number a record gives at once for all of them (:func:`scalars`).
+        #: The numeric columns' slots (in structs too), gathered at once when each has one value.
         self.numbers = sorted({c.slot for c in _columns(self.plan) if c.numeric})
 
     @classmethod
     def of(cls, layout: Layout, columns: Sequence[nodes.Node]) -> BatchArrays | None:
-        """The builders of the data columns ``columns`` (:func:`nodes.walk`'s) read with
-        ``layout`` (:func:`spark_tfrecord._format.columns.record_values.exact_layout`), or None
-        when a column is not one the fast path reads (a decimal of a negative scale, an encoded
-        tensor)."""
+        """The builders of ``columns`` (:func:`nodes.walk`'s) with ``layout``; None: not fast."""
         made = [_fast(node) for node in columns]
         if any(m is None for m in made):
             return None
@@ -258,8 +222,7 @@ class BatchArrays:
         return cls(layout.decoder_keys, [m for m in made if m is not None], listed)
 
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
-        """The data columns of the records ``buf[starts[r]:stops[r]]``, or None when the batch
-        needs the record path."""
+        """The data columns of records ``buf[starts[r]:stops[r]]``; None: use the record path."""
         try:
             batch = Batch(self.keys, buf, starts, stops, self.listed, self.numbers)
             return [_node(c, batch) for c in self.plan]
@@ -268,8 +231,7 @@ class BatchArrays:
 
 
 def _node(c: _Node, batch: Batch) -> pa.Array:
-    """A leaf's column, or a struct's from its fields' (null where all of them are, as the
-    record path makes it)."""
+    """A node's column; a struct is null where all its fields are, as on the record path."""
     if isinstance(c, _Column):
         return _column(c, batch)
     if isinstance(c, (_Ragged, _Array, _Steps)):
@@ -319,16 +281,13 @@ def _column(c: _Column, batch: Batch) -> pa.Array:
 
 
 def _values(c: _Column, batch: Batch, located: Any = None) -> Items:
-    """The column's values (a NumPy array of numbers, or an Arrow array of decimals, strings
-    or binaries), the number of values of each record, and which records hold its feature (of
-    the batch's features, or of those ``located``: a feature list's steps)."""
+    """The column's values, each record's count, which records hold it (of ``located``: steps)."""
     got = batch.gathered(c.slot, c.conversion, c.numeric, located)
     return _arrow(c, batch, got), got.counts, got.present
 
 
 def _arrow(c: _Column, batch: Batch, got: Gathered) -> Any:
-    """The values ``got`` of column ``c``: a NumPy array of numbers, or an Arrow array of
-    decimals, strings or binaries."""
+    """``got``'s values: NumPy numbers, or an Arrow array of decimals, strings or binaries."""
     if c.decimal:
         made = decimal_array(got.source, got.values, c.values)
         if made is None:
@@ -340,8 +299,7 @@ def _arrow(c: _Column, batch: Batch, got: Gathered) -> Any:
 
 
 def _vector(v: _Vector, batch: Batch) -> pa.Array:
-    """Vectors: sparse where the record has any of ``c/indices``, ``c/values`` and ``c/size``,
-    else dense, else null (:func:`vector_array`)."""
+    """The vector column (:func:`vector_array`)."""
     dense = _values(v.dense, batch)
     sparse = None
     if any(batch.present(c.slot).any() for c in v.sparse):
@@ -353,12 +311,9 @@ def _vector(v: _Vector, batch: Batch) -> pa.Array:
 
 
 def _items(c: _Node, batch: Batch) -> Items:
-    """The items of a list per record (not yet cast to the node's type): a list of lists'
-    outer items (each a list), an array of structs' elements, a feature list's steps (each a
-    list of its values, or its one value), or a field of an array's element over all the
-    batch's elements; how many items each record has and which records hold them. A
-    struct's fields must agree on the number (else the record path's error); one a record
-    lacks is null in each of its elements, as the jar's ``NestedRowAssembler`` makes it."""
+    """The items of a list per record (not cast), each record's count and which records hold them.
+    A struct field a record lacks is null in each element, as the jar's ``NestedRowAssembler``.
+    """
     if isinstance(c, _Column):
         values, counts, present = _values(c, batch)
         made = values if isinstance(values, pa.Array) else pa.array(values, c.values)
@@ -411,15 +366,13 @@ def _items(c: _Node, batch: Batch) -> Items:
 
 
 def _bytes(c: _Column, buf: bytes, first: Any, last: Any) -> pa.Array:
-    """The entries ``buf[first[i]:last[i]]`` as one Arrow string or binary array, its offsets
-    and data straight from the batch."""
+    """The entries ``buf[first[i]:last[i]]`` as one Arrow string or binary array."""
     lengths = last - first
     if int(lengths.sum()) > _MAX_OFFSET:
         raise Fallback
     data = gather(buf, first, last)
     if c.text:
-        # the record path's strict decode, for the batch at once: every entry is UTF-8 when
-        # the whole is and no entry starts inside a character (at a continuation byte)
+        # every entry is UTF-8 when the whole is and none starts at a continuation byte
         heads = data[(np.cumsum(lengths) - lengths)[lengths > 0]]
         if ((heads & 0xC0) == 0x80).any():
             raise Fallback

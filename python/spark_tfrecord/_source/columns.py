@@ -1,12 +1,5 @@
-"""The record path's Arrow columns: decoded records (what
-:meth:`spark_tfrecord._format.columns.layout.Layout.record` gives, keyed by feature path) as
-Arrow arrays of exactly the read schema's Arrow types, from the schema's nodes
-(:func:`spark_tfrecord._source.nodes.walk`, decided once per schema): each built in its
-values' own kinds (int64, float32, string, binary), then cast to the column's Arrow type
-(``pyspark.sql.pandas.types.to_arrow_schema``'s, which Spark 4.2+ checks exactly). A struct is
-null when none of its leaves has a value, as the jar reads it; an array of structs is zipped
-from its leaves' lists; an ML vector is ``VectorUDT``'s struct; doubles and decimals are exact
-(:func:`spark_tfrecord._format.columns.record_values.exact_layout`'s values).
+"""The record path's Arrow columns: decoded records as arrays of the read schema's Arrow types.
+A struct is null when none of its leaves has a value, as the jar reads it.
 """
 
 from __future__ import annotations
@@ -49,10 +42,7 @@ def _array(node: nodes.Node, records: Sequence[Any]) -> pa.Array:
 
 
 def _items(node: nodes.Node, record: Any) -> list[Any] | None:
-    """Of a record, the items of an array of structs' field ``node``, one per element: a
-    leaf's list (a list leaf's lists), a struct's fields zipped (the jar's assembly,
-    ``NestedRowAssembler``: an absent field is null in each element, a list field too); None
-    when the record has none of its features."""
+    """A record's items of array-of-structs field ``node``, zipped as the jar does; None: absent."""
     if isinstance(node, nodes.Struct):
         return zip_elements(
             [(f.name, _items(child, record)) for f, child in zip(node.fields, node.children)]

@@ -1,16 +1,6 @@
 """A batch's decimal values as one Arrow ``decimal128`` array, read as the jar reads them
-(``TypeTable.DecimalEntry``): an int64 ``v`` is ``Decimal(v)``; a float ``f`` is the shortest
-decimal that reads back as ``f`` (Java's ``Float.toString``); either rounded half up to the
-column's scale, and refused (None: the record path's error) when it is NaN, infinite or has
-more digits than the precision holds.
-
-The whole batch at once, in NumPy: each value becomes its digits ``n`` (an int64) and a power
-of ten ``e`` (the value is ``n * 10**e``): an int64's ``e`` is 0; a float far from a half of
-the scale's unit is rounded in float64 (its shortest decimal rounds alike); another's digits
-are Arrow's shortest text of it (``cast(string)``, the digits Java prints), parsed column by
-column of the texts' characters. The unscaled value ``n * 10**(e + scale)`` is then made in
-128 bits (two uint64 words: multiplied, or divided and rounded half up), which is Arrow's
-decimal128 buffer.
+(``TypeTable.DecimalEntry``): an int64 ``v`` is ``Decimal(v)``, a float its shortest decimal
+(Java's ``Float.toString``), rounded half up to the column's scale.
 """
 
 from __future__ import annotations
@@ -27,16 +17,15 @@ _POW10 = np.array([10**k for k in range(20)], np.uint64)
 #: 10**k, k from 0 to 38, as the low and high 64-bit words of 128.
 _POW10_LOW = np.array([(10**k) & (2**64 - 1) for k in range(39)], np.uint64)
 _POW10_HIGH = np.array([(10**k) >> 64 for k in range(39)], np.uint64)
-#: The smallest normal float32: a float below it (subnormal) has so few digits that Java's
-#: ``Float.toString`` is not its shortest text; at scale 38 that can show.
+#: The smallest normal float32: below it Java's ``Float.toString`` is not shortest (at scale 38).
 _SMALLEST_NORMAL = np.float32(2.0**-126)
 _M32 = np.uint64(0xFFFFFFFF)
 
 
 def decimal_array(source: int, values: Any, target: pa.Decimal128Type) -> pa.Array | None:
-    """The decimals of ``values`` (an int64 or float32 ndarray, of feature kind ``source``) as
-    an Arrow array of type ``target``; None when one of them is the record path's (refused,
-    or a subnormal float at scale 38)."""
+    """The decimals of ``values`` (an int64 or float32 ndarray of feature kind ``source``).
+    None when one is NaN, infinite, too long for the precision, or subnormal at scale 38.
+    """
     precision, scale = target.precision, target.scale
     if source == FLOAT:
         values = np.asarray(values, np.float32)
@@ -55,11 +44,7 @@ def decimal_array(source: int, values: Any, target: pa.Decimal128Type) -> pa.Arr
 
 
 def _float_digits(values: Any, scale: int) -> tuple[Any, Any]:
-    """Each float32 of ``values`` as ``n * 10**e``: where the float's scaled value is far from
-    any half of a unit (farther than half the float's spacing, and float64's error), the
-    shortest decimal of it rounds as the float does, so ``n`` is the float's scaled value
-    rounded and ``e`` is minus the scale; the others' shortest decimals
-    (:func:`shortest_digits`)."""
+    """Each float32 as ``n * 10**e``: rounded in float64 where sure to match its shortest one."""
     digits = np.zeros(len(values), np.int64)
     exponent = np.full(len(values), -scale, np.int64)
     unclear = np.ones(len(values), np.bool_)
@@ -79,8 +64,7 @@ def _float_digits(values: Any, scale: int) -> tuple[Any, Any]:
 
 
 def shortest_digits(values: Any) -> tuple[Any, Any]:
-    """Each finite float32 of ``values`` as ``n * 10**e``: the shortest decimal that reads back
-    as it (Arrow's text of it, which is Java's ``Float.toString``'s value), ``n`` int64."""
+    """Each finite float32 as ``n * 10**e`` (int64s): its shortest decimal, from Arrow's text."""
     size = len(values)
     if not size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -117,9 +101,7 @@ def shortest_digits(values: Any) -> tuple[Any, Any]:
 
 
 def unscaled(digits: Any, exponent: Any, precision: int) -> Any:
-    """``digits * 10**exponent`` rounded half up to an integer, in two's complement as
-    little-endian 128-bit words (an ``(n, 2)`` uint64 array: Arrow's decimal128 buffer); None
-    when one has more than ``precision`` digits."""
+    """``digits * 10**exponent`` rounded half up, as decimal128 words; None: over ``precision``."""
     negative = digits < 0
     raw = digits.view(np.uint64)
     magnitude = np.where(negative, ~raw + np.uint64(1), raw)

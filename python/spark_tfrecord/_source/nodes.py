@@ -1,12 +1,4 @@
-"""The one walk of the jar-less source's read schema: a node per data column, and per field of
-a struct in one, holding what both paths of the read build its Arrow array from: a batch of
-records at once (:mod:`spark_tfrecord._source.batch_arrays`), or records decoded one at a time
-(:mod:`spark_tfrecord._source.columns`).
-
-Each leaf node carries the layout's :class:`~spark_tfrecord._format.columns.schema.Column` of
-its features (their decoder slots and conversion: the layout's schema walk, taken in the same
-order), the Arrow type of its decoded values and the column's Arrow type.
-"""
+"""The jar-less source's read schema as nodes: what both read paths build each column from."""
 
 from __future__ import annotations
 
@@ -46,8 +38,7 @@ class Leaf:
 
     #: Its feature's key (its path joined with the separator) in the decoded records.
     key: str
-    #: The Spark type (JSON) inside its arrays, and how many arrays it is in (an array of
-    #: structs' leaf: one more, its list per record).
+    #: The Spark type (JSON) inside its arrays, and their number (+1 in an array of structs).
     leaf: Any
     depth: int
     in_array: bool
@@ -82,9 +73,7 @@ class Struct:
 
 @dataclass
 class Elements:
-    """An array of structs: its element's node (each leaf a list with an item per element,
-    keyed by the array's key and the field's path), the Arrow type of its decoded elements
-    and of the column."""
+    """An array of structs: its element's node (leaves: an item per element) and Arrow types."""
 
     element: Node
     values: pa.DataType
@@ -109,8 +98,7 @@ def _type_text(t: Any) -> str:
 
 
 def leaf_values(t: Any, column: str) -> pa.DataType:
-    """The Arrow type of the decoded values of a leaf of Spark type ``t`` (JSON), or of an
-    array of structs' elements."""
+    """The Arrow type of the decoded values of Spark type ``t`` (JSON): a leaf's, or elements'."""
     if isinstance(t, str) and t in VALUES:
         return VALUES[t]
     if isinstance(t, str) and (_TIME.fullmatch(t) or t.startswith("string collate ")):
@@ -131,9 +119,7 @@ def walk(
     columns: Sequence[Column],
     separator: str,
 ) -> list[Node]:
-    """The nodes of the data columns ``fields`` (JSON) into ``targets``, their leaves matched
-    in order with the layout's ``columns`` (struct leaves keyed by their path joined with
-    ``separator``)."""
+    """The nodes of columns ``fields`` (JSON) into ``targets``, leaves matched to ``columns``."""
     leaves = iter(columns)
     return [
         _node(f, f["name"], t.type, leaves, separator, f["name"], False)

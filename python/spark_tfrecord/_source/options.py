@@ -1,15 +1,4 @@
-"""The options of a jar-less read or write, with the jar's names, defaults and errors
-(``TFRecordOptions``).
-
-The options inference reads are
-:class:`~spark_tfrecord._format.frames.read_options.InferenceOptions`'; a read adds ``mode``,
-``columnNameOfCorruptRecord`` and ``splitFiles``, and, for this route only, ``storageOptions``
-(fsspec's, as JSON, for ``s3://`` and ``gs://`` paths). An option the jar takes on read that this
-route cannot honour is refused by name (:data:`UNSUPPORTED`), never ignored. A write takes
-``recordType``, ``compression`` (``codec``), ``pathSeparator``, ``vectorLayout`` and ``numShards``
-(:class:`WriteOptions`); the jar's other write options are refused by name
-(:data:`UNSUPPORTED_WRITE`).
-"""
+"""A jar-less read's or write's options, with the jar's names, defaults and errors."""
 
 from __future__ import annotations
 
@@ -26,8 +15,7 @@ Mode = Literal["FAILFAST", "PERMISSIVE", "DROPMALFORMED"]
 MODES: tuple[Mode, ...] = ("FAILFAST", "PERMISSIVE", "DROPMALFORMED")
 #: ``spark.sql.columnNameOfCorruptRecord``'s default: the worker that reads has no session.
 DEFAULT_CORRUPT_COLUMN = "_corrupt_record"
-#: Read options of the jar that the Python route does not read yet, by the jar's names (Spark
-#: gives a Python data source the options' names in lower case), with what to do instead.
+#: The jar's read options this route refuses by name (never ignores), with what to do instead.
 UNSUPPORTED = {
     "split": "read the split's folder (or its shard files) by path",
     "tfds": "read the TFDS version folder's shard files by path",
@@ -51,8 +39,7 @@ class ReadOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
-        """The options given to ``spark.read`` (names case-insensitive); a bad value raises the
-        jar's :class:`~spark_tfrecord.errors.ArgumentError`."""
+        """``spark.read``'s options (names case-insensitive); a bad value raises ArgumentError."""
         given = {k.lower(): (k, str(v)) for k, v in options.items()}
         for name, instead in UNSUPPORTED.items():
             if name.lower() in given:
@@ -85,8 +72,7 @@ class ReadOptions:
         return cls(InferenceOptions.parse(options), mode, corrupt, split_files, storage)
 
 
-#: Write options of the jar that the Python route does not write yet, by the jar's names (Spark
-#: gives a Python data source the options' names in lower case), with what to do instead.
+#: The jar's write options the Python route does not take, with what to do instead.
 UNSUPPORTED_WRITE = {
     "tfds": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
     "split": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
@@ -117,8 +103,7 @@ def needs_jar(option: str, value: str, instead: str, verb: str = "write") -> err
 
 @dataclass(frozen=True)
 class WriteOptions:
-    """A write's options, parsed once on the driver (the codec and layout options are checked
-    again by the encoder and the file writer, with the jar's errors)."""
+    """A write's options, parsed once on the driver (the encoder and file writer check them too)."""
 
     record_type: str = "Example"
     compression: str = "none"
@@ -129,8 +114,7 @@ class WriteOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> WriteOptions:
-        """The options given to ``df.write`` (names case-insensitive); a bad value raises the
-        jar's :class:`~spark_tfrecord.errors.ArgumentError`."""
+        """``df.write``'s options (names case-insensitive); a bad value raises ArgumentError."""
         from spark_tfrecord._format.frames.record_writer import compression
 
         given = {k.lower(): (k, str(v)) for k, v in options.items()}

@@ -1,11 +1,5 @@
-"""What a jar-less read reads: the data files under its paths, their partition folders, and the
-tasks, planned on the driver as Spark plans the jar's (``FilePartition``).
-
-Files are listed as Spark lists them (recursively, names starting with ``_`` or ``.`` skipped).
-A large uncompressed file is cut into slices of at most ``maxSplitBytes`` (a slice's reader
-starts at the first sound record header in it: a record belongs to the slice its header starts
-in, as the jar's ``TFRecordReader.openSplit``); slices are then packed into tasks by size, largest
-first, each file costing ``openCostInBytes`` more, as Spark packs them.
+"""A jar-less read's data files, partition folders and tasks, planned on the driver as Spark
+plans the jar's (``FilePartition``); a record belongs to the slice its header starts in.
 """
 
 from __future__ import annotations
@@ -26,8 +20,7 @@ OPEN_COST_BYTES = 4 << 20
 
 @dataclass(frozen=True)
 class Slice:
-    """Bytes ``[start, end)`` of a data file (its records whose header starts there), and the
-    file's index in the read's file list (for its partition values)."""
+    """Bytes ``[start, end)`` of a data file; ``file`` is its index in the read's file list."""
 
     path: str
     start: int
@@ -44,9 +37,7 @@ class Task:
 
 
 def fsspec_url(path: str) -> str:
-    """The path as fsspec takes it: Hadoop's ``s3a://`` (and ``s3n://``) is S3's ``s3://``, the
-    same bucket and key, read with s3fs (credentials from ``storageOptions`` or the usual AWS
-    variables, not Hadoop's ``fs.s3a.*`` settings)."""
+    """The path for fsspec: ``s3a://``, ``s3n://`` become ``s3://`` (s3fs, not ``fs.s3a.*``)."""
     for hadoop in ("s3a://", "s3n://"):
         if path.startswith(hadoop):
             return "s3://" + path[len(hadoop) :]
@@ -54,8 +45,7 @@ def fsspec_url(path: str) -> str:
 
 
 def data_files(path: str, files: Files) -> list[DataFile]:
-    """The data files of ``path`` (a file, a folder, a glob; a ``file:`` URL, or an fsspec URL
-    read through ``files``), sorted by path."""
+    """The data files of ``path`` (file, folder or glob; a URL read through ``files``), sorted."""
     if not is_url(path):
         return list_files(local_path(path))
     matches = files.glob(path) if is_glob(path) else [path]
@@ -73,8 +63,7 @@ def data_files(path: str, files: Files) -> list[DataFile]:
 
 
 def splittable(path: str, compression: str | None, split_files: bool) -> bool:
-    """Whether a file may be read in slices: its name (or the ``compression`` option, for a name
-    that says nothing) does not say it is compressed, and ``splitFiles`` is on."""
+    """Whether a file may be read in slices: ``splitFiles`` is on and it is not compressed."""
     named = compression_by_name(path) or compression
     return split_files and named in (None, "none")
 
@@ -115,8 +104,7 @@ def plan(
 
 
 def partition_values(found: list[dict[str, str]], given: dict[str, Any]) -> dict[str, Any]:
-    """Per partition column, its Spark type (the one ``given`` by a user's schema, else Spark's
-    inference) and each file's value, as :mod:`spark_tfrecord._format.files.partitions` types it."""
+    """Per partition column, its Spark type (``given``'s, else inferred) and each file's value."""
     out: dict[str, Any] = {}
     for name in found[0] if found else []:
         raws = [d[name] for d in found]

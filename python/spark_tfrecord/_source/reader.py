@@ -1,13 +1,5 @@
-"""The ``tfrecord`` Python data source: ``spark.read.format("tfrecord")`` (and ``df.write``,
-:mod:`spark_tfrecord._source.writer`) with no jar.
-
-A thin layer over :mod:`spark_tfrecord._source.arrow_read`, which has no pyspark:
-:class:`TFRecordDataSource` infers the schema on the driver as the jar does
-(:func:`~spark_tfrecord._source.arrow_read.table_schema`), and :class:`TFRecordReader` plans
-tasks and reads each in a Python worker (:class:`~spark_tfrecord._source.arrow_read.ArrowRead`),
-yielding ``pyarrow.RecordBatch`` es of exactly the Arrow types this pyspark gives the schema.
-The API gives no projection: a schema given with ``.schema(...)`` is the projection, and only
-its columns are decoded.
+"""The ``tfrecord`` Python data source's reads: a thin layer over ``arrow_read``.
+The API gives no projection: a schema given with ``.schema(...)`` is it (only its columns decode).
 """
 
 from __future__ import annotations
@@ -27,8 +19,7 @@ from spark_tfrecord._source.planning import Task
 
 
 def arrow_schema(schema: StructType) -> pa.Schema:
-    """The Arrow schema Spark checks a Python data source's batches against (its worker's
-    ``to_arrow_schema``: timestamps in UTC; the keyword differs between Spark 4.0 and 4.2+)."""
+    """The Arrow schema Spark checks a Python data source's batches against (timestamps in UTC)."""
     from pyspark.sql.pandas import types
 
     convert: Any = types.to_arrow_schema  # Spark 3.5's (for mypy) has neither keyword
@@ -38,8 +29,7 @@ def arrow_schema(schema: StructType) -> pa.Schema:
 
 
 class TFRecordDataSource(DataSource):
-    """``spark.read.format("tfrecord")`` where no jar can go (issue 43): the jar's options,
-    inference, rows and errors, in a Spark 4 Python data source."""
+    """``spark.read.format("tfrecord")`` with no jar (issue 43): the jar's options, rows, errors."""
 
     @classmethod
     def name(cls) -> str:
@@ -55,8 +45,7 @@ class TFRecordDataSource(DataSource):
         return TFRecordReader(dict(self.options), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        """``df.write.format("tfrecord").mode("append" | "overwrite")``: see
-        :mod:`spark_tfrecord._source.writer`."""
+        """``df.write.format("tfrecord").mode("append" | "overwrite")``."""
         from spark_tfrecord._source.writer import TFRecordWriter
 
         return TFRecordWriter(dict(self.options), schema, overwrite)

@@ -6,23 +6,11 @@ from typing import Any
 
 
 def register(spark: Any) -> None:
-    """Registers the Python ``tfrecord`` data source (no jar) in ``spark``'s session, so that
-    ``spark.read.format("tfrecord")`` and ``df.write.format("tfrecord")`` (modes append and
-    overwrite) work where no jar can be added (Spark 4.0+, Databricks
-    Runtime 15.4+, Spark Connect). Where the jar already serves ``tfrecord``, it stays the one
-    that reads (Spark's lookup prefers its ``DataSourceRegister``; Spark 4.3.0 registers the
-    Python source beside it with a warning, a Spark that refuses with
-    ``DATA_SOURCE_ALREADY_EXISTS`` is taken as done, not an error). Where pyspark has no
-    Python data source API (``pyspark.sql.datasource`` with ``DataSourceArrowWriter``:
-    open-source Spark 3.5), raises a RuntimeError that says so.
-
-    The API is detected, not the version: a top-level ``pyspark_tfrecord`` module registers the
-    same source by itself in any Spark that looks for ``pyspark_*`` modules.
-
-    On a Spark Connect session the source runs in the server's Python workers, which import
-    it by name: ``register`` asks the server to create the source once (a read with no path,
-    which the source refuses), and where its workers cannot import spark_tfrecord raises a
-    RuntimeError that says where to install it, rather than leave a later read to fail.
+    """Registers the jar-less Python ``tfrecord`` data source in ``spark``'s session.
+    Makes ``spark.read.format("tfrecord")`` and ``df.write.format("tfrecord")`` (modes append and
+    overwrite) work where no jar can be added (Spark 4.0+, Databricks Runtime 15.4+, Spark Connect);
+    where the jar already serves ``tfrecord``, it keeps doing so. Raises RuntimeError where pyspark
+    has no Python data source API, or where a Connect server's workers cannot import the package.
     """
     try:
         from pyspark.sql.datasource import DataSourceArrowWriter  # noqa: F401
@@ -54,9 +42,7 @@ _MISSING = ("No module named 'spark_tfrecord'", "No module named 'pyspark_tfreco
 
 
 def _check_server_workers(spark: Any) -> None:
-    """Raises a RuntimeError if the Connect server's Python workers cannot import this package.
-    A read with no path makes the server create the source, which then refuses it: that error
-    is the expected one; a worker that cannot unpickle the class says "No module named"."""
+    """Raises RuntimeError if the Connect server's workers cannot import us (probed by a read)."""
     try:
         _ = spark.read.format("tfrecord").load().schema
     except Exception as e:  # expected; any other error than these is the next read's to show

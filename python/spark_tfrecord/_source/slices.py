@@ -1,10 +1,5 @@
-"""The records of one slice of a data file, as the jar's ``TFRecordReader`` reads a split.
-
-A slice at offset 0 reads the file from its start (compression by name, the option, then magic
-bytes). A slice further in reads nothing when the file's first bytes say it is compressed after
-all (the slice at 0 reads it whole); else it starts at the first offset in the slice holding a
-sound header (length, its CRC32C, a length that fits the file; the data's CRC checked there too)
-and stops before the first record whose header starts at or past its end.
+"""The records of one slice of a data file, as the jar's ``TFRecordReader`` reads a split: from
+its first sound record header to the first at or past its end (a compressed file: all in slice 0).
 """
 
 from __future__ import annotations
@@ -49,8 +44,7 @@ def _first_record(path: str, s: Slice, options: InferenceOptions, files: Files) 
 def _stream(
     s: Slice, options: InferenceOptions, files: Files
 ) -> tuple[Iterator[bytes], int | None, int, bool] | None:
-    """The slice's stream (from its first record), the size to check lengths against, the
-    stream's offset in the file, and whether the slice reads it whole; None: no records."""
+    """The slice's stream, size to check lengths by, file offset, whether whole; None: empty."""
     path = s.path
     head = files.read_range(path, 0, min(HEADER, s.size))
     codec = file_compression(path, options.compression, head)
@@ -70,9 +64,10 @@ def _stream(
 def slice_batches(
     s: Slice, options: InferenceOptions, files: Files, batch: int
 ) -> Iterator[tuple[bytes, list[int], list[int], list[int]]]:
-    """:func:`slice_records`' records in batches of at most ``batch``, as ``(buf, starts,
-    stops, offsets)`` (lists: record i is ``buf[starts[i]:stops[i]]`` at ``offsets[i]`` in
-    the file's stream); damaged framing is raised after the batch of the records before it."""
+    """:func:`slice_records`' records in batches of at most ``batch``: ``(buf, starts, stops,
+    offsets)``, record i ``buf[starts[i]:stops[i]]`` at ``offsets[i]`` in the file's stream.
+    Damaged framing is raised after the batch of the records before it.
+    """
     found = _stream(s, options, files)
     if found is None:
         return
@@ -117,8 +112,7 @@ def slice_records(s: Slice, options: InferenceOptions, files: Files) -> Iterator
 
 
 def _in_file(e: errors.CorruptFileError, path: str, base: int) -> errors.CorruptFileError:
-    """``e`` with the file's offset: a stream that began at a slice's first record, ``base``
-    bytes into the file, counts its offsets from there."""
+    """``e`` with its offset counted from the file's start, not the stream's at ``base``."""
     if not base:
         return e
     at = base + int(e.parameters["offset"])

@@ -1,12 +1,6 @@
-"""A batch's ML vectors as one Arrow struct array of ``VectorUDT``'s SQL type (type, size,
-indices, values), from its features' values gathered at once, as the record path
-(:func:`spark_tfrecord._format.columns.record_values.exact_layout`'s vector reader) and the
-jar read them: a record with any of ``c/indices``, ``c/values`` and ``c/size`` holds a sparse
-vector (type 0), else one with ``c`` a dense one (type 1), else none (null).
-
-A sparse vector is checked as the jar's ``SparseVectorReader`` checks it. A batch where one is
-not (the record path's error, which names the record) gives None; so does one where a sparse
-part is of a kind it does not read (the gathering's None).
+"""A batch's ML vectors as one Arrow struct array of ``VectorUDT``'s SQL type, as the jar reads
+them: sparse where a record has any of ``c/indices``, ``c/values``, ``c/size``, else dense
+(``c``), else null; None for a batch with a sparse vector the jar refuses or cannot gather.
 """
 
 from __future__ import annotations
@@ -21,8 +15,7 @@ from spark_tfrecord._format.columns.gathered import in_record_order
 from spark_tfrecord._format.columns.type_table import INT_MAX
 from spark_tfrecord._format.frames.packing import offsets
 
-#: Of a batch's feature: its values (a NumPy array), how many each record has, which records
-#: have the feature.
+#: A batch's feature: its values (NumPy), how many each record has, which records have it.
 Part = tuple[Any, Any, Any]
 
 
@@ -34,9 +27,7 @@ def list_offsets(counts: Any) -> pa.Array:
 def vector_array(
     dense: Part, sparse: Sequence[Part] | None, rows: int, target: pa.StructType
 ) -> pa.Array | None:
-    """The vectors of a batch of ``rows`` records from their dense feature ``dense`` and, when
-    a record of the batch has a sparse part, their features ``sparse`` (``c/indices``,
-    ``c/values``, ``c/size``); None when a sparse one fails the jar's checks."""
+    """The vectors of ``rows`` records from ``dense`` and ``sparse`` (or None); None: refused."""
     values, counts, present = dense
     fields = [target.field(i) for i in range(target.num_fields)]
     if sparse is None:
@@ -76,10 +67,7 @@ def vector_array(
 
 
 def _sparse(present: Any, indices: Part, entries: Part, sizes: Part) -> tuple[Any, Any] | None:
-    """Which records hold a sparse vector (any of its three features), and each one's size (0
-    for the others), when every one passes the jar's checks (no dense feature beside it, all
-    three features, one size from 0 to the largest int, as many indices as values, indices
-    increasing from 0 and below the size); else None."""
+    """Which records hold a sparse vector and its size (0 elsewhere); None: one fails the checks."""
     index_values, index_counts, index_present = indices
     _, entry_counts, entry_present = entries
     size_values, size_counts, size_present = sizes

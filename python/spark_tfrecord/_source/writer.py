@@ -1,23 +1,7 @@
 """The write half of the jar-less ``tfrecord`` source: ``df.write.format("tfrecord")`` with no jar.
-
-:class:`TFRecordWriter` is a ``DataSourceArrowWriter``. On the driver it checks the options and
-the schema (the encoder is built once, so a column no record can hold fails the query before any
-task) and starts the write (:class:`~spark_tfrecord._format.datasets.commit.FolderWrite`: its
-staging folder, ``.tfrecord-staging-<write id>`` in the folder written, hidden, so that readers
-of either route pass over it). Each task encodes its Arrow batches with the package's encoder
-(:class:`~spark_tfrecord._format.columns.encoder.ExampleEncoder`, the jar's bytes) into one staged
-file. ``commit`` is the write's commit, the jar's job commit (the one Ray's datasink runs too):
-under the folder's manifest lock it empties the folder (mode overwrite), moves the files into
-place with the jar's names (``part-00000-<write id>-c000.tfrecord.gz``), adds the empty files
-``numShards`` asks for, merges the files' counts into ``_tfrecord_manifest.json`` and writes
-``_SUCCESS``. ``abort`` removes the staging folder: a failed job leaves the folder as it was.
-
-What the API does not allow: Spark tells a Python data source's writer no partition columns, and
-refuses ``partitionBy`` itself before the writer exists ("The provided partitioning or
-clustering columns do not match the existing table's"); write each value's rows into its
-``key=value`` folder instead (both routes read those as partition columns), or add the jar.
-Only modes ``append`` and ``overwrite`` exist (Spark's ``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``
-otherwise). Paths are local (or FUSE-mounted); an object store's URL is refused by name.
+Each task stages at most one file in a hidden folder; ``commit`` is the jar's job commit and
+``abort`` leaves the folder as it was. Spark refuses ``partitionBy`` for a Python writer: write
+each value's rows into its ``key=value`` folder. Modes append and overwrite; local paths only.
 """
 
 from __future__ import annotations
@@ -42,8 +26,7 @@ from spark_tfrecord._source.options import WriteOptions
 
 @dataclass
 class TaskFile(WriterCommitMessage):
-    """What a write task sends its commit: the file it staged (None: no rows, no file), the
-    file's name in the folder, its records and its features' fewest and most values."""
+    """A task's staged file (None: no rows), its name, records, features' fewest and most values."""
 
     staged: str | None
     name: str
@@ -129,8 +112,7 @@ class TFRecordWriter(DataSourceArrowWriter):
                     records = RecordFileWriter(out, self.options.compression)
                 records.write(encoded)
             if records is None:
-                # As Spark's file writes: a task with no rows writes no file, but the first,
-                # so that a write of no rows leaves one (empty) file.
+                # As Spark: only the first task writes a file with no rows (so one exists).
                 if partition != 0:
                     return TaskFile(None, name, 0, manifest_write.NO_COUNTS)
                 out = open(staged, "xb")  # noqa: SIM115
@@ -151,6 +133,5 @@ class TFRecordWriter(DataSourceArrowWriter):
         self.target.commit(tasks, self.record_type, self.schema)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        # The messages are None for every task once one failed (Spark 4.0 and 4.3): the staging
-        # folder holds all this write's files.
+        # The messages are all None once a task failed: the staging folder holds the files.
         self.target.discard()

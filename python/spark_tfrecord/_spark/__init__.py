@@ -1,14 +1,10 @@
-"""The Spark side: the session and its jars, the read and write helpers, shards, TensorFlow
-Datasets folders, the converter, and the translation of Java errors (pyspark and py4j are
-imported when used)."""
+"""The Spark side: session, read/write helpers, shards, TFDS folders, converter, Java errors."""
 
 from __future__ import annotations
 
 
 def no_spark(name: str, also: str = "") -> ImportError:
-    """The error of a Spark helper (``name``) where no pyspark is installed: the package depends
-    on none, so that it installs beside whichever Spark client the machine has. ``also`` is
-    added to the message."""
+    """The ImportError of Spark helper ``name`` with no pyspark installed; ``also`` is appended."""
     return ImportError(
         f"spark_tfrecord.{name} needs PySpark, and none is installed. spark-tfrecord installs "
         "beside any Spark client and brings none; install the one you use: `pip install pyspark` "

@@ -1,6 +1,4 @@
-"""A DataFrame in, a loader out: :func:`make_converter` writes a DataFrame once as TFRecord files
-under a cache folder named by its plan, and gives them back to a trainer as a ``tf.data``
-pipeline (Petastorm's ``make_spark_converter``, for TFRecord)."""
+""":func:`make_converter`: a DataFrame cached once as TFRecord files, read back by a loader."""
 
 from __future__ import annotations
 
@@ -26,26 +24,22 @@ if TYPE_CHECKING:
     from spark_tfrecord._loaders.tf import Shard
     from spark_tfrecord._loaders.torch import TorchDataset
 
-#: The Spark conf key that gives ``cache_dir`` when it is not passed.
+#: The Spark conf key giving ``cache_dir`` when it is not passed.
 CACHE_DIR_CONF = "spark.tfrecord.converter.cacheDir"
-#: Part of every key: a change to what the key holds, or to how the folder is written, changes it.
+#: Part of every key: change it when the key's content or the folder's layout changes.
 _KEY_VERSION = "spark-tfrecord converter 1"
 #: Leaves whose data is an RDD: equal only within the application that made them.
 _RDD_LEAVES = (
     "org.apache.spark.sql.execution.LogicalRDD",
     "org.apache.spark.sql.execution.ExternalRDD",
 )
-#: Fields of a Spark Connect plan that differ between two equal DataFrames built separately:
-#: the client's call sites (``origin``, ``source_info``) and the session of a cached local
-#: relation (its ``hash`` is of the data, and stays).
+#: Fields of a Connect plan that differ between equal DataFrames built separately.
 _CONNECT_NOISE = ("origin", "source_info")
 _CACHED_RELATION_NOISE = ("userId", "sessionId", "user_id", "session_id")
 
 
 class Converter:
-    """A DataFrame written once as TFRecord files under a cache folder: what
-    :func:`make_converter` returns. It holds only the folder's path and record count, so it
-    pickles (to a trainer's process, say) and needs no Spark session."""
+    """TFRecord files of a DataFrame; only a path and a count, so it pickles and needs no Spark."""
 
     def __init__(self, path: str, num_records: int) -> None:
         self._path = path
@@ -57,7 +51,7 @@ class Converter:
         return self._path
 
     def __len__(self) -> int:
-        """The number of records (the manifest's ``num_records``)."""
+        """The number of records."""
         return self._num_records
 
     def __repr__(self) -> str:
@@ -77,8 +71,7 @@ class Converter:
         drop_remainder: bool = False,
         options: Mapping[str, str] | None = None,
     ) -> Any:
-        """:func:`spark_tfrecord.tf_dataset` of :attr:`path`, with the same arguments: a
-        ``tf.data.Dataset`` of the parsed records, of known cardinality."""
+        """:func:`spark_tfrecord.tf_dataset` of :attr:`path` (same arguments; known cardinality)."""
         from spark_tfrecord._loaders.tf import tf_dataset
 
         return tf_dataset(
@@ -100,8 +93,7 @@ class Converter:
         columns: Sequence[str] | str | None = None,
         transform: Callable[[dict[str, Any]], Any] | None = None,
     ) -> TorchDataset:
-        """:func:`spark_tfrecord.torch_dataset` of :attr:`path`: a map-style PyTorch dataset of
-        the records, decoded in Python (no TensorFlow)."""
+        """:func:`spark_tfrecord.torch_dataset` of :attr:`path` (no TensorFlow needed)."""
         from spark_tfrecord._loaders.api import torch_dataset
 
         return torch_dataset(self._path, columns, transform)
@@ -113,10 +105,7 @@ class Converter:
         return grain_source(self._path, columns)
 
     def delete(self) -> None:
-        """Remove the folder; the next :func:`make_converter` of the same plan writes it again.
-
-        The folder leaves its name first (a rename), so a converter made meanwhile never finds
-        half of it."""
+        """Remove the folder, renamed away first so that no converter finds half of it."""
         parent, key = os.path.split(self._path)
         doomed = os.path.join(parent, f"_deleted-{key}-{uuid.uuid4().hex}")
         os.rename(self._path, doomed)
@@ -144,16 +133,14 @@ def _is_connect(df: Any) -> bool:
 
 
 def _repeated(field: Any) -> bool:
-    # protobuf 5.x+ has is_repeated; older ones only label (since removed).
+    # protobuf 5.x+ has is_repeated; older ones only label.
     if hasattr(field, "is_repeated"):
         return bool(field.is_repeated)
     return bool(field.label == field.LABEL_REPEATED)
 
 
 def _normalize_connect_plan(message: Any, plan_ids: dict[int, int]) -> None:
-    """Make a Spark Connect plan the same for two equal DataFrames built separately: the
-    client's plan ids (a counter of the process) renumbered in order of appearance, so that a
-    reference to a plan still points at the same one, and its call sites removed."""
+    """Make equal Connect plans built separately equal: renumber plan ids, drop the noise."""
     for field, value in message.ListFields():
         name = field.name
         if name in _CONNECT_NOISE or (
@@ -176,17 +163,14 @@ def _normalize_connect_plan(message: Any, plan_ids: dict[int, int]) -> None:
 
 
 def _connect_plan(df: Any) -> dict[str, str]:
-    """The client holds no analyzed plan (the server analyzes): a hash of the unresolved plan
-    it sends, which names the sources (paths, tables, options, the data of local relations)
-    and every transformation."""
+    """A hash of the unresolved plan the client sends (it holds no analyzed plan)."""
     plan = df._plan.to_proto(df._session.client)
     _normalize_connect_plan(plan, {})
     return {"unresolved": hashlib.sha256(plan.SerializeToString(deterministic=True)).hexdigest()}
 
 
 def _classic_plan(df: Any) -> dict[str, Any]:
-    """The analyzed plan, canonicalized (expression ids numbered from 0, so that two equal
-    DataFrames built separately give the same text), with what its text does not show."""
+    """The canonicalized analyzed plan (same for equal DataFrames), and what its text omits."""
     from py4j.protocol import Py4JError
 
     analyzed = df._jdf.queryExecution().analyzed()
@@ -204,10 +188,9 @@ def _classic_plan(df: Any) -> dict[str, Any]:
             rdds.append(leaf.rdd().id())
     return {
         "analyzed": text,
-        # The canonical plan's hash sees what its text does not print: a local relation's
-        # rows, a file source's root paths and options, a UDF's function.
+        # The hash sees what the text omits: local rows, file roots and options, UDFs.
         "semantic_hash": analyzed.semanticHash(),
-        # An RDD's rows are nowhere in the plan: its id in its application stands for them.
+        # An RDD's rows are not in the plan: its id in its application stands for them.
         "rdds": [df.sparkSession.sparkContext.applicationId, rdds] if rdds else [],
     }
 
@@ -230,41 +213,13 @@ def _key(df: Any, options: dict[str, Any]) -> str:
 def make_converter(
     df: DataFrame | ConnectDataFrame, cache_dir: str | None = None, **options: Any
 ) -> Converter:
-    """Write ``df`` once as TFRecord files under ``cache_dir``, in a folder named by its plan,
-    and return a :class:`Converter` of it: ``len()``, ``path``, ``tf_dataset(...)`` and
-    ``delete()``.
+    """Write ``df`` once as TFRecord files under ``cache_dir`` and return a :class:`Converter`.
 
-    A second call on an equal DataFrame (one built the same way, separately too) finds the
-    folder and its valid manifest, and runs no Spark job. The folder's name is a hash of:
-
-    - on a classic session, the analyzed plan, canonicalized (so that expression ids do not
-      count), with its semantic hash, and the application's id for data that only an RDD holds
-      (a DataFrame made from local data with ``createDataFrame`` is one: only the same
-      DataFrame, or one derived from it, reuses it in the same application). The semantic
-      hash is made of JVM hash codes, some of which (a file format's) differ between
-      applications: a plan over files is found again in the application that wrote it (as
-      Petastorm's in-process cache), and written anew by a next one;
-    - on Spark Connect, the unresolved plan the client sends (the client holds no analyzed
-      plan), with its plan ids renumbered and its call sites removed;
-    - and, in both, the columns' names and types, ``df.inputFiles()`` and the write options.
-
-    **Stale data**: an equal plan over input files that changed reuses the folder written
-    before, as Petastorm's cache does. ``inputFiles()`` in the key catches files added, removed
-    or renamed (Spark's own overwrites and appends write new file names), not a file rewritten
-    in place under the same name, nor a source with no files (a JDBC table, say), nor
-    functions whose value changes (``current_date()``). ``delete()`` the converter when its
-    input changed.
-
-    ``cache_dir`` is a local path or a ``file:`` URL (object stores are not supported yet); its
-    default is the conf ``spark.tfrecord.converter.cacheDir`` of ``df``'s session. With Spark
-    Connect the server writes and this process renames, so both must see the same folder. The
-    files are written into a sibling folder (``_tmp-<key>-<id>``) and renamed into place when
-    complete: a crash, or another converter writing the same plan at the same time, never
-    leaves half a folder under the final name (a crash can leave the ``_tmp-`` one).
-
-    ``options`` are :func:`write`'s (``compression="gzip"``, ``num_shards=8``,
-    ``record_type=...``), but ``mode`` and ``partition_by``: the folder is always new, and a
-    partition column would not be in the records that ``tf_dataset`` reads.
+    The folder is named by a hash of the plan, schema, ``df.inputFiles()`` and options: an
+    equal DataFrame finds it again with no Spark job (over files: in the same application). The
+    key misses files rewritten in place and sources without files: ``delete()`` when the input
+    changed. ``cache_dir``: a local path or ``file:`` URL (Spark Connect's server must see it
+    too), default the conf ``spark.tfrecord.converter.cacheDir``. ``options``: :func:`write`'s.
 
     >>> import tempfile
     >>> def halves():
@@ -312,7 +267,7 @@ def make_converter(
             try:
                 os.rename(temporary, final)
             except OSError:
-                # Another converter of the same plan renamed its folder first: use that one.
+                # Another converter of the same plan renamed first: use its folder.
                 if read_manifest(final) is None:
                     raise
         finally:

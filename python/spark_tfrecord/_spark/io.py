@@ -39,9 +39,7 @@ SPARK_FILE_OPTIONS = (
 def _option_strings(
     options: dict[str, OptionValue], parameters: tuple[str, ...] = ()
 ) -> dict[str, str]:
-    """The options as Spark takes them, after refusing a keyword that is none of ours, nor one
-    of Spark's file-source options, nor a parameter (``partitionBy`` for ``partition_by``):
-    Spark would ignore it without a word."""
+    """The options as Spark takes them; TypeError for an unknown one, which Spark would ignore."""
     known = {name.lower(): name for name in (*OPTIONS, *SPARK_FILE_OPTIONS)}
     for key in options:
         if key.lower() not in known:
@@ -91,9 +89,7 @@ def read(
 ) -> DataFrame | ConnectDataFrame:
     """Read TFRecord files (a file, a directory, a glob, or a list of them) into a DataFrame.
 
-    Without ``schema`` the schema is inferred from a sample of the records; options are those of
-    the ``tfrecord`` format (``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``, ...). A Spark
-    Connect session gives a Spark Connect DataFrame.
+    Without ``schema`` it is inferred from a sample; ``options`` are the ``tfrecord`` format's.
 
     >>> import tempfile
     >>> df = spark.createDataFrame([(7, [0.5, 1.5])], "label long, pixels array<float>")
@@ -128,38 +124,15 @@ def write(
 ) -> None:
     """Write a DataFrame as TFRecord files (``part-*.tfrecord``) under ``path``.
 
-    ``num_shards`` gives exactly that many files, whose record counts differ by at most one
-    (files of no record are written too when there are fewer records): the rows are numbered
-    and dealt round-robin, row ``i`` to file ``i % num_shards``, in the input's order, or with
-    ``shuffle_seed`` in an order that depends only on the seed and the rows, so that the same
-    seed and rows give the same files, byte for byte, however the DataFrame is partitioned. It
-    costs a job that counts the rows and a shuffle (two with a seed): see docs/tfds.md,
-    "Balanced, shuffled shards". Not with ``partition_by``. Without ``num_shards``, one file
-    per partition. ``shard_prefix`` names the files TensorFlow's way, ``<prefix>-00000-of-00016``
-    (what ``tf.data`` and TFX users glob), numbered when the job commits.
-
-    ``tfx_split="train"`` (the ``tfxSplit`` option) writes the split of a TFX Examples artifact
-    whose folder is ``path``: ``Split-train/data_tfrecord-00000-of-00004.gz``, GZIP, with nothing
-    else in that folder, what TFX's ExampleGen writes and its components (and ImportExampleGen's
-    ``*`` glob) read. Write each split with its own call, the later ones with ``mode="append"``.
-
-    ``statistics`` also writes TFDV's statistics of the records (:func:`statistics`, its
-    defaults), as TFX's StatisticsGen does: with ``tfx_split``, ``statistics`` is the folder of
-    the ExampleStatistics artifact, apart from ``path`` (ExampleGen's split folders hold only
-    the records), and ``<statistics>/Split-<tfx_split>/FeatureStats.pb`` is written; without
-    it, the file ``statistics``. They are of this write's rows alone (with ``mode="append"``,
-    not of the records already there), computed before the records are written, by a query of
-    their own, and written once the records are. ``recordType`` Example only.
-
-    ``partition_by`` columns become ``name=value`` directories and are not written into the
-    records. ``write_index`` (the ``writeIndex`` option) also writes each file's index beside it,
-    ``_<name>.idx``, for the ``tfrecord`` package (PyTorch) and NVIDIA DALI: see
-    :func:`indexed_files`.
-
-    ``vector_layout="sparse"`` (the ``vectorLayout`` option) writes each Spark ML vector column
-    ``c`` as ``tf.io.SparseFeature`` reads it: ``c/indices``, ``c/values`` and ``c/size``
-    (a ``HashingTF`` vector of 2^20 with 50 entries is a few hundred bytes instead of 4 MB);
-    :func:`feature_spec` with ``vector_layout="sparse"`` gives the matching spec.
+    ``num_shards``: exactly that many files, record counts within one, rows in input order or
+    in an order fixed by ``shuffle_seed`` and the rows (same bytes however partitioned); costs a
+    count job and a shuffle; not with ``partition_by``. ``shard_prefix``: files named
+    ``<prefix>-00000-of-00016``. ``tfx_split="train"``: write that split of a TFX Examples
+    artifact at ``path`` (later splits with ``mode="append"``). ``statistics``: also write TFDV
+    statistics (:func:`statistics`) of the rows to that file, or with ``tfx_split`` to
+    ``<statistics>/Split-<tfx_split>/FeatureStats.pb``. ``partition_by`` columns become
+    ``name=value`` directories. ``write_index``: also write each file's index ``_<name>.idx``.
+    ``vector_layout="sparse"``: ML vectors as ``c/indices``, ``c/values``, ``c/size``.
 
     >>> import os, tempfile
     >>> df = spark.createDataFrame([(1, "2024-05-01"), (2, "2024-05-02")], "id long, day string")
@@ -167,8 +140,6 @@ def write(
     ...     write(df, tmp + "/train", mode="overwrite", partition_by="day", compression="gzip")
     ...     sorted(name for name in os.listdir(tmp + "/train") if name.startswith("day="))
     ['day=2024-05-01', 'day=2024-05-02']
-
-    Ten rows in three files of 4, 3 and 3 records, shuffled by the seed:
 
     >>> from pyspark.sql.functions import input_file_name
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -232,8 +203,7 @@ def _statistics_of(
     partition_by: str | list[str] | None,
     options: dict[str, OptionValue],
 ) -> bytes:
-    """The statistics a write's ``statistics`` writes: of its records, without the
-    ``partition_by`` columns (folder names, not features)."""
+    """The statistics a write's ``statistics`` writes, without the ``partition_by`` columns."""
     import os
 
     from spark_tfrecord._spark import statistics as stats

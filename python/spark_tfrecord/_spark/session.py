@@ -33,15 +33,7 @@ EXTENSIONS = "io.github.sparktfrecord.TFRecordExtensions"
 def install_exception_handler() -> None:
     """Make a classic session's errors start with our condition and message (done once).
 
-    PySpark shows a task's error as a ``Py4JJavaError`` whose first line names a Py4J call
-    (``An error occurred while calling o147.collectToPython.``): Spark's own error is on the
-    outside, and ours is a cause down the Java trace. After this, such an error whose causes
-    hold ours is a ``Py4JJavaError`` still (``spark_tfrecord._spark.errors.TFRecordJavaError``,
-    with the same ``java_exception``) whose text starts with ``[TFRECORD_…] message``, then
-    goes on with the original text. Other errors are unchanged. :func:`configure` and
-    :func:`add_jar` call it; call it yourself when the jar reaches the session otherwise
-    (``spark-submit --jars``). Spark Connect clients raise what the server sends and are not
-    changed (docs/errors.md).
+    :func:`configure` and :func:`add_jar` call it; call it when the jar arrives otherwise.
     """
     try:  # it wraps Py4J
         from spark_tfrecord._spark import errors as java_errors
@@ -68,23 +60,17 @@ def _spark_line(spark_version: str) -> str:
 def jar_path(spark_version: str | None = None, *, scala_version: ScalaVersion | None = None) -> str:
     """Return the path of the bundled jar for a Spark version.
 
-    ``spark_version`` defaults to the version of the ``pyspark`` that imports (pyspark's own,
-    or the one pyspark-client, pyspark-connect or databricks-connect installs).
-    ``scala_version`` defaults to the Scala version pyspark is built with for that line: 2.12
-    for Spark 3.5, 2.13 for Spark 4.x. Spark 3.5 has a jar for each; Spark 4 is built for Scala
-    2.13 only.
+    ``spark_version`` defaults to the importable ``pyspark``'s, ``scala_version`` to that line's
+    default (2.12 for 3.5, 2.13 for 4.x). ValueError for a version without a jar;
+    FileNotFoundError when the jars were not built (``ci/sbt stageJars``).
 
     >>> jar_path("3.5.2")  # doctest: +ELLIPSIS
     '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.12-...jar'
     >>> jar_path("3.5.2", scala_version="2.13")  # doctest: +ELLIPSIS
     '.../spark_tfrecord/jars/spark-tfrecord-spark3.5_2.13-...jar'
-
-    Raises ``ValueError`` for a Spark or Scala version without a jar, and ``FileNotFoundError``
-    when the jars were not built (a source checkout: run ``ci/sbt stageJars``).
     """
     if spark_version is None:
-        # The module, not the distribution: pyspark-client and databricks-connect install a
-        # pyspark package under names of their own.
+        # The module, not the distribution: other clients install a pyspark package too.
         try:
             import pyspark
         except ModuleNotFoundError:
@@ -115,30 +101,9 @@ def configure(
 ) -> Builder:
     """Add the matching jar to ``spark.jars`` of a session builder and return the builder.
 
-    It also adds the jar's session extensions to ``spark.sql.extensions`` (keeping any listed):
-    nested column pruning, so that a query of ``image.height`` decodes only the feature
-    ``image/height`` of a struct column.
-
-    The jar is the one :func:`jar_path` gives for ``spark_version`` and ``scala_version``; by
-    default that of the installed pyspark, whose Spark 3.5 is built for Scala 2.12. On a Scala
-    2.13 build of Spark 3.5, pass ``scala_version="2.13"``; Spark 4 has only 2.13 (``"2.12"``
-    raises ``ValueError``).
-
-    Jars the builder already lists are kept. This must happen before the session starts: on an
-    already running session, ``getOrCreate()`` returns it unchanged.
-
-    It works wherever the builder starts the driver in this process: a classic session, and
-    Spark Connect's local server (``remote("local[2]")``, or ``spark.api.mode`` ``connect``),
-    which is started with the builder's configuration. A builder for a Spark Connect server
-    that runs elsewhere (``remote("sc://...")``, ``SPARK_REMOTE``, or Spark Connect's own
-    builder) cannot ship a jar, so this raises ``ValueError``: start that server with the jar
-    (``start-connect-server.sh --jars``), or call :func:`add_jar` on the session. For a local
-    Connect server, pyspark 4 sets every option again once the server runs, and the server
-    refuses ``spark.jars`` and ``spark.sql.extensions`` with a warning each, although it started
-    with them: configure() hides those two warnings (for the values it set), and no other.
-
-    It also calls :func:`install_exception_handler`, so that the errors
-    of a classic session start with our condition and message.
+    Also adds the jar's session extensions and calls :func:`install_exception_handler`. The jar
+    is :func:`jar_path`'s. Call it before the session starts. ValueError for a Connect server
+    that runs elsewhere: start it with the jar, or use :func:`add_jar`.
 
     >>> from pyspark.sql import SparkSession
     >>> spark = configure(SparkSession.builder.master("local[1]")).getOrCreate()
@@ -173,22 +138,14 @@ def configure(
 
 
 def _starts_local_server(options: dict[str, str]) -> bool:
-    """Whether the builder starts a Spark Connect server in this process (``remote("local")``,
-    or ``spark.api.mode`` ``connect``) rather than a classic session."""
+    """Whether the builder starts a Connect server in this process, not a classic session."""
     url = options.get("spark.remote", os.environ.get("SPARK_REMOTE", ""))
     mode = options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))
     return url.startswith("local") or mode.lower() == "connect"
 
 
 def _quiet_reapplied(settings: dict[str, str]) -> None:
-    """Hide the warnings that say these settings could not be set again, and no other.
-
-    pyspark 4's builder starts the local Connect server with the builder's options, then sets
-    each of them again on the running session (``Builder._apply_options``), which the server
-    refuses for ``spark.jars`` and ``spark.sql.extensions`` with a ``UserWarning`` (``Failed to
-    set spark.jars to Some(...) due to [CANNOT_MODIFY_CONFIG] ...``): the server already has
-    them. The filter matches these keys with exactly these values, and a refusal.
-    """
+    """Hide the warnings of pyspark 4 setting these again on the local Connect server it started."""
     for key, value in settings.items():
         warnings.filterwarnings(
             "ignore",
@@ -199,12 +156,7 @@ def _quiet_reapplied(settings: dict[str, str]) -> None:
 
 
 def _server_elsewhere(builder: object, options: dict[str, str]) -> str | None:
-    """The Spark Connect server a builder connects to, unless the builder starts it itself.
-
-    pyspark's builder starts a Connect server in this process, from its own options, for a
-    ``local...`` URL and for ``spark.api.mode`` ``connect`` (whose master cannot be ``sc://``);
-    Spark Connect's own builder only connects.
-    """
+    """The Spark Connect server a builder connects to, unless the builder starts it itself."""
     connects_only = type(builder).__module__.startswith("pyspark.sql.connect")
     url = options.get("spark.remote", os.environ.get("SPARK_REMOTE", ""))
     if not (connects_only or url.startswith("sc://")):
@@ -217,12 +169,8 @@ def add_jar(
 ) -> str:
     """Add the bundled jar to a session that is already running; return the jar's path.
 
-    For notebooks and shared sessions, where :func:`configure` comes too late. A classic session
-    gets the jar with ``ADD JAR`` (on the driver's session class loader and on every executor);
-    a Spark Connect session uploads it with ``spark.addArtifacts``, into the server's class
-    loader for that session alone. The jar is the one for the session's Spark version (the
-    server's, for Spark Connect) and ``scala_version`` (as for :func:`configure`). Adding it twice
-    does no harm. It calls :func:`install_exception_handler` too.
+    For when :func:`configure` comes too late; adding it twice does no harm. The jar matches
+    the session's Spark version; also calls :func:`install_exception_handler`.
 
     >>> add_jar(spark)  # doctest: +ELLIPSIS
     '.../spark_tfrecord/jars/spark-tfrecord-spark...jar'

@@ -1,35 +1,8 @@
 """Balanced, shuffled shards: a DataFrame arranged so that partition ``s`` holds shard ``s``.
 
-A ``FileFormat`` writes what each task is given; it cannot move rows between tasks. So the
-helpers arrange the DataFrame before the write, with the DataFrame API only (no RDD, no py4j),
-which a Spark Connect client sends as it is:
-
-1. Every row gets a dense number ``index`` in ``0 .. T-1``:
-
-   - with ``shuffle_seed=S``, in the order of ``key = xxhash64(S, every column)``. The rows are
-     counted per bucket of keys (the key's top bits: a bucket holds a range of keys, so bucket
-     order is key order) in a first small job (an aggregate; nothing is sorted), and numbered
-     within their bucket by a window (``row_number`` over the bucket, ordered by the key and a
-     second hash that breaks ties). Neither depends on how the input is partitioned or ordered:
-     only on S and the rows. (Not Spark's ``orderBy``: its range partitioner samples each input
-     partition with a seed made of the RDD's id, new in each job, so two jobs over the same data
-     cut the key range differently, and per-partition counts from one job would not match the
-     partitions of the next.)
-   - without a seed, in the order the input gives: ``monotonically_increasing_id`` is the input
-     partition (``id >> 33``) and the position in it (``id & (2^33 - 1)``); a first job counts
-     the rows of each input partition, whose running sums are each partition's first number.
-
-2. ``shard = index % N``, and ``repartition(N, route)``, with ``route`` for shard ``s`` an
-   integer whose ``pmod(hash(route), N) == s``: Spark's hash partitioning is that expression
-   (Murmur3, seed 42: :func:`_murmur3_int` computes it), so shard ``s`` is output partition ``s``
-   and its file. A repartition with an explicit number of partitions is never coalesced by AQE.
-3. ``sortWithinPartitions(index)``: a file's records, hence its bytes, in a fixed order.
-
-Shards then differ by at most one record, and the files of a seed are the same bytes from any
-partitioning of the same rows. What it needs: the input gives the same rows in both jobs (a
-``rand()`` filter, a ``limit`` without an order or a nondeterministic UDF do not), and, without a
-seed, the same partitions too (true of files, tables, ``range`` and the shuffles of a
-deterministic plan; the first job uses every column, so that it is planned as the write is).
+A write cannot move rows between tasks: rows get a dense ``index`` (``xxhash64(seed, row)`` or
+input order) and go to partition ``index % N``, sorted by it (not ``orderBy``: its sampled bounds
+differ per job). A seed's files are the same bytes from any partitioning of the same rows.
 """
 
 from __future__ import annotations
@@ -42,11 +15,9 @@ if TYPE_CHECKING:
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
     from pyspark.sql.types import DataType
 
-#: Keys are counted in 2^12 buckets (their top 12 bits): a list of 4096 numbers the write's plan
-#: carries, and buckets of T / 4096 rows each for the window to number.
+#: Keys are counted in 2^12 buckets (their top 12 bits).
 BUCKET_BITS = 12
-#: ``monotonically_increasing_id`` puts the partition in the upper 31 bits, the position in the
-#: lower 33.
+#: ``monotonically_increasing_id``: the partition in the upper 31 bits, the position in 33.
 ID_POSITION_BITS = 33
 #: Spark's ``hash()`` and hash partitioning: Murmur3 x86 32-bit, seed 42.
 SPARK_HASH_SEED = 42
@@ -75,8 +46,7 @@ def _murmur3_int(value: int, seed: int = SPARK_HASH_SEED) -> int:
 
 @functools.lru_cache(maxsize=16)
 def routing_keys(num_shards: int) -> tuple[int, ...]:
-    """For each shard ``s``, the smallest integer ``k >= 0`` that Spark's hash partitioning into
-    ``num_shards`` partitions sends to partition ``s`` (``pmod(hash(k), num_shards) == s``)."""
+    """For each shard ``s``, the smallest ``k >= 0`` with ``pmod(hash(k), num_shards) == s``."""
     keys: list[int | None] = [None] * num_shards
     missing, k = num_shards, 0
     while missing:
@@ -125,9 +95,7 @@ def _running_sums(counts: list[int]) -> list[int]:
 def arrange(
     data_frame: DataFrame | ConnectDataFrame, num_shards: int, shuffle_seed: int | None
 ) -> DataFrame | ConnectDataFrame:
-    """``df`` in ``num_shards`` partitions of sizes that differ by at most one, partition ``s``
-    being shard ``s``, each sorted; shuffled by ``shuffle_seed`` when given (see the module's
-    doc). Runs one small job (the counts) now; the rest runs with the write."""
+    """``df`` in ``num_shards`` balanced, sorted partitions, ``s`` being shard ``s``; counts now."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -141,13 +109,11 @@ def arrange(
         raise TypeError(f"shuffle_seed must be an int, not {type(shuffle_seed).__name__}")
     if shuffle_seed is not None and not -(2**63) <= shuffle_seed < 2**63:
         raise ValueError(f"shuffle_seed must fit in 64 bits (a bigint), not {shuffle_seed}")
-    # Classic or Connect: `functions` builds the Column class of the session that imports it,
-    # which the type stubs cannot tell.
+    # Classic or Connect: the type stubs cannot tell which Column class `functions` builds.
     df: Any = data_frame
     schema = df.schema
     if _has_map(schema):
-        # Spark's hashes refuse maps, and the tfrecord format refuses them with its own message
-        # when the write is planned: let it say so.
+        # Spark's hashes refuse maps; let the tfrecord format refuse them with its own message.
         return data_frame
     names = schema.fieldNames()
     data = [df[f"`{n.replace('`', '``')}`"] for n in names]
@@ -157,9 +123,7 @@ def arrange(
     if shuffle_seed is not None:
         seed = F.lit(shuffle_seed).cast("long")
         key = F.xxhash64(seed, *data)
-        # Two different rows with the same key would be numbered in an order that depends on
-        # the input; a second 64-bit hash makes that a 2^-128 event. Rows equal in every
-        # column are the same record, so their order does not matter.
+        # A second hash orders different rows of equal keys independently of the input.
         tie = F.xxhash64(seed, F.lit("tie"), *data)
         half = 1 << (BUCKET_BITS - 1)
         bucket = F.shiftright(key, 64 - BUCKET_BITS) + half  # 0 .. 2^BUCKET_BITS - 1, in order
@@ -181,9 +145,7 @@ def arrange(
         with_id = df.select(*data, F.monotonically_increasing_id().alias(id_name))
         partition = F.shiftright(F.col(id_name), ID_POSITION_BITS)
         position = F.col(id_name).bitwiseAND((1 << ID_POSITION_BITS) - 1)
-        # The hash keeps every column in the counting job's plan: one that read no column could
-        # be planned otherwise (a smaller join side broadcast, a smaller shuffle coalesced by
-        # AQE) and give partitions that are not the write's.
+        # Hashing every column keeps this job planned, hence partitioned, as the write is.
         counted = (
             with_id.groupBy(partition.alias("p"))
             .agg(F.count(F.lit(1)).alias("n"), F.max(F.xxhash64(*data)).alias("h"))

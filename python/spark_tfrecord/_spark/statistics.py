@@ -1,11 +1,4 @@
-"""TFDV's statistics of a DataFrame, computed by Spark: :func:`statistics` gives the binary
-``DatasetFeatureStatisticsList`` that TensorFlow Data Validation computes (its default
-``StatsOptions``) for the ``Example`` records the jar writes from the DataFrame, or writes it
-as TFX's StatisticsGen does (``Split-<name>/FeatureStats.pb``).
-
-One query of aggregates whatever the number of columns (:mod:`statistics_query`), which one
-action collects; its rows are merged here into TFDV's messages.
-"""
+"""TFDV's statistics of a DataFrame, computed by Spark in one query: :func:`statistics`."""
 
 from __future__ import annotations
 
@@ -103,14 +96,12 @@ def _strings(top: list[dict[str, Any]], row: dict[str, Any], total_values: int) 
     return strings
 
 
-#: The rows of the query that come several per column, by the field that marks them: a top
-#: value, an arrow engine's partial, a weighted quantile's step, a weighted top value.
+#: The kinds of query rows that come several per column, by the field that marks them.
 MANY = ("s", "partial", "strings", "wq", "wtop")
 
 
 def _sorted(rows: list[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
-    """The query's rows as one dict of aggregates per column, and per kind of MANY its rows
-    by column."""
+    """The query's rows: aggregates per column, and per kind of MANY its rows by column."""
     by_column: dict[int, dict[str, Any]] = {}
     many: dict[str, dict[int, list[dict[str, Any]]]] = {k: {} for k in MANY}
     for r in rows:
@@ -183,10 +174,7 @@ def _refuse_unweighable(
     quantiles: dict[int, list[dict[str, Any]]],
     weight: str,
 ) -> None:
-    """Refuses a column of numbers none of which weighs more than 0 (the weight's own first:
-    no weight above 0): TFDV's weighted quantiles (median, histograms) take the values weighing
-    more than 0 alone, and TFDV 1.16.1 fails (an AssertionError finding the median) on a
-    feature with none."""
+    """ValueError for a numeric column with no value weighing > 0: TFDV 1.16.1 fails on it."""
     for i in sorted(range(len(columns)), key=lambda i: columns[i].name != weight):
         row, name = by_column[i], columns[i].name
         numbers = int(row.get("values") or 0) > int(row.get("nan") or 0)
@@ -233,39 +221,13 @@ def statistics(
     weight: str | None = None,
     record_type: StatisticsRecordType = "Example",
 ) -> bytes:
-    """TensorFlow Data Validation's statistics of the ``Example`` records the jar writes from
-    ``df``, as TFDV's ``generate_statistics_from_tfrecord`` computes them with its default
-    options: a binary ``DatasetFeatureStatisticsList`` (``tfdv.load_stats_binary`` reads it).
-    Spark computes them in one query of aggregates, whatever the number of columns: counts,
-    min, max, mean, standard deviation, zeros, average lengths, unique counts and top values
-    are exact; the quantiles (median, histograms) are within 1/1000 of the values' ranks.
+    """TFDV's statistics of the records the jar writes from ``df``: a binary message.
 
-    The statistics are per feature as the jar writes them: a struct column's leaves by their
-    path (``a/b``, joined by ``path_separator``, the write's ``pathSeparator``), an array of
-    structs' leaves as parallel lists, a list of lists as its ragged features.
-    ``record_type="SequenceExample"``: of the ``SequenceExample`` records the jar writes with
-    that ``recordType``, as TFX computes them (tfx_bsl's ``TFSequenceExampleRecord`` into
-    ``tfdv.GenerateStatistics``): the context features as above, each feature list a feature
-    ``##SEQUENCE##``/``<name>`` of two levels (steps, values per step) under the STRUCT
-    feature ``##SEQUENCE##``, with its custom ``level_2_value_list_length`` histograms.
-
-    ``path``: also write them there (a file; with ``tfx_split``, the folder of a TFX
-    ExampleStatistics artifact, into which ``Split-<tfx_split>/FeatureStats.pb`` is written,
-    as StatisticsGen writes it). ``name``: the dataset's name in the message.
-    :func:`spark_tfrecord.write`'s ``statistics`` writes them with the records.
-
-    ``weight="w"``: also the weighted statistics TFDV computes with
-    ``StatsOptions(weight_feature="w")``, each example counted by its value of the column
-    ``w`` (a column of numbers, null in no row; its own statistics are computed too, as
-    TFDV's): the weighted presence and numbers of values, the weighted mean, standard
-    deviation, median and histograms of numbers (the quantiles exact), and the top values and
-    rank histogram of strings by their total weight.
-
-    ``engine="arrow"`` aggregates the numbers of every column a batch at a time, in NumPy, and
-    ranks the string values Spark counted, in Arrow, in Spark's Python workers (``mapInArrow``),
-    which then need pyarrow, NumPy and spark-tfrecord: several times faster; quantiles within
-    1/4000 of the ranks. The default, ``"sql"``, is Spark SQL's aggregates alone, which any
-    Spark runs.
+    A ``DatasetFeatureStatisticsList`` as ``generate_statistics_from_tfrecord`` computes it with
+    default options; quantiles within 1/1000 of the ranks (1/4000 with ``engine="arrow"``), the
+    rest exact. ``path``: also write them there (with ``tfx_split``, into an ExampleStatistics
+    folder). ``weight``: a numeric column, null in no row, for TFDV's weighted statistics.
+    ``engine="arrow"`` aggregates in Spark's Python workers: they need pyarrow and NumPy.
 
     >>> import spark_tfrecord
     >>> df = spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id long, s string")
@@ -279,8 +241,7 @@ def statistics(
         raise ValueError(f"record_type is 'Example' or 'SequenceExample', not {record_type!r}")
     if path is None and tfx_split is not None:
         raise ValueError("tfx_split names the split of an artifact written to path: give path")
-    # A Connect DataFrame has the classic one's API, which is all the query uses (test_connect
-    # checks that both give the same bytes); pyspark 3.5's types do not relate the two classes.
+    # A Connect DataFrame has the API the query uses; pyspark 3.5's types do not relate them.
     classic: DataFrame = cast(Any, df)
     dataset = dataset_statistics(classic, name, engine, path_separator, weight, record_type)
     data = encode([dataset])
@@ -290,8 +251,7 @@ def statistics(
 
 
 def write_statistics(data: bytes, path: str, tfx_split: str | None) -> str:
-    """Writes statistics to the file ``path``, or with ``tfx_split`` to
-    ``<path>/Split-<tfx_split>/FeatureStats.pb`` (StatisticsGen's layout); returns where."""
+    """Write to ``path`` (with ``tfx_split``: ``Split-<tfx_split>/FeatureStats.pb`` in it)."""
     import os
 
     from spark_tfrecord._format.files.files import LocalFiles, file_system

@@ -1,10 +1,4 @@
-"""The features whose statistics :mod:`statistics` computes, as the jar writes them from a
-DataFrame: :func:`flat_features` selects one column per feature, named as the feature (a struct's
-leaves by their path, ``a/b``; an array of structs' leaves as parallel lists; a list of lists as
-its ragged features, ``<name>/ragged_row_lengths_k`` and ``<name>/ragged_flat_values``), by the
-package's one walk of the features of a schema (``_format/columns/feature_paths``, the jar's
-``FeaturePaths``); :func:`feature_column` gives each the SQL of its values.
-"""
+"""The features :mod:`statistics` takes, as the jar writes them from a DataFrame."""
 
 from __future__ import annotations
 
@@ -23,9 +17,7 @@ def quote(name: str) -> str:
 
 
 class Column(NamedTuple):
-    """A column as the statistics take it: its name, its TFDV type, the SQL of one of its values
-    as the record holds it (``{x}`` the value; a double, or a string's bytes), and of a list
-    column's values (``{x}`` the column), or "" for a scalar column."""
+    """Name, TFDV type, SQL over ``{x}`` of a value and of a list's values ("" if scalar)."""
 
     name: str
     kind: int
@@ -33,8 +25,7 @@ class Column(NamedTuple):
     values: str
 
 
-#: Per Spark type: the TFDV type, the SQL of a value, and of a list's values, by casts, which
-#: Spark compiles, where it can (``transform`` it interprets).
+#: Per Spark type: the TFDV type, the SQL of a value and of a list's values (casts where possible).
 _KINDS: dict[str, tuple[int, str, str]] = {
     "boolean": (
         INT,
@@ -63,8 +54,7 @@ _KINDS: dict[str, tuple[int, str, str]] = {
 
 
 def feature_column(name: str, data_type: DataType, column: str = "") -> Column:
-    """A feature (of a column of :func:`flat_features`) as the statistics take it; one the
-    record cannot hold is refused, naming its ``column`` (default: ``name``)."""
+    """A feature as the statistics take it; ValueError, naming ``column``, if no record holds it."""
     from pyspark.sql import types as t
 
     is_list = isinstance(data_type, t.ArrayType)
@@ -105,9 +95,7 @@ def _sql(names: list[str], at: str = "") -> str:
 
 
 def leaf_sql(schema: dict[str, Any], leaf: Any) -> str:
-    """SQL of the values the jar writes for ``leaf`` (a ``feature_paths.Leaf``): the leaf, the
-    list of an array of structs' leaf over its elements, or one of a list of lists' ragged
-    features."""
+    """SQL of the values the jar writes for ``leaf`` (a ``feature_paths.Leaf``)."""
     from spark_tfrecord._format.columns.schema import depth
 
     names, t = _names(schema, (*leaf.structs, leaf.ordinal))
@@ -127,8 +115,7 @@ def leaf_sql(schema: dict[str, Any], leaf: Any) -> str:
 
 
 def flat_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[str, str]]:
-    """``df`` as the features the jar writes from it (``recordType`` Example): one column per
-    feature, named as the feature, and per feature the column it is of (``a.b``)."""
+    """``df`` as one column per Example feature, and per feature the column it is of (``a.b``)."""
     from spark_tfrecord._format.columns.feature_paths import EXAMPLE, leaves
 
     schema = df.schema.jsonValue()

@@ -1,18 +1,4 @@
-"""The arrow engine's aggregates, computed in Spark's Python workers (``mapInArrow``) for
-:mod:`statistics`, and merged on the driver.
-
-Every column a batch at a time, in NumPy: each partition gives, per column, its rows counted by
-number of values (the presence, min, max, total and quantiles of the numbers of values exact),
-and of a column of numbers, its counts, min, max, mean and sum of squared deviations, and a
-summary of its sorted values (every ``len/SUMMARY``-th, with the number of values it stands
-for). A quantile of the merged summaries is within ``1/SUMMARY`` of the values of its rank:
-each partition's summary places a value at most ``1/SUMMARY`` of that partition's values off.
-
-Strings, once Spark has counted each column's values (a shuffle by column and value, so that a
-value is counted in one partition alone): each partition gives, per column, its number of
-values, their total length, those not UTF-8, and its ``top`` values by count (ties: the larger
-value first, as TFDV); the driver's merge of these is exact, as the top of the tops.
-"""
+"""The arrow engine's aggregates, computed in Spark's Python workers (``mapInArrow``)."""
 
 from __future__ import annotations
 
@@ -21,16 +7,14 @@ import pickle
 from collections.abc import Iterator
 from typing import Any
 
-#: The values a partition's summary keeps of each column.
+#: The values a partition's summary keeps of each column: merged quantiles within 1/SUMMARY.
 SUMMARY = 4000
-#: The ``kind`` of a column of which the partials take the presence and numbers of values
-#: alone (a string column: its values are counted by Spark).
+#: The ``kind`` of a column whose presence and numbers of values alone are taken (strings).
 PRESENCE = "presence"
 
 
 def _sizes(array: Any) -> Any:
-    """How many of the batch's rows hold a column with 0, 1, 2, ... values (a row that does
-    not hold it, null, in none; a scalar column's value is one)."""
+    """How many rows hold 0, 1, 2, ... values of the column (null: none; a scalar: one)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -52,8 +36,7 @@ def _added(a: Any, b: Any) -> Any:
 
 
 def _presence(counts: Any, grid: list[float]) -> dict[str, Any]:
-    """A column's presence and numbers of values, as the SQL path names them, from its counts
-    by number of values (:func:`_sizes`); the quantiles at ``grid`` exact."""
+    """Presence and numbers of values, named as the SQL path, from :func:`_sizes` counts."""
     import numpy as np
 
     present = int(counts.sum())
@@ -68,9 +51,7 @@ def _presence(counts: Any, grid: list[float]) -> dict[str, Any]:
 
 
 def _numbers(array: Any, kind: str) -> Any:
-    """A column's values as float64, as the record holds them: of ``kind`` ``float`` rounded
-    to float32, of ``int`` as they are (a scalar column's is a double already, as
-    :mod:`statistics_features` gives it)."""
+    """A column's values as float64, as the record holds them (``float``: rounded to float32)."""
     import numpy as np
     import pyarrow as pa
 
@@ -84,8 +65,7 @@ def _numbers(array: Any, kind: str) -> Any:
 
 
 def _partial(values: Any) -> dict[str, Any]:
-    """A partition's figures of a column's numbers ``values`` (float64): sorted once, the
-    infinities, zeros and finite range found in the sorted numbers by bisection."""
+    """A partition's figures of a column's float64 ``values``."""
     import numpy as np
 
     nan = int(np.count_nonzero(np.isnan(values)))
@@ -118,9 +98,7 @@ def _partial(values: Any) -> dict[str, Any]:
 
 
 def partials(places: list[int], kinds: list[str]) -> Any:
-    """The ``mapInArrow`` function of the columns at ``places`` (their order in the batches),
-    each of a ``kind`` of :func:`_numbers` or :data:`PRESENCE`: one row (f, partial) per column
-    and partition, and one (-1, its number of rows)."""
+    """``mapInArrow`` function: a row (f, partial) per column at ``places``, and (-1, rows)."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import numpy as np
@@ -150,9 +128,7 @@ def partials(places: list[int], kinds: list[str]) -> Any:
 def merged(
     payloads: list[bytes], grid: list[float], sizes_grid: list[float] | None = None
 ) -> dict[str, Any]:
-    """The aggregates of a column from its partitions' partials, as the SQL path names them
-    (``grid``: the quantiles of its numbers, ``sizes_grid``: of its numbers of values); of
-    place -1, the number of rows (``present``)."""
+    """A column's aggregates from its partials, named as the SQL path; place -1: ``present``."""
     import numpy as np
 
     parts = [pickle.loads(p) for p in payloads]
@@ -192,9 +168,7 @@ def merged(
 
 
 def top_strings(top: int) -> Any:
-    """The ``mapInArrow`` function over rows (f, s, c, bad): a column's place, a value, its
-    count and whether it is not UTF-8, each (f, s) in one partition alone. One row (f, strings)
-    per column and partition: its values' figures and ``top`` values, pickled."""
+    """``mapInArrow`` function: (f, s, c, bad) rows in, (f, pickled figures and top) out."""
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import numpy as np
@@ -232,8 +206,7 @@ def top_strings(top: int) -> Any:
 
 
 def merged_strings(payloads: list[bytes], top: int) -> tuple[dict[str, int], list[dict[str, Any]]]:
-    """A string column's figures from its partitions' (:func:`top_strings`), and its ``top``
-    values as rows (s, c, rank), as the SQL path gives them."""
+    """A string column's figures from :func:`top_strings`, and its top rows (s, c, rank)."""
     parts = [pickle.loads(p) for p in payloads]
     figures = {k: sum(int(p[k]) for p in parts) for k in ("unique", "length", "invalid")}
     pairs = sorted(((c, s) for p in parts for s, c in zip(*p["top"])), reverse=True)[:top]

@@ -1,12 +1,4 @@
-"""The one query of :mod:`statistics`, which one action collects, whatever the number of
-columns: the union of the aggregates of every column over the rows (presence, numbers of values,
-and a scalar column's numbers: counts, min, max, mean, variance), of the values of the list
-columns of numbers (one row per value, by ``inline``, aggregated per column), each with its
-sketches (``percentile_approx``, the quantiles) apart, and of the string values counted per
-column and value (the top values and the unique count, exactly). With the arrow engine, the
-numbers of every column, and the string values' counts, are aggregated in Spark's Python
-workers (:mod:`statistics_partials`).
-"""
+"""The one query of :mod:`statistics`: a union of per-column aggregates, one action in all."""
 
 from __future__ import annotations
 
@@ -20,11 +12,9 @@ from spark_tfrecord._spark.statistics_partials import PRESENCE, partials, top_st
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-#: How the columns' values are aggregated: by Spark SQL alone, or (numbers, and the ranking of
-#: the string values Spark counted) in NumPy and Arrow in Spark's Python workers.
+#: Aggregate by Spark SQL alone, or in NumPy and Arrow in Spark's Python workers.
 Engine = Literal["sql", "arrow"]
-#: TFDV's default ``StatsOptions``: the buckets of the number-of-values histogram, of the
-#: standard and quantiles histograms, the top values and the rank histogram's buckets.
+#: TFDV's default ``StatsOptions``: histogram buckets, top values, rank histogram buckets.
 NUM_VALUES_BUCKETS = 10
 HISTOGRAM_BUCKETS = 10
 QUANTILES_BUCKETS = 10
@@ -32,15 +22,13 @@ TOP_VALUES = 20
 RANK_BUCKETS = 1000
 #: TFDV takes the standard histogram and the median from 100 times finer quantiles.
 FINE = 100 * QUANTILES_BUCKETS
-#: ``percentile_approx``'s accuracy: a rank error of at most 1/ACCURACY of the values, 10
-#: times under TFDV's own (its ``epsilon``, 0.01).
+#: ``percentile_approx``'s accuracy: a rank error of at most 1/ACCURACY of the values.
 ACCURACY = 1000
 _INF = "CAST('Infinity' AS DOUBLE)"
 
 
 def _zipped(i: int, column: Column) -> str:
-    """SQL: the column's values as (its place, value) structs, none where it is null
-    (``arrays_zip``, which Spark compiles)."""
+    """SQL: the column's values as (its place, value) structs, none where it is null."""
     c = quote(column.name)
     if column.values:
         places, listed = f"array_repeat({i}, size({c}))", column.values.format(x=c)
@@ -50,8 +38,7 @@ def _zipped(i: int, column: Column) -> str:
     return f"coalesce(CASE WHEN {c} IS NOT NULL THEN arrays_zip({places}, {listed}) END, array())"
 
 
-#: The fields of a row of the query's numbers, with their types: a column's presence and
-#: counts of values (``n_``), and its numbers' aggregates.
+#: The fields of a row of the query's numbers, with their types.
 FIELDS = {
     "present": "BIGINT", "n_min": "INT", "n_max": "INT", "n_tot": "BIGINT",
     "n_q": "array<int>", "values": "BIGINT", "nan": "BIGINT", "pos_inf": "BIGINT",
@@ -107,23 +94,20 @@ def _struct(i: int, aggregates: dict[str, str]) -> str:
 
 
 def _invalid_utf8(spark_version: str) -> str:
-    """SQL: whether the bytes ``s`` are not UTF-8. Spark 4 has ``is_valid_utf8``; Spark 3.5's
-    ``decode`` puts U+FFFD for what is not UTF-8, so that the bytes do not come back."""
+    """SQL: whether the bytes ``s`` are not UTF-8 (on Spark 3.5: do not survive a round trip)."""
     if int(spark_version.split(".")[0]) >= 4:
         return "NOT is_valid_utf8(CAST(s AS STRING))"
     return "encode(decode(s, 'UTF-8'), 'UTF-8') != s"
 
 
-#: The aggregates that are sketches (``percentile_approx``): Spark runs an aggregation that has
-#: one without generated code, so they are aggregated apart from the others.
+#: Sketches (``percentile_approx``), aggregated apart: they disable generated code.
 SKETCHES = ("n_q", "d_q")
 
 
 def _split(
     df: DataFrame, rows: list[tuple[int, dict[str, str]]], grouped: str | None = None
 ) -> list[DataFrame]:
-    """The aggregation of ``rows`` (a column's place and its aggregates), as two: one of the
-    sketches, one of the rest (by ``grouped``, a column, or over all rows)."""
+    """The aggregation of ``rows`` ((place, aggregates)) by ``grouped``, sketches apart."""
     from pyspark.sql import functions as F
 
     out = []
@@ -144,10 +128,7 @@ def _split(
 
 
 def query(df: DataFrame, columns: list[Column], engine: Engine, w: str | None) -> DataFrame:
-    """The one query: a row per column of its aggregates (the numbers of a list column in a
-    second row, the sketches in a third; with the arrow engine, a column's in a row per
-    partition), and a row per top string value of a column (the arrow engine: its string
-    figures in a row per partition)."""
+    """The one query: rows of each column's aggregates, and of its top string values."""
     parts = _arrow_parts(df, columns) if engine == "arrow" else _sql_parts(df, columns)
     strings = [_zipped(i, c) for i, c in enumerate(columns) if c.kind == STRING]
     if strings:
@@ -176,9 +157,7 @@ def _sql_parts(df: DataFrame, columns: list[Column]) -> list[DataFrame]:
 
 
 def _arrow_parts(df: DataFrame, columns: list[Column]) -> list[DataFrame]:
-    """Every column's presence and numbers of values, and a column of numbers' numbers, a
-    batch at a time in NumPy (statistics_partials), in one pass: a scalar column's numbers as
-    the record holds them (a double), a list column's as Spark holds them."""
+    """Every column's aggregates in NumPy (:mod:`statistics_partials`), in one pass."""
     from pyspark.sql import functions as F
 
     picked, kinds = [], []
@@ -192,8 +171,7 @@ def _arrow_parts(df: DataFrame, columns: list[Column]) -> list[DataFrame]:
 
 
 def _list_numbers(df: DataFrame, lists: list[tuple[int, Column]]) -> list[DataFrame]:
-    """The numbers of list columns by Spark SQL: a row per value (``inline``), aggregated per
-    column, the sketch apart."""
+    """The numbers of list columns by Spark SQL: a row per value, aggregated per column."""
     from pyspark.sql import functions as F
 
     zipped = ", ".join(_zipped(i, c) for i, c in lists)
@@ -207,9 +185,7 @@ def _list_numbers(df: DataFrame, lists: list[tuple[int, Column]]) -> list[DataFr
 
 
 def _top_strings(df: DataFrame, strings: list[str], engine: Engine) -> list[DataFrame]:
-    """Per string column, a row of its unique count, its values' total length and the count of
-    those that are not UTF-8, and a row per top value (``s``) with its count and rank; with
-    the arrow engine, these a row per partition of the values' counts (``strings``)."""
+    """Per string column, a row of its figures and a row per top value (count and rank)."""
     from pyspark.sql import functions as F
 
     values = df.selectExpr(f"inline(concat({', '.join(strings)}))").toDF("f", "s")

@@ -1,18 +1,4 @@
-"""TFDV's statistics of the ``SequenceExample`` records the jar writes (``recordType``
-SequenceExample), for :mod:`statistics`, as TFX computes them from the files (tfx_bsl's
-``TFSequenceExampleRecord`` into ``tfdv.GenerateStatistics``, what StatisticsGen runs for a
-SequenceExample payload): the context features as an ``Example``'s features; each feature list
-(an ``array<array<T>>`` column or struct leaf, an array of structs' leaf) a feature of path
-``##SEQUENCE##``, ``<name>``, of two levels, under the STRUCT feature ``##SEQUENCE##``, which
-every example holds once when some example holds a feature list.
-
-The statistics of a feature list are those of two list columns that :func:`sequence_features`
-selects and the one query aggregates as any other: its values, flattened (the feature's
-presence, values per example, numbers or strings, weighted too), and its steps' lengths
-(``##STEPS##/<name>``: their presence and number per example are the first level's, their
-numbers the second's, and their quantiles the ``level_2_value_list_length`` histograms).
-:func:`nest` makes TFDV's features of the two.
-"""
+"""TFDV's statistics of ``SequenceExample`` records as TFX computes them, for :mod:`statistics`."""
 
 from __future__ import annotations
 
@@ -39,8 +25,7 @@ if TYPE_CHECKING:
 SEQUENCE = "##SEQUENCE##"
 #: The prefix of the column of a feature list's steps' lengths (a feature named so is refused).
 STEPS = "##STEPS##/"
-#: TFDV's custom statistics of the second level: a quantiles and a standard histogram of the
-#: number of values per step.
+#: TFDV's custom histograms of the second level (values per step).
 LEVEL_2 = "level_2_value_list_length_"
 
 
@@ -50,10 +35,7 @@ def is_steps(name: str) -> bool:
 
 
 def sequence_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[str, str], list[str]]:
-    """``df`` as the features the jar writes in a ``SequenceExample``: a column per context
-    feature, named as the feature, and per feature list its values flattened (named as the
-    feature list) and its steps' lengths (``##STEPS##/<name>``); per column the column of
-    ``df`` it is of, and the feature lists' names."""
+    """``df`` as columns to aggregate (a list: values, steps' lengths), their sources, the lists."""
     from spark_tfrecord._format.columns.feature_paths import SEQUENCE_EXAMPLE, leaves
     from spark_tfrecord._format.columns.schema import depth, is_array
     from spark_tfrecord._format.columns.type_table import simple_string
@@ -85,8 +67,7 @@ def sequence_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[st
 
 
 def _levels(values: Feature, steps: Feature, row: dict[str, Any]) -> list[Presence]:
-    """The presence and numbers of values of a feature list's two levels: its steps per
-    example, its values per step (a step is never missing)."""
+    """The presence of a feature list's two levels: steps per example, values per step."""
     s = steps.common
     outer = Presence(s.num_non_missing, s.num_missing, 0, 0, s.tot_num_values)
     inner = Presence(s.tot_num_values)
@@ -111,21 +92,17 @@ def _weighted_levels(values: Feature, steps: Feature) -> list[WeightedCommon]:
 def _feature_list(
     values: Feature, steps: Feature, row: dict[str, Any], buckets: int, fine: int
 ) -> Feature:
-    """TFDV's feature of a feature list from the features of its two columns (``row``: the
-    aggregates of its steps' lengths)."""
+    """TFDV's feature of a feature list from its two columns' (``row``: its steps' aggregates)."""
     feature = replace(values, path=[SEQUENCE, values.path[0]])
     feature.common = replace(values.common)
     feature.common.presence = _levels(values, steps, row)
     feature.common.weighted_presence = _weighted_levels(values, steps)
     total = steps.common.tot_num_values
     if not total:
-        # No step in any example: tfx_bsl gives the values no type, and TFDV a STRING feature
-        # with no values and no histograms of the second level.
+        # No step anywhere: TFDV gives a STRING feature with no values nor level-2 histograms.
         feature.type, feature.numeric, feature.strings = STRING, None, Strings()
         return feature
-    # TFDV's histograms of the values per step: from their quantiles of ``buckets`` steps and
-    # the counts up to each, which the finer quantiles give (TFDV's are the counts up to each:
-    # lengths repeat, and the standard histogram spreads them by these counts).
+    # Lengths repeat: TFDV's histograms take the counts up to each quantile, from finer ones.
     fine_q = [float(v) for v in row["d_q"]]
     q, counts = hist.rebin(fine_q, hist.cumulative(fine_q, total), fine // buckets)
     inner = feature.common.presence[1]
@@ -157,9 +134,7 @@ def nest(
     histogram_buckets: int,
     fine: int,
 ) -> None:
-    """Makes the features of the columns of :func:`sequence_features` TFDV's: each feature
-    list's two columns one feature of two levels under ``##SEQUENCE##`` (``rows``: the
-    aggregates of each column by name, ``fine``: the number of steps of their quantiles)."""
+    """Make each feature list's two columns one TFDV feature under ``##SEQUENCE##``, in place."""
     by_name = {f.path[0]: f for f in dataset.features}
     named = set(lists)
     kept = [f for f in dataset.features if f.path[0] not in named and not is_steps(f.path[0])]

@@ -1,15 +1,4 @@
-"""TFDV's weighted statistics (``StatsOptions(weight_feature=...)``), for :mod:`statistics`:
-each example counted by the value of its weight feature, which TFDV requires to hold exactly
-one number in every example, as the record holds it (a float32 for a float column).
-
-The parts of the one query, unioned with the unweighted ones: per column its weighted presence
-and number of values (``w_present``, ``w_tot``); per column of numbers the weights of its
-values (``w_values``, ``w_sum``, ``w_sq``, ``w_pos_inf``) and the values at which the
-cumulative weight crosses each of the ``fine`` steps of the total (``wq``: the weighted
-quantiles exactly, where TFDV sketches them); per column of strings its values ranked by their
-total weight (``ws``, ``wrank``). :func:`ranked` ranks both the counted and the weighted
-values. :func:`weighted_figures` makes the figures of the rows.
-"""
+"""TFDV's weighted statistics (``StatsOptions(weight_feature=...)``), for :mod:`statistics`."""
 
 from __future__ import annotations
 
@@ -29,15 +18,13 @@ if TYPE_CHECKING:
 
 #: TFDV's ``weighted_frequency_threshold``: a value weighing less is no weighted top value.
 WEIGHTED_FREQUENCY_THRESHOLD = 1.0
-#: The values are ranked in this many parts (by a hash) first, then the top of each part
-#: together: every sort is of one part, in parallel.
+#: Values are ranked per hash part first (sorts in parallel), then the parts' tops together.
 RANK_PARTS = 16
 _INF = "CAST('Infinity' AS DOUBLE)"
 
 
 def weight_sql(columns: list[Column], weight: str) -> str:
-    """SQL of the weight of a row: the value of the column ``weight`` as the record holds it.
-    Refused unless it is a column of single numbers."""
+    """SQL of a row's weight as the record holds it; ValueError unless one number per row."""
     found = [c for c in columns if c.name == weight]
     if not found:
         names = ", ".join(repr(c.name) for c in columns)
@@ -53,8 +40,7 @@ def weight_sql(columns: list[Column], weight: str) -> str:
 
 
 def ranked(counts: DataFrame, count: str, top: int) -> DataFrame:
-    """The ``top`` values ``s`` of each column ``f`` by ``count`` (ties: the larger value
-    first, as TFDV), numbered by ``rank``."""
+    """The ``top`` values ``s`` of each ``f`` by ``count`` (ties: larger first), as ``rank``."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -85,8 +71,7 @@ def _with_weights(i: int, column: Column, w: str) -> str:
 
 
 def _presence(df: DataFrame, columns: list[Column], w: str) -> DataFrame:
-    """A row per column of its weighted presence and number of values, and one (``f`` -1) of
-    the rows' total weight and their count of weights."""
+    """A row per column of its weighted presence and values; ``f`` -1: total weight and count."""
     from pyspark.sql import functions as F
 
     def row(i: int, present: str, tot: str, count: str) -> str:
@@ -109,8 +94,7 @@ def _presence(df: DataFrame, columns: list[Column], w: str) -> DataFrame:
 def weighted_parts(
     df: DataFrame, columns: list[Column], w: str, fine: int, top: int
 ) -> list[DataFrame]:
-    """The weighted parts of the query (see the module's text): ``fine`` steps of quantiles,
-    the ``top`` values of each string column by weight."""
+    """The weighted parts of the query: ``fine`` quantile steps, ``top`` strings by weight."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -127,8 +111,7 @@ def weighted_parts(
                 F.expr(f"sum(CASE WHEN d = {_INF} THEN w ELSE 0 END)").alias("w_pos_inf"),
             )
         )
-        # The exact weighted quantiles: a value's cumulative weight, and the values at which it
-        # crosses a step of the total (with a margin: a superset of those the driver picks).
+        # Exact weighted quantiles: values where the cumulative weight crosses a step (a superset).
         by_value = (
             values.where("NOT isnan(d) AND w > 0").groupBy("f", "d").agg(F.sum("w").alias("w"))
         )
@@ -158,8 +141,7 @@ def weighted_parts(
 
 
 def _quantiles(found: list[dict[str, Any]], fine: int) -> tuple[list[float], float]:
-    """The weighted quantiles at the ``fine`` steps, and the total weight, from the rows where
-    the cumulative weight crosses a step."""
+    """The weighted quantiles at ``fine`` steps, and the total weight, from the crossing rows."""
     found = sorted(found, key=lambda r: float(r["wq"]))
     total = float(found[0]["wq_total"])
     out, j = [], 0

@@ -1,12 +1,4 @@
-"""TensorFlow Datasets folders: written from a DataFrame, and read back into one.
-
-A TFDS dataset folder is ``<data_dir>/<name>/<version>/``: shards named
-``<name>-<split>.tfrecord-00000-of-00004``, ``dataset_info.json`` with each shard's record
-count, and ``features.json`` with the feature connectors. TFDS loads it with
-``tfds.builder_from_directory(folder)`` or ``tfds.load(name, data_dir=data_dir)``. Both
-functions here only set options of the ``tfrecord`` format, so they work on a Spark Connect
-session too: the server does the work. TFDS itself is not needed to write or read.
-"""
+"""TensorFlow Datasets folders, written and read through ``tfrecord`` format options only."""
 
 from __future__ import annotations
 
@@ -23,8 +15,7 @@ if TYPE_CHECKING:
 
 #: What ``write_tfds`` does with a split that the dataset already has.
 TfdsMode = Literal["error", "overwrite"]
-#: A TFDS feature connector (``tfds.features.FeaturesDict``: anything with ``to_json()``), or
-#: its JSON (``features.json``) as a dict or a string.
+#: A TFDS feature connector (anything with ``to_json()``), or its JSON as a dict or a string.
 Features = Union[Any, dict[str, Any], str]
 
 
@@ -85,17 +76,10 @@ def write_tfds(
 ) -> str:
     """Write ``df`` as split ``split`` of the TFDS dataset ``name``; return its folder.
 
-    The folder is ``<data_dir>/<name>/<version>``, which ``tfds.builder_from_directory`` loads
-    (and ``tfds.load(name, data_dir=data_dir)``). ``num_shards`` gives exactly that many shard
-    files, whose record counts differ by at most one, the rows in the input's order or, with
-    ``shuffle_seed``, in an order that depends only on the seed and the rows (as
-    :func:`spark_tfrecord.write` does; docs/tfds.md, "Balanced, shuffled shards"); without
-    it, one shard per partition, merged (no shuffle) into shards of 64 MiB by Spark's size
-    estimate, down to the number of cores (on Spark Connect, one per partition). ``features``
-    is a TFDS feature connector (``tfds.features.FeaturesDict``) or its JSON; without it, the
-    features already in the folder, else features derived from the schema (see docs/tfds.md).
-    A second split is added to the dataset; a split that exists is refused unless
-    ``mode="overwrite"``.
+    ``num_shards``, ``shuffle_seed``: as for :func:`spark_tfrecord.write`; without them, a classic
+    session's partitions are merged, unshuffled, into shards of about 64 MiB. ``features``: a
+    TFDS feature connector or its JSON (default: the folder's, else from the schema). An existing
+    split is refused unless ``mode="overwrite"``.
 
     >>> import json, os, tempfile
     >>> df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, text string")
@@ -145,11 +129,6 @@ def read_tfds(
 ) -> DataFrame | ConnectDataFrame:
     """Read split ``split`` of the TFDS dataset folder ``folder`` (``<data_dir>/<name>/<version>``).
 
-    The schema comes from the folder's ``features.json``: ``Sequence`` of a dict is an array of
-    structs, ``Image`` binary, ``ClassLabel`` bigint (class names in the field's metadata),
-    ``Text`` string, ``Tensor`` a scalar or a flat array in row-major order, a ``Sequence`` of a
-    ``Sequence`` nested arrays, an RLDS ``Dataset`` of steps an array of structs, the steps in
-    order (docs/tfds.md).
-    The same as ``spark.read.format("tfrecord").option("split", split).load(folder)``.
+    The schema comes from ``features.json`` (docs/tfds.md).
     """
     return spark.read.format("tfrecord").option("split", split).load(folder)

@@ -1,12 +1,4 @@
-"""The ``spark-tfrecord`` command: a thin layer over :mod:`spark_tfrecord`.
-
-:func:`main` parses the command line and runs one command, each a module of this package
-(:mod:`~spark_tfrecord.cli.convert`, :mod:`~spark_tfrecord.cli.inspect`,
-:mod:`~spark_tfrecord.cli.index`, each with its ``add_parser`` and ``run``); a failure is one
-line on stderr and an exit status (:mod:`~spark_tfrecord.cli.explain`). Only the module of the
-command that runs is imported (all of them for ``--help``), so that ``inspect`` imports neither
-``convert`` nor the Spark side.
-"""
+"""The ``spark-tfrecord`` command: each command a module, imported only when it runs."""
 
 from __future__ import annotations
 
@@ -68,8 +60,7 @@ COMMANDS = ("convert", "inspect", "index")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser: of every command, or of ``command`` only (which imports that
-    command's module alone; the usage line still names them all)."""
+    """The command line's parser: of every command, or of ``command`` only (importing only it)."""
     formatter = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog="spark-tfrecord",
@@ -109,13 +100,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; return its exit status.
-
-    Its answer is all it prints on stdout; a failure is one line on stderr,
-    ``spark-tfrecord: error: <message> (<hint>)``, and an exit status (the epilog lists them).
-    """
-    # pyspark 4.x warns on import that it does not yet fully support pandas 3, which the
-    # command does not use; only this warning, only while the command runs.
+    """Run the command and return its exit status; a failure is one line on stderr."""
+    # pyspark 4.x warns on import about pandas 3, which the command does not use.
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
@@ -125,7 +111,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    # The command is the first word (the parser has no option of its own but --help).
     command = words[0] if words and words[0] in COMMANDS else None
     args = build_parser(command).parse_args(words)
     try:

@@ -1,5 +1,4 @@
-"""What the command's modules share: how a failure is reported (:class:`CliError` and the exit
-statuses), the Spark session, reading an input with Spark, and printing a schema."""
+"""What the command's modules share: :class:`CliError`, exit statuses, the session, I/O helpers."""
 
 from __future__ import annotations
 
@@ -60,8 +59,7 @@ def load(spark: SparkSession, path: str, fmt: str, args: argparse.Namespace) -> 
 
 
 def fsspec_files(url: str) -> Files | None:
-    """The fsspec file system of ``url`` when fsspec has one for its scheme and its package is
-    installed (s3fs for s3://, gcsfs for gs://), else None (Spark reads it: s3a://, hdfs://)."""
+    """``url``'s fsspec file system, or None without fsspec or its scheme's package."""
     from spark_tfrecord._format.files.files import FsspecFiles
 
     try:
@@ -74,7 +72,7 @@ def fsspec_files(url: str) -> Files | None:
 
 
 def print_schema(schema: dict[str, Any]) -> None:
-    """The schema as ``printSchema`` prints it (its types' JSON names: ``long``, ``array<int>``)."""
+    """Print the schema as ``printSchema`` does."""
     print("root")
     for field in schema["fields"]:
         print(

@@ -1,5 +1,4 @@
-"""``spark-tfrecord convert``: any Spark input to TFRecord (or a TensorFlow Datasets dataset),
-or TFRecord to any Spark output."""
+"""``spark-tfrecord convert``: any Spark input to TFRecord (or TFDS), or TFRecord to any output."""
 
 from __future__ import annotations
 
@@ -64,9 +63,9 @@ _INTEGERS = ("bigint", "long", "int", "integer")
 
 
 def _cast(df: DataFrame, column: str, type_name: str) -> DataFrame:
-    """``df`` with ``column`` cast to ``type_name``: Spark SQL's CAST, but a date or timestamp to
-    bigint is days or microseconds since 1970-01-01 (UTC), as TFRecord stores them (CAST
-    refuses a date, and truncates a timestamp to seconds)."""
+    """``df`` with ``column`` cast to ``type_name`` by Spark SQL's CAST, except that a date or
+    timestamp to an integer is days or microseconds since 1970-01-01 (UTC), as TFRecord stores it.
+    """
     from pyspark.sql import functions as F
     from pyspark.sql.types import DateType, TimestampType
 
@@ -96,8 +95,7 @@ def _cast(df: DataFrame, column: str, type_name: str) -> DataFrame:
 
 
 def _tfds_mapped(df: DataFrame) -> tuple[DataFrame, list[str]]:
-    """``df`` with each date and timestamp column (or array of them) as int64, as TFRecord stores
-    them: exact, and the one way TFDS can hold them. Returns the notes that say so."""
+    """``df`` with date and timestamp columns (or arrays of them) as int64, and notes saying so."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, DateType, TimestampType
 

@@ -1,6 +1,4 @@
-"""How a failure deep in Spark or the JVM is reported: one line, a hint and an exit status, by
-our error's condition (:mod:`spark_tfrecord.errors` finds it among the causes), Spark's error
-condition, or the class of the Java exception."""
+"""How a failure deep in Spark or the JVM is reported: one line, a hint and an exit status."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ from spark_tfrecord.cli.common import (
     first_line,
 )
 
-#: Exit statuses by the condition of our error (docs/errors.md lists them), the first that
-#: matches, with the hint shown under the message.
+#: Exit status and hint by our error's condition (or sub-condition); the first match wins.
 _CONDITIONS = (
     (
         (errors.CORRUPT_RECORD, errors.MALFORMED_RECORD, errors.RECORD_TOO_LARGE),
@@ -48,8 +45,7 @@ _CONDITIONS = (
     ),
     ((errors.DATASET_FOLDER,), EXIT_USAGE, "see docs/tfds.md"),
 )
-#: For errors of Spark or the JVM without a condition of ours: exit statuses by the class of
-#: the Java exception or of one of its causes (or a subclass).
+#: Otherwise, by the class (or a superclass) of the Java exception or of one of its causes.
 _JAVA_FAILURES = (
     (("java.io.FileNotFoundException",), EXIT_NOT_FOUND, "check the path"),
     (
@@ -62,12 +58,7 @@ _DEBUG_HINT = "run with SPARK_TFRECORD_DEBUG=1 for the full trace"
 
 
 def explain(exc: Exception) -> CliError:
-    """One line, a hint and an exit status for a failure deep in Spark or the JVM.
-
-    The status follows our error's condition (:mod:`spark_tfrecord.errors` finds it among the
-    causes); Spark's ``PATH_NOT_FOUND`` is a missing input; other errors go by the class of the
-    Java exception or of one of its causes.
-    """
+    """A :class:`CliError` by our condition, Spark's ``PATH_NOT_FOUND``, or the Java class."""
     chain = errors.java_chain(exc)
     ours = errors.condition(exc)
     if ours is not None:
@@ -103,8 +94,7 @@ def explain(exc: Exception) -> CliError:
 
 
 def explain_python(exc: Exception) -> CliError:
-    """One line, a hint and an exit status for an error of the plain-Python reader, worded as
-    the jar's exception of the same condition (the command has always shown those)."""
+    """A :class:`CliError` for a plain-Python reader's error, worded as the jar's."""
     if isinstance(exc, FileNotFoundError):
         return CliError(f"FileNotFoundException: {exc}", "check the path", EXIT_NOT_FOUND)
     condition = exc.condition  # type: ignore[attr-defined]
@@ -130,8 +120,7 @@ def explain_python(exc: Exception) -> CliError:
 
 
 def _command_line_words(message: str) -> str:
-    """A TFDS features error as the command line says it: its flags, not write_tfds's
-    ``features=``."""
+    """A TFDS features error in the command line's flags, not write_tfds's ``features=``."""
     column = re.search(r"Column '([^']+)'", message)
     flag = f"--cast {column.group(1)}:" if column else "--cast COLUMN:"
     message = message.replace(
@@ -153,11 +142,7 @@ def _java_classes(java: Any) -> set[str]:
 
 
 def _error_condition(exc: Exception) -> str | None:
-    """Spark's error condition of a pyspark exception, such as ``PATH_NOT_FOUND``.
-
-    pyspark 4.x has ``getCondition`` (and ``getErrorClass``, deprecated); 3.5 has only
-    ``getErrorClass``.
-    """
+    """Spark's error condition of a pyspark exception (``getCondition``, 3.5: ``getErrorClass``)."""
     get = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
     condition = get() if get is not None else None
     return None if condition is None else str(condition)

@@ -84,8 +84,7 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
 
 
 def _index_python(args: argparse.Namespace, targets: list[tuple[str, Files]]) -> int:
-    """``index`` of local paths and fsspec URLs in plain Python, with no JVM: the files found as
-    Spark finds them, one after another, with the lines and the summary Spark's tasks give."""
+    """``index`` of local paths and fsspec URLs in plain Python, reporting as Spark does."""
     from spark_tfrecord import index_path
     from spark_tfrecord._format.datasets import folders
 

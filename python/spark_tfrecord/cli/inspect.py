@@ -1,5 +1,4 @@
-"""``spark-tfrecord inspect``: a TFRecord folder's files, record count, schema and first records;
-a folder with a manifest, or a TensorFlow Datasets folder, from its metadata."""
+"""``spark-tfrecord inspect``: a TFRecord folder's files, record count, schema, first records."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def _partition_values(root: str, file: str) -> dict[str, str]:
 
 
 def _local_options(args: argparse.Namespace) -> dict[str, str]:
-    """The inspector's options: the general decoder only (a few records do not pay for the fast
-    path's trial), and the compression when given."""
+    """The inspector's options: the general decoder only, and the compression when given."""
     options = {"decoder": "interpreted"}
     if args.compression:
         options["compression"] = args.compression
@@ -65,8 +63,7 @@ def _show_rows(
     schema: dict[str, Any],
     relative: dict[str, str] | None = None,
 ) -> None:
-    """The first records, read in plain Python as the jar's inspector reads them (every column
-    the data source reads: arrays of structs and encoded tensors too)."""
+    """The first records, read in plain Python as the jar's inspector reads them."""
     from spark_tfrecord._format.datasets import json_rows
 
     partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
@@ -93,8 +90,7 @@ def _infer(
 
 
 def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
-    """A folder with a valid manifest: the counts from it, without reading a file or starting
-    the JVM; the schema written; the first records unless ``-n 0``."""
+    """A folder with a valid manifest: counts and schema from it, no file read, no JVM."""
     print(f"files: {len(info.files)}, {info.num_bytes:,} bytes")
     print(f"records: {info.num_records:,} ({MANIFEST_NAME})")
     root = os.path.join(args.path, "")
@@ -224,8 +220,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inspect_url(args: argparse.Namespace, fs: Files) -> int:
-    """An object store's folder, file or glob (fsspec), in plain Python as a local path is; a
-    TFDS folder there goes through Spark."""
+    """An object store path (fsspec) in plain Python, as a local path; a TFDS folder via Spark."""
     path = args.path.rstrip("/")
     if fs.isfile(fs.join(path, "dataset_info.json")) or args.split:
         return _inspect_spark(args)

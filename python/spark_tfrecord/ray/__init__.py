@@ -1,11 +1,4 @@
-"""Ray Data reads and writes TFRecord folders with the package's codec: the jar's schema, rows
-and errors on read (:func:`read`, a ``ray.data.Datasource``), the jar's bytes, file names and
-manifest on write (:func:`write`, a ``ray.data.Datasink``). No Spark and no JVM: Ray's workers
-run the package's Python decoder and encoder.
-
-Ray is an extra (``pip install 'spark-tfrecord[ray]'``); ``import spark_tfrecord`` never imports
-this package or Ray. See docs/ray.md.
-"""
+"""Ray Data reads and writes of TFRecord folders with the package's codec: no Spark, no JVM."""
 
 from __future__ import annotations
 

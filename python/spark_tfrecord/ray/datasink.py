@@ -1,23 +1,4 @@
-"""A Ray Data ``Dataset`` written as the jar writes a DataFrame: :func:`write` and its
-:class:`TFRecordDatasink`.
-
-The rows are encoded by the package's encoder (:class:`~spark_tfrecord._format.encoder.
-ExampleEncoder`, the jar's bytes) into one file per write task, named as the jar names its files
-(``part-00000-<write id>-c000.tfrecord.gz``) and staged in the hidden folder
-``.tfrecord-staging-<write id>`` of the folder written. ``on_write_complete``, on the driver,
-is the write's commit, the one the jar-less Spark source's writer runs too
-(:class:`~spark_tfrecord._format.datasets.commit.FolderWrite`): it takes the folder's manifest
-lock, empties the folder (mode ``overwrite``), moves the staged files into place, adds the
-empty files ``num_shards`` asks for, merges the files' exact counts into
-``_tfrecord_manifest.json`` and writes ``_SUCCESS``. ``on_write_failed`` removes the staging
-folder: the folder keeps its earlier files and manifest.
-
-The rows' Spark schema is the one given (``schema=``), else each task's blocks' Arrow schema's
-(:mod:`spark_tfrecord.ray.spark_schema`; Ray's ``on_write_start`` sees the input of a map fused
-into the write, not what the write gets): the commit merges the tasks' schemas into the
-manifest's, a column one block holds only nulls of taking the others' type, and fails on two
-that disagree.
-"""
+"""A Ray Data ``Dataset`` written as the jar writes a DataFrame: :func:`write`."""
 
 from __future__ import annotations
 
@@ -51,8 +32,7 @@ RecordType = Literal["Example", "SequenceExample", "ByteArray"]
 
 @dataclass(frozen=True)
 class TaskFile:
-    """What a write task returns: the file it staged (None: no rows, no file), the file's name
-    in the folder, its records, its features' fewest and most values, and its schema."""
+    """What a write task returns: its staged file (None: none), name, records, counts, schema."""
 
     staged: str | None
     name: str
@@ -118,8 +98,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
     # --- on the driver, before the tasks ----------------------------------------------------
 
     def on_write_start(self, schema: pa.Schema | None = None) -> None:
-        # Ray's ``schema`` is its first input's, which is the input of a map fused into the
-        # write, not what the write gets: without ``schema=``, each task takes its blocks'.
+        # Ray's schema may be a fused map's input: without ``schema=``, each task takes its blocks'.
         if self.given_schema is not None:
             self.schema = _json(self.given_schema)
             self._encoder(self.schema)  # a schema or option the jar refuses fails here
@@ -148,8 +127,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
                 writer.write(encoder.encode(batch))
             writer.close()
         if writer.records == 0 and index != 0:
-            # As Spark's file writes: a task of no rows leaves no file (but the first, so that a
-            # write of no rows leaves one empty file).
+            # As Spark's: no rows, no file, but for the first task (a write leaves one file).
             target.folder.remove(staged)
             return TaskFile(None, name, 0, manifest_write.NO_COUNTS, schema)
         return TaskFile(staged, name, writer.records, encoder.value_counts(), schema)
@@ -162,8 +140,7 @@ class TFRecordDatasink(Datasink[TaskFile]):
         self.target.commit(tasks, self._encoder(schema).record_type, schema)
 
     def _one_schema(self, tasks: list[TaskFile]) -> dict[str, Any]:
-        """The schema the tasks wrote (the one given, or their blocks'): one, or the write
-        fails, naming two."""
+        """The one schema the tasks wrote; ValueError naming two that disagree."""
         if self.schema is not None:
             return self.schema
         schema: Any = None
@@ -201,8 +178,7 @@ def _encode_error(
 
 
 def _reduce_encode_error(e: EncodeError) -> tuple[Any, ...]:
-    """A write task's EncodeError (a value the jar cannot write) reaches the driver pickled, by
-    its condition and parameters (its ``args`` are only its message)."""
+    """Pickle an EncodeError by its condition and parameters (its ``args`` are only its message)."""
     rest = {k: v for k, v in e.parameters.items() if k not in ("column", "reason")}
     return _encode_error, (e.condition, e.reason, e.column, e.row, rest)
 
@@ -222,9 +198,7 @@ def _json(schema: str | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _batches(blocks: Iterable[pa.Table], target: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """A write task's blocks as record batches of :data:`BATCH_ROWS` rows (the last fewer):
-    small blocks are put together, as the encoder's cost per batch grows with the columns
-    (a thousand columns: about 0.1 s a batch, whatever its rows)."""
+    """Blocks as batches of :data:`BATCH_ROWS` rows, small ones joined: a batch costs per column."""
     held: list[pa.Table] = []
     rows = 0
     for block in blocks:
@@ -251,8 +225,7 @@ def _table(table: pa.Table, target: pa.Schema) -> pa.Table:
     missing = [n for n in target.names if n not in names]
     if missing:
         raise ValueError(f"The dataset has no column {missing[0]!r}; it has {table.column_names}")
-    # Column by column, only those of another type: a cast to the same struct type refuses a
-    # null ML vector (pyarrow: "nulls in input cannot be viewed as non-nullable").
+    # Only columns of another type: a cast to the same struct type refuses a null ML vector.
     columns = [
         c if c.type == f.type else c.cast(f.type)
         for c, f in zip(table.select(target.names).columns, target)
@@ -276,25 +249,14 @@ def write(
     concurrency: int | None = None,
     ray_remote_args: Mapping[str, Any] | None = None,
 ) -> None:
-    """Writes the rows of the Ray dataset ``ds`` into the folder ``path`` (local, a ``file://``
-    URL, or an fsspec URL such as ``s3://bucket/train`` with ``storage_options``) as
-    ``df.write.format("tfrecord")`` writes a DataFrame: the jar's bytes and file names, one file
-    per write task (``ds.repartition(n)`` for n files), ``_tfrecord_manifest.json`` with exact
-    counts, and ``_SUCCESS``. ``dataset_info``, ``feature_spec``, ``tf_dataset`` and the jar read
-    it as their own.
+    """Write the Ray dataset ``ds`` into the folder ``path`` as the jar writes a DataFrame.
 
-    - ``schema``: the Spark schema the rows are written as (DDL, or a ``StructType``'s JSON);
-      by default the dataset's Arrow schema's (int64 ``long``, float32 ``float``, string,
-      binary, lists ``array``, structs, dates, timestamps...). Its columns are taken from the
-      dataset by name.
-    - ``mode``: ``append`` (the default) or ``overwrite`` (the folder's earlier files go), as
-      the jar's; ``compression``: ``gzip`` or ``deflate`` (TensorFlow's ``ZLIB``) or None;
-      ``num_shards``: at least this many files, empty ones added as the jar adds them;
-      ``record_type``, ``path_separator``, ``vector_layout``: the jar's write options.
-    - ``min_rows_per_file``: Ray's, as for its own file writers: a write task takes blocks until
-      it holds this many rows (by default, one task per block). Fewer, larger files also write
-      faster: the encoder's cost per batch grows with the columns.
-    - A failed write (a task's error, a worker lost) leaves the folder as it was.
+    ``path``: local, ``file://``, or an fsspec URL with ``storage_options``. One file per write
+    task (``ds.repartition(n)`` for n), plus the manifest and ``_SUCCESS``. ``schema``: the Spark
+    schema to write (DDL or JSON), by default from the Arrow schema; columns taken by name.
+    ``mode``: ``append`` or ``overwrite``; ``compression``: ``gzip``, ``deflate`` or None;
+    ``num_shards``: at least this many files; ``min_rows_per_file``: Ray's; the rest: the jar's
+    write options. A failed write leaves the folder as it was.
 
     >>> import tempfile, ray
     >>> import spark_tfrecord.ray

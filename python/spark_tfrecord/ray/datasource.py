@@ -1,16 +1,4 @@
-"""TFRecord folders as a Ray Data ``Dataset``: :func:`read` and its :class:`TFRecordDatasource`.
-
-The reading is :func:`~spark_tfrecord.read_arrow`'s (:class:`~spark_tfrecord._source.arrow_read.
-ArrowRead`): the jar's schema, rows and errors, partition columns included. The read's tasks are
-planned as Spark plans the jar's (whole files, and byte ranges of large uncompressed files: a
-record belongs to the range its header starts in), one Ray ``ReadTask`` each. A folder a
-spark-tfrecord write left a valid manifest in gives each task of whole files its record count,
-so that ``ds.count()`` reads nothing, but only where that count is the task's rows: each of its
-files read whole, of the size the manifest names, by a read that gives a row for every record
-(not ``mode`` DROPMALFORMED, ``ignoreCorruptFiles`` or ``ignoreMissingFiles``, which may drop
-some). Any other task's rows are unknown (None), and Ray counts them by reading. Every task gives
-its bytes on disk as its size estimate.
-"""
+"""TFRecord folders as a Ray Data ``Dataset``: :func:`read` and its :class:`TFRecordDatasource`."""
 
 from __future__ import annotations
 
@@ -27,9 +15,7 @@ from spark_tfrecord._format.frames.manifest import read_manifest
 from spark_tfrecord._source.arrow_read import ArrowRead, prepare
 from spark_tfrecord._source.planning import Task
 
-#: Ray's in-memory size estimate per byte on disk of an uncompressed file (Arrow's offsets and
-#: validity beside the values, less the record framing and feature keys: about one to one), and
-#: of a compressed one (gzip and zlib shrink feature records about three times).
+#: Ray's in-memory size estimate per byte on disk of an uncompressed, and a compressed, file.
 SIZE_PER_BYTE = 1
 COMPRESSED_SIZE_PER_BYTE = 3
 
@@ -53,8 +39,7 @@ class TFRecordDatasource(Datasource):
         self._records = self._counted()
 
     def _counted(self) -> dict[str, tuple[int, int]]:
-        """Each data file's records and bytes, from the folder's manifest when it is valid (no
-        file is read) and the read gives a row for every record; empty otherwise."""
+        """Each file's (records, bytes) from a valid manifest, if every record gives a row."""
         fs, path, parsed = self._read.fs, self._read.path, self._read.parsed
         if parsed.mode == "DROPMALFORMED" or parsed.inference.ignore_corrupt_files:
             return {}  # a record failing the schema, or damaged framing, gives no row
@@ -79,8 +64,7 @@ class TFRecordDatasource(Datasource):
     ) -> list[ReadTask]:
         read = self._read
         tasks: list[ReadTask] = []
-        # One task asked for (Ray's planning asks for one to learn the rows and size): every file
-        # whole, so that a manifest's counts give the rows even of files Spark would split.
+        # One task asked for (Ray learning rows and size): whole files, so manifest counts apply.
         planned = [read.in_order()] if parallelism <= 1 else read.tasks(parallelism)
         for task in planned:
             metadata = BlockMetadata(
@@ -100,8 +84,7 @@ class TFRecordDatasource(Datasource):
         return tasks
 
     def _rows(self, task: Task) -> int | None:
-        """The task's rows, when the manifest counts them: each of its slices a whole file of
-        the size the manifest names (a byte range's rows are not known); None otherwise."""
+        """The task's rows if the manifest counts them (whole files of its sizes), else None."""
         rows = 0
         for s in task.slices:
             counted = self._records.get(_key(s.path))
@@ -121,9 +104,7 @@ def _size(path: str, on_disk: int) -> int:
 
 
 def _reader(read: ArrowRead, task: Task) -> Any:
-    """The function a Ray worker runs for ``task``: its batches, as Arrow tables (Ray's
-    blocks); a task of no rows (empty files, every record dropped) gives one empty table of the
-    read's schema, not Ray's block of no columns."""
+    """A Ray worker's function for ``task``: Arrow tables, an empty one of the schema if no rows."""
 
     def blocks() -> Iterator[pa.Table]:
         rows = False
@@ -146,27 +127,14 @@ def read(
     concurrency: int | None = None,
     ray_remote_args: Mapping[str, Any] | None = None,
 ) -> ray.data.Dataset:
-    """A ``ray.data.Dataset`` of the records of the TFRecord folder, file or glob ``path`` (a
-    local path, a ``file://`` URL, or an fsspec URL such as ``s3://bucket/train`` with fsspec's
-    ``storage_options``), as ``spark.read.format("tfrecord").load(path)`` reads them: the same
-    schema (inferred as the jar infers it, partition columns last), rows and errors.
+    """A ``ray.data.Dataset`` of the TFRecord folder, file or glob ``path``, as the jar reads it.
 
-    - ``columns``: all (None); some by name, in that order; or a DDL string, which is then the
-      schema (nothing inferred, only its columns decoded), as :func:`~spark_tfrecord.read_arrow`.
-    - ``options``: the jar's read options, as strings (``recordType``, ``mode``,
-      ``inferNesting``, ``ignoreCorruptFiles``...; docs/options.md).
-    - ``override_num_blocks``, ``concurrency``, ``ray_remote_args``: as for Ray's own readers
-      (``ray.data.read_datasource``). The tasks are planned as Spark plans the jar's for that
-      many blocks: whole files packed together, and large uncompressed files in byte ranges.
-      By default two blocks per CPU of the Ray cluster, not Ray's choice (200 for a large
-      folder: each block costs Ray milliseconds of its own, as much CPU as our decode of 1M
-      narrow rows on 2 CPUs, benchmarks/ray_overhead.py).
-    - A folder with a valid ``_tfrecord_manifest.json`` counts its rows from it:
-      ``ds.count()`` reads no record (but with ``mode`` DROPMALFORMED, ``ignoreCorruptFiles`` or
-      ``ignoreMissingFiles``, which may drop records: then Ray counts by reading).
-    - A damaged or malformed record fails the read in its Ray task with
-      :class:`~spark_tfrecord.errors.CorruptFileError`, its file and offset (FAILFAST, the
-      default).
+    ``path``: local, ``file://``, or an fsspec URL with ``storage_options``. Schema (partition
+    columns last), rows and errors are the jar's. ``columns``: all (None), some by name, or a DDL
+    schema, as :func:`~spark_tfrecord.read_arrow`. ``options``: the jar's read options, as
+    strings. ``override_num_blocks`` (default: two per Ray CPU), ``concurrency``,
+    ``ray_remote_args``: as for Ray's readers. A valid manifest spares ``ds.count()`` reading.
+    A bad record fails its task with :class:`~spark_tfrecord.errors.CorruptFileError` (FAILFAST).
 
     >>> import tempfile, ray
     >>> import spark_tfrecord.ray
@@ -192,8 +160,7 @@ def read(
 
 
 def _cpus() -> int:
-    """The CPUs of the Ray cluster this process is connected to (this machine's when none yet:
-    ``read_datasource`` then starts a local one with all of them)."""
+    """The connected Ray cluster's CPUs, else this machine's (``read_datasource`` starts one)."""
     if ray.is_initialized():
         resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call,unused-ignore]
         return max(1, int(resources.get("CPU", 1)))

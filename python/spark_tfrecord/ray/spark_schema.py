@@ -1,6 +1,4 @@
-"""The Spark schema (its JSON) of a Ray dataset's Arrow schema: what a write encodes its rows as,
-the inverse of :func:`spark_tfrecord._source.arrow_schema.arrow_schema` (a schema a read gave
-comes back as the Spark schema it was made from, but for the metadata of its fields).
+"""The Spark schema (JSON) of an Arrow schema, for Ray writes: the inverse of ``arrow_schema``.
 
 >>> import pyarrow as pa
 >>> spark_schema(pa.schema([("id", pa.int64()), ("x", pa.list_(pa.float32()))]))["fields"][1]
@@ -41,8 +39,7 @@ _ATOMIC = [
 
 
 def spark_schema(schema: pa.Schema) -> dict[str, Any]:
-    """The Spark schema of ``schema`` (``StructType.jsonValue()``'s form). A type no Spark type
-    holds (a ``uint64``, a tensor of Ray's, a map...) raises a ValueError naming its column."""
+    """``schema`` as ``StructType.jsonValue()``; ValueError naming a column no Spark type holds."""
     return {"type": "struct", "fields": [_field(f, f.name) for f in schema]}
 
 
@@ -78,10 +75,7 @@ def spark_type(t: pa.DataType, column: str) -> Any:
 
 
 def known(data_type: Any, placeholder: Any = "binary") -> Any:
-    """``data_type`` with each ``void`` (an Arrow ``null`` column or list element: a block of
-    nulls, whose type Ray could not see) as ``placeholder``. The encoder writes a null as no
-    feature, and fails on a null in a list, whatever the type: a block of nulls encodes to the
-    same bytes as with the type the other blocks give."""
+    """``data_type``, each ``void`` as ``placeholder``: nulls encode the same whatever the type."""
     if data_type == "void":
         return placeholder
     if isinstance(data_type, dict) and data_type.get("type") == "array":
@@ -93,8 +87,7 @@ def known(data_type: Any, placeholder: Any = "binary") -> Any:
 
 
 def merged(a: Any, b: Any) -> Any:
-    """The type two blocks' types ``a`` and ``b`` agree on (``void`` agreeing with any, nullable
-    if either is), or None when they disagree."""
+    """The type ``a`` and ``b`` agree on (``void`` agrees with any; nullable if either), or None."""
     if a == "void":
         return b
     if b == "void":

@@ -1,11 +1,4 @@
-"""Arrow arrays read as NumPy, without importing pyarrow: by their buffers, offsets and children.
-
-An Arrow array here is anything with pyarrow's ``Array`` interface (``type``, ``offset``,
-``null_count``, ``buffers()``, ``__len__``; list arrays' ``offsets`` and ``values``, struct
-arrays' ``field(i)``): what ``DataFrame.toArrow()``, a ``DataSourceArrowWriter`` and
-``pyarrow.RecordBatch.column`` give. Values come as views of the array's buffers where their
-layout allows (a float column's values are its data buffer), so reading them copies nothing.
-"""
+"""Arrow arrays (pyarrow's ``Array`` interface) read as NumPy, without importing pyarrow."""
 
 from __future__ import annotations
 
@@ -49,8 +42,7 @@ def _bits(buffer: Any, offset: int, n: int) -> Mask:
 
 
 def fixed(a: Any, dtype: str) -> npt.NDArray[Any]:
-    """The values of a fixed-width array (ints, floats, dates, timestamps, decimals' 16 bytes)
-    as a view of its data buffer; a null's value is whatever the buffer holds."""
+    """A fixed-width array's values as a view of its data buffer (a null's: whatever is there)."""
     n = len(a)
     buf = a.buffers()[1]
     if buf is None:
@@ -76,8 +68,7 @@ def micros(a: Any) -> npt.NDArray[np.int64]:
 
 
 def nanos_of_day(a: Any) -> npt.NDArray[np.int64]:
-    """A time array's values in nanoseconds since midnight (Spark's unit of ``TIME``): time64's
-    nanoseconds or microseconds, time32's milliseconds or seconds."""
+    """A time32 or time64 array's values in nanoseconds since midnight (Spark's ``TIME`` unit)."""
     t = type_name(a)
     if t.startswith("time32"):
         per = 1_000_000 if t == "time32[ms]" else 1_000_000_000
@@ -110,17 +101,14 @@ def binary(a: Any) -> tuple[Bytes, Ints]:
 def list_offsets(a: Any) -> Ints:
     """A list array's n+1 offsets into :func:`list_values` (int64, the first 0)."""
     if len(a) == 0:
-        # Spark's ArrowWriter gives an empty list array an empty offsets buffer, which Arrow
-        # allows (and then reads garbage as its one offset).
+        # Spark's ArrowWriter gives an empty list array an empty offsets buffer (Arrow allows it).
         return np.zeros(1, np.int64)
     off = np.asarray(a.offsets.to_numpy(zero_copy_only=False), np.int64)
     return off - off[0] if off[0] else off
 
 
 def list_values(a: Any) -> Any:
-    """A list array's child, its rows' values only (no copy): a slice of a list array, such as
-    a batch of a larger table, has the whole child beneath it, which the encoder would
-    otherwise read for every batch. :func:`list_offsets` index it."""
+    """A list array's child sliced to its rows (no copy), as :func:`list_offsets` index it."""
     values = a.values
     if len(a) == 0:
         return values.slice(0, 0)

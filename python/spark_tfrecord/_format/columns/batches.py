@@ -1,18 +1,4 @@
-"""A batch of serialized records decoded a column at a time: :class:`Batch`, the one columnar
-builder of both batch paths, and the loaders' NumPy batches made from it (:func:`collate_raw`;
-:func:`collate_column` makes the same from the records' values).
-
-:class:`Batch` locates the batch's features once (the batch decoder,
-:func:`spark_tfrecord._format.entries.batch.locate`; a SequenceExample's context as an Example's
-and its feature lists by :func:`spark_tfrecord._format.entries.sequence.locate`) and gives a
-column's values in Arrow's layout: the values as one NumPy array (bytes: their entries' bounds
-in the batch), how many each record holds (the offsets) and which records hold the feature (the
-validity); a list of lists' row lengths level by level, checked; a feature list's steps. The
-loaders shape those into their NumPy forms here, and the jar-less source wraps them in Arrow
-arrays (:mod:`spark_tfrecord._source.batch_arrays`). Anything that needs a decision per record
-raises :class:`Fallback`: the batch is then read record by record, whose values and errors are
-the reference.
-"""
+"""A batch of records decoded a column at a time; :class:`Fallback`: read it record by record."""
 
 from __future__ import annotations
 
@@ -45,10 +31,7 @@ class Fallback(Exception):
 
 
 class Batch:
-    """The serialized records ``buf[starts[r]:stops[r]]`` (their features ``keys``), located at
-    once: Examples, or SequenceExamples with ``listed`` (per key: a feature list's?). With
-    ``numbers``, the slots whose values one number a record gives at once (:func:`scalars`).
-    Raises :class:`Fallback` where a record strays from the layout writers produce."""
+    """Records ``buf[starts[r]:stops[r]]`` located at once; ``listed``: per key, a feature list?"""
 
     def __init__(
         self,
@@ -78,8 +61,7 @@ class Batch:
         return self.located.kind[slot] >= 0
 
     def gathered(self, slot: int, conv: Conversion, numeric: bool, located: Any = None) -> Gathered:
-        """Feature ``slot``'s values read by ``conv`` (numbers when ``numeric``), of the
-        batch's features or of those ``located`` (a feature list's steps)."""
+        """Feature ``slot``'s values by ``conv`` (numbers when numeric), or of ``located`` steps."""
         where = self.located if located is None else located
         got = column_values(self.buf, where, slot, conv, numeric)
         if got is None:
@@ -87,9 +69,7 @@ class Batch:
         return got
 
     def steps(self, slot: int) -> tuple[Any, Any, Any]:
-        """Feature list ``slot``'s steps located (each step's Feature at slot 0, record after
-        record), how many steps each record's list holds (0 where it has none) and which
-        records have the list."""
+        """Feature list ``slot``'s steps located (at slot 0), steps per record, which have it."""
         found = sequence.steps(self.buf, self.located.lists, slot)
         if found is None:
             raise Fallback
@@ -99,10 +79,7 @@ class Batch:
     def ragged(
         self, slots: Sequence[int], conv: Conversion, numeric: bool, limit: int | None = None
     ) -> tuple[Gathered, list[tuple[Any, Any]]]:
-        """A list of lists written ragged (``slots``: its flat values' feature, then its row
-        lengths', outermost first): the flat values, and per level its lengths and how many of
-        them each record has, when every record holds all of the features or none and the
-        lengths fit (:func:`ragged_fits`, within ``limit``)."""
+        """A ragged column: flat values, per level (lengths, counts); Fallback unless they fit."""
         flat = self.gathered(slots[0], conv, numeric)
         levels = []
         for slot in slots[1:]:
@@ -121,8 +98,7 @@ def conversion_of(c: Column) -> Conversion:
 
 
 def collate_column(c: Column, items: list[Any]) -> Any:
-    """Column ``c``'s values of a batch of records, ``items`` (one a record), in NumPy
-    arrays, as :meth:`collate` gives each column."""
+    """Column ``c``'s batch of ``items`` (one a record), in NumPy, as ``Layout.collate`` gives."""
     numeric = c.value in DTYPES
     if c.shape == "vector" and c.sparse:
         sizes = {s.size for s in items if s is not None} | ({c.size} if c.size else set())
@@ -176,11 +152,7 @@ def collate_raw(
     listed: Sequence[bool] | None = None,
     numbers: Sequence[int] = (),
 ) -> dict[str, Any] | None:
-    """The ``columns`` of the serialized Examples ``buf[starts[r]:stops[r]]`` (their features
-    ``keys``), decoded together; None when a record strays from the layout writers produce
-    (then decode the batch record by record: the same values, or the error naming the
-    record). With ``listed`` (per key: a feature list's?), SequenceExamples; ``numbers``: as
-    :class:`Batch` takes them."""
+    """The ``columns`` of Examples ``buf[starts[r]:stops[r]]`` decoded together, or None."""
     try:
         batch = Batch(keys, buf, starts, stops, listed, numbers)
         found = {c.key: _column(batch, c) for c in columns}
@@ -191,14 +163,12 @@ def collate_raw(
 
 
 def _values(batch: Batch, slot: int, conv: Conversion, located: Any = None) -> Gathered:
-    """Feature ``slot``'s values as the loaders give them (of the batch's features, or of
-    those ``located``: a feature list's steps)."""
+    """Feature ``slot``'s values as the loaders give them (of the steps ``located`` if given)."""
     return _loaded(batch, batch.gathered(slot, conv, conv.value in DTYPES, located), conv)
 
 
 def _loaded(batch: Batch, got: Gathered, conv: Conversion) -> Gathered:
-    """``got`` with its values as the loaders give them: numbers in an array, bytes as a list
-    of str or bytes."""
+    """``got`` as the loaders give it: numbers in an array, bytes as a list of str or bytes."""
     if conv.value in DTYPES:
         return got
     buf = batch.buf
@@ -255,8 +225,7 @@ def _column(batch: Batch, c: Column) -> Any:
 def _check_arrays(
     batch: Batch, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]
 ) -> None:
-    """The record path's check that an array of structs' leaves agree on its length, for
-    the batch: falls back where it fails."""
+    """Falls back unless each array of structs' leaves agree on its length in every record."""
     for _, members in arrays:
         n = np.full(batch.size, -1, np.int64)
         unequal = np.zeros(batch.size, bool)

@@ -26,8 +26,7 @@ class ColumnError(Exception):
 
 
 class NoValue(ColumnError, ValueError):
-    """A batch cannot stack a column (not null, or held by every record by the manifest's
-    counts) whose value record ``record`` of the batch lacks; the jar reads it null."""
+    """A batch cannot stack a NOT NULL (or always held) column's value that ``record`` lacks."""
 
     def __init__(self, c: Column, record: int) -> None:
         ColumnError.__init__(self, c.path, "")
@@ -40,8 +39,7 @@ class NoValue(ColumnError, ValueError):
 
 
 class ValueRefused(ColumnError):
-    """A value the column's type refuses (a kind it does not read, a value it cannot hold),
-    with the jar's message: ``Column 'x' (tinyint) cannot hold the value 300``."""
+    """A value the column's type refuses, with the jar's message (``Column 'x' (tinyint) ...``)."""
 
     def __init__(self, column: str, type_name: str, what: str) -> None:
         Exception.__init__(self, f"Column '{column}' ({type_name}) {what}")
@@ -49,8 +47,7 @@ class ValueRefused(ColumnError):
 
 
 class StepRefused(ColumnError):
-    """A step of a SequenceExample's feature list that does not hold the one value of a field
-    of an array of structs; names the array's column, as the jar does."""
+    """A feature list step not holding one value of an array-of-structs field; names the array."""
 
     def __init__(self, column: str, message: str) -> None:
         Exception.__init__(self, message)

@@ -1,15 +1,4 @@
-"""How a feature's values become a column's, as the jar's type table (``codec/TypeTable``) reads
-them: which feature kinds a Spark type reads, the conversions, and the range checks.
-
-:func:`conversion` is called once per column (when a reader's layout is made) and gives a
-:class:`Conversion`: per feature kind, the function that turns a feature's decoded values into
-the column's (or None: the type does not read that kind). The functions work on whole arrays,
-so the record decoder calls them on one record's values and the batch decoder on a batch's
-values at once, with the same results and the same refusals (:class:`OutOfRange`). Values are
-given in the loaders' dtypes (docs/pytorch.md): integers, booleans, dates (days) and timestamps
-(microseconds) as int64; floats, doubles and decimals as float32 (Spark's value, rounded to
-float32); strings as ``str``; binaries as ``bytes``.
-"""
+"""How features' values become a column's (in the loaders' dtypes), as the jar's TypeTable reads."""
 
 from __future__ import annotations
 
@@ -25,13 +14,11 @@ from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64
 
 
 class OutOfRange(Exception):
-    """A value the column's type cannot hold; the message is the jar's
-    (``cannot hold the value 300``)."""
+    """A value the column's type cannot hold; the jar's message (``cannot hold the value 300``)."""
 
 
 Convert = Callable[[Any], Any]
 
-#: The int64 range of each integer type that is narrower than int64.
 _RANGES = {
     "tinyint": (-(2**7), 2**7 - 1),
     "smallint": (-(2**15), 2**15 - 1),
@@ -47,11 +34,7 @@ _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 
 
 class Conversion:
-    """A column type's reading of each feature kind: ``by_kind[k]`` converts an array of kind k's
-    values (an int64 ndarray, a float32 ndarray, a list of bytes) into the column's values, or
-    is None when the type does not read kind k. ``value`` is the loaders' kind of the result
-    (``int``, ``float``, ``str``, ``bytes``); ``exact[k]``: the values of kind k are the
-    column's as they are (no call needed)."""
+    """Per kind k: ``by_kind[k]`` converts its values (None: not read); ``exact[k]``: a no-op."""
 
     __slots__ = ("by_kind", "exact", "name", "value")
 
@@ -113,14 +96,12 @@ def _float_to_text(values: Any) -> Any:
     return [java_float(v) for v in values]
 
 
-#: The error handler that decodes bytes that are not UTF-8 as Java does (registered when a
-#: string column is first read).
+#: The codec error handler decoding non-UTF-8 bytes as Java does (registered on first use).
 JAVA_REPLACE = "spark_tfrecord.java_replace"
 
 
 def _java_replace(error: UnicodeError) -> tuple[str, int]:
-    """U+FFFD for an invalid sequence, as Java's UTF-8 decoder gives it: Python's "replace"
-    but that an encoded surrogate (``ED A0..BF``, and a continuation byte after) is one."""
+    """U+FFFD per invalid sequence as Java's UTF-8 decoder gives: an encoded surrogate is one."""
     assert isinstance(error, UnicodeDecodeError)
     data, at = error.object, error.start
     if data[at] == 0xED and at + 1 < len(data) and 0xA0 <= data[at + 1] <= 0xBF:
@@ -130,8 +111,7 @@ def _java_replace(error: UnicodeError) -> tuple[str, int]:
 
 
 def _utf8(values: Any) -> Any:
-    # Spark keeps a string's bytes as they are; what pyspark shows of bytes that are not UTF-8
-    # is Java's decoding (UTF8String.toString), U+FFFD for each invalid sequence, as here.
+    # pyspark shows non-UTF-8 string bytes as Java decodes them: U+FFFD per invalid sequence.
     try:
         return [v.decode("utf-8") for v in values]  # strict: the fastest call, when it is UTF-8
     except UnicodeDecodeError:
@@ -139,11 +119,7 @@ def _utf8(values: Any) -> Any:
 
 
 def java_float(x: Any) -> str:
-    """A float32 as Java's ``Float.toString`` writes it (JDK 19 and later, whose digits are
-    specified): ``1.5``, ``1.0E10``, ``1.0E-5``, ``NaN``, ``-Infinity``, the shortest digits
-    that read back as the float (at least two significant digits: Java's ``d.d``, the nearest
-    to the float's exact value). JDK 17's ``FloatingDecimal`` sometimes gives more digits
-    (``1.17549435E-38`` for ``Float.MIN_NORMAL``, here ``1.1754944E-38``)."""
+    """A float32 as Java's (JDK 19+) ``Float.toString`` writes it: shortest digits, at least two."""
     v = np.float32(x)
     if np.isnan(v):
         return "NaN"
@@ -169,9 +145,7 @@ def java_float(x: Any) -> str:
 
 
 def _decimal(precision: int, scale: int) -> tuple[Convert, Convert]:
-    """A decimal(p,s) column's readings of int64 and float values: Spark's decimal (a float's
-    shortest decimal, rounded half-up to the scale; too many digits, NaN or ±inf refused),
-    given as float32."""
+    """A decimal(p,s)'s readings of int64 and float values: Spark's decimal, half-up, as float32."""
     quantum = decimal.Decimal(1).scaleb(-scale)
     context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
     limit = decimal.Decimal(10) ** (precision - scale)
@@ -205,15 +179,12 @@ def _decimal(precision: int, scale: int) -> tuple[Convert, Convert]:
 
 
 def stored(name: str) -> Conversion:
-    """A numeric column's values as their features store them (int64s, float32s), for a reader
-    that converts a batch of them itself (decimals: ``spark_tfrecord._source.decimal_arrays``)."""
+    """A numeric column's values as stored (int64s, float32s), for a reader that converts them."""
     return Conversion(name, "float", {FLOAT: _same, INT64: _same})
 
 
 def conversion(name: str, *, vector: bool = False) -> Conversion:
-    """The conversion of a column whose values have Spark type ``name`` (``simpleString``:
-    ``tinyint``, ``decimal(10,2)``); ``vector``: an ML vector's values (doubles). Raises
-    ``KeyError`` for a type no feature holds."""
+    """The conversion of Spark type ``name`` (simpleString), or of a vector's; else KeyError."""
     if vector or name == "double":
         return Conversion(name, "float", {FLOAT: _same, INT64: _int64_to_double})
     if name == "float":

@@ -1,9 +1,4 @@
-"""Spark's DDL schema strings (``"id long, x array<float>"``), parsed in plain Python.
-
-PySpark's own parser (``StructType.fromDDL``, ``_parse_datatype_string``) asks the JVM, so it
-fails in a trainer with no Spark session (``SESSION_OR_CONTEXT_NOT_EXISTS``). This one covers the
-types a TFRecord column can have and gives Spark's JSON form of the schema (what
-``StructType.jsonValue()`` returns, and what the manifest's ``schema_json`` holds).
+"""Spark's DDL schema strings parsed in plain Python (PySpark's own parser needs the JVM).
 
 >>> parse_ddl("id BIGINT NOT NULL, `my x` array<float> COMMENT 'pixels'")["fields"][1]
 {'name': 'my x', 'type': {'type': 'array', 'elementType': 'float', 'containsNull': True}, \
@@ -15,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any, NoReturn
 
-#: Spark's names of the primitive types (and their aliases) → their JSON names.
 _PRIMITIVES = {
     "boolean": "boolean",
     "tinyint": "byte",
@@ -200,9 +194,7 @@ class _Parser:
 
 
 def parse_ddl(ddl: str) -> dict[str, Any]:
-    """The Spark JSON (``StructType.jsonValue()``) of the schema ``ddl``: a column list
-    (``a T, b T``, also ``a: T``) or one ``struct<...>``. Raises ValueError saying where it
-    cannot be parsed.
+    """The Spark JSON of schema ``ddl`` (``a T, b: T`` or ``struct<...>``); ValueError if bad.
 
     >>> [f["name"] for f in parse_ddl("struct<a: int, b: map<string, bigint>>")["fields"]]
     ['a', 'b']
@@ -226,9 +218,7 @@ _PLAIN_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 def to_ddl(schema: dict[str, Any]) -> str:
-    """The DDL string of a schema in Spark's JSON form, as Scala's ``StructType.toDDL`` writes
-    it (the manifest's ``schema``): ``id BIGINT NOT NULL,x ARRAY<FLOAT>``. Python's ``toDDL``
-    asks the JVM, which a Python data source's commit has not.
+    """The DDL of a Spark JSON schema as Scala's ``StructType.toDDL`` writes it, without a JVM.
 
     >>> to_ddl(parse_ddl("id bigint not null, `a b` struct<x: array<float>>"))
     'id BIGINT NOT NULL,`a b` STRUCT<x: ARRAY<FLOAT>>'
@@ -251,9 +241,7 @@ def _field_sql(f: dict[str, Any], separator: str) -> str:
 
 
 def _type_sql(t: Any, path: str = "", collations: Any = None) -> str:
-    """``t``'s SQL; ``collations``: the field's ``__COLLATIONS`` metadata, where a struct's JSON
-    keeps a collated string's collation (by path: ``s``, ``tags.element``, ``m.key``), which
-    ``toDDL`` writes as ``STRING COLLATE UTF8_LCASE``."""
+    """``t``'s SQL; ``collations``: the field's ``__COLLATIONS`` metadata (by path: ``m.key``)."""
     if isinstance(t, str):
         collation = str((collations or {}).get(path, "")).split(".", 1)[-1]  # spark.UTF8_LCASE
         if t == "string" and collation:

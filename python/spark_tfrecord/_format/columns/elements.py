@@ -1,6 +1,4 @@
-"""The features of an array of structs' leaves: one value per element (a list, or a feature
-list of steps), or the elements' lists of a fixed length laid end to end.
-"""
+"""The features of array-of-structs leaves: per element a value or a step, or fixed-length lists."""
 
 from __future__ import annotations
 
@@ -35,9 +33,7 @@ from spark_tfrecord._format.frames.packing import Ints, Mask
 def element_leaf(
     batch: Any, leaf: Leaf, n: int, i: int, issues: Issues
 ) -> tuple[Any, Ints, Mask, Ints, bool]:
-    """An array of structs' leaf: the leaf's array over every element, the rows' element
-    offsets, the rows that have the array, the elements used, and whether none is null (the
-    jar's ``ElementFieldArray.point``)."""
+    """An array of structs' leaf: values per element, element offsets, present rows, used, ok."""
     a, present = column_of(batch, leaf, n)
     element_offsets = arrow.list_offsets(a)
     used = ranges(element_offsets[:-1][present], np.diff(element_offsets)[present])
@@ -75,9 +71,7 @@ def _element_null(column: str, index: int, what: str, row: int) -> Callable[[], 
 
 
 def element_plan(leaf: Leaf, i: int, sequence: bool) -> Plan:
-    """A leaf of an array of structs that is not ragged: one value per element (a list of
-    them, or a feature list of one-value steps), the concatenated lists of a fixed length, or
-    in a SequenceExample a feature list of the elements' lists."""
+    """A non-ragged array-of-structs leaf: a value per element, fixed-length lists, or steps."""
     t = leaf.leaf_type
     list_leaf = is_array(t)
     kind = kind_of(innermost(t))

@@ -1,5 +1,4 @@
-"""The Example encoder: rows as ``tf.train.Example`` (or ``SequenceExample``) records, framed,
-byte for byte as the jar writes them.
+"""The Example encoder: rows as framed ``tf.train.Example`` records, byte for byte as the jar's.
 
 >>> import pyarrow as pa
 >>> encoder = ExampleEncoder("id bigint, x array<float>")
@@ -8,19 +7,8 @@ byte for byte as the jar writes them.
 >>> encoder.encode(batch).records()[0].hex()
 '0a200a0b0a02696412051a030a01070a110a0178120c120a0a080000803f00000040'
 
-The rules are the jar's (``codec/ExampleSerializer`` and the classes it uses): the same type
-table (:mod:`.type_table`), the same features for nested columns, ragged lists, vectors and
-encoded tensors (:mod:`.feature_paths`), the same treatment of nulls (a null value leaves its
-feature out; an empty list is a feature with no values; a null inside a list fails), and the
-same errors with the same conditions and parameters. Everything that depends on the schema is
-decided once, when the encoder is built (an unsupported type fails then, naming its column);
-a batch is then encoded column by column with NumPy (:mod:`.packing`), never value by value,
-but for the few types that need it (decimals that are not small, encoded tensors).
-
-The rows come as an Arrow record batch (anything with pyarrow's ``RecordBatch`` interface:
-``num_rows`` and ``column(i)``; read by :mod:`.arrow` without importing pyarrow), its columns
-in the order of the schema's fields, as Spark gives them to a ``DataSourceArrowWriter`` and
-``DataFrame.toArrow()`` returns them.
+The rules and errors are the jar's (``codec/ExampleSerializer``); a batch is anything with
+pyarrow's ``RecordBatch`` interface (``num_rows``, ``column(i)``), columns in the schema's order.
 """
 
 from __future__ import annotations
@@ -61,15 +49,8 @@ Schema = Union[str, Mapping[str, Any]]
 
 class ExampleEncoder:
     """Encodes batches of rows of one schema as the jar writes them.
-
-    ``schema``: Spark's JSON form of a ``StructType`` (``StructType.jsonValue()``, a manifest's
-    ``schema_json``), the same as a JSON string, a ``StructType`` (anything with
-    ``jsonValue()``), or a DDL string (``"id bigint, x array<float>"``). The options are the
-    jar's write options of the same names: ``record_type`` (``recordType``: ``Example``,
-    ``SequenceExample`` or ``ByteArray``), ``path_separator`` (``pathSeparator``),
-    ``vector_layout`` (``vectorLayout``: ``dense`` or ``sparse``); ``require_values`` fails on
-    a null as a TensorFlow Datasets write does. A schema or option the jar refuses raises its
-    :class:`~spark_tfrecord._format.frames.encode_errors.EncodeError` here.
+    ``schema``: Spark's JSON (a mapping or its text), a ``StructType`` or DDL. The options are the
+    jar's write options (camelCased); ``require_values`` fails on a null as a TFDS write does.
     """
 
     def __init__(
@@ -115,11 +96,7 @@ class ExampleEncoder:
     # --- encoding ----------------------------------------------------------------------------
 
     def encode(self, batch: Any) -> Encoded:
-        """The records of a batch's rows (see the module's docstring for what a batch is).
-
-        A value the jar cannot write raises its error (``TFRECORD_DATA_MISMATCH``, naming the
-        column; ``row`` is the row's index in the batch), for the first such row.
-        """
+        """The records of a batch's rows; a value the jar cannot write raises its error."""
         n = int(batch.num_rows)
         if self.record_type == BYTE_ARRAY:
             return frame(self._byte_array(batch.column(0), n), n)
@@ -163,11 +140,7 @@ class ExampleEncoder:
         return frame(record, n)
 
     def value_counts(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
-        """What the rows encoded so far held, as a write's manifest keeps it (the jar's
-        ``RecordSerializer.valueCounts``): per feature of ``Example.features`` (or of a
-        SequenceExample's context), the fewest and most values a record held (a record without
-        it: 0); per feature list, the fewest and most values one of its steps held. Empty before
-        the first row; a feature list without steps so far is left out."""
+        """Per feature and feature list: the fewest and most values a record (step) held so far."""
         features: dict[str, tuple[int, int]] = {}
         lists: dict[str, tuple[int, int]] = {}
         for i, leaf in enumerate(self.leaves):
@@ -240,8 +213,7 @@ class ExampleEncoder:
 
 
 def schema_json(schema: Schema | Any) -> dict[str, Any]:
-    """Spark's JSON form of a schema given as JSON (a mapping or its text), a ``StructType``
-    (anything with ``jsonValue()``), or DDL."""
+    """Spark's JSON form of a schema given as JSON (a mapping or text), a ``StructType``, or DDL."""
     import json
 
     if hasattr(schema, "jsonValue"):

@@ -1,14 +1,4 @@
-"""Which features a schema is written as, and which schemas a record type can hold.
-
-The jar's ``codec/FeaturePaths`` and ``codec/TFRecordSchema``, for the writer: a struct column
-is one feature per leaf, named by its path of field names joined with the ``pathSeparator``
-(``image/object/bbox/xmin``); an array of structs is one list per leaf of its element (parallel
-lists; a feature list per leaf in a ``SequenceExample``); a list of lists in an ``Example`` is
-written ragged (``<name>/ragged_row_lengths_k`` and ``<name>/ragged_flat_values``); a vector
-written sparse is ``<name>/indices``, ``/values`` and ``/size``; an encoded tensor column is
-``<name>/value`` and ``<name>/shape``. The errors are the jar's, with its conditions and
-parameters, raised when the encoder is built.
-"""
+"""Which features a schema is written as, and which schemas a record type can hold (the jar's)."""
 
 from __future__ import annotations
 
@@ -40,7 +30,7 @@ SEQUENCE_EXAMPLE = "SequenceExample"
 BYTE_ARRAY = "ByteArray"
 RECORD_TYPES = (EXAMPLE, SEQUENCE_EXAMPLE, BYTE_ARRAY)
 
-#: A field metadata key (an encoded tensor's are schema's): a list's fixed length.
+#: The field metadata key of a list's fixed length.
 LIST_LENGTH_KEY = "tfrecord.listLength"
 
 VECTOR_INDICES, VECTOR_VALUES, VECTOR_SIZE = 1, 2, 3
@@ -52,11 +42,8 @@ RAGGED_ROW_LENGTHS = "ragged_row_lengths_"
 
 @dataclass(frozen=True)
 class Leaf:
-    """One feature of a schema, as the jar's ``FeaturePaths.Leaf`` (see its fields there).
-
-    ``structs`` are the ordinals of the struct fields from the row down to the struct holding
-    ``ordinal``; ``in_element`` those from an array of structs' element down to the struct
-    holding ``element_ordinal`` (-1: not in an array of structs).
+    """One feature of a schema, as the jar's ``FeaturePaths.Leaf``. ``structs``: struct ordinals
+    from the row to ``ordinal``'s struct; ``in_element``: from the element to ``element_ordinal``'s.
     """
 
     name: str
@@ -87,8 +74,7 @@ def leaves(
     sparse_vectors: bool = False,
     split_ragged: bool = True,
 ) -> list[Leaf]:
-    """The features of ``schema``, in the order of its fields, depth first (the jar's
-    ``FeaturePaths.leaves``)."""
+    """The features of ``schema``, its fields depth first (the jar's ``FeaturePaths.leaves``)."""
     sequence = record_type == SEQUENCE_EXAMPLE
     out: list[Leaf] = []
 
@@ -226,9 +212,7 @@ def leaves(
 
 
 def _check_tensor(column: str, t: Any, metadata: Mapping[str, Any], *, nested: bool) -> None:
-    """Refuses an encoded tensor column in a struct or a SequenceExample, or one that
-    :func:`~spark_tfrecord._format.columns.schema.tensor_reason` refuses (the jar's
-    ``FeaturePaths.leaves`` and ``EncodedTensor.check``)."""
+    """Refuses a nested or SequenceExample encoded tensor column, or one tensor_reason refuses."""
     if nested:
         raise argument_error(
             errors.UNSUPPORTED_TYPE,
@@ -242,8 +226,7 @@ def _check_tensor(column: str, t: Any, metadata: Mapping[str, Any], *, nested: b
 
 
 def column_layout(t: Any) -> bool:
-    """Whether a feature of type ``t`` has a layout: a type of the table, a vector, or arrays
-    of them (the jar's ``TypeTable.column`` is defined)."""
+    """Whether a feature of type ``t`` has a layout: a table type, a vector, or arrays of them."""
     if is_array(t):
         return entry(innermost(t)) is not None
     return is_vector(t) or entry(t) is not None
@@ -280,8 +263,7 @@ def unsupported(column: str, t: Any, record_type: str) -> EncodeError:
 
 
 def _alternative(t: Any, use: str) -> str | None:
-    """What to use instead of a type no feature kind holds but that has a plain alternative
-    (maps, ``VARIANT``, ANSI intervals), for a column or field ``use``: the jar's words."""
+    """The jar's advice instead of a map, variant or ANSI interval (column ``use``), or None."""
     n = name(t)
     if n == "map":
         return (
@@ -316,8 +298,7 @@ def _unheld_in(t: Any, column: str) -> tuple[str, Any] | None:
 
 
 def reject_maps(schema: Mapping[str, Any], record_type: str) -> None:
-    """The jar's refusal of a map, variant or interval column, or of one inside a column,
-    naming its path and the one line to use instead."""
+    """The jar's refusal of a map, variant or interval at any depth, naming its path and the fix."""
     found = _unheld_in(schema, "")
     if found is None:
         return
@@ -345,8 +326,7 @@ def reject_maps(schema: Mapping[str, Any], record_type: str) -> None:
 def validate(
     schema: Mapping[str, Any], record_type: str, separator: str, sparse_vectors: bool
 ) -> list[Leaf]:
-    """Checks a schema against a record type for a write, as the jar does before any row is
-    written; returns the features as the writer sees them (empty for ``ByteArray``)."""
+    """Checks a schema for a write, as the jar does; the writer's features (none for ByteArray)."""
     reject_maps(schema, record_type)
     if record_type == BYTE_ARRAY:
         fields = schema["fields"]

@@ -1,10 +1,4 @@
-"""``Feature`` and ``FeatureList`` messages for whole columns, where a leaf's values are in a
-batch, and the plans of plain columns: scalars, lists, and a SequenceExample's feature lists.
-
-A plan encodes one or a few consecutive features of the schema for a batch; it is chosen once
-per schema by :class:`~spark_tfrecord._format.columns.encoder.ExampleEncoder`. Problems with values
-are collected in :class:`Issues`, which raises the one the jar would meet first.
-"""
+"""``Feature`` and ``FeatureList`` messages for whole columns, and plans of plain columns."""
 
 from __future__ import annotations
 
@@ -35,8 +29,7 @@ from spark_tfrecord._format.frames.packing import (
 
 
 class Issues:
-    """The errors found in a batch; the one raised is the jar's, the first in row order (then
-    in feature order, then in the order the jar checks a feature's value)."""
+    """A batch's errors: raises the jar's first: by row, then feature, then check order."""
 
     def __init__(self) -> None:
         self.first: tuple[tuple[int, int, tuple[int, ...]], Callable[[], EncodeError]] | None = None
@@ -54,9 +47,7 @@ class Issues:
 
 
 class Feature(NamedTuple):
-    """One feature's value for every row of a batch: which rows have it, the message, and how
-    many values each row's holds (0 for an absent one), or for a feature list, how many each
-    step of the rows' lists holds (what a write's manifest keeps, the fewest and the most)."""
+    """One feature for a batch's rows: which have it, the messages, values per row (or per step)."""
 
     present: Mask
     value: Parts
@@ -121,8 +112,7 @@ def bad_units(a: Any, used: Ints) -> Ints:
 
 
 def feature(kind: int, values: Values, unit_offsets: Ints, present: Mask) -> Parts:
-    """``Feature`` messages: unit u (a row, or a step of a feature list) holds the values
-    ``unit_offsets[u]`` to ``unit_offsets[u+1]``; nothing for a unit not ``present``."""
+    """``Feature`` messages: unit u (a row or a step) holds ``unit_offsets[u]`` to ``[u+1]``."""
     lo, hi = unit_offsets[:-1], unit_offsets[1:]
     count = np.where(present, hi - lo, 0)
     if kind == BYTES:
@@ -154,8 +144,7 @@ def feature(kind: int, values: Values, unit_offsets: Ints, present: Mask) -> Par
 
 
 def feature_list(steps: Parts, step_offsets: Ints, present: Mask) -> Parts:
-    """``FeatureList`` messages: row r's steps are ``step_offsets[r]`` to ``[r+1]``, each a
-    ``Feature`` of ``steps`` (one per step)."""
+    """``FeatureList`` messages of the ``steps``: row r's are ``step_offsets[r]`` to ``[r+1]``."""
     everyone = np.ones(len(steps.size), np.bool_)
     each = materialize(field(b"\x0a", steps, everyone), len(steps.size))
     return single(group(each, step_offsets, present))

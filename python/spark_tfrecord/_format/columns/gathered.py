@@ -1,17 +1,4 @@
-"""A column's values in a batch, gathered at once from where the batch decoder found its feature
-in every record (:func:`spark_tfrecord._format.entries.batch.locate`), in Arrow's layout:
-numbers as one NumPy array, bytes as the entries' bounds in the batch (their data gathered in
-one NumPy call when wanted), and per record the number of values and whether the feature is
-there.
-
-The core of the one batch builder (:class:`spark_tfrecord._format.columns.batches.Batch`), whose
-columns the loaders shape into their NumPy batches and the jar-less source wraps in Arrow
-arrays (:mod:`spark_tfrecord._source.batch_arrays`). Anything
-that needs a decision per record (a kind the column does not read, numbers read as text, a
-value out of range, a list that strays from the layout writers produce) gives None: the batch
-is then read record by record, whose values and errors are the reference. A numeric column
-given floats in some records and int64s in others is gathered kind by kind.
-"""
+"""A column's values in a batch, gathered at once in Arrow's layout, or None: read per record."""
 
 from __future__ import annotations
 
@@ -48,9 +35,7 @@ class Gathered(NamedTuple):
 def column_values(
     buf: bytes, located: Any, slot: int, conv: Conversion, numeric: bool
 ) -> Gathered | None:
-    """The values of feature ``slot`` of the located batch ``buf`` as read by ``conv`` (into
-    numbers when ``numeric``, else into text or binary); None when the batch needs the record
-    path."""
+    """Feature ``slot``'s values in the located batch ``buf``, read by ``conv``, or None."""
     known = located.numbers.get(slot) if numeric else None
     if known is not None:
         return _known(conv, *known)
@@ -112,18 +97,12 @@ _HIGH = np.uint64(0x8080808080808080)
 _MORE = np.array([sum(0x80 << 8 * k for k in range(n - 1)) for n in range(1, 9)], np.uint64)
 
 
-#: The values read at once by :func:`scalars`: a block of features, for every record, whose
-#: arrays stay in the cache.
+#: How many values :func:`scalars` reads at once (a block of features whose arrays stay in cache).
 _BLOCK = 1 << 17
 
 
 def scalars(buf: bytes, located: Any, slots: Sequence[int]) -> dict[int, tuple[int, Any]]:
-    """The values of the features ``slots`` that every record of the located batch ``buf``
-    holds as one float, or as one int64 of at most 8 bytes (a packed list of one value,
-    each feature of one kind in every record): by slot, the kind and the values, float32 or
-    int64, record by record; read for a block of features at once, a few NumPy calls a
-    block rather than a few a feature. The others are left out (:func:`column_values`
-    reads them)."""
+    """By slot, kind and values of the ``slots`` every record holds as one float or short int64."""
     out: dict[int, tuple[int, Any]] = {}
     size = located.kind.shape[1]
     step = max(1, _BLOCK // max(1, size))
@@ -144,9 +123,7 @@ def scalars(buf: bytes, located: Any, slots: Sequence[int]) -> dict[int, tuple[i
 
 
 def _short_varints(buf: bytes, stop: Any, length: Any) -> tuple[Any, Any]:
-    """The varints of ``length`` bytes (1 to 8) that end at ``stop`` (at least 8), as
-    ``varints_at`` reads them (int64), and whether each is one (each byte but its last
-    saying that more follow): the 8 bytes up to each end read as one word, at once."""
+    """Int64 varints of ``length`` (1-8) bytes ending at ``stop`` (>= 8); whether each is one."""
     words = np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))[stop - 8]
     words >>= (8 * (8 - length)).astype(np.uint64)  # the varint's first byte lowest
     ok = (words & _HIGH) == _MORE[length - 1]
@@ -161,10 +138,7 @@ def _short_varints(buf: bytes, stop: Any, length: Any) -> tuple[Any, Any]:
 def _mixed(
     buf: bytes, conv: Conversion, kind: Any, start: Any, stop: Any, filled: Any, present: Any
 ) -> Gathered | None:
-    """A numeric column whose records hold floats and int64s: each kind's values gathered and
-    converted apart, then put back in record order (the record path converts each record's
-    alike); None when the column does not read both, or converts them to different types (a
-    decimal's values as stored)."""
+    """A column of floats and int64s, each kind converted apart; None if their types differ."""
     parts = []
     for k in (FLOAT, INT64):
         convert = conv.by_kind[k]
@@ -187,9 +161,7 @@ def _mixed(
 
 
 def in_record_order(first: Any, first_counts: Any, second: Any, second_counts: Any) -> Any:
-    """Two parts of a batch's values, each laid out record after record (``counts``: how many
-    each record has), as one array record after record: each record's ``first`` values, then
-    its ``second``'s. Each value's place is computed, not sorted for."""
+    """Two parts of a batch's values as one array, per record ``first``'s, then ``second``'s."""
     counts = first_counts + second_counts
     starts = np.zeros(len(counts), np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
@@ -204,10 +176,7 @@ def in_record_order(first: Any, first_counts: Any, second: Any, second_counts: A
 
 
 def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tuple[Any, Any]:
-    """The packed lists ``buf[start[r]:stop[r]]`` of kind ``source`` (empty where not
-    ``filled``), concatenated, and their counts; (None, None) when a list strays from the
-    layout. Lists of one length in every record that holds values (scalars, embeddings) are
-    gathered as rows of the bytes: k floats each, or one varint each."""
+    """Kind ``source``'s packed lists ``buf[start[r]:stop[r]]`` joined, and counts; or Nones."""
     lengths = stop - start
     held = lengths[filled]
     same = len(held) > 0 and bool((held == held[0]).all())
@@ -230,11 +199,7 @@ def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tup
 
 
 def ragged_fits(levels: Sequence[tuple[Any, Any]], below: Any, limit: int | None = None) -> bool:
-    """Whether a list of lists' row lengths, ``levels`` (outermost first: a level's lengths
-    and how many of them each record has), are not negative and add up in each record to what
-    the level below holds (``below``: how many flat values each record has), and with
-    ``limit`` no level's lengths add up past it; else the record path says which record does
-    not."""
+    """Whether row lengths ``levels`` are >= 0, within ``limit``, and fit the level below."""
     for k, (lengths, counts) in enumerate(levels):
         if len(lengths) and (
             int(lengths.min()) < 0 or (limit is not None and int(lengths.sum()) > limit)

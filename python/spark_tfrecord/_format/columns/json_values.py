@@ -1,11 +1,4 @@
-"""The JSON values of ``inspect``'s rows, as ``json.loads`` reads the jar's text
-(:func:`json_value`: a value of a record, as
-:func:`~spark_tfrecord._format.columns.record_values.exact_layout` gives it, in a column of a
-type): numbers as numbers, a float32 by its shortest decimal as Java's ``Float.toString``
-writes it, a double as ``Double.toString`` does, a decimal by its plain text, NaN and
-infinities as strings, bytes as text when they are valid UTF-8, else ``0x`` and their hex,
-dates as ``YYYY-MM-DD``, timestamps as Java's ``Instant.toString``.
-"""
+"""The JSON values of ``inspect``'s rows, as ``json.loads`` reads the jar's text."""
 
 from __future__ import annotations
 
@@ -60,8 +53,7 @@ def json_bytes(b: bytes) -> str:
 
 
 def _instant(micros: int) -> str:
-    """Java's ``Instant.toString`` of ``micros`` since 1970-01-01 (ISO_INSTANT: seconds always,
-    the fraction in groups of three digits as needed)."""
+    """Java's ``Instant.toString`` of ``micros`` since 1970-01-01 (ISO_INSTANT)."""
     seconds, us = divmod(micros, 1_000_000)
     t = _EPOCH + datetime.timedelta(seconds=seconds)
     text = t.strftime("%Y-%m-%dT%H:%M:%S")
@@ -72,10 +64,7 @@ def _instant(micros: int) -> str:
 
 
 def json_value(type_name: str) -> Callable[[Any], Any] | None:
-    """The JSON value of one value of a column of (leaf) type ``type_name`` (Spark's JSON
-    name), as the exact layout gives it (integers, booleans 0 or 1, days and microseconds as
-    int64; float32, float64, Decimal; str, or bytes); None for a type the jar's inspector does
-    not show."""
+    """The JSON value of an exact-layout value of leaf type ``type_name``; None if not shown."""
     if type_name in ("long", "integer", "short", "byte"):
         return int
     if type_name.startswith("decimal("):

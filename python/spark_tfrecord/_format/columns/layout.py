@@ -1,12 +1,4 @@
-"""What a trainer gets for each column: a record's values and a batch's arrays, in NumPy.
-
-:func:`layout` decides once per schema (the manifest's, or a DDL string's) which features each
-column reads and how it is shaped: the columns of ``feature_spec``, keyed the same way (a
-column's name, a struct leaf's path ``image/height``). :class:`Layout` then turns the decoded
-features of one record into its values (:meth:`Layout.record`) and a list of records into a
-batch (:meth:`Layout.collate`). Kinds are TensorFlow's: int64, float32, bytes (``str`` for a
-``string`` column).
-"""
+"""What a trainer gets for each column: a record's values and a batch's arrays, in NumPy."""
 
 from __future__ import annotations
 
@@ -37,12 +29,10 @@ from spark_tfrecord._format.entries.wire import (
 
 
 class Layout:
-    """The columns a reader gives, decided once: a decoder of their features, and how a
-    record's features become values and records a batch."""
+    """The columns a reader gives, decided once: their decoder, record readers and batching."""
 
     def __init__(self, chosen: Sequence[Column], sequence: bool = False) -> None:
-        # A SequenceExample's feature list is batched as a list of lists (a list per step), or
-        # as a list (a value per step, a field of an array of structs that is not a list).
+        # A feature list: a list of lists (a list per step), or a list for a non-list struct field.
         self.columns = [
             dataclasses.replace(c, shape="ragged" if c.shape == "list" else "list", depth=2)
             if c.sequence
@@ -69,28 +59,22 @@ class Layout:
                 arrays.setdefault(c.array, []).append(c)
         #: Each array of structs' leaves, whose lists must be of one length.
         self.arrays = list(arrays.items())
-        #: The slots of the Examples' numeric features, which a batch of one number a record
-        #: gives at once (:func:`spark_tfrecord._format.columns.gathered.scalars`).
+        #: The slots of numeric Example features, gathered at once for one number a record.
         self.numbers = sorted(
             {s for c in self.columns if c.value in DTYPES and not c.sequence for s in c.slots}
         )
         self._checks: list[list[Any]] | None = None
-        #: Whether a step of no value of a field of an array of structs that is not a list is a
-        #: null, as Spark reads it (the jar-less source), rather than an error (the loaders',
-        #: whose arrays cannot hold one).
+        #: Whether an empty step of a non-list struct field is a null (as in Spark), not an error.
         self.step_nulls = False
 
     def use_reader(self, key: str, read: Callable[[list[Any]], Any]) -> None:
-        """Reads column ``key`` of each record with ``read`` (of the record's features, by the
-        column's ``slots``) instead of the layout's own reader: the jar-less source's Spark
-        vectors."""
+        """Reads column ``key`` with ``read`` (of the record's features, by ``slots``) instead."""
         self._readers = [(k, read if k == key else r) for k, r in self._readers]
 
     # --- one record -----------------------------------------------------------------------
 
     def record(self, buf: bytes) -> dict[str, Any]:
-        """The values of one serialized Example (or SequenceExample). Raises
-        ``MalformedRecord`` or :class:`ColumnError`."""
+        """The values of one serialized (Sequence)Example; raises MalformedRecord or ColumnError."""
         try:
             features = self.decoder.decode(buf)
             found = {key: read(features) for key, read in self._readers}
@@ -104,9 +88,7 @@ class Layout:
         return found
 
     def _check_feature(self, slot: int, feature: tuple[int, Any]) -> None:
-        """What the jar checks of one Feature as its walk meets it (its kind, its values'
-        range, a scalar's count): the error of the first Feature that fails, in the record's
-        order. Only on a record that fails, or gives a key twice."""
+        """Raises the jar's error of one Feature (kind, range, scalar count) in record order."""
         if self._checks is None:
             self._checks = [[] for _ in self.decoder.keys]
             for c in self.columns:
@@ -116,9 +98,7 @@ class Layout:
             check(feature)
 
     def _check(self, c: Column, k: int) -> Any:
-        """The check of feature ``k`` of column ``c``: in a SequenceExample, a feature list
-        where the column reads a context feature, or the other way round, is the jar's error
-        (a name that is both fails whichever the record gives first)."""
+        """The jar's check of feature ``k`` of column ``c``, context vs feature list included."""
         if c.shape == "tensor":  # its reader checks it, from both its features at once
             return _no_check
         if c.sequence or c.shape in ("scalar", "list", "uniform"):
@@ -131,8 +111,7 @@ class Layout:
                 read(features)
 
             return whole
-        # a ragged column's values (k 0) and row lengths; a vector's values (dense: k 0, sparse:
-        # k 2) and its indices and size
+        # values: a ragged column's k 0, a vector's k 0 (dense) or 2 (sparse); else int lists
         values = (c.shape == "ragged" and k == 0) or (c.shape == "vector" and k in (0, 2))
         column = c if values else Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
         name = c.features[k]
@@ -145,9 +124,7 @@ class Layout:
         return part
 
     def _check_arrays(self, features: list[Any]) -> None:
-        """Each array of structs' leaves hold one value (or ``length`` values) per element,
-        as many in each present leaf (a SequenceExample's: as many steps), as the jar
-        assembles them; else its error."""
+        """Raises the jar's error unless each array of structs' leaves agree on its length."""
         for path, members in self.arrays:
             n, unequal = -1, False
             counts = []
@@ -190,8 +167,7 @@ class Layout:
             )
 
     def _steps_reader(self, c: Column) -> Any:
-        """A SequenceExample's feature list: a list per step (a :class:`Ragged` of two levels),
-        or for a field of an array of structs that is not a list, the one value of each step."""
+        """A feature list's reader: a two-level Ragged, or a non-list field's one value per step."""
         values = self._values
         (slot,) = c.slots
         name = c.features[0]
@@ -398,9 +374,7 @@ class Layout:
     # --- a batch --------------------------------------------------------------------------
 
     def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
-        """:meth:`collate` of the serialized Examples ``buf[starts[r]:stops[r]]``, decoded
-        together; None when a record strays from the layout writers produce (then decode the
-        batch record by record: the same values, or the error naming the record)."""
+        """:meth:`collate` of Examples ``buf[starts[r]:stops[r]]``, or None to decode one by one."""
         return collate_raw(
             self.columns,
             self.arrays,
@@ -413,22 +387,12 @@ class Layout:
         )
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """A batch of records, in NumPy, key by key:
-
-        - a column every record holds with the same k values (the manifest's counts), or a
-          non-nullable scalar: the values stacked, shape ``(B,)`` or ``(B, k)``;
-        - any other list or scalar: ``(values, offsets)``, ``offsets`` int64 of length B+1
-          (record j's values are ``values[offsets[j]:offsets[j + 1]]``); a null has none;
-        - a list of lists: ``(values, offsets, inner_offsets, ...)``, an offsets array per
-          level;
-        - str and bytes: a list of B values (fixed) or ``(list of values, offsets)``;
-        - a sparse vector: ``(indices, values, shape)``: indices ``(nnz, 2)`` int64 of
-          (record, position), as ``tf.SparseTensor`` takes them, and ``shape = (B, size)``.
+        """A batch in NumPy by key: fixed-count columns stacked, ``(B,)`` or ``(B, k)``; others as
+        ``(values, offsets, ...)``, int64 offsets per level; sparse vectors: tf.SparseTensor parts.
         """
         return {c.key: self.collate_column(c, [r[c.key] for r in records]) for c in self.columns}
 
-    #: Column ``c``'s values of a batch of records, ``items`` (one a record), in NumPy arrays, as
-    #: :meth:`collate` gives each column.
+    #: Column ``c``'s batch of ``items`` (one a record), as :meth:`collate` gives each column.
     collate_column = staticmethod(collate_column)
 
 
@@ -444,9 +408,7 @@ def _first(values: Any) -> Any:
 
 
 def _element_values(c: Column, features: list[Any]) -> int:
-    """The values of an array of structs' leaf ``c`` in a record's decoded features: one per
-    element (``length`` for a uniform leaf; a ragged leaf's outer lists; a SequenceExample's
-    leaf's steps); -1 when absent."""
+    """The value count of array-of-structs leaf ``c`` (``length`` per element if uniform), or -1."""
     if c.shape == "ragged" and not c.sequence:
         if all(features[s] is None for s in c.slots):
             return -1
@@ -466,8 +428,7 @@ def layout(
     separator: str = "/",
     record_type: Literal["Example", "SequenceExample"] = "Example",
 ) -> Layout:
-    """The layout of the schema's columns, or of ``selected`` ones (a struct column brings its
-    leaves), read from the records (of ``record_type``) at ``where`` (for messages)."""
+    """The layout of the schema's columns, or of ``selected`` ones (a struct brings its leaves)."""
     found = list(columns(schema_json, counts, separator=separator, record_type=record_type))
     if selected is not None:
         by_key = {c.key: c for c in found}

@@ -1,6 +1,4 @@
-"""A list of lists in an Example, as TensorFlow Datasets writes a ragged tensor:
-``<name>/ragged_row_lengths_k`` and ``<name>/ragged_flat_values`` (the jar's ``RaggedNest``).
-"""
+"""A list of lists in an Example, as TFDS writes a ragged tensor (the jar's ``RaggedNest``)."""
 
 from __future__ import annotations
 
@@ -33,8 +31,7 @@ from spark_tfrecord._format.frames.packing import Ints, Mask
 
 
 def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
-    """A list of lists of depth d in an Example: its d features ``ragged_row_lengths_0`` to
-    ``_{d-2}`` and ``ragged_flat_values`` (the jar's ``RaggedNest``)."""
+    """A depth-d list of lists: d-1 ``ragged_row_lengths_k`` then ``ragged_flat_values``."""
     kind = kind_of(innermost(leaf.data_type))
     t = innermost(leaf.data_type)
 
@@ -55,7 +52,6 @@ def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
         for _ in range(d - 1):
             maps.append(arrow.list_offsets(arrays[-1]))
             arrays.append(arrow.list_values(arrays[-1]))
-        # Rows' units at each depth, composed.
         composed = [rows_offsets]
         for m in maps[1:]:
             composed.append(m[composed[-1]])

@@ -1,11 +1,4 @@
-"""A record's values as Spark reads them, pyarrow-free: :func:`exact_layout` is the loaders'
-:class:`~spark_tfrecord._format.columns.layout.Layout` of a schema but that doubles and decimals
-are exact (float64, Decimal), an ML vector is Spark's (``VectorUDT``'s row: type, size, indices,
-values), read as the jar's ``SparseVectorReader`` reads it, and an encoded tensor column is
-decoded (:mod:`spark_tfrecord._format.columns.tensor_reader`). The jar-less source
-(:mod:`spark_tfrecord._source.columns`) builds its Arrow columns from these values, and
-``inspect`` its JSON rows (:mod:`spark_tfrecord._format.datasets.json_rows`).
-"""
+"""A record's values as Spark reads them (exact doubles, decimals, vectors), pyarrow-free."""
 
 from __future__ import annotations
 
@@ -25,7 +18,6 @@ from spark_tfrecord._format.columns.type_table import FIXED_SIZE, INT_MAX
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
 
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
-#: The Spark types (simple strings) of the values a list split per element can hold.
 _FIXED_SIZE = frozenset(type_string(t) for t in FIXED_SIZE)
 
 
@@ -39,8 +31,7 @@ def _double() -> Conversion:
 
 
 def _decimal(name: str) -> Conversion:
-    """A decimal column's exact values (the loaders give float32): Python Decimals, refused
-    and rounded by the loaders' conversion (the jar's checks, the jar's messages)."""
+    """A decimal column's exact values as Python Decimals, checked by the loaders' conversion."""
     checked = conversion(name)
     found = _DECIMAL.fullmatch(name)
     assert found is not None
@@ -73,10 +64,7 @@ def exact_layout(
     *,
     text_bytes: bool = False,
 ) -> Layout:
-    """The loaders' layout of the schema's columns, but that doubles and decimals give Spark's
-    exact values (float64, Decimal), which the loaders round to float32, a vector Spark's and
-    an encoded tensor its values. ``text_bytes``: a string of a bytes feature is given as its
-    bytes (``inspect`` shows bytes that are not UTF-8 in hex, as the jar's inspector does)."""
+    """The loaders' layout with Spark's exact values; ``text_bytes``: strings of bytes as bytes."""
     found = list(
         columns(
             schema,
@@ -125,10 +113,7 @@ def float_values() -> Conversion:
 
 
 def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
-    """An ML vector column's reader giving Spark's vector (its ``VectorUDT`` row: type, size,
-    indices, values; doubles exact) as the jar's ``SparseVectorReader`` reads it: sparse from
-    ``c/indices``, ``c/values`` and ``c/size`` when the record has any of them (all three, of
-    their kinds, and no dense ``c``), else dense from ``c``; the jar's checks and messages."""
+    """An ML vector column's reader of ``VectorUDT`` rows, as the jar's ``SparseVectorReader``."""
     c.conversion = _double()
     dense_slot, *slots = c.slots
     names = c.features
@@ -201,9 +186,7 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
 
 
 def zip_elements(fields: Sequence[tuple[str, Sequence[Any] | None]]) -> list[Any] | None:
-    """The elements of an array of structs from its fields' lists (as long as each other, which
-    the layout checks): element i holds item i of each field's list, a field of no list null in
-    each (the jar's ``NestedRowAssembler``); None when no field has a list."""
+    """An array of structs' elements from its fields' lists (None: nulls); None if none has one."""
     present = [items for _, items in fields if items is not None]
     if not present:
         return None

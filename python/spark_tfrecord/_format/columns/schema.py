@@ -1,12 +1,4 @@
-"""The schema walk: a Spark schema (its JSON, ``StructType.jsonValue()``, the manifest's
-``schema_json``, or :mod:`~spark_tfrecord._format.columns.ddl`'s parse of a DDL string) as the
-features its records hold, one :class:`Column` per key.
-
-:func:`columns` is the one walk: ``feature_spec`` turns its columns into ``tf.io`` parsing specs,
-and the loaders' :class:`~spark_tfrecord._format.columns.layout.Layout` into values. :func:`select`
-is the one column selection, and :func:`type_string` the one printer of a type. Neither pyspark nor
-NumPy is needed.
-"""
+"""The schema walk: a Spark schema's JSON as the features its records hold, one Column per key."""
 
 from __future__ import annotations
 
@@ -33,19 +25,15 @@ _INT64 = (
 )
 _FLOAT = ("float", "double", "decimal")
 _BYTES = ("string", "binary")
-#: The classes of Spark ML's and MLlib's vector types.
 VECTOR_CLASSES = (
     "org.apache.spark.ml.linalg.VectorUDT",
     "org.apache.spark.mllib.linalg.VectorUDT",
 )
-#: The field metadata key of an encoded tensor column's encoding.
+#: The field metadata keys of an encoded tensor column's encoding and dtype.
 TENSOR_ENCODING_KEY = "tfrecord.tensorEncoding"
 TENSOR_DTYPE_KEY = "tfrecord.tensorDtype"
-#: The encodings TFDS stores an encoded tensor with.
 TENSOR_ENCODINGS = ("bytes", "zlib")
-#: Per dtype of an encoded tensor (the jar's ``EncodedTensor.Elements``): NumPy's little-endian
-#: dtype of its stored values, and the Spark type (JSON) of its values (an uint8 a short: a byte
-#: would not hold 128 to 255).
+#: Per tensor dtype: NumPy's stored dtype, and the values' Spark type (uint8 as short: 0 to 255).
 TENSOR_ELEMENTS = {
     "float32": ("<f4", "float"),
     "float64": ("<f8", "double"),
@@ -56,7 +44,6 @@ TENSOR_ELEMENTS = {
     "uint8": ("<u1", "short"),
     "bool": ("<u1", "boolean"),
 }
-#: Spark's JSON names of the types whose simpleString differs.
 _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 
 
@@ -77,15 +64,12 @@ def is_struct(data_type: Any) -> bool:
 
 
 def is_vector(data_type: Any) -> bool:
-    """A Spark ML (or MLlib) vector, ``{"type": "udt", "class": "...VectorUDT", ...}``,
-    recognised by its class name as the jar recognises it."""
+    """A Spark ML (or MLlib) vector UDT, recognised by its class name as the jar does."""
     return type_name(data_type) == "udt" and str(data_type.get("class", "")) in VECTOR_CLASSES
 
 
 def type_string(data_type: Any, *, simple: bool = True) -> str:
-    """The type as Spark writes it: its ``simpleString`` (``bigint``, ``array<int>``), or with
-    ``simple=False`` with the JSON's names of the atomic types (``long``, ``integer``), as
-    ``printSchema`` shows them."""
+    """The type's ``simpleString``, or with ``simple=False`` with JSON atomic names (``long``)."""
     name = type_name(data_type)
     if isinstance(data_type, str):
         return _SIMPLE.get(data_type, data_type) if simple else data_type
@@ -105,13 +89,7 @@ def type_string(data_type: Any, *, simple: bool = True) -> str:
 
 
 def tensor_reason(column: str, data_type: Any, metadata: Mapping[str, Any]) -> str | None:
-    """Why a column of ``data_type`` with an encoded tensor's ``metadata``
-    (``tfrecord.tensorEncoding``) is refused when a read or write is planned, or None: the jar's
-    ``EncodedTensor.check``. A column of no array (a scalar, a vector): ``c/value`` and ``c/shape``
-    are TFDS's layout of a tensor with more than one unknown dimension, never of a scalar (TFDS
-    stores a tensor with fewer as one bytes value under its own name). An encoding or a dtype not
-    of the tables (absent, or not a string: ''), or values of another type than the dtype's,
-    which the codec would read the bytes as."""
+    """Why the jar's ``EncodedTensor.check`` refuses a column with tensor ``metadata``, or None."""
     if not is_array(data_type):
         return (
             f"Column '{column}' holds an encoded tensor ({TENSOR_ENCODING_KEY}) but has type "
@@ -160,9 +138,7 @@ def array_of(element: Any) -> dict[str, Any]:
 
 
 def value_kind(data_type: Any, column: str) -> str:
-    """``"int"``, ``"float"``, ``"str"`` or ``"bytes"``: the kind of TFRecord feature (int64,
-    float, bytes) a value of ``data_type`` is stored as; a ValueError naming ``column`` for a
-    type that has none."""
+    """The feature kind ("int", "float", "str", "bytes") of ``data_type``; ValueError if none."""
     name = type_name(data_type)
     if name in _INT64:
         return "int"
@@ -184,9 +160,8 @@ class Column:
     key: str
     #: "int", "float", "str" or "bytes".
     value: str
-    #: "scalar", "list", "ragged" (``depth`` levels), "uniform" (``length`` per element),
-    #: "vector" (``sparse``: written with vectorLayout=sparse), "tensor" (an encoded tensor of
-    #: rank ``depth``: ``c/value`` and ``c/shape``).
+    #: "scalar", "list", "ragged" (``depth`` levels), "uniform" (``length`` per element), "vector"
+    #: (``sparse``: vectorLayout=sparse) or "tensor" (rank ``depth``: ``c/value``, ``c/shape``).
     shape: str
     #: Values in every record when the manifest says so (1 for a scalar always there).
     fixed: int | None = None
@@ -196,25 +171,21 @@ class Column:
     #: A vector's size when its Spark ML metadata gives it (``ml_attr.num_attrs``), else 0.
     size: int = 0
     features: list[str] = field(default_factory=list)
-    #: The decoder's slot of each feature, set by
-    #: :class:`~spark_tfrecord._format.columns.layout.Layout`.
+    #: The decoder's slot of each feature, set by the reader's Layout.
     slots: list[int] = field(default_factory=list)
     #: The column's path in the schema, for messages (``image.height``).
     path: str = ""
     #: A leaf of an array of structs (one value, or list, per element).
     in_array: bool = False
-    #: That array of structs' path (``objs``), whose leaves' lists must be of one length; in a
-    #: SequenceExample, the array whose steps a leaf's feature list holds.
+    #: That array of structs' path; its leaves' lists (a SequenceExample's: steps) match in length.
     array: str = ""
     #: A SequenceExample's feature list (one step per element or inner list).
     sequence: bool = False
-    #: Whether the Spark ML metadata gives the vector's size (``size``).
     has_size: bool = False
     #: Spark's type of the values (``tinyint``, ``decimal(10,2)``): how features convert.
     spark: str = "bigint"
     #: Spark's type of the column (``array<tinyint>``), as the jar's messages name it.
     type_name: str = "bigint"
-    #: The conversion of ``spark``'s type, chosen once per column by the reader's layout.
     conversion: Conversion | None = None
     #: An encoded tensor's field metadata (``tfrecord.tensorDtype``, ``tfrecord.tensorEncoding``).
     tensor: Mapping[str, Any] = field(default_factory=dict)
@@ -229,25 +200,9 @@ def columns(
     vector_layout: Literal["dense", "sparse"] | None = None,
     encoded_tensors: bool = False,
 ) -> Iterator[Column]:
-    """The schema's columns as the records hold them, in the schema's order (docs/types.md):
-
-    - a struct's leaves, keyed by their path joined with ``separator`` (``image/height``); a
-      leaf is nullable when it or a struct above it is;
-    - an array of structs: one key per leaf of the element (``in_array``); a list leaf of fixed
-      length (field metadata ``tfrecord.listLength``) is ``uniform``, another list leaf a list
-      of lists (``ragged``); in a SequenceExample, feature lists (``sequence``);
-    - a list of lists: ``ragged`` (``c/ragged_flat_values``, ``c/ragged_row_lengths_k``); in a
-      SequenceExample, ``array<array<T>>`` is a feature list;
-    - a vector: ``c``, or written sparse (``vector_layout``, else found so from the manifest's
-      ``counts``) ``c/indices``, ``c/values``, ``c/size``;
-    - ``fixed``: from the manifest's ``counts``, k when a feature has k >= 1 values in every
-      record (a scalar: 1 also when it is not nullable);
-    - with ``encoded_tensors`` (for an Example), a top-level column with an encoded tensor's
-      metadata (``tfrecord.tensorEncoding``): ``tensor`` (``c/value``, ``c/shape``), of
-      ``depth`` its rank (else read as the lists it is typed); a struct or an array of structs
-      is walked whatever its metadata, as by the jar.
-
-    A type the records cannot hold raises a ValueError naming the column, when reached.
+    """The schema's columns as the records hold them, in the schema's order (docs/types.md).
+    ``counts``: the manifest's per-feature (fewest, most) values. A type no feature holds raises a
+    ValueError naming the column.
     """
     sequence_type = record_type == "SequenceExample"
 
@@ -313,7 +268,6 @@ def columns(
             elif is_array(data_type):
                 length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
                 if length > 0 and depth(data_type) == 1:
-                    # A list of fixed length per element, stored concatenated.
                     yield Column(
                         leaf,
                         value_kind(data_type["elementType"], path),
@@ -431,9 +385,7 @@ def _has_tensor(f: Mapping[str, Any]) -> bool:
 
 
 def _tensor_column(f: Mapping[str, Any], separator: str) -> Column:
-    """The top-level column ``f`` holding an encoded tensor: ``c/value`` and ``c/shape``, of
-    ``depth`` its rank, with its field's metadata (its dtype and encoding); an
-    :class:`~spark_tfrecord.errors.ArgumentError` for one that :func:`tensor_reason` refuses."""
+    """The top-level encoded tensor column ``f``; ArgumentError if :func:`tensor_reason` refuses."""
     name, data_type = f["name"], f["type"]
     reason = tensor_reason(name, data_type, f.get("metadata") or {})
     if reason:
@@ -454,9 +406,7 @@ def _tensor_column(f: Mapping[str, Any], separator: str) -> Column:
 def select(
     keys: Sequence[str], wanted: Sequence[str], where: str, separator: str = "/"
 ) -> list[str]:
-    """The keys of the columns ``wanted``, in their order: a column's own key, or its leaves
-    ``c/...`` (a struct's; a sparse vector's parts). A ValueError names a column the records
-    at ``where`` do not hold."""
+    """The keys of the ``wanted`` columns (own key or ``c/...`` leaves); ValueError if absent."""
     chosen: dict[str, None] = {}
     for name in wanted:
         found = [k for k in keys if k == name or k.startswith(name + separator)]

@@ -1,11 +1,4 @@
-"""The reader of an encoded tensor column (a TFDS ``Tensor`` with an encoding, ``array<…<T>>``
-of rank r, its :class:`~spark_tfrecord._format.columns.schema.Column` of shape ``tensor``):
-from ``c/value`` (one bytes value: the values' little-endian bytes in C order, zlib-compressed
-for ``zlib``) and ``c/shape`` (r int64 sizes), with the checks and messages of the jar's
-``EncodedTensorReader``. The values are given as the layout gives any list of lists: an
-ndarray for rank 1, else a :class:`~spark_tfrecord._format.columns.values.Ragged`; integers
-and booleans (0 or 1) as int64, float32 and float64 as they are.
-"""
+"""The reader of an encoded tensor column (``c/value``, ``c/shape``), checked as by the jar."""
 
 from __future__ import annotations
 
@@ -34,14 +27,12 @@ Feature = tuple[int, Any]
 
 
 def tensor_reader(c: Column) -> Callable[[list[Any]], Any]:
-    """The reader of the encoded tensor column ``c`` (of a record's features, by its slots),
-    which the schema's columns checked (``schema.tensor_reason``)."""
+    """The reader of encoded tensor column ``c``, which ``schema.tensor_reason`` checked."""
     return _EncodedTensor(c).read
 
 
 class _EncodedTensor:
-    """An encoded tensor column's reader: decided once (dtype, encoding, rank, names), called
-    per record."""
+    """An encoded tensor column's reader: decided once, called per record."""
 
     def __init__(self, c: Column) -> None:
         dtype = c.tensor[TENSOR_DTYPE_KEY]  # one of the table's: the schema's columns checked it

@@ -1,6 +1,4 @@
-"""Encoded tensor columns, as ``tfds.features.Tensor(encoding=...)`` stores one with a dynamic
-shape: ``<name>/value`` and ``<name>/shape``.
-"""
+"""Encoded tensor columns, ``<name>/value`` and ``<name>/shape``, as TFDS's ``Tensor`` stores."""
 
 from __future__ import annotations
 
@@ -34,8 +32,7 @@ from spark_tfrecord._format.frames.packing import Bytes, offsets
 
 
 def tensor_plan(leaf: Leaf, i: int) -> Plan:
-    """An encoded tensor column: ``x/value`` (its values' little-endian bytes in C order,
-    zlib-deflated for ``zlib``) and ``x/shape``, as ``tfds.features.Tensor`` stores one."""
+    """An encoded tensor: ``x/value`` (little-endian C-order bytes, zlib if set) and ``x/shape``."""
     rank = depth(leaf.data_type)
     dtype_name = leaf.tensor[TENSOR_DTYPE_KEY]  # one of the table's: the leaves checked it
     dtype = TENSOR_ELEMENTS[dtype_name][0]
@@ -106,8 +103,7 @@ def tensor_plan(leaf: Leaf, i: int) -> Plan:
 def _tensor_features(
     blobs: list[bytes], shapes: list[int], present: Any, n: int, rank: int
 ) -> list[Feature | None]:
-    """The ``x/value`` and ``x/shape`` features of a batch's tensors: one bytes value (its
-    blob) and ``rank`` sizes per row present."""
+    """A batch's ``x/value`` (one bytes value) and ``x/shape`` (``rank`` sizes) features."""
     lengths = np.zeros(n, np.int64)
     lengths[present] = [len(b) for b in blobs]
     data = np.frombuffer(b"".join(blobs), np.uint8)

@@ -1,12 +1,4 @@
-"""How each Spark type a feature value can take is written: the jar's ``codec/TypeTable``.
-
-Types are Spark's JSON form (``"long"``, ``"decimal(10,2)"``, ``{"type": "array", ...}``), as
-``StructType.jsonValue()`` and the manifest's ``schema_json`` hold them. An :class:`Entry` gives
-the feature kind a type is written as, Spark's name for it (in messages), and how an Arrow
-array of the type becomes the values written: int64 for ``int64_list`` (booleans 0 and 1, dates
-in days, timestamps in microseconds), float32 for ``float_list`` (doubles and decimals rounded
-to nearest, as the JVM's ``toFloat`` does), and bytes for ``bytes_list``.
-"""
+"""How each Spark type a feature value can take is written: the jar's ``codec/TypeTable``."""
 
 from __future__ import annotations
 
@@ -29,7 +21,6 @@ Float32s = npt.NDArray[np.float32]
 #: What an entry reads from an Arrow array: int64s, float32s, or bytes with n+1 offsets.
 Values = Union[Int64s, Float32s, tuple[Bytes, Ints]]
 
-#: Spark's simpleString of the types whose JSON name differs.
 _SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 #: Spark 4.1's ``TIME(p)``, written as its nanoseconds since midnight (Spark's own long).
@@ -38,8 +29,7 @@ _TIME = re.compile(r"time\(\d\)")
 
 #: The largest Java int: a vector's largest size.
 INT_MAX = 2**31 - 1
-#: The element types a list split per element (a concatenated leaf, ``tfrecord.listLength``)
-#: can hold: those of a fixed size.
+#: The element types a per-element list (``tfrecord.listLength``) can hold: fixed-size ones.
 FIXED_SIZE = frozenset(
     {"boolean", "byte", "short", "integer", "date", "long", "timestamp", "timestamp_ntz"}
     | {"float", "double"}
@@ -114,7 +104,6 @@ def describe_supported() -> str:
 
 # --- readers ---------------------------------------------------------------------------------
 
-#: NumPy's dtype of each Arrow integer type.
 _INTEGERS = {
     "int8": "<i1",
     "int16": "<i2",
@@ -161,8 +150,7 @@ def _bytes(a: Any) -> tuple[Bytes, Ints]:
 
 
 def _decimals(a: Any, scale: int) -> Float32s:
-    """Each decimal as the float nearest to it (ties to even), as the JVM's
-    ``BigDecimal.floatValue`` gives it."""
+    """Each decimal as the nearest float (ties to even), as the JVM's ``BigDecimal.floatValue``."""
     words = arrow.decimal_words(a)
     low, high = words[:, 0], words[:, 1]
     out = np.empty(len(low), np.float32)

@@ -7,8 +7,8 @@ from typing import Any, NamedTuple
 
 class Ragged(NamedTuple):
     """A list of lists (``array<array<T>>``, any depth) of one record, as TFDS stores it: the
-    innermost values, flat, and per level but the innermost the lengths of its lists,
-    outermost first (``row_lengths[0]`` has one length per outer element)."""
+    innermost ``values``, flat, and ``row_lengths`` per level but the innermost, outermost first.
+    """
 
     values: Any
     row_lengths: tuple[Any, ...]

@@ -1,6 +1,4 @@
-"""Spark ML vectors: one dense ``float_list`` (``vectorLayout`` dense), or
-``tf.io.SparseFeature``'s three features (sparse).
-"""
+"""Spark ML vectors: one dense ``float_list``, or ``tf.io.SparseFeature``'s three features."""
 
 from __future__ import annotations
 
@@ -32,8 +30,7 @@ class _Vectors(NamedTuple):
 
 
 def _vectors(a: Any) -> _Vectors:
-    """VectorUDT's storage: struct<type: tinyint (0 sparse, 1 dense), size: int,
-    indices: array<int>, values: array<double>>."""
+    """VectorUDT's storage (type: 0 sparse, 1 dense; size; indices; values) as arrays."""
     kinds = arrow.fixed(arrow.child(a, 0), "<i1")
     size = arrow.fixed(arrow.child(a, 1), "<i4").astype(np.int64)
     indices_list, values_list = arrow.child(a, 2), arrow.child(a, 3)
@@ -77,8 +74,7 @@ def dense_vector_plan(leaf: Leaf) -> Plan:
 
 
 def sparse_vector_plan(leaf: Leaf, i: int) -> Plan:
-    """A vector as ``tf.io.SparseFeature`` reads it: ``/indices``, ``/values``, ``/size``: a
-    sparse vector's stored entries, a dense one's non-zero ones (by bits: -0.0, NaN kept)."""
+    """A vector as ``tf.io.SparseFeature`` reads it (a dense one's non-zeros by bits: -0.0 kept)."""
 
     def plan(batch: Any, n: int, issues: Issues) -> list[Feature | None]:
         a, present = column_of(batch, leaf, n)

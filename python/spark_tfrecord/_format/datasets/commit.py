@@ -1,23 +1,8 @@
-"""A write's commit into a folder, as the jar's job commit: the one commit of the jar-less Spark
-source's writer (``spark_tfrecord._source.writer``) and of Ray's datasink
-(``spark_tfrecord.ray.datasink``).
-
-A write (:class:`FolderWrite`) makes its hidden staging folder ``.tfrecord-staging-<write id>``
-in the folder written before any task runs (so that a task outliving its write's abort finds no
-folder to stage into, rather than leave a file behind), and each task stages one file there.
-:meth:`FolderWrite.commit` then, under the folder's manifest lock, empties the folder (mode
-overwrite), moves the staged files into place with the jar's names
-(``part-00000-<write id>-c000.tfrecord.gz``), adds the empty files ``numShards`` asks for,
-merges the files' exact counts into ``_tfrecord_manifest.json`` (:mod:`.manifest_write`) and
-writes ``_SUCCESS``. :meth:`FolderWrite.discard` (a failed write) removes the staging folder, and
-the folder if the write made it: the earlier data and manifest stay as they were.
-
-The folder (:class:`Folder`) is local, or an object store's (fsspec). Locally the lock is the
-jar's own (:func:`.manifest_write.lock`: the file ``_tfrecord_manifest.lock``, made
-exclusively) and a staged file moves with one rename. On an object store the lock is the same
-file, made after a look that none exists (as Hadoop's S3A ``create(overwrite=false)`` makes the
-jar's there: two commits starting within one request of each other can both take it), and a
-file moves as a copy and a delete.
+"""A write's commit into a folder, as the jar's job commit (for the jar-less writer and Ray).
+Tasks stage files in a hidden folder made before any task runs (so a task outliving an abort has
+nowhere to stage); :meth:`FolderWrite.commit` moves them into place and merges the manifest under
+the folder's lock. An object store's lock is taken after checking none exists, so two commits
+within one request of each other can both take it.
 """
 
 from __future__ import annotations
@@ -42,8 +27,7 @@ from spark_tfrecord._format.files.files import (
 from spark_tfrecord._format.frames.manifest import MANIFEST_NAME
 from spark_tfrecord._format.frames.record_writer import EXTENSIONS, RecordFileWriter
 
-#: The staging folder's name in the folder written, before the write's id: hidden, so that
-#: every reader passes over it.
+#: The staging folder's name before the write's id: hidden, so that every reader skips it.
 STAGING_PREFIX = ".tfrecord-staging-"
 #: The extension of the files written, before the codec's.
 EXTENSION = ".tfrecord"
@@ -103,8 +87,7 @@ class Folder:
             os.replace(source, target)
 
     def empty(self, keep: set[str]) -> None:
-        """Mode overwrite: everything in the folder goes but the names ``keep``; a file that
-        cannot go fails the commit."""
+        """Mode overwrite: removes all but the names ``keep``; a file that cannot go fails it."""
         if not self.remote:
             for entry in os.scandir(self.path):
                 if entry.name in keep:
@@ -143,8 +126,7 @@ class Folder:
             self._fs.rm(path)
 
     def commit_manifest(self, written: manifest_write.Manifest) -> None:
-        """Merges ``written`` into the folder's manifest, or drops it (``manifest_write.merge``);
-        with the lock held."""
+        """Merges ``written`` into the manifest or drops it (:func:`.merge`); lock held."""
         if not self.remote:
             manifest_write.commit_manifest(self.path, written)
             return
@@ -165,8 +147,7 @@ class Folder:
 
 
 class StagedFile(Protocol):
-    """What a write task tells the commit: the file it staged (None: no rows, no file), the
-    file's name in the folder, its records and its features' fewest and most values."""
+    """A task's report: its staged file (None: no rows), name in the folder, records, counts."""
 
     @property
     def staged(self) -> str | None: ...
@@ -179,11 +160,10 @@ class StagedFile(Protocol):
 
 
 class FolderWrite:
-    """One write of files of codec ``compression`` into the folder ``path`` (see the module's
-    docstring): at least ``num_shards`` files (None: one per task that staged a file), the
-    folder emptied first when ``overwrite``. ``shards_option`` and ``repartition`` name the
-    caller's option and what to do when the tasks staged more files than ``num_shards``. Made
-    on the driver, it pickles to the write tasks."""
+    """One write of ``compression`` files into ``path``; made on the driver, pickled to the tasks.
+    At least ``num_shards`` files (None: one per task that staged one); ``shards_option`` and
+    ``repartition`` word the error when the tasks staged more.
+    """
 
     def __init__(
         self,
@@ -208,16 +188,14 @@ class FolderWrite:
         self.staging = ""
 
     def start(self) -> None:
-        """Makes the staging folder (and the folder), on the driver before any task (on an
-        object store there is no folder to make: its objects appear when written)."""
+        """Makes the staging folder (and a local folder) on the driver, before any task runs."""
         self.created = not self.folder.exists()
         self.staging = self.folder.join(STAGING_PREFIX + self.write_id)
         if not self.folder.remote:
             os.makedirs(self.staging)
 
     def name(self, index: int, kind: str = "c000") -> str:
-        """The jar's name of file ``index`` of this write (``kind`` ``empty``: a file
-        ``numShards`` added)."""
+        """The jar's name of file ``index`` (``kind`` ``empty``: a file ``numShards`` added)."""
         return f"part-{index:05d}-{self.write_id}-{kind}{self.extension}"
 
     def staged_path(self, name: str, attempt: str) -> str:
@@ -227,9 +205,7 @@ class FolderWrite:
     def commit(
         self, tasks: Sequence[StagedFile], record_type: str, schema: Mapping[str, Any]
     ) -> None:
-        """Moves the tasks' staged files into place and merges them into the manifest, under
-        the folder's lock; then removes the staging folder. More files than ``num_shards``
-        fail the write, leaving the folder as it was."""
+        """Places the staged files, merges the manifest (lock held); too many files: ``OSError``."""
         staged = sorted((t for t in tasks if t.staged is not None), key=lambda t: t.name)
         n = self.num_shards or max(1, len(staged))
         if len(staged) > n:
@@ -248,8 +224,7 @@ class FolderWrite:
                 folder.move(t.staged, folder.join(t.name))
                 placed.append((t.name, t.records))
             for i in range(len(staged), n):
-                # A write of no tasks (a DataFrame of no partitions) leaves one empty file, as
-                # Spark's file writes do; numShards' files of no records are named as the jar's.
+                # No tasks leave one empty file, as Spark does; numShards' are named as the jar's.
                 name = self.name(i, "empty" if self.num_shards else "c000")
                 with folder.create(folder.join(name)) as out:
                     RecordFileWriter(out, self.compression).close()
@@ -268,8 +243,7 @@ class FolderWrite:
         folder.remove_tree(self.staging)
 
     def discard(self) -> None:
-        """Removes this write's staging folder (and the folder, if this write made it and it is
-        empty: another write may have begun there): the folder is as it was."""
+        """Removes the staging folder, and the folder if this write made it and it is empty."""
         if self.staging:
             self.folder.remove_tree(self.staging)
         if self.created and not self.folder.remote:

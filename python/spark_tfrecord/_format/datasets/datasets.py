@@ -1,15 +1,6 @@
-"""A TFRecord dataset's files, counts and schema, whoever wrote it: :func:`dataset_info`, and
-the one place the readers of the package (the loaders, ``tf_dataset``, ``feature_spec``) get a
-folder's schema from (:func:`schema_of`, :func:`folder_schema`).
-
-- A folder a spark-tfrecord write left a valid manifest in: its counts, record type, schema and
-  per-feature value counts (:mod:`spark_tfrecord._format.frames.manifest`), with no file read.
-- Anything else (files TensorFlow, TFX or TFDS wrote; a folder a job left half-committed; a
-  file; a glob): the schema inferred from the records as the jar infers it
-  (:func:`spark_tfrecord._format.datasets.inference.infer_schema`, with the jar's sampling options
-  ``inferSchemaMaxFiles`` and ``inferSchemaMaxRecords``), which
-  :attr:`FolderSchema.source` and :attr:`DatasetInfo.schema_source` say. No value counts come
-  with it: the readers take every list as ragged and every scalar as nullable.
+"""A dataset's files, counts and schema, whoever wrote it; the readers' one source of schemas.
+Without a valid manifest the schema is inferred as the jar infers it, with no value counts (so
+the readers take every list as ragged and every scalar as nullable).
 """
 
 from __future__ import annotations
@@ -49,21 +40,17 @@ class FolderSchema(NamedTuple):
 
     #: Spark's JSON of the data columns (``StructType.jsonValue()``).
     json: Mapping[str, Any]
-    #: Per feature key, the smallest and largest number of values in one record: the
-    #: manifest's; empty when inferred.
+    #: Per feature, the fewest and most values in one record: the manifest's; empty if inferred.
     counts: Mapping[str, tuple[int, int]]
     #: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"``.
     record_type: str
-    #: ``"manifest"``, or ``"inferred"`` from the records.
     source: Literal["manifest", "inferred"]
     #: The read options, parsed (``record_type`` is the manifest's when there is one).
     options: InferenceOptions
 
 
 def refuse_tfds(files: Files, path: str) -> None:
-    """Refuses a TFDS version folder (``dataset_info.json`` at its top), as the jar refuses it
-    without the option ``split``: its splits' shards lie side by side, and one read of them all
-    would mix train and test."""
+    """Refuses a TFDS version folder, as the jar does: one read of all its shards mixes splits."""
     if not files.isdir(path) or not files.isfile(files.join(path, tfds_dataset.INFO_FILE)):
         return
     raise errors.ArgumentError(
@@ -74,9 +61,7 @@ def refuse_tfds(files: Files, path: str) -> None:
 
 
 def read_options(manifest_type: str | None, options: Mapping[str, str] | None) -> InferenceOptions:
-    """The read ``options`` (:data:`INFERENCE_OPTIONS`) parsed as the data source parses them,
-    with the record type of the folder's manifest (``manifest_type``, None: no manifest). An
-    unknown option, a bad value, or a ``recordType`` other than the manifest's is refused."""
+    """The read ``options`` parsed, record type ``manifest_type``'s if given; refuses bad ones."""
     given = dict(options or {})
     known = {o.lower() for o in INFERENCE_OPTIONS}
     unknown = sorted(k for k in given if k.lower() not in known)
@@ -110,10 +95,7 @@ def _inferred(
 def schema_of(
     info: DatasetInfo, files: Files, options: Mapping[str, str] | None = None
 ) -> FolderSchema:
-    """The schema of the data ``info`` describes (on ``files``): its manifest's, or else
-    inferred from its files' records, with the read ``options``. Raises what inference raises
-    when there is nothing to infer from (:class:`~spark_tfrecord.errors.ArgumentError`) or a
-    record is not of the record type (:class:`~spark_tfrecord.errors.CorruptFileError`)."""
+    """The schema of ``info``'s data: its manifest's, or inferred (raising as inference does)."""
     parsed = read_options(info.record_type if info.source == "manifest" else None, options)
     if info.schema_json is not None and info.record_type == parsed.record_type:
         source: Literal["manifest", "inferred"] = info.schema_source or "manifest"
@@ -124,8 +106,7 @@ def schema_of(
 def folder_schema(
     files: Files, path: str, options: Mapping[str, str] | None = None
 ) -> FolderSchema:
-    """:func:`schema_of` the data at ``path`` (a folder, a file or a glob) on ``files``, without
-    counting its records: the manifest's schema, or one inferred from a sample of the files."""
+    """:func:`schema_of` the folder, file or glob ``path``, without counting its records."""
     info = read_manifest(path, files) if files.isdir(path) else None
     if info is not None and info.schema_json is not None:
         return schema_of(info, files, options)
@@ -140,22 +121,15 @@ def dataset_info(
     storage_options: Mapping[str, Any] | None = None,
     options: Mapping[str, str] | None = None,
 ) -> DatasetInfo:
-    """The record counts, files and schema of the TFRecord data at ``path``: a local path, a
-    ``file://`` URL, or an fsspec URL (``s3://bucket/train``, ``gs://...``; the file system's
-    package, s3fs or gcsfs, must be installed), with fsspec's ``storage_options`` (else the
-    file system reads its credentials and endpoint from the environment, as the cloud SDKs do:
-    ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``...).
+    """The record counts, files and schema of the TFRecord data at ``path``.
 
-    ``path`` is a folder (a partitioned table's root too), one file, or a glob. A folder that
-    a spark-tfrecord write left with a valid ``_tfrecord_manifest.json`` is answered from it,
-    after one listing and no file reads: ``source == "manifest"``. Anything else is counted from
-    the records' framing (every byte read, both checksums of every record checked):
-    ``source == "counted"``, and ``reason`` says why. The schema of counted files is inferred
-    from their records as the jar infers it (``schema_source == "inferred"``), with the read
-    ``options`` its inference takes (:data:`INFERENCE_OPTIONS`: ``recordType``, default
-    ``Example``; ``inferSchemaMaxFiles``, ``inferSchemaMaxRecords``...); when there is nothing to
-    infer from (no records, or records that are not of ``recordType``), ``schema`` and
-    ``schema_source`` are None and ``reason`` says why.
+    ``path``: a folder (a partitioned table's root too), a file or a glob; local, ``file://``, or an
+    fsspec URL (``s3://...``, ``gs://...``; s3fs or gcsfs installed) with fsspec's
+    ``storage_options`` (default: credentials from the environment). ``options``: the read options
+    of schema inference (:data:`INFERENCE_OPTIONS`). A folder with a valid manifest is answered from
+    it (``source == "manifest"``); else its records are counted, checksums checked (``source ==
+    "counted"``, ``reason`` says why) and its schema inferred, or None when there is nothing to
+    infer from (``reason`` says why).
 
     >>> import os, tempfile
     >>> from spark_tfrecord import dataset_info

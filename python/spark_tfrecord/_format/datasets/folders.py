@@ -1,6 +1,4 @@
-"""What ``spark-tfrecord inspect`` looks at, found in plain Python as the jar's
-``TFRecordInspector`` finds it: the data files under a path or glob, the TFDS version folder, its
-shards, and each file's record count (both checksums of every record checked)."""
+"""What ``spark-tfrecord inspect`` looks at (data files, TFDS shards, record counts), in Python."""
 
 from __future__ import annotations
 
@@ -42,7 +40,7 @@ class Shard:
 
 
 def _missing(path: str) -> FileNotFoundError:
-    # Hadoop's message, which the command has always shown.
+    # Hadoop's message.
     return FileNotFoundError(f"File {path} does not exist")
 
 
@@ -59,9 +57,7 @@ def _braces(pattern: str) -> list[str]:
 
 
 def list_files(path: str) -> list[DataFile]:
-    """The data files under ``path`` (itself when a file, every match when a glob), recursively,
-    skipping names that start with ``_`` or ``.`` and TFDS metadata files below the top, sorted
-    by path. A glob that matches nothing gives none; a missing path raises FileNotFoundError."""
+    """The data files at ``path`` (file, folder or glob) as Spark lists them, sorted by path."""
     found: list[DataFile] = []
 
     def visit(p: str, top: bool) -> None:
@@ -86,8 +82,7 @@ def list_files(path: str) -> list[DataFile]:
 
 
 def tfds_folder(path: str) -> str | None:
-    """The TFDS version folder at ``path`` (a folder with ``dataset_info.json``) or just under
-    it (a dataset folder holding one version), or None."""
+    """The TFDS version folder at ``path`` or just under it (its only version), or None."""
     if not os.path.exists(path):
         raise _missing(path)
     if not os.path.isdir(path):
@@ -103,8 +98,7 @@ def tfds_folder(path: str) -> str | None:
 
 
 def tfds_shards(folder: str) -> tuple[str, str, list[Shard]]:
-    """A TFDS version folder's dataset name, version and shards, as ``dataset_info.json`` has
-    them (nothing else is read); refuses a folder of another file format, naming it."""
+    """A TFDS version folder's name, version and shards (``dataset_info.json``); TFRecord only."""
     info = tfds_dataset.read_info(folder)
     if info is None:
         raise _missing(os.path.join(folder, tfds_dataset.INFO_FILE))
@@ -121,16 +115,14 @@ def tfds_shards(folder: str) -> tuple[str, str, list[Shard]]:
 
 
 def count(path: str, compression: str | None = None, files: Files | None = None) -> int:
-    """Records in one file, its framing walked and both checksums of each record checked;
-    ``compression`` for a file whose name does not say (else its first bytes decide)."""
+    """Records in one file, checksums checked; ``compression`` if its name doesn't say."""
     fs = files if files is not None else LocalFiles()
     codec = file_compression(path, compression, fs.read_range(path, 0, _HEADER))
     return count_records(path, codec, fs)
 
 
 def list_files_in(path: str, files: Files) -> list[DataFile]:
-    """:func:`list_files` on any file system: the data files under the folder, file or glob
-    ``path`` of ``files`` (an fsspec URL's: paths are URLs), found as Spark finds them."""
+    """:func:`list_files` on any file system (an fsspec one's paths are URLs)."""
     if isinstance(files, LocalFiles):
         return list_files(path)
     path = path.rstrip("/")
@@ -154,11 +146,7 @@ def list_files_in(path: str, files: Files) -> list[DataFile]:
 def write_index(
     path: str, compression: str | None = None, files: Files | None = None
 ) -> tuple[int, int]:
-    """Writes the index of the TFRecord file ``path`` (local, or of ``files``) beside it
-    (``_<name>.idx``: one line ``<offset> <size>`` per record, what the ``writeIndex`` option
-    writes), reading it through with both checksums of every record checked; the index appears
-    whole or not at all (:meth:`Files.write_whole`). Offsets of a gzip file are in its
-    uncompressed stream. Returns the file's records and bytes."""
+    """Writes ``path``'s index (gzip: uncompressed offsets) atomically; returns records, bytes."""
     from spark_tfrecord._format.frames.file_records import records
 
     fs = files if files is not None else LocalFiles()
@@ -171,8 +159,7 @@ def write_index(
 
 
 def index_compression(path: str, compression: str | None = None, files: Files | None = None) -> str:
-    """The compression ``path`` is read with, refused (``TFRECORD_INVALID_OPTION``) when no
-    reader takes an index of it: only uncompressed and gzip files are indexed."""
+    """The codec ``path`` is read with; only none and gzip are indexed (else ``ArgumentError``)."""
     from spark_tfrecord import errors
 
     fs = files if files is not None else LocalFiles()

@@ -1,26 +1,8 @@
 """Schema inference by sampling, as the jar infers (``TFRecordSchemaInferencer``), in plain Python.
 
-:func:`infer_schema` reads up to ``inferSchemaMaxFiles`` files, spread evenly over the files
-sorted by path, and up to ``inferSchemaMaxRecords`` records of each, and decides once, from what
-those records hold per feature name, the schema the data source would give them: Spark's JSON
-form of a ``StructType`` (a dict, as ``StructType.jsonValue()``). The rules are the jar's
-(docs/inference.md):
-
-- kind: int64 → bigint, float → float, bytes → string, or binary when some sampled value is not
-  well-formed UTF-8; int64 with float → float; bytes with anything → string (binary by the same
-  rule); a feature never seen with a kind → string;
-- shape: an array when some record holds more than one value, else a scalar; a SequenceExample's
-  feature lists are ``array<array<…>>``, after the context columns;
-- columns in the order their features are first met, the files merged in path order;
-- ``x/indices``, ``x/values``, ``x/size`` (``vectorLayout=sparse``) one ML vector column ``x``
-  (when ``ml_vectors``: the jar's when spark-mllib is on its class path);
-- ``x/ragged_flat_values`` with ``x/ragged_row_lengths_0`` … ``_{n-1}`` one column of n+1 nested
-  arrays;
-- ``inferNesting``: path-like names become struct columns.
-
-The options are :class:`~spark_tfrecord._format.frames.read_options.InferenceOptions`; what the
-sampled records say of each feature is gathered by
-:mod:`spark_tfrecord._format.entries.feature_stats`.
+:func:`infer_schema` reads up to ``inferSchemaMaxFiles`` files, spread evenly over the files sorted
+by path, and up to ``inferSchemaMaxRecords`` records of each; the rules are the jar's
+(docs/inference.md).
 
 >>> import tempfile
 >>> from spark_tfrecord._format.datasets.inference import infer_schema
@@ -165,17 +147,9 @@ def infer_schema(
     files: Files | None = None,
     ml_vectors: bool = True,
 ) -> dict[str, Any]:
-    """The schema the data source infers for the data files ``paths`` (listed as Spark lists
-    them: no partition columns, no TFDS handling), as ``StructType.jsonValue()``.
-
-    ``options`` are the read's (``recordType``, ``inferSchemaMaxFiles``,
-    ``inferSchemaMaxRecords``, ``pathSeparator``, ``inferNesting``, ``compression``,
-    ``ignoreCorruptFiles``, ``ignoreMissingFiles``, ``verifyChecksums``, ``maxRecordBytes``).
-    ``ml_vectors``: group sparse-vector features into Spark ML's vector type, as the jar does
-    when spark-mllib is on its class path. Raises
-    :class:`~spark_tfrecord.errors.ArgumentError` (``TFRECORD_CANNOT_INFER_SCHEMA``) when there
-    is nothing to infer from, :class:`~spark_tfrecord.errors.CorruptFileError` for a damaged or
-    malformed record.
+    """The schema the data source infers for the data files ``paths`` (``StructType.jsonValue()``).
+    ``ml_vectors``: group sparse-vector features into Spark ML vectors, as the jar with spark-mllib.
+    Raises ``ArgumentError`` with nothing to infer from, ``CorruptFileError`` for a bad record.
     """
     parsed = options if isinstance(options, InferenceOptions) else InferenceOptions.parse(options)
     if parsed.record_type == "ByteArray":
@@ -239,8 +213,7 @@ def infer_schema(
 def _read_in_parallel(
     sample: list[str], read: Callable[[str], _FileSample], files: Files
 ) -> list[_FileSample]:
-    """The samples of the files, in their order: on an object store read on up to 8 threads
-    (most of the time is waiting), as the jar reads them; the first failure in that order."""
+    """The files' samples, in order; on an object store read on up to 8 threads, as the jar."""
     threads = min(len(sample), 8, os.cpu_count() or 1)
     if not files.remote or threads <= 1:
         return [read(p) for p in sample]
@@ -251,8 +224,7 @@ def _read_in_parallel(
 def _sparse_vectors(
     names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
 ) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The jar's ``sparseVectors``: each vector column by the number of its first part, and the
-    numbers of every part."""
+    """The jar's ``sparseVectors``: vector columns by their first part's number; all parts."""
     suffix = separator + "size"
     columns: dict[int, dict[str, Any]] = {}
     parts: set[int] = set()
@@ -278,8 +250,7 @@ def _sparse_vectors(
 def _ragged_lists(
     names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
 ) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The jar's ``raggedLists``: each list-of-lists column by the number of its first part, and
-    the numbers of every part; a set with a gap in its levels is logged and left alone."""
+    """The jar's ``raggedLists``, as :func:`_sparse_vectors`; a set with a gap: logged, skipped."""
     suffix = separator + _RAGGED_FLAT
     columns: dict[int, dict[str, Any]] = {}
     parts: set[int] = set()
@@ -368,9 +339,7 @@ def _nest(fields: list[dict[str, Any]], separator: str) -> dict[str, Any]:
 
 
 def as_nullable(data_type: Any) -> Any:
-    """``data_type`` with every field nullable and every array able to hold nulls: what Spark's
-    ``DataType.asNullable`` makes of a file source's inferred schema (``spark.read…schema``
-    shows that form; the inferencer's own has ``containsNull`` false)."""
+    """``data_type`` all nullable: Spark's ``DataType.asNullable``, as a read's schema shows."""
     if isinstance(data_type, dict):
         if data_type.get("type") == "struct":
             return {

@@ -1,19 +1,4 @@
-"""The first records of TFRecord files as the rows ``spark-tfrecord inspect`` prints, in plain
-Python: what the jar's ``TFRecordInspector.readRecordsJson`` gives (``JsonText``).
-:func:`row_decoder` checks the schema as the jar does, then decodes each record with the
-record path's layout (:func:`~spark_tfrecord._format.columns.record_values.exact_layout`, the
-jar-less source's) and makes its row by one walk of the schema over those values, decided
-once per schema; :func:`head` reads the files' first records
-(:mod:`spark_tfrecord._format.frames.file_records`).
-
-Each row is a dict of JSON values, as ``json.loads`` reads the jar's text
-(:mod:`spark_tfrecord._format.columns.json_values`); columns are read as the data source reads
-them (docs/types.md): a struct is null when none of its fields has a value, an array of
-structs is zipped from its leaves' lists (the jar's ``NestedRowAssembler``), a vector is
-Spark's. A value that does not fit its column fails with the jar's words, naming the file,
-the offset and the column. A map column (which no writer, manifest or TFDS folder gives) is
-refused as the data source refuses it.
-"""
+"""The first records of TFRecord files as the rows of ``spark-tfrecord inspect`` (the jar's)."""
 
 from __future__ import annotations
 
@@ -45,8 +30,7 @@ from spark_tfrecord._format.frames.encode_errors import EncodeError
 from spark_tfrecord._format.frames.file_records import records
 from spark_tfrecord._format.frames.read_options import InferenceOptions
 
-#: A column's JSON value (or an array of structs' field's, one per element) from a record's
-#: values, keyed by feature path.
+#: A column's JSON value (per element for an array of structs' field) from a record's values.
 Read = Callable[[Mapping[str, Any]], Any]
 
 
@@ -58,10 +42,7 @@ def _nested_column(t: Any) -> bool:
 def row_decoder(
     schema: Mapping[str, Any], record_type: str = "Example", separator: str = "/"
 ) -> Callable[[bytes], dict[str, Any]]:
-    """The function that turns one record into its row, decided once for ``schema`` (Spark's
-    JSON form of a ``StructType``); :class:`~spark_tfrecord.errors.ArgumentError`, with the
-    jar's condition, for a schema the data source does not read (a map, a vector in an array
-    of structs, lists deeper than a SequenceExample holds...)."""
+    """The record-to-row function for ``schema``; ``ArgumentError`` for one the jar refuses."""
     if record_type == "ByteArray":
         names = [f["name"] for f in schema["fields"]]
         return lambda data: {n: json_bytes(data) for n in names}
@@ -99,8 +80,7 @@ def row_decoder(
 
 
 def _column(t: Any, key: str, column: str, separator: str, element: bool) -> Read:
-    """The reader of the column (``element``: of an array of structs' field, a list of its
-    values per element) of type ``t`` at feature path ``key``."""
+    """The reader of column type ``t`` at feature path ``key`` (``element``: per element)."""
     if is_struct(t):
         parts = [
             (
@@ -151,9 +131,7 @@ def _struct(parts: list[tuple[str, Read]]) -> Read:
 
 
 def _elements(parts: list[tuple[str, Read]]) -> Read:
-    """The elements of an array of structs (or of a struct in its element): element i holds
-    item i of each field's list (the layout checked they are as long), a field of none
-    null; None when none of its fields is in the record."""
+    """An array of structs: element i holds item i of each field's list; None if no field is."""
 
     def elements(values: Mapping[str, Any]) -> Any:
         return zip_elements([(name, read(values)) for name, read in parts])
@@ -192,10 +170,9 @@ def head(
     options: Mapping[str, str] | None = None,
     files: Files | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The first ``n`` records of the files as rows (the jar's ``readRecordsJson``).
-    :class:`~spark_tfrecord.errors.ArgumentError` (before any file is read) for a schema the jar
-    refuses; a damaged or malformed record, or a value that does not fit its column, raises
-    :class:`~spark_tfrecord.errors.CorruptFileError` naming the file, the offset (and column)."""
+    """The first ``n`` records of the files as rows; ``ArgumentError`` (before any read) for a
+    schema the jar refuses, ``CorruptFileError`` naming file, offset (and column) for a bad value.
+    """
     for _, row in head_of_files(
         paths, schema, n, record_type=record_type, options=options, files=files
     ):

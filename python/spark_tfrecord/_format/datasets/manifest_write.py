@@ -1,11 +1,7 @@
 """The manifest a write leaves, written in plain Python as the jar writes it (``TFRecordManifest``).
 
-A write's commit merges its files into the folder's ``_tfrecord_manifest.json``: the earlier
-entries whose file is still there with the same size are kept, the fewest and most values per
-feature are merged, and a data file that neither the manifest nor this write counted (written by
-another tool) drops the manifest rather than leave a wrong one. The folder's lock
-(``_tfrecord_manifest.lock``, the jar's) makes two commits into one folder merge one after the
-other, whichever route wrote them.
+A commit keeps the earlier entries whose file is unchanged and merges the counts; a data file no
+manifest counted drops the manifest. The lock serializes commits, whichever route wrote them.
 
 >>> counts = merge_counts(({"x": (1, 2)}, {}), ({"x": (3, 3), "y": (1, 1)}, {}))
 >>> sorted(counts[0].items())
@@ -120,8 +116,7 @@ def read(folder: str) -> Manifest | None:
 
 
 def merge_counts(a: Counts, b: Counts) -> Counts:
-    """Fewest and most over two sets of files; a feature one side lacks had 0 values there (a
-    feature list: no steps, so it does not lower the fewest)."""
+    """Fewest and most over two sets of files; a missing feature had 0 values, a list no steps."""
 
     def both(
         x: Mapping[str, tuple[int, int]], y: Mapping[str, tuple[int, int]], absent_is_zero: bool
@@ -138,8 +133,7 @@ def merge_counts(a: Counts, b: Counts) -> Counts:
 
 
 def merge(old: Manifest | None, written: Manifest, listed: Mapping[str, int]) -> Manifest | str:
-    """``written`` merged into the folder's manifest ``old``; ``listed``: the data files now in
-    the folder with their sizes. The merged manifest, or why the folder can keep none."""
+    """``written`` merged into ``old`` (``listed``: data files, sizes); else why none can stay."""
     mine = {e.path for e in written.files}
     kept = [
         e
@@ -157,8 +151,7 @@ def merge(old: Manifest | None, written: Manifest, listed: Mapping[str, int]) ->
 
 
 def commit_manifest(folder: str, written: Manifest) -> None:
-    """Merges ``written`` into ``folder``'s manifest, or drops the manifest (see :func:`merge`).
-    Call with the folder's lock held (:func:`lock`)."""
+    """Merges ``written`` into ``folder``'s manifest or drops it (:func:`merge`); hold the lock."""
     listed = dict(LocalFiles().list_data(folder))
     merged = merge(read(folder), written, listed)
     path = os.path.join(folder, MANIFEST_NAME)
@@ -171,8 +164,7 @@ def commit_manifest(folder: str, written: Manifest) -> None:
 
 @contextmanager
 def lock(folder: str, owner: str, wait_seconds: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
-    """Holds ``folder``'s manifest lock (the jar's), waiting up to ``wait_seconds`` for another
-    commit's; a lock older than half an hour was left by a commit that died and is taken over."""
+    """Holds ``folder``'s manifest lock, waiting up to ``wait_seconds``; takes over a stale one."""
     path = os.path.join(folder, LOCK_NAME)
     deadline = time.monotonic() + wait_seconds
     while True:

@@ -1,12 +1,4 @@
-"""A ``tensorflow_metadata`` ``Schema`` from statistics, as TFDV's ``infer_schema`` (and TFX's
-SchemaGen, which calls it) infers one with its defaults, for the features of ``Example`` and
-``SequenceExample`` records (a feature list's value counts per level, in the ``struct_domain``
-of ``##SEQUENCE##``): each feature's type, presence, shape or value count, and domain (a bool
-domain, an int domain for strings of integers, a string domain of at most
-``max_string_domain_size`` values). The rules are TFDV's (its ``anomalies/schema.cc``
-``CreateColumn`` and ``feature_util.cc`` ``InitPresenceAndShape``); the text is the
-``schema.pbtxt`` SchemaGen writes.
-"""
+"""The ``schema.pbtxt`` of TFX's SchemaGen from statistics, as TFDV's ``infer_schema`` infers it."""
 
 from __future__ import annotations
 
@@ -41,8 +33,7 @@ def _values(f: Feature) -> list[str]:
 
 
 def _value_count(low: int, high: int, indent: str) -> list[str]:
-    """A ``value_count`` of numbers of values from ``low`` to ``high`` (its body empty if some
-    list is empty)."""
+    """A ``value_count`` from ``low`` to ``high`` values (empty if some list is empty)."""
     lines = [f"{indent}value_count {{"]
     if low > 0:
         lines.append(f"{indent}  min: {low if low == high else 1}")
@@ -52,8 +43,7 @@ def _value_count(low: int, high: int, indent: str) -> list[str]:
 
 
 def _shape(f: Feature) -> list[str]:
-    """The feature's presence, and its shape or value count (a nested feature's value counts,
-    one per level)."""
+    """The feature's presence, and its shape or value count (per level if nested)."""
     c = f.common
     lines = ["  presence {"]
     if c.num_non_missing > 0 and c.num_missing == 0:
@@ -74,8 +64,7 @@ def _shape(f: Feature) -> list[str]:
 def _feature(
     f: Feature, children: dict[tuple[str, ...], list[Feature]], max_string_domain_size: int
 ) -> tuple[list[str], list[str]]:
-    """The feature's lines (a STRUCT's with its children's in its ``struct_domain``, as the
-    feature lists of a SequenceExample under ``##SEQUENCE##``), and the string domains."""
+    """The feature's lines (a STRUCT's children in its ``struct_domain``), its string domains."""
     name = ".".join(f.path)
     domain, string_domains = _domain(f, name, max_string_domain_size)
     types = {INT: "INT", FLOAT: "FLOAT", STRUCT: "STRUCT"}
@@ -120,10 +109,10 @@ def _domain(f: Feature, name: str, max_string_domain_size: int) -> tuple[list[st
 
 
 def infer_schema(statistics: bytes, *, max_string_domain_size: int = MAX_STRING_DOMAIN_SIZE) -> str:
-    """The schema TFDV's ``infer_schema`` infers from ``statistics`` (a binary
-    ``DatasetFeatureStatisticsList``, as :func:`statistics` gives, or TFDV's), as the text of a
-    ``tensorflow_metadata`` ``Schema``: what SchemaGen writes as ``schema.pbtxt``, and
-    ``tfdv.load_schema_text`` reads.
+    """The schema TFDV's ``infer_schema`` infers from ``statistics``, as the text SchemaGen writes.
+
+    ``statistics``: a binary ``DatasetFeatureStatisticsList`` (:func:`statistics`'s or TFDV's);
+    ``max_string_domain_size``: the most values a string domain is inferred with.
 
     >>> import spark_tfrecord
     >>> df = spark.createDataFrame([("a", 1.5), ("b", 2.5)], "s string, x double")

@@ -1,8 +1,4 @@
-"""TFDV's histograms from quantiles, as TFDV builds them (``tensorflow_data_validation``'s
-``utils/quantiles_util.py``, 1.16): a quantiles histogram from quantile boundaries and their
-cumulative counts, and the standard (equal-width) histogram interpolated from a finer one. Built
-the same way from the same kind of quantiles, ours and TFDV's differ only as the quantiles do.
-"""
+"""TFDV's histograms from quantiles, as TFDV's ``utils/quantiles_util.py`` (1.16) builds them."""
 
 from __future__ import annotations
 
@@ -22,9 +18,7 @@ def median(quantiles: list[float]) -> float:
 
 
 def _bin_weights(bounds: list[float], cumulative: list[float]) -> list[Bucket]:
-    """Buckets between consecutive boundaries with the counts between them; the count of a run
-    of buckets of one upper bound spread evenly over the run, the count at the first boundary
-    over the leading buckets equal to the first."""
+    """Buckets between consecutive boundaries with their counts; runs of one bound evened out."""
     low, high = bounds[:-1], bounds[1:]
     counts = [b - a for a, b in zip(cumulative, cumulative[1:])]
     i = 0
@@ -100,9 +94,7 @@ def equi_width_histogram(
     num_buckets: int,
     pos_inf: float,
 ) -> Histogram:
-    """The STANDARD histogram of ``num_buckets`` equal buckets from the finite minimum to the
-    finite maximum, each counting what the quantiles put in it (linearly within a quantile
-    bucket); ±inf in buckets of their own at either end."""
+    """The STANDARD histogram: ``num_buckets`` equal buckets over the finite range, ±inf apart."""
     if not math.isfinite(finite_min) and not math.isfinite(finite_max):
         return Histogram([(finite_min, finite_max, cumulative[-1])], STANDARD)
     quantiles, cumulative, num_neg_inf = _strip_infinities(
@@ -137,8 +129,7 @@ def equi_width_histogram(
 
 
 def cumulative(quantiles: list[float], total: float) -> list[float]:
-    """The counts at or below each boundary, as TFDV's sketch gives them with its quantiles:
-    a boundary's count is the rank of the last of the equal boundaries around it."""
+    """The counts at or below each boundary; equal boundaries get the last one's rank, as TFDV's."""
     steps = len(quantiles) - 1
     out = [0.0] * len(quantiles)
     k = steps

@@ -1,12 +1,4 @@
-"""TensorFlow Data Validation's statistics as ``tensorflow_metadata`` messages: the figures of a
-dataset (:class:`DatasetStatistics`) encoded as a binary ``DatasetFeatureStatisticsList``, what
-TFDV's ``load_stats_binary`` and TFX's StatisticsGen artifact (``FeatureStats.pb``) hold, and
-read back from one (ours or TFDV's) for :mod:`schema_inference`.
-
-The field numbers are those of ``tensorflow_metadata/proto/v0/statistics.proto`` (proto3: a
-field at its default is left out). The varints are :func:`packing.varint`'s, the reads
-:mod:`wire`'s: the ``Example`` encoder's and decoders' own wire code, no protobuf library.
-"""
+"""TFDV's ``DatasetFeatureStatisticsList`` (``statistics.proto``) encoded and decoded."""
 
 from __future__ import annotations
 
@@ -34,8 +26,7 @@ class Histogram:
 
 @dataclass
 class WeightedCommon:
-    """``WeightedCommonStatistics``: presence and numbers of values, each example counted by
-    its weight."""
+    """``WeightedCommonStatistics``: each example counted by its weight."""
 
     num_non_missing: float = 0.0
     num_missing: float = 0.0
@@ -45,8 +36,7 @@ class WeightedCommon:
 
 @dataclass
 class Presence:
-    """``PresenceAndValencyStatistics``: a nested feature's presence and numbers of values at
-    one level (the lists of the level above: examples, then a feature list's steps)."""
+    """``PresenceAndValencyStatistics``: one level of a nested feature (examples, then steps)."""
 
     num_non_missing: int = 0
     num_missing: int = 0
@@ -57,8 +47,7 @@ class Presence:
 
 @dataclass
 class Common:
-    """``CommonStatistics``: presence and the number of values per example; for a nested
-    feature, ``presence`` (and ``weighted_presence``) per level."""
+    """``CommonStatistics``; for a nested feature, ``presence`` (and weighted) per level."""
 
     num_non_missing: int = 0
     num_missing: int = 0
@@ -98,8 +87,7 @@ class Numeric:
 
 @dataclass
 class Strings:
-    """``StringStatistics``: ``top_values`` and ``rank`` are (value, count), most frequent
-    first; ``weighted`` the (top values, rank) of ``WeightedStringStatistics``."""
+    """``StringStatistics``: (value, count) lists, most frequent first; ``weighted``: likewise."""
 
     unique: int = 0
     top_values: list[tuple[str, float]] = field(default_factory=list)
@@ -111,9 +99,7 @@ class Strings:
 
 @dataclass
 class Feature:
-    """``FeatureNameStatistics``: the feature's path, its type, and its common statistics with
-    those of its type (``numeric`` for INT and FLOAT, ``strings`` for STRING, none for STRUCT),
-    and its ``custom`` histograms by name."""
+    """``FeatureNameStatistics``: ``numeric`` for INT/FLOAT, ``strings`` for STRING, or neither."""
 
     path: list[str]
     type: int
@@ -194,8 +180,7 @@ def _common(c: Common) -> bytes:
 def _top_and_rank(
     top: list[tuple[str, float]], rank: list[tuple[str, float]], number: int
 ) -> tuple[bytes, bytes]:
-    """The ``top_values`` (``FreqAndValue``s, field ``number``) and the ``RankHistogram``'s
-    body."""
+    """The ``top_values`` (field ``number``) and the ``RankHistogram``'s body."""
     tops = [_text(2, value) + _double(3, count) for value, count in top]
     buckets = b""
     for i, (label, count) in enumerate(rank):
@@ -256,8 +241,7 @@ def encode(datasets: list[DatasetStatistics]) -> bytes:
 
 
 def fields(buf: bytes, start: int = 0, end: int | None = None) -> dict[int, list[Any]]:
-    """The fields of the message ``buf[start:end]`` by number: an int for a varint, bytes for a
-    length-delimited field, a float for a fixed64 (double) or fixed32 (float) one."""
+    """The fields of ``buf[start:end]`` by number: int (varint), bytes, or float (fixed)."""
     end = len(buf) if end is None else end
     out: dict[int, list[Any]] = {}
     pos = start
@@ -336,9 +320,7 @@ def _read_strings(stats: dict[int, list[Any]]) -> Strings:
 
 
 def decode(data: bytes) -> list[DatasetStatistics]:
-    """The datasets of a binary ``DatasetFeatureStatisticsList``: their features' paths, types,
-    common statistics (a nested feature's levels too), numbers' mean, min and max, and string
-    statistics (what schema inference reads)."""
+    """The datasets of a binary ``DatasetFeatureStatisticsList``, as schema inference reads them."""
     out = []
     for d in fields(data).get(1, []):
         f = fields(bytes(d))

@@ -1,8 +1,4 @@
-"""A TensorFlow Datasets version folder in plain Python: its ``dataset_info.json`` (name, version,
-file format, and each split's shards: ``TFDSDataset``), the shard names TFDS's template gives,
-and the schema of a read of the folder's files, from its ``features.json``
-(:mod:`spark_tfrecord._format.datasets.tfds_features`) and its ClassLabels' ``.labels.txt`` files.
-"""
+"""A TensorFlow Datasets version folder in plain Python: ``dataset_info.json``, shards, schema."""
 
 from __future__ import annotations
 
@@ -124,8 +120,7 @@ def read_features(
 
 
 def folder_schema(folder: str, files: Files | None = None) -> dict[str, Any]:
-    """The schema of a read of the TFDS version folder ``folder``, from its ``features.json``
-    (the jar's ``TFRecordInspector.tfdsSchemaJson``)."""
+    """The schema of a read of the TFDS version folder, from ``features.json`` (the jar's)."""
     found = read_features(folder, files)
     if found is None:
         raise FileNotFoundError(f"{folder}/{FEATURES_FILE}")
@@ -157,10 +152,9 @@ def split_info(folder: str, split: str, files: Files | None = None) -> tuple[Dat
 def read_schema(
     paths: Sequence[str], split: str | None, files: Files | None = None
 ) -> dict[str, Any] | None:
-    """The schema of a read of the listed ``paths`` when they are a TFDS folder's
-    (``TFDSDataset.schema``): with ``split``, from the folder's ``features.json``; None when they
-    are not and no split is asked for. As the jar, fails when a TFDS folder is read without a
-    split, or a split is asked of files that are not one."""
+    """The schema of a read of ``paths``, from ``features.json`` if a TFDS folder's, else None.
+    Fails, as the jar, for a TFDS folder read without ``split`` or a ``split`` of other files.
+    """
     fs = files if files is not None else LocalFiles()
     info_file = next((p for p in paths if p.rstrip("/").rsplit("/", 1)[-1] == INFO_FILE), None)
     if info_file is None:

@@ -1,14 +1,7 @@
-"""TensorFlow Datasets features in plain Python: ``features.json`` → the Spark schema the jar gives
-(``TFDSFeatures.schema``). A folder's ``dataset_info.json`` and its splits are in
-:mod:`spark_tfrecord._format.datasets.tfds_dataset`.
+"""TensorFlow Datasets features in plain Python: ``features.json`` → the Spark schema the jar gives.
 
-TFDS itself is not needed. The feature connectors are read as the jar reads them: the proto JSON
-TFDS writes (``pythonClassName`` and one content key), or ``to_json()``'s (``type`` and
-``content``); each is reduced to what a record stores, and mapped to Spark's JSON form of a
-``StructType`` (``StructType.jsonValue()``), with the jar's field metadata (``tfds.feature``,
-``tfds.classNames``, ``tfrecord.listLength``, ``tfrecord.tensorEncoding`` /
-``tfrecord.tensorDtype``). A connector the jar refuses is refused with its message
-(:class:`~spark_tfrecord.errors.ArgumentError`, ``TFRECORD_TFDS_FEATURES``).
+Read as the jar reads them (TFDS not needed); a connector the jar refuses is refused with its
+message (:class:`~spark_tfrecord.errors.ArgumentError`, ``TFRECORD_TFDS_FEATURES``).
 
 >>> from spark_tfrecord._format.datasets.tfds_features import features_schema
 >>> schema = features_schema('''{"pythonClassName":
@@ -36,8 +29,7 @@ from spark_tfrecord._format.columns.schema import (
     TENSOR_ENCODINGS,
 )
 
-#: Field metadata keys of TFDS features (``TFDSFeatures``); the encoded tensors' and the lists'
-#: are the columns stage's.
+#: Field metadata keys of TFDS features (``TFDSFeatures``).
 CONNECTOR_KEY, CLASS_NAMES_KEY = "tfds.feature", "tfds.classNames"
 
 #: The keys of a feature's proto JSON that are not its content.
@@ -61,8 +53,7 @@ class SequenceFeature:
 
 @dataclass(frozen=True)
 class Tensor:
-    """One stored tensor: connector (``Image``, ``ClassLabel``...), dtype as TFDS spells it, the
-    shape of one value (-1 unknown), and ``none`` or how it is stored as one bytes value."""
+    """One stored tensor: connector, TFDS dtype, one value's shape (-1: unknown), bytes encoding."""
 
     connector: str
     dtype: str
@@ -291,8 +282,7 @@ def _metadata(t: Tensor, names: Sequence[str] | None, length: int) -> dict[str, 
 
 
 def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    """The Spark schema of a dataset of ``features`` (``TFDSFeatures.schema``), as
-    ``StructType.jsonValue()``; ``class_names`` by ClassLabel path go into the metadata."""
+    """The Spark schema of ``features``; ``class_names`` (by ClassLabel path) go in its metadata."""
 
     def column(name: str, f: Feature, path: str, in_sequence: bool) -> dict[str, Any]:
         meta: dict[str, Any] = {}
@@ -356,10 +346,3 @@ def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> 
         return {"name": name, "type": data_type, "nullable": True, "metadata": meta}
 
     return {"type": "struct", "fields": [column(k, v, k, False) for k, v in features.fields]}
-
-
-def features_schema(
-    text: str, class_names: Mapping[str, Sequence[str]] | None = None
-) -> dict[str, Any]:
-    """The Spark schema of the features in ``text`` (a ``features.json``)."""
-    return schema(parse(text), class_names or {})

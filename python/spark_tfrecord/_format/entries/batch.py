@@ -1,19 +1,4 @@
-"""A batch of serialized Examples decoded at once, with NumPy: what a DataLoader's batch costs.
-
-Decoding record by record in Python costs a few microseconds per feature, most of it the
-interpreter walking tags and lengths. Here the records of a batch are walked together: each
-step reads the next map entry of every record at once (vectorized varints, key bytes compared in
-one gather), and each wanted feature's values are then gathered for the whole batch in one
-NumPy call (a ``(B, k)`` float32 array straight from the bytes, int64 varints decoded in one
-pass). The number of Python steps is the number of features per record, not records times
-features.
-
-It reads the layout every writer produces (one ``features`` field; map entries key then value;
-one kind per Feature; float and int64 lists packed in one run). A record that strays from it
-(unpacked lists, merged messages, unknown fields, a key twice) is decoded whole by the record
-decoder instead (:class:`spark_tfrecord._format.entries.decoder.ExampleDecoder`), which reads any
-valid Example; so is a record that the checks here find damaged, so that its error names it.
-"""
+"""A batch of Examples located at once with NumPy; strays fall back to the record decoder."""
 
 from __future__ import annotations
 
@@ -29,13 +14,11 @@ from spark_tfrecord._format.entries.wire import BYTES, UNSET, packed_varints, va
 
 
 class Located:
-    """Where each wanted feature is in each record of a batch: per feature w and record r,
-    ``kind[w, r]`` (-1 when the record has no such feature), and the list's payload
-    ``[start, stop)``: the packed values of a float or int64 list, the entries of a bytes
-    list. ``fallback[r]``: record r strays from the common layout. ``numbers``: the values of
-    the features that every record holds as one number of one kind, by slot, as
-    :func:`spark_tfrecord._format.columns.gathered.scalars` reads them for the whole batch
-    (none unless a reader asks for them)."""
+    """Where each wanted feature is in each record of a batch.
+    ``kind[w, r]`` (-1: absent), the list payload ``[start, stop)`` (packed numbers or a bytes
+    list's entries); ``fallback[r]``: record r strays; ``numbers``: by slot, the values of features
+    every record holds as one number (only when a reader asks).
+    """
 
     numbers: Mapping[int, tuple[int, Any]] = MappingProxyType({})
 
@@ -60,19 +43,14 @@ def _byte(u8: Any, p: Any) -> Any:
 
 #: The kind :func:`walk` gives a SequenceExample's feature list (not a ``Feature``'s kind).
 FEATURE_LIST = 4
-#: The layouts tried per batch: a record's of the median length, then one left over's, and so
-#: on. A writer's records differ in layout where a list is empty (its header has no run) or a
-#: feature unset, so a batch holds a few layouts, each checked at once for the records left.
+#: Layouts tried per batch: a writer's records differ where a list is empty or a feature unset.
 LAYOUTS = 4
 #: Fewer records than this left over are walked rather than tried with another layout.
 FEW_LEFT = 16
 
 
 def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
-    """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]``: where the layout
-    of a record of the median length (:mod:`record_layout`) holds, at once; then for the records
-    left, the layout of one of theirs, up to :data:`LAYOUTS` layouts; the records that still
-    differ, step by step (:func:`walk`)."""
+    """Locates ``keys``: up to :data:`LAYOUTS` predicted layouts, then the records left walked."""
     size = len(starts)
     if size == 0:
         return Located(len(keys), 0)
@@ -83,8 +61,7 @@ def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Locate
     for _ in range(LAYOUTS):
         if len(left) < (FEW_LEFT if len(left) < size else 1):
             break
-        # the layout of a record of the median length: the first record may be the odd one
-        # (an array of structs' first row with no objects holds its lists with no run)
+        # a median-length record's layout: the first record may be the odd one
         lengths = end[left] - begin[left]
         first = int(left[np.argpartition(lengths, len(left) // 2)[len(left) // 2]])
         t = record_layout.template(buf, int(begin[first]), int(end[first]), keys)
@@ -113,11 +90,7 @@ def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Locate
 def walk(
     buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes], lists: bool = False
 ) -> Located:
-    """Finds the features ``keys`` in the records ``buf[starts[r]:stops[r]]`` entry by entry:
-    each step reads the next map entry of every record at once. With ``lists``, the records
-    are SequenceExamples' ``feature_lists`` fields (``0x12``, a length, the map's entries):
-    each wanted ``FeatureList`` is located whole, of kind :data:`FEATURE_LIST` (its steps:
-    :func:`spark_tfrecord._format.entries.sequence.steps`)."""
+    """Locates ``keys`` an entry of every record at a time; ``lists``: in feature lists."""
     u8 = np.frombuffer(buf, np.uint8)
     size = len(starts)
     out = Located(len(keys), size)
@@ -181,10 +154,7 @@ def walk(
 
 
 def feature_at(u8: Any, value: Any, value_end: Any, good: Any) -> tuple[Any, Any, Any]:
-    """The ``Feature`` messages ``u8[value[i]:value_end[i]]`` as writers lay them out (one list,
-    numbers in one packed run): each one's kind (:data:`UNSET` when empty), where its payload
-    starts (the packed values, or the bytes list's entries; it ends at ``value_end``), and
-    ``good`` with False where one strays from that layout."""
+    """Each ``Feature``'s kind and payload start; ``good`` False where one strays."""
     tag = _byte(u8, value).astype(np.int64)
     unset = value == value_end
     list_len, lst, good_list = varints_at(u8, value + 1, good)
@@ -206,8 +176,7 @@ def float_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any]:
 
 
 def fixed_floats(buf: bytes, start: Any, k: int) -> Any:
-    """``(B, k)`` float32: each record's k packed floats at ``start``, in one new array (a
-    tensor takes it as it is): the bytes of each record in one gather of rows."""
+    """``(B, k)`` float32: each record's k packed floats at ``start``, in a new array."""
     size = len(start)
     if k == 0 or size == 0:
         return np.empty((size, k), np.float32)
@@ -220,9 +189,7 @@ def fixed_floats(buf: bytes, start: Any, k: int) -> Any:
 
 
 def one_varint(buf: bytes, start: Any, stop: Any) -> Any:
-    """The int64 of each record's list ``buf[start[r]:stop[r]]`` when each holds exactly one
-    varint (as ``packed_varints`` reads it): :func:`~wire.varints_at`'s, when each ends at its
-    list's end; None otherwise."""
+    """Each list's int64 when every list holds exactly one varint filling it; else None."""
     if len(start) == 0:
         return np.empty(0, np.int64)
     if int((stop - start).min()) < 1:
@@ -233,8 +200,7 @@ def one_varint(buf: bytes, start: Any, stop: Any) -> Any:
 
 
 def varint_counts(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:
-    """The packed int64 lists ``buf[start[r]:stop[r]]``, concatenated (a uint8 array), and how
-    many varints each holds, counted, not decoded; None when a list ends inside a varint."""
+    """The packed lists' bytes concatenated and their varint counts; None if one ends mid-varint."""
     data = gather(buf, start, stop)
     if not len(data):
         return data, np.zeros(len(start), np.int64)
@@ -246,8 +212,7 @@ def varint_counts(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:
 
 
 def int_values(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any] | None:
-    """The packed int64 lists ``buf[start[r]:stop[r]]``, concatenated, and their counts; None
-    when a list ends inside a varint."""
+    """The packed int64 lists concatenated, and their counts; None if one ends inside a varint."""
     found = varint_counts(buf, start, stop)
     if found is None:
         return None

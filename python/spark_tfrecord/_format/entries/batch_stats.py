@@ -1,11 +1,4 @@
-"""What a batch of Examples says of its features, at once: the records laid out as the batch's
-first one (:mod:`~spark_tfrecord._format.entries.record_layout`: the same keys in the same
-order, one kind each) give each feature's kind, most values and UTF-8 check, as
-:func:`~spark_tfrecord._format.entries.feature_stats.add_record` would one record at a time:
-the float and int64 features all at once, in a few NumPy calls (an int64 list's values are
-counted, not decoded), the bytes features one by one. The others are left to it, in their
-order, so that names are numbered as they are first met and a malformed record fails there.
-"""
+"""What a batch of Examples says of its features, at once, for records laid out as its first."""
 
 from __future__ import annotations
 
@@ -24,8 +17,7 @@ _LISTS = 1 << 16
 
 
 def add_batch(buf: bytes, starts: Any, stops: Any, features: SampledFeatures) -> Any:
-    """Adds to ``features`` what the Examples ``buf[starts[r]:stops[r]]`` laid out as the first
-    one say; the indices of the others (an int64 array, in order), for ``add_record``."""
+    """Adds what records laid out as the first say; returns the others' indices, in order."""
     begin, end = np.asarray(starts, np.int64), np.asarray(stops, np.int64)
     everyone = np.arange(len(begin))
     if not len(begin):
@@ -66,10 +58,7 @@ def add_batch(buf: bytes, starts: Any, stops: Any, features: SampledFeatures) ->
 
 
 def _seen(buf: bytes, kind: int, start: Any, stop: Any) -> tuple[list[int], list[bool]] | None:
-    """For each feature (a row of ``start`` and ``stop``, a column per record) whose lists
-    ``buf[start[f, r]:stop[f, r]]`` are of ``kind``: the most values a record holds, and whether
-    a bytes value is not UTF-8; None when a list strays from the layout writers produce. The
-    features of one kind are taken together: a few NumPy calls a kind, not a feature."""
+    """Per feature (a row) of ``kind``: most values in a record, any non-UTF-8; None: strays."""
     lengths = stop - start
     if kind == FLOAT:
         if (lengths & 3).any():
@@ -94,8 +83,7 @@ def _seen(buf: bytes, kind: int, start: Any, stop: Any) -> tuple[list[int], list
 
 
 def _varint_counts(buf: bytes, start: Any, stop: Any) -> Any:
-    """How many varints each packed list ``buf[start[i]:stop[i]]`` holds; None when a list ends
-    inside a varint or holds one longer than 10 bytes (the record's walk then gives the error)."""
+    """Varints per packed list; None if one ends inside a varint or exceeds 10 bytes."""
     found = batch.varint_counts(buf, start, stop)
     if found is None:
         return None
@@ -107,8 +95,7 @@ def _varint_counts(buf: bytes, start: Any, stop: Any) -> Any:
 
 
 def _strings(buf: bytes, start: Any, stop: Any) -> tuple[int, bool] | None:
-    """The most values a record holds in the bytes lists ``buf[start[r]:stop[r]]``, and whether
-    one is not UTF-8; None when a list strays."""
+    """Most values per record in the bytes lists, whether one is not UTF-8; None if one strays."""
     found = bytes_entries(buf, start, stop)
     if found is None:
         return None

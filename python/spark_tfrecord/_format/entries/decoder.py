@@ -1,16 +1,5 @@
 """The ``tf.train.Example`` wire format, decoded in Python for trainers: no TensorFlow, no JVM.
-
-:class:`ExampleDecoder` is built once for the feature keys a reader wants; :meth:`decode` walks
-one serialized Example (:func:`spark_tfrecord._format.entries.walk.entries`) and returns, per wanted
-key, its kind and values (:mod:`spark_tfrecord._format.entries.lists`). Keys not wanted are skipped
-by their length, never parsed.
-
-Why this and not the ``protobuf`` package's parser (upb, in C): parsing is fast there, but a
-trainer then walks generic message objects feature by feature (``features.feature[key]
-.float_list.value``), one Python object per value, and protobuf becomes a dependency whose
-version must suit TensorFlow's. Here a packed float list becomes an ndarray in one
-``numpy.frombuffer``, a packed int64 list one vectorized varint decode, and only the wanted keys
-are touched (benchmarks/loaders.py measures both ways).
+Not protobuf's parser: only wanted keys are parsed, and a packed list is one NumPy call.
 """
 
 from __future__ import annotations
@@ -23,14 +12,12 @@ from spark_tfrecord._format.entries.wire import MalformedRecord
 
 __all__ = ["STEPS", "ExampleDecoder", "MalformedRecord"]
 
-#: Not a ``Feature`` kind: a SequenceExample's ``FeatureList``, whose values are its steps'
-#: ``(kind, values)``, one per ``Feature``.
+#: Not a ``Feature`` kind: a ``FeatureList``, whose values are its steps' ``(kind, values)``.
 STEPS = -1
 
 
 class ExampleDecoder:
-    """Decodes the features named ``keys`` from serialized Examples (with ``sequence``,
-    SequenceExamples: the context's features and the feature lists); built once per reader."""
+    """Decodes the features ``keys`` of serialized Examples (``sequence``: SequenceExamples)."""
 
     def __init__(self, keys: Sequence[str], sequence: bool = False) -> None:
         self.keys = tuple(keys)
@@ -43,15 +30,12 @@ class ExampleDecoder:
     def decode(
         self, buf: bytes, visit: Callable[[int, tuple[int, Any]], None] | None = None
     ) -> list[tuple[int, Any] | None]:
-        """Per key: None when the record has no such feature, else ``(kind, values)``: kind one
-        of :data:`UNSET` (values None), :data:`BYTES` (a list of bytes), :data:`FLOAT` (a
-        float32 ndarray), :data:`INT64` (a list of ints or an int64 ndarray), or in a
-        SequenceExample :data:`STEPS` for a feature list (values: its steps, a list of
-        ``(kind, values)``). A key that appears twice takes its last Feature, as a protobuf
-        map does, and a key both a context feature and a feature list counts as given twice.
-        Raises :class:`MalformedRecord`. ``visit(slot, feature)``, if given, is called with each
-        wanted Feature and feature list in the record's order, every occurrence of a key given
-        twice included: an error it raises stops the walk there, as the jar's walk stops."""
+        """Per wanted key: None when absent, else ``(kind, values)``; raises MalformedRecord.
+        Kinds: :data:`UNSET` (None), :data:`BYTES` (bytes list), :data:`FLOAT` (float32 ndarray),
+        :data:`INT64` (ints or int64 ndarray), :data:`STEPS` (the steps' ``(kind, values)``). The
+        last occurrence of a repeated key wins (a context feature and feature list both count).
+        ``visit(slot, feature)`` sees each wanted occurrence in order; its error stops the walk.
+        """
         out: list[tuple[int, Any] | None] = [None] * self._width
         repeated = False
         slots = self._slots

@@ -1,11 +1,4 @@
-"""The entries of a batch's bytes lists, found at once with NumPy, and gathered.
-
-:func:`spark_tfrecord._format.entries.batch.locate` gives, per record, where a wanted
-``BytesList``'s payload lies (its entries: ``0x0A``, a length, the bytes, repeated).
-:func:`bytes_entries` walks those payloads together, one step per entry (a scalar's list: one step
-for the whole batch), and :func:`gather` concatenates the entries' bytes in one NumPy call, so that
-a string or binary column's offsets and data come from the batch without a Python object per value.
-"""
+"""A batch's bytes-list entries, found for all records at once with NumPy, and gathered."""
 
 from __future__ import annotations
 
@@ -18,10 +11,7 @@ from spark_tfrecord._format.entries.wire import varints_at
 
 
 def bytes_entries(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any, Any] | None:
-    """The entries of the bytes lists ``buf[start[r]:stop[r]]``: each entry's start and stop
-    in ``buf``, record after record (in each record in its order), and the number of entries
-    of each record; None where a list strays from the layout writers produce (a field other
-    than ``value``, an entry running past its list), which the record decoder then reads."""
+    """The lists' entries: starts, stops (record-major), per-record counts; None if one strays."""
     u8 = np.frombuffer(buf, np.uint8)
     end = np.asarray(stop, np.int64)
     pos = np.asarray(start, np.int64).copy()
@@ -62,8 +52,7 @@ def gather(buf: bytes, start: Any, stop: Any) -> Any:
         return np.concatenate([u8[a:b] for a, b in zip(start.tolist(), stop.tolist())])
     widest = int(lengths.max())
     if widest * len(lengths) <= 2 * total and int(start.max()) + widest <= len(u8):
-        # entries of about one length: each one's widest bytes copied as a row, then the rows
-        # cut to their lengths (an index a row, not a byte)
+        # entries of about one length: each one's widest bytes as a row, cut to length
         rows = windows(buf, widest)[start]
         if widest * len(lengths) == total:
             return rows.reshape(-1)

@@ -1,9 +1,4 @@
-"""What a sample of records says of each feature, as the jar's ``TFRecordSchemaInferencer``
-gathers it: its kind (merged as the jar merges kinds), the most values a record held, whether a
-bytes value was not UTF-8; per feature name, numbered in the order the names are first met, as a
-context feature and as a feature list. :func:`add_record` adds one record's;
-:mod:`spark_tfrecord._format.datasets.inference` turns them into a schema.
-"""
+"""What a sample says of each feature, as the jar's ``TFRecordSchemaInferencer`` gathers it."""
 
 from __future__ import annotations
 
@@ -47,8 +42,7 @@ def merge_kinds(a: int, b: int) -> int:
 
 
 class SampledFeatures:
-    """Feature names numbered in the order they are first met, with their statistics as a
-    context feature and as a feature list (None until met as one)."""
+    """Feature names numbered as first met, with context and feature-list stats (None: unmet)."""
 
     def __init__(self) -> None:
         self.names: list[str] = []

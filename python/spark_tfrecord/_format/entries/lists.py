@@ -1,9 +1,4 @@
-"""The values of a ``Feature``'s lists, read from their wire bytes as TensorFlow reads them, bit
-for bit: float32 from their little-endian bytes (NaN payloads, -0.0 and ±inf kept), int64 from
-two's-complement varints, bytes as they are. A packed float list becomes an ndarray in one
-``numpy.frombuffer``, a long packed int64 list one vectorized varint decode; unpacked values and
-packed runs in any mix are read too, as protobuf parsers read them.
-"""
+"""A ``Feature``'s list values, read from the wire bit for bit as TensorFlow reads them."""
 
 from __future__ import annotations
 
@@ -62,8 +57,7 @@ def int64_list(buf: bytes, pos: int, end: int) -> Any:
 
 
 def _other(buf: bytes, pos: int, end: int, tag: int, kind: int) -> int:
-    """Past a list's field that is not a value of its kind: a ``value`` (field 1) of another
-    wire type is malformed, as the jar says; another field is skipped."""
+    """Past a non-value field; a ``value`` (field 1) of another wire type is malformed."""
     if tag >> 3 == 1:
         raise MalformedRecord(f"{KIND_NAMES[kind]} value with wire type {tag & 7}")
     return skip(buf, pos, end, tag & 7)

@@ -1,33 +1,5 @@
-"""One layout for a whole batch of Examples: read from one of its records (the template's),
-checked for every record at once, so that the batch decoder finds each feature without walking
-the records. (``batch.locate`` takes the template from a record of the median length: a
-batch's first record may be the odd one.)
-
-A writer (ours, TensorFlow's, TFDS's) emits every record with the same keys in the same order,
-the same kinds, and mostly the same lengths. So the template's map entries are walked once,
-in Python; each entry's header (its tags, key and lengths, up to the values) becomes a row of
-bytes that every record must hold at its predicted place. Where only the values' length differs
-(a varint, a variable list, a string), every length in the header differs from the
-template's by the same amount: the header of each record is predicted from its entry's length.
-
-The check costs a few NumPy calls per batch and kind of header, not per entry: where each entry
-starts in every record is read first (three NumPy calls an entry: its length, in the template's
-bytes, gives where the next starts), then the headers of all the entries of one shape (their
-size, and where their lengths lie) are compared for all records at once, as (records, entries)
-arrays, a block of entries at a time: as 8-byte words where each length takes a byte (a wide
-record's thousand features take two such comparisons), byte by byte otherwise.
-
-Where every record of a batch has the template's length (records of fixed-size values: ids
-of one varint size, fixed floats, strings of one length), every header byte of every record is
-first compared at once, each at its place in the template: a batch that holds them all is
-laid out as the template in a few NumPy calls, whatever its number of entries.
-
-A record whose bytes match is laid out exactly as the template: its features are where the
-prediction puts them, and the checks of the step-by-step walk (``batch.locate``) would pass on
-it. The records that do not match (:attr:`Predicted.odd`) are left to that walk, record by
-record as before; so values and errors never change. When most records do not match, the
-check stops at the first block of entries that shows it and the whole batch is walked, as
-before.
+"""One layout for a batch of Examples, read from one record (the template), checked for all.
+Records that match are laid out exactly as it; the others (``odd``) are left to the walk.
 """
 
 from __future__ import annotations
@@ -46,8 +18,7 @@ _LONGEST = 5
 
 
 class _Entry:
-    """One map entry of the template's record: its header's bytes, where its lengths lie in them,
-    and what its value is. ``slot`` is the wanted key's index (-1: a key nobody asked for)."""
+    """A template map entry: header bytes, its lengths' places, kind; ``slot`` -1: not wanted."""
 
     def __init__(
         self,
@@ -67,17 +38,12 @@ class _Entry:
 
     @property
     def shape(self) -> tuple[int, tuple[tuple[int, int], ...]]:
-        """What entries checked together share: the header's size and, where its lengths may
-        shift, where each lies and in how many bytes."""
+        """What entries checked together share: header size, and its lengths' places if shifting."""
         return self.size, tuple((at, n) for at, n, _ in self.fields) if self.shifts else ()
 
 
 class _Group:
-    """The entries of one :attr:`_Entry.shape`, checked together for a batch as ``(records,
-    entries)`` arrays: their headers as rows, and every length byte of them as (column, each
-    entry's length, its 7-bit group's shift, continuation bit). A record's header is its
-    entry's row with each length plus the record's difference d, re-encoded in the same
-    number of bytes."""
+    """Template entries of one :attr:`_Entry.shape`, checked together as (records, entries)."""
 
     def __init__(self, index: list[int], members: list[_Entry]) -> None:
         self.index = np.array(index, np.int64)
@@ -88,10 +54,8 @@ class _Group:
             base = np.array([e.fields[f][2] for e in members], np.int64)
             for i in range(n):
                 self.cols.append((at + i, base, 7 * i, 0x80 if i < n - 1 else 0, i == n - 1))
-        # Headers of 8 bytes or more whose lengths each take a byte are compared as 8-byte
-        # words (the last one overlapping the one before): where every length plus d lies in
-        # 0..127, each word of the record's header is the template's plus d times a byte at
-        # each length's place, with no carry, so equal words are equal bytes.
+        # 8+-byte headers whose lengths each take a byte are compared as 8-byte words: with
+        # every length + d in 0..127 there is no carry, so equal words mean equal bytes.
         self.by_words = self.size >= 8 and all(c[2] == 0 and c[4] for c in self.cols)
         self.words = [*range(0, self.size - 8, 8), self.size - 8] if self.by_words else []
         self.template_words = [
@@ -127,8 +91,7 @@ class Template:
         self.slots = np.array([entries[i].slot for i in wanted], np.int64)
         self.kinds = np.array([entries[i].kind for i in wanted], np.int64)[:, None]
         self.sizes = np.array([entries[i].size for i in wanted], np.int64)[:, None]
-        # The record whole: where each entry starts (then where the last ends), and every byte
-        # of the Example's header and of the entries' headers, by its place in the record.
+        # The whole record: each entry's start (then the last's end), and every header byte's place.
         self.begins = 1 + n + np.concatenate([[0], np.cumsum(self.whole)])
         self.record_bytes = int(self.begins[-1])
         body = self.record_bytes - 1 - n
@@ -140,8 +103,7 @@ class Template:
 
 
 class Predicted:
-    """Where the template puts each wanted feature, per record: ``kind``, ``start`` and
-    ``stop`` as :class:`batch.Located` has them, valid where ``odd`` is False."""
+    """Each wanted feature's ``kind``, ``start``, ``stop`` per record, valid where not ``odd``."""
 
     def __init__(self, kind: Any, start: Any, stop: Any, odd: Any) -> None:
         self.kind = kind
@@ -151,24 +113,19 @@ class Predicted:
 
 
 def _length(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
-    """A length varint at ``pos``: its value, the position after it and its bytes; raises
-    ``MalformedRecord`` where the step-by-step walk would not read it."""
+    """A length varint's value, the position after it and its size; MalformedRecord if too long."""
     value, after = varint(buf, pos, end)
     if after - pos > _LONGEST:
         raise MalformedRecord("a length longer than the batch walk reads")
     return value, after, after - pos
 
 
-#: The templates read so far, by the headers of their records and the wanted keys: a reader's
-#: batches share a few (a varint's length in the template's record may differ).
+#: Templates seen, by record headers and wanted keys: a reader's batches share a few.
 _KNOWN: dict[Any, Template] = {}
 
 
 def template(buf: bytes, start: int, stop: int, keys: Sequence[bytes]) -> Template | None:
-    """The layout of the record ``buf[start:stop]``, or None when it is not the plain layout
-    writers produce (the step-by-step walk then reads the batch): one ``features`` field of
-    map entries, each a key then a value, one kind per Feature, numbers in one packed run, no
-    key twice."""
+    """The layout of ``buf[start:stop]``, or None if not writers' plain layout (then walked)."""
     try:
         found = _entries(buf, start, stop)
     except (MalformedRecord, IndexError):
@@ -197,8 +154,7 @@ _Found = tuple[int, tuple[tuple[bytes, int, bytes, _Lengths, bool], ...]]
 
 
 def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
-    """The record's Features length's bytes and, per map entry, its key, kind, header, the
-    (offset, bytes, value) of each length in the header, and whether they may shift."""
+    """The Features length's size and, per entry: key, kind, header, lengths, whether they shift."""
     if start >= stop or buf[start] != 0x0A:
         return None
     size, pos, features_bytes = _length(buf, start + 1, stop)
@@ -236,8 +192,7 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
             if p + list_len != end:
                 return None
             fields.append((list_at - first, n_list, list_len))
-            # an empty number list has no run: its length cannot shift (a record whose list
-            # holds values is laid out otherwise)
+            # an empty number list has no run, so its length cannot shift
             shifts = kind == BYTES or list_len > 0
             if kind != BYTES and list_len > 0:
                 if buf[p] != 0x0A:
@@ -254,15 +209,12 @@ def _entries(buf: bytes, start: int, stop: int) -> _Found | None:
 
 
 def windows(buf: Any, width: int) -> Any:
-    """Every run of ``width`` bytes of ``buf`` as a row of a read-only view (no copy): indexing
-    it with positions gathers the bytes from each at once, row by row."""
+    """Every run of ``width`` bytes of ``buf`` as a row of a read-only view (no copy)."""
     return np.ndarray((len(buf) - width + 1, width), np.uint8, buf, 0, (1, 1))
 
 
 def _equal_rows(rows: Any, row: Any) -> Any:
-    """Which rows of the uint8 array ``rows`` (..., n) equal ``row`` (n bytes, or rows that
-    broadcast against them): each row compared as one n-byte value (a reduction over short
-    rows costs some 20 times more)."""
+    """Which rows of ``rows`` (..., n) equal ``row``: each as one n-byte value, not a reduction."""
     n = rows.shape[-1]
     if n == 0:
         return np.ones(rows.shape[:-1], bool)
@@ -273,29 +225,16 @@ def _equal_rows(rows: Any, row: Any) -> Any:
     )
 
 
-#: The header bytes of a batch checked at once (the entries of a block, for every record): a
-#: block's arrays stay in the cache, and a batch whose records mostly differ stops at the
-#: first block that shows it (see below).
+#: Header bytes checked at once: a block's arrays stay in cache; a bad batch stops early.
 _BLOCK_BYTES = 1 << 21
 
 
 def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predicted:
-    """Checks the template against every record ``buf[starts[r]:stops[r]]`` and gives each
-    wanted feature's place in the records that match.
-
-    A batch whose records all have the template's length and header bytes is laid out as the
-    template in a few NumPy calls. Otherwise, where each entry starts in each record is read
-    first, a block of entries at a time (an entry's length, in the template's number of bytes,
-    gives where the next one starts); then the headers of the block's entries are checked in a
-    few NumPy calls per :class:`_Group`, as (entries, records) arrays: a record whose headers
-    all match is laid out as the template, so the places read are the walk's."""
+    """Checks the template against each record and places the wanted features of those matching."""
     size = len(starts)
     u8 = np.frombuffer(buf, np.uint8)
     if size and bool((stops - starts == t.record_bytes).all()):
-        # Every record of the template's length, as a writer's records of fixed-size values
-        # are: every header byte of every record gathered at once (a block of records at a
-        # time), each where the template has it. A record that holds them all is laid out as
-        # the template, entry after entry; else the check below, entry by entry.
+        # All records of the template's length: every header byte of each compared at once.
         block = max(1, _BLOCK_BYTES // len(t.header_at))
         if all(
             (u8.take(starts[r : r + block, None] + t.header_at) == t.header_bytes).all()
@@ -304,8 +243,7 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
             begin = t.begins[t.wanted][:, None] + starts
             ends = t.begins[t.wanted + 1][:, None] + starts
             return _placed(width, size, t, begin + t.sizes, ends, np.zeros(size, bool))
-    # the Example's one field: 0x0A, then the record's length less its header, in the
-    # template's number of bytes
+    # the Example's one field: 0x0A, then the body's length in the template's number of bytes
     n = t.features_bytes
     if len(buf) < n + 1 + t.largest:
         return _none_fit(width, size)
@@ -329,18 +267,15 @@ def predict(buf: Any, starts: Any, stops: Any, width: int, t: Template) -> Predi
             if a < b:
                 good &= _matches(buf, places, d, g, a, b, first).all(axis=1)
         if 2 * np.count_nonzero(good) < size:
-            # most records differ: walking them costs as much as walking all (a NumPy step
-            # per entry either way), so the check stops here and leaves the batch to the walk
+            # most records differ: walking costs as much as walking all, so leave the batch to it
             return _none_fit(width, size)
-    # A place past the buffer's end is read at its end (other bytes); its record fails this
-    # check anyway, as its entries end past the buffer.
+    # A place past the buffer is read at its end; its record fails anyway (entries end past it).
     good &= at[count] == stops
     return _placed(width, size, t, at[t.wanted] + t.sizes, at[t.wanted + 1], ~good)
 
 
 def _placed(width: int, size: int, t: Template, start: Any, stop: Any, odd: Any) -> Predicted:
-    """The wanted features of the template where they ``start`` and ``stop`` in each record
-    (one row a wanted entry)."""
+    """The template's wanted features placed at ``start`` / ``stop`` per record (a row each)."""
     if len(t.slots) == width:  # every wanted key in the template: each row is filled
         kind, starts, stops = (np.empty((width, size), np.int64) for _ in range(3))
     else:
@@ -361,9 +296,7 @@ def _none_fit(width: int, size: int) -> Predicted:
 
 
 def _places(u8: Any, at: Any, first: int, last: int, length_bytes: list[int]) -> None:
-    """Fills ``at[i + 1]`` (where entry i ends) from ``at[i]`` for the entries ``first`` to
-    ``last`` of every record: the entry's length read in the template's number of bytes, as
-    the template's header has it (a record that holds it otherwise fails :func:`_matches`)."""
+    """Sets ``at[i + 1]`` for entries ``first`` to ``last``, lengths in the template's sizes."""
     after = u8[1:]  # the byte after each: an entry's length follows its tag
     for i in range(first, last):
         p, n = at[i], length_bytes[i]
@@ -378,10 +311,7 @@ def _places(u8: Any, at: Any, first: int, last: int, length_bytes: list[int]) ->
 
 
 def _matches(buf: Any, places: Any, d: Any, g: _Group, a: int, b: int, first: int) -> Any:
-    """``(records, entries)``: whether each record holds the header of the group's entries
-    ``a`` to ``b`` where :func:`_places` put them (``places``, and ``d`` each entry's length
-    less the template's: from entry ``first`` on), each length the template's plus d,
-    re-encoded in as many bytes."""
+    """``(records, entries)``: whether each holds its header, lengths the template's plus ``d``."""
     index: Any = g.index[a:b] - first
     if index[-1] - index[0] == b - a - 1:  # entries one after another: views, not copies
         index = slice(int(index[0]), int(index[-1]) + 1)

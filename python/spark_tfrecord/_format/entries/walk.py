@@ -1,20 +1,5 @@
-"""The one walk of a record's features: an ``Example``'s (or ``SequenceExample``'s) map entries,
-a ``Feature``'s lists and a ``FeatureList``'s steps, read on the wire as the jar's
-``ExampleWalker`` reads them, with its ``WireCursor``'s messages and positions (a byte of the
-record), so that a malformed record is reported as the jar reports it.
-
-Every reader of whole records walks them here: the record decoder
-(:mod:`spark_tfrecord._format.entries.decoder`, what ``ds[i]``, the batch path's fallback, the
-jar-less source's record path and ``inspect``'s rows run) and schema inference's statistics
-(:mod:`spark_tfrecord._format.entries.feature_stats`). The batch decoder predicts
-where the entries lie instead (:mod:`spark_tfrecord._format.entries.record_layout`) and walks a
-batch's records together only where the prediction misses
-(:mod:`spark_tfrecord._format.entries.batch`).
-
-The protobuf rules it keeps: fields in any order, unknown fields skipped (groups too), a message
-given twice merges (its map entries add up), a map entry's key and value in either order or
-missing (then empty), and of a ``Feature``'s ``oneof`` the last kind set wins while the same
-kind set twice concatenates.
+"""The one walk of a record's features, as the jar's ``ExampleWalker``, with its error messages.
+It keeps protobuf's rules: field order, unknown fields, merging, a Feature's last oneof kind.
 """
 
 from __future__ import annotations
@@ -35,17 +20,14 @@ from spark_tfrecord._format.entries.wire import (
     cursor_varint,
 )
 
-#: The record's field an entry is in: ``Example.features`` / ``SequenceExample.context`` (a
-#: ``Feature`` each) and ``SequenceExample.feature_lists`` (a ``FeatureList`` each); the tags.
+#: The record fields' tags: ``features`` / ``context`` and ``feature_lists``.
 CONTEXT, FEATURE_LIST = 0x0A, 0x12
 #: The tags of a Feature's lists (bytes_list, float_list, int64_list), length-delimited.
 _LIST_TAGS = frozenset((0x0A, 0x12, 0x1A))
 
 
 def entries(buf: bytes, sequence: bool) -> Iterator[tuple[int, bytes, int, int]]:
-    """Each map entry of the record ``buf``, in the record's order: its field
-    (:data:`CONTEXT` or, with ``sequence``, :data:`FEATURE_LIST`), its key, and where its
-    value lies (``start``, ``end``; empty when the entry has none)."""
+    """Each map entry, in order: (field, key, value start, value end; empty when it has none)."""
     pos, end = 0, len(buf)
     lists = FEATURE_LIST if sequence else -1
     while pos < end:
@@ -100,10 +82,7 @@ def steps(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int]]:
 
 
 def feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
-    """A ``Feature``'s kind (the last of its oneof fields, :data:`UNSET` when none is) and the
-    values of each list of that kind since the last switch, as the jar's
-    ``ExampleWalker.readFeature`` reads them; a list field of another wire type than
-    length-delimited is malformed."""
+    """A ``Feature``'s kind (last oneof field set) and its lists of that kind since the switch."""
     if start < end and buf[start] in _LIST_TAGS:  # the usual Feature: one list filling it
         kind = buf[start] >> 3
         lstart, lend = cursor_delimited(buf, start + 1, end)
@@ -132,9 +111,7 @@ def feature(buf: bytes, start: int, end: int) -> tuple[int, list[Any]]:
 
 
 def feature_values(buf: bytes, start: int, end: int) -> tuple[int, Any]:
-    """A ``Feature``'s kind and values, its lists of the winning kind concatenated (None for
-    :data:`UNSET`): :func:`feature`, for the record decoder, without a list of one list for
-    the usual Feature."""
+    """A ``Feature``'s kind and values, its winning kind's lists concatenated (None if unset)."""
     if start < end and buf[start] in _LIST_TAGS:
         kind = buf[start] >> 3
         lstart, lend = cursor_delimited(buf, start + 1, end)

@@ -1,8 +1,4 @@
-"""Protobuf's wire format, the primitives the ``Example`` decoders walk records with: the
-``Feature`` kinds, varints (one at a time, a packed run at once, or one at each of many
-positions), length-delimited fields, and skipping unknown fields; and the same reads worded as
-the jar's ``WireCursor`` words them. The one scalar varint reader is :func:`varint`.
-"""
+"""Protobuf's wire format: the primitives the Example decoders walk records with."""
 
 from __future__ import annotations
 
@@ -10,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-#: ``Feature``'s field numbers, one per kind (its ``oneof kind``, and the jar's
-#: ``ProtoWire.Kind…``); 0: a Feature with none set.
+#: ``Feature``'s field numbers, one per kind (the jar's ``ProtoWire.Kind…``); 0: none set.
 UNSET, BYTES, FLOAT, INT64 = 0, 1, 2, 3
 #: The TensorFlow name of each kind.
 KIND_NAMES = {UNSET: "no kind", BYTES: "bytes_list", FLOAT: "float_list", INT64: "int64_list"}
@@ -67,9 +62,7 @@ def skip(buf: bytes, pos: int, end: int, wire_type: int) -> int:
 
 
 # --- the jar's WireCursor ------------------------------------------------------------------------
-# The same reads with the jar's messages and positions (a byte of the record, ``buf`` being one
-# record), signed varints as Java reads them, and groups skipped: what inference and the JSON rows
-# of ``inspect`` report, as the jar reports it.
+# The same reads with the jar's messages and positions, Java's signed varints, groups skipped.
 
 
 def cursor_error(what: str, at: int) -> MalformedRecord:
@@ -143,8 +136,7 @@ def packed_varints(buf: bytes, start: int, end: int) -> Any:
     lengths = ends - starts + 1
     if int(lengths.max()) > 10:
         raise MalformedRecord("a varint longer than 10 bytes")
-    # byte k of every varint that has one, k = 0, 1, ...: a step per byte of the longest, not
-    # an index per byte; the second byte over all varints, the others over those that have it
+    # byte k of every varint that has one: a step per byte of the longest, not an index per byte
     out = (b[starts] & 0x7F).astype(np.uint64)
     more = lengths > 1
     second = (b[np.minimum(starts + 1, b.size - 1)] & 0x7F).astype(np.uint64) << np.uint64(7)
@@ -156,10 +148,7 @@ def packed_varints(buf: bytes, start: int, end: int) -> Any:
 
 
 def varints_at(u8: Any, p: Any, ok: Any, longest: int = 5) -> tuple[Any, Any, Any]:
-    """The varints of at most ``longest`` bytes (5: lengths; 10: any int64) at positions ``p``
-    of ``u8`` (a uint8 array), one per record of a batch: values (int64, two's complement),
-    the positions after them, and ``ok`` with False where one is longer or past the buffer. A
-    byte a step, for the records whose varint goes on: most lengths take one or two bytes."""
+    """Varints (``longest`` bytes at most) at ``p``: int64 values, positions after, new ``ok``."""
     last = len(u8) - 1
     b = u8[np.minimum(p, last)]
     more = b >= 0x80

@@ -1,3 +1,1 @@
-"""The pipeline's first stage, files: where the bytes are. Local and fsspec file systems
-(:mod:`.files`), listing and partition folders (:mod:`.partitions`), index files
-(:mod:`.index`), and the closed names of the format's options (:mod:`.names`)."""
+"""The files stage: file systems, listing, partition folders, index files, option names."""

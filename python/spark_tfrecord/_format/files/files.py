@@ -1,10 +1,4 @@
-"""Where a trainer's files are: the local disk, or an object store through fsspec.
-
-:func:`file_system` gives a :class:`Files` for a path: :class:`LocalFiles` for a local path or
-a ``file:`` URL, :class:`FsspecFiles` for any other URL (``s3://``, ``gs://``, ``hdfs://``...),
-whose fsspec implementation (s3fs, gcsfs...) is an optional extra, imported only then. Both
-list a folder as Spark lists data files, and read byte ranges; nothing here needs Spark or a JVM.
-"""
+"""Where a trainer's files are: the local disk, or an object store through fsspec (no Spark)."""
 
 from __future__ import annotations
 
@@ -13,8 +7,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO, Any
 
-#: Names that Spark's listing and TensorFlow's ``part-*`` globs pass over: ``_SUCCESS``, the
-#: manifest, index files, ``.crc`` files, ``_temporary`` folders.
+#: Names Spark's listing passes over: ``_SUCCESS``, the manifest, indexes, ``_temporary``...
 HIDDEN_PREFIXES = ("_", ".")
 #: A TFDS dataset's metadata at the root of its folder, beside its shards: not data.
 _TFDS_METADATA = ("dataset_info.json", "features.json")
@@ -29,9 +22,7 @@ def metadata(name: str) -> bool:
 
 
 def local_path(path: str) -> str:
-    """``path`` without a ``file:`` scheme (``file:///tmp/x``, ``file://localhost/tmp/x``,
-    Hadoop's ``file:/tmp/x``): the one way this package reads a ``file:`` URL. As Hadoop takes
-    it, ``%`` is not decoded (Spark writes a partition value's ``%20`` into a folder's name)."""
+    """``path`` without a ``file:`` scheme; as Hadoop, ``%`` is not decoded."""
     if path.startswith("file:"):
         path = path[len("file:") :]
         if path.startswith("//localhost/"):
@@ -45,8 +36,7 @@ def is_url(path: str) -> bool:
     return "://" in path and not path.startswith("file:")
 
 
-#: The characters of Hadoop's glob syntax (``FileSystem.globStatus``), which Spark reads paths
-#: with: ``*``, ``?``, ``[abc]``, and ``{a,b}`` alternatives.
+#: The characters of Hadoop's glob syntax (``FileSystem.globStatus``), which Spark reads paths with.
 GLOB_CHARACTERS = "*?[{"
 
 
@@ -66,8 +56,7 @@ INDEX_PREFIX, INDEX_SUFFIX = "_", ".idx"
 
 
 def index_path(data_file: str) -> str:
-    """The path of the index of ``data_file``: ``_<name>.idx`` in the same directory (a local
-    path, or a URL: ``/`` separates its folders).
+    """The path of the index of ``data_file``: ``_<name>.idx`` beside it (a local path or a URL).
 
     >>> index_path("/data/train/part-00000-1b2c.c000.tfrecord")
     '/data/train/_part-00000-1b2c.c000.tfrecord.idx'
@@ -113,8 +102,7 @@ class Files:
         yield  # pragma: no cover
 
     def write_whole(self, path: str, data: bytes) -> None:
-        """Writes ``data`` as the file ``path``, replacing it; the file appears whole or not at
-        all (no reader ever sees part of it)."""
+        """Writes ``data`` as ``path``, replacing it; readers see it whole or not at all."""
         raise NotImplementedError
 
     @property
@@ -178,9 +166,7 @@ class LocalFiles(Files):
 
 
 class FsspecFiles(Files):
-    """A file system of fsspec's (s3fs for ``s3://``, gcsfs for ``gs://``...), made anew in
-    each process that uses it (a DataLoader worker, a forked or spawned process): fsspec file
-    systems hold event loops and connections that do not survive a fork or a pickle."""
+    """An fsspec file system, made anew in each process: its loops and sockets survive no fork."""
 
     def __init__(self, url: str, storage_options: Mapping[str, Any] | None) -> None:
         self.protocol = url.split("://", 1)[0]
@@ -208,11 +194,8 @@ class FsspecFiles(Files):
             # skip_instance_cache: an instance cached before a fork shares its loop and sockets.
             try:
                 if self.protocol in ("gs", "gcs") and gcs_emulator(self.storage_options):
-                    # gcsfs's default class (from 2026.x) asks each bucket's type over gRPC
-                    # before opening a file, which a server that speaks only the JSON API over
-                    # HTTP (an emulator) never answers: 60 s per file, then the JSON API anyway.
-                    # Its JSON-only class is the one GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT=false
-                    # selects; Cloud Storage itself answers, and gets gcsfs's default.
+                    # gcsfs's default class asks each bucket's type over gRPC, which an
+                    # emulator (JSON API only) never answers: use the JSON-only class.
                     from gcsfs.core import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
                         GCSFileSystem,
                     )
@@ -242,9 +225,7 @@ class FsspecFiles(Files):
         return f"{self.protocol}://{stripped}"
 
     def _kind(self, path: str) -> str | None:
-        """The entry's type (``file``, ``directory``), None when there is none. fsspec's
-        ``isdir`` and ``isfile`` answer False on any error, which took a refused connection
-        or a denied request for a missing path: those are raised as they are."""
+        """The entry's type, None if missing; other errors raise (fsspec's ``isdir`` hides them)."""
         try:
             return str(self.fs.info(path).get("type"))
         except FileNotFoundError:
@@ -266,8 +247,7 @@ class FsspecFiles(Files):
         root = self._strip(folder).rstrip("/")
         found: list[tuple[str, int]] = []
         for path, info in self.fs.find(root, detail=True).items():
-            # A folder's placeholder object (``t/``, ``t/p=0/``: empty, its name ends in ``/``),
-            # which the GCS Hadoop connector makes for every folder, is a folder, not a file.
+            # A folder's placeholder object (``t/``), as the GCS connector makes, is no file.
             if info.get("type") == "directory" or path.endswith("/"):
                 continue
             rel = path[len(root) + 1 :] if path.startswith(root + "/") else path
@@ -297,8 +277,7 @@ class FsspecFiles(Files):
 
 
 def gcs_emulator(storage_options: Mapping[str, Any]) -> bool:
-    """Whether gcsfs is pointed at a server other than Cloud Storage: ``endpoint_url`` in the
-    ``storage_options``, or ``STORAGE_EMULATOR_HOST``, which Google's own clients read too."""
+    """Whether ``endpoint_url`` or ``STORAGE_EMULATOR_HOST`` points gcsfs off Cloud Storage."""
     endpoint = storage_options.get("endpoint_url") or os.environ.get("STORAGE_EMULATOR_HOST")
     return endpoint not in (None, "", "default")
 

@@ -1,9 +1,5 @@
-"""Index files beside TFRecord files, for trainers that shard a file by record offsets.
-
-The ``writeIndex`` write option (and ``spark-tfrecord index``) writes, for each data file
-``dir/name``, the index ``dir/_name.idx``: one line per record, ``<offset> <size>``, the format
-of the ``tfrecord`` package (PyTorch) and of NVIDIA DALI. These helpers need neither Spark nor a
-JVM, so a trainer can use them with only this package installed.
+"""Index files beside data files: ``dir/_name.idx``, one ``<offset> <size>`` line per record.
+The format of the ``tfrecord`` package (PyTorch) and NVIDIA DALI; needs neither Spark nor a JVM.
 """
 
 from __future__ import annotations
@@ -16,13 +12,8 @@ __all__ = ["INDEX_PREFIX", "INDEX_SUFFIX", "index_path", "indexed_files"]
 
 
 def indexed_files(path: str) -> list[tuple[str, str]]:
-    """The data files under the local directory ``path`` with their indexes, sorted by path.
-
-    Data files are found as Spark finds them: recursively (``name=value`` partition directories
-    included), skipping names that start with ``_`` or ``.`` and, at the root, a TFDS dataset's
-    metadata (``dataset_info.json``, ``features.json``), as :func:`dataset_info` lists them. A
-    data file without its index raises ``FileNotFoundError`` naming it, so a trainer never
-    silently reads fewer files than were written.
+    """The data files at ``path`` (a local directory or file) with their indexes, sorted by path.
+    Listed as Spark lists them; ``FileNotFoundError`` for a data file without its index.
     """
     if os.path.isfile(path):
         found = [path]

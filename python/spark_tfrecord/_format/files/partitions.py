@@ -1,20 +1,6 @@
-"""Partition columns from ``name=value`` folder names, typed and valued as Spark's partition
-discovery gives them (``PartitioningUtils``, Spark 3.5 and 4.x), with
-``spark.sql.sources.partitionColumnTypeInference.enabled`` (the default) on:
-
-- each value is inferred alone: an ``int``, else a ``bigint``, else a ``decimal(p,0)`` (an
-  integer of up to 38 digits, ``1e3`` too), else a ``double`` (Java's ``parseDouble``), else a
-  ``timestamp`` (``yyyy-MM-dd HH:mm:ss``, with one digit of a fraction at most), else a
-  ``date`` (``yyyy-MM-dd``), else a ``string``; ``__HIVE_DEFAULT_PARTITION__`` is a null (a
-  column of nulls only: ``void``);
-- a column's type is the widest of its values' (``int`` and ``bigint``: ``bigint``; an integer
-  and a ``double``: ``double``, but ``bigint`` or a decimal with a ``double``: ``string``; a
-  ``date`` and a ``timestamp``: ``timestamp``; any other two: ``string``);
-- names and string values are unescaped (``%3D`` is ``=``), as Spark's ``unescapePathName``.
-
-Values are given in the loaders' dtypes: integers, dates (days since 1970-01-01) and timestamps
-(microseconds, the folder's local time read in this process's time zone, as Spark reads it in
-the session's) as ``int``, doubles and decimals as ``float``, strings as ``str``.
+"""Partition columns from ``name=value`` folder names, as Spark's ``PartitioningUtils`` infers them.
+Values are in the loaders' dtypes: dates as days since 1970-01-01, timestamps as microseconds
+(the folder's local time read in this process's time zone), doubles and decimals as ``float``.
 """
 
 from __future__ import annotations
@@ -55,9 +41,7 @@ def unescape(name: str) -> str:
 
 
 def folders(relative_path: str) -> list[tuple[str, str]]:
-    """The ``(name, raw value)`` of the ``name=value`` folders a file is in, outermost first:
-    those above the file up to the first folder that is not one (``relative_path`` is the
-    file's path below the table's root, ``/``-separated)."""
+    """The ``name=value`` folders directly above the file ``relative_path``, outermost first."""
     found = []
     for part in reversed(relative_path.split("/")[:-1]):
         if "=" not in part:
@@ -68,8 +52,7 @@ def folders(relative_path: str) -> list[tuple[str, str]]:
 
 
 def _decimal_type(raw: str) -> str | None:
-    """``decimal(p,0)`` when Java's ``BigDecimal(raw)`` is an integer (a scale of 0 or less)
-    of at most 38 digits."""
+    """``decimal(p,0)`` when Java's ``BigDecimal(raw)`` is an integer of at most 38 digits."""
     if not _BIG_DECIMAL.fullmatch(raw):
         return None
     value = decimal.Decimal(raw)
@@ -130,8 +113,7 @@ def _precision(t: str) -> int:
 
 
 def wider(a: str, b: str) -> str:
-    """The type of a column holding values of types ``a`` and ``b`` (Spark's
-    ``findWiderTypeForPartitionColumn``)."""
+    """The type of a column of types ``a`` and ``b`` (``findWiderTypeForPartitionColumn``)."""
     if a == b:
         return a
     if a == "null" or b == "null":
@@ -151,8 +133,7 @@ def wider(a: str, b: str) -> str:
 
 
 def column_type(raws: Sequence[str]) -> str:
-    """The type of a partition column whose folders hold ``raws`` (``void`` when all are
-    nulls, Spark's ``NullType``)."""
+    """The type of a partition column whose folders hold ``raws`` (``void`` if all null)."""
     t = "null"
     for raw in raws:
         t = wider(t, infer(raw))
@@ -201,9 +182,7 @@ def kind(t: str) -> str:
 
 
 def discover(root: str, paths: Sequence[str]) -> list[dict[str, str]]:
-    """Per data file (``paths``, under the folder ``root``: local paths, or URLs of one file
-    system), its ``name=value`` folders below ``root`` (raw values); empty when the files are
-    in none. A ValueError when files name different columns, as Spark's discovery fails."""
+    """Each file's raw ``name=value`` folders below ``root``; ValueError if columns differ."""
     url = is_url(root)
     top = (root if url else os.path.abspath(local_path(root))).rstrip("/") + "/"
     full = list(paths) if url else [os.path.abspath(local_path(p)) for p in paths]

@@ -1,6 +1,4 @@
-"""Compressed TFRecord files: which codec the ``compression`` option names, which codec a file
-has, as the data source's reader decides it, and its record stream decompressed (gzip and ZLIB,
-in plain Python's ``zlib``)."""
+"""Compressed TFRecord files: codec names, a file's codec as the reader decides, decompression."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ _LOCAL = LocalFiles()
 CHUNK = 1 << 20
 #: Hadoop codecs' default extensions, as the JVM reader's CompressionCodecFactory knows them.
 _HADOOP_EXTENSIONS = {".bz2": "bzip2", ".snappy": "snappy", ".lz4": "lz4", ".zst": "zstd"}
-#: The values of the ``compression`` (or ``codec``) option that name a codec TensorFlow reads,
-#: lower-cased, with the jar's aliases.
+#: ``compression`` / ``codec`` values TensorFlow reads, lower-cased, with the jar's aliases.
 _OPTION_CODECS = {
     "none": "none",
     "uncompressed": "none",
@@ -34,9 +31,7 @@ _OPTION_CODECS = {
 
 
 def tensorflow_codec(value: str) -> str | None:
-    """The codec (``none``, ``gzip`` or ``deflate``) that the ``compression`` or ``codec``
-    option's ``value`` names (case and surrounding spaces ignored), or None when it names no
-    codec TensorFlow reads.
+    """The codec (``none``, ``gzip``, ``deflate``) option ``value`` names; None if not TensorFlow's.
 
     >>> [tensorflow_codec(v) for v in ("GZIP", " zlib", "uncompressed", "snappy")]
     ['gzip', 'deflate', 'none', None]
@@ -60,9 +55,7 @@ def compression_by_name(path: str) -> str | None:
 
 
 def compression_by_head(head: bytes) -> str:
-    """The JVM reader's ``TFRecordCompression.detect``: a sound TFRecord header is none (so an
-    uncompressed file is never taken for a compressed one), then gzip's magic, then a zlib
-    header, else none."""
+    """As ``TFRecordCompression.detect``: a sound TFRecord header wins, then gzip, then zlib."""
     if sound_header(head):
         return "none"
     if len(head) >= 3 and head[0] == 0x1F and head[1] == 0x8B and head[2] == 8:
@@ -73,18 +66,13 @@ def compression_by_head(head: bytes) -> str:
 
 
 def file_compression(path: str, option: str | None, head: bytes) -> str:
-    """The compression the jar reads ``path`` with: its name's (``.gz``, ``.deflate``...), else
-    the ``compression`` option, else what its first bytes ``head`` say
-    (``TFRecordCompression.detect``)."""
+    """The jar's codec for ``path``: by name, else the ``compression`` option, else by ``head``."""
     named = compression_by_name(path) or option
     return named if named not in (None, "none") else compression_by_head(head)
 
 
 def detect_compression(path: str, files: Files = _LOCAL) -> str:
-    """The compression of the file ``path`` as the data source's reader decides it: by its
-    extension (``.gz``, ``.deflate`` / ``.zlib``, a Hadoop codec's), else by its first bytes
-    (TensorFlow's GZIP shards have no ``.gz``).
-    """
+    """``path``'s codec by extension, else by first bytes (TF's GZIP shards have no ``.gz``)."""
     named = compression_by_name(path)
     if named is not None:
         return named
@@ -105,8 +93,7 @@ def chunks(path: str, compression: str, files: Files = _LOCAL) -> Iterator[bytes
             while chunk := f.read(CHUNK):
                 yield chunk
             return
-        # gzip: wbits 31 (a gzip header); ZLIB: 15 (a zlib header). gzip files may hold
-        # several members, one after another, as GZIPInputStream reads them.
+        # wbits 31: gzip, 15: zlib; a gzip file may hold several members (GZIPInputStream)
         wbits = 31 if compression == "gzip" else 15
         d = zlib.decompressobj(wbits)
         produced = 0

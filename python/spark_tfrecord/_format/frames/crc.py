@@ -1,9 +1,4 @@
-"""CRC32C (Castagnoli), the checksum of TFRecord framing, and its masked form.
-
-:func:`crc32c` is the fastest implementation importable, chosen once per process: the ``crc32c``
-package's C code (it takes a memoryview, so no copy), ``google-crc32c``'s, else pure Python
-(slicing-by-8, some 50 times slower than the C code: benchmarks/count_records.py).
-"""
+"""CRC32C: ``crc32c``'s C code, else ``google-crc32c``'s, else pure Python; TFRecord's mask."""
 
 from __future__ import annotations
 
@@ -15,8 +10,7 @@ MASK_DELTA = 0xA282EAD8
 
 
 def _crc_tables() -> tuple[list[int], ...]:
-    """Slicing-by-8 tables: ``t[0]`` the byte-at-a-time table of CRC32C (Castagnoli),
-    ``t[k][i]`` the CRC of byte i followed by k zero bytes."""
+    """Slicing-by-8 tables: ``t[k][i]`` is the CRC of byte i followed by k zero bytes."""
     t0 = []
     for i in range(256):
         c = i
@@ -35,8 +29,7 @@ _WORDS = struct.Struct("<Q").iter_unpack
 
 
 def _crc32c_python(data: bytes | bytearray | memoryview) -> int:
-    """CRC32C in pure Python, the fallback: eight bytes a step (slicing-by-8), about twice as
-    fast as a byte a step, and some 50 times slower than the crc32c packages' C code."""
+    """CRC32C in pure Python (slicing-by-8), the fallback."""
     global _tables
     if _tables is None:
         _tables = _crc_tables()
@@ -62,8 +55,7 @@ def _crc32c_python(data: bytes | bytearray | memoryview) -> int:
 
 
 def _fast_crc32c() -> tuple[Callable[[Any], int], str]:
-    """The fastest CRC32C importable, and its name: the crc32c package's C code (it takes a
-    memoryview, so no copy), google-crc32c's, else pure Python."""
+    """The fastest CRC32C importable, and its name."""
     try:
         import crc32c  # type: ignore[import-not-found, unused-ignore]
 
@@ -110,9 +102,7 @@ _word_tables: Any = None
 
 
 def crc32c_words(words: Any) -> Any:
-    """The CRC32C of each 8-byte little-endian word of a NumPy uint64 array, as uint64: the
-    slicing-by-8 step, once for the whole array (a TFRecord's length field, a batch's at once,
-    without a call per record)."""
+    """The CRC32C of each 8-byte LE word of a uint64 array (length fields), as uint64."""
     import numpy as np
 
     global _word_tables, _tables

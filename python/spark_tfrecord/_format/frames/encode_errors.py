@@ -1,18 +1,11 @@
-"""The errors the Example encoder raises: the jar's conditions, parameters and messages.
-
-They answer ``getCondition()`` and ``getMessageParameters()`` as PySpark's own exceptions do, so
-that :func:`spark_tfrecord.errors.condition` and :func:`spark_tfrecord.errors.parameters` find
-them, and a Python data source's task that raises one shows the same condition as the jar's.
-"""
+"""The Example encoder's errors, answering ``getCondition()`` as PySpark's exceptions do."""
 
 from __future__ import annotations
 
 
 class EncodeError(ValueError):
     """A schema, option or value the encoder refuses, with the jar's condition.
-
-    ``row`` is the index, in the batch being encoded, of the row whose value does not fit (None
-    for an error of the schema or an option, found when the encoder is built).
+    ``row``: the offending row's index in the batch (None for a schema or option error).
     """
 
     def __init__(

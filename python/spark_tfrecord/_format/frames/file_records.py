@@ -1,7 +1,4 @@
-"""The records of one TFRecord file read from its start, in order: decompressed as its name or
-first bytes say, each frame's length (and, when asked, its data's CRC) checked. What schema
-inference, ``inspect``'s rows and ``spark-tfrecord index`` read.
-"""
+"""The records of one TFRecord file in order, decompressed as its name or first bytes say."""
 
 from __future__ import annotations
 
@@ -22,9 +19,7 @@ def records(
     verify_checksums: bool = True,
     max_record_bytes: int = _MAX_RECORD_BYTES,
 ) -> Iterator[tuple[int, bytes]]:
-    """The records of one file in order, as (offset in the decompressed stream, data), each
-    length checked (and, with ``verify_checksums``, its data's CRC). Damage raises
-    :class:`~spark_tfrecord.errors.CorruptFileError` naming the file and offset."""
+    """Each record as (offset in the decompressed stream, data); damage raises CorruptFileError."""
     for buf, starts, stops, offsets in record_batches(
         path,
         files,

@@ -1,7 +1,4 @@
-"""A batch's records framed as TensorFlow's ``RecordWriter`` frames them: length (uint64
-little-endian), its masked CRC32C, the data, the data's masked CRC32C; all the batch's records in
-one buffer.
-"""
+"""A batch's records framed as TensorFlow's ``RecordWriter`` frames them, in one buffer."""
 
 from __future__ import annotations
 
@@ -20,8 +17,7 @@ MAX_DATA_BYTES = MAX_RECORD_BYTES - HEADER - FOOTER
 
 
 class Encoded:
-    """A batch's records, framed and laid end to end in one buffer: record i's frame is
-    ``framed[offsets[i] : offsets[i + 1]]``, its data 12 bytes in, without the last 4."""
+    """A batch's framed records in one buffer: record i is ``framed[offsets[i]:offsets[i + 1]]``."""
 
     def __init__(self, framed: Bytes, offsets: Ints) -> None:
         self.framed = framed
@@ -45,8 +41,7 @@ class Encoded:
 
 
 def frame(record: list[Ragged], n: int) -> Encoded:
-    """The records framed as TensorFlow's ``RecordWriter`` frames them: length (uint64 LE), its
-    masked CRC32C, the data, the data's masked CRC32C."""
+    """The ``n`` records framed: uint64 LE length, its masked CRC32C, data, data's masked CRC32C."""
     crc = crc32c()
     sizes = np.zeros(n, np.int64)
     for p in record:

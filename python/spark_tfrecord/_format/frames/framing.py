@@ -1,17 +1,4 @@
-"""TFRecord framing: each record is its length (uint64, little-endian) and that length's masked
-CRC32C (the 12-byte header), the data, then the data's masked CRC32C (the 4-byte footer).
-
-This module is the one that reads that layout, checks it and words its errors (each naming the
-file and the record's offset):
-
-- :func:`sound_header` (compression detection) and :func:`header_length` (a header, checked);
-- :func:`walk_stream` and :func:`walk_batches`: a (decompressed) stream of records in order,
-  one at a time (counting, inference, the jar-less source's slices) or in batches (the
-  jar-less source, the loaders' scan), both checksums checked as the data source checks them;
-- :func:`check_frame` and :func:`frames_sound`: records read by their offset (the map-style
-  loaders), one at a time and a batch at once;
-- :func:`find_record_start`: the first sound header at or after an offset (a slice's start).
-"""
+"""TFRecord framing (length, its masked CRC32C, data, its masked CRC32C), read and checked."""
 
 from __future__ import annotations
 
@@ -67,9 +54,7 @@ def sound_header(head: bytes) -> bool:
 def header_length(
     buf: bytes, pos: int, path: str, offset: int, max_record_bytes: int = MAX_RECORD_BYTES
 ) -> int:
-    """The data length in the record header at ``buf[pos:]`` (stream offset ``offset``),
-    checked against its CRC, the largest record and ``max_record_bytes``; a CorruptFileError
-    naming ``path``."""
+    """The header's data length at ``buf[pos:]``, CRC and size checked; raises CorruptFileError."""
     length, length_crc = _HEADER_FIELDS.unpack_from(buf, pos)
     if masked(crc32c()(buf[pos : pos + 8])) != length_crc:
         raise length_checksum_error(path, offset)
@@ -82,9 +67,7 @@ def header_length(
 
 
 def check_frame(buf: bytes, path: str, offset: int, indexed_length: int) -> None:
-    """Checks the framed record ``buf`` (header, data, footer) at ``offset`` of ``path``, whose
-    data an index says is ``indexed_length`` bytes: the length's CRC, the length against the
-    index, then the data's CRC."""
+    """Checks the frame ``buf`` at ``offset``: length CRC, length against the index's, data CRC."""
     length, length_crc = _HEADER_FIELDS.unpack_from(buf, 0)
     crc = crc32c()
     if masked(crc(buf[:8])) != length_crc:
@@ -103,10 +86,7 @@ def check_frame(buf: bytes, path: str, offset: int, indexed_length: int) -> None
 
 
 def frames_sound(buf: bytes, starts: Any, ends: Any) -> bool:
-    """Whether every framed record ``buf[starts[k]:ends[k]]`` (int64 arrays) is sound: its
-    header's length is its data's, and both CRCs match (:func:`sound_frames`). A batch that is
-    not sound is read again a record at a time (:func:`check_frame`), for the error that names
-    the record."""
+    """Whether every frame ``buf[starts[k]:ends[k]]`` is sound (see :func:`sound_frames`)."""
     return sound_frames(buf, starts, ends) == len(starts)
 
 
@@ -118,10 +98,7 @@ def sound_frames(
     verify_checksums: bool = True,
     max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> int:
-    """How many of the framed records ``buf[starts[k]:ends[k]]`` (int64 arrays), from the
-    first, are sound: the header's length is the data's and at most ``max_record_bytes``, its
-    CRC matches, and with ``verify_checksums`` the data's CRC too. The lengths' checksums for
-    the batch at once; the data's, a call of the C code per record."""
+    """How many frames, from the first, are sound (lengths, size limit, CRCs; data's if asked)."""
     import numpy as np  # not at import time: ``import spark_tfrecord`` loads no NumPy
 
     if not len(starts):
@@ -135,11 +112,9 @@ def sound_frames(
     bad |= masked_all(crc32c_words(words)) != length_crc
     if verify_checksums:
         footer = u8[(ends - FOOTER)[:, None] + np.arange(FOOTER)].copy().view("<u4")[:, 0]
-        # short records' bytes are copied out (a bytes slice costs less than a memoryview's),
-        # long ones are viewed (a copy would cost as much as their checksum)
+        # short records copied out (cheaper than a memoryview's slice), long ones viewed
         data: Any = buf if int((ends - starts).sum()) < 1024 * len(starts) else memoryview(buf)
-        # each slice counted as it is made, not all made first: a freed slice's memory serves the
-        # next (some 0.2 µs a record less)
+        # each slice checked as made, so a freed slice's memory serves the next
         crc = crc32c()
         spans = zip((starts + HEADER).tolist(), (ends - FOOTER).tolist())
         crcs = np.array([crc(data[a:b]) for a, b in spans], np.uint64)
@@ -150,10 +125,7 @@ def sound_frames(
 def frame_starts(
     buf: bytes, pos: int, most: int, stop_at: int | None = None
 ) -> tuple[list[int], int]:
-    """The starts of up to ``most`` whole frames in ``buf`` from ``pos``, one after another by
-    their length fields alone, unchecked (:func:`sound_frames` checks them), and where the
-    last one ends; none at or after ``stop_at``. A damaged length runs past the end of
-    ``buf``, where the walk stops."""
+    """Starts of up to ``most`` frames from ``pos`` by length fields alone, and the last's end."""
     found: list[int] = []
     size = len(buf)
     stop = size if stop_at is None else min(size, stop_at)
@@ -178,11 +150,9 @@ def find_record_start(
     max_record_bytes: int = MAX_RECORD_BYTES,
     window: int = 1 << 20,
 ) -> int:
-    """The offset of the first sound record header in ``[start, end)`` of the uncompressed
-    file ``f`` of ``size`` bytes, or -1 (the jar's ``findRecordStart``): a length of at most
-    ``max_record_bytes`` that fits the file, matching its CRC. With ``verify_checksums`` the
-    data's CRC there is checked too, a mismatch raised; ``f`` is read ``window`` bytes at a
-    time."""
+    """The first sound header's offset in ``[start, end)`` of uncompressed ``f``, or -1 (the jar's
+    ``findRecordStart``); with ``verify_checksums`` a data CRC mismatch there raises.
+    """
     crc = crc32c()
     unpack_header = _HEADER_FIELDS.unpack_from
     at = start
@@ -222,13 +192,9 @@ def walk_stream(
     verify_checksums: bool = True,
     max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[tuple[int, memoryview]]:
-    """The records of the stream ``chunks`` (a file's bytes, decompressed) in order, as (offset
-    in the stream, a view of the data, valid until the next record is asked for), every
-    record's length checked, and its data's checksum too with ``verify_checksums``;
-    ``file_size`` (uncompressed files) refuses a length that runs past the file's end at once,
-    and ``max_record_bytes`` (the ``maxRecordBytes`` option) a longer record. A damaged stream
-    raises :class:`spark_tfrecord.errors.CorruptFileError` naming ``path`` and the record's
-    offset in the stream.
+    """Each record of the decompressed stream ``chunks`` as (stream offset, a data view valid until
+    the next record), checked; ``file_size`` (uncompressed) refuses an overlong length at once.
+    Damage raises :class:`~spark_tfrecord.errors.CorruptFileError` naming ``path`` and offset.
     """
     crc = crc32c()
     unpack_footer = _FOOTER_FIELD.unpack_from
@@ -298,20 +264,10 @@ def walk_batches(
     batch_bytes: int = 16 * 2**20,
     stop_at: int | None = None,
 ) -> Iterator[tuple[bytes, list[int], list[int], list[int]]]:
-    """:func:`walk_stream`'s records, the same checks in the same order, in batches of at most
-    ``batch``: ``(buf, starts, stops, offsets)``, record i of the batch being
-    ``buf[starts[i]:stops[i]]`` at stream offset ``offsets[i]``, with no Python object per
-    record but three ints. A damaged stream raises its error after the batch of the records
-    before it (an error of the stream itself, a compressed one's, too). A batch ends early
-    where its records pass ``batch_bytes`` and the stream must be read further: 16 MiB, so
-    that a batch of wide records (1,000 features, 19 KB each) still has some 800 of them, over
-    which a column's fixed cost per batch is spread. With ``stop_at``, the walk ends after the
-    first record (checked) whose offset is ``stop_at`` or more, which it does not
-    give (a split's end).
-
-    The records whole in the bytes read so far are found by their lengths alone and checked
-    together (:func:`frame_starts`, :func:`sound_frames`); the rest (a record across chunks,
-    the first that is not sound, for its error) one at a time, as :func:`walk_stream` does."""
+    """:func:`walk_stream`'s records and checks, as ``(buf, starts, stops, offsets)`` batches.
+    Record i is ``buf[starts[i]:stops[i]]`` at stream offset ``offsets[i]``; an error is raised
+    after the batch before it. ``stop_at``: stop before the first record at or past it (checked).
+    """
     walk = _BatchWalk(iter(chunks), path, file_size, verify_checksums, max_record_bytes, stop_at)
     while not walk.done and walk.failure is None:
         walk.fill(batch, batch_bytes)
@@ -323,11 +279,9 @@ def walk_batches(
 
 
 class _BatchWalk:
-    """:func:`walk_batches`' state: the bytes read (``buf``, at stream offset ``base``), the
-    next record's place in them, and the batch so far."""
+    """:func:`walk_batches`' state: the bytes read (``buf``, at stream ``base``), place, batch."""
 
-    #: Fewer whole records than this in the bytes read are walked one at a time: checking them
-    #: together costs a few NumPy calls, some 20 records' walk.
+    #: Fewer whole records than this are walked one at a time (cheaper than the NumPy checks).
     FEW = 16
 
     def __init__(
@@ -354,13 +308,11 @@ class _BatchWalk:
         self.done = False
 
     def more(self, need: int) -> bool:
-        """Makes ``need`` bytes available at ``pos``, keeping the batch's records; False if
-        the stream ends first."""
+        """Gets ``need`` bytes at ``pos``, keeping the batch; False if the stream ends first."""
         keep = self.starts[0] - HEADER if self.starts else self.pos
         parts = [self.buf[keep:]]
         have = len(parts[0]) - (self.pos - keep)
-        # as many bytes again as are kept: each byte is copied some twice in all, however
-        # many chunks a batch spans
+        # read as many bytes again as are kept: each byte is copied about twice in all
         ahead = max(need, len(parts[0]))
         self.base += keep
         self.pos -= keep
@@ -378,15 +330,13 @@ class _BatchWalk:
         return have >= need
 
     def fill(self, batch: int, batch_bytes: int) -> None:
-        """Adds records to the batch until it has ``batch``, or ends early (see
-        :func:`walk_batches`), or the stream ends or fails."""
+        """Adds records until the batch has ``batch``, ends early, or the stream ends or fails."""
         while len(self.starts) < batch:
             if not self.whole(batch - len(self.starts)) and not self.one(batch_bytes):
                 return
 
     def whole(self, most: int) -> bool:
-        """Adds up to ``most`` records whole in ``buf``, checked together; False when fewer
-        than :attr:`FEW` are there, or the first is not sound."""
+        """Adds up to ``most`` whole records, checked at once; False if under FEW or unsound."""
         import numpy as np
 
         stop = None if self.stop_at is None else self.stop_at - self.base
@@ -411,8 +361,7 @@ class _BatchWalk:
 
     # long: one record's checks in walk_stream's order, each failure's message beside it
     def one(self, batch_bytes: int) -> bool:
-        """Adds the next record, checked; False when the batch must end first (its records
-        pass ``batch_bytes`` and more must be read), the stream ends, or the record fails."""
+        """Adds the next record, checked; False: the batch ends first, the stream ends or fails."""
         buf, pos, base = self.buf, self.pos, self.base
         if len(buf) - pos < HEADER and self.starts and pos - self.starts[0] >= batch_bytes:
             return False  # the batch first, then more of the stream
@@ -474,8 +423,7 @@ class _BatchWalk:
 
 
 def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> int:
-    """The number of records in the stream ``chunks`` (a file's bytes, decompressed), every
-    record's length and both checksums checked (:func:`walk_stream`)."""
+    """The number of records in the stream ``chunks``, each fully checked (:func:`walk_stream`)."""
     count = 0
     for _ in walk_stream(chunks, path, file_size):
         count += 1

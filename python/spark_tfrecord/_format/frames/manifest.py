@@ -1,18 +1,4 @@
-"""What a TFRecord folder holds, in plain Python: no Spark, no JVM, no TensorFlow.
-
-Every ``format("tfrecord")`` write leaves ``_tfrecord_manifest.json`` at the root of its folder:
-the record type, the schema, and per data file its record count and size.
-:func:`spark_tfrecord.dataset_info` reads it after one listing of the folder, and trusts it only
-when the data files on disk are exactly the ones it names, with the same sizes. Otherwise (a
-folder written by TensorFlow, a job killed mid-commit, a file added by another tool) it counts
-the records from their framing and says so in :attr:`DatasetInfo.reason`.
-
-Counting reads every byte: each record's length and both of its CRC32C checksums are checked, as
-the data source does, and gzip / ZLIB files are decompressed as a stream. With the ``crc32c`` or
-``google-crc32c`` package installed (optional, used when importable) it ran at about 200 MB/s of
-records (70 MB/s gzipped); without either the checksums are computed in pure Python, at about
-4 MB/s (a 50 MB file of 1 KB records on a busy 2-core machine: benchmarks/count_records.py).
-"""
+"""What a TFRecord folder holds: its manifest's counts if it matches the folder, else counted."""
 
 from __future__ import annotations
 
@@ -75,15 +61,13 @@ class DatasetInfo:
     num_records: int
     #: The data files, sorted by their path relative to the folder.
     files: tuple[FileInfo, ...]
-    #: The data columns' Spark DDL (``StructType.toDDL``), without partition columns; None when
-    #: counted.
+    #: The data columns' Spark DDL (``StructType.toDDL``), no partition columns; None when counted.
     schema: str | None
     #: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"``; None when counted.
     record_type: str | None
     #: The ``partitionBy`` columns, in order (when counted: from the ``name=value`` folders).
     partition_columns: tuple[str, ...]
-    #: Per feature key: the smallest and largest number of values in one record (empty when
-    #: counted).
+    #: Per feature key: the fewest and most values in one record (empty when counted).
     features: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     #: SequenceExample feature lists: the smallest and largest number of values in one step.
     feature_lists: Mapping[str, tuple[int, int]] = field(default_factory=dict)
@@ -91,12 +75,10 @@ class DatasetInfo:
     schema_json: Mapping[str, Any] | None = None
     #: ``"manifest"`` or ``"counted"`` (from the records' framing).
     source: Literal["manifest", "counted"] = "manifest"
-    #: When counted: why (no manifest, or how the folder and the manifest differ), and why there
-    #: is no schema when none could be inferred.
+    #: When counted: why (no manifest, or how it differs), and why there is no schema, if none.
     reason: str | None = None
     #: Where the schema came from: ``"manifest"``, ``"inferred"`` from the records as the jar
-    #: infers (``spark_tfrecord._format.datasets.datasets.with_schema``), or None when there is
-    #: none.
+    #: infers, or None when there is none.
     schema_source: Literal["manifest", "inferred"] | None = None
 
     @property
@@ -192,8 +174,7 @@ def _read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo:
 
 
 def read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo | None:
-    """The valid manifest of ``folder`` (on ``files``), or None (no manifest, or one the folder
-    does not match)."""
+    """The valid manifest of ``folder`` (on ``files``), or None (none, or not matching it)."""
     try:
         return _read_manifest(folder, files)
     except _Stale:
@@ -204,12 +185,7 @@ def read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo | None:
 
 
 def count_records(path: str, compression: str | None = None, files: Files = _LOCAL) -> int:
-    """The number of records in the TFRecord file ``path``, from its framing: every
-    record's length and both checksums checked. ``compression`` defaults to what
-    :func:`detect_compression` finds. A damaged file raises
-    :class:`spark_tfrecord.errors.CorruptFileError` naming the file and the record's offset in
-    the (decompressed) stream.
-    """
+    """The number of records in the file ``path``, all checked; damage raises CorruptFileError."""
     if compression is None:
         compression = detect_compression(path, files)
     # Uncompressed, the stream is the file: a length running past its end is known at once.
@@ -256,9 +232,7 @@ def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
 
 
 def dataset_info_in(fs: Files, path: str) -> DatasetInfo:
-    """The counts and files of ``path`` on the file system ``fs``: its manifest's, else counted
-    from the records' framing, with no schema (:func:`spark_tfrecord.dataset_info` infers
-    it)."""
+    """``path``'s counts and files on ``fs``: its manifest's, else counted, with no schema."""
     if fs.isdir(path):
         try:
             return _read_manifest(path, fs)

@@ -1,19 +1,5 @@
 """Protobuf bytes for whole columns at once: varints, length-delimited fields, row assembly.
-
-The encoder never loops over rows to build a message. A column's encoded values are a
-:class:`Ragged` (one byte string per unit: a row, a list step or a value, as slices of one
-buffer), and a message is a :class:`Parts`, the ragged pieces that, laid one after the other,
-make each unit's bytes, with their total size per unit. Protobuf prefixes each message with its
-length, so the sizes come first and cost only array arithmetic; :func:`concat` then copies
-the bytes into the records' buffer.
-
-:func:`concat` lays the units out as the rows of a matrix, a column slot per piece as wide as
-its widest unit's, each unit's piece at the left of its slot, and keeps the bytes of the pieces
-(one boolean compress): a slot of pieces of one size is one strided copy (a constant's, or a
-fixed list's values), where placing each piece where the unit's earlier pieces end would take
-an index per byte. Where the slots would be mostly padding (one unit's piece far longer than
-the others'), or most bytes are in long pieces (images: a copy a unit either way), the pieces
-are placed one at a time at their units' offsets instead.
+No loop over rows: values are :class:`Ragged` byte strings per unit, messages :class:`Parts`.
 """
 
 from __future__ import annotations
@@ -28,8 +14,7 @@ Bytes = npt.NDArray[np.uint8]
 Ints = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
 
-#: Above this many bytes per unit on average, a piece is copied unit by unit (a memcpy each)
-#: rather than through index arrays (8 bytes of index per byte copied).
+#: Above this many bytes per unit on average, a piece is copied per unit, not by index arrays.
 _COPY_PER_UNIT = 1024
 
 
@@ -39,8 +24,7 @@ class Ragged(NamedTuple):
     buf: Bytes
     start: Ints
     size: Ints
-    #: Where known, ``start[i]`` is ``start[0] + stride * i`` for every unit (0: the same bytes
-    #: for every unit, a constant).
+    #: If known, ``start[i] == start[0] + stride * i`` for every unit (0: a constant).
     stride: int | None = None
 
 
@@ -52,8 +36,7 @@ class Parts(NamedTuple):
 
 
 def offsets(size: Any, dtype: type[np.signedinteger[Any]] = np.int64) -> Any:
-    """The n+1 offsets of units of these sizes laid end to end (Arrow's offsets of lists of
-    ``size`` items: ``np.int32`` for its lists, strings and binaries)."""
+    """The n+1 offsets of units of ``size`` laid end to end (``dtype`` np.int32 for Arrow's)."""
     out = np.zeros(len(size) + 1, dtype)
     np.cumsum(size, dtype=dtype, out=out[1:])
     return out
@@ -81,8 +64,7 @@ def varint_sizes(values: npt.NDArray[np.uint64]) -> Ints:
 
 
 def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mask | None) -> Ragged:
-    """Each value as a varint (a negative int64 as its 10-byte two's complement), laid end to
-    end; nothing for a unit not ``present``."""
+    """Values as varints end to end (a negative int64: 10 bytes); nothing where not ``present``."""
     v = values.astype(np.int64, copy=False).view(np.uint64)
     if present is not None and present.all():
         present = None
@@ -111,9 +93,7 @@ def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mas
 
 
 def lengths(sizes: Ints, present: Mask) -> Ragged:
-    """The length prefixes of messages of these sizes (varints), for the ``present`` units: one
-    constant where every unit has one of the same size (a fixed-size feature's), which
-    :func:`concat` then lays out with the constants around it."""
+    """Length-prefix varints of ``sizes`` for ``present`` units; one constant if all are equal."""
     if len(sizes) and present.all() and int(sizes.min()) == int(sizes.max()):
         return const(varint(int(sizes[0])), present)
     return varints(sizes, present)
@@ -130,8 +110,7 @@ def varint(value: int) -> bytes:
 
 
 def field(tag: bytes, content: Parts, present: Mask) -> Parts:
-    """A length-delimited field: ``tag``, the content's size as a varint, the content; for a
-    present unit only (an absent unit's content must be empty)."""
+    """A length-delimited field for present units; an absent unit's content must be empty."""
     prefix = lengths(content.size, present)
     size = np.where(present, len(tag) + prefix.size + content.size, 0)
     return Parts([const(tag, present), prefix, *content.parts], size)
@@ -142,12 +121,10 @@ def single(r: Ragged) -> Parts:
     return Parts([r], r.size)
 
 
-#: At most this many bytes of slots for each byte of the pieces (and 32 a unit), or the pieces
-#: are placed one at a time.
+#: At most this many slot bytes per piece byte (plus 32 a unit), else pieces go one by one.
 _PADDING = 2
-#: At most this share of the bytes in long pieces (over ``_COPY_PER_UNIT`` a unit on average),
-#: or the pieces are placed one at a time: a long piece is copied a unit at a time either way,
-#: and the slots' compress would copy its bytes once more.
+#: At most this share of bytes in long pieces, else pieces go one by one: long pieces are
+#: copied per unit either way, and the slots' compress would copy them again.
 _LONG_SHARE = 0.5
 
 
@@ -172,9 +149,7 @@ def concat(pieces: Sequence[Ragged], n: int) -> tuple[Bytes, Ints]:
 
 
 def _compressed(pieces: Sequence[Ragged], widths: list[int], sums: list[int], n: int) -> Bytes:
-    """The pieces in slots of ``widths`` columns of an n-row matrix (``sums``: each piece's
-    bytes), and its bytes that are the pieces', row after row (see the module's docstring).
-    The constants that every unit has are laid out in one row first, which fills every row."""
+    """The pieces in slots of ``widths`` columns of an n-row matrix, kept bytes row after row."""
     width = sum(widths)
     row = np.zeros(width, np.uint8)
     slots: list[tuple[int, Ragged, int, bool]] = []  # (column, piece, width, every unit as long)
@@ -228,8 +203,7 @@ def materialize(parts: Parts, n: int) -> Ragged:
 
 
 def group(units: Ragged, unit_offsets: Ints, present: Mask) -> Ragged:
-    """Rows of consecutive units (row r: units ``unit_offsets[r]`` to ``unit_offsets[r+1]``),
-    from units laid end to end; nothing for a row not ``present``."""
+    """Rows of consecutive units (row r: ``unit_offsets[r]`` to ``[r + 1]``); empty if absent."""
     ends = np.append(units.start, units.start[-1] + units.size[-1] if len(units.size) else 0)
     starts = ends[unit_offsets[:-1]]
     size = np.where(present, ends[unit_offsets[1:]] - starts, 0)
@@ -257,8 +231,7 @@ def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
     size = p.size[at]
     k = int(size[0])
     if np.all(size == k):
-        # Every piece the same length (a key, a list of 32 floats): a 2-D scatter, from one
-        # source (a constant) or a contiguous one (a fixed list's values) without a gather.
+        # Pieces of one length: a 2-D scatter, from a constant or contiguous source, no gather.
         cols = np.arange(k, dtype=np.int64)
         into = pos[at][:, None] + cols
         start = p.start[at]

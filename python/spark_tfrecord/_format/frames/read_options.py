@@ -1,7 +1,4 @@
-"""The options of a read that the format package parses itself (``InferenceOptions``): those
-schema inference, ``inspect``'s rows, the jar-less source and a folder's schema take, with the
-data source's names, defaults and ``TFRECORD_INVALID_OPTION`` errors (``TFRecordOptions``).
-"""
+"""The read options the format package parses, with the data source's names and defaults."""
 
 from __future__ import annotations
 
@@ -18,8 +15,7 @@ RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
 
 @dataclass(frozen=True)
 class InferenceOptions:
-    """The options inference takes, with the data source's names and defaults (``TFRecordOptions``,
-    with Spark's session-free defaults for ``ignoreCorruptFiles`` and ``ignoreMissingFiles``)."""
+    """Inference's options, named and defaulted as the data source's (Spark's, session-free)."""
 
     record_type: str = "Example"
     #: ``inferSchemaMaxFiles`` (-1 given: no limit).
@@ -37,9 +33,7 @@ class InferenceOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str] | None) -> InferenceOptions:
-        """The options of a read (names case-insensitive); a bad value raises
-        :class:`~spark_tfrecord.errors.ArgumentError` (``TFRECORD_INVALID_OPTION``) as the jar
-        does."""
+        """Parses a read's options (names case-insensitive); a bad value raises ArgumentError."""
         given = {k.lower(): (k, str(v)) for k, v in (options or {}).items()}
 
         def get(name: str) -> str | None:

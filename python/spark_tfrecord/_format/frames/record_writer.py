@@ -1,9 +1,4 @@
-"""Framed records to a file, compressed whole as the jar's ``compression`` option asks.
-
-GZIP and ZLIB are TensorFlow's (``TFRecordWriter(..., options="GZIP" / "ZLIB")``), at zlib's
-default level as the JVM's ``GZIPOutputStream`` and ``Deflater`` write them, with the JVM's
-gzip header (no name, no time): the files are the jar's, byte for byte (with the same zlib).
-"""
+"""Framed records to a file, compressed whole as the jar writes them, byte for byte."""
 
 from __future__ import annotations
 
@@ -21,9 +16,7 @@ EXTENSIONS = {"none": "", "gzip": ".gz", "deflate": ".deflate"}
 
 
 def compression(value: str, option: str = "compression") -> str:
-    """The codec the jar's ``compression`` (or ``codec``) option names: ``none``, ``gzip`` or
-    ``deflate`` (its aliases as the jar takes them). Codecs TensorFlow cannot read are refused
-    as the jar refuses them without ``allowNonTensorFlowCodec``."""
+    """The codec the ``compression`` option names; refuses codecs TensorFlow cannot read."""
     codec = tensorflow_codec(value)
     if codec is not None:
         return codec
@@ -67,8 +60,7 @@ class RecordFileWriter:
         self._out: Any = file
         self._deflater: Any = None
         if self.codec == "gzip":
-            # No file name in the header (GzipFile takes an open file's), as the JVM's
-            # GZIPOutputStream writes it: the whole file is then the jar's, byte for byte.
+            # No file name or time in the header, as the JVM's GZIPOutputStream writes it.
             self._out = gzip.GzipFile(
                 filename="", fileobj=file, mode="wb", compresslevel=6, mtime=0
             )

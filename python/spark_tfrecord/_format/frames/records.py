@@ -1,26 +1,6 @@
 """Random access to the records of a TFRecord folder, for map-style loaders: record i's bytes.
-
-Record i is the i-th record of the folder's data files in the manifest's order (sorted by their
-path relative to the folder), each file's records in order. Where a record starts comes from the
-file's index (``_<name>.idx``, written with ``writeIndex``), or else from one scan of the file's
-framing, in memory, the first time the process reads from that file. Every record read has its
-length and both CRC32C checksums checked.
-
-- Local files are read with one ``pread`` per run of adjacent records; the OS caches them. A
-  local, uncompressed folder that fits in half of ``cache_bytes`` is instead read whole, once
-  per process, into that cache, and a batch's records are checked where they lie in it (no
-  copy, no call per record); each batch first checks that its files still have their listed
-  sizes (a file truncated since is read with ``pread`` again, whose short read names the
-  record), and a batch that fails its checks there is read again from the files.
-- Files in an object store (fsspec URLs) are read in groups of whole records, those that start
-  in one block of ``block_size`` bytes, with ranged reads (missing groups next to each other in
-  one request), into an LRU cache of ``cache_bytes`` per process: reading in order costs one
-  request per group; a shuffled epoch costs one request per group when the folder fits in the
-  cache, and none the next epoch; :class:`~spark_tfrecord._loaders.sampler.BlockShuffleSampler`'s
-  order, one per group whatever the folder's size.
-- GZIP and ZLIB files cannot be entered in the middle: each is decompressed whole, the first
-  time it is read, and kept in the same cache (a file larger than ``cache_bytes`` decompressed
-  is refused with a ValueError).
+Local files are read with ``pread`` (or held whole), object stores in cached groups of records
+per ``block_size`` block, GZIP / ZLIB files decompressed whole into the cache.
 """
 
 from __future__ import annotations
@@ -128,8 +108,7 @@ class RecordReader:
         self._cache = _Cache(self.cache_bytes)
         self._fds: dict[int, int] = {}
         self._group_bounds: dict[int, tuple[Any, Any]] = {}
-        #: The held folder's bytes once every frame in them is found sound (see _held): its
-        #: batches then need no checksums of their own.
+        #: The held bytes once all their frames are found sound: their batches skip checksums.
         self._sound: bytes | None = None
         self._pid = os.getpid()
         #: Ranged reads made by this process (object stores; decompressed files: whole reads).
@@ -153,8 +132,7 @@ class RecordReader:
         self.__dict__.update(state)
         self._reset()
 
-    # os's functions bound here: at the interpreter's exit, a reader still alive is collected
-    # after the os module's names are cleared.
+    # os's functions bound as defaults: at exit, a live reader is collected after os is cleared.
     def __del__(self, getpid: Any = os.getpid, close: Any = os.close) -> None:
         if getattr(self, "_pid", None) == getpid():
             for fd in getattr(self, "_fds", {}).values():
@@ -211,11 +189,7 @@ class RecordReader:
         return pairs
 
     def _scan(self, f: int) -> Any:
-        """The offsets from the file's framing: one pass over its (decompressed) bytes, each
-        record's length checked against its checksum (:func:`framing.header_length`; the
-        data's checksums are checked when read): the frames whole in each chunk found by their
-        lengths and their headers checked together (:func:`framing.frame_starts`,
-        :func:`framing.sound_frames`), the first that is not sound read alone for its error."""
+        """Offsets from one pass over the file's framing, headers checked (data CRCs on read)."""
         path = self.files[f].path
         found: list[Any] = []  # per run of sound frames: their starts, then the last's end
         if self.compressions[f] != "none":
@@ -273,9 +247,7 @@ class RecordReader:
         return data
 
     def _scanned_blocks(self, f: int) -> Any:
-        """Remote file ``f`` in blocks, one ranged read each, for its scan; when the file fits
-        in the cache its records' groups are then cached from them, so that the scan is the
-        only read of the file's bytes."""
+        """Remote file ``f`` in ranged block reads, for its scan; cached as groups if it fits."""
         size, path, total = self.block_size, self.files[f].path, self.files[f].num_bytes
         kept: list[bytes] | None = [] if total <= self.cache_bytes else None
         for start in range(0, total, size):
@@ -288,10 +260,7 @@ class RecordReader:
             self._cache.put((f, "scanned"), b"".join(kept))
 
     def _groups(self, f: int) -> tuple[Any, Any]:
-        """Remote file ``f``'s records in groups, the unit fetched and cached: the records
-        that start in one block of ``block_size`` bytes (a group's bytes run from its first
-        record's start to its last one's end, so no record is in two). The groups' start and
-        end offsets, two int64 arrays."""
+        """Start and end offsets (int64 arrays) of remote file ``f``'s groups: records per block."""
         found = self._group_bounds.get(f)
         if found is None:
             table = self.offsets(f)
@@ -359,9 +328,7 @@ class RecordReader:
         return buf[HEADER:-FOOTER], f, offset
 
     def read_batch(self, indices: Sequence[int]) -> tuple[bytes, Any, Any]:
-        """Records ``indices``, checked, in one buffer: record k is
-        ``buf[starts[k]:stops[k]]``. Lengths and checksums are checked for the batch at once;
-        a record that fails is read again alone, for the error that names it."""
+        """Records ``indices`` checked, in one buffer: record k is ``buf[starts[k]:stops[k]]``."""
         self.prefetch(indices)
         wanted = np.asarray(indices, np.int64)
         files = np.searchsorted(np.asarray(self.ends, np.int64), wanted, side="right")
@@ -392,9 +359,7 @@ class RecordReader:
         return buf, starts + HEADER, ends - FOOTER
 
     def _held(self, touched: list[int]) -> bytes | None:
-        """The bytes of the folder's files joined (file f's from ``_bases[f]``), read once per
-        process, when the folder is held; None when it is not, or when a file ``touched`` no
-        longer has its listed size."""
+        """The held folder's bytes, read once per process; None if not held or a size changed."""
         if not self._holds:
             return None
         for f in touched:
@@ -412,11 +377,7 @@ class RecordReader:
         return held
 
     def _check_held(self, held: bytes) -> None:
-        """Checks every frame of the held folder's bytes at once, the first time they are read
-        (the checksums a whole epoch of batches would compute, in one call rather than one a
-        batch): when all are sound, the batches read from these bytes skip theirs (the bytes
-        cannot change, being held); when one is not, every batch is checked, so that the
-        record at fault fails when it is read, naming itself, as before."""
+        """Checks all held frames once: if all are sound, batches from them skip their checks."""
         try:
             tables = [self.offsets(f) for f in range(len(self.files))]
         except (errors.CorruptFileError, ValueError):
@@ -431,12 +392,10 @@ class RecordReader:
     def _gather(
         self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
     ) -> tuple[bytes, Any]:
-        """The framed records of local files joined in one buffer, and where each record starts
-        in it: one ``pread`` per run of adjacent records (the runs found for the batch at once).
-        Not a memory map: a file that another process truncates under a map kills the reader
-        with SIGBUS when the lost pages are touched, and no size check made before the copy can
-        rule that out; a short read is an error instead, that of the first record past the
-        file's new end."""
+        """Local files' framed records joined in one buffer, and each one's start: a ``pread`` per
+        run of adjacent records. Not mmap: a file truncated under a map kills the reader (SIGBUS);
+        a short read raises the first bad record's error instead.
+        """
         ends = offsets + sizes
         follows = (files[1:] == files[:-1]) & (offsets[1:] == ends[:-1])
         firsts = np.flatnonzero(np.concatenate([[True], ~follows])) if len(files) else files
@@ -469,8 +428,7 @@ class RecordReader:
         raise AssertionError("a batch failed its checks, but none of its records alone")
 
     def prefetch(self, indices: Sequence[int]) -> None:
-        """Fetches the remote groups of records ``indices`` need, runs of consecutive missing
-        groups in one ranged read each (as long as they fit in the cache)."""
+        """Fetches the remote groups ``indices`` need, consecutive missing ones in one read."""
         if not self.files_system.remote:
             return
         wanted: dict[int, set[int]] = {}
