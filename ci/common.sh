@@ -56,8 +56,9 @@ disk_watch() {
 disk_peak() {
   local start least
   read -r start least <"$CACHE/disk-watch"
-  log "free space on the installs' disk: $((start / 1024)) GB at the start, $((least / 1024)) GB \
-at the least (the run took $(((start - least) / 1024)) GB at its peak; sampled every 5 s)"
+  log "free space on the installs' disk: $(awk -v s="$start" -v l="$least" 'BEGIN {
+    printf "%.1f GB at the start, %.1f GB at the least: the run took %.1f GB at its peak", \
+      s / 1024, l / 1024, (s - l) / 1024 }') (sampled every 5 s)"
 }
 
 # pip requirement for a matrix entry: 3.5 -> newest 3.5.x, 4.0 -> newest 4.0.x, 4 -> newest 4.x.
