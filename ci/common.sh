@@ -50,7 +50,7 @@ disk_watch() {
         mv "$CACHE/disk-watch.new" "$CACHE/disk-watch"
       fi
     done
-  ) &
+  ) >/dev/null 2>&1 &
   trap disk_peak EXIT
 }
 disk_peak() {
