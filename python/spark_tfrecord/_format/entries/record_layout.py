@@ -5,7 +5,7 @@ Records that match are laid out exactly as it; the others (``odd``) are left to 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -102,14 +102,13 @@ class Template:
         self.header_bytes = np.concatenate([np.array(head, np.uint8)] + [e.header for e in entries])
 
 
-class Predicted:
+class Predicted(NamedTuple):
     """Each wanted feature's ``kind``, ``start``, ``stop`` per record, valid where not ``odd``."""
 
-    def __init__(self, kind: Any, start: Any, stop: Any, odd: Any) -> None:
-        self.kind = kind
-        self.start = start
-        self.stop = stop
-        self.odd = odd
+    kind: Any
+    start: Any
+    stop: Any
+    odd: Any
 
 
 def _length(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
@@ -279,8 +278,7 @@ def _placed(width: int, size: int, t: Template, start: Any, stop: Any, odd: Any)
     if len(t.slots) == width:  # every wanted key in the template: each row is filled
         kind, starts, stops = (np.empty((width, size), np.int64) for _ in range(3))
     else:
-        unplaced = _none_fit(width, size)
-        kind, starts, stops = unplaced.kind, unplaced.start, unplaced.stop
+        kind, starts, stops, _ = _none_fit(width, size)
     kind[t.slots] = t.kinds
     starts[t.slots] = start
     stops[t.slots] = stop
