@@ -205,9 +205,7 @@ def check_arrays(
         n = np.full(batch.size, -1, np.int64)
         unequal = np.zeros(batch.size, bool)
         for c in members:
-            present = np.zeros(batch.size, bool)
-            for slot in c.slots:
-                present |= batch.present(slot)
+            present = np.any([batch.present(slot) for slot in c.slots], axis=0)
             got = found[c.key]
             counts: Any = np.diff(got[1]) if isinstance(got, tuple) else c.fixed
             unequal |= present & (n >= 0) & (counts != n)

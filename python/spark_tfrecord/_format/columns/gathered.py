@@ -58,10 +58,7 @@ def column_values(
         if source not in (-1, BYTES):
             return None  # numbers read as text: the record path
         found = bytes_entries(buf, start, stop)
-        if found is None:
-            return None
-        first, last, counts = found
-        return Gathered(source, None, first, last, counts, present)
+        return None if found is None else Gathered(source, None, *found, present)
     if source == BYTES:
         return None
     if source < 0:  # (a kind of number the loaders do not give: the caller casts the values)
@@ -172,11 +169,10 @@ def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tup
     """Kind ``source``'s packed lists ``buf[start[r]:stop[r]]`` joined, and counts; or Nones."""
     lengths = stop - start
     held = lengths[filled]
-    same = len(held) > 0 and bool((held == held[0]).all())
     if source == FLOAT:
         if (lengths & 3).any():
             return None, None
-        if same:
+        if len(held) and (held == held[0]).all():  # all of one length: rows
             rows = batch.fixed_floats(buf, start[filled], int(held[0]) >> 2)
             return rows.reshape(-1), lengths >> 2
         return batch.float_values(buf, start, stop)

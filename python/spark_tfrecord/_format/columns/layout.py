@@ -233,9 +233,10 @@ class Layout:
 
     def _plain_reader(self, c: Column) -> Any:
         values = self._values
+        slots, names = c.slots, c.features
+        slot, name = slots[0], names[0]  # a scalar's or list's feature
+        ints = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
         if c.shape == "scalar":
-            (slot,) = c.slots
-            name = c.features[0]
             dtype = DTYPES.get(c.value)
 
             def scalar(features: list[Any]) -> Any:
@@ -258,8 +259,6 @@ class Layout:
 
             return scalar
         if c.shape in ("list", "uniform"):
-            (slot,) = c.slots
-            name = c.features[0]
             length = c.length
 
             def listed(features: list[Any]) -> Any:
@@ -277,8 +276,6 @@ class Layout:
 
             return listed
         if c.shape == "ragged":
-            slots, names = c.slots, c.features
-            lengths_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
             # the jar's order of the features, in its messages: the row lengths, then the values
             in_order = [*names[1:], names[0]]
             listed_names = ", ".join(f"'{n}'" for n in in_order)
@@ -287,7 +284,7 @@ class Layout:
                 if all(features[s] is None for s in slots):
                     return None
                 got = [
-                    values(c if k == 0 else lengths_column, features[s] or (UNSET, None), names[k])
+                    values(c if k == 0 else ints, features[s] or (UNSET, None), names[k])
                     for k, s in enumerate(slots)
                 ]
                 for k in range(len(slots)):
@@ -317,9 +314,7 @@ class Layout:
 
             return ragged
         # a vector: dense (the feature c) or sparse (c/indices, c/values, c/size)
-        dense_slot, index_slot, value_slot, size_slot = c.slots
-        names = c.features
-        index_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
+        dense_slot, index_slot, value_slot, size_slot = slots
 
         def vector(features: list[Any]) -> Any:
             dense = features[dense_slot]
@@ -331,9 +326,9 @@ class Layout:
                     return got
                 (nonzero,) = np.nonzero(got.view(np.uint32))  # by bits: -0.0 and NaN are entries
                 return Sparse(nonzero.astype(np.int64), got[nonzero], len(got))
-            indices = values(index_column, features[index_slot] or (UNSET, None), names[1])
+            indices = values(ints, features[index_slot] or (UNSET, None), names[1])
             entries = values(c, features[value_slot] or (UNSET, None), names[2])
-            size = values(index_column, features[size_slot] or (UNSET, None), names[3])
+            size = values(ints, features[size_slot] or (UNSET, None), names[3])
             if len(size) != 1:
                 raise ColumnError(c.path, f"feature {names[3]!r} must hold the vector's size")
             n = int(size[0])
@@ -389,14 +384,10 @@ def _first(values: Any) -> Any:
 
 def _element_values(c: Column, features: list[Any]) -> int:
     """The value count of array-of-structs leaf ``c`` (``length`` per element if uniform), or -1."""
-    if c.shape == "ragged" and not c.sequence:
-        if all(features[s] is None for s in c.slots):
-            return -1
-        lengths = features[c.slots[1]]
-    else:
-        lengths = features[c.slots[0]]
-        if lengths is None:
-            return -1
+    ragged = c.shape == "ragged" and not c.sequence  # present if any of its features is
+    if all(features[s] is None for s in (c.slots if ragged else c.slots[:1])):
+        return -1
+    lengths = features[c.slots[1 if ragged else 0]]
     return 0 if lengths is None or lengths[1] is None else len(lengths[1])
 
 

@@ -20,14 +20,7 @@ _LONGEST = 5
 class _Entry:
     """A template map entry: header bytes, its lengths' places, kind; ``slot`` -1: not wanted."""
 
-    def __init__(
-        self,
-        slot: int,
-        kind: int,
-        header: bytes,
-        fields: _Lengths,
-        shifts: bool,
-    ) -> None:
+    def __init__(self, slot: int, kind: int, header: bytes, fields: _Lengths, shifts: bool) -> None:
         self.slot = slot
         self.kind = kind
         self.header = np.frombuffer(header, np.uint8)
@@ -35,11 +28,8 @@ class _Entry:
         self.fields = fields
         _, self.length_bytes, self.length = fields[0]
         self.shifts = shifts
-
-    @property
-    def shape(self) -> tuple[int, tuple[tuple[int, int], ...]]:
-        """What entries checked together share: header size, and its lengths' places if shifting."""
-        return self.size, tuple((at, n) for at, n, _ in self.fields) if self.shifts else ()
+        #: What entries checked together share: header size, and its lengths' places if shifting.
+        self.shape = self.size, tuple((at, n) for at, n, _ in fields) if shifts else ()
 
 
 class _Group:
@@ -137,15 +127,11 @@ def template(buf: bytes, start: int, stop: int, keys: Sequence[bytes]) -> Templa
         if len(_KNOWN) >= 256:
             _KNOWN.clear()
         slots = {k: w for w, k in enumerate(keys)}
-        features_bytes, entries = found
-        t = Template(
-            features_bytes,
-            [
-                _Entry(slots.get(key, -1), kind, header, fields, shifts)
-                for key, kind, header, fields, shifts in entries
-            ],
-        )
-        _KNOWN[known] = t
+        entries = [
+            _Entry(slots.get(key, -1), kind, header, fields, shifts)
+            for key, kind, header, fields, shifts in found[1]
+        ]
+        t = _KNOWN[known] = Template(found[0], entries)
     return t
 
 
