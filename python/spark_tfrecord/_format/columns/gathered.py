@@ -71,8 +71,7 @@ def column_values(
 
 
 def _converted(conv: Conversion, kind: int, values: Any) -> Any:
-    """``values`` of ``kind`` converted by ``conv``; None if it reads no ``kind`` or one is out of
-    range (the record path names the record and the value)."""
+    """``values`` of ``kind`` by ``conv``; None if it reads no ``kind`` or one is out of range."""
     convert = conv.by_kind[kind]
     if convert is None:
         return None
@@ -81,7 +80,7 @@ def _converted(conv: Conversion, kind: int, values: Any) -> Any:
     try:
         return convert(values)
     except OutOfRange:
-        return None
+        return None  # the record path names the record and the value
 
 
 #: Of a varint's bytes read as one little-endian word: the continuation bits.

@@ -178,8 +178,7 @@ def fixed_floats(buf: bytes, start: Any, k: int) -> Any:
     if k == 0 or size == 0:
         return np.empty((size, k), np.float32)
     if size * k <= 2048:  # few: one gather of bytes costs less than the view
-        idx = start[:, None] + np.arange(4 * k)
-        rows = np.frombuffer(buf, np.uint8)[idx]
+        rows = np.frombuffer(buf, np.uint8)[start[:, None] + np.arange(4 * k)]
     else:
         rows = record_layout.windows(buf, 4 * k)[start]
     return rows.view("<f4").astype(np.float32, copy=False)
