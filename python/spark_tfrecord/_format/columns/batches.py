@@ -9,17 +9,11 @@ import numpy as np
 
 from spark_tfrecord._format.columns.column_errors import NoValue
 from spark_tfrecord._format.columns.conversions import Conversion, conversion
-from spark_tfrecord._format.columns.gathered import (
-    DTYPES,
-    Gathered,
-    column_values,
-    ragged_fits,
-    scalars,
-)
+from spark_tfrecord._format.columns.gathered import DTYPES, Gathered, column_values, scalars
 from spark_tfrecord._format.columns.schema import Column
 from spark_tfrecord._format.entries import batch as batch_decoder
 from spark_tfrecord._format.entries import sequence
-from spark_tfrecord._format.entries.wire import BYTES, MalformedRecord
+from spark_tfrecord._format.entries.wire import BYTES
 from spark_tfrecord._format.frames.packing import offsets as _offsets
 
 #: Lengths, indices and sizes: bigints.
@@ -73,8 +67,7 @@ class Batch:
         found = sequence.steps(self.buf, self.located.lists, slot)
         if found is None:
             raise Fallback
-        steps, per_record = found
-        return steps, per_record, self.located.lists.kind[slot] >= 0
+        return (*found, self.located.lists.kind[slot] >= 0)
 
     def ragged(
         self, slots: Sequence[int], conv: Conversion, numeric: bool, limit: int | None = None
@@ -87,8 +80,15 @@ class Batch:
             if not np.array_equal(got.present, flat.present):
                 raise Fallback  # a record lacks a part: the record path names it
             levels.append((np.asarray(got.values, np.int64), got.counts))
-        if not ragged_fits(levels, flat.counts, limit):
-            raise Fallback
+        for k, (lengths, counts) in enumerate(levels):  # lengths >= 0, within limit, fitting
+            if len(lengths) and (
+                int(lengths.min()) < 0 or (limit is not None and int(lengths.sum()) > limit)
+            ):
+                raise Fallback
+            ends, bounds = _offsets(lengths), _offsets(counts)
+            under = levels[k + 1][1] if k + 1 < len(levels) else flat.counts
+            if not np.array_equal(ends[bounds[1:]] - ends[bounds[:-1]], under):
+                raise Fallback
         return flat, levels
 
 
@@ -101,21 +101,20 @@ def collate_column(c: Column, items: list[Any]) -> Any:
     """Column ``c``'s batch of ``items`` (one a record), in NumPy, as ``Layout.collate`` gives."""
     numeric = c.value in DTYPES
     if c.shape == "vector" and c.sparse:
-        sizes = {s.size for s in items if s is not None} | ({c.size} if c.size else set())
+        present = [v for v in items if v is not None]
+        sizes = {s.size for s in present} | ({c.size} if c.size else set())
         if len(sizes) > 1:
             raise ValueError(
                 f"Column {c.key!r}: vectors of sizes {sorted(sizes)} in a batch (its "
                 "metadata's size included)"
             )
         rows = [np.full(len(s.indices), j, np.int64) for j, s in enumerate(items) if s]
-        cols = [s.indices for s in items if s is not None]
-        vals = [s.values for s in items if s is not None]
         indices = (
-            np.stack([np.concatenate(rows), np.concatenate(cols)], axis=1)
+            np.stack([np.concatenate(rows), np.concatenate([s.indices for s in present])], axis=1)
             if rows
             else np.empty((0, 2), np.int64)
         )
-        values = np.concatenate(vals) if vals else np.empty(0, np.float32)
+        values = np.concatenate([s.values for s in present]) if present else np.empty(0, np.float32)
         return indices, values, (len(items), sizes.pop() if sizes else 0)
     if c.fixed is not None and c.shape in ("scalar", "list", "vector"):
         if any(v is None for v in items):
@@ -123,43 +122,18 @@ def collate_column(c: Column, items: list[Any]) -> Any:
         if not numeric:
             return items if c.shape == "scalar" else [list(v) for v in items]
         return np.array(items, DTYPES[c.value]) if c.shape == "scalar" else np.stack(items)
+    present = [v for v in items if v is not None]
     if c.shape == "ragged":
-        present = [v for v in items if v is not None]
         offsets = [_offsets([len(v.row_lengths[0]) if v is not None else 0 for v in items])]
         for k in range(c.depth - 1):
             lengths = [np.asarray(v.row_lengths[k], np.int64) for v in present]
             offsets.append(_offsets(np.concatenate(lengths) if lengths else []))
-        flat = [v.values for v in items if v is not None]
-        return (_join(flat, c.value), *offsets)
+        return (_join([v.values for v in present], c.value), *offsets)
     if c.shape == "scalar":
-        present = [v for v in items if v is not None]
-        counts = [0 if v is None else 1 for v in items]
         found: Any = np.array(present, DTYPES[c.value]) if numeric else present
-        return found, _offsets(counts)
+        return found, _offsets([0 if v is None else 1 for v in items])
     # variable lists, uniform-length lists of elements, dense vectors of varying size
-    present = [v for v in items if v is not None]
-    counts = [0 if v is None else len(v) for v in items]
-    return _join(present, c.value), _offsets(counts)
-
-
-def collate_raw(
-    columns: Sequence[Column],
-    arrays: list[tuple[str, list[Column]]],
-    keys: Sequence[bytes],
-    buf: bytes,
-    starts: Any,
-    stops: Any,
-    listed: Sequence[bool] | None = None,
-    numbers: Sequence[int] = (),
-) -> dict[str, Any] | None:
-    """The ``columns`` of Examples ``buf[starts[r]:stops[r]]`` decoded together, or None."""
-    try:
-        batch = Batch(keys, buf, starts, stops, listed, numbers)
-        found = {c.key: _column(batch, c) for c in columns}
-        _check_arrays(batch, arrays, found)
-        return found
-    except (Fallback, MalformedRecord):  # the record path raises the record's error
-        return None
+    return _join(present, c.value), _offsets([0 if v is None else len(v) for v in items])
 
 
 def _values(batch: Batch, slot: int, conv: Conversion, located: Any = None) -> Gathered:
@@ -179,7 +153,8 @@ def _loaded(batch: Batch, got: Gathered, conv: Conversion) -> Gathered:
     return got._replace(values=values)
 
 
-def _column(batch: Batch, c: Column) -> Any:
+def batch_column(batch: Batch, c: Column) -> Any:
+    """Column ``c`` of the located ``batch``, as :func:`collate_column` gives it; or Fallback."""
     conv = conversion_of(c)
     if c.shape == "vector":
         return _vector(batch, c)
@@ -222,7 +197,7 @@ def _column(batch: Batch, c: Column) -> Any:
     return values, _offsets(counts)
 
 
-def _check_arrays(
+def check_arrays(
     batch: Batch, arrays: list[tuple[str, list[Column]]], found: dict[str, Any]
 ) -> None:
     """Falls back unless each array of structs' leaves agree on its length in every record."""
@@ -230,9 +205,7 @@ def _check_arrays(
         n = np.full(batch.size, -1, np.int64)
         unequal = np.zeros(batch.size, bool)
         for c in members:
-            present = np.zeros(batch.size, bool)
-            for slot in c.slots:
-                present |= batch.present(slot)
+            present = np.any([batch.present(slot) for slot in c.slots], axis=0)
             got = found[c.key]
             counts: Any = np.diff(got[1]) if isinstance(got, tuple) else c.fixed
             unequal |= present & (n >= 0) & (counts != n)
@@ -250,7 +223,7 @@ def _vector(batch: Batch, c: Column) -> Any:
         dense = Column(
             c.key, "float", "list", fixed=c.fixed, slots=[dense_slot], conversion=c.conversion
         )
-        return _column(batch, dense)
+        return batch_column(batch, dense)
     if batch.present(dense_slot).any():
         raise Fallback
     index = _values(batch, index_slot, LENGTHS)

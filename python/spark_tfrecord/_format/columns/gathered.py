@@ -11,7 +11,6 @@ from spark_tfrecord._format.columns.conversions import Conversion, OutOfRange
 from spark_tfrecord._format.entries import batch
 from spark_tfrecord._format.entries.entries import bytes_entries
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, MalformedRecord
-from spark_tfrecord._format.frames.packing import offsets
 
 #: The NumPy type of each loaders' kind of number (:attr:`Conversion.value`).
 DTYPES = {"int": np.int64, "float": np.float32}
@@ -37,8 +36,12 @@ def column_values(
 ) -> Gathered | None:
     """Feature ``slot``'s values in the located batch ``buf``, read by ``conv``, or None."""
     known = located.numbers.get(slot) if numeric else None
-    if known is not None:
-        return _known(conv, *known)
+    if known is not None:  # one value a record, as :func:`scalars` read it
+        values = _converted(conv, *known)
+        if values is None:
+            return None
+        ones = np.ones(len(values), np.int64)
+        return Gathered(known[0], values, None, None, ones, ones.astype(bool))
     kind, start, stop = located.kind[slot], located.start[slot], located.stop[slot]
     present = kind >= 0
     filled = present & (stop > start)  # the lists that hold values (an empty one: any kind)
@@ -55,40 +58,29 @@ def column_values(
         if source not in (-1, BYTES):
             return None  # numbers read as text: the record path
         found = bytes_entries(buf, start, stop)
-        if found is None:
-            return None
-        first, last, counts = found
-        return Gathered(source, None, first, last, counts, present)
+        return None if found is None else Gathered(source, None, *found, present)
     if source == BYTES:
         return None
     if source < 0:  # (a kind of number the loaders do not give: the caller casts the values)
         values = np.empty(0, DTYPES.get(conv.value, np.float64))
         return Gathered(source, values, None, None, np.zeros(len(kind), np.int64), present)
     values, counts = _numbers(buf, source, start, stop, filled)
-    if values is None:
-        return None
-    if not conv.exact[source]:
-        convert = conv.by_kind[source]
-        assert convert is not None
-        try:
-            values = convert(values)
-        except OutOfRange:
-            return None  # the record path names the record and the value
-    return Gathered(source, values, None, None, counts, present)
+    if values is not None:
+        values = _converted(conv, source, values)
+    return None if values is None else Gathered(source, values, None, None, counts, present)
 
 
-def _known(conv: Conversion, source: int, values: Any) -> Gathered | None:
-    """:func:`column_values` of a feature :func:`scalars` read: one value a record."""
-    convert = conv.by_kind[source]
+def _converted(conv: Conversion, kind: int, values: Any) -> Any:
+    """``values`` of ``kind`` by ``conv``; None if it reads no ``kind`` or one is out of range."""
+    convert = conv.by_kind[kind]
     if convert is None:
         return None
-    if not conv.exact[source]:
-        try:
-            values = convert(values)
-        except OutOfRange:
-            return None
-    size = len(values)
-    return Gathered(source, values, None, None, np.ones(size, np.int64), np.ones(size, bool))
+    if conv.exact[kind]:
+        return values
+    try:
+        return convert(values)
+    except OutOfRange:
+        return None  # the record path names the record and the value
 
 
 #: Of a varint's bytes read as one little-endian word: the continuation bits.
@@ -141,16 +133,13 @@ def _mixed(
     """A column of floats and int64s, each kind converted apart; None if their types differ."""
     parts = []
     for k in (FLOAT, INT64):
-        convert = conv.by_kind[k]
+        if conv.by_kind[k] is None:
+            return None
         mine = filled & (kind == k)
-        if convert is None:
-            return None
         values, counts = _numbers(buf, k, np.where(mine, start, 0), np.where(mine, stop, 0), mine)
+        if values is not None:
+            values = _converted(conv, k, values)
         if values is None:
-            return None
-        try:
-            values = convert(values)
-        except OutOfRange:
             return None
         parts.append((np.asarray(values), counts))
     (floats, float_counts), (ints, int_counts) = parts
@@ -179,11 +168,10 @@ def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tup
     """Kind ``source``'s packed lists ``buf[start[r]:stop[r]]`` joined, and counts; or Nones."""
     lengths = stop - start
     held = lengths[filled]
-    same = len(held) > 0 and bool((held == held[0]).all())
     if source == FLOAT:
         if (lengths & 3).any():
             return None, None
-        if same:
+        if len(held) and (held == held[0]).all():  # all of one length: rows
             rows = batch.fixed_floats(buf, start[filled], int(held[0]) >> 2)
             return rows.reshape(-1), lengths >> 2
         return batch.float_values(buf, start, stop)
@@ -196,18 +184,3 @@ def _numbers(buf: bytes, source: int, start: Any, stop: Any, filled: Any) -> tup
     except MalformedRecord:
         return None, None
     return (None, None) if found is None else found
-
-
-def ragged_fits(levels: Sequence[tuple[Any, Any]], below: Any, limit: int | None = None) -> bool:
-    """Whether row lengths ``levels`` are >= 0, within ``limit``, and fit the level below."""
-    for k, (lengths, counts) in enumerate(levels):
-        if len(lengths) and (
-            int(lengths.min()) < 0 or (limit is not None and int(lengths.sum()) > limit)
-        ):
-            return False
-        ends = offsets(lengths)
-        bounds = offsets(counts)
-        under = levels[k + 1][1] if k + 1 < len(levels) else below
-        if not np.array_equal(ends[bounds[1:]] - ends[bounds[:-1]], under):
-            return False
-    return True

@@ -8,24 +8,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-from spark_tfrecord._format.columns.batches import collate_column, collate_raw, conversion_of
-from spark_tfrecord._format.columns.column_errors import (
-    ColumnError,
-    StepRefused,
-    ValueRefused,
+from spark_tfrecord._format.columns.batches import (
+    Batch,
+    Fallback,
+    batch_column,
+    check_arrays,
+    collate_column,
+    conversion_of,
 )
+from spark_tfrecord._format.columns.column_errors import ColumnError, StepRefused, ValueRefused
 from spark_tfrecord._format.columns.conversions import OutOfRange, conversion
 from spark_tfrecord._format.columns.gathered import DTYPES
 from spark_tfrecord._format.columns.schema import Column, columns, select
 from spark_tfrecord._format.columns.tensor_reader import tensor_reader
 from spark_tfrecord._format.columns.values import Ragged, Sparse
 from spark_tfrecord._format.entries.decoder import STEPS, ExampleDecoder
-from spark_tfrecord._format.entries.wire import (
-    BYTES,
-    KIND_NAMES,
-    UNSET,
-    MalformedRecord,
-)
+from spark_tfrecord._format.entries.wire import BYTES, KIND_NAMES, UNSET, MalformedRecord
 
 
 class Layout:
@@ -45,12 +43,9 @@ class Layout:
             c.slots = [keys.setdefault(f, len(keys)) for f in c.features]
             c.conversion = conversion(c.spark, vector=c.shape == "vector")
         self.decoder = ExampleDecoder(list(keys), sequence)
-        listed = [False] * len(keys)
-        for c in self.columns:
-            for s in c.slots if c.sequence else ():
-                listed[s] = True
+        in_lists = {s for c in self.columns if c.sequence for s in c.slots}
         #: In a SequenceExample, per key: whether it is a feature list's (else the context's).
-        self.listed = listed if sequence else None
+        self.listed = [s in in_lists for s in range(len(keys))] if sequence else None
         self.decoder_keys = [k.encode("utf-8") for k in keys]
         self._readers = [(c.key, self._reader(c)) for c in self.columns]
         arrays: dict[str, list[Column]] = {}
@@ -126,21 +121,10 @@ class Layout:
     def _check_arrays(self, features: list[Any]) -> None:
         """Raises the jar's error unless each array of structs' leaves agree on its length."""
         for path, members in self.arrays:
-            n, unequal = -1, False
-            counts = []
-            for c in members:
-                count = _element_values(c, features)
-                counts.append(count)
-                if count < 0:
-                    continue
-                per = c.length or 1
-                if count % per:
-                    unequal = True
-                elif n < 0:
-                    n = count // per
-                elif count // per != n:
-                    unequal = True
-            if unequal:
+            counts = [_element_values(c, features) for c in members]
+            # each present leaf's elements: (count, remainder) by its values per element
+            split = {divmod(n, c.length or 1) for c, n in zip(members, counts) if n >= 0}
+            if len(split) > 1 or any(rest for _, rest in split):
                 told = [
                     f"'{c.key}' absent"
                     if count < 0
@@ -249,9 +233,10 @@ class Layout:
 
     def _plain_reader(self, c: Column) -> Any:
         values = self._values
+        slots, names = c.slots, c.features
+        slot, name = slots[0], names[0]  # a scalar's or list's feature
+        ints = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
         if c.shape == "scalar":
-            (slot,) = c.slots
-            name = c.features[0]
             dtype = DTYPES.get(c.value)
 
             def scalar(features: list[Any]) -> Any:
@@ -274,8 +259,6 @@ class Layout:
 
             return scalar
         if c.shape in ("list", "uniform"):
-            (slot,) = c.slots
-            name = c.features[0]
             length = c.length
 
             def listed(features: list[Any]) -> Any:
@@ -293,8 +276,6 @@ class Layout:
 
             return listed
         if c.shape == "ragged":
-            slots, names = c.slots, c.features
-            lengths_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
             # the jar's order of the features, in its messages: the row lengths, then the values
             in_order = [*names[1:], names[0]]
             listed_names = ", ".join(f"'{n}'" for n in in_order)
@@ -303,7 +284,7 @@ class Layout:
                 if all(features[s] is None for s in slots):
                     return None
                 got = [
-                    values(c if k == 0 else lengths_column, features[s] or (UNSET, None), names[k])
+                    values(c if k == 0 else ints, features[s] or (UNSET, None), names[k])
                     for k, s in enumerate(slots)
                 ]
                 for k in range(len(slots)):
@@ -333,10 +314,7 @@ class Layout:
 
             return ragged
         # a vector: dense (the feature c) or sparse (c/indices, c/values, c/size)
-        dense_slot, index_slot, value_slot, size_slot = c.slots
-        names = c.features
-        index_column = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
-        size_column = index_column
+        dense_slot, index_slot, value_slot, size_slot = slots
 
         def vector(features: list[Any]) -> Any:
             dense = features[dense_slot]
@@ -348,9 +326,9 @@ class Layout:
                     return got
                 (nonzero,) = np.nonzero(got.view(np.uint32))  # by bits: -0.0 and NaN are entries
                 return Sparse(nonzero.astype(np.int64), got[nonzero], len(got))
-            indices = values(index_column, features[index_slot] or (UNSET, None), names[1])
+            indices = values(ints, features[index_slot] or (UNSET, None), names[1])
             entries = values(c, features[value_slot] or (UNSET, None), names[2])
-            size = values(size_column, features[size_slot] or (UNSET, None), names[3])
+            size = values(ints, features[size_slot] or (UNSET, None), names[3])
             if len(size) != 1:
                 raise ColumnError(c.path, f"feature {names[3]!r} must hold the vector's size")
             n = int(size[0])
@@ -375,16 +353,13 @@ class Layout:
 
     def collate_raw(self, buf: bytes, starts: Any, stops: Any) -> dict[str, Any] | None:
         """:meth:`collate` of Examples ``buf[starts[r]:stops[r]]``, or None to decode one by one."""
-        return collate_raw(
-            self.columns,
-            self.arrays,
-            self.decoder_keys,
-            buf,
-            starts,
-            stops,
-            self.listed,
-            self.numbers,
-        )
+        try:
+            batch = Batch(self.decoder_keys, buf, starts, stops, self.listed, self.numbers)
+            found = {c.key: batch_column(batch, c) for c in self.columns}
+            check_arrays(batch, self.arrays, found)
+            return found
+        except (Fallback, MalformedRecord):  # the record path raises the record's error
+            return None
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """A batch in NumPy by key: fixed-count columns stacked, ``(B,)`` or ``(B, k)``; others as
@@ -409,14 +384,10 @@ def _first(values: Any) -> Any:
 
 def _element_values(c: Column, features: list[Any]) -> int:
     """The value count of array-of-structs leaf ``c`` (``length`` per element if uniform), or -1."""
-    if c.shape == "ragged" and not c.sequence:
-        if all(features[s] is None for s in c.slots):
-            return -1
-        lengths = features[c.slots[1]]
-    else:
-        lengths = features[c.slots[0]]
-        if lengths is None:
-            return -1
+    ragged = c.shape == "ragged" and not c.sequence  # present if any of its features is
+    if all(features[s] is None for s in (c.slots if ragged else c.slots[:1])):
+        return -1
+    lengths = features[c.slots[1 if ragged else 0]]
     return 0 if lengths is None or lengths[1] is None else len(lengths[1])
 
 

@@ -52,8 +52,6 @@ FEW_LEFT = 16
 def locate(buf: bytes, starts: Any, stops: Any, keys: Sequence[bytes]) -> Located:
     """Locates ``keys``: up to :data:`LAYOUTS` predicted layouts, then the records left walked."""
     size = len(starts)
-    if size == 0:
-        return Located(len(keys), 0)
     begin = np.asarray(starts, np.int64)
     end = np.asarray(stops, np.int64)
     out = Located(len(keys), size)
@@ -95,13 +93,12 @@ def walk(
     size = len(starts)
     out = Located(len(keys), size)
     slots = {k: w for w, k in enumerate(keys)}
-    ok = np.ones(size, bool)
     if size == 0:
         return out
     end = np.asarray(stops, np.int64)
     pos = np.asarray(starts, np.int64)
     nonempty = pos < end
-    ok &= ~nonempty | (_byte(u8, pos) == (0x12 if lists else 0x0A))
+    ok = ~nonempty | (_byte(u8, pos) == (0x12 if lists else 0x0A))
     length, body, ok = varints_at(u8, pos + 1, ok)
     ok &= ~nonempty | (body + length == end)
     pos = np.where(nonempty, body, end)
@@ -181,8 +178,7 @@ def fixed_floats(buf: bytes, start: Any, k: int) -> Any:
     if k == 0 or size == 0:
         return np.empty((size, k), np.float32)
     if size * k <= 2048:  # few: one gather of bytes costs less than the view
-        idx = start[:, None] + np.arange(4 * k)
-        rows = np.frombuffer(buf, np.uint8)[idx]
+        rows = np.frombuffer(buf, np.uint8)[start[:, None] + np.arange(4 * k)]
     else:
         rows = record_layout.windows(buf, 4 * k)[start]
     return rows.view("<f4").astype(np.float32, copy=False)

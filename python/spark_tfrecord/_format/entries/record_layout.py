@@ -5,7 +5,7 @@ Records that match are laid out exactly as it; the others (``odd``) are left to 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -20,14 +20,7 @@ _LONGEST = 5
 class _Entry:
     """A template map entry: header bytes, its lengths' places, kind; ``slot`` -1: not wanted."""
 
-    def __init__(
-        self,
-        slot: int,
-        kind: int,
-        header: bytes,
-        fields: _Lengths,
-        shifts: bool,
-    ) -> None:
+    def __init__(self, slot: int, kind: int, header: bytes, fields: _Lengths, shifts: bool) -> None:
         self.slot = slot
         self.kind = kind
         self.header = np.frombuffer(header, np.uint8)
@@ -35,11 +28,8 @@ class _Entry:
         self.fields = fields
         _, self.length_bytes, self.length = fields[0]
         self.shifts = shifts
-
-    @property
-    def shape(self) -> tuple[int, tuple[tuple[int, int], ...]]:
-        """What entries checked together share: header size, and its lengths' places if shifting."""
-        return self.size, tuple((at, n) for at, n, _ in self.fields) if self.shifts else ()
+        #: What entries checked together share: header size, and its lengths' places if shifting.
+        self.shape = self.size, tuple((at, n) for at, n, _ in fields) if shifts else ()
 
 
 class _Group:
@@ -102,14 +92,13 @@ class Template:
         self.header_bytes = np.concatenate([np.array(head, np.uint8)] + [e.header for e in entries])
 
 
-class Predicted:
+class Predicted(NamedTuple):
     """Each wanted feature's ``kind``, ``start``, ``stop`` per record, valid where not ``odd``."""
 
-    def __init__(self, kind: Any, start: Any, stop: Any, odd: Any) -> None:
-        self.kind = kind
-        self.start = start
-        self.stop = stop
-        self.odd = odd
+    kind: Any
+    start: Any
+    stop: Any
+    odd: Any
 
 
 def _length(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
@@ -138,15 +127,11 @@ def template(buf: bytes, start: int, stop: int, keys: Sequence[bytes]) -> Templa
         if len(_KNOWN) >= 256:
             _KNOWN.clear()
         slots = {k: w for w, k in enumerate(keys)}
-        features_bytes, entries = found
-        t = Template(
-            features_bytes,
-            [
-                _Entry(slots.get(key, -1), kind, header, fields, shifts)
-                for key, kind, header, fields, shifts in entries
-            ],
-        )
-        _KNOWN[known] = t
+        entries = [
+            _Entry(slots.get(key, -1), kind, header, fields, shifts)
+            for key, kind, header, fields, shifts in found[1]
+        ]
+        t = _KNOWN[known] = Template(found[0], entries)
     return t
 
 
@@ -279,8 +264,7 @@ def _placed(width: int, size: int, t: Template, start: Any, stop: Any, odd: Any)
     if len(t.slots) == width:  # every wanted key in the template: each row is filled
         kind, starts, stops = (np.empty((width, size), np.int64) for _ in range(3))
     else:
-        unplaced = _none_fit(width, size)
-        kind, starts, stops = unplaced.kind, unplaced.start, unplaced.stop
+        kind, starts, stops, _ = _none_fit(width, size)
     kind[t.slots] = t.kinds
     starts[t.slots] = start
     stops[t.slots] = stop

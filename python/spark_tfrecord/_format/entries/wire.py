@@ -130,9 +130,7 @@ def packed_varints(buf: bytes, start: int, end: int) -> Any:
     if not last[-1]:
         raise MalformedRecord("a packed varint list ends inside a varint")
     ends = np.flatnonzero(last)
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
+    starts = np.concatenate([[0], ends[:-1] + 1])
     lengths = ends - starts + 1
     if int(lengths.max()) > 10:
         raise MalformedRecord("a varint longer than 10 bytes")
