@@ -255,8 +255,8 @@ def columns(
                 else:  # one list per element: a list of lists, written ragged
                     yield ragged(leaf, array_of(data_type), path, array)
             else:  # the jar's type: a list
-                listed = array_of(data_type)
-                yield _column(leaf, "list", data_type, listed, path, fixed=fixed(leaf), **inside)
+                jar_type = array_of(data_type)
+                yield _column(leaf, "list", data_type, jar_type, path, fixed=fixed(leaf), **inside)
 
     def leaves(
         struct: Mapping[str, Any], prefix: str, column_prefix: str, nullable: bool
