@@ -24,7 +24,6 @@ _INT64 = (
     "time",
 )
 _FLOAT = ("float", "double", "decimal")
-_BYTES = ("string", "binary")
 VECTOR_CLASSES = (
     "org.apache.spark.ml.linalg.VectorUDT",
     "org.apache.spark.mllib.linalg.VectorUDT",
@@ -146,7 +145,7 @@ def value_kind(data_type: Any, column: str) -> str:
         return "float"
     if name == "string":
         return "str"
-    if name in _BYTES:
+    if name == "binary":
         return "bytes"
     raise ValueError(
         f"Column {column!r} has type {type_string(data_type)}, which has no TFRecord feature kind."
