@@ -9,6 +9,7 @@ from typing import Any
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns.schema import (
     TENSOR_ENCODING_KEY,
+    array_of,
     depth,
     innermost,
     is_array,
@@ -17,12 +18,7 @@ from spark_tfrecord._format.columns.schema import (
     tensor_reason,
 )
 from spark_tfrecord._format.columns.schema import type_name as name
-from spark_tfrecord._format.columns.type_table import (
-    array_of,
-    describe_supported,
-    entry,
-    simple_string,
-)
+from spark_tfrecord._format.columns.type_table import describe_supported, entry, simple_string
 from spark_tfrecord._format.frames.encode_errors import EncodeError, argument_error
 
 EXAMPLE = "Example"

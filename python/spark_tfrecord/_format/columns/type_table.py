@@ -39,11 +39,6 @@ class Entry(NamedTuple):
     doc: str
 
 
-def array_of(t: Any) -> dict[str, Any]:
-    """``array<t>`` (no nulls)."""
-    return {"type": "array", "elementType": t, "containsNull": False}
-
-
 def simple_string(t: Any) -> str:
     """Spark's ``simpleString`` of the type, as the jar's messages spell it."""
     if isinstance(t, str):
