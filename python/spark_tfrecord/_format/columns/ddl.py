@@ -10,25 +10,16 @@ from __future__ import annotations
 import re
 from typing import Any, NoReturn
 
+#: A primitive type's JSON name by its DDL names: the JSON name itself, and the aliases below.
+_JSON_NAMES = ("boolean", "byte", "short", "integer", "long", "float", "double", "string", "binary")
 _PRIMITIVES = {
-    "boolean": "boolean",
+    **{t: t for t in (*_JSON_NAMES, "date", "timestamp", "timestamp_ntz")},
     "tinyint": "byte",
-    "byte": "byte",
     "smallint": "short",
-    "short": "short",
     "int": "integer",
-    "integer": "integer",
     "bigint": "long",
-    "long": "long",
-    "float": "float",
     "real": "float",
-    "double": "double",
-    "string": "string",
-    "binary": "binary",
-    "date": "date",
-    "timestamp": "timestamp",
     "timestamp_ltz": "timestamp",
-    "timestamp_ntz": "timestamp_ntz",
 }
 _DECIMALS = ("decimal", "dec", "numeric")
 _CHARS = ("char", "character", "varchar")
@@ -72,31 +63,29 @@ class _Parser:
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
 
-    def keyword(self, *words: str) -> bool:
-        """Consumes the next token if it is one of ``words`` (any case)."""
+    def accept(self, text: str, kind: str = "punct") -> bool:
+        """Consumes the next token if it is ``text`` (a word: in any case)."""
         token = self.peek()
-        if token is not None and token[0] == "word" and token[1].lower() in words:
-            self.i += 1
-            return True
-        return False
-
-    def punct(self, char: str) -> bool:
-        token = self.peek()
-        if token is not None and token[0] == "punct" and token[1] == char:
+        if token is not None and token[0] == kind and token[1].lower() == text:
             self.i += 1
             return True
         return False
 
     def expect(self, char: str) -> None:
-        if not self.punct(char):
+        if not self.accept(char):
             self.fail(f"expected {char!r}")
 
-    def name(self) -> str:
+    def take(self, what: str, *kinds: str) -> tuple[str, str]:
+        """The next token's kind and text if it is of one of ``kinds``; else fails."""
         token = self.peek()
-        if token is None or token[0] not in ("word", "quoted"):
-            self.fail("expected a column name")
+        if token is None or token[0] not in kinds:
+            self.fail(f"expected {what}")
         self.i += 1
-        return token[1][1:-1].replace("``", "`") if token[0] == "quoted" else token[1]
+        return token[0], token[1]
+
+    def name(self) -> str:
+        kind, text = self.take("a column name", "word", "quoted")
+        return text[1:-1].replace("``", "`") if kind == "quoted" else text
 
     def integer(self) -> int:
         token = self.peek()
@@ -106,40 +95,31 @@ class _Parser:
         return int(token[1])
 
     def string(self) -> str:
-        token = self.peek()
-        if token is None or token[0] != "string":
-            self.fail("expected a quoted string")
-        self.i += 1
-        return re.sub(r"\\(.)", r"\1", token[1][1:-1])
+        return re.sub(r"\\(.)", r"\1", self.take("a quoted string", "string")[1][1:-1])
 
     def data_type(self) -> Any:
-        token = self.peek()
-        if token is None or token[0] != "word":
-            self.fail("expected a type")
-        word = token[1].lower()
-        self.i += 1
+        text = self.take("a type", "word")[1]
+        word = text.lower()
         if word in _PRIMITIVES:
-            after = self.peek()
-            if word == "string" and after is not None and after[1].lower() == "collate":
-                self.i += 1  # a collation orders strings; their values are strings
-                self.name()
+            if word == "string" and self.accept("collate", "word"):
+                self.name()  # a collation orders strings; their values are strings
             return _PRIMITIVES[word]
         if word == "time":  # Spark 4.1's TIME(p): nanoseconds since midnight
             precision = 6
-            if self.punct("("):
+            if self.accept("("):
                 precision = self.integer()
                 self.expect(")")
             return f"time({precision})"
         if word in _DECIMALS:
             precision, scale = 10, 0
-            if self.punct("("):
+            if self.accept("("):
                 precision = self.integer()
-                if self.punct(","):
+                if self.accept(","):
                     scale = self.integer()
                 self.expect(")")
             return f"decimal({precision},{scale})"
         if word in _CHARS:  # Spark keeps them as strings
-            if self.punct("("):
+            if self.accept("("):
                 self.integer()
                 self.expect(")")
             return "string"
@@ -158,36 +138,38 @@ class _Parser:
         if word == "struct":
             self.expect("<")
             fields = []
-            if not self.punct(">"):
-                fields.append(self.field())
-                while self.punct(","):
-                    fields.append(self.field())
+            if not self.accept(">"):
+                fields = self.fields()
                 self.expect(">")
             return {"type": "struct", "fields": fields}
         self.i -= 1
-        self.fail(f"unknown type {token[1]!r}")
+        self.fail(f"unknown type {text!r}")
 
     def field(self) -> dict[str, Any]:
         name = self.name()
-        self.punct(":")
+        self.accept(":")
         data_type = self.data_type()
         nullable = True
         metadata: dict[str, Any] = {}
         while True:
-            if self.keyword("not"):
-                if not self.keyword("null"):
+            if self.accept("not", "word"):
+                if not self.accept("null", "word"):
                     self.fail("expected NULL after NOT")
                 nullable = False
-            elif self.keyword("comment"):
+            elif self.accept("comment", "word"):
                 metadata["comment"] = self.string()
             else:
                 break
         return {"name": name, "type": data_type, "nullable": nullable, "metadata": metadata}
 
-    def columns(self) -> dict[str, Any]:
+    def fields(self) -> list[dict[str, Any]]:
         fields = [self.field()]
-        while self.punct(","):
+        while self.accept(","):
             fields.append(self.field())
+        return fields
+
+    def columns(self) -> dict[str, Any]:
+        fields = self.fields()
         if self.peek() is not None:
             self.fail("expected ',' or the end")
         return {"type": "struct", "fields": fields}

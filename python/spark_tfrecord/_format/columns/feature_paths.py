@@ -9,6 +9,7 @@ from typing import Any
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns.schema import (
     TENSOR_ENCODING_KEY,
+    array_of,
     depth,
     innermost,
     is_array,
@@ -17,12 +18,7 @@ from spark_tfrecord._format.columns.schema import (
     tensor_reason,
 )
 from spark_tfrecord._format.columns.schema import type_name as name
-from spark_tfrecord._format.columns.type_table import (
-    array_of,
-    describe_supported,
-    entry,
-    simple_string,
-)
+from spark_tfrecord._format.columns.type_table import describe_supported, entry, simple_string
 from spark_tfrecord._format.frames.encode_errors import EncodeError, argument_error
 
 EXAMPLE = "Example"
@@ -32,12 +28,6 @@ RECORD_TYPES = (EXAMPLE, SEQUENCE_EXAMPLE, BYTE_ARRAY)
 
 #: The field metadata key of a list's fixed length.
 LIST_LENGTH_KEY = "tfrecord.listLength"
-
-VECTOR_INDICES, VECTOR_VALUES, VECTOR_SIZE = 1, 2, 3
-VECTOR_PARTS = ((VECTOR_INDICES, "indices"), (VECTOR_VALUES, "values"), (VECTOR_SIZE, "size"))
-TENSOR_VALUE, TENSOR_SHAPE = 1, 2
-RAGGED_FLAT_VALUES = "ragged_flat_values"
-RAGGED_ROW_LENGTHS = "ragged_row_lengths_"
 
 
 @dataclass(frozen=True)
@@ -78,18 +68,16 @@ def leaves(
     sequence = record_type == SEQUENCE_EXAMPLE
     out: list[Leaf] = []
 
-    def no_fields(column: str) -> EncodeError:
-        return argument_error(
-            errors.INVALID_SCHEMA,
-            f"Column '{column}' is a struct with no fields, which has no feature to be written as.",
-            column=column,
-        )
+    def no_fields(t: Any, column: str) -> None:
+        if is_struct(t) and not t["fields"]:
+            why = "is a struct with no fields, which has no feature to be written as"
+            raise argument_error(errors.INVALID_SCHEMA, f"Column '{column}' {why}.", column=column)
 
     def add(leaf: Leaf) -> None:
         d = depth(leaf.data_type)
         if split_ragged and record_type == EXAMPLE and d >= 2:
-            names = [f"{leaf.name}{separator}{RAGGED_ROW_LENGTHS}{k}" for k in range(d - 1)]
-            names.append(leaf.name + separator + RAGGED_FLAT_VALUES)
+            names = [f"{leaf.name}{separator}ragged_row_lengths_{k}" for k in range(d - 1)]
+            names.append(leaf.name + separator + "ragged_flat_values")
             out.extend(replace(leaf, name=n, ragged_level=k) for k, n in enumerate(names))
         else:
             out.append(leaf)
@@ -103,12 +91,9 @@ def leaves(
         path: tuple[int, ...],
     ) -> None:
         for i, f in enumerate(struct["fields"]):
-            leaf_name = prefix + separator + f["name"]
-            leaf_column = column + "." + f["name"]
-            length = list_length(f)
-            t = f["type"]
-            if is_struct(t) and not t["fields"]:
-                raise no_fields(leaf_column)
+            leaf_name, leaf_column = prefix + separator + f["name"], f"{column}.{f['name']}"
+            length, t = list_length(f), f["type"]
+            no_fields(t, leaf_column)
             if is_struct(t):
                 in_element(t, leaf_name, leaf_column, structs, array_ordinal, (*path, i))
                 continue
@@ -132,69 +117,40 @@ def leaves(
                     column=leaf_column,
                 )
             concatenated = not sequence and length > 0 and depth(t) == 1
-            if sequence:
-                flat = (
-                    array_of(array_of(t["elementType"])) if is_array(t) else array_of(array_of(t))
-                )
-            elif concatenated:
-                flat = array_of(t["elementType"])
-            else:
-                flat = array_of(t)
-            add(
-                Leaf(
-                    leaf_name,
-                    leaf_column,
-                    t,
-                    flat,
-                    structs,
-                    array_ordinal,
-                    True,
-                    path,
-                    i,
-                    length,
-                    concatenated,
-                )
-            )
+            element = t["elementType"] if concatenated or (sequence and is_array(t)) else t
+            flat = array_of(array_of(element)) if sequence else array_of(element)
+            leaf = Leaf(leaf_name, leaf_column, t, flat, structs, array_ordinal, True, path, i)
+            add(replace(leaf, list_length=length, concatenated=concatenated))
 
     def walk(
         struct: Mapping[str, Any], prefix: str, column_prefix: str, structs: tuple[int, ...]
     ) -> None:
         for i, f in enumerate(struct["fields"]):
-            leaf_name = prefix + f["name"]
-            column = column_prefix + f["name"]
-            t = f["type"]
+            leaf_name, column, t = prefix + f["name"], column_prefix + f["name"], f["type"]
             metadata = f.get("metadata") or {}
-            if is_struct(t) and not t["fields"]:
-                raise no_fields(column)
-            if is_array(t) and is_struct(t["elementType"]) and not t["elementType"]["fields"]:
-                raise no_fields(column)
+            no_fields(t, column)
+            if is_array(t):
+                no_fields(t["elementType"], column)
+            leaf = Leaf(leaf_name, column, t, t, structs, i)
             if is_struct(t):
                 walk(t, leaf_name + separator, column + ".", (*structs, i))
             elif is_array(t) and is_struct(t["elementType"]):
                 in_element(t["elementType"], leaf_name, column, structs, i, ())
             elif TENSOR_ENCODING_KEY in metadata:
                 _check_tensor(column, t, metadata, nested=bool(structs) or sequence)
-                leaf = Leaf(leaf_name, column, t, t, structs, i, tensor=metadata)
+                leaf = replace(leaf, tensor=metadata)
                 if split_ragged:
                     out.append(replace(leaf, name=leaf_name + separator + "value", tensor_part=1))
                     out.append(replace(leaf, name=leaf_name + separator + "shape", tensor_part=2))
                 else:
                     out.append(leaf)
             elif sparse_vectors and is_vector(t):
-                for part, suffix in VECTOR_PARTS:
-                    out.append(
-                        Leaf(
-                            leaf_name + separator + suffix,
-                            column,
-                            t,
-                            t,
-                            structs,
-                            i,
-                            vector_part=part,
-                        )
-                    )
+                out.extend(
+                    replace(leaf, name=leaf_name + separator + suffix, vector_part=part)
+                    for part, suffix in enumerate(("indices", "values", "size"), 1)
+                )
             else:
-                add(Leaf(leaf_name, column, t, t, structs, i, list_length=list_length(f)))
+                add(replace(leaf, list_length=list_length(f)))
 
     walk(schema, "", "", ())
     seen: dict[str, list[Leaf]] = {}
@@ -225,20 +181,16 @@ def _check_tensor(column: str, t: Any, metadata: Mapping[str, Any], *, nested: b
         raise argument_error(errors.INVALID_SCHEMA, reason, column=column)
 
 
-def column_layout(t: Any) -> bool:
-    """Whether a feature of type ``t`` has a layout: a table type, a vector, or arrays of them."""
-    if is_array(t):
-        return entry(innermost(t)) is not None
-    return is_vector(t) or entry(t) is not None
-
-
 def supports(t: Any) -> bool:
-    """The jar's ``TFRecordSchema.supportsDataType``."""
+    """The jar's ``TFRecordSchema.supportsDataType``: a table type, a vector, arrays of them, and
+    structs and arrays of structs of these."""
     if is_struct(t):
         return all(supports(f["type"]) for f in t["fields"])
     if is_array(t) and is_struct(t["elementType"]):
         return supports(t["elementType"])
-    return column_layout(t)
+    if is_array(t):
+        return entry(innermost(t)) is not None
+    return is_vector(t) or entry(t) is not None
 
 
 def unsupported(column: str, t: Any, record_type: str) -> EncodeError:
@@ -292,9 +244,7 @@ def _unheld_in(t: Any, column: str) -> tuple[str, Any] | None:
             if found is not None:
                 return found
         return None
-    if _alternative(t, "") is not None:
-        return column, t
-    return None
+    return (column, t) if _alternative(t, "") is not None else None
 
 
 def reject_maps(schema: Mapping[str, Any], record_type: str) -> None:
@@ -339,13 +289,9 @@ def validate(
                 schema=text,
             )
         return []
-    if record_type == EXAMPLE:
-        found = leaves(schema, record_type, separator, sparse_vectors, split_ragged=True)
-        for leaf in found:
-            if not supports(leaf.data_type):
-                raise unsupported(leaf.column, leaf.data_type, record_type)
-        return found
-    for leaf in leaves(schema, record_type, separator, sparse_vectors, split_ragged=False):
-        if not supports(leaf.data_type) or depth(leaf.data_type) > 2:
+    found = leaves(schema, record_type, separator, sparse_vectors)
+    for leaf in found:
+        deep = record_type == SEQUENCE_EXAMPLE and depth(leaf.data_type) > 2
+        if not supports(leaf.data_type) or deep:
             raise unsupported(leaf.column, leaf.data_type, record_type)
-    return leaves(schema, record_type, separator, sparse_vectors, split_ragged=True)
+    return found

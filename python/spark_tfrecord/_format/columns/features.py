@@ -240,29 +240,22 @@ def feature_list_plan(leaf: Leaf, i: int) -> Plan:
             ok = False
         value_offsets = arrow.list_offsets(steps)
         values = arrow.list_values(steps)
-        used_steps = ranges(step_offsets[:-1][present], np.diff(step_offsets)[present])
         step_present = np.zeros(len(value_offsets) - 1, np.bool_)
-        step_present[used_steps] = True
+        step_present[used] = True
         step_ok = arrow.valid(steps)
         if step_ok is not None:
             step_present &= step_ok
-        for value in bad_units(
-            values, ranges(value_offsets[:-1][step_present], np.diff(value_offsets)[step_present])
-        ).tolist():
+        used_values = ranges(value_offsets[:-1][step_present], np.diff(value_offsets)[step_present])
+        for value in bad_units(values, used_values).tolist():
             step = int(unit_rows(value_offsets, np.array([value]))[0])
             row = int(unit_rows(step_offsets, np.array([step]))[0])
-            index = value - int(value_offsets[step])
-            issues.add(
-                row,
-                i,
-                (step - int(step_offsets[row]), index),
-                null_element(leaf.column, index, row),
-            )
+            at, index = step - int(step_offsets[row]), value - int(value_offsets[step])
+            issues.add(row, i, (at, index), null_element(leaf.column, index, row))
             ok = False
         if not ok:
             return [None]
         step_features = feature(kind, read_values(t, values), value_offsets, step_present)
         lists = feature_list(step_features, step_offsets, present)
-        return [Feature(present, lists, np.diff(value_offsets)[used_steps])]
+        return [Feature(present, lists, np.diff(value_offsets)[used])]
 
     return plan

@@ -24,7 +24,6 @@ _INT64 = (
     "time",
 )
 _FLOAT = ("float", "double", "decimal")
-_BYTES = ("string", "binary")
 VECTOR_CLASSES = (
     "org.apache.spark.ml.linalg.VectorUDT",
     "org.apache.spark.mllib.linalg.VectorUDT",
@@ -44,7 +43,7 @@ TENSOR_ELEMENTS = {
     "uint8": ("<u1", "short"),
     "bool": ("<u1", "boolean"),
 }
-_SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
+SIMPLE_NAMES = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 
 
 def type_name(data_type: Any) -> str:
@@ -72,7 +71,7 @@ def type_string(data_type: Any, *, simple: bool = True) -> str:
     """The type's ``simpleString``, or with ``simple=False`` with JSON atomic names (``long``)."""
     name = type_name(data_type)
     if isinstance(data_type, str):
-        return _SIMPLE.get(data_type, data_type) if simple else data_type
+        return SIMPLE_NAMES.get(data_type, data_type) if simple else data_type
     if name == "array":
         return f"array<{type_string(data_type['elementType'], simple=simple)}>"
     if name == "map":
@@ -146,7 +145,7 @@ def value_kind(data_type: Any, column: str) -> str:
         return "float"
     if name == "string":
         return "str"
-    if name in _BYTES:
+    if name == "binary":
         return "bytes"
     raise ValueError(
         f"Column {column!r} has type {type_string(data_type)}, which has no TFRecord feature kind."
@@ -214,25 +213,15 @@ def columns(
     def ragged(name: str, data_type: Any, path: str, array: str = "") -> Column:
         """The list of lists ``data_type`` (depth >= 2) written ragged as feature ``name``."""
         levels = depth(data_type)
-        features = [name + separator + "ragged_flat_values"]
-        features += [name + separator + f"ragged_row_lengths_{k}" for k in range(levels - 1)]
-        value = value_kind(innermost(data_type), path)
-        return Column(
-            name,
-            value,
-            "ragged",
-            depth=levels,
-            features=features,
-            path=path,
-            in_array=bool(array),
-            array=array,
-            spark=type_string(innermost(data_type)),
-            type_name=type_string(data_type),
-        )
+        keys = [name + separator + "ragged_flat_values"]
+        keys += [name + separator + f"ragged_row_lengths_{k}" for k in range(levels - 1)]
+        more = {"depth": levels, "features": keys, "in_array": bool(array), "array": array}
+        return _column(name, "ragged", innermost(data_type), data_type, path, **more)
 
     def element_leaves(
         struct: Mapping[str, Any], name: str, column: str, array: str
     ) -> Iterator[Column]:
+        inside: dict[str, Any] = {"in_array": True, "array": array}
         for f in struct["fields"]:
             leaf, path, data_type = name + separator + f["name"], f"{column}.{f['name']}", f["type"]
             if is_struct(data_type):
@@ -253,49 +242,20 @@ def columns(
             elif sequence_type:
                 listed = is_array(data_type)
                 element = data_type["elementType"] if listed else data_type
-                yield Column(
-                    leaf,
-                    value_kind(element, path),
-                    "list" if listed else "scalar",
-                    features=[leaf],
-                    path=path,
-                    in_array=True,
-                    array=array,
-                    sequence=True,
-                    spark=type_string(element),
-                    type_name=type_string(data_type),
-                )
+                shape = "list" if listed else "scalar"
+                yield _column(leaf, shape, element, data_type, path, sequence=True, **inside)
             elif is_array(data_type):
                 length = int((f.get("metadata") or {}).get("tfrecord.listLength", 0))
                 if length > 0 and depth(data_type) == 1:
-                    yield Column(
-                        leaf,
-                        value_kind(data_type["elementType"], path),
-                        "uniform",
-                        length=length,
-                        features=[leaf],
-                        path=path,
-                        in_array=True,
-                        array=array,
-                        spark=type_string(data_type["elementType"]),
-                        type_name=type_string(data_type),
+                    element = data_type["elementType"]
+                    yield _column(
+                        leaf, "uniform", element, data_type, path, length=length, **inside
                     )
                 else:  # one list per element: a list of lists, written ragged
                     yield ragged(leaf, array_of(data_type), path, array)
-            else:
-                value = value_kind(data_type, path)
-                yield Column(
-                    leaf,
-                    value,
-                    "list",
-                    fixed=fixed(leaf),
-                    features=[leaf],
-                    path=path,
-                    in_array=True,
-                    array=array,
-                    spark=type_string(data_type),
-                    type_name=f"array<{type_string(data_type)}>",  # (the jar's: a list)
-                )
+            else:  # the jar's type: a list
+                jar_type = array_of(data_type)
+                yield _column(leaf, "list", data_type, jar_type, path, fixed=fixed(leaf), **inside)
 
     def leaves(
         struct: Mapping[str, Any], prefix: str, column_prefix: str, nullable: bool
@@ -303,11 +263,12 @@ def columns(
         for f in struct["fields"]:
             name, column, data_type = prefix + f["name"], column_prefix + f["name"], f["type"]
             field_nullable = nullable or bool(f.get("nullable", True))
+            metadata = f.get("metadata") or {}
             if is_struct(data_type):
                 yield from leaves(data_type, name + separator, column + ".", field_nullable)
             elif is_array(data_type) and is_struct(data_type["elementType"]):
                 yield from element_leaves(data_type["elementType"], name, column, column)
-            elif encoded_tensors and not prefix and _has_tensor(f):
+            elif encoded_tensors and not prefix and TENSOR_ENCODING_KEY in metadata:
                 yield _tensor_column(f, separator)
             elif is_array(data_type) and is_array(data_type["elementType"]):
                 if not sequence_type:
@@ -318,89 +279,54 @@ def columns(
                         "feature list holds lists only; record_type='Example' writes it ragged."
                     )
                 else:
-                    value = value_kind(data_type["elementType"]["elementType"], column)
-                    yield Column(
-                        name,
-                        value,
-                        "list",
-                        features=[name],
-                        path=column,
-                        sequence=True,
-                        spark=type_string(data_type["elementType"]["elementType"]),
-                        type_name=type_string(data_type),
-                    )
+                    element = data_type["elementType"]["elementType"]
+                    yield _column(name, "list", element, data_type, column, sequence=True)
             elif is_vector(data_type):
-                parts = [name + separator + p for p in ("indices", "values", "size")]
+                parts = [name, *(name + separator + p for p in ("indices", "values", "size"))]
                 if vector_layout is not None:
                     sparse = vector_layout == "sparse"
                 else:  # from a manifest: the keys the files hold say how it was written
-                    sparse = name not in counts and parts[0] in counts
-                attrs = (f.get("metadata") or {}).get("ml_attr", {})
+                    sparse = name not in counts and parts[1] in counts
+                attrs = metadata.get("ml_attr", {})
                 has_size = isinstance(attrs, dict) and "num_attrs" in attrs
-                yield Column(
-                    name,
-                    "float",
-                    "vector",
-                    fixed=fixed(name),
-                    sparse=sparse,
-                    size=int(attrs["num_attrs"]) if has_size else 0,
-                    features=[name, *parts],
-                    path=column,
-                    has_size=has_size,
-                    spark="vector",
-                    type_name="vector",
-                )
+                size = int(attrs["num_attrs"]) if has_size else 0
+                more = {"sparse": sparse, "size": size, "has_size": has_size, "fixed": fixed(name)}
+                yield _column(name, "vector", data_type, data_type, column, features=parts, **more)
             elif is_array(data_type):
-                value = value_kind(data_type["elementType"], column)
-                yield Column(
-                    name,
-                    value,
-                    "list",
-                    fixed=fixed(name),
-                    features=[name],
-                    path=column,
-                    spark=type_string(data_type["elementType"]),
-                    type_name=type_string(data_type),
-                )
+                element = data_type["elementType"]
+                yield _column(name, "list", element, data_type, column, fixed=fixed(name))
             else:
-                value = value_kind(data_type, column)
                 always = fixed(name) == 1 or not field_nullable
-                yield Column(
-                    name,
-                    value,
-                    "scalar",
-                    fixed=1 if always else None,
-                    features=[name],
-                    path=column,
-                    spark=type_string(data_type),
-                    type_name=type_string(data_type),
+                yield _column(
+                    name, "scalar", data_type, data_type, column, fixed=1 if always else None
                 )
 
     return leaves(struct, "", "", False)
 
 
-def _has_tensor(f: Mapping[str, Any]) -> bool:
-    """Whether the field ``f`` has an encoded tensor's metadata."""
-    return TENSOR_ENCODING_KEY in (f.get("metadata") or {})
+def _column(key: str, shape: str, values: Any, data_type: Any, path: str, /, **more: Any) -> Column:
+    """Column ``key`` of ``data_type`` (at ``path``) whose values have type ``values``."""
+    more.setdefault("features", [key])
+    return Column(
+        key,
+        value_kind(values, path),
+        shape,
+        path=path,
+        spark=type_string(values),
+        type_name=type_string(data_type),
+        **more,
+    )
 
 
 def _tensor_column(f: Mapping[str, Any], separator: str) -> Column:
     """The top-level encoded tensor column ``f``; ArgumentError if :func:`tensor_reason` refuses."""
-    name, data_type = f["name"], f["type"]
-    reason = tensor_reason(name, data_type, f.get("metadata") or {})
+    name, data_type, metadata = f["name"], f["type"], f.get("metadata") or {}
+    reason = tensor_reason(name, data_type, metadata)
     if reason:
         raise errors.ArgumentError(errors.INVALID_SCHEMA, reason, column=name)
-    return Column(
-        name,
-        value_kind(innermost(data_type), name),
-        "tensor",
-        depth=depth(data_type),
-        features=[name + separator + "value", name + separator + "shape"],
-        path=name,
-        spark=type_string(innermost(data_type)),
-        type_name=type_string(data_type),
-        tensor=f.get("metadata") or {},
-    )
+    features = [name + separator + "value", name + separator + "shape"]
+    more = {"depth": depth(data_type), "features": features, "tensor": metadata}
+    return _column(name, "tensor", innermost(data_type), data_type, name, **more)
 
 
 def select(

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spark_tfrecord._format.columns import arrow
-from spark_tfrecord._format.columns.schema import is_vector
+from spark_tfrecord._format.columns.schema import SIMPLE_NAMES, is_vector
 from spark_tfrecord._format.columns.schema import type_name as name
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64
 from spark_tfrecord._format.frames.packing import Bytes, Ints
@@ -21,7 +21,6 @@ Float32s = npt.NDArray[np.float32]
 #: What an entry reads from an Arrow array: int64s, float32s, or bytes with n+1 offsets.
 Values = Union[Int64s, Float32s, tuple[Bytes, Ints]]
 
-_SIMPLE = {"byte": "tinyint", "short": "smallint", "integer": "int", "long": "bigint"}
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 #: Spark 4.1's ``TIME(p)``, written as its nanoseconds since midnight (Spark's own long).
 _TIME = re.compile(r"time\(\d\)")
@@ -29,11 +28,6 @@ _TIME = re.compile(r"time\(\d\)")
 
 #: The largest Java int: a vector's largest size.
 INT_MAX = 2**31 - 1
-#: The element types a per-element list (``tfrecord.listLength``) can hold: fixed-size ones.
-FIXED_SIZE = frozenset(
-    {"boolean", "byte", "short", "integer", "date", "long", "timestamp", "timestamp_ntz"}
-    | {"float", "double"}
-)
 
 
 class Entry(NamedTuple):
@@ -45,26 +39,18 @@ class Entry(NamedTuple):
     doc: str
 
 
-def array_of(t: Any) -> dict[str, Any]:
-    """``array<t>`` (no nulls)."""
-    return {"type": "array", "elementType": t, "containsNull": False}
-
-
 def simple_string(t: Any) -> str:
     """Spark's ``simpleString`` of the type, as the jar's messages spell it."""
     if isinstance(t, str):
-        return _SIMPLE.get(t, t).replace(", ", ",")
+        return SIMPLE_NAMES.get(t, t).replace(", ", ",")
     n = name(t)
     if n == "array":
         return f"array<{simple_string(t['elementType'])}>"
     if n == "map":
         return f"map<{simple_string(t['keyType'])},{simple_string(t['valueType'])}>"
     if n == "struct":
-        return (
-            "struct<"
-            + ",".join(f"{f['name']}:{simple_string(f['type'])}" for f in t["fields"])
-            + ">"
-        )
+        fields = ",".join(f"{f['name']}:{simple_string(f['type'])}" for f in t["fields"])
+        return f"struct<{fields}>"
     if is_vector(t):
         return "vector"
     if n == "udt":
@@ -81,7 +67,7 @@ def entry(t: Any) -> Entry | None:
     if t.startswith("string collate "):  # a collation orders values; their bytes are UTF-8
         return _ENTRIES["string"]
     if _TIME.fullmatch(t):
-        return Entry(t, INT64, _times, f"{t} (nanoseconds since midnight)")
+        return Entry(t, INT64, arrow.nanos_of_day, f"{t} (nanoseconds since midnight)")
     m = _DECIMAL.fullmatch(t)
     if m is None:
         return None
@@ -117,8 +103,7 @@ _INTEGERS = {
 
 
 def _integers(a: Any) -> Int64s:
-    values = arrow.fixed(a, _INTEGERS[arrow.type_name(a)])
-    return values.astype(np.int64, copy=False)
+    return arrow.fixed(a, _INTEGERS[arrow.type_name(a)]).astype(np.int64, copy=False)
 
 
 def _floats(a: Any) -> Float32s:
@@ -127,26 +112,6 @@ def _floats(a: Any) -> Float32s:
         return arrow.fixed(a, "<f4")
     with np.errstate(over="ignore", invalid="ignore"):
         return arrow.fixed(a, "<f8" if t == "double" else "<f2").astype(np.float32)
-
-
-def _booleans(a: Any) -> Int64s:
-    return arrow.booleans(a)
-
-
-def _dates(a: Any) -> Int64s:
-    return arrow.days(a)
-
-
-def _timestamps(a: Any) -> Int64s:
-    return arrow.micros(a)
-
-
-def _times(a: Any) -> Int64s:
-    return arrow.nanos_of_day(a)
-
-
-def _bytes(a: Any) -> tuple[Bytes, Ints]:
-    return arrow.binary(a)
 
 
 def _decimals(a: Any, scale: int) -> Float32s:
@@ -180,19 +145,19 @@ def _nearest_float32(unscaled: int, scale: int) -> np.float32:
 
 
 _LISTED = (
-    Entry("boolean", INT64, _booleans, "boolean"),
+    Entry("boolean", INT64, arrow.booleans, "boolean"),
     Entry("tinyint", INT64, _integers, "tinyint"),
     Entry("smallint", INT64, _integers, "smallint"),
     Entry("int", INT64, _integers, "int"),
     Entry("bigint", INT64, _integers, "bigint"),
-    Entry("date", INT64, _dates, "date (days since 1970-01-01)"),
-    Entry("timestamp", INT64, _timestamps, "timestamp"),
-    Entry("timestamp_ntz", INT64, _timestamps, "timestamp_ntz (microseconds since 1970-01-01)"),
+    Entry("date", INT64, arrow.days, "date (days since 1970-01-01)"),
+    Entry("timestamp", INT64, arrow.micros, "timestamp"),
+    Entry("timestamp_ntz", INT64, arrow.micros, "timestamp_ntz (microseconds since 1970-01-01)"),
     Entry("float", FLOAT, _floats, "float"),
     Entry("double", FLOAT, _floats, "double"),
     Entry("decimal(10,0)", FLOAT, lambda a: _decimals(a, 0), "decimal"),
-    Entry("string", BYTES, _bytes, "string"),
-    Entry("binary", BYTES, _bytes, "binary"),
+    Entry("string", BYTES, arrow.binary, "string"),
+    Entry("binary", BYTES, arrow.binary, "binary"),
 )
 _JSON_NAMES = (
     "boolean",
@@ -206,8 +171,6 @@ _JSON_NAMES = (
     "float",
     "double",
 )
-_ENTRIES = {
-    **dict(zip(_JSON_NAMES, _LISTED)),
-    "string": _LISTED[11],
-    "binary": _LISTED[12],
-}
+_ENTRIES = {**dict(zip(_JSON_NAMES, _LISTED)), "string": _LISTED[11], "binary": _LISTED[12]}
+#: The element types a per-element list (``tfrecord.listLength``) can hold: fixed-size ones.
+FIXED_SIZE = frozenset(_JSON_NAMES)
