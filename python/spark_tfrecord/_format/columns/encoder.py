@@ -111,32 +111,23 @@ class ExampleEncoder:
                     row = int(np.argmin(feature.present))
                     issues.add(row, i, (-1,), self._absent(i, row))
         issues.raise_first()
+        # The entries of the context's features (0) and of its feature lists (1), with their sizes.
+        entries: tuple[list[Ragged], list[Ragged]] = ([], [])
+        sizes = np.zeros((2, n), np.int64)
         for i, f in enumerate(features):
             assert f is not None
             if len(f.counts):
                 self._fewest[i] = min(self._fewest[i], int(f.counts.min()))
                 self._most[i] = max(self._most[i], int(f.counts.max()))
-        contexts: list[Ragged] = []
-        lists: list[Ragged] = []
-        context_size = np.zeros(n, np.int64)
-        lists_size = np.zeros(n, np.int64)
-        for i, feature in enumerate(features):
-            assert feature is not None
-            entry_parts = self._entry(i, feature)
-            if self._in_lists[i]:
-                lists.extend(entry_parts.parts)
-                lists_size += entry_parts.size
-            else:
-                contexts.extend(entry_parts.parts)
-                context_size += entry_parts.size
-        everyone = np.ones(n, np.bool_)
-        if self._sequence:
-            record = [
-                *field(b"\x0a", Parts(contexts, context_size), context_size > 0).parts,
-                *field(b"\x12", Parts(lists, lists_size), lists_size > 0).parts,
-            ]
-        else:
-            record = field(b"\x0a", Parts(contexts, context_size), everyone).parts
+            entry = self._entry(i, f)
+            entries[int(self._in_lists[i])].extend(entry.parts)
+            sizes[int(self._in_lists[i])] += entry.size
+        if not self._sequence:
+            return frame(field(b"\x0a", Parts(entries[0], sizes[0]), np.ones(n, np.bool_)).parts, n)
+        record = [
+            *field(b"\x0a", Parts(entries[0], sizes[0]), sizes[0] > 0).parts,
+            *field(b"\x12", Parts(entries[1], sizes[1]), sizes[1] > 0).parts,
+        ]
         return frame(record, n)
 
     def value_counts(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
@@ -171,16 +162,15 @@ class ExampleEncoder:
         )
 
     def _byte_array(self, column: Any, n: int) -> list[Ragged]:
-        column_name = self._byte_column
         ok = arrow.valid(column)
         if ok is not None and not ok.all():
-            row = int(np.argmin(ok))
+            name = self._byte_column
             raise data_error(
                 errors.DATA_MISMATCH,
-                column_name,
-                f"Column '{column_name}' is null in a row: recordType ByteArray writes each value "
+                name,
+                f"Column '{name}' is null in a row: recordType ByteArray writes each value "
                 "as one record and has nothing to write for a null. Filter the nulls out first.",
-                row,
+                int(np.argmin(ok)),
             )
         buf, off = arrow.binary(column)
         return [Ragged(buf, off[:-1], np.diff(off))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import decimal
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -51,10 +52,7 @@ def _decimal(name: str) -> Conversion:
 
 def _text_bytes(name: str) -> Conversion:
     """A string column's values, those of a bytes feature kept as their bytes."""
-    text = conversion(name)
-    return Conversion(
-        name, "str", {BYTES: list, INT64: text.by_kind[INT64], FLOAT: text.by_kind[FLOAT]}
-    )
+    return Conversion(name, "str", {**conversion(name).by_kind, BYTES: list})
 
 
 def exact_layout(
@@ -85,19 +83,16 @@ def exact_layout(
                 column=c.path,
             )
         if text_bytes and c.spark.startswith("string"):
-            name = c.spark
-            exact[c.key] = lambda name=name: _text_bytes(name)  # type: ignore[misc]
+            exact[c.key] = partial(_text_bytes, c.spark)
         elif c.spark == "double" and c.shape != "vector":
             c.value, exact[c.key] = "double", _double
         elif _DECIMAL.fullmatch(c.spark):
-            name = c.spark
-            c.value, exact[c.key] = "decimal", lambda name=name: _decimal(name)  # type: ignore[misc]
+            c.value, exact[c.key] = "decimal", partial(_decimal, c.spark)
     made = Layout(found, record_type == "SequenceExample")
     made.step_nulls = True  # a field's step of no value: a null, as Spark reads it
     for c in made.columns:
         if c.key in exact:
             c.conversion = exact[c.key]()
-    for c in made.columns:
         if c.shape == "vector":
             made.use_reader(c.key, _vector_reader(c))
     return made
@@ -123,9 +118,7 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
     floats.conversion = float_values()
     values = Layout._values
     kind_names = {INT64: "int64", FLOAT: "float", BYTES: "bytes"}
-
-    def fail(what: str) -> ColumnError:
-        return ColumnError.of(c, what)
+    fail = partial(ColumnError.of, c)
 
     def vector(features: list[Any]) -> Any:
         dense = features[dense_slot]
