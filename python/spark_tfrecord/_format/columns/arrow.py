@@ -80,8 +80,7 @@ def nanos_of_day(a: Any) -> npt.NDArray[np.int64]:
 def days(a: Any) -> npt.NDArray[np.int64]:
     """A date array's values in days since 1970-01-01 (date32, or date64's milliseconds)."""
     if type_name(a) == "date64[ms]":
-        days: npt.NDArray[np.int64] = np.floor_divide(fixed(a, "<i8"), 86_400_000)
-        return days
+        return fixed(a, "<i8") // 86_400_000
     return fixed(a, "<i4").astype(np.int64)
 
 
@@ -126,7 +125,4 @@ def child(a: Any, i: int) -> Any:
 
 def decimal_words(a: Any) -> npt.NDArray[np.int64]:
     """A decimal128 array's unscaled values as (low, high) int64 pairs, one row each."""
-    n = len(a)
-    buf = a.buffers()[1]
-    words = np.frombuffer(buf, "<i8").reshape(-1, 2)
-    return words[a.offset : a.offset + n]
+    return np.frombuffer(a.buffers()[1], "<i8").reshape(-1, 2)[a.offset : a.offset + len(a)]

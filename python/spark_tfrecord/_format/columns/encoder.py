@@ -68,14 +68,7 @@ class ExampleEncoder:
             _one_of("vectorLayout", vector_layout, ("dense", "sparse")) == "sparse"
         )
         if not path_separator:
-            raise argument_error(
-                errors.INVALID_OPTION,
-                f"Invalid value '{path_separator}' for TFRecord option 'pathSeparator'. "
-                "Valid values: a non-empty string (default /).",
-                option="pathSeparator",
-                value=path_separator,
-                valid="a non-empty string (default /)",
-            )
+            raise _invalid("pathSeparator", path_separator, "a non-empty string (default /)")
         self.require_values = require_values
         self._sequence = self.record_type == SEQUENCE_EXAMPLE
         self.leaves = validate(self.schema, self.record_type, path_separator, self.sparse_vectors)
@@ -222,13 +215,16 @@ def _one_of(option: str, value: str, valid: Sequence[str]) -> str:
     for v in valid:
         if v.lower() == str(value).strip().lower():
             return v
-    raise argument_error(
+    raise _invalid(option, str(value), ", ".join(valid))
+
+
+def _invalid(option: str, value: str, valid: str) -> EncodeError:
+    return argument_error(
         errors.INVALID_OPTION,
-        f"Invalid value '{value}' for TFRecord option '{option}'. "
-        f"Valid values: {', '.join(valid)}.",
+        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: {valid}.",
         option=option,
-        value=str(value),
-        valid=", ".join(valid),
+        value=value,
+        valid=valid,
     )
 
 

@@ -32,8 +32,8 @@ from spark_tfrecord._format.frames.packing import Ints, Mask
 
 def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
     """A depth-d list of lists: d-1 ``ragged_row_lengths_k`` then ``ragged_flat_values``."""
-    kind = kind_of(innermost(leaf.data_type))
     t = innermost(leaf.data_type)
+    kind = kind_of(t)
 
     def plan(batch: Any, n: int, issues: Issues) -> list[Feature | None]:
         if leaf.in_array_of_structs:
@@ -46,26 +46,22 @@ def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
             rows_offsets = arrow.list_offsets(outer)
             level1 = arrow.list_values(outer)
             check_first = True
-        # levels[k]: the arrays at depth k+1; offsets[k] maps the units of depth k to them.
-        arrays = [level1]
-        maps = [rows_offsets]
+        # arrays[k]: the arrays at depth k+1; maps[k] maps the units of depth k to them, and
+        # composed[k] the rows to them.
+        arrays, maps, composed = [level1], [rows_offsets], [rows_offsets]
         for _ in range(d - 1):
             maps.append(arrow.list_offsets(arrays[-1]))
             arrays.append(arrow.list_values(arrays[-1]))
-        composed = [rows_offsets]
-        for m in maps[1:]:
-            composed.append(m[composed[-1]])
+            composed.append(maps[-1][composed[-1]])
         if not _check_nest(leaf, i, arrays, maps, composed, present, check_first, issues):
             return [None] * d
-        out: list[Feature | None] = []
-        for level in range(d - 1):
-            lengths = np.diff(maps[level + 1])
-            encoded = feature(INT64, lengths, composed[level], present)
-            out.append(Feature(present, encoded, counted(composed[level], present)))
-        flat = read_values(t, arrays[-1])
-        encoded = feature(kind, flat, composed[-1], present)
-        out.append(Feature(present, encoded, counted(composed[-1], present)))
-        return out
+        # d-1 features of row lengths, then the values
+        values: list[Any] = [*(np.diff(m) for m in maps[1:]), read_values(t, arrays[-1])]
+        kinds = [INT64] * (d - 1) + [kind]
+        return [
+            Feature(present, feature(k, v, c, present), counted(c, present))
+            for k, v, c in zip(kinds, values, composed)
+        ]
 
     return plan
 
@@ -89,14 +85,12 @@ def _check_nest(
         c = composed[level]
         used = ranges(c[:-1][present], np.diff(c)[present])
         for unit in bad_units(a, used).tolist():
-            path = [unit]
+            indices: list[int] = []
+            row = unit  # up from the unit to its row, its index in each list on the way
             for m in reversed(maps[: level + 1]):
-                path.append(int(unit_rows(m, np.array([path[-1]]))[0]))
-            row = path[-1]
-            indices = []
-            for k in range(level + 1):
-                parent, child = path[level + 1 - k], path[level - k]
-                indices.append(child - int(maps[k][parent]))
+                parent = int(unit_rows(m, np.array([row]))[0])
+                indices.insert(0, row - int(m[parent]))
+                row = parent
             what = "value" if level == d else "list"
             issues.add(row, i, tuple(indices), _ragged_null(leaf.column, what, indices, row))
             ok = False

@@ -107,10 +107,8 @@ def _tensor_features(
     lengths = np.zeros(n, np.int64)
     lengths[present] = [len(b) for b in blobs]
     data = np.frombuffer(b"".join(blobs), np.uint8)
-    value_offsets = np.zeros(n + 1, np.int64)
-    value_offsets[1:] = np.cumsum(lengths)
     units = np.arange(n + 1, dtype=np.int64)
-    values = feature(BYTES, (data, value_offsets), units, present)
+    values = feature(BYTES, (data, offsets(lengths)), units, present)
     shape_counts = np.where(present, rank, 0)
     shape = feature(INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
     ones = present.astype(np.int64)
