@@ -43,11 +43,10 @@ def _bits(buffer: Any, offset: int, n: int) -> Mask:
 
 def fixed(a: Any, dtype: str) -> npt.NDArray[Any]:
     """A fixed-width array's values as a view of its data buffer (a null's: whatever is there)."""
-    n = len(a)
     buf = a.buffers()[1]
     if buf is None:
-        return np.zeros(n, dtype)
-    return np.frombuffer(buf, dtype)[a.offset : a.offset + n]
+        return np.zeros(len(a), dtype)
+    return np.frombuffer(buf, dtype)[a.offset : a.offset + len(a)]
 
 
 def booleans(a: Any) -> npt.NDArray[np.int64]:
@@ -111,8 +110,7 @@ def list_values(a: Any) -> Any:
     values = a.values
     if len(a) == 0:
         return values.slice(0, 0)
-    offsets = a.offsets
-    start, stop = offsets[0].as_py(), offsets[-1].as_py()
+    start, stop = a.offsets[0].as_py(), a.offsets[-1].as_py()
     if start == 0 and stop == len(values):
         return values
     return values.slice(start, stop - start)

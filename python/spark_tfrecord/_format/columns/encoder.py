@@ -72,10 +72,9 @@ class ExampleEncoder:
         self.require_values = require_values
         self._sequence = self.record_type == SEQUENCE_EXAMPLE
         self.leaves = validate(self.schema, self.record_type, path_separator, self.sparse_vectors)
-        if self.record_type == BYTE_ARRAY:
-            self._byte_column = str(self.schema["fields"][0]["name"])
         self._keys = [_key_header(leaf.name) for leaf in self.leaves]
-        self._in_lists = [self._sequence and depth(leaf.data_type) == 2 for leaf in self.leaves]
+        #: Per feature, 1 if it is a feature list, else 0.
+        self._in_lists = [int(self._sequence and depth(x.data_type) == 2) for x in self.leaves]
         #: Per feature, the fewest and most values a row (a feature list: a step) held so far.
         self._fewest = np.full(len(self.leaves), np.iinfo(np.int64).max, np.int64)
         self._most = np.full(len(self.leaves), -1, np.int64)
@@ -85,8 +84,6 @@ class ExampleEncoder:
             width, plan = self._plan(i)
             self._plans.append((i, plan))
             i += width
-
-    # --- encoding ----------------------------------------------------------------------------
 
     def encode(self, batch: Any) -> Encoded:
         """The records of a batch's rows; a value the jar cannot write raises its error."""
@@ -113,8 +110,8 @@ class ExampleEncoder:
                 self._fewest[i] = min(self._fewest[i], int(f.counts.min()))
                 self._most[i] = max(self._most[i], int(f.counts.max()))
             entry = self._entry(i, f)
-            entries[int(self._in_lists[i])].extend(entry.parts)
-            sizes[int(self._in_lists[i])] += entry.size
+            entries[self._in_lists[i]].extend(entry.parts)
+            sizes[self._in_lists[i]] += entry.size
         if not self._sequence:
             return frame(field(b"\x0a", Parts(entries[0], sizes[0]), np.ones(n, np.bool_)).parts, n)
         record = [
@@ -125,13 +122,11 @@ class ExampleEncoder:
 
     def value_counts(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
         """Per feature and feature list: the fewest and most values a record (step) held so far."""
-        features: dict[str, tuple[int, int]] = {}
-        lists: dict[str, tuple[int, int]] = {}
+        found: list[dict[str, tuple[int, int]]] = [{}, {}]
         for i, leaf in enumerate(self.leaves):
             if self._most[i] >= 0:
-                into = lists if self._in_lists[i] else features
-                into[leaf.name] = (int(self._fewest[i]), int(self._most[i]))
-        return features, lists
+                found[self._in_lists[i]][leaf.name] = (int(self._fewest[i]), int(self._most[i]))
+        return found[0], found[1]
 
     def _entry(self, i: int, feature: Feature) -> Parts:
         """The map entry ``{key: name, value: feature}`` of feature i, for its present rows."""
@@ -157,7 +152,7 @@ class ExampleEncoder:
     def _byte_array(self, column: Any, n: int) -> list[Ragged]:
         ok = arrow.valid(column)
         if ok is not None and not ok.all():
-            name = self._byte_column
+            name = str(self.schema["fields"][0]["name"])
             raise data_error(
                 errors.DATA_MISMATCH,
                 name,
@@ -167,8 +162,6 @@ class ExampleEncoder:
             )
         buf, off = arrow.binary(column)
         return [Ragged(buf, off[:-1], np.diff(off))]
-
-    # --- plans: what each feature is, decided once ------------------------------------------
 
     def _plan(self, i: int) -> tuple[int, Plan]:
         """The plan of the leaves from i on: how many it covers, and the plan."""
@@ -190,9 +183,6 @@ class ExampleEncoder:
         if is_array(t):
             return 1, list_plan(leaf, i, fixed_length=0 if self._sequence else leaf.list_length)
         return 1, scalar_plan(leaf)
-
-
-# --- the schema -------------------------------------------------------------------------------
 
 
 def schema_json(schema: Schema | Any) -> dict[str, Any]:

@@ -66,11 +66,6 @@ def json_value(type_name: str) -> Callable[[Any], Any] | None:
     return _VALUES.get(type_name)
 
 
-def _text(v: Any) -> Any:
-    """A string's value: its bytes as the jar shows them, or the text of a number."""
-    return v if isinstance(v, str) else json_bytes(v)
-
-
 _VALUES: dict[str, Callable[[Any], Any]] = {
     "boolean": lambda v: int(v) == 1,
     "date": lambda v: (datetime.date(1970, 1, 1) + datetime.timedelta(days=int(v))).isoformat(),
@@ -78,6 +73,6 @@ _VALUES: dict[str, Callable[[Any], Any]] = {
     "timestamp_ntz": lambda v: _instant(int(v)),
     "float": lambda v: json_number(java_float(v)),
     "double": lambda v: json_number(java_double(float(v))),
-    "string": _text,
+    "string": lambda v: v if isinstance(v, str) else json_bytes(v),  # bytes, or a number's text
     "binary": json_bytes,
 }

@@ -22,13 +22,13 @@ _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 _FIXED_SIZE = frozenset(type_string(t) for t in FIXED_SIZE)
 
 
+def _wide(values: Any) -> Any:
+    return np.asarray(values, np.float64)
+
+
 def _double() -> Conversion:
     """A double column's exact values (the loaders give float32): float64 of both kinds."""
-
-    def wide(values: Any) -> Any:
-        return np.asarray(values, np.float64)
-
-    return Conversion("double", "double", {FLOAT: wide, INT64: wide})
+    return Conversion("double", "double", {FLOAT: _wide, INT64: _wide})
 
 
 def _decimal(name: str) -> Conversion:
@@ -104,7 +104,7 @@ SPARSE_KINDS = (INT64, FLOAT, INT64)
 
 def float_values() -> Conversion:
     """A sparse vector's ``c/values``: floats only, exact as doubles."""
-    return Conversion("double", "double", {FLOAT: lambda v: np.asarray(v, np.float64)})
+    return Conversion("double", "double", {FLOAT: _wide})
 
 
 def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:

@@ -123,8 +123,7 @@ def _tensor_values(t: Any, a: Any, dtype: str) -> tuple[Bytes, np.ndarray[Any, A
         read = arrow.fixed(a, "<f4" if t == "float" else "<f8")
     else:
         read = read_values(t, a)  # type: ignore[assignment]
+    if not len(read):
+        return np.zeros((0, 1), np.uint8), read
     with np.errstate(over="ignore", invalid="ignore"):
-        stored = read.astype(dtype)
-    return stored.view(np.uint8).reshape(len(read), -1) if len(read) else np.zeros(
-        (0, 1), np.uint8
-    ), read
+        return read.astype(dtype).view(np.uint8).reshape(len(read), -1), read
