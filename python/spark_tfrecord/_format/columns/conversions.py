@@ -23,7 +23,8 @@ Convert = Callable[[Any], Any]
 NANOS_PER_DAY = 86_400 * 10**9
 _TIME = re.compile(r"time\(\d\)")
 _ONE = decimal.Decimal(1)
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+#: A ``decimal(p,s)`` type name: its precision and scale.
+DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 
 
 class Conversion:
@@ -68,9 +69,7 @@ _INTEGRAL: dict[str, Convert] = {
     "timestamp_ntz": _same,
 }
 _NANOS_OF_DAY = _ranged(
-    0,
-    NANOS_PER_DAY - 1,
-    f" (a time is nanoseconds since midnight, from 0 to {NANOS_PER_DAY})",
+    0, NANOS_PER_DAY - 1, f" (a time is nanoseconds since midnight, from 0 to {NANOS_PER_DAY})"
 )
 
 
@@ -183,7 +182,7 @@ def conversion(name: str, *, vector: bool = False) -> Conversion:
         return Conversion(name, "str", text)
     if name == "binary":
         return Conversion(name, "bytes", {BYTES: _same})
-    found = _DECIMAL.fullmatch(name)
+    found = DECIMAL.fullmatch(name)
     if found:
         from_int64, from_float = _decimal(int(found.group(1)), int(found.group(2)))
         return Conversion(name, "float", {INT64: from_int64, FLOAT: from_float})

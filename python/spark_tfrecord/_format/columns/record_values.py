@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import decimal
-import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
@@ -12,13 +11,12 @@ import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns.column_errors import ColumnError
-from spark_tfrecord._format.columns.conversions import Conversion, conversion, java_float
+from spark_tfrecord._format.columns.conversions import DECIMAL, Conversion, conversion, java_float
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.columns.schema import Column, columns, type_string
 from spark_tfrecord._format.columns.type_table import FIXED_SIZE, INT_MAX
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
 
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 _FIXED_SIZE = frozenset(type_string(t) for t in FIXED_SIZE)
 
 
@@ -34,7 +32,7 @@ def _double() -> Conversion:
 def _decimal(name: str) -> Conversion:
     """A decimal column's exact values as Python Decimals, checked by the loaders' conversion."""
     checked = conversion(name)
-    found = _DECIMAL.fullmatch(name)
+    found = DECIMAL.fullmatch(name)
     assert found is not None
     quantum = decimal.Decimal(1).scaleb(-int(found.group(2)))
     context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
@@ -86,7 +84,7 @@ def exact_layout(
             exact[c.key] = partial(_text_bytes, c.spark)
         elif c.spark == "double" and c.shape != "vector":
             c.value, exact[c.key] = "double", _double
-        elif _DECIMAL.fullmatch(c.spark):
+        elif DECIMAL.fullmatch(c.spark):
             c.value, exact[c.key] = "decimal", partial(_decimal, c.spark)
     made = Layout(found, record_type == "SequenceExample")
     made.step_nulls = True  # a field's step of no value: a null, as Spark reads it
