@@ -43,11 +43,10 @@ def _bits(buffer: Any, offset: int, n: int) -> Mask:
 
 def fixed(a: Any, dtype: str) -> npt.NDArray[Any]:
     """A fixed-width array's values as a view of its data buffer (a null's: whatever is there)."""
-    n = len(a)
     buf = a.buffers()[1]
     if buf is None:
-        return np.zeros(n, dtype)
-    return np.frombuffer(buf, dtype)[a.offset : a.offset + n]
+        return np.zeros(len(a), dtype)
+    return np.frombuffer(buf, dtype)[a.offset : a.offset + len(a)]
 
 
 def booleans(a: Any) -> npt.NDArray[np.int64]:
@@ -80,8 +79,7 @@ def nanos_of_day(a: Any) -> npt.NDArray[np.int64]:
 def days(a: Any) -> npt.NDArray[np.int64]:
     """A date array's values in days since 1970-01-01 (date32, or date64's milliseconds)."""
     if type_name(a) == "date64[ms]":
-        days: npt.NDArray[np.int64] = np.floor_divide(fixed(a, "<i8"), 86_400_000)
-        return days
+        return fixed(a, "<i8") // 86_400_000
     return fixed(a, "<i4").astype(np.int64)
 
 
@@ -112,8 +110,7 @@ def list_values(a: Any) -> Any:
     values = a.values
     if len(a) == 0:
         return values.slice(0, 0)
-    offsets = a.offsets
-    start, stop = offsets[0].as_py(), offsets[-1].as_py()
+    start, stop = a.offsets[0].as_py(), a.offsets[-1].as_py()
     if start == 0 and stop == len(values):
         return values
     return values.slice(start, stop - start)
@@ -126,7 +123,4 @@ def child(a: Any, i: int) -> Any:
 
 def decimal_words(a: Any) -> npt.NDArray[np.int64]:
     """A decimal128 array's unscaled values as (low, high) int64 pairs, one row each."""
-    n = len(a)
-    buf = a.buffers()[1]
-    words = np.frombuffer(buf, "<i8").reshape(-1, 2)
-    return words[a.offset : a.offset + n]
+    return np.frombuffer(a.buffers()[1], "<i8").reshape(-1, 2)[a.offset : a.offset + len(a)]

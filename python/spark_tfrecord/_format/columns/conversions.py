@@ -19,18 +19,12 @@ class OutOfRange(Exception):
 
 Convert = Callable[[Any], Any]
 
-_RANGES = {
-    "tinyint": (-(2**7), 2**7 - 1),
-    "smallint": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "date": (-(2**31), 2**31 - 1),
-}
-_WIDE = ("bigint", "timestamp", "timestamp_ntz")
 #: Spark 4.1's ``TIME(p)``: nanoseconds since midnight, below this.
 NANOS_PER_DAY = 86_400 * 10**9
 _TIME = re.compile(r"time\(\d\)")
 _ONE = decimal.Decimal(1)
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+#: A ``decimal(p,s)`` type name: its precision and scale.
+DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 
 
 class Conversion:
@@ -53,47 +47,30 @@ def _same(values: Any) -> Any:
     return values
 
 
-def _ranged(low: int, high: int) -> Convert:
+def _ranged(low: int, high: int, note: str = "") -> Convert:
     def check(values: Any) -> Any:
         if len(values) and (int(values.min()) < low or int(values.max()) > high):
             bad = values[(values < low) | (values > high)][0]
-            raise OutOfRange(f"cannot hold the value {int(bad)}")
+            raise OutOfRange(f"cannot hold the value {int(bad)}{note}")
         return values
 
     return check
 
 
-def _boolean(values: Any) -> Any:
-    if len(values) and (int(values.min()) < 0 or int(values.max()) > 1):
-        bad = values[(values < 0) | (values > 1)][0]
-        raise OutOfRange(f"cannot hold the value {int(bad)} (a boolean is stored as 0 or 1)")
-    return values
-
-
-def _time(values: Any) -> Any:
-    if len(values) and (int(values.min()) < 0 or int(values.max()) >= NANOS_PER_DAY):
-        bad = values[(values < 0) | (values >= NANOS_PER_DAY)][0]
-        raise OutOfRange(
-            f"cannot hold the value {int(bad)} (a time is nanoseconds since midnight, from 0 to "
-            f"{NANOS_PER_DAY})"
-        )
-    return values
-
-
-def _int64_to_float(values: Any) -> Any:
-    return values.astype(np.float32)  # round to nearest, as Java's long-to-float
-
-
-def _int64_to_double(values: Any) -> Any:
-    return values.astype(np.float64).astype(np.float32)  # Spark's double, given as float32
-
-
-def _int64_to_text(values: Any) -> Any:
-    return [str(int(v)) for v in values]
-
-
-def _float_to_text(values: Any) -> Any:
-    return [java_float(v) for v in values]
+#: The int64 readings of integral types: ``_same``, or a check of the type's range.
+_INTEGRAL: dict[str, Convert] = {
+    "boolean": _ranged(0, 1, " (a boolean is stored as 0 or 1)"),
+    "tinyint": _ranged(-(2**7), 2**7 - 1),
+    "smallint": _ranged(-(2**15), 2**15 - 1),
+    "int": _ranged(-(2**31), 2**31 - 1),
+    "date": _ranged(-(2**31), 2**31 - 1),
+    "bigint": _same,
+    "timestamp": _same,
+    "timestamp_ntz": _same,
+}
+_NANOS_OF_DAY = _ranged(
+    0, NANOS_PER_DAY - 1, f" (a time is nanoseconds since midnight, from 0 to {NANOS_PER_DAY})"
+)
 
 
 #: The codec error handler decoding non-UTF-8 bytes as Java does (registered on first use).
@@ -185,24 +162,27 @@ def stored(name: str) -> Conversion:
 
 def conversion(name: str, *, vector: bool = False) -> Conversion:
     """The conversion of Spark type ``name`` (simpleString), or of a vector's; else KeyError."""
-    if vector or name == "double":
-        return Conversion(name, "float", {FLOAT: _same, INT64: _int64_to_double})
-    if name == "float":
-        return Conversion(name, "float", {FLOAT: _same, INT64: _int64_to_float})
-    if name == "boolean":
-        return Conversion(name, "int", {INT64: _boolean})
-    if name in _RANGES:
-        return Conversion(name, "int", {INT64: _ranged(*_RANGES[name])})
-    if name in _WIDE:
-        return Conversion(name, "int", {INT64: _same})
+    if vector or name == "double":  # Spark's double, given as float32
+        return Conversion(
+            name, "float", {FLOAT: _same, INT64: lambda v: v.astype(np.float64).astype(np.float32)}
+        )
+    if name == "float":  # round to nearest, as Java's long-to-float
+        return Conversion(name, "float", {FLOAT: _same, INT64: lambda v: v.astype(np.float32)})
+    if name in _INTEGRAL:
+        return Conversion(name, "int", {INT64: _INTEGRAL[name]})
     if _TIME.fullmatch(name):
-        return Conversion(name, "int", {INT64: _time})
+        return Conversion(name, "int", {INT64: _NANOS_OF_DAY})
     if name == "string" or name.startswith("string collate "):  # a collation only orders
         codecs.register_error(JAVA_REPLACE, _java_replace)
-        return Conversion(name, "str", {BYTES: _utf8, INT64: _int64_to_text, FLOAT: _float_to_text})
+        text: dict[int, Convert | None] = {
+            BYTES: _utf8,
+            INT64: lambda v: [str(int(x)) for x in v],
+            FLOAT: lambda v: [java_float(x) for x in v],
+        }
+        return Conversion(name, "str", text)
     if name == "binary":
         return Conversion(name, "bytes", {BYTES: _same})
-    found = _DECIMAL.fullmatch(name)
+    found = DECIMAL.fullmatch(name)
     if found:
         from_int64, from_float = _decimal(int(found.group(1)), int(found.group(2)))
         return Conversion(name, "float", {INT64: from_int64, FLOAT: from_float})

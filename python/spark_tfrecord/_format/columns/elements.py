@@ -54,18 +54,22 @@ def element_leaf(
         for element, row in zip(bad[first].tolist(), rows[first].tolist()):
             index = element - int(element_offsets[row])
             is_null = null_element is not None and not null_element[element]
-            what = "is null" if is_null else "holds a null for this field"
-            issues.add(row, i, (index, 0), _element_null(leaf.column, index, what, row))
+            what = ("is null" if is_null else "holds a null for this field") + _NO_NULL
+            issues.add(row, i, (index, 0), _element_error(leaf.column, index, what, row))
     return values, element_offsets, present, used, len(bad) == 0
 
 
-def _element_null(column: str, index: int, what: str, row: int) -> Callable[[], EncodeError]:
+_NO_NULL = (
+    ". An array of structs is written as one feature per field holding every element's value, "
+    "which has no place for a null. Drop or fill the nulls first."
+)
+
+
+def _element_error(column: str, index: int, what: str, row: int) -> Callable[[], EncodeError]:
     return lambda: data_error(
         errors.DATA_MISMATCH,
         column,
-        f"Column '{column}': element {index} of its array of structs {what}. An array of "
-        "structs is written as one feature per field holding every element's value, which has "
-        "no place for a null. Drop or fill the nulls first.",
+        f"Column '{column}': element {index} of its array of structs {what}",
         row,
     )
 
@@ -104,12 +108,11 @@ def element_plan(leaf: Leaf, i: int, sequence: bool) -> Plan:
                     continue
                 row = int(unit_rows(element_offsets, np.array([element]))[0])
                 index = element - int(element_offsets[row])
-                issues.add(
-                    row,
-                    i,
-                    (index, 1),
-                    _wrong_element_length(leaf, index, int(counts[element]), k, row),
+                what = (
+                    f"holds {int(counts[element])} values, but this field holds exactly {k} per "
+                    "element (tfrecord.listLength): the lists of every element are stored as one."
                 )
+                issues.add(row, i, (index, 1), _element_error(leaf.column, index, what, row))
                 ok = False
         checked = element_ok & (counts == k) if k else element_ok
         values_used = ranges(value_offsets[:-1][checked], counts[checked])
@@ -119,7 +122,8 @@ def element_plan(leaf: Leaf, i: int, sequence: bool) -> Plan:
             index = element - int(element_offsets[row])
             j = value - int(value_offsets[element])
             if k:
-                issues.add(row, i, (index, 2, j), _element_list_null(leaf, index, j, row))
+                what = f"holds a null at index {j}, and a list has no place for a null."
+                issues.add(row, i, (index, 2, j), _element_error(leaf.column, index, what, row))
             else:
                 issues.add(row, i, (index, 2, j), null_element(leaf.column, j, row))
             ok = False
@@ -135,26 +139,3 @@ def element_plan(leaf: Leaf, i: int, sequence: bool) -> Plan:
         return [Feature(present, feature(kind, flat, rows, present), counted(rows, present))]
 
     return plan
-
-
-def _wrong_element_length(
-    leaf: Leaf, index: int, count: int, k: int, row: int
-) -> Callable[[], EncodeError]:
-    return lambda: data_error(
-        errors.DATA_MISMATCH,
-        leaf.column,
-        f"Column '{leaf.column}': element {index} of its array of structs holds {count} values, "
-        f"but this field holds exactly {k} per element (tfrecord.listLength): the lists of "
-        "every element are stored as one.",
-        row,
-    )
-
-
-def _element_list_null(leaf: Leaf, index: int, j: int, row: int) -> Callable[[], EncodeError]:
-    return lambda: data_error(
-        errors.DATA_MISMATCH,
-        leaf.column,
-        f"Column '{leaf.column}': element {index} of its array of structs holds a null at index "
-        f"{j}, and a list has no place for a null.",
-        row,
-    )

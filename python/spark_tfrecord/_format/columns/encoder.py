@@ -68,21 +68,13 @@ class ExampleEncoder:
             _one_of("vectorLayout", vector_layout, ("dense", "sparse")) == "sparse"
         )
         if not path_separator:
-            raise argument_error(
-                errors.INVALID_OPTION,
-                f"Invalid value '{path_separator}' for TFRecord option 'pathSeparator'. "
-                "Valid values: a non-empty string (default /).",
-                option="pathSeparator",
-                value=path_separator,
-                valid="a non-empty string (default /)",
-            )
+            raise _invalid("pathSeparator", path_separator, "a non-empty string (default /)")
         self.require_values = require_values
         self._sequence = self.record_type == SEQUENCE_EXAMPLE
         self.leaves = validate(self.schema, self.record_type, path_separator, self.sparse_vectors)
-        if self.record_type == BYTE_ARRAY:
-            self._byte_column = str(self.schema["fields"][0]["name"])
         self._keys = [_key_header(leaf.name) for leaf in self.leaves]
-        self._in_lists = [self._sequence and depth(leaf.data_type) == 2 for leaf in self.leaves]
+        #: Per feature, 1 if it is a feature list, else 0.
+        self._in_lists = [int(self._sequence and depth(x.data_type) == 2) for x in self.leaves]
         #: Per feature, the fewest and most values a row (a feature list: a step) held so far.
         self._fewest = np.full(len(self.leaves), np.iinfo(np.int64).max, np.int64)
         self._most = np.full(len(self.leaves), -1, np.int64)
@@ -92,8 +84,6 @@ class ExampleEncoder:
             width, plan = self._plan(i)
             self._plans.append((i, plan))
             i += width
-
-    # --- encoding ----------------------------------------------------------------------------
 
     def encode(self, batch: Any) -> Encoded:
         """The records of a batch's rows; a value the jar cannot write raises its error."""
@@ -111,43 +101,32 @@ class ExampleEncoder:
                     row = int(np.argmin(feature.present))
                     issues.add(row, i, (-1,), self._absent(i, row))
         issues.raise_first()
+        # The entries of the context's features (0) and of its feature lists (1), with their sizes.
+        entries: tuple[list[Ragged], list[Ragged]] = ([], [])
+        sizes = np.zeros((2, n), np.int64)
         for i, f in enumerate(features):
             assert f is not None
             if len(f.counts):
                 self._fewest[i] = min(self._fewest[i], int(f.counts.min()))
                 self._most[i] = max(self._most[i], int(f.counts.max()))
-        contexts: list[Ragged] = []
-        lists: list[Ragged] = []
-        context_size = np.zeros(n, np.int64)
-        lists_size = np.zeros(n, np.int64)
-        for i, feature in enumerate(features):
-            assert feature is not None
-            entry_parts = self._entry(i, feature)
-            if self._in_lists[i]:
-                lists.extend(entry_parts.parts)
-                lists_size += entry_parts.size
-            else:
-                contexts.extend(entry_parts.parts)
-                context_size += entry_parts.size
-        everyone = np.ones(n, np.bool_)
-        if self._sequence:
-            record = [
-                *field(b"\x0a", Parts(contexts, context_size), context_size > 0).parts,
-                *field(b"\x12", Parts(lists, lists_size), lists_size > 0).parts,
-            ]
-        else:
-            record = field(b"\x0a", Parts(contexts, context_size), everyone).parts
+            entry = self._entry(i, f)
+            entries[self._in_lists[i]].extend(entry.parts)
+            sizes[self._in_lists[i]] += entry.size
+        if not self._sequence:
+            return frame(field(b"\x0a", Parts(entries[0], sizes[0]), np.ones(n, np.bool_)).parts, n)
+        record = [
+            *field(b"\x0a", Parts(entries[0], sizes[0]), sizes[0] > 0).parts,
+            *field(b"\x12", Parts(entries[1], sizes[1]), sizes[1] > 0).parts,
+        ]
         return frame(record, n)
 
     def value_counts(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
         """Per feature and feature list: the fewest and most values a record (step) held so far."""
-        features: dict[str, tuple[int, int]] = {}
-        lists: dict[str, tuple[int, int]] = {}
+        found: list[dict[str, tuple[int, int]]] = [{}, {}]
         for i, leaf in enumerate(self.leaves):
             if self._most[i] >= 0:
-                into = lists if self._in_lists[i] else features
-                into[leaf.name] = (int(self._fewest[i]), int(self._most[i]))
-        return features, lists
+                found[self._in_lists[i]][leaf.name] = (int(self._fewest[i]), int(self._most[i]))
+        return found[0], found[1]
 
     def _entry(self, i: int, feature: Feature) -> Parts:
         """The map entry ``{key: name, value: feature}`` of feature i, for its present rows."""
@@ -171,21 +150,18 @@ class ExampleEncoder:
         )
 
     def _byte_array(self, column: Any, n: int) -> list[Ragged]:
-        column_name = self._byte_column
         ok = arrow.valid(column)
         if ok is not None and not ok.all():
-            row = int(np.argmin(ok))
+            name = str(self.schema["fields"][0]["name"])
             raise data_error(
                 errors.DATA_MISMATCH,
-                column_name,
-                f"Column '{column_name}' is null in a row: recordType ByteArray writes each value "
+                name,
+                f"Column '{name}' is null in a row: recordType ByteArray writes each value "
                 "as one record and has nothing to write for a null. Filter the nulls out first.",
-                row,
+                int(np.argmin(ok)),
             )
         buf, off = arrow.binary(column)
         return [Ragged(buf, off[:-1], np.diff(off))]
-
-    # --- plans: what each feature is, decided once ------------------------------------------
 
     def _plan(self, i: int) -> tuple[int, Plan]:
         """The plan of the leaves from i on: how many it covers, and the plan."""
@@ -209,9 +185,6 @@ class ExampleEncoder:
         return 1, scalar_plan(leaf)
 
 
-# --- the schema -------------------------------------------------------------------------------
-
-
 def schema_json(schema: Schema | Any) -> dict[str, Any]:
     """Spark's JSON form of a schema given as JSON (a mapping or text), a ``StructType``, or DDL."""
     import json
@@ -232,13 +205,16 @@ def _one_of(option: str, value: str, valid: Sequence[str]) -> str:
     for v in valid:
         if v.lower() == str(value).strip().lower():
             return v
-    raise argument_error(
+    raise _invalid(option, str(value), ", ".join(valid))
+
+
+def _invalid(option: str, value: str, valid: str) -> EncodeError:
+    return argument_error(
         errors.INVALID_OPTION,
-        f"Invalid value '{value}' for TFRecord option '{option}'. "
-        f"Valid values: {', '.join(valid)}.",
+        f"Invalid value '{value}' for TFRecord option '{option}'. Valid values: {valid}.",
         option=option,
-        value=str(value),
-        valid=", ".join(valid),
+        value=value,
+        valid=valid,
     )
 
 

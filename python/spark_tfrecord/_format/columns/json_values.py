@@ -19,17 +19,11 @@ def java_double(v: float) -> str:
         return "NaN"
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
-    return _java_decimal(repr(v), abs(v))
-
-
-def _java_decimal(text: str, magnitude: float) -> str:
-    """Python's shortest repr in Java's notation: plain from 1e-3 up to 1e7, else d.dddEn."""
-    d = decimal.Decimal(text)
-    if magnitude == 0 or 1e-3 <= magnitude < 1e7:
+    # Python's shortest repr in Java's notation: plain from 1e-3 up to 1e7, else d.dddEn.
+    d = decimal.Decimal(repr(v))
+    if v == 0 or 1e-3 <= abs(v) < 1e7:
         plain = format(d, "f")
-        if "." not in plain:
-            plain += ".0"
-        return plain
+        return plain if "." in plain else plain + ".0"
     sign, digits, exponent = d.as_tuple()
     ds = "".join(map(str, digits)).rstrip("0") or "0"
     exp = exponent + len(digits) - 1  # type: ignore[operator]
@@ -72,11 +66,6 @@ def json_value(type_name: str) -> Callable[[Any], Any] | None:
     return _VALUES.get(type_name)
 
 
-def _text(v: Any) -> Any:
-    """A string's value: its bytes as the jar shows them, or the text of a number."""
-    return v if isinstance(v, str) else json_bytes(v)
-
-
 _VALUES: dict[str, Callable[[Any], Any]] = {
     "boolean": lambda v: int(v) == 1,
     "date": lambda v: (datetime.date(1970, 1, 1) + datetime.timedelta(days=int(v))).isoformat(),
@@ -84,6 +73,6 @@ _VALUES: dict[str, Callable[[Any], Any]] = {
     "timestamp_ntz": lambda v: _instant(int(v)),
     "float": lambda v: json_number(java_float(v)),
     "double": lambda v: json_number(java_double(float(v))),
-    "string": _text,
+    "string": lambda v: v if isinstance(v, str) else json_bytes(v),  # bytes, or a number's text
     "binary": json_bytes,
 }

@@ -27,80 +27,56 @@ from spark_tfrecord._format.columns.features import (
 from spark_tfrecord._format.columns.schema import innermost
 from spark_tfrecord._format.entries.wire import INT64
 from spark_tfrecord._format.frames.encode_errors import EncodeError, data_error
-from spark_tfrecord._format.frames.packing import Ints, Mask
 
 
 def ragged_plan(leaf: Leaf, i: int, d: int) -> Plan:
     """A depth-d list of lists: d-1 ``ragged_row_lengths_k`` then ``ragged_flat_values``."""
-    kind = kind_of(innermost(leaf.data_type))
     t = innermost(leaf.data_type)
+    kind = kind_of(t)
 
     def plan(batch: Any, n: int, issues: Issues) -> list[Feature | None]:
         if leaf.in_array_of_structs:
             level1, rows_offsets, present, _used, ok = element_leaf(batch, leaf, n, i, issues)
             if not ok:
                 return [None] * d
-            check_first = False
+            first = 1  # element_leaf checked the elements
         else:
             outer, present = column_of(batch, leaf, n)
             rows_offsets = arrow.list_offsets(outer)
             level1 = arrow.list_values(outer)
-            check_first = True
-        # levels[k]: the arrays at depth k+1; offsets[k] maps the units of depth k to them.
-        arrays = [level1]
-        maps = [rows_offsets]
+            first = 0
+        # arrays[k]: the arrays at depth k+1; maps[k] maps the units of depth k to them, and
+        # composed[k] the rows to them.
+        arrays, maps, composed = [level1], [rows_offsets], [rows_offsets]
         for _ in range(d - 1):
             maps.append(arrow.list_offsets(arrays[-1]))
             arrays.append(arrow.list_values(arrays[-1]))
-        composed = [rows_offsets]
-        for m in maps[1:]:
-            composed.append(m[composed[-1]])
-        if not _check_nest(leaf, i, arrays, maps, composed, present, check_first, issues):
+            composed.append(maps[-1][composed[-1]])
+        ok = True  # the first null list or value of each row, in depth-first order
+        for level in range(first, d):
+            c = composed[level]
+            used = ranges(c[:-1][present], np.diff(c)[present])
+            for unit in bad_units(arrays[level], used).tolist():
+                indices: list[int] = []
+                row = unit  # up from the unit to its row, its index in each list on the way
+                for m in reversed(maps[: level + 1]):
+                    parent = int(unit_rows(m, np.array([row]))[0])
+                    indices.insert(0, row - int(m[parent]))
+                    row = parent
+                what = "value" if level == d - 1 else "list"
+                issues.add(row, i, tuple(indices), _ragged_null(leaf.column, what, indices, row))
+                ok = False
+        if not ok:
             return [None] * d
-        out: list[Feature | None] = []
-        for level in range(d - 1):
-            lengths = np.diff(maps[level + 1])
-            encoded = feature(INT64, lengths, composed[level], present)
-            out.append(Feature(present, encoded, counted(composed[level], present)))
-        flat = read_values(t, arrays[-1])
-        encoded = feature(kind, flat, composed[-1], present)
-        out.append(Feature(present, encoded, counted(composed[-1], present)))
-        return out
+        # d-1 features of row lengths, then the values
+        values: list[Any] = [*(np.diff(m) for m in maps[1:]), read_values(t, arrays[-1])]
+        kinds = [INT64] * (d - 1) + [kind]
+        return [
+            Feature(present, feature(k, v, c, present), counted(c, present))
+            for k, v, c in zip(kinds, values, composed)
+        ]
 
     return plan
-
-
-def _check_nest(
-    leaf: Leaf,
-    i: int,
-    arrays: list[Any],
-    maps: list[Ints],
-    composed: list[Ints],
-    present: Mask,
-    check_first: bool,
-    issues: Issues,
-) -> bool:
-    """Adds the first null list or value of each row in depth-first order; whether none."""
-    ok = True
-    d = len(arrays) - 1  # arrays[d] holds the values
-    for level, a in enumerate(arrays):
-        if level == 0 and not check_first:
-            continue
-        c = composed[level]
-        used = ranges(c[:-1][present], np.diff(c)[present])
-        for unit in bad_units(a, used).tolist():
-            path = [unit]
-            for m in reversed(maps[: level + 1]):
-                path.append(int(unit_rows(m, np.array([path[-1]]))[0]))
-            row = path[-1]
-            indices = []
-            for k in range(level + 1):
-                parent, child = path[level + 1 - k], path[level - k]
-                indices.append(child - int(maps[k][parent]))
-            what = "value" if level == d else "list"
-            issues.add(row, i, tuple(indices), _ragged_null(leaf.column, what, indices, row))
-            ok = False
-    return ok
 
 
 def _ragged_null(column: str, what: str, indices: list[int], row: int) -> Callable[[], EncodeError]:

@@ -3,37 +3,36 @@
 from __future__ import annotations
 
 import decimal
-import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
 from spark_tfrecord import errors
 from spark_tfrecord._format.columns.column_errors import ColumnError
-from spark_tfrecord._format.columns.conversions import Conversion, conversion, java_float
+from spark_tfrecord._format.columns.conversions import DECIMAL, Conversion, conversion, java_float
 from spark_tfrecord._format.columns.layout import Layout
 from spark_tfrecord._format.columns.schema import Column, columns, type_string
 from spark_tfrecord._format.columns.type_table import FIXED_SIZE, INT_MAX
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64, UNSET
 
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 _FIXED_SIZE = frozenset(type_string(t) for t in FIXED_SIZE)
+
+
+def _wide(values: Any) -> Any:
+    return np.asarray(values, np.float64)
 
 
 def _double() -> Conversion:
     """A double column's exact values (the loaders give float32): float64 of both kinds."""
-
-    def wide(values: Any) -> Any:
-        return np.asarray(values, np.float64)
-
-    return Conversion("double", "double", {FLOAT: wide, INT64: wide})
+    return Conversion("double", "double", {FLOAT: _wide, INT64: _wide})
 
 
 def _decimal(name: str) -> Conversion:
     """A decimal column's exact values as Python Decimals, checked by the loaders' conversion."""
     checked = conversion(name)
-    found = _DECIMAL.fullmatch(name)
+    found = DECIMAL.fullmatch(name)
     assert found is not None
     quantum = decimal.Decimal(1).scaleb(-int(found.group(2)))
     context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
@@ -51,10 +50,7 @@ def _decimal(name: str) -> Conversion:
 
 def _text_bytes(name: str) -> Conversion:
     """A string column's values, those of a bytes feature kept as their bytes."""
-    text = conversion(name)
-    return Conversion(
-        name, "str", {BYTES: list, INT64: text.by_kind[INT64], FLOAT: text.by_kind[FLOAT]}
-    )
+    return Conversion(name, "str", {**conversion(name).by_kind, BYTES: list})
 
 
 def exact_layout(
@@ -85,19 +81,16 @@ def exact_layout(
                 column=c.path,
             )
         if text_bytes and c.spark.startswith("string"):
-            name = c.spark
-            exact[c.key] = lambda name=name: _text_bytes(name)  # type: ignore[misc]
+            exact[c.key] = partial(_text_bytes, c.spark)
         elif c.spark == "double" and c.shape != "vector":
             c.value, exact[c.key] = "double", _double
-        elif _DECIMAL.fullmatch(c.spark):
-            name = c.spark
-            c.value, exact[c.key] = "decimal", lambda name=name: _decimal(name)  # type: ignore[misc]
+        elif DECIMAL.fullmatch(c.spark):
+            c.value, exact[c.key] = "decimal", partial(_decimal, c.spark)
     made = Layout(found, record_type == "SequenceExample")
     made.step_nulls = True  # a field's step of no value: a null, as Spark reads it
     for c in made.columns:
         if c.key in exact:
             c.conversion = exact[c.key]()
-    for c in made.columns:
         if c.shape == "vector":
             made.use_reader(c.key, _vector_reader(c))
     return made
@@ -109,7 +102,7 @@ SPARSE_KINDS = (INT64, FLOAT, INT64)
 
 def float_values() -> Conversion:
     """A sparse vector's ``c/values``: floats only, exact as doubles."""
-    return Conversion("double", "double", {FLOAT: lambda v: np.asarray(v, np.float64)})
+    return Conversion("double", "double", {FLOAT: _wide})
 
 
 def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
@@ -123,9 +116,7 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
     floats.conversion = float_values()
     values = Layout._values
     kind_names = {INT64: "int64", FLOAT: "float", BYTES: "bytes"}
-
-    def fail(what: str) -> ColumnError:
-        return ColumnError.of(c, what)
+    fail = partial(ColumnError.of, c)
 
     def vector(features: list[Any]) -> Any:
         dense = features[dense_slot]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -36,17 +37,13 @@ class _EncodedTensor:
 
     def __init__(self, c: Column) -> None:
         dtype = c.tensor[TENSOR_DTYPE_KEY]  # one of the table's: the schema's columns checked it
-        self.column = c.path
+        self.fail = partial(ColumnError.of, c)
         self.stored = np.dtype(TENSOR_ELEMENTS[dtype][0])
         self.bool = dtype == "bool"
         self.deflate = c.tensor.get(TENSOR_ENCODING_KEY) == "zlib"
         self.rank = c.depth
         self.value_slot, self.shape_slot = c.slots
         self.value_name, self.shape_name = c.features
-        self.prefix = f"Column '{c.path}' ({c.type_name}) "
-
-    def fail(self, what: str) -> ColumnError:
-        return ColumnError.said(self.column, self.prefix + what)
 
     def read(self, features: list[Any]) -> Any:
         value, shape_feature = features[self.value_slot], features[self.shape_slot]

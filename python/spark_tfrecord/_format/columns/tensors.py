@@ -107,10 +107,8 @@ def _tensor_features(
     lengths = np.zeros(n, np.int64)
     lengths[present] = [len(b) for b in blobs]
     data = np.frombuffer(b"".join(blobs), np.uint8)
-    value_offsets = np.zeros(n + 1, np.int64)
-    value_offsets[1:] = np.cumsum(lengths)
     units = np.arange(n + 1, dtype=np.int64)
-    values = feature(BYTES, (data, value_offsets), units, present)
+    values = feature(BYTES, (data, offsets(lengths)), units, present)
     shape_counts = np.where(present, rank, 0)
     shape = feature(INT64, np.array(shapes, np.int64), offsets(shape_counts), present)
     ones = present.astype(np.int64)
@@ -125,8 +123,7 @@ def _tensor_values(t: Any, a: Any, dtype: str) -> tuple[Bytes, np.ndarray[Any, A
         read = arrow.fixed(a, "<f4" if t == "float" else "<f8")
     else:
         read = read_values(t, a)  # type: ignore[assignment]
+    if not len(read):
+        return np.zeros((0, 1), np.uint8), read
     with np.errstate(over="ignore", invalid="ignore"):
-        stored = read.astype(dtype)
-    return stored.view(np.uint8).reshape(len(read), -1) if len(read) else np.zeros(
-        (0, 1), np.uint8
-    ), read
+        return read.astype(dtype).view(np.uint8).reshape(len(read), -1), read

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 
@@ -17,11 +18,8 @@ class Ragged(NamedTuple):
         """The nested Python lists the column held."""
         items: list[Any] = list(self.values)
         for lengths in reversed(self.row_lengths):
-            out, start = [], 0
-            for n in lengths:
-                out.append(items[start : start + int(n)])
-                start += int(n)
-            items = out
+            ends = [0, *accumulate(int(n) for n in lengths)]
+            items = [items[start:end] for start, end in zip(ends, ends[1:])]
         return items
 
 

@@ -51,8 +51,7 @@ def dense_vector_plan(leaf: Leaf) -> Plan:
         a, present = column_of(batch, leaf, n)
         v = _vectors(a)
         stored = np.diff(v.value_offsets)
-        count = np.where(present, np.where(v.dense, stored, v.size), 0)
-        count = np.maximum(count, 0)
+        count = np.maximum(np.where(present, np.where(v.dense, stored, v.size), 0), 0)
         out_offsets = offsets(count)
         out = np.zeros(int(out_offsets[-1]), np.float64)
         dense = present & v.dense
