@@ -5,13 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from spark_tfrecord._format.datasets.statistics_proto import (
-    FLOAT,
-    INT,
-    STRUCT,
-    Feature,
-    decode,
-)
+from spark_tfrecord._format.datasets.statistics_proto import FLOAT, INT, STRUCT, Feature, decode
 
 #: TFDV's ``infer_schema`` default: the most values a string domain is inferred with.
 MAX_STRING_DOMAIN_SIZE = 100
