@@ -48,12 +48,8 @@ class Folder:
     @contextmanager
     def create(self, path: str) -> Iterator[BinaryIO]:
         """A new file to write (an object appears when closed)."""
-        if self.remote:
-            with self._fs.open(path, "wb") as out:
-                yield cast(BinaryIO, out)
-        else:
-            with open(path, "xb") as out:
-                yield out
+        with self._fs.open(path, "wb") if self.remote else open(path, "xb") as out:
+            yield cast(BinaryIO, out)
 
     def remove(self, path: str) -> None:
         if self.remote:

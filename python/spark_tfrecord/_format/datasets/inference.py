@@ -20,9 +20,10 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -146,7 +147,13 @@ def infer_schema(
     fs = files if files is not None else LocalFiles()
     sequence = parsed.record_type == "SequenceExample"
     sample = sample_files(paths, parsed.max_files)
-    samples = _read_in_parallel(sample, lambda p: _read_sample(p, fs, parsed, sequence), fs)
+    read = partial(_read_sample, files=fs, options=parsed, sequence=sequence)
+    threads = min(len(sample), 8, os.cpu_count() or 1)
+    if fs.remote and threads > 1:  # an object store's files on up to 8 threads, as the jar
+        with ThreadPoolExecutor(threads, thread_name_prefix="tfrecord-schema-inference") as pool:
+            samples = list(pool.map(read, sample))
+    else:
+        samples = [read(p) for p in sample]
     merged = SampledFeatures()
     for s in samples:
         merged.merge(s.features)
@@ -160,11 +167,9 @@ def infer_schema(
             )
     if not names:
         n = sum(s.records for s in samples)
-        what = (
-            "there are no files"
-            if not paths
-            else f"the {n} records read from {len(sample)} of {len(paths)} files have no features"
-        )
+        what = f"the {n} records read from {len(sample)} of {len(paths)} files have no features"
+        if not paths:
+            what = "there are no files"
         raise _cannot_infer(
             f"Cannot infer a TFRecord schema: {what}. Give the schema with .schema(...), or "
             "point the reader at files that hold tf.train.Example records."
@@ -189,17 +194,6 @@ def infer_schema(
         if steps is not None:
             fields.append(_field(names[i], _array(_array(steps.data_type()))))
     return _nest(fields, separator) if parsed.infer_nesting else _struct(fields)
-
-
-def _read_in_parallel(
-    sample: list[str], read: Callable[[str], _FileSample], files: Files
-) -> list[_FileSample]:
-    """The files' samples, in order; on an object store read on up to 8 threads, as the jar."""
-    threads = min(len(sample), 8, os.cpu_count() or 1)
-    if not files.remote or threads <= 1:
-        return [read(p) for p in sample]
-    with ThreadPoolExecutor(threads, thread_name_prefix="tfrecord-schema-inference") as pool:
-        return list(pool.map(read, sample))
 
 
 def _sparse_vectors(

@@ -82,19 +82,13 @@ def row_decoder(
 def _column(t: Any, key: str, column: str, separator: str, element: bool) -> Read:
     """The reader of column type ``t`` at feature path ``key`` (``element``: per element)."""
     if is_struct(t):
-        parts = [
-            (
-                f["name"],
-                _column(
-                    f["type"],
-                    key + separator + f["name"],
-                    f"{column}.{f['name']}",
-                    separator,
-                    element,
-                ),
+        parts: list[tuple[str, Read]] = []
+        for f in t["fields"]:
+            name = f["name"]
+            read = _column(
+                f["type"], key + separator + name, f"{column}.{name}", separator, element
             )
-            for f in t["fields"]
-        ]
+            parts.append((name, read))
         return _struct(parts, element)
     if is_array(t) and is_struct(t["elementType"]):
         return _column(t["elementType"], key, column, separator, True)

@@ -19,13 +19,6 @@ def _text(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _values(f: Feature) -> list[str]:
-    """The feature's string values that its rank histogram names, sorted (as TFDV's map)."""
-    if f.strings is None:
-        return []
-    return sorted({label for label, _ in f.strings.rank}, key=lambda v: v.encode())
-
-
 def _value_count(low: int, high: int, indent: str) -> list[str]:
     """A ``value_count`` from ``low`` to ``high`` values (empty if some list is empty)."""
     lines = [f"{indent}value_count {{"]
@@ -79,12 +72,12 @@ def _domain(f: Feature, name: str, max_string_domain_size: int) -> tuple[list[st
     """The feature's domain lines, and the schema's string domain lines if it has one."""
     if f.type == INT:
         n = f.numeric
-        if n is not None and n.min >= 0.0 and n.max == 1.0:
-            return ["  bool_domain {", "  }"], []
-        return [], []
+        flag = n is not None and n.min >= 0.0 and n.max == 1.0
+        return (["  bool_domain {", "  }"] if flag else []), []
     if f.type == FLOAT or f.strings is None or f.strings.invalid_utf8_count > 0:
         return [], []
-    values = _values(f)
+    # the string values its rank histogram names, sorted (as TFDV's map)
+    values = sorted({label for label, _ in f.strings.rank}, key=lambda v: v.encode())
     if values and len(values) <= 2:
         true = [v for v in values if v in _TRUE]
         false = [v for v in values if v in _FALSE]

@@ -212,12 +212,10 @@ def _spark_type(t: Tensor, path: str) -> str:
 
 def _nested(s: SequenceFeature) -> tuple[int, Tensor] | None:
     """A chain of sequences ending in a tensor: its depth and the tensor; None for dicts."""
-    if isinstance(s.feature, Tensor):
-        return 1, s.feature
-    if isinstance(s.feature, SequenceFeature):
-        inner = _nested(s.feature)
-        return None if inner is None else (inner[0] + 1, inner[1])
-    return None
+    depth, f = 1, s.feature
+    while isinstance(f, SequenceFeature):
+        depth, f = depth + 1, f.feature
+    return (depth, f) if isinstance(f, Tensor) else None
 
 
 def _check_sequence(
