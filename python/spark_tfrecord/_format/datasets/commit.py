@@ -10,20 +10,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import reduce
 from typing import Any, BinaryIO, Protocol, cast
 
 from spark_tfrecord._format.datasets import manifest_write
-from spark_tfrecord._format.files.files import (
-    Files,
-    FsspecFiles,
-    LocalFiles,
-    file_system,
-    local_path,
-)
+from spark_tfrecord._format.datasets.manifest_write import NO_COUNTS, Entry, Manifest, merge_counts
+from spark_tfrecord._format.files.files import Files, FsspecFiles, file_system, local_path
 from spark_tfrecord._format.frames.manifest import MANIFEST_NAME
 from spark_tfrecord._format.frames.record_writer import EXTENSIONS, RecordFileWriter
 
@@ -50,21 +45,11 @@ class Folder:
         assert isinstance(self.files, FsspecFiles)
         return self.files.fs
 
-    def exists(self) -> bool:
-        return self.files.isdir(self.path)
-
     @contextmanager
     def create(self, path: str) -> Iterator[BinaryIO]:
         """A new file to write (an object appears when closed)."""
-        if self.remote:
-            with self._fs.open(path, "wb") as out:
-                yield cast(BinaryIO, out)
-        else:
-            with open(path, "xb") as out:
-                yield out
-
-    def size(self, path: str) -> int:
-        return self.files.size(path)
+        with self._fs.open(path, "wb") if self.remote else open(path, "xb") as out:
+            yield cast(BinaryIO, out)
 
     def remove(self, path: str) -> None:
         if self.remote:
@@ -125,25 +110,15 @@ class Folder:
         finally:
             self._fs.rm(path)
 
-    def commit_manifest(self, written: manifest_write.Manifest) -> None:
+    def commit_manifest(self, written: Manifest) -> None:
         """Merges ``written`` into the manifest or drops it (:func:`.merge`); lock held."""
-        if not self.remote:
-            manifest_write.commit_manifest(self.path, written)
-            return
         path = self.join(MANIFEST_NAME)
-        old = None
-        if self._fs.exists(path):
-            with tempfile.TemporaryDirectory() as local:
-                LocalFiles().write_whole(
-                    os.path.join(local, MANIFEST_NAME), self._fs.cat_file(path)
-                )
-                old = manifest_write.read(local)
-        merged = manifest_write.merge(old, written, dict(self.files.list_data(self.path)))
-        if isinstance(merged, str):
-            if self._fs.exists(path):
-                self._fs.rm(path)
-            return
-        self.files.write_whole(path, merged.text().encode("utf-8"))
+        listed = dict(self.files.list_data(self.path))
+        merged = manifest_write.merge(manifest_write.read(self.files, path), written, listed)
+        if not isinstance(merged, str):
+            self.files.write_whole(path, merged.text().encode("utf-8"))
+        elif self.files.isfile(path):
+            self.remove(path)
 
 
 class StagedFile(Protocol):
@@ -189,7 +164,7 @@ class FolderWrite:
 
     def start(self) -> None:
         """Makes the staging folder (and a local folder) on the driver, before any task runs."""
-        self.created = not self.folder.exists()
+        self.created = not self.folder.files.isdir(self.folder.path)
         self.staging = self.folder.join(STAGING_PREFIX + self.write_id)
         if not self.folder.remote:
             os.makedirs(self.staging)
@@ -230,15 +205,12 @@ class FolderWrite:
                     RecordFileWriter(out, self.compression).close()
                 placed.append((name, 0))
             counted = [t.counts for t in staged if t.records > 0]
-            counts = counted[0] if counted else manifest_write.NO_COUNTS
-            for c in counted[1:]:
-                counts = manifest_write.merge_counts(counts, c)
+            counts = reduce(merge_counts, counted) if counted else NO_COUNTS
             entries = tuple(
-                manifest_write.Entry(rel, records, folder.size(folder.join(rel)), self.compression)
+                Entry(rel, records, folder.files.size(folder.join(rel)), self.compression)
                 for rel, records in placed
             )
-            written = manifest_write.Manifest(record_type, dict(schema), (), entries, counts)
-            folder.commit_manifest(written)
+            folder.commit_manifest(Manifest(record_type, dict(schema), (), entries, counts))
             folder.files.write_whole(folder.join("_SUCCESS"), b"")
         folder.remove_tree(self.staging)
 

@@ -70,8 +70,7 @@ def read_options(manifest_type: str | None, options: Mapping[str, str] | None) -
     parsed = InferenceOptions.parse(given)
     if manifest_type is None:
         return parsed
-    asked = any(k.lower() == "recordtype" for k in given)
-    if asked and parsed.record_type != manifest_type:
+    if parsed.record_type != manifest_type and any(k.lower() == "recordtype" for k in given):
         raise errors.invalid_option(
             "recordType", parsed.record_type, [f"{manifest_type} (the folder's manifest)"]
         )

@@ -7,6 +7,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from spark_tfrecord import errors
 from spark_tfrecord._format.datasets import tfds_dataset
 from spark_tfrecord._format.files.files import (
     Files,
@@ -160,8 +161,6 @@ def write_index(
 
 def index_compression(path: str, compression: str | None = None, files: Files | None = None) -> str:
     """The codec ``path`` is read with; only none and gzip are indexed (else ``ArgumentError``)."""
-    from spark_tfrecord import errors
-
     fs = files if files is not None else LocalFiles()
     codec = file_compression(path, compression, fs.read_range(path, 0, _HEADER))
     if codec not in ("none", "gzip"):

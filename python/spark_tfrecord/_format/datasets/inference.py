@@ -20,9 +20,11 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
+from itertools import chain
 from typing import Any
 
 from spark_tfrecord import errors
@@ -35,38 +37,37 @@ from spark_tfrecord._format.frames.read_options import InferenceOptions
 
 _LOG = logging.getLogger("spark_tfrecord")
 
+
+def _array(element: Any) -> dict[str, Any]:
+    return {"type": "array", "elementType": element, "containsNull": False}
+
+
+def _field(name: str, data_type: Any, nullable: bool = True) -> dict[str, Any]:
+    return {"name": name, "type": data_type, "nullable": nullable, "metadata": {}}
+
+
+def _struct(fields: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "struct", "fields": fields}
+
+
 #: The jar's Spark ML vector type (``VectorUDT``), as ``StructType.jsonValue()`` gives it.
 VECTOR_TYPE: Mapping[str, Any] = {
     "type": "udt",
     "class": "org.apache.spark.ml.linalg.VectorUDT",
     "pyClass": "pyspark.ml.linalg.VectorUDT",
-    "sqlType": {
-        "type": "struct",
-        "fields": [
-            {"name": "type", "type": "byte", "nullable": False, "metadata": {}},
-            {"name": "size", "type": "integer", "nullable": True, "metadata": {}},
-            {
-                "name": "indices",
-                "type": {"type": "array", "elementType": "integer", "containsNull": False},
-                "nullable": True,
-                "metadata": {},
-            },
-            {
-                "name": "values",
-                "type": {"type": "array", "elementType": "double", "containsNull": False},
-                "nullable": True,
-                "metadata": {},
-            },
-        ],
-    },
+    "sqlType": _struct(
+        [
+            _field("type", "byte", nullable=False),
+            _field("size", "integer"),
+            _field("indices", _array("integer")),
+            _field("values", _array("double")),
+        ]
+    ),
 }
 
 #: The column of a ByteArray read (``TFRecordSchema.ByteArrayColumn``).
 BYTE_ARRAY_COLUMN = "byteArray"
 _RAGGED_FLAT, _RAGGED_LENGTHS = "ragged_flat_values", "ragged_row_lengths_"
-
-
-# --- the sample ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -125,17 +126,6 @@ def sample_files(paths: Sequence[str], max_files: int) -> list[str]:
     return [ordered[i * len(ordered) // max_files] for i in range(max_files)]
 
 
-# --- the schema ---------------------------------------------------------------------------------
-
-
-def _array(element: Any) -> dict[str, Any]:
-    return {"type": "array", "elementType": element, "containsNull": False}
-
-
-def _field(name: str, data_type: Any) -> dict[str, Any]:
-    return {"name": name, "type": data_type, "nullable": True, "metadata": {}}
-
-
 def _cannot_infer(reason: str) -> errors.ArgumentError:
     return errors.ArgumentError(errors.CANNOT_INFER_SCHEMA, reason)
 
@@ -153,16 +143,17 @@ def infer_schema(
     """
     parsed = options if isinstance(options, InferenceOptions) else InferenceOptions.parse(options)
     if parsed.record_type == "ByteArray":
-        return {
-            "type": "struct",
-            "fields": [
-                {"name": BYTE_ARRAY_COLUMN, "type": "binary", "nullable": False, "metadata": {}}
-            ],
-        }
+        return _struct([_field(BYTE_ARRAY_COLUMN, "binary", nullable=False)])
     fs = files if files is not None else LocalFiles()
     sequence = parsed.record_type == "SequenceExample"
     sample = sample_files(paths, parsed.max_files)
-    samples = _read_in_parallel(sample, lambda p: _read_sample(p, fs, parsed, sequence), fs)
+    read = partial(_read_sample, files=fs, options=parsed, sequence=sequence)
+    threads = min(len(sample), 8, os.cpu_count() or 1)
+    if fs.remote and threads > 1:  # an object store's files on up to 8 threads, as the jar
+        with ThreadPoolExecutor(threads, thread_name_prefix="tfrecord-schema-inference") as pool:
+            samples = list(pool.map(read, sample))
+    else:
+        samples = [read(p) for p in sample]
     merged = SampledFeatures()
     for s in samples:
         merged.merge(s.features)
@@ -176,59 +167,41 @@ def infer_schema(
             )
     if not names:
         n = sum(s.records for s in samples)
-        what = (
-            "there are no files"
-            if not paths
-            else f"the {n} records read from {len(sample)} of {len(paths)} files have no features"
-        )
+        what = f"the {n} records read from {len(sample)} of {len(paths)} files have no features"
+        if not paths:
+            what = "there are no files"
         raise _cannot_infer(
             f"Cannot infer a TFRecord schema: {what}. Give the schema with .schema(...), or "
             "point the reader at files that hold tf.train.Example records."
         )
     separator = parsed.path_separator
     context_stats = {names[i]: (i, s) for i, s in enumerate(stats) if s is not None}
-    vectors, vector_parts = (
-        _sparse_vectors(names, context_stats, separator) if ml_vectors else ({}, set())
-    )
-    lists, list_parts = _ragged_lists(names, context_stats, separator)
+    grouped: dict[int, dict[str, Any]] = {}  # the columns of several features, at their first
+    parts: set[int] = set()
+    vectors = _sparse_vectors(context_stats, separator) if ml_vectors else iter(())
+    for at, column in chain(vectors, _ragged_lists(context_stats, separator)):
+        grouped.setdefault(min(at), column)
+        parts.update(at)
     fields: list[dict[str, Any]] = []
     for i, context in enumerate(stats):
-        if context is None:
-            continue
-        column = vectors.get(i) or lists.get(i)
-        if column is not None:
-            fields.append(column)
-        elif i not in vector_parts and i not in list_parts:
+        if i in grouped:
+            fields.append(grouped[i])
+        elif context is not None and i not in parts:
             data_type = context.data_type()
             many = context.max_values > 1
             fields.append(_field(names[i], _array(data_type) if many else data_type))
     for i, steps in enumerate(list_stats):
         if steps is not None:
             fields.append(_field(names[i], _array(_array(steps.data_type()))))
-    if parsed.infer_nesting:
-        return _nest(fields, separator)
-    return {"type": "struct", "fields": fields}
-
-
-def _read_in_parallel(
-    sample: list[str], read: Callable[[str], _FileSample], files: Files
-) -> list[_FileSample]:
-    """The files' samples, in order; on an object store read on up to 8 threads, as the jar."""
-    threads = min(len(sample), 8, os.cpu_count() or 1)
-    if not files.remote or threads <= 1:
-        return [read(p) for p in sample]
-    with ThreadPoolExecutor(threads, thread_name_prefix="tfrecord-schema-inference") as pool:
-        return list(pool.map(read, sample))
+    return _nest(fields, separator) if parsed.infer_nesting else _struct(fields)
 
 
 def _sparse_vectors(
-    names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
-) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The jar's ``sparseVectors``: vector columns by their first part's number; all parts."""
+    stats: dict[str, tuple[int, FeatureStats]], separator: str
+) -> Iterator[tuple[list[int], dict[str, Any]]]:
+    """The jar's ``sparseVectors``: each vector's parts (their numbers) and column."""
     suffix = separator + "size"
-    columns: dict[int, dict[str, Any]] = {}
-    parts: set[int] = set()
-    for name, (_, _s) in stats.items():
+    for name in stats:
         if not name.endswith(suffix):
             continue
         x = name[: -len(suffix)]
@@ -242,18 +215,14 @@ def _sparse_vectors(
             and si.kind in (INT64, UNSET)
             and sv.kind in (FLOAT, UNSET)
         ):
-            columns[min(ix, vx, sx)] = _field(x, dict(VECTOR_TYPE))
-            parts.update((ix, vx, sx))
-    return columns, parts
+            yield [ix, vx, sx], _field(x, dict(VECTOR_TYPE))
 
 
 def _ragged_lists(
-    names: list[str], stats: dict[str, tuple[int, FeatureStats]], separator: str
-) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    stats: dict[str, tuple[int, FeatureStats]], separator: str
+) -> Iterator[tuple[list[int], dict[str, Any]]]:
     """The jar's ``raggedLists``, as :func:`_sparse_vectors`; a set with a gap: logged, skipped."""
     suffix = separator + _RAGGED_FLAT
-    columns: dict[int, dict[str, Any]] = {}
-    parts: set[int] = set()
     for name, (flat_at, flat) in stats.items():
         if not name.endswith(suffix):
             continue
@@ -287,9 +256,7 @@ def _ragged_lists(
         data_type: Any = flat.data_type()
         for _ in range(len(levels) + 1):
             data_type = _array(data_type)
-        columns[min([flat_at, *(i for i, _ in lengths)])] = _field(x, data_type)
-        parts.update([flat_at, *(i for i, _ in lengths)])
-    return columns, parts
+        yield [flat_at, *(i for i, _ in lengths)], _field(x, data_type)
 
 
 class _Node:
@@ -300,13 +267,8 @@ class _Node:
         self.first = first
 
     def struct(self) -> dict[str, Any]:
-        return {
-            "type": "struct",
-            "fields": [
-                c if isinstance(c, dict) else _field(name, c.struct())
-                for name, c in self.children.items()
-            ],
-        }
+        children = self.children.items()
+        return _struct([c if isinstance(c, dict) else _field(n, c.struct()) for n, c in children])
 
 
 def _nest(fields: list[dict[str, Any]], separator: str) -> dict[str, Any]:

@@ -82,20 +82,14 @@ def row_decoder(
 def _column(t: Any, key: str, column: str, separator: str, element: bool) -> Read:
     """The reader of column type ``t`` at feature path ``key`` (``element``: per element)."""
     if is_struct(t):
-        parts = [
-            (
-                f["name"],
-                _column(
-                    f["type"],
-                    key + separator + f["name"],
-                    f"{column}.{f['name']}",
-                    separator,
-                    element,
-                ),
+        parts: list[tuple[str, Read]] = []
+        for f in t["fields"]:
+            name = f["name"]
+            read = _column(
+                f["type"], key + separator + name, f"{column}.{name}", separator, element
             )
-            for f in t["fields"]
-        ]
-        return _elements(parts) if element else _struct(parts)
+            parts.append((name, read))
+        return _struct(parts, element)
     if is_array(t) and is_struct(t["elementType"]):
         return _column(t["elementType"], key, column, separator, True)
     if is_vector(t):
@@ -120,23 +114,17 @@ def _column(t: Any, key: str, column: str, separator: str, element: bool) -> Rea
     return value
 
 
-def _struct(parts: list[tuple[str, Read]]) -> Read:
-    """A struct: null when none of its fields has a value."""
+def _struct(parts: list[tuple[str, Read]], element: bool) -> Read:
+    """A struct: null when none of its fields has a value; ``element``: an array of structs,
+    element i holds item i of each field's list (None if no field is)."""
 
     def struct(values: Mapping[str, Any]) -> Any:
-        row = {name: read(values) for name, read in parts}
-        return None if all(v is None for v in row.values()) else row
+        row = [(name, read(values)) for name, read in parts]
+        if element:
+            return zip_elements(row)
+        return None if all(v is None for _, v in row) else dict(row)
 
     return struct
-
-
-def _elements(parts: list[tuple[str, Read]]) -> Read:
-    """An array of structs: element i holds item i of each field's list; None if no field is."""
-
-    def elements(values: Mapping[str, Any]) -> Any:
-        return zip_elements([(name, read(values)) for name, read in parts])
-
-    return elements
 
 
 def _json(value: Any, shown: Callable[[Any], Any], levels: int) -> Any:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from spark_tfrecord._format.columns.ddl import to_ddl
-from spark_tfrecord._format.files.files import LocalFiles
-from spark_tfrecord._format.frames.manifest import MANIFEST_FORMAT, MANIFEST_NAME, MANIFEST_VERSION
+from spark_tfrecord._format.files.files import Files
+from spark_tfrecord._format.frames.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 
 #: Per feature, the fewest and most values a record held; per feature list, a step held.
 Counts = tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]
@@ -88,11 +88,10 @@ def _read_counts(node: Any) -> dict[str, tuple[int, int]]:
     return {k: (int(v["min"]), int(v["max"])) for k, v in (node or {}).items()}
 
 
-def read(folder: str) -> Manifest | None:
-    """The manifest in ``folder``, if it has one of this version; None otherwise."""
+def read(files: Files, path: str) -> Manifest | None:
+    """The manifest file ``path``, if it is one of this version; None otherwise."""
     try:
-        with open(os.path.join(folder, MANIFEST_NAME), encoding="utf-8") as f:
-            root = json.load(f)
+        root = json.loads(files.read_bytes(path).decode("utf-8"))
         if root.get("format") != MANIFEST_FORMAT or root.get("version") != MANIFEST_VERSION:
             return None
         return Manifest(
@@ -123,10 +122,9 @@ def merge_counts(a: Counts, b: Counts) -> Counts:
     ) -> dict[str, tuple[int, int]]:
         out = {}
         for k in set(x) | set(y):
-            ranges = [x.get(k), y.get(k)]
-            absent = 0 if absent_is_zero else 2**31 - 1
-            lo = min(r[0] if r is not None else absent for r in ranges)
-            out[k] = (lo, max(r[1] for r in ranges if r is not None))
+            ranges = [r for r in (x.get(k), y.get(k)) if r is not None]
+            lo = 0 if absent_is_zero and len(ranges) < 2 else min(r[0] for r in ranges)
+            out[k] = (lo, max(r[1] for r in ranges))
         return out
 
     return both(a[0], b[0], True), both(a[1], b[1], False)
@@ -144,22 +142,8 @@ def merge(old: Manifest | None, written: Manifest, listed: Mapping[str, int]) ->
     unknown = sorted(p for p in listed if p not in known)
     if unknown:
         return f"the folder holds {unknown[0]}, which no manifest of its writes counted"
-    counts = written.counts
-    if kept and old is not None:
-        counts = merge_counts(old.counts, written.counts)
+    counts = merge_counts(old.counts, written.counts) if kept and old else written.counts
     return replace(written, files=(*kept, *written.files), counts=counts)
-
-
-def commit_manifest(folder: str, written: Manifest) -> None:
-    """Merges ``written`` into ``folder``'s manifest or drops it (:func:`merge`); hold the lock."""
-    listed = dict(LocalFiles().list_data(folder))
-    merged = merge(read(folder), written, listed)
-    path = os.path.join(folder, MANIFEST_NAME)
-    if isinstance(merged, str):
-        if os.path.exists(path):
-            os.remove(path)
-        return
-    LocalFiles().write_whole(path, merged.text().encode("utf-8"))
 
 
 @contextmanager
@@ -170,6 +154,7 @@ def lock(folder: str, owner: str, wait_seconds: float = LOCK_WAIT_SECONDS) -> It
     while True:
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
         except FileExistsError:
             try:
                 age = time.time() - os.path.getmtime(path)
@@ -185,10 +170,8 @@ def lock(folder: str, owner: str, wait_seconds: float = LOCK_WAIT_SECONDS) -> It
                 ) from None
             else:
                 time.sleep(0.1)
-            continue
-        with os.fdopen(fd, "wb") as out:
-            out.write(owner.encode("utf-8"))
-        break
+    with os.fdopen(fd, "wb") as out:
+        out.write(owner.encode("utf-8"))
     try:
         yield
     finally:

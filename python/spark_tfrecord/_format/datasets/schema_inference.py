@@ -5,13 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from spark_tfrecord._format.datasets.statistics_proto import (
-    FLOAT,
-    INT,
-    STRUCT,
-    Feature,
-    decode,
-)
+from spark_tfrecord._format.datasets.statistics_proto import FLOAT, INT, STRUCT, Feature, decode
 
 #: TFDV's ``infer_schema`` default: the most values a string domain is inferred with.
 MAX_STRING_DOMAIN_SIZE = 100
@@ -23,13 +17,6 @@ _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 def _text(value: str) -> str:
     """A string as the text format quotes it."""
     return json.dumps(value, ensure_ascii=False)
-
-
-def _values(f: Feature) -> list[str]:
-    """The feature's string values that its rank histogram names, sorted (as TFDV's map)."""
-    if f.strings is None:
-        return []
-    return sorted({label for label, _ in f.strings.rank}, key=lambda v: v.encode())
 
 
 def _value_count(low: int, high: int, indent: str) -> list[str]:
@@ -85,12 +72,12 @@ def _domain(f: Feature, name: str, max_string_domain_size: int) -> tuple[list[st
     """The feature's domain lines, and the schema's string domain lines if it has one."""
     if f.type == INT:
         n = f.numeric
-        if n is not None and n.min >= 0.0 and n.max == 1.0:
-            return ["  bool_domain {", "  }"], []
-        return [], []
+        flag = n is not None and n.min >= 0.0 and n.max == 1.0
+        return (["  bool_domain {", "  }"] if flag else []), []
     if f.type == FLOAT or f.strings is None or f.strings.invalid_utf8_count > 0:
         return [], []
-    values = _values(f)
+    # the string values its rank histogram names, sorted (as TFDV's map)
+    values = sorted({label for label, _ in f.strings.rank}, key=lambda v: v.encode())
     if values and len(values) <= 2:
         true = [v for v in values if v in _TRUE]
         false = [v for v in values if v in _FALSE]

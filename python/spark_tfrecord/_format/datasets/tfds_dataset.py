@@ -43,43 +43,34 @@ class DatasetInfo:
     splits: tuple[Split, ...]
 
     def shard_names(self, split: Split) -> list[str]:
-        """The shard file names of a split, in order."""
+        """The shard file names of a split, in order: TFDS's template filled in."""
         n = len(split.shard_lengths)
         return [
-            shard_name(split.template, self.name, split.name, self.file_format, i, n)
+            split.template.replace("{DATASET}", self.name)
+            .replace("{SPLIT}", split.name)
+            .replace("{FILEFORMAT}", self.file_format)
+            .replace("{SHARD_X_OF_Y}", f"{i:05d}-of-{n:05d}")
+            .replace("{SHARD_INDEX}", f"{i:05d}")
+            .replace("{NUM_SHARDS}", f"{n:05d}")
             for i in range(n)
         ]
-
-
-def shard_name(
-    template: str, dataset: str, split: str, file_format: str, shard: int, shards: int
-) -> str:
-    """TFDS's template filled in: ``{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}``."""
-    return (
-        template.replace("{DATASET}", dataset)
-        .replace("{SPLIT}", split)
-        .replace("{FILEFORMAT}", file_format)
-        .replace("{SHARD_X_OF_Y}", f"{shard:05d}-of-{shards:05d}")
-        .replace("{SHARD_INDEX}", f"{shard:05d}")
-        .replace("{NUM_SHARDS}", f"{shards:05d}")
-    )
 
 
 def _folder_error(reason: str) -> errors.ArgumentError:
     return errors.ArgumentError(errors.DATASET_FOLDER, reason)
 
 
-def _read_text(files: Files, path: str) -> str | None:
+def _read_text(files: Files | None, folder: str, name: str) -> str | None:
+    fs = files if files is not None else LocalFiles()
     try:
-        return files.read_bytes(path).decode("utf-8", "replace")
+        return fs.read_bytes(fs.join(folder, name)).decode("utf-8", "replace")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
 
 def read_info(folder: str, files: Files | None = None) -> DatasetInfo | None:
     """The ``dataset_info.json`` of ``folder``, if it has one."""
-    fs = files if files is not None else LocalFiles()
-    text = _read_text(fs, fs.join(folder, INFO_FILE))
+    text = _read_text(files, folder, INFO_FILE)
     if text is None:
         return None
     info = json.loads(text)
@@ -106,14 +97,13 @@ def read_features(
     folder: str, files: Files | None = None
 ) -> tuple[FeaturesDict, dict[str, list[str]]] | None:
     """The features of the dataset in ``folder`` and its ClassLabels' names, if it has them."""
-    fs = files if files is not None else LocalFiles()
-    text = _read_text(fs, fs.join(folder, FEATURES_FILE))
+    text = _read_text(files, folder, FEATURES_FILE)
     if text is None:
         return None
     features = parse(text)
     names: dict[str, list[str]] = {}
     for path in class_labels(features):
-        labels = _read_text(fs, fs.join(folder, labels_file(path)))
+        labels = _read_text(files, folder, labels_file(path))
         if labels is not None:
             names[path] = [line.strip() for line in labels.split("\n") if line.strip()]
     return features, names
@@ -155,7 +145,6 @@ def read_schema(
     """The schema of a read of ``paths``, from ``features.json`` if a TFDS folder's, else None.
     Fails, as the jar, for a TFDS folder read without ``split`` or a ``split`` of other files.
     """
-    fs = files if files is not None else LocalFiles()
     info_file = next((p for p in paths if p.rstrip("/").rsplit("/", 1)[-1] == INFO_FILE), None)
     if info_file is None:
         if split is None:
@@ -166,7 +155,7 @@ def read_schema(
         )
     folder = info_file.rstrip("/").rsplit("/", 1)[0]
     if split is None:
-        info = read_info(folder, fs)
+        info = read_info(folder, files)
         if info is None:
             raise _folder_error(
                 f"{folder}/{INFO_FILE} is TensorFlow Datasets metadata, not TFRecord data."
@@ -175,8 +164,8 @@ def read_schema(
             f"{folder} is a TensorFlow Datasets folder: choose a split with the option 'split' "
             f"(its splits: {', '.join(s.name for s in info.splits)})."
         )
-    split_info(folder, split, fs)
-    found = read_features(folder, fs)
+    split_info(folder, split, files)
+    found = read_features(folder, files)
     if found is None:
         raise _folder_error(
             f"The TensorFlow Datasets folder {folder} has no {FEATURES_FILE} to take the schema "

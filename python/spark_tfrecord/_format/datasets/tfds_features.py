@@ -16,6 +16,7 @@ message (:class:`~spark_tfrecord.errors.ArgumentError`, ``TFRECORD_TFDS_FEATURES
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -34,6 +35,9 @@ CONNECTOR_KEY, CLASS_NAMES_KEY = "tfds.feature", "tfds.classNames"
 
 #: The keys of a feature's proto JSON that are not its content.
 _NOT_CONTENT = ("pythonClassName", "description", "valueRange")
+#: The Spark types of TFDS dtypes but the integers' (``TypeTable.fromTfdsDtype``).
+_SPARK_TYPES = {"bool": "boolean", "float64": "double", "string": "binary"}
+_SPARK_TYPES.update(dict.fromkeys(("float32", "float16", "bfloat16"), "float"))
 
 
 @dataclass(frozen=True)
@@ -60,25 +64,18 @@ class Tensor:
     shape: tuple[int, ...] = field(default=())
     encoding: str = "none"
 
-    @property
-    def encoded(self) -> bool:
-        return self.encoding != "none"
-
 
 Feature = Union[FeaturesDict, SequenceFeature, Tensor]
 
 
-def _tfds_error(reason: str) -> errors.ArgumentError:
-    return errors.ArgumentError(errors.TFDS_FEATURES, reason)
-
-
 def _invalid(path: str, why: str) -> errors.ArgumentError:
     at = f" at '{path}'" if path else ""
-    return _tfds_error(f"Invalid TFDS features{at}: {why}")
+    return errors.ArgumentError(errors.TFDS_FEATURES, f"Invalid TFDS features{at}: {why}")
 
 
 def _unsupported(path: str, connector: str, why: str) -> errors.ArgumentError:
-    return _tfds_error(f"TFDS feature '{path}' ({connector}) is not supported: {why}.")
+    reason = f"TFDS feature '{path}' ({connector}) is not supported: {why}."
+    return errors.ArgumentError(errors.TFDS_FEATURES, reason)
 
 
 def _join(path: str, key: str) -> str:
@@ -110,11 +107,9 @@ def parse(text: str) -> FeaturesDict:
 
 
 def _parse(node: Any, path: str) -> Feature:
-    if not isinstance(node, dict):
-        raise _invalid(path, f"not a TFDS feature connector: {json.dumps(node)}")
-    if "type" in node and "content" in node:
+    if isinstance(node, dict) and "type" in node and "content" in node:
         class_name, content = json_text(node["type"]), node["content"]
-    elif "pythonClassName" in node:
+    elif isinstance(node, dict) and "pythonClassName" in node:
         key = next((k for k in node if k not in _NOT_CONTENT), None)
         class_name, content = json_text(node["pythonClassName"]), node[key] if key else {}
     else:
@@ -128,9 +123,6 @@ def _parse(node: Any, path: str) -> Feature:
         dims = s if isinstance(s, list) else s.get("dimensions") if isinstance(s, dict) else None
         return () if dims is None else tuple(-1 if d is None else int(json_text(d)) for d in dims)
 
-    def dtype(of: Mapping[str, Any], default: str) -> str:
-        return json_text(of["dtype"]) if "dtype" in of else default
-
     if name == "FeaturesDict":
         features = content.get("features", content)
         if not isinstance(features, dict):
@@ -140,9 +132,9 @@ def _parse(node: Any, path: str) -> Feature:
         # An RLDS episode's steps: TFDS stores a Dataset as a Sequence.
         return SequenceFeature(_parse(content.get("feature"), path), name)
     if name in ("Tensor", "Scalar"):
-        encoding = json_text(content["encoding"]).lower() if "encoding" in content else "none"
-        t = Tensor(name, dtype(content, "float32"), shape(content), encoding)
-        if t.encoded:
+        encoding = json_text(content.get("encoding", "none")).lower()
+        t = Tensor(name, json_text(content.get("dtype", "float32")), shape(content), encoding)
+        if t.encoding != "none":
             _check_encoded(path, t)
         return t
     if name == "ClassLabel":
@@ -157,15 +149,13 @@ def _parse(node: Any, path: str) -> Feature:
         return Tensor(name, "string", (shape(content)[:1] or (-1,)))
     if name == "Translation" and not _true(content.get("variableLanguagesPerExample")):
         languages = content.get("languages") or []
-        return FeaturesDict(
-            tuple((json_text(lang), Tensor("Text", "string")) for lang in languages)
-        )
+        return FeaturesDict(tuple((json_text(x), Tensor("Text", "string")) for x in languages))
     if name == "BBoxFeature":
         return Tensor(name, "float32", (4,))
     if name == "Audio":
         if _true(content.get("lazyDecode")):
             return Tensor(name, "string")
-        return Tensor(name, dtype(content, "int64"), shape(content))
+        return Tensor(name, json_text(content.get("dtype", "int64")), shape(content))
     raise _unsupported(path, name, "this connector is not supported by spark-tfrecord")
 
 
@@ -213,28 +203,19 @@ def _spark_type(t: Tensor, path: str) -> str:
     """The Spark type of a stored tensor (``TypeTable.fromTfdsDtype``); a string for Text."""
     if t.connector == "Text":
         return "string"
-    d = t.dtype
-    if d == "bool":
-        return "boolean"
-    if d in ("float32", "float16", "bfloat16"):
-        return "float"
-    if d == "float64":
-        return "double"
-    if d == "string":
-        return "binary"
-    if d.startswith(("int", "uint")):
+    if t.dtype in _SPARK_TYPES:
+        return _SPARK_TYPES[t.dtype]
+    if t.dtype.startswith(("int", "uint")):
         return "long"
-    raise _unsupported(path, t.connector, f"dtype {d} has no TFRecord list")
+    raise _unsupported(path, t.connector, f"dtype {t.dtype} has no TFRecord list")
 
 
 def _nested(s: SequenceFeature) -> tuple[int, Tensor] | None:
     """A chain of sequences ending in a tensor: its depth and the tensor; None for dicts."""
-    if isinstance(s.feature, Tensor):
-        return 1, s.feature
-    if isinstance(s.feature, SequenceFeature):
-        inner = _nested(s.feature)
-        return None if inner is None else (inner[0] + 1, inner[1])
-    return None
+    depth, f = 1, s.feature
+    while isinstance(f, SequenceFeature):
+        depth, f = depth + 1, f.feature
+    return (depth, f) if isinstance(f, Tensor) else None
 
 
 def _check_sequence(
@@ -284,21 +265,18 @@ def _metadata(t: Tensor, names: Sequence[str] | None, length: int) -> dict[str, 
 def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The Spark schema of ``features``; ``class_names`` (by ClassLabel path) go in its metadata."""
 
+    def struct(d: FeaturesDict, path: str, in_sequence: bool) -> dict[str, Any]:
+        fields = [column(k, v, _join(path, k), in_sequence) for k, v in d.fields]
+        return {"type": "struct", "fields": fields}
+
     def column(name: str, f: Feature, path: str, in_sequence: bool) -> dict[str, Any]:
         meta: dict[str, Any] = {}
         if isinstance(f, FeaturesDict):
-            data_type: Any = {
-                "type": "struct",
-                "fields": [column(k, v, _join(path, k), in_sequence) for k, v in f.fields],
-            }
+            data_type: Any = struct(f, path, in_sequence)
         elif isinstance(f, SequenceFeature) and isinstance(f.feature, FeaturesDict):
             if in_sequence:
                 raise _dict_in_sequence(path, f.connector)
-            element = {
-                "type": "struct",
-                "fields": [column(k, v, _join(path, k), True) for k, v in f.feature.fields],
-            }
-            data_type = _array(element)
+            data_type = _array(struct(f.feature, path, True))
             if f.connector != "Sequence":
                 meta = {CONNECTOR_KEY: f.connector}
         elif isinstance(f, SequenceFeature):
@@ -309,7 +287,7 @@ def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> 
             _check_sequence(path, f, depth, t, in_sequence)
             data_type = _array(_spark_type(t, path), depth)
             meta = _metadata(t, class_names.get(path), 0)
-        elif f.encoded:
+        elif f.encoding != "none":
             if in_sequence or "/" in path:
                 raise _unsupported(
                     path, f.connector, "an encoded tensor is supported only as a top-level feature"
@@ -338,11 +316,8 @@ def schema(features: FeaturesDict, class_names: Mapping[str, Sequence[str]]) -> 
                 )
             atom = _spark_type(f, path)
             data_type = _array(atom) if f.shape else atom
-            length = 1
-            for d in f.shape:
-                length *= d
-            fixed = length if f.shape and -1 not in f.shape else 0
+            fixed = math.prod(f.shape) if f.shape and -1 not in f.shape else 0
             meta = _metadata(f, class_names.get(path), fixed)
         return {"name": name, "type": data_type, "nullable": True, "metadata": meta}
 
-    return {"type": "struct", "fields": [column(k, v, k, False) for k, v in features.fields]}
+    return struct(features, "", False)
