@@ -42,7 +42,7 @@ BATCH_RECORDS = 4096
 Chunk = tuple[bytes, list[int], list[int], list[int]]
 #: Spark's JSON names of the types partition discovery gives (``partitions.column_type``).
 _JSON_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
-#: The values' Arrow types of partition columns, by their Spark (simple) type.
+#: The values' Arrow types of partition columns, by their Spark (simple) type (else strings).
 _PARTITION_VALUES = {
     "int": pa.int64(),
     "bigint": pa.int64(),
@@ -54,7 +54,6 @@ _PARTITION_VALUES = {
     "timestamp_ntz": pa.int64(),
     "double": pa.float64(),
     "float": pa.float64(),
-    "string": pa.string(),
     "void": pa.null(),
 }
 
@@ -151,7 +150,13 @@ class ArrowRead:
         self.names = [str(f["name"]) for f in self.schema["fields"]]
         self.parsed = options
         self.fs, self.path = fs, path
-        self._refuse()
+        record_type = options.inference.record_type
+        if record_type != "ByteArray":  # the jar's refusal of a map, variant or interval column
+            try:
+                reject_maps(self.schema, record_type)
+            except EncodeError as e:
+                rest = {k: v for k, v in e.parameters.items() if k != "reason"}
+                raise errors.ArgumentError(e.condition, e.reason, **rest) from None
         self.target = to_arrow(self.schema)
         self.files = data_files(path, fs)
         found = partitions.discover(path, [f.path for f in self.files])
@@ -161,16 +166,6 @@ class ArrowRead:
             n: v for n, v in partition_values(found, given).items() if n in given and n in names
         }
         self.columns()
-
-    def _refuse(self) -> None:
-        """The jar's refusal of a map, variant or interval column (before the Arrow schema)."""
-        record_type = self.parsed.inference.record_type
-        if record_type != "ByteArray":
-            try:
-                reject_maps(self.schema, record_type)
-            except EncodeError as e:
-                rest = {k: v for k, v in e.parameters.items() if k != "reason"}
-                raise errors.ArgumentError(e.condition, e.reason, **rest) from None
 
     def columns(self) -> tuple[Any, ArrowColumns, list[int], BatchArrays | None]:
         """The layout (None: ByteArray), builders, schema positions, fast path (None: records)."""
@@ -244,11 +239,7 @@ class ArrowRead:
     ) -> Iterator[pa.RecordBatch]:
         """The record path: each record decoded alone, a bad one handled as ``mode`` says."""
         options = self.parsed
-        what = (
-            "tf.train.SequenceExample"
-            if options.inference.record_type == "SequenceExample"
-            else "tf.train.Example"
-        )
+        what = f"tf.train.{options.inference.record_type}"  # (Example or SequenceExample)
         records: list[Any] = []
         bad: list[bytes | None] = []
         buf, starts, stops, offsets = chunk
@@ -319,10 +310,9 @@ def _failure(
 ) -> errors.CorruptFileError:
     """The jar's error for a record that does not decode or fit the schema (FAILFAST)."""
     if isinstance(e, MalformedRecord):
-        column = e.key
         return errors.CorruptFileError(
             errors.MALFORMED_RECORD,
-            f"Malformed {what}: " + e.reason + (f" (feature {column!r})" if column else ""),
+            f"Malformed {what}: " + e.reason + (f" (feature {e.key!r})" if e.key else ""),
             path,
             offset,
         )

@@ -62,12 +62,6 @@ def data_files(path: str, files: Files) -> list[DataFile]:
     return sorted(found, key=lambda f: f.path)
 
 
-def splittable(path: str, compression: str | None, split_files: bool) -> bool:
-    """Whether a file may be read in slices: ``splitFiles`` is on and it is not compressed."""
-    named = compression_by_name(path) or compression
-    return split_files and named in (None, "none")
-
-
 def plan(
     files: Sequence[DataFile],
     *,
@@ -83,7 +77,9 @@ def plan(
     max_split = min(max_partition_bytes, max(open_cost, per_core))
     slices: list[Slice] = []
     for i, f in enumerate(files):
-        if f.size > max_split and splittable(f.path, compression, split_files):
+        # split when ``splitFiles`` is on and the file is not compressed
+        named = compression_by_name(f.path) or compression
+        if f.size > max_split and split_files and named in (None, "none"):
             for start in range(0, f.size, max_split):
                 slices.append(Slice(f.path, start, min(start + max_split, f.size), f.size, i))
         else:

@@ -24,6 +24,11 @@ def list_offsets(counts: Any) -> pa.Array:
     return pa.array(offsets(counts, np.int32), pa.int32())
 
 
+def null_mask(null: Any) -> pa.Array | None:
+    """The Arrow mask of the boolean ndarray ``null``; None where no item is null."""
+    return pa.array(null, pa.bool_()) if null.any() else None
+
+
 def vector_array(
     dense: Part, sparse: Sequence[Part] | None, rows: int, target: pa.StructType
 ) -> pa.Array | None:
@@ -35,9 +40,8 @@ def vector_array(
         sizes = pa.nulls(rows, fields[1].type)
         indices = pa.nulls(rows, fields[2].type)
         lists = pa.ListArray.from_arrays(list_offsets(counts), values)
-        absent = None if present.all() else pa.array(~present, pa.bool_())
         made = [kinds, sizes, indices, lists.cast(fields[3].type)]
-        return pa.StructArray.from_arrays(made, fields=fields, mask=absent)
+        return pa.StructArray.from_arrays(made, fields=fields, mask=null_mask(~present))
     held = _sparse(present, *sparse)
     if held is None:
         return None
@@ -60,10 +64,7 @@ def vector_array(
         ).cast(fields[2].type),
         lists.cast(fields[3].type),
     ]
-    absent = ~(present | where)
-    return pa.StructArray.from_arrays(
-        made, fields=fields, mask=pa.array(absent, pa.bool_()) if absent.any() else None
-    )
+    return pa.StructArray.from_arrays(made, fields=fields, mask=null_mask(~(present | where)))
 
 
 def _sparse(present: Any, indices: Part, entries: Part, sizes: Part) -> tuple[Any, Any] | None:
