@@ -44,10 +44,7 @@ Chunk = tuple[bytes, list[int], list[int], list[int]]
 _JSON_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
 #: The values' Arrow types of partition columns, by their Spark (simple) type (else strings).
 _PARTITION_VALUES = {
-    "int": pa.int64(),
-    "bigint": pa.int64(),
-    "smallint": pa.int64(),
-    "tinyint": pa.int64(),
+    **dict.fromkeys(["int", "bigint", "smallint", "tinyint"], pa.int64()),
     "boolean": pa.bool_(),
     "date": pa.int32(),
     "timestamp": pa.int64(),
@@ -121,10 +118,9 @@ def _projection(schema: dict[str, Any], names: list[str]) -> dict[str, Any]:
 
 def table_schema(options: ReadOptions, fs: Files, path: str) -> dict[str, Any]:
     """The jar's inferred schema of ``path``'s files, then the partition columns (as JSON)."""
-    files = data_files(path, fs)
-    found = partitions.discover(path, [f.path for f in files])
-    inferred = infer_schema([f.path for f in files], options.inference, files=fs)
-    fields = list(inferred["fields"])
+    paths = [f.path for f in data_files(path, fs)]
+    found = partitions.discover(path, paths)
+    fields = list(infer_schema(paths, options.inference, files=fs)["fields"])
     for name, (t, _) in partition_values(found, {}).items():
         fields.append(
             {"name": name, "type": _JSON_NAMES.get(t, t), "nullable": True, "metadata": {}}
@@ -161,10 +157,7 @@ class ArrowRead:
         self.files = data_files(path, fs)
         found = partitions.discover(path, [f.path for f in self.files])
         given = {f["name"]: simple_string(f["type"]) for f in self.schema["fields"]}
-        names = list(found[0]) if found else []
-        self.partitions_of = {
-            n: v for n, v in partition_values(found, given).items() if n in given and n in names
-        }
+        self.partitions_of = {n: v for n, v in partition_values(found, given).items() if n in given}
         self.columns()
 
     def columns(self) -> tuple[Any, ArrowColumns, list[int], BatchArrays | None]:
@@ -222,17 +215,15 @@ class ArrowRead:
         for s in task.slices:
             for chunk in self.chunks(s):
                 buf, starts, stops, _ = chunk
-                if found is None:  # ByteArray: the records as they are
-                    records = _records(buf, starts, stops)
-                    yield self._batch([records for _ in data], len(records), [], s.file, data)
-                    continue
                 made = None
-                if fast is not None:
+                if found is None:  # ByteArray: the records as they are
+                    made = [_records(buf, starts, stops)] * len(data)
+                elif fast is not None:
                     made = fast.arrays(buf, np.array(starts, np.int64), np.array(stops, np.int64))
-                if made is not None:
-                    yield self._batch(made, len(starts), [], s.file, data)
-                else:
+                if made is None:
                     yield from self._decoded(chunk, s, found, columns, data)
+                else:
+                    yield self._batch(made, len(starts), [], s.file, data)
 
     def _decoded(
         self, chunk: Chunk, s: Slice, found: Any, columns: ArrowColumns, data: list[int]
@@ -255,8 +246,7 @@ class ArrowRead:
                     records.append(None)
                     bad.append(record)
         if records:
-            arrays = columns.arrays(records)
-            yield self._batch(arrays, len(records), bad, s.file, data)
+            yield self._batch(columns.arrays(records), len(records), bad, s.file, data)
 
     def chunks(self, s: Slice) -> Iterator[Chunk]:
         """The slice's records in batches; ``ignoreMissingFiles``/``ignoreCorruptFiles`` as Spark's.

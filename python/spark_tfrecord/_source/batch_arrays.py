@@ -23,7 +23,7 @@ from spark_tfrecord._format.frames.packing import offsets
 from spark_tfrecord._source import nodes
 from spark_tfrecord._source.decimal_arrays import decimal_array
 from spark_tfrecord._source.nodes import VALUES, leaf_values
-from spark_tfrecord._source.vector_arrays import list_offsets, null_mask, vector_array
+from spark_tfrecord._source.vector_arrays import Part, list_offsets, null_mask, vector_array
 
 #: The largest offset of an Arrow list, string or binary array (int32 offsets).
 _MAX_OFFSET = 2**31 - 1
@@ -94,8 +94,6 @@ class _Steps:
 
 
 _Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, _Steps]
-#: Of a batch: values, how many (or elements) each record has, which records hold them.
-Items = tuple[Any, Any, Any]
 
 
 def _fast(node: nodes.Node) -> _Node | None:
@@ -260,7 +258,7 @@ def _column(c: _Column, batch: Batch) -> pa.Array:
     return made.cast(c.target)
 
 
-def _values(c: _Column, batch: Batch, located: Any = None, array: bool = False) -> Items:
+def _values(c: _Column, batch: Batch, located: Any = None, array: bool = False) -> Part:
     """The column's values, each record's count, which records hold it (of ``located``: steps)."""
     got = batch.gathered(c.slot, c.conversion, c.numeric, located)
     return _arrow(c, batch, got, array), got.counts, got.present
@@ -293,7 +291,7 @@ def _vector(v: _Vector, batch: Batch) -> pa.Array:
     return made
 
 
-def _items(c: _Node, batch: Batch) -> Items:
+def _items(c: _Node, batch: Batch) -> Part:
     """The items of a list per record (not cast), each record's count and which records hold them.
     A struct field a record lacks is null in each element, as the jar's ``NestedRowAssembler``.
     """

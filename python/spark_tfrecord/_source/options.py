@@ -66,12 +66,10 @@ class ReadOptions:
 
 #: The jar's write options the Python route does not take, with what to do instead.
 UNSUPPORTED_WRITE = {
-    "tfds": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "split": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsVersion": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsFeatures": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsClassNames": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsMode": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    **dict.fromkeys(
+        ["tfds", "split", "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode"],
+        "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    ),
     "tfxSplit": "write TFX splits with the jar",
     "shardPrefix": "write the part- files, then rename them, or write with the jar",
     "shuffleSeed": "order the rows before the write (orderBy(rand(seed)))",

@@ -4,6 +4,7 @@ plans the jar's (``FilePartition``); a record belongs to the slice its header st
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +39,7 @@ class Task:
 
 def fsspec_url(path: str) -> str:
     """The path for fsspec: ``s3a://``, ``s3n://`` become ``s3://`` (s3fs, not ``fs.s3a.*``)."""
-    for hadoop in ("s3a://", "s3n://"):
-        if path.startswith(hadoop):
-            return "s3://" + path[len(hadoop) :]
-    return path
+    return re.sub(r"^s3[an]://", "s3://", path)
 
 
 def data_files(path: str, files: Files) -> list[DataFile]:
@@ -85,18 +83,15 @@ def plan(
         else:
             slices.append(Slice(f.path, 0, f.size, f.size, i))
     slices.sort(key=lambda s: s.end - s.start, reverse=True)
-    tasks: list[Task] = []
-    current: list[Slice] = []
+    tasks = [Task()]
     size = 0
     for s in slices:
-        if current and size + (s.end - s.start) > max_split:
-            tasks.append(Task(current))
-            current, size = [], 0
-        current.append(s)
+        if tasks[-1].slices and size + (s.end - s.start) > max_split:
+            tasks.append(Task())
+            size = 0
+        tasks[-1].slices.append(s)
         size += s.end - s.start + open_cost
-    if current:
-        tasks.append(Task(current))
-    return tasks
+    return tasks if slices else []
 
 
 def partition_values(found: list[dict[str, str]], given: dict[str, Any]) -> dict[str, Any]:

@@ -32,39 +32,31 @@ def slice_batches(
     head = files.read_range(path, 0, min(HEADER, s.size))
     codec = file_compression(path, options.compression, head)
     base = 0
-    # a compressed file's size is not known, and it is read whole in slice 0
-    size: int | None = None
-    stop: int | None = None
-    if codec != "none":
-        if s.start != 0:
+    if s.start != 0:
+        if codec != "none":
+            return  # a compressed file is read whole, in slice 0
+        with files.open(path) as f:  # from the first sound record header in the slice
+            base = find_record_start(
+                f,
+                s.start,
+                s.end,
+                s.size,
+                path,
+                verify_checksums=options.verify_checksums,
+                max_record_bytes=options.max_record_bytes,
+                window=CHUNK,
+            )
+        if base < 0:
             return
-        stream = chunks(path, codec, files)
-    else:
-        if s.start != 0:  # from the first sound record header in the slice (``findRecordStart``)
-            with files.open(path) as f:
-                base = find_record_start(
-                    f,
-                    s.start,
-                    s.end,
-                    s.size,
-                    path,
-                    verify_checksums=options.verify_checksums,
-                    max_record_bytes=options.max_record_bytes,
-                    window=CHUNK,
-                )
-            if base < 0:
-                return
-        stream = _read_from(path, base, files)
-        size = s.size - base
-        stop = None if s.start == 0 and s.end >= s.size else s.end - base
+    compressed = codec != "none"  # (its size is not known)
     walk = walk_batches(
-        stream,
+        chunks(path, codec, files) if compressed else _read_from(path, base, files),
         path,
-        size,
+        None if compressed else s.size - base,
         verify_checksums=options.verify_checksums,
         max_record_bytes=options.max_record_bytes,
         batch=batch,
-        stop_at=stop,
+        stop_at=None if compressed or (s.start == 0 and s.end >= s.size) else s.end - base,
     )
     try:
         for buf, starts, stops, offsets in walk:

@@ -15,7 +15,7 @@ from spark_tfrecord._format.columns.gathered import in_record_order
 from spark_tfrecord._format.columns.type_table import INT_MAX
 from spark_tfrecord._format.frames.packing import offsets
 
-#: A batch's feature: its values (NumPy), how many each record has, which records have it.
+#: A batch's feature: its values (NumPy or Arrow), how many each record has, which records have it.
 Part = tuple[Any, Any, Any]
 
 
@@ -37,10 +37,8 @@ def vector_array(
     fields = [target.field(i) for i in range(target.num_fields)]
     if sparse is None:
         kinds = pa.array(np.ones(rows, np.int8), fields[0].type)
-        sizes = pa.nulls(rows, fields[1].type)
-        indices = pa.nulls(rows, fields[2].type)
-        lists = pa.ListArray.from_arrays(list_offsets(counts), values)
-        made = [kinds, sizes, indices, lists.cast(fields[3].type)]
+        lists = pa.ListArray.from_arrays(list_offsets(counts), values).cast(fields[3].type)
+        made = [kinds, pa.nulls(rows, fields[1].type), pa.nulls(rows, fields[2].type), lists]
         return pa.StructArray.from_arrays(made, fields=fields, mask=null_mask(~present))
     held = _sparse(present, *sparse)
     if held is None:
