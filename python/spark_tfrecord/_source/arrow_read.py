@@ -42,19 +42,15 @@ BATCH_RECORDS = 4096
 Chunk = tuple[bytes, list[int], list[int], list[int]]
 #: Spark's JSON names of the types partition discovery gives (``partitions.column_type``).
 _JSON_NAMES = {"int": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte"}
-#: The values' Arrow types of partition columns, by their Spark (simple) type.
+#: The values' Arrow types of partition columns, by their Spark (simple) type (else strings).
 _PARTITION_VALUES = {
-    "int": pa.int64(),
-    "bigint": pa.int64(),
-    "smallint": pa.int64(),
-    "tinyint": pa.int64(),
+    **dict.fromkeys(["int", "bigint", "smallint", "tinyint"], pa.int64()),
     "boolean": pa.bool_(),
     "date": pa.int32(),
     "timestamp": pa.int64(),
     "timestamp_ntz": pa.int64(),
     "double": pa.float64(),
     "float": pa.float64(),
-    "string": pa.string(),
     "void": pa.null(),
 }
 
@@ -122,10 +118,9 @@ def _projection(schema: dict[str, Any], names: list[str]) -> dict[str, Any]:
 
 def table_schema(options: ReadOptions, fs: Files, path: str) -> dict[str, Any]:
     """The jar's inferred schema of ``path``'s files, then the partition columns (as JSON)."""
-    files = data_files(path, fs)
-    found = partitions.discover(path, [f.path for f in files])
-    inferred = infer_schema([f.path for f in files], options.inference, files=fs)
-    fields = list(inferred["fields"])
+    paths = [f.path for f in data_files(path, fs)]
+    found = partitions.discover(path, paths)
+    fields = list(infer_schema(paths, options.inference, files=fs)["fields"])
     for name, (t, _) in partition_values(found, {}).items():
         fields.append(
             {"name": name, "type": _JSON_NAMES.get(t, t), "nullable": True, "metadata": {}}
@@ -151,26 +146,19 @@ class ArrowRead:
         self.names = [str(f["name"]) for f in self.schema["fields"]]
         self.parsed = options
         self.fs, self.path = fs, path
-        self._refuse()
-        self.target = to_arrow(self.schema)
-        self.files = data_files(path, fs)
-        found = partitions.discover(path, [f.path for f in self.files])
-        given = {f["name"]: simple_string(f["type"]) for f in self.schema["fields"]}
-        names = list(found[0]) if found else []
-        self.partitions_of = {
-            n: v for n, v in partition_values(found, given).items() if n in given and n in names
-        }
-        self.columns()
-
-    def _refuse(self) -> None:
-        """The jar's refusal of a map, variant or interval column (before the Arrow schema)."""
-        record_type = self.parsed.inference.record_type
-        if record_type != "ByteArray":
+        record_type = options.inference.record_type
+        if record_type != "ByteArray":  # the jar's refusal of a map, variant or interval column
             try:
                 reject_maps(self.schema, record_type)
             except EncodeError as e:
                 rest = {k: v for k, v in e.parameters.items() if k != "reason"}
                 raise errors.ArgumentError(e.condition, e.reason, **rest) from None
+        self.target = to_arrow(self.schema)
+        self.files = data_files(path, fs)
+        found = partitions.discover(path, [f.path for f in self.files])
+        given = {f["name"]: simple_string(f["type"]) for f in self.schema["fields"]}
+        self.partitions_of = {n: v for n, v in partition_values(found, given).items() if n in given}
+        self.columns()
 
     def columns(self) -> tuple[Any, ArrowColumns, list[int], BatchArrays | None]:
         """The layout (None: ByteArray), builders, schema positions, fast path (None: records)."""
@@ -227,28 +215,22 @@ class ArrowRead:
         for s in task.slices:
             for chunk in self.chunks(s):
                 buf, starts, stops, _ = chunk
-                if found is None:  # ByteArray: the records as they are
-                    records = _records(buf, starts, stops)
-                    yield self._batch([records for _ in data], len(records), [], s.file, data)
-                    continue
                 made = None
-                if fast is not None:
+                if found is None:  # ByteArray: the records as they are
+                    made = [_records(buf, starts, stops)] * len(data)
+                elif fast is not None:
                     made = fast.arrays(buf, np.array(starts, np.int64), np.array(stops, np.int64))
-                if made is not None:
-                    yield self._batch(made, len(starts), [], s.file, data)
-                else:
+                if made is None:
                     yield from self._decoded(chunk, s, found, columns, data)
+                else:
+                    yield self._batch(made, len(starts), [], s.file, data)
 
     def _decoded(
         self, chunk: Chunk, s: Slice, found: Any, columns: ArrowColumns, data: list[int]
     ) -> Iterator[pa.RecordBatch]:
         """The record path: each record decoded alone, a bad one handled as ``mode`` says."""
         options = self.parsed
-        what = (
-            "tf.train.SequenceExample"
-            if options.inference.record_type == "SequenceExample"
-            else "tf.train.Example"
-        )
+        what = f"tf.train.{options.inference.record_type}"  # (Example or SequenceExample)
         records: list[Any] = []
         bad: list[bytes | None] = []
         buf, starts, stops, offsets = chunk
@@ -264,8 +246,7 @@ class ArrowRead:
                     records.append(None)
                     bad.append(record)
         if records:
-            arrays = columns.arrays(records)
-            yield self._batch(arrays, len(records), bad, s.file, data)
+            yield self._batch(columns.arrays(records), len(records), bad, s.file, data)
 
     def chunks(self, s: Slice) -> Iterator[Chunk]:
         """The slice's records in batches; ``ignoreMissingFiles``/``ignoreCorruptFiles`` as Spark's.
@@ -319,10 +300,9 @@ def _failure(
 ) -> errors.CorruptFileError:
     """The jar's error for a record that does not decode or fit the schema (FAILFAST)."""
     if isinstance(e, MalformedRecord):
-        column = e.key
         return errors.CorruptFileError(
             errors.MALFORMED_RECORD,
-            f"Malformed {what}: " + e.reason + (f" (feature {column!r})" if column else ""),
+            f"Malformed {what}: " + e.reason + (f" (feature {e.key!r})" if e.key else ""),
             path,
             offset,
         )

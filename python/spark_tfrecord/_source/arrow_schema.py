@@ -27,6 +27,14 @@ _ATOMIC = {
     "timestamp_ntz": pa.timestamp("us"),
     "void": pa.null(),
     "interval day to second": pa.duration("us"),
+    "string": pa.string(),
+    "decimal": pa.decimal128(10, 0),  # Spark's JSON of the default decimal
+    "variant": pa.struct(
+        [
+            pa.field("value", pa.binary(), False),
+            pa.field("metadata", pa.binary(), False, {b"variant": b"true"}),
+        ]
+    ),
 }
 _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
 _TIME = re.compile(r"time\(\d\)")
@@ -40,7 +48,15 @@ def arrow_schema(schema: Mapping[str, Any]) -> pa.Schema:
 def arrow_type(data_type: Any, column: str = "") -> pa.DataType:
     """The Arrow type of one Spark type (its JSON); ``column`` names it in an error."""
     if isinstance(data_type, str):
-        return _atomic(data_type, column)
+        if data_type in _ATOMIC:
+            return _ATOMIC[data_type]
+        if data_type.startswith("string collate "):
+            return pa.string()
+        if m := _DECIMAL.fullmatch(data_type):
+            return pa.decimal128(int(m.group(1)), int(m.group(2)))
+        if _TIME.fullmatch(data_type):
+            return pa.time64("ns")
+        raise ValueError(f"Column {column!r}: Arrow holds no Spark type {data_type!r}")
     name = data_type.get("type")
     if name == "array":
         element = arrow_type(data_type["elementType"], column)
@@ -64,25 +80,3 @@ def _field(f: Mapping[str, Any], column: str) -> pa.Field:
         f.get("nullable", True),
         {METADATA_KEY: json.dumps(metadata).encode("utf-8")} if metadata else None,
     )
-
-
-def _atomic(name: str, column: str) -> pa.DataType:
-    if name in _ATOMIC:
-        return _ATOMIC[name]
-    if name == "string" or name.startswith("string collate "):
-        return pa.string()
-    m = _DECIMAL.fullmatch(name)
-    if m is not None:
-        return pa.decimal128(int(m.group(1)), int(m.group(2)))
-    if name == "decimal":  # Spark's JSON of the default decimal
-        return pa.decimal128(10, 0)
-    if _TIME.fullmatch(name):
-        return pa.time64("ns")
-    if name == "variant":
-        return pa.struct(
-            [
-                pa.field("value", pa.binary(), False),
-                pa.field("metadata", pa.binary(), False, {b"variant": b"true"}),
-            ]
-        )
-    raise ValueError(f"Column {column!r}: Arrow holds no Spark type {name!r}")

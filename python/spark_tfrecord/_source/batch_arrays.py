@@ -23,7 +23,7 @@ from spark_tfrecord._format.frames.packing import offsets
 from spark_tfrecord._source import nodes
 from spark_tfrecord._source.decimal_arrays import decimal_array
 from spark_tfrecord._source.nodes import VALUES, leaf_values
-from spark_tfrecord._source.vector_arrays import list_offsets, vector_array
+from spark_tfrecord._source.vector_arrays import Part, list_offsets, null_mask, vector_array
 
 #: The largest offset of an Arrow list, string or binary array (int32 offsets).
 _MAX_OFFSET = 2**31 - 1
@@ -39,10 +39,6 @@ class _Column:
     values: pa.DataType
     target: pa.DataType
     length: int = 0
-
-    @property
-    def text(self) -> bool:
-        return bool(pa.types.is_string(self.values))
 
     @property
     def numeric(self) -> bool:
@@ -98,8 +94,6 @@ class _Steps:
 
 
 _Node = Union[_Column, _Struct, _Ragged, _Array, _Vector, _Steps]
-#: Of a batch: values, how many (or elements) each record has, which records hold them.
-Items = tuple[Any, Any, Any]
 
 
 def _fast(node: nodes.Node) -> _Node | None:
@@ -155,11 +149,9 @@ def _fast(node: nodes.Node) -> _Node | None:
 
 def _leaf_type(leaf: Any, key: str) -> pa.DataType | None:
     """The Arrow type of leaf type ``leaf``'s values; None unless plain or a decimal, scale >= 0."""
-    if not isinstance(leaf, str):
-        return None
-    if leaf in VALUES:
+    if isinstance(leaf, str) and leaf in VALUES:
         return VALUES[leaf]
-    if leaf.startswith("decimal("):
+    if isinstance(leaf, str) and leaf.startswith("decimal("):
         found = leaf_values(leaf, key)
         return found if found.scale >= 0 else None
     return None
@@ -181,17 +173,9 @@ def _columns(plan: Sequence[_Node]) -> Iterator[_Column]:
             yield from _columns(c.children)
 
 
-def _listed(items: pa.Array, counts: Any, present: Any) -> pa.Array:
+def _listed(items: Any, counts: Any, present: Any, of: pa.DataType | None = None) -> pa.Array:
     """A list per record of ``items``, ``counts[r]`` in record r, null where not ``present``."""
-    mask = None if present.all() else pa.array(~present, pa.bool_())
-    return pa.ListArray.from_arrays(list_offsets(counts), items, mask=mask)
-
-
-def _validity(valid: Any) -> pa.Buffer | None:
-    """Arrow's validity bitmap of the boolean array ``valid`` (None: all valid)."""
-    if valid.all():
-        return None
-    return pa.array(valid, pa.bool_()).buffers()[1]
+    return pa.ListArray.from_arrays(list_offsets(counts), items, of, mask=null_mask(~present))
 
 
 class BatchArrays:
@@ -213,13 +197,10 @@ class BatchArrays:
         made = [_fast(node) for node in columns]
         if any(m is None for m in made):
             return None
-        listed = None
-        if layout.sequence:
-            listed = [False] * len(layout.decoder_keys)
-            for c in layout.columns:
-                for s in c.slots if c.sequence else ():
-                    listed[s] = True
-        return cls(layout.decoder_keys, [m for m in made if m is not None], listed)
+        sequences = {s for c in layout.columns if c.sequence for s in c.slots}
+        listed = [k in sequences for k in range(len(layout.decoder_keys))]
+        kept = [m for m in made if m is not None]
+        return cls(layout.decoder_keys, kept, listed if layout.sequence else None)
 
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
         """The data columns of records ``buf[starts[r]:stops[r]]``; None: use the record path."""
@@ -245,17 +226,13 @@ def _node(c: _Node, batch: Batch) -> pa.Array:
             null[:] = False
             break
         null &= np.asarray(a.is_null())
-    mask = pa.array(null, pa.bool_()) if null.any() else None
-    return pa.StructArray.from_arrays(children, fields=c.fields, mask=mask)
+    return pa.StructArray.from_arrays(children, fields=c.fields, mask=null_mask(null))
 
 
 def _column(c: _Column, batch: Batch) -> pa.Array:
     values, counts, present = _values(c, batch)
     if c.listed:
-        mask = None if present.all() else pa.array(~present, pa.bool_())
-        bounds = list_offsets(counts)
-        made = pa.ListArray.from_arrays(bounds, values, type=pa.list_(c.values), mask=mask)
-        return made.cast(c.target)
+        return _listed(values, counts, present, pa.list_(c.values)).cast(c.target)
     if (counts > 1).any():
         raise Fallback  # a scalar given several values: the record path's error
     valid = counts == 1
@@ -272,29 +249,33 @@ def _column(c: _Column, batch: Batch) -> pa.Array:
         return made.cast(c.target)
     ends = np.concatenate([[0], np.cumsum(counts)])
     entry_offsets = np.frombuffer(values.buffers()[1], np.int32, len(values) + 1)
+    validity = None if valid.all() else pa.array(valid, pa.bool_()).buffers()[1]
     made = pa.Array.from_buffers(
         c.values,
         batch.size,
-        [_validity(valid), pa.py_buffer(entry_offsets[ends]), values.buffers()[2]],
+        [validity, pa.py_buffer(entry_offsets[ends]), values.buffers()[2]],
     )
     return made.cast(c.target)
 
 
-def _values(c: _Column, batch: Batch, located: Any = None) -> Items:
+def _values(c: _Column, batch: Batch, located: Any = None, array: bool = False) -> Part:
     """The column's values, each record's count, which records hold it (of ``located``: steps)."""
     got = batch.gathered(c.slot, c.conversion, c.numeric, located)
-    return _arrow(c, batch, got), got.counts, got.present
+    return _arrow(c, batch, got, array), got.counts, got.present
 
 
-def _arrow(c: _Column, batch: Batch, got: Gathered) -> Any:
-    """``got``'s values: NumPy numbers, or an Arrow array of decimals, strings or binaries."""
+def _arrow(c: _Column, batch: Batch, got: Gathered, array: bool = False) -> Any:
+    """``got``'s values: an Arrow array of decimals, strings, binaries or (``array``) numbers,
+    else NumPy numbers.
+    """
     if c.decimal:
         made = decimal_array(got.source, got.values, c.values)
         if made is None:
             raise Fallback
         return made
     if c.numeric:
-        return got.values.astype(c.values.to_pandas_dtype(), copy=False)
+        values = got.values.astype(c.values.to_pandas_dtype(), copy=False)
+        return pa.array(values, c.values) if array else values
     return _bytes(c, batch.buf, got.first, got.last)
 
 
@@ -310,13 +291,12 @@ def _vector(v: _Vector, batch: Batch) -> pa.Array:
     return made
 
 
-def _items(c: _Node, batch: Batch) -> Items:
+def _items(c: _Node, batch: Batch) -> Part:
     """The items of a list per record (not cast), each record's count and which records hold them.
     A struct field a record lacks is null in each element, as the jar's ``NestedRowAssembler``.
     """
     if isinstance(c, _Column):
-        values, counts, present = _values(c, batch)
-        made = values if isinstance(values, pa.Array) else pa.array(values, c.values)
+        made, counts, present = _values(c, batch, array=True)
         if c.length:  # k values an element: the record path's error unless all are
             if (counts % c.length).any():
                 raise Fallback
@@ -330,15 +310,13 @@ def _items(c: _Node, batch: Batch) -> Items:
             c.values.numeric,
             _MAX_OFFSET,
         )
-        made = _arrow(c.values, batch, flat)
-        made = made if isinstance(made, pa.Array) else pa.array(made, c.values.values)
+        made = _arrow(c.values, batch, flat, array=True)
         for lengths, _ in reversed(levels):
             made = pa.ListArray.from_arrays(list_offsets(lengths), made)
         return made, levels[0][1], flat.present
     if isinstance(c, _Steps):  # a SequenceExample's feature list
         steps, per_record, present = batch.steps(c.slot)
-        values, counts, _ = _values(c.values, batch, steps)
-        made = values if isinstance(values, pa.Array) else pa.array(values, c.values.values)
+        made, counts, _ = _values(c.values, batch, steps, array=True)
         if c.one:
             if (np.asarray(counts) != 1).any():
                 raise Fallback  # a step of no value or of several: the record path's error
@@ -371,7 +349,7 @@ def _bytes(c: _Column, buf: bytes, first: Any, last: Any) -> pa.Array:
     if int(lengths.sum()) > _MAX_OFFSET:
         raise Fallback
     data = gather(buf, first, last)
-    if c.text:
+    if pa.types.is_string(c.values):
         # every entry is UTF-8 when the whole is and none starts at a continuation byte
         heads = data[(np.cumsum(lengths) - lengths)[lengths > 0]]
         if ((heads & 0xC0) == 0x80).any():

@@ -14,13 +14,6 @@ from spark_tfrecord._format.columns.values import Ragged
 from spark_tfrecord._source import nodes
 
 
-def _plain(value: Any) -> Any:
-    """A record's value as pyarrow takes it: a Ragged as its nested lists."""
-    if isinstance(value, Ragged):
-        return value.to_list()
-    return value
-
-
 def _array(node: nodes.Node, records: Sequence[Any]) -> pa.Array:
     """Column ``node`` of the decoded ``records`` (a None record: a row of nulls)."""
     if isinstance(node, nodes.Struct):
@@ -30,14 +23,14 @@ def _array(node: nodes.Node, records: Sequence[Any]) -> pa.Array:
             missing = a.is_null()
             null = missing if null is None else pa.compute.and_(null, missing)
         return pa.StructArray.from_arrays(arrays, fields=node.fields, mask=null)
-    if isinstance(node, nodes.Vector):
-        return pa.array([None if r is None else r[node.key] for r in records], type=node.target)
     if isinstance(node, nodes.Elements):
         got = [None if r is None else _items(node.element, r) for r in records]
         return pa.array(got, type=node.values).cast(node.target)
     got = [None if r is None else r[node.key] for r in records]
+    if isinstance(node, nodes.Vector):
+        return pa.array(got, type=node.target)
     if node.ragged:
-        got = [_plain(v) for v in got]
+        got = [v.to_list() if isinstance(v, Ragged) else v for v in got]
     return pa.array(got, type=node.values).cast(node.target)
 
 
@@ -51,7 +44,7 @@ def _items(node: nodes.Node, record: Any) -> list[Any] | None:
     value = record[node.key]
     if value is None:
         return None
-    return list(_plain(value)) if not isinstance(value, Ragged) else value.to_list()
+    return value.to_list() if isinstance(value, Ragged) else list(value)
 
 
 class ArrowColumns:

@@ -14,13 +14,9 @@ from spark_tfrecord._format.columns.schema import Column, depth, innermost, is_s
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
 VALUES = {
-    "long": pa.int64(),
-    "integer": pa.int64(),
-    "short": pa.int64(),
-    "byte": pa.int64(),
-    "boolean": pa.int64(),
-    "timestamp": pa.int64(),
-    "timestamp_ntz": pa.int64(),
+    **dict.fromkeys(
+        ["long", "integer", "short", "byte", "boolean", "timestamp", "timestamp_ntz"], pa.int64()
+    ),
     "date": pa.int32(),
     "float": pa.float32(),
     "double": pa.float64(),
@@ -122,32 +118,23 @@ def walk(
     """The nodes of columns ``fields`` (JSON) into ``targets``, leaves matched to ``columns``."""
     leaves = iter(columns)
     return [
-        _node(f, f["name"], t.type, leaves, separator, f["name"], False)
-        for f, t in zip(fields, targets)
+        _node(f, (f["name"],), t.type, leaves, separator, False) for f, t in zip(fields, targets)
     ]
 
 
 def _node(
     f: Mapping[str, Any],
-    key: str,
+    names: tuple[str, ...],
     target: pa.DataType,
     leaves: Iterator[Column],
     separator: str,
-    path: str,
     in_array: bool,
 ) -> Node:
     t = f["type"]
+    key, path = separator.join(names), ".".join(names)
     if is_struct(t):
         children = [
-            _node(
-                child,
-                key + separator + child["name"],
-                target.field(i).type,
-                leaves,
-                separator,
-                f"{path}.{child['name']}",
-                in_array,
-            )
+            _node(child, (*names, child["name"]), target.field(i).type, leaves, separator, in_array)
             for i, child in enumerate(t["fields"])
         ]
         return Struct(children, [target.field(i) for i in range(target.num_fields)])
@@ -155,7 +142,7 @@ def _node(
         return Vector(key, target, next(leaves, None))
     element = t.get("elementType") if isinstance(t, dict) else None
     if element is not None and is_struct(element):
-        made = _node({"type": element}, key, target.value_type, leaves, separator, path, True)
+        made = _node({"type": element}, names, target.value_type, leaves, separator, True)
         return Elements(made, pa.list_(leaf_values(element, path)), target)
     inner = innermost(t)
     if isinstance(inner, dict) and depth(t):

@@ -40,46 +40,36 @@ class ReadOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> ReadOptions:
         """``spark.read``'s options (names case-insensitive); a bad value raises ArgumentError."""
-        given = {k.lower(): (k, str(v)) for k, v in options.items()}
+        given = {k.lower(): str(v) for k, v in options.items()}
         for name, instead in UNSUPPORTED.items():
             if name.lower() in given:
-                raise needs_jar(name, given[name.lower()][1], instead, "read")
-        mode: Mode = "FAILFAST"
-        if "mode" in given:
-            v = given["mode"][1]
-            found = [m for m in MODES if m.lower() == v.strip().lower()]
-            if not found:
-                raise errors.invalid_option("mode", v, list(MODES))
-            mode = found[0]
-        split_files = True
-        if "splitfiles" in given:
-            v = given["splitfiles"][1]
-            if v.strip().lower() not in ("true", "false"):
-                raise errors.invalid_option("splitFiles", v, ["true", "false"])
-            split_files = v.strip().lower() == "true"
-        corrupt = given.get("columnnameofcorruptrecord", ("", DEFAULT_CORRUPT_COLUMN))[1]
-        storage: dict[str, Any] = {}
-        if "storageoptions" in given:
-            v = given["storageoptions"][1]
-            try:
-                storage = json.loads(v)
-            except ValueError:
-                storage = None  # type: ignore[assignment]
-            if not isinstance(storage, dict):
-                raise errors.invalid_option(
-                    "storageOptions", v, ["a JSON object of fsspec storage options"]
-                )
-        return cls(InferenceOptions.parse(options), mode, corrupt, split_files, storage)
+                raise needs_jar(name, given[name.lower()], instead, "read")
+        v = given.get("mode", "FAILFAST")
+        found = [m for m in MODES if m.lower() == v.strip().lower()]
+        if not found:
+            raise errors.invalid_option("mode", v, list(MODES))
+        split = given.get("splitfiles", "true").strip().lower()
+        if split not in ("true", "false"):
+            raise errors.invalid_option("splitFiles", given["splitfiles"], ["true", "false"])
+        corrupt = given.get("columnnameofcorruptrecord", DEFAULT_CORRUPT_COLUMN)
+        v = given.get("storageoptions", "{}")
+        try:
+            storage = json.loads(v)
+        except ValueError:
+            storage = None
+        if not isinstance(storage, dict):
+            raise errors.invalid_option(
+                "storageOptions", v, ["a JSON object of fsspec storage options"]
+            )
+        return cls(InferenceOptions.parse(options), found[0], corrupt, split == "true", storage)
 
 
 #: The jar's write options the Python route does not take, with what to do instead.
 UNSUPPORTED_WRITE = {
-    "tfds": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "split": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsVersion": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsFeatures": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsClassNames": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
-    "tfdsMode": "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    **dict.fromkeys(
+        ["tfds", "split", "tfdsVersion", "tfdsFeatures", "tfdsClassNames", "tfdsMode"],
+        "write TFDS datasets with the jar (spark_tfrecord.write_tfds)",
+    ),
     "tfxSplit": "write TFX splits with the jar",
     "shardPrefix": "write the part- files, then rename them, or write with the jar",
     "shuffleSeed": "order the rows before the write (orderBy(rand(seed)))",
@@ -117,18 +107,18 @@ class WriteOptions:
         """``df.write``'s options (names case-insensitive); a bad value raises ArgumentError."""
         from spark_tfrecord._format.frames.record_writer import compression
 
-        given = {k.lower(): (k, str(v)) for k, v in options.items()}
+        given = {k.lower(): str(v) for k, v in options.items()}
         for name, instead in UNSUPPORTED_WRITE.items():
             if name.lower() in given:
-                raise needs_jar(name, given[name.lower()][1], instead)
+                raise needs_jar(name, given[name.lower()], instead)
         codec = "none"
         for name in ("compression", "codec"):
             if name in given:
-                codec = compression(given[name][1], name)
+                codec = compression(given[name], name)
                 break
         num_shards = None
         if "numshards" in given:
-            v = given["numshards"][1]
+            v = given["numshards"]
             try:
                 num_shards = int(v.strip())
             except ValueError:
@@ -136,9 +126,9 @@ class WriteOptions:
             if not 0 < num_shards <= 99999:
                 raise errors.invalid_option("numShards", v, ["an integer from 1 to 99999"])
         return cls(
-            record_type=given.get("recordtype", ("", "Example"))[1],
+            record_type=given.get("recordtype", "Example"),
             compression=codec,
-            path_separator=given.get("pathseparator", ("", "/"))[1],
-            vector_layout=given.get("vectorlayout", ("", "dense"))[1],
+            path_separator=given.get("pathseparator", "/"),
+            vector_layout=given.get("vectorlayout", "dense"),
             num_shards=num_shards,
         )

@@ -4,6 +4,7 @@ plans the jar's (``FilePartition``); a record belongs to the slice its header st
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +39,7 @@ class Task:
 
 def fsspec_url(path: str) -> str:
     """The path for fsspec: ``s3a://``, ``s3n://`` become ``s3://`` (s3fs, not ``fs.s3a.*``)."""
-    for hadoop in ("s3a://", "s3n://"):
-        if path.startswith(hadoop):
-            return "s3://" + path[len(hadoop) :]
-    return path
+    return re.sub(r"^s3[an]://", "s3://", path)
 
 
 def data_files(path: str, files: Files) -> list[DataFile]:
@@ -62,12 +60,6 @@ def data_files(path: str, files: Files) -> list[DataFile]:
     return sorted(found, key=lambda f: f.path)
 
 
-def splittable(path: str, compression: str | None, split_files: bool) -> bool:
-    """Whether a file may be read in slices: ``splitFiles`` is on and it is not compressed."""
-    named = compression_by_name(path) or compression
-    return split_files and named in (None, "none")
-
-
 def plan(
     files: Sequence[DataFile],
     *,
@@ -83,24 +75,23 @@ def plan(
     max_split = min(max_partition_bytes, max(open_cost, per_core))
     slices: list[Slice] = []
     for i, f in enumerate(files):
-        if f.size > max_split and splittable(f.path, compression, split_files):
+        # split when ``splitFiles`` is on and the file is not compressed
+        named = compression_by_name(f.path) or compression
+        if f.size > max_split and split_files and named in (None, "none"):
             for start in range(0, f.size, max_split):
                 slices.append(Slice(f.path, start, min(start + max_split, f.size), f.size, i))
         else:
             slices.append(Slice(f.path, 0, f.size, f.size, i))
     slices.sort(key=lambda s: s.end - s.start, reverse=True)
-    tasks: list[Task] = []
-    current: list[Slice] = []
+    tasks = [Task()]
     size = 0
     for s in slices:
-        if current and size + (s.end - s.start) > max_split:
-            tasks.append(Task(current))
-            current, size = [], 0
-        current.append(s)
+        if tasks[-1].slices and size + (s.end - s.start) > max_split:
+            tasks.append(Task())
+            size = 0
+        tasks[-1].slices.append(s)
         size += s.end - s.start + open_cost
-    if current:
-        tasks.append(Task(current))
-    return tasks
+    return tasks if slices else []
 
 
 def partition_values(found: list[dict[str, str]], given: dict[str, Any]) -> dict[str, Any]:

@@ -15,13 +15,18 @@ from spark_tfrecord._format.columns.gathered import in_record_order
 from spark_tfrecord._format.columns.type_table import INT_MAX
 from spark_tfrecord._format.frames.packing import offsets
 
-#: A batch's feature: its values (NumPy), how many each record has, which records have it.
+#: A batch's feature: its values (NumPy or Arrow), how many each record has, which records have it.
 Part = tuple[Any, Any, Any]
 
 
 def list_offsets(counts: Any) -> pa.Array:
     """The int32 offsets of Arrow lists of ``counts`` items."""
     return pa.array(offsets(counts, np.int32), pa.int32())
+
+
+def null_mask(null: Any) -> pa.Array | None:
+    """The Arrow mask of the boolean ndarray ``null``; None where no item is null."""
+    return pa.array(null, pa.bool_()) if null.any() else None
 
 
 def vector_array(
@@ -32,12 +37,9 @@ def vector_array(
     fields = [target.field(i) for i in range(target.num_fields)]
     if sparse is None:
         kinds = pa.array(np.ones(rows, np.int8), fields[0].type)
-        sizes = pa.nulls(rows, fields[1].type)
-        indices = pa.nulls(rows, fields[2].type)
-        lists = pa.ListArray.from_arrays(list_offsets(counts), values)
-        absent = None if present.all() else pa.array(~present, pa.bool_())
-        made = [kinds, sizes, indices, lists.cast(fields[3].type)]
-        return pa.StructArray.from_arrays(made, fields=fields, mask=absent)
+        lists = pa.ListArray.from_arrays(list_offsets(counts), values).cast(fields[3].type)
+        made = [kinds, pa.nulls(rows, fields[1].type), pa.nulls(rows, fields[2].type), lists]
+        return pa.StructArray.from_arrays(made, fields=fields, mask=null_mask(~present))
     held = _sparse(present, *sparse)
     if held is None:
         return None
@@ -60,10 +62,7 @@ def vector_array(
         ).cast(fields[2].type),
         lists.cast(fields[3].type),
     ]
-    absent = ~(present | where)
-    return pa.StructArray.from_arrays(
-        made, fields=fields, mask=pa.array(absent, pa.bool_()) if absent.any() else None
-    )
+    return pa.StructArray.from_arrays(made, fields=fields, mask=null_mask(~(present | where)))
 
 
 def _sparse(present: Any, indices: Part, entries: Part, sizes: Part) -> tuple[Any, Any] | None:

@@ -6,6 +6,7 @@ each value's rows into its ``key=value`` folder. Modes append and overwrite; loc
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
 from collections.abc import Iterator, Mapping
@@ -100,29 +101,21 @@ class TFRecordWriter(DataSourceArrowWriter):
         name = self.target.name(partition)
         staged = self.target.staged_path(name, str(attempt))
         encoder = self._encoder()
-        out: Any = None
-        records: RecordFileWriter | None = None
+        batches = (batch for batch in iterator if batch.num_rows)
+        first = next(batches, None)
+        # As Spark: only the first task writes a file with no rows (so one exists).
+        if first is None and partition != 0:
+            return TaskFile(None, name, 0, manifest_write.NO_COUNTS)
+        out = open(staged, "xb")  # noqa: SIM115 (closed below, or on failure)
         try:
-            for batch in iterator:
-                if batch.num_rows == 0:
-                    continue
-                encoded = encoder.encode(batch)
-                if records is None:
-                    out = open(staged, "xb")  # noqa: SIM115 (closed below, or on failure)
-                    records = RecordFileWriter(out, self.options.compression)
-                records.write(encoded)
-            if records is None:
-                # As Spark: only the first task writes a file with no rows (so one exists).
-                if partition != 0:
-                    return TaskFile(None, name, 0, manifest_write.NO_COUNTS)
-                out = open(staged, "xb")  # noqa: SIM115
-                records = RecordFileWriter(out, self.options.compression)
+            records = RecordFileWriter(out, self.options.compression)
+            for batch in itertools.chain([] if first is None else [first], batches):
+                records.write(encoder.encode(batch))
             records.close()
             out.close()
         except BaseException:
-            if out is not None:
-                out.close()
-                os.remove(staged)
+            out.close()
+            os.remove(staged)
             raise
         return TaskFile(staged, name, records.records, encoder.value_counts())
 
