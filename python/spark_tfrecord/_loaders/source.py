@@ -38,20 +38,18 @@ class RecordSource:
         block_size: int = 4 << 20,
     ) -> None:
         fs, where = file_system(path, storage_options)
-        found_info = read_manifest(where, fs) if fs.isdir(where) else None
-        if found_info is None:
+        info = read_manifest(where, fs) if fs.isdir(where) else None
+        if info is None:
             refuse_tfds(fs, where)  # before its records are counted
-            found_info = dataset_info_in(fs, where)
+            info = dataset_info_in(fs, where)
         self._reader = RecordReader(
             path,
             storage_options=storage_options,
             cache_bytes=cache_bytes,
             block_size=block_size,
-            info=found_info,
+            info=info,
             files=(fs, where),
         )
-        info = self._reader.info
-        where = str(path)
         found = partitions.discover(self._reader.path, [f.path for f in self._reader.files])
         names = list(found[0]) if found else []
         given: dict[str, str] = {}  # partition columns a DDL string types
@@ -82,7 +80,7 @@ class RecordSource:
         self._what = f"tf.train.{record_type}"
         if self._raw:
             schema, selected = {"type": "struct", "fields": []}, None
-        self._layout_args = (schema, counts, selected, where, parsed.path_separator, record_type)
+        self._layout_args = (schema, counts, selected, path, parsed.path_separator, record_type)
         self._layout: Layout = layout(*self._layout_args)
         self._transform = transform
         self._partitions = self._partition_values(found, names, given)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, get_args
 
 from spark_tfrecord._format.files.files import is_url, local_path
 from spark_tfrecord._spark.io import Compression, SaveMode
-from spark_tfrecord._spark.tfds import TfdsMode
 from spark_tfrecord.cli.common import (
     EXIT_EXISTS,
     EXIT_NOT_FOUND,
@@ -203,7 +202,6 @@ def run(args: argparse.Namespace) -> int:
     partition_by = args.partition_by.split(",") if args.partition_by else None
     if args.tfds is not None:
         df, notes = _tfds_mapped(df)
-        mode: TfdsMode = "overwrite" if args.mode == "overwrite" else "error"
         folder = write_tfds(
             df,
             args.dst,
@@ -211,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
             args.split,
             num_shards=args.shards,
             features=features,
-            mode=mode,
+            mode="overwrite" if args.mode == "overwrite" else "error",
         )
         mapped = f" ({'; '.join(notes)})" if notes else ""
         print(f"wrote split {args.split} of the TFDS dataset {folder} from {args.src}{mapped}")

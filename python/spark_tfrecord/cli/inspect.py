@@ -203,8 +203,7 @@ def _inspect_spark(args: argparse.Namespace) -> int:
         df = spark.read.format("tfrecord").option("split", args.split).load(args.path)
     else:
         df = load(spark, args.path, "tfrecord", args)
-    files = df.inputFiles()
-    print(f"files: {len(files)}")
+    print(f"files: {len(df.inputFiles())}")
     print(f"records: {df.count():,}")
     df.printSchema()
     df.show(args.n, truncate=False)
