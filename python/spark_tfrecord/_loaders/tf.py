@@ -71,7 +71,6 @@ def _spec(
 
     struct: Mapping[str, Any]
     counts: Mapping[str, tuple[int, int]]
-    sequence: dict[str, Any]
     if isinstance(columns, str):
         parsed = read_options(info.record_type if info.source == "manifest" else None, options)
         struct, counts, record_type = parse_ddl(columns), {}, parsed.record_type
@@ -250,9 +249,8 @@ def tf_dataset(
         raise ValueError(
             f"{path} holds {sum(counts)} records: too few for {count} workers to get one each."
         )
-    first, end = index * per_worker, (index + 1) * per_worker
-
-    files_of_epoch = _files_of_epoch(tf, names, kinds, counts, (first, end), shuffle_files)
+    ours = (index * per_worker, (index + 1) * per_worker)  # the worker's records
+    files_of_epoch = _files_of_epoch(tf, names, kinds, counts, ours, shuffle_files)
     parse = _parser(tf, context, sequence, label)
     shuffling = shuffle_files or shuffle_buffer is not None
 
