@@ -27,7 +27,6 @@ DEBT = {
     "_format/columns/feature_paths.py:leaves": 134,
     "_format/columns/layout.py:_plain_reader": 122,
     "_format/columns/schema.py:columns": 174,
-    "cli/convert.py:run": 83,
 }
 
 

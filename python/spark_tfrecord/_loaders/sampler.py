@@ -38,18 +38,15 @@ class BlockShuffleSampler:
         self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
         self._length = len(reader) // num_replicas
-        groups: list[Any] = []
+        self._groups: list[Any] = []
         first = 0
         for f, info in enumerate(reader.files):
             if info.num_records == 0:
                 continue
-            starts = reader.offsets(f)[:, 0]
-            blocks = starts // reader.block_size
+            blocks = reader.offsets(f)[:, 0] // reader.block_size
             cuts = np.flatnonzero(np.diff(blocks)) + 1
-            for run in np.split(np.arange(info.num_records, dtype=np.int64) + first, cuts):
-                groups.append(run)
+            self._groups.extend(np.split(np.arange(info.num_records, dtype=np.int64) + first, cuts))
             first += info.num_records
-        self._groups = groups
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch whose order :meth:`__iter__` gives."""

@@ -38,20 +38,18 @@ class RecordSource:
         block_size: int = 4 << 20,
     ) -> None:
         fs, where = file_system(path, storage_options)
-        found_info = read_manifest(where, fs) if fs.isdir(where) else None
-        if found_info is None:
+        info = read_manifest(where, fs) if fs.isdir(where) else None
+        if info is None:
             refuse_tfds(fs, where)  # before its records are counted
-            found_info = dataset_info_in(fs, where)
+            info = dataset_info_in(fs, where)
         self._reader = RecordReader(
             path,
             storage_options=storage_options,
             cache_bytes=cache_bytes,
             block_size=block_size,
-            info=found_info,
+            info=info,
             files=(fs, where),
         )
-        info = self._reader.info
-        where = str(path)
         found = partitions.discover(self._reader.path, [f.path for f in self._reader.files])
         names = list(found[0]) if found else []
         given: dict[str, str] = {}  # partition columns a DDL string types
@@ -76,17 +74,13 @@ class RecordSource:
         #: ``"manifest"``, ``"inferred"`` (from the records), or ``"given"`` (a DDL string).
         self.schema_source = "given" if isinstance(columns, str) else had.source
         self._raw = parsed.record_type == "ByteArray"
-        self._what = (
-            "tf.train.SequenceExample"
-            if parsed.record_type == "SequenceExample"
-            else "tf.train.Example"
-        )
-        if self._raw:
-            schema, selected = {"type": "struct", "fields": []}, None
         record_type: Literal["Example", "SequenceExample"] = (
             "SequenceExample" if parsed.record_type == "SequenceExample" else "Example"
         )
-        self._layout_args = (schema, counts, selected, where, parsed.path_separator, record_type)
+        self._what = f"tf.train.{record_type}"
+        if self._raw:
+            schema, selected = {"type": "struct", "fields": []}, None
+        self._layout_args = (schema, counts, selected, path, parsed.path_separator, record_type)
         self._layout: Layout = layout(*self._layout_args)
         self._transform = transform
         self._partitions = self._partition_values(found, names, given)
@@ -101,10 +95,9 @@ class RecordSource:
             spark = given.get(name) or partitions.column_type(raws)
             kind = partitions.kind(spark)
             values: list[Any] = [partitions.value(raw, spark) for raw in raws]
-            if kind == "int":
-                values = [None if v is None else np.int64(v) for v in values]
-            elif kind == "float":
-                values = [None if v is None else np.float32(v) for v in values]
+            scalar = {"int": np.int64, "float": np.float32}.get(kind)
+            if scalar is not None:
+                values = [None if v is None else scalar(v) for v in values]
             fixed = None if any(v is None for v in values) else 1
             out.append((Column(name, kind, "scalar", fixed=fixed, spark=spark), values))
         return out
@@ -168,12 +161,10 @@ class RecordSource:
             try:
                 record = self._layout.record(data)
             except MalformedRecord as e:
-                column = e.key
+                feature = f" (feature {e.key!r})" if e.key else ""
                 raise errors.CorruptFileError(
                     errors.MALFORMED_RECORD,
-                    f"Malformed {self._what}: "
-                    + e.reason
-                    + (f" (feature {column!r})" if column else ""),
+                    f"Malformed {self._what}: {e.reason}{feature}",
                     self._reader.files[f].path,
                     offset,  # no column, as the jar's: the bytes are not an Example's
                 ) from None
@@ -204,35 +195,31 @@ class RecordSource:
 
     def collate(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """A batch of (untransformed) records in NumPy arrays (see ``Layout.collate``)."""
-        ours = isinstance(records, RecordBatch) and records.source is self
+        ours = records if isinstance(records, RecordBatch) and records.source is self else None
         batch: dict[str, Any] | None = None
         if self._raw:
             batch = {"byteArray": [r["byteArray"] for r in records]}
-        elif ours:
-            assert isinstance(records, RecordBatch)
-            batch = self._layout.collate_raw(records.buf, records.starts, records.stops)
+        elif ours is not None:
+            batch = self._layout.collate_raw(ours.buf, ours.starts, ours.stops)
         if batch is None:
             try:
                 batch = self._layout.collate(records)
             except NoValue as e:
-                if not ours:
+                if ours is None:
                     raise
-                assert isinstance(records, RecordBatch)
-                f, j = self._reader.locate(records.indices[e.record])
+                f, j = self._reader.locate(ours.indices[e.record])
                 offset = int(self._reader.offsets(f)[j, 0])
                 raise errors.CorruptFileError(
                     errors.DATA_MISMATCH, str(e), self._reader.files[f].path, offset, e.column
                 ) from None
-        if self._partitions:
-            if ours:
-                assert isinstance(records, RecordBatch)
-                ends = np.asarray(self._reader.ends, np.int64)
-                files = np.searchsorted(ends, records.indices, side="right").tolist()
-                for c, values in self._partitions:
-                    batch[c.key] = Layout.collate_column(c, [values[f] for f in files])
-            else:
-                for c, _ in self._partitions:
-                    batch[c.key] = Layout.collate_column(c, [r[c.key] for r in records])
+        if self._partitions and ours is not None:
+            ends = np.asarray(self._reader.ends, np.int64)
+            files = np.searchsorted(ends, ours.indices, side="right").tolist()
+            for c, values in self._partitions:
+                batch[c.key] = Layout.collate_column(c, [values[f] for f in files])
+        else:
+            for c, _ in self._partitions:
+                batch[c.key] = Layout.collate_column(c, [r[c.key] for r in records])
         return batch
 
 

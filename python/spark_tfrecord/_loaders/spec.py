@@ -27,11 +27,6 @@ class DataFrameLike(Protocol):
 Schema = Union[StructTypeLike, DataFrameLike, Mapping[str, Any], str, "os.PathLike[str]"]
 
 
-def _dtype(tf: Any, value: str) -> Any:
-    """The ``tf.io`` dtype of a column's kind of value."""
-    return {"int": tf.int64, "float": tf.float32}.get(value, tf.string)
-
-
 def _vector_size(c: Column, sizes: Mapping[str, int]) -> int:
     """The size of vector column ``c``: from ``sizes``, else its ``ml_attr.num_attrs`` metadata."""
     if c.path in sizes:
@@ -141,7 +136,7 @@ def feature_spec(
         struct = schema.jsonValue()
     else:  # a DataFrame
         struct = schema.schema.jsonValue()
-    return spec_of(
+    spec = spec_of(
         struct,
         counts,
         record_type=record_type,
@@ -149,30 +144,7 @@ def feature_spec(
         vector_layout=vector_layout,
         sizes=sizes,
     )
-
-
-@overload
-def spec_of(
-    struct: Mapping[str, Any],
-    counts: Mapping[str, tuple[int, int]],
-    *,
-    record_type: Literal["Example"] = ...,
-    separator: str = ...,
-    vector_layout: Literal["dense", "sparse"] | None = ...,
-    sizes: Mapping[str, int] | None = ...,
-) -> dict[str, Any]: ...
-
-
-@overload
-def spec_of(
-    struct: Mapping[str, Any],
-    counts: Mapping[str, tuple[int, int]],
-    *,
-    record_type: Literal["SequenceExample"],
-    separator: str = ...,
-    vector_layout: Literal["dense", "sparse"] | None = ...,
-    sizes: Mapping[str, int] | None = ...,
-) -> tuple[dict[str, Any], dict[str, Any]]: ...
+    return spec if record_type == "SequenceExample" else spec[0]
 
 
 def spec_of(
@@ -183,19 +155,19 @@ def spec_of(
     separator: str = "/",
     vector_layout: Literal["dense", "sparse"] | None = None,
     sizes: Mapping[str, int] | None = None,
-) -> dict[str, Any] | tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`feature_spec` of schema JSON ``struct`` with a manifest's value ``counts`` (or {})."""
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`feature_spec` of schema JSON ``struct`` with a manifest's value ``counts`` (or {}):
+    the context (or Example) spec and the sequence spec (empty but for SequenceExample)."""
     import tensorflow as tf  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    sequence_type = record_type == "SequenceExample"
-    known_sizes: Mapping[str, int] = sizes or {}
+    dtypes = {"int": tf.int64, "float": tf.float32}
     context: dict[str, Any] = {}
     sequence: dict[str, Any] = {}
     found = columns(
         struct, counts, separator=separator, record_type=record_type, vector_layout=vector_layout
     )
     for c in found:
-        dtype = _dtype(tf, c.value)
+        dtype = dtypes.get(c.value, tf.string)
         if c.sequence:
             sequence[c.key] = (
                 tf.io.FixedLenSequenceFeature([], dtype, allow_missing=True)
@@ -218,7 +190,9 @@ def spec_of(
             )
         elif c.shape == "vector" and c.sparse:
             _, indices, values, size = c.features
-            if sequence_type:  # parse_sequence_example takes no SparseFeature in the context
+            if (
+                record_type == "SequenceExample"
+            ):  # parse_sequence_example takes no SparseFeature in the context
                 for key, part in ((indices, tf.int64), (values, tf.float32), (size, tf.int64)):
                     context[key] = tf.io.RaggedFeature(part, row_splits_dtype=tf.int64)
                 continue
@@ -226,7 +200,7 @@ def spec_of(
                 index_key=indices,
                 value_key=values,
                 dtype=tf.float32,
-                size=_vector_size(c, known_sizes),
+                size=_vector_size(c, sizes or {}),
             )
         elif c.shape in ("list", "vector"):
             if c.fixed is not None and not c.in_array:  # the manifest: k values in every record
@@ -237,9 +211,7 @@ def spec_of(
             context[c.key] = tf.io.FixedLenFeature([], dtype)
         else:
             context[c.key] = tf.io.VarLenFeature(dtype)
-    if sequence_type:
-        return context, sequence
-    return context
+    return context, sequence
 
 
 def _from_folder(

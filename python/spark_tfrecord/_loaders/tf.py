@@ -71,7 +71,6 @@ def _spec(
 
     struct: Mapping[str, Any]
     counts: Mapping[str, tuple[int, int]]
-    sequence: dict[str, Any]
     if isinstance(columns, str):
         parsed = read_options(info.record_type if info.source == "manifest" else None, options)
         struct, counts, record_type = parse_ddl(columns), {}, parsed.record_type
@@ -86,7 +85,7 @@ def _spec(
     if record_type == "SequenceExample":
         context, sequence = spec_of(struct, counts, record_type="SequenceExample")
     else:
-        context, sequence = spec_of(struct, counts), {}
+        context, sequence = spec_of(struct, counts)
     if columns is not None and not isinstance(columns, str):
         wanted = [*columns, *([label] if label is not None and label not in columns else [])]
         everything = {**context, **sequence}
@@ -99,13 +98,6 @@ def _spec(
             f"{sorted({**context, **sequence})}."
         )
     return context, sequence
-
-
-def _fixed_parallelism(tf: Any) -> Any:
-    """Options turning tf.data's autotuner off: nothing here to tune, and it slowed the pipeline."""
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return options
 
 
 def _parse_where_read(
@@ -153,19 +145,18 @@ def _files_of_epoch(
     shuffle_files: bool,
 ) -> Any:
     """A function of an epoch's key: (file, compression, skip, take) of the worker's records."""
-    all_names = tf.constant(names, tf.string)
-    all_kinds = tf.constant(kinds, tf.string)
-    all_counts = tf.constant(counts, tf.int64)
+    tables = (
+        tf.constant(names, tf.string),
+        tf.constant(kinds, tf.string),
+        tf.constant(counts, tf.int64),
+    )
     first, end = records
 
     def files_of_epoch(key: Any) -> Any:
-        order_names, order_kinds, order_counts = all_names, all_kinds, all_counts
+        order_names, order_kinds, order_counts = tables
         if shuffle_files:
-            noise = tf.random.stateless_uniform([len(names)], seed=tf.stack([key, key]))
-            order = tf.argsort(noise)
-            order_names = tf.gather(all_names, order)
-            order_kinds = tf.gather(all_kinds, order)
-            order_counts = tf.gather(all_counts, order)
+            order = tf.argsort(tf.random.stateless_uniform([len(names)], seed=tf.stack([key, key])))
+            order_names, order_kinds, order_counts = (tf.gather(t, order) for t in tables)
         starts = tf.cumsum(order_counts, exclusive=True)
         skip = tf.clip_by_value(first - starts, 0, order_counts)
         take = tf.clip_by_value(end - starts, 0, order_counts) - skip
@@ -251,16 +242,15 @@ def tf_dataset(
 
     files = [f for f in info.files if f.num_records > 0]
     names = [f.path for f in files]  # dataset_info gives them joined to the folder
-    kinds = [_compression_type(f.compression, name) for f, name in zip(files, names)]
+    kinds = [_compression_type(f.compression, f.path) for f in files]
     counts = [f.num_records for f in files]
     per_worker = sum(counts) // count
     if per_worker == 0:
         raise ValueError(
             f"{path} holds {sum(counts)} records: too few for {count} workers to get one each."
         )
-    first, end = index * per_worker, (index + 1) * per_worker
-
-    files_of_epoch = _files_of_epoch(tf, names, kinds, counts, (first, end), shuffle_files)
+    ours = (index * per_worker, (index + 1) * per_worker)  # the worker's records
+    files_of_epoch = _files_of_epoch(tf, names, kinds, counts, ours, shuffle_files)
     parse = _parser(tf, context, sequence, label)
     shuffling = shuffle_files or shuffle_buffer is not None
 
@@ -294,15 +284,17 @@ def tf_dataset(
     else:
         ds = blocks.unbatch().batch(parse_batch, drop_remainder=drop)
     batches = per_worker // parse_batch if drop else -(-per_worker // parse_batch)
-    ds = ds.apply(
-        tf.data.experimental.assert_cardinality(tf.data.INFINITE_CARDINALITY if repeat else batches)
-    )
+
+    def known(n: int) -> Any:
+        return tf.data.experimental.assert_cardinality(
+            tf.data.INFINITE_CARDINALITY if repeat else n
+        )
+
+    ds = ds.apply(known(batches))
     if not parse_blocks:
         ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=not shuffling)
     if batch_size is None:
-        ds = ds.unbatch().apply(
-            tf.data.experimental.assert_cardinality(
-                tf.data.INFINITE_CARDINALITY if repeat else per_worker
-            )
-        )
-    return ds.prefetch(tf.data.AUTOTUNE).with_options(_fixed_parallelism(tf))
+        ds = ds.unbatch().apply(known(per_worker))
+    fixed = tf.data.Options()
+    fixed.autotune.enabled = False  # nothing here to tune, and it slowed the pipeline
+    return ds.prefetch(tf.data.AUTOTUNE).with_options(fixed)

@@ -61,13 +61,12 @@ COMMANDS = ("convert", "inspect", "index")
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser: of every command, or of ``command`` only (importing only it)."""
-    formatter = argparse.RawDescriptionHelpFormatter
     parser = _Parser(
         prog="spark-tfrecord",
         description="Convert data to and from TensorFlow TFRecord files with Spark, "
         "and look inside them.",
         epilog=_EPILOG,
-        formatter_class=formatter,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{convert,inspect,index}")
     session = _Parser(add_help=False)
@@ -95,7 +94,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in COMMANDS:
         if command is None or name == command:
             module = importlib.import_module(f"spark_tfrecord.cli.{name}")
-            module.add_parser(sub, parents[name], _EPILOG)
+            parser_of = sub.add_parser(
+                name,
+                parents=parents[name],
+                help=module.HELP,
+                description=module.DESCRIPTION,
+                epilog=_EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+            )
+            module.add_arguments(parser_of)
+            parser_of.set_defaults(run=module.run)
     return parser
 
 
@@ -118,17 +126,12 @@ def _run(argv: Sequence[str] | None) -> int:
         return result
     except CliError as e:
         error = e
-    except (errors.CorruptFileError, errors.ArgumentError, FileNotFoundError) as e:
-        if os.environ.get("SPARK_TFRECORD_DEBUG"):
-            raise
-        from spark_tfrecord.cli.explain import explain_python
-
-        error = explain_python(e)
     except Exception as e:  # reported as one line below
         if os.environ.get("SPARK_TFRECORD_DEBUG"):
             raise
-        from spark_tfrecord.cli.explain import explain
+        from spark_tfrecord.cli.explain import explain, explain_python
 
-        error = explain(e)
+        ours = (errors.CorruptFileError, errors.ArgumentError, FileNotFoundError)
+        error = explain_python(e) if isinstance(e, ours) else explain(e)
     print(f"spark-tfrecord: error: {error} ({error.hint})", file=sys.stderr)
     return error.status

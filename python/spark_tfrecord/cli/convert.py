@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, get_args
 
 from spark_tfrecord._format.files.files import is_url, local_path
 from spark_tfrecord._spark.io import Compression, SaveMode
-from spark_tfrecord._spark.tfds import TfdsMode
 from spark_tfrecord.cli.common import (
     EXIT_EXISTS,
     EXIT_NOT_FOUND,
@@ -37,10 +36,7 @@ _EXTENSIONS = {
 
 def _guess_format(path: str) -> str:
     name = path.rstrip("/").lower()
-    for ext, fmt in _EXTENSIONS.items():
-        if name.endswith(ext):
-            return fmt
-    return "tfrecord"
+    return next((fmt for ext, fmt in _EXTENSIONS.items() if name.endswith(ext)), "tfrecord")
 
 
 def _casts(items: list[str]) -> list[tuple[str, str]]:
@@ -151,35 +147,22 @@ def _refuse_existing(args: argparse.Namespace) -> None:
             except ValueError:
                 return  # the write reports what is wrong with it
             if args.split in splits:
-                raise _split_exists(str(info.parent), args.split)
+                raise CliError(
+                    f"the TFDS dataset {info.parent} already has the split {args.split!r}",
+                    "use --mode overwrite to replace it, or another --split",
+                    EXIT_EXISTS,
+                )
     elif args.mode in ("error", "errorifexists") and dst.exists():
-        raise _exists(args.dst)
-
-
-def _exists(dst: str) -> CliError:
-    return CliError(f"{dst} already exists", "use --mode overwrite or --mode append", EXIT_EXISTS)
-
-
-def _split_exists(folder: str, split: str) -> CliError:
-    return CliError(
-        f"the TFDS dataset {folder} already has the split {split!r}",
-        "use --mode overwrite to replace it, or another --split",
-        EXIT_EXISTS,
-    )
+        raise CliError(
+            f"{args.dst} already exists", "use --mode overwrite or --mode append", EXIT_EXISTS
+        )
 
 
 def run(args: argparse.Namespace) -> int:
     from spark_tfrecord import write, write_tfds
 
-    tfds_only = [
-        flag
-        for flag, given in (
-            ("--split", args.split),
-            ("--shards", args.shards),
-            ("--features", args.features),
-        )
-        if given
-    ]
+    given = {"--split": args.split, "--shards": args.shards, "--features": args.features}
+    tfds_only = [flag for flag, value in given.items() if value]
     if args.tfds is None and tfds_only:
         raise CliError(
             f"{' and '.join(tfds_only)} need --tfds NAME",
@@ -187,16 +170,13 @@ def run(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     if args.tfds is not None:
-        refused = [
-            flag
-            for flag, given in (
-                ("--to", args.to != "tfrecord"),
-                ("--partition-by", args.partition_by),
-                ("--compression", args.compression),
-                ("--record-type", args.record_type != "Example"),
-            )
-            if given
-        ]
+        refusing = {
+            "--to": args.to != "tfrecord",
+            "--partition-by": args.partition_by,
+            "--compression": args.compression,
+            "--record-type": args.record_type != "Example",
+        }
+        refused = [flag for flag, value in refusing.items() if value]
         if refused or not args.split:
             raise CliError(
                 f"--tfds {'takes --split' if not args.split else 'refuses ' + ', '.join(refused)}",
@@ -222,7 +202,6 @@ def run(args: argparse.Namespace) -> int:
     partition_by = args.partition_by.split(",") if args.partition_by else None
     if args.tfds is not None:
         df, notes = _tfds_mapped(df)
-        mode: TfdsMode = "overwrite" if args.mode == "overwrite" else "error"
         folder = write_tfds(
             df,
             args.dst,
@@ -230,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
             args.split,
             num_shards=args.shards,
             features=features,
-            mode=mode,
+            mode="overwrite" if args.mode == "overwrite" else "error",
         )
         mapped = f" ({'; '.join(notes)})" if notes else ""
         print(f"wrote split {args.split} of the TFDS dataset {folder} from {args.src}{mapped}")
@@ -254,18 +233,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) -> None:
-    """The command's arguments, as a sub-command of ``sub``."""
-    formatter = argparse.RawDescriptionHelpFormatter
-    convert = sub.add_parser(
-        "convert",
-        parents=parents,
-        help="convert SRC to DST",
-        description="Read SRC with Spark and write it to DST: any Spark input to TFRecord, "
-        "or TFRecord to any Spark output (--to).",
-        epilog=epilog,
-        formatter_class=formatter,
-    )
+HELP = "convert SRC to DST"
+DESCRIPTION = (
+    "Read SRC with Spark and write it to DST: any Spark input to TFRecord, "
+    "or TFRecord to any Spark output (--to)."
+)
+
+
+def add_arguments(convert: argparse.ArgumentParser) -> None:
     convert.add_argument("src", help="input file or directory")
     convert.add_argument("dst", help="output directory")
     convert.add_argument(
@@ -317,4 +292,3 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
         "microseconds since 1970-01-01. With --tfds, date and timestamp columns not cast are "
         "written so, as int64",
     )
-    convert.set_defaults(run=run)

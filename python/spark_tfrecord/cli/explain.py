@@ -16,42 +16,34 @@ from spark_tfrecord.cli.common import (
     first_line,
 )
 
-#: Exit status and hint by our error's condition (or sub-condition); the first match wins.
-_CONDITIONS = (
-    (
-        (errors.CORRUPT_RECORD, errors.MALFORMED_RECORD, errors.RECORD_TOO_LARGE),
-        EXIT_BAD_DATA,
-        "the file is damaged or not TFRecord; see docs/errors.md",
-    ),
-    (
-        (errors.DATA_MISMATCH,),
+_DAMAGED = "the file is damaged or not TFRecord; see docs/errors.md"
+_SEE_HELP = "see spark-tfrecord --help, docs/options.md and docs/types.md"
+#: Exit status and hint by our error's condition (or the condition it is a sub-condition of).
+_CONDITIONS = {
+    errors.CORRUPT_RECORD: (EXIT_BAD_DATA, _DAMAGED),
+    errors.MALFORMED_RECORD: (EXIT_BAD_DATA, _DAMAGED),
+    errors.RECORD_TOO_LARGE: (EXIT_BAD_DATA, _DAMAGED),
+    errors.DATA_MISMATCH: (
         EXIT_BAD_DATA,
         "a value does not fit its column; see docs/errors.md and docs/types.md",
     ),
-    (
-        (
-            errors.INVALID_OPTION,
-            errors.UNSUPPORTED_TYPE,
-            errors.INVALID_SCHEMA,
-            errors.CANNOT_INFER_SCHEMA,
-        ),
-        EXIT_USAGE,
-        "see spark-tfrecord --help, docs/options.md and docs/types.md",
-    ),
-    (
-        (errors.TFDS_FEATURES,),
+    errors.INVALID_OPTION: (EXIT_USAGE, _SEE_HELP),
+    errors.UNSUPPORTED_TYPE: (EXIT_USAGE, _SEE_HELP),
+    errors.INVALID_SCHEMA: (EXIT_USAGE, _SEE_HELP),
+    errors.CANNOT_INFER_SCHEMA: (EXIT_USAGE, _SEE_HELP),
+    errors.TFDS_FEATURES: (
         EXIT_USAGE,
         "give --cast COLUMN:TYPE or --features FILE; see docs/tfds.md",
     ),
-    ((errors.DATASET_FOLDER,), EXIT_USAGE, "see docs/tfds.md"),
-)
+    errors.DATASET_FOLDER: (EXIT_USAGE, "see docs/tfds.md"),
+}
 #: Otherwise, by the class (or a superclass) of the Java exception or of one of its causes.
 _JAVA_FAILURES = (
     (("java.io.FileNotFoundException",), EXIT_NOT_FOUND, "check the path"),
     (
         ("java.lang.IllegalArgumentException", "org.apache.spark.sql.AnalysisException"),
         EXIT_USAGE,
-        "see spark-tfrecord --help, docs/options.md and docs/types.md",
+        _SEE_HELP,
     ),
 )
 _DEBUG_HINT = "run with SPARK_TFRECORD_DEBUG=1 for the full trace"
@@ -61,24 +53,9 @@ def explain(exc: Exception) -> CliError:
     """A :class:`CliError` by our condition, Spark's ``PATH_NOT_FOUND``, or the Java class."""
     chain = errors.java_chain(exc)
     ours = errors.condition(exc)
-    if ours is not None:
-        for conditions, status, hint in _CONDITIONS:
-            if any(errors.matches(exc, c) for c in conditions):
-                java = [j for j in chain if errors.from_java(j) is not None]
-                message = _describe(exc, java[:1] or chain[-1:])
-                if errors.matches(exc, errors.TFDS_FEATURES):
-                    message = _command_line_words(message)
-                message = message.replace("with the option 'split'", "with --split NAME")
-                if (
-                    errors.matches(exc, errors.DATASET_FOLDER)
-                    and "already has the split" in message
-                ):
-                    return CliError(
-                        message.split(" Write it with mode overwrite")[0],
-                        "use --mode overwrite to replace it, or another --split",
-                        EXIT_EXISTS,
-                    )
-                return CliError(message, hint, status)
+    if ours is not None and ours.split(".")[0] in _CONDITIONS:
+        java = [j for j in chain if errors.from_java(j) is not None]
+        return _by_condition(_describe(exc, java[:1] or chain[-1:]), ours)
     if _error_condition(exc) == "PATH_ALREADY_EXISTS":
         return CliError(
             _describe(exc, chain[:1]), "use --mode overwrite or --mode append", EXIT_EXISTS
@@ -109,14 +86,25 @@ def explain_python(exc: Exception) -> CliError:
         )
     else:
         message = f"TFRecordCorruptException: {exc}"
-    for conditions, status, hint in _CONDITIONS:
-        if any(condition == c or condition.startswith(c + ".") for c in conditions):
-            if condition == errors.TFDS_FEATURES:
-                message = _command_line_words(message)
-            return CliError(
-                message.replace("with the option 'split'", "with --split NAME"), hint, status
-            )
-    return CliError(message, _DEBUG_HINT, EXIT_FAILURE)
+    return _by_condition(message, condition)
+
+
+def _by_condition(message: str, condition: str) -> CliError:
+    """The error of ``message``, with the status and hint of our ``condition``."""
+    entry = _CONDITIONS.get(condition.split(".")[0])
+    if entry is None:
+        return CliError(message, _DEBUG_HINT, EXIT_FAILURE)
+    status, hint = entry
+    if condition == errors.TFDS_FEATURES:
+        message = _command_line_words(message)
+    message = message.replace("with the option 'split'", "with --split NAME")
+    if condition == errors.DATASET_FOLDER and "already has the split" in message:
+        return CliError(
+            message.split(" Write it with mode overwrite")[0],
+            "use --mode overwrite to replace it, or another --split",
+            EXIT_EXISTS,
+        )
+    return CliError(message, hint, status)
 
 
 def _command_line_words(message: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from spark_tfrecord._format.files.files import Files, LocalFiles, is_url, local_path
@@ -32,47 +33,56 @@ def _index_spark(args: argparse.Namespace) -> int:
     lines = jvm.io.github.sparktfrecord.tools.TFRecordIndex.indexFiles(
         spark._jsparkSession, list(args.paths), options
     )
-    seconds = time.perf_counter() - start
-    if len(lines) == 0:
+    end = time.perf_counter()
+    rows = (str(line).split("\t", 3) for line in lines)
+    indexed = ((int(count), int(size), int(took), path) for count, size, took, path in rows)
+    return _report(args, indexed, start, end)
+
+
+def _report(
+    args: argparse.Namespace,
+    indexed: Iterable[tuple[int, int, int, str]],
+    start: float,
+    end: float | None = None,
+) -> int:
+    """Print each file's (records, bytes, nanoseconds, path) as it comes, then the totals."""
+    from spark_tfrecord import index_path
+
+    files = records = total = nanos = 0
+    for count, size, took, path in indexed:
+        files += 1
+        records += count
+        total += size
+        nanos += took
+        print(f"{count:>12,} records {size:>16,} bytes  {index_path(path)}")
+    if files == 0:
         raise CliError(
             f"no TFRecord files under {', '.join(args.paths)}",
             "is it the right path?",
             EXIT_NOT_FOUND,
         )
-    from spark_tfrecord import index_path
-
-    records = total = nanos = 0
-    for line in lines:
-        count, size, took, path = str(line).split("\t", 3)
-        records += int(count)
-        total += int(size)
-        nanos += int(took)
-        print(f"{int(count):>12,} records {int(size):>16,} bytes  {index_path(path)}")
+    seconds = (end or time.perf_counter()) - start
     print(
-        f"indexed {len(lines)} files: {records:,} records, {total:,} bytes in {seconds:.1f} s "
+        f"indexed {files} files: {records:,} records, {total:,} bytes in {seconds:.1f} s "
         f"({total / 1e6 / max(seconds, 1e-9):,.1f} MB/s; "
         f"{total / 1e6 / max(nanos / 1e9, 1e-9):,.1f} MB/s per task)"
     )
     return 0
 
 
-def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) -> None:
-    """The command's arguments, as a sub-command of ``sub``."""
-    formatter = argparse.RawDescriptionHelpFormatter
-    index = sub.add_parser(
-        "index",
-        parents=parents,
-        help="write index files for PyTorch and DALI",
-        description="Write beside each TFRecord file under PATH its index _<name>.idx (one line "
-        "per record: offset and framed size), as the tfrecord package (PyTorch) and NVIDIA DALI "
-        "read it; what the writeIndex option writes. Both CRCs of every record checked. Files "
-        "are found as Spark finds them (directories, globs, partitions). Local paths and "
-        "fsspec URLs (s3://, gs://, with s3fs or gcsfs installed; each index one PUT) are "
-        "indexed in plain Python, one file after another, with no JVM; other paths (s3a://, "
-        "hdfs://) by Spark, one task per file.",
-        epilog=epilog,
-        formatter_class=formatter,
-    )
+HELP = "write index files for PyTorch and DALI"
+DESCRIPTION = (
+    "Write beside each TFRecord file under PATH its index _<name>.idx (one line "
+    "per record: offset and framed size), as the tfrecord package (PyTorch) and NVIDIA DALI "
+    "read it; what the writeIndex option writes. Both CRCs of every record checked. Files "
+    "are found as Spark finds them (directories, globs, partitions). Local paths and "
+    "fsspec URLs (s3://, gs://, with s3fs or gcsfs installed; each index one PUT) are "
+    "indexed in plain Python, one file after another, with no JVM; other paths (s3a://, "
+    "hdfs://) by Spark, one task per file."
+)
+
+
+def add_arguments(index: argparse.ArgumentParser) -> None:
     index.add_argument("paths", nargs="+", metavar="PATH", help="TFRecord file, directory or glob")
     index.add_argument(
         "--compression",
@@ -80,37 +90,20 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
         help="for files without a .gz extension (TensorFlow's GZIP shards): offsets are then "
         "in the uncompressed stream, as the tfrecord package's compression_type='gzip' reads",
     )
-    index.set_defaults(run=run)
 
 
 def _index_python(args: argparse.Namespace, targets: list[tuple[str, Files]]) -> int:
     """``index`` of local paths and fsspec URLs in plain Python, reporting as Spark does."""
-    from spark_tfrecord import index_path
     from spark_tfrecord._format.datasets import folders
 
     found = {f.path: fs for path, fs in targets for f in folders.list_files_in(path, fs)}
-    paths = sorted(found)
-    if not paths:
-        raise CliError(
-            f"no TFRecord files under {', '.join(args.paths)}",
-            "is it the right path?",
-            EXIT_NOT_FOUND,
-        )
-    for path in paths:  # refused before any index is written, as Spark's job does
+    for path in sorted(found):  # refused before any index is written, as Spark's job does
         folders.index_compression(path, args.compression, found[path])
-    records = total = nanos = 0
-    start = time.perf_counter()
-    for path in paths:
-        began = time.perf_counter_ns()
-        count, size = folders.write_index(path, args.compression, found[path])
-        nanos += time.perf_counter_ns() - began
-        records += count
-        total += size
-        print(f"{count:>12,} records {size:>16,} bytes  {index_path(path)}")
-    seconds = time.perf_counter() - start
-    print(
-        f"indexed {len(paths)} files: {records:,} records, {total:,} bytes in {seconds:.1f} s "
-        f"({total / 1e6 / max(seconds, 1e-9):,.1f} MB/s; "
-        f"{total / 1e6 / max(nanos / 1e9, 1e-9):,.1f} MB/s per task)"
-    )
-    return 0
+
+    def indexed() -> Iterator[tuple[int, int, int, str]]:
+        for path in sorted(found):
+            began = time.perf_counter_ns()
+            count, size = folders.write_index(path, args.compression, found[path])
+            yield count, size, time.perf_counter_ns() - began, path
+
+    return _report(args, indexed(), time.perf_counter())

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast, get_args
 
@@ -23,26 +24,23 @@ from spark_tfrecord.cli.common import (
 )
 
 
-def _partition_values(root: str, file: str) -> dict[str, str]:
-    """``name=value`` directories between ``root`` and ``file``, as Spark discovers them."""
-    root_parts = Path(local_path(glob_root(root))).resolve().parts
-    dirs = Path(local_path(file)).parent.parts[len(root_parts) :]
+def _partition_values(
+    root: str, file: str, relative: dict[str, str] | None = None
+) -> dict[str, str]:
+    """``name=value`` directories between ``root`` and ``file`` (or in ``relative[file]``, the path
+    in ``root`` an object store listed), as Spark discovers them."""
+    if relative is not None:
+        dirs = relative.get(file, "").split("/")[:-1]
+    else:
+        root_parts = Path(local_path(glob_root(root))).resolve().parts
+        dirs = list(Path(local_path(file)).parent.parts[len(root_parts) :])
     return dict(d.split("=", 1) for d in dirs if "=" in d)
 
 
-def _local_options(args: argparse.Namespace) -> dict[str, str]:
-    """The inspector's options: the general decoder only, and the compression when given."""
-    options = {"decoder": "interpreted"}
-    if args.compression:
-        options["compression"] = args.compression
-    return options
-
-
-def _count(paths: list[str], options: dict[str, str], files: Files | None = None) -> int:
+def _count(paths: list[str], compression: str | None, files: Files | None) -> int:
     """Records in the files, with a progress bar on stderr when it is a terminal."""
     from spark_tfrecord._format.datasets.folders import count
 
-    compression = options.get("compression")
     if len(paths) < 8 or not sys.stderr.isatty():
         return sum(count(p, compression, files) for p in paths)
     from rich.console import Console
@@ -68,25 +66,35 @@ def _show_rows(
 
     partitions = [f["name"] for f in schema["fields"] if f.get("partition")]
     data_schema = {**schema, "fields": [f for f in schema["fields"] if not f.get("partition")]}
-    options = {k: v for k, v in _local_options(args).items() if k != "decoder"}
+    options = {"compression": args.compression} if args.compression else {}
     rows = json_rows.head_of_files(
         files, data_schema, args.n, record_type=args.record_type, options=options, files=args.files
     )
     for path, row in rows:
-        if partitions and relative is not None:
-            parts = relative.get(path, "").split("/")[:-1]
-            row.update(dict(d.split("=", 1) for d in parts if "=" in d))
-        elif partitions:
-            row.update(_partition_values(args.path, path))
+        if partitions:
+            row.update(_partition_values(args.path, path, relative))
         print(json.dumps(row, ensure_ascii=False))
 
 
 def _infer(
-    paths: list[str], record_type: str, options: dict[str, str], files: Files | None = None
+    args: argparse.Namespace, paths: list[str], record_type: str, partitions: Iterable[str]
 ) -> dict[str, Any]:
+    """The schema the data source infers (with the general decoder), then partition columns."""
     from spark_tfrecord._format.datasets.inference import infer_schema
 
-    return infer_schema(paths, {**options, "recordType": record_type}, files=files)
+    options = {"decoder": "interpreted"}
+    if args.compression:
+        options["compression"] = args.compression
+    schema = infer_schema(paths, {**options, "recordType": record_type}, files=args.files)
+    return _with_partitions(schema, partitions)
+
+
+def _with_partitions(schema: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    for name in names:
+        schema["fields"].append(
+            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
+        )
+    return schema
 
 
 def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
@@ -100,16 +108,10 @@ def _inspect_manifest(args: argparse.Namespace, info: DatasetInfo) -> int:
     record_type: RecordType = args.record_type
     if record_type == "Example" and info.record_type in get_args(RecordType):
         record_type = cast(RecordType, info.record_type)
-    paths = [f.path for f in info.files]
-    options = _local_options(args)
     if record_type == info.record_type and info.schema_json is not None:
-        schema = json.loads(json.dumps(info.schema_json))
+        schema = _with_partitions(json.loads(json.dumps(info.schema_json)), info.partition_columns)
     else:
-        schema = _infer(paths, record_type, options, args.files)
-    for name in info.partition_columns:
-        schema["fields"].append(
-            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
-        )
+        schema = _infer(args, [f.path for f in info.files], record_type, info.partition_columns)
     print_schema(schema)
     if args.n > 0:
         args.record_type = record_type
@@ -141,19 +143,22 @@ def _inspect_local(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     files = folders.list_files(path)
-    if not files:
+    return _inspect_files(args, [(f.path, f.size) for f in files])
+
+
+def _inspect_files(
+    args: argparse.Namespace, found: list[tuple[str, int]], relative: dict[str, str] | None = None
+) -> int:
+    """Files found by listing: the schema inferred, the records counted, the first shown."""
+    if not found:
         raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
-    paths = [f.path for f in files]
-    options = _local_options(args)
-    schema = _infer(paths, args.record_type, options)
-    for name in _partition_values(args.path, files[0].path):
-        schema["fields"].append(
-            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
-        )
-    print(f"files: {len(files)}, {sum(f.size for f in files):,} bytes")
-    print(f"records: {_count(paths, options):,}")
+    paths = [p for p, _ in found]
+    partitions = _partition_values(args.path, paths[0], relative)
+    schema = _infer(args, paths, args.record_type, partitions)
+    print(f"files: {len(found)}, {sum(size for _, size in found):,} bytes")
+    print(f"records: {_count(paths, args.compression, args.files):,}")
     print_schema(schema)
-    _show_rows(args, paths, schema)
+    _show_rows(args, paths, schema, relative)
     return 0
 
 
@@ -198,8 +203,7 @@ def _inspect_spark(args: argparse.Namespace) -> int:
         df = spark.read.format("tfrecord").option("split", args.split).load(args.path)
     else:
         df = load(spark, args.path, "tfrecord", args)
-    files = df.inputFiles()
-    print(f"files: {len(files)}")
+    print(f"files: {len(df.inputFiles())}")
     print(f"records: {df.count():,}")
     df.printSchema()
     df.show(args.n, truncate=False)
@@ -231,52 +235,29 @@ def _inspect_url(args: argparse.Namespace, fs: Files) -> int:
             return _inspect_manifest(args, info)
         listed = fs.list_data(path)
         found = [(fs.join(path, rel), size) for rel, size in listed]
-        relative = [rel for rel, _ in listed]
-    elif is_glob(path):
-        found = [(m, fs.size(m)) for m in fs.glob(path) if fs.isfile(m)]
-        relative = []
-    elif fs.isfile(path):
-        found, relative = [(path, fs.size(path))], []
-    else:
-        raise FileNotFoundError(f"File {path} does not exist")
-    if not found:
-        raise CliError(f"no data files under {args.path}", "is it the right path?", EXIT_NOT_FOUND)
-    paths = [p for p, _ in found]
-    options = _local_options(args)
-    schema = _infer(paths, args.record_type, options, fs)
-    folders = relative[0].split("/")[:-1] if relative else []
-    partitions = dict(d.split("=", 1) for d in folders if "=" in d)
-    for name in partitions:
-        schema["fields"].append(
-            {"name": name, "type": "string", "nullable": True, "metadata": {}, "partition": True}
-        )
-    print(f"files: {len(found)}, {sum(size for _, size in found):,} bytes")
-    print(f"records: {_count(paths, options, fs):,}")
-    print_schema(schema)
-    partition_of = dict(zip(paths, relative))
-    _show_rows(args, paths, schema, partition_of)
-    return 0
+        return _inspect_files(args, found, {p: rel for (p, _), (rel, _) in zip(found, listed)})
+    if is_glob(path):
+        return _inspect_files(args, [(m, fs.size(m)) for m in fs.glob(path) if fs.isfile(m)], {})
+    if fs.isfile(path):
+        return _inspect_files(args, [(path, fs.size(path))], {})
+    raise FileNotFoundError(f"File {path} does not exist")
 
 
-def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) -> None:
-    """The command's arguments, as a sub-command of ``sub``."""
-    formatter = argparse.RawDescriptionHelpFormatter
-    inspect = sub.add_parser(
-        "inspect",
-        parents=parents,
-        help="schema, counts and first records",
-        description="Show files, record count, inferred schema and the first records. Local "
-        "paths and fsspec URLs (s3://, gs://) are read without Spark and without a JVM (no "
-        "Java needed), in plain Python, with the schema the data source would infer "
-        "(docs/getting-started.md has what it costs); other URLs, --schema and --spark go "
-        "through Spark. A folder written by spark-tfrecord, whose _tfrecord_manifest.json "
-        "matches its files, shows the counts (in all and per file) and the schema from the "
-        "manifest, reading only the first records (none with -n 0). A TensorFlow Datasets "
-        "folder (DATA_DIR/NAME/VERSION, or DATA_DIR/NAME with one version) shows each split, "
-        "counted by its dataset_info.json, and its features.json's schema.",
-        epilog=epilog,
-        formatter_class=formatter,
-    )
+HELP = "schema, counts and first records"
+DESCRIPTION = (
+    "Show files, record count, inferred schema and the first records. Local "
+    "paths and fsspec URLs (s3://, gs://) are read without Spark and without a JVM (no "
+    "Java needed), in plain Python, with the schema the data source would infer "
+    "(docs/getting-started.md has what it costs); other URLs, --schema and --spark go "
+    "through Spark. A folder written by spark-tfrecord, whose _tfrecord_manifest.json "
+    "matches its files, shows the counts (in all and per file) and the schema from the "
+    "manifest, reading only the first records (none with -n 0). A TensorFlow Datasets "
+    "folder (DATA_DIR/NAME/VERSION, or DATA_DIR/NAME with one version) shows each split, "
+    "counted by its dataset_info.json, and its features.json's schema."
+)
+
+
+def add_arguments(inspect: argparse.ArgumentParser) -> None:
     inspect.add_argument(
         "path", help="TFRecord file, directory, glob (quoted) or TensorFlow Datasets folder"
     )
@@ -293,4 +274,3 @@ def add_parser(sub: Any, parents: list[argparse.ArgumentParser], epilog: str) ->
     )
     inspect.add_argument("-n", type=int, default=10, help="records to show (default 10)")
     inspect.add_argument("--spark", action="store_true", help="use Spark even for local paths")
-    inspect.set_defaults(run=run)
