@@ -8,6 +8,7 @@ differ per job). A seed's files are the same bytes from any partitioning of the 
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -85,11 +86,7 @@ def _long_array(values: list[int]) -> Column:
 
 
 def _running_sums(counts: list[int]) -> list[int]:
-    sums, total = [], 0
-    for c in counts:
-        sums.append(total)
-        total += c
-    return sums
+    return list(itertools.accumulate(counts, initial=0))[:-1]
 
 
 def arrange(
