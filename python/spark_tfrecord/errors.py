@@ -177,8 +177,6 @@ def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
 
 
 # Java exceptions (Py4J, JPype, Spark Connect) are duck-typed: this module imports nothing.
-
-
 def java_chain(error: Any) -> list[Any]:
     """The Java exception behind ``error`` and its causes, outermost first; empty if none."""
     java: Any = getattr(error, "java_exception", None)

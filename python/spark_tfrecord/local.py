@@ -29,31 +29,16 @@ _JVM_FLAGS = (
     "-XX:+UseSerialGC",
     "-Dlog4j2.StatusLogger.level=OFF",
 )
-#: pyspark's jars the inspector uses, by name prefix, most used first; the others follow them.
+#: pyspark's jars the inspector uses, by name prefix, most used first; the others follow them
+#: (spark-common-utils: and spark-common-utils-java, 4.1 and later; kryo-shaded: UTF8String is
+#: KryoSerializable).
 _SPARK_JARS = (
-    "scala-library-",
-    "spark-catalyst_",
-    "spark-sql-api_",
-    "spark-unsafe_",
-    "spark-common-utils",  # and spark-common-utils-java (4.1 and later)
-    "spark-sql_",
-    "hadoop-client-api-",
-    "hadoop-client-runtime-",
-    "jackson-",
-    "json4s-",
-    "scala-reflect-",
-    "scala-collection-compat_",
-    "scala-parser-combinators_",
-    "icu4j-",
-    "slf4j-api-",
-    "log4j-",
-    "kryo-shaded-",  # UTF8String is KryoSerializable
-    "commons-logging-",
-    "jcl-over-slf4j-",
-    "paranamer-",
-    "javax.servlet-api-",
-    "jakarta.servlet-api-",
-)
+    "scala-library-", "spark-catalyst_", "spark-sql-api_", "spark-unsafe_", "spark-common-utils",
+    "spark-sql_", "hadoop-client-api-", "hadoop-client-runtime-", "jackson-", "json4s-",
+    "scala-reflect-", "scala-collection-compat_", "scala-parser-combinators_", "icu4j-",
+    "slf4j-api-", "log4j-", "kryo-shaded-", "commons-logging-", "jcl-over-slf4j-", "paranamer-",
+    "javax.servlet-api-", "jakarta.servlet-api-",
+)  # fmt: skip
 
 
 def _pyspark_jars() -> Path:

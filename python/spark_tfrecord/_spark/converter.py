@@ -129,8 +129,7 @@ def _local_folder(cache_dir: str) -> str:
 
 
 def _repeated(field: Any) -> bool:
-    # protobuf 5.x+ has is_repeated; older ones only label.
-    if hasattr(field, "is_repeated"):
+    if hasattr(field, "is_repeated"):  # protobuf 5.x and later; older ones only have label
         return bool(field.is_repeated)
     return bool(field.label == field.LABEL_REPEATED)
 

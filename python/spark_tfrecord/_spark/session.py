@@ -46,14 +46,13 @@ def _spark_line(spark_version: str) -> str:
     match = re.match(r"(\d+)\.(\d+)", spark_version)
     if match is None:
         raise ValueError(f"Not a Spark version: {spark_version!r} (expected for example '3.5.1').")
-    if match.group(1) == "4":
-        return "4"
-    if match.groups() == ("3", "5"):
-        return "3.5"
-    raise ValueError(
-        f"spark-tfrecord has no jar for Spark {spark_version}: it supports Spark 3.5.x "
-        "(Scala 2.12 and 2.13) and Spark 4.x (Scala 2.13)."
-    )
+    line = "4" if match.group(1) == "4" else ".".join(match.groups())
+    if line not in SUPPORTED_SPARK:
+        raise ValueError(
+            f"spark-tfrecord has no jar for Spark {spark_version}: it supports Spark 3.5.x "
+            "(Scala 2.12 and 2.13) and Spark 4.x (Scala 2.13)."
+        )
+    return line
 
 
 def jar_path(spark_version: str | None = None, *, scala_version: ScalaVersion | None = None) -> str:
