@@ -16,6 +16,7 @@ cause, with Py4J, Spark Connect (no parameters for a task's error) or JPype::
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -109,13 +110,8 @@ class CorruptFileError(ValueError):
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled by its parameters, not its message (``args``).
         p = self.parameters
-        return type(self), (
-            self.condition,
-            p["reason"],
-            p["path"],
-            int(p["offset"]),
-            p.get("column"),
-        )
+        args = (self.condition, p["reason"], p["path"], int(p["offset"]), p.get("column"))
+        return type(self), args
 
 
 def condition(error: BaseException | Any) -> str | None:
@@ -143,14 +139,8 @@ def _find(error: Any) -> tuple[str, dict[str, str]] | None:
         seen.add(id(python))
         if isinstance(python, (CorruptFileError, ArgumentError)):
             return python.condition, dict(python.parameters)
-        for java in java_chain(python):
-            found = from_java(java)
-            if found is not None:
-                return found
-        found = _from_connect(python)
-        if found is not None:
-            return found
-        found = _from_python_worker(python)
+        found = next(filter(None, map(from_java, java_chain(python))), None)
+        found = found or _from_connect(python) or _from_python_worker(python)
         if found is not None:
             return found
         if not isinstance(python, BaseException):
@@ -187,8 +177,6 @@ def _from_python_worker(error: Any) -> tuple[str, dict[str, str]] | None:
 
 
 # Java exceptions (Py4J, JPype, Spark Connect) are duck-typed: this module imports nothing.
-
-
 def java_chain(error: Any) -> list[Any]:
     """The Java exception behind ``error`` and its causes, outermost first; empty if none."""
     java: Any = getattr(error, "java_exception", None)
@@ -207,20 +195,17 @@ def from_java(java: Any) -> tuple[str, dict[str, str]] | None:
     """The condition and parameters of one Java exception (not of its causes), if it is ours."""
     if not str(java.getClass().getName()).startswith("io.github.sparktfrecord."):
         return None
-    found = None
     # Spark 4 has getCondition (Py4J misses the inherited getErrorClass), 3.5 getErrorClass.
     for name in ("getCondition", "getErrorClass"):
         try:
             found = str(getattr(java, name)())
-            break
         except Exception:
             continue
-    if found is None:
-        return None
-    if not found.startswith(_PREFIX):
-        return None
-    params = java.getMessageParameters()
-    return found, {str(k): str(params.get(k)) for k in params.keySet()}
+        if not found.startswith(_PREFIX):
+            return None
+        params = java.getMessageParameters()
+        return found, {str(k): str(params.get(k)) for k in params.keySet()}
+    return None
 
 
 def _from_connect(error: Any) -> tuple[str, dict[str, str]] | None:
@@ -259,14 +244,7 @@ class ArgumentError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         rest = {k: v for k, v in self.parameters.items() if k != "reason"}
-        return _argument_error, (type(self), self.condition, self.parameters["reason"], rest)
-
-
-def _argument_error(
-    cls: type[ArgumentError], condition: str, reason: str, parameters: dict[str, str]
-) -> ArgumentError:
-    """An ArgumentError unpickled (``__reduce__``)."""
-    return cls(condition, reason, **parameters)
+        return functools.partial(type(self), **rest), (self.condition, self.parameters["reason"])
 
 
 def invalid_option(option: str, value: str, valid: Sequence[str]) -> ArgumentError:

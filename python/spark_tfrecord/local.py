@@ -15,9 +15,8 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from spark_tfrecord._format.datasets.folders import DataFile, Shard
 from spark_tfrecord._spark.io import RecordType
 
 #: The JVM's logging configuration: off (the command reports failures itself, in one line).
@@ -30,31 +29,16 @@ _JVM_FLAGS = (
     "-XX:+UseSerialGC",
     "-Dlog4j2.StatusLogger.level=OFF",
 )
-#: pyspark's jars the inspector uses, by name prefix, most used first; the others follow them.
+#: pyspark's jars the inspector uses, by name prefix, most used first; the others follow them
+#: (spark-common-utils: and spark-common-utils-java, 4.1 and later; kryo-shaded: UTF8String is
+#: KryoSerializable).
 _SPARK_JARS = (
-    "scala-library-",
-    "spark-catalyst_",
-    "spark-sql-api_",
-    "spark-unsafe_",
-    "spark-common-utils",  # and spark-common-utils-java (4.1 and later)
-    "spark-sql_",
-    "hadoop-client-api-",
-    "hadoop-client-runtime-",
-    "jackson-",
-    "json4s-",
-    "scala-reflect-",
-    "scala-collection-compat_",
-    "scala-parser-combinators_",
-    "icu4j-",
-    "slf4j-api-",
-    "log4j-",
-    "kryo-shaded-",  # UTF8String is KryoSerializable
-    "commons-logging-",
-    "jcl-over-slf4j-",
-    "paranamer-",
-    "javax.servlet-api-",
-    "jakarta.servlet-api-",
-)
+    "scala-library-", "spark-catalyst_", "spark-sql-api_", "spark-unsafe_", "spark-common-utils",
+    "spark-sql_", "hadoop-client-api-", "hadoop-client-runtime-", "jackson-", "json4s-",
+    "scala-reflect-", "scala-collection-compat_", "scala-parser-combinators_", "icu4j-",
+    "slf4j-api-", "log4j-", "kryo-shaded-", "commons-logging-", "jcl-over-slf4j-", "paranamer-",
+    "javax.servlet-api-", "jakarta.servlet-api-",
+)  # fmt: skip
 
 
 def _pyspark_jars() -> Path:
@@ -136,65 +120,35 @@ def stop_jvm() -> None:
         jpype.shutdownJVM()
 
 
-def _options(record_type: RecordType | None, options: dict[str, str] | None) -> Any:
+def _options(options: dict[str, str]) -> Any:
     import jpype
 
-    java_map = jpype.JClass("java.util.HashMap")()
-    if record_type is not None:
-        java_map.put("recordType", record_type)
-    for key, value in (options or {}).items():
-        java_map.put(key, value)
-    return java_map
+    return jpype.JClass("java.util.HashMap")(options)
 
 
-def list_files(path: str) -> list[DataFile]:
-    """The data files at ``path`` (file, folder or glob), skipping ``_*``, ``.*``, TFDS metadata."""
-    files = []
-    for line in _tools().listFiles(path):
-        size, name = str(line).split("\t", 1)
-        files.append(DataFile(name, int(size)))
-    return files
+def _paths(paths: list[str]) -> Any:
+    import jpype
+
+    return jpype.JArray(jpype.JString)(paths)
 
 
 def count_records(path: str, **options: str) -> int:
     """Records in one file, checksums checked; ``options`` are the data source's read options."""
-    return int(_tools().countRecords(path, _options(None, options)))
-
-
-def tfds_folder(path: str) -> str | None:
-    """The TFDS version folder at ``path`` or just under it (a dataset folder with one version)."""
-    found = _tools().tfdsFolder(path)
-    return None if found is None else str(found)
-
-
-def tfds_shards(folder: str) -> tuple[str, str, list[Shard]]:
-    """A TFDS version folder's dataset name, version and shards, from its ``dataset_info.json``."""
-    lines = [str(line) for line in _tools().tfdsShards(folder)]
-    name, version = lines[0].split("\t")
-    shards = []
-    for line in lines[1:]:
-        split, records, size, path = line.split("\t", 3)
-        shards.append(Shard(split, int(records), int(size), path))
-    return name, version, shards
+    return int(_tools().countRecords(path, _options(options)))
 
 
 def tfds_schema(folder: str) -> dict[str, Any]:
     """The schema of a TFDS version folder's records, from its ``features.json``."""
-    result: dict[str, Any] = json.loads(str(_tools().tfdsSchemaJson(folder)))
-    return result
+    return cast("dict[str, Any]", json.loads(str(_tools().tfdsSchemaJson(folder))))
 
 
 def infer_schema(
     paths: list[str], *, record_type: RecordType = "Example", **options: str
 ) -> dict[str, Any]:
     """The schema the data source infers, as Spark's JSON form of a ``StructType``."""
-    import jpype
-
-    tools = _tools()  # starts the JVM, which the array below needs
-    array = jpype.JArray(jpype.JString)(paths)
-    text = tools.inferSchemaJson(array, _options(record_type, options))
-    result: dict[str, Any] = json.loads(str(text))
-    return result
+    tools = _tools()  # starts the JVM, which the arguments below need
+    text = tools.inferSchemaJson(_paths(paths), _options({"recordType": record_type, **options}))
+    return cast("dict[str, Any]", json.loads(str(text)))
 
 
 def head(
@@ -206,9 +160,7 @@ def head(
     **options: str,
 ) -> list[dict[str, Any]]:
     """The first ``n`` records as dicts; bytes as text when valid UTF-8, else ``0x…`` hex."""
-    import jpype
-
-    tools = _tools()  # starts the JVM, which the array below needs
-    array = jpype.JArray(jpype.JString)(paths)
-    rows = tools.readRecordsJson(array, json.dumps(schema), _options(record_type, options), n)
+    tools = _tools()  # starts the JVM, which the arguments below need
+    java_options = _options({"recordType": record_type, **options})
+    rows = tools.readRecordsJson(_paths(paths), json.dumps(schema), java_options, n)
     return [json.loads(str(r)) for r in rows]

@@ -128,13 +128,8 @@ def _local_folder(cache_dir: str) -> str:
     return os.path.abspath(os.path.expanduser(local_path(cache_dir)))
 
 
-def _is_connect(df: Any) -> bool:
-    return type(df).__module__.startswith("pyspark.sql.connect")
-
-
 def _repeated(field: Any) -> bool:
-    # protobuf 5.x+ has is_repeated; older ones only label.
-    if hasattr(field, "is_repeated"):
+    if hasattr(field, "is_repeated"):  # protobuf 5.x and later; older ones only have label
         return bool(field.is_repeated)
     return bool(field.label == field.LABEL_REPEATED)
 
@@ -180,12 +175,9 @@ def _classic_plan(df: Any) -> dict[str, Any]:
         text = canonical.treeString(True, False, 2**31 - 1, False)
     except Py4JError:  # Spark 4.1 and later: a fifth flag, false by default
         text = canonical.treeString(True, False, 2**31 - 1, False, False)
-    leaves = analyzed.collectLeaves()
-    rdds = []
-    for i in range(leaves.size()):
-        leaf = leaves.apply(i)
-        if leaf.getClass().getName() in _RDD_LEAVES:
-            rdds.append(leaf.rdd().id())
+    java_leaves = analyzed.collectLeaves()
+    leaves = [java_leaves.apply(i) for i in range(java_leaves.size())]
+    rdds = [leaf.rdd().id() for leaf in leaves if leaf.getClass().getName() in _RDD_LEAVES]
     return {
         "analyzed": text,
         # The hash sees what the text omits: local rows, file roots and options, UDFs.
@@ -196,7 +188,8 @@ def _classic_plan(df: Any) -> dict[str, Any]:
 
 
 def _key(df: Any, options: dict[str, Any]) -> str:
-    plan = _connect_plan(df) if _is_connect(df) else _classic_plan(df)
+    connect = type(df).__module__.startswith("pyspark.sql.connect")
+    plan = _connect_plan(df) if connect else _classic_plan(df)
     material = {
         "version": _KEY_VERSION,
         "plan": plan,

@@ -38,8 +38,7 @@ def _ours(error: Py4JJavaError) -> TFRecordJavaError | None:
     for java in errors.java_chain(error):
         found = errors.from_java(java)
         if found is not None:
-            message = str(java.getMessage())
-            return TFRecordJavaError(error, found[0], found[1], message)
+            return TFRecordJavaError(error, *found, str(java.getMessage()))
     return None
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Literal, Union, overload
+import inspect
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from spark_tfrecord._format.files.names import Compression as Compression
 from spark_tfrecord._format.files.names import RecordType as RecordType
@@ -37,12 +40,14 @@ SPARK_FILE_OPTIONS = (
 
 
 def _option_strings(
-    options: dict[str, OptionValue], parameters: tuple[str, ...] = ()
+    options: dict[str, OptionValue], function: Callable[..., Any]
 ) -> dict[str, str]:
-    """The options as Spark takes them; TypeError for an unknown one, which Spark would ignore."""
+    """The options as Spark takes them; TypeError for an unknown one (hints: ``function``'s too)."""
     known = {name.lower(): name for name in (*OPTIONS, *SPARK_FILE_OPTIONS)}
     for key in options:
         if key.lower() not in known:
+            kinds = inspect.signature(function).parameters.values()
+            parameters = [p.name for p in kinds if p.kind is p.KEYWORD_ONLY]
             candidates = [*parameters, *known.values()]
             close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
             if not close:
@@ -99,7 +104,7 @@ def read(
     [Row(label=7, pixels=[0.5, 1.5])]
     """
     reader = spark.read.format("tfrecord").option("recordType", record_type)
-    reader = reader.options(**_option_strings(options, ("record_type", "schema")))
+    reader = reader.options(**_option_strings(options, read))
     if schema is not None:
         reader = reader.schema(schema)
     paths = [path] if isinstance(path, str) else list(path)
@@ -159,34 +164,20 @@ def write(
                 "num_shards makes one sequence of files in one folder: not with partition_by"
             )
         df = arrange(df, num_shards, shuffle_seed)
-        options = {**options, "numShards": num_shards}
     elif shuffle_seed is not None:
         raise ValueError("shuffle_seed orders the rows of num_shards files: give num_shards too")
-    if shard_prefix is not None:
-        options = {**options, "shardPrefix": shard_prefix}
-    if tfx_split is not None:
-        options = {**options, "tfxSplit": tfx_split}
+    ours = {
+        "numShards": num_shards,
+        "shardPrefix": shard_prefix,
+        "tfxSplit": tfx_split,
+        "vectorLayout": None if vector_layout == "dense" else vector_layout,
+        "writeIndex": write_index or None,
+    }
+    options = {**options, **{k: v for k, v in ours.items() if v is not None}}
     writer = df.write.format("tfrecord").option("recordType", record_type).mode(save_mode)
-    parameters = (
-        "record_type",
-        "mode",
-        "partition_by",
-        "write_index",
-        "shard_prefix",
-        "num_shards",
-        "shuffle_seed",
-        "vector_layout",
-        "tfx_split",
-        "statistics",
-    )
-    writer = writer.options(**_option_strings(options, parameters))
-    if vector_layout != "dense":
-        writer = writer.option("vectorLayout", vector_layout)
-    if write_index:
-        writer = writer.option("writeIndex", "true")
+    writer = writer.options(**_option_strings(options, write))
     if partition_by is not None:
-        cols = [partition_by] if isinstance(partition_by, str) else list(partition_by)
-        writer = writer.partitionBy(*cols)
+        writer = writer.partitionBy(partition_by)  # a name or a list of them
     writer.save(path)
     if stats is not None and statistics is not None:
         from spark_tfrecord._spark.statistics import write_statistics
@@ -204,8 +195,6 @@ def _statistics_of(
     options: dict[str, OptionValue],
 ) -> bytes:
     """The statistics a write's ``statistics`` writes, without the ``partition_by`` columns."""
-    import os
-
     from spark_tfrecord._spark import statistics as stats
 
     if tfx_split is not None and os.path.normpath(statistics) == os.path.normpath(path):

@@ -46,15 +46,13 @@ def _spark_line(spark_version: str) -> str:
     match = re.match(r"(\d+)\.(\d+)", spark_version)
     if match is None:
         raise ValueError(f"Not a Spark version: {spark_version!r} (expected for example '3.5.1').")
-    major, minor = match.group(1), match.group(2)
-    if major == "4":
-        return "4"
-    if (major, minor) == ("3", "5"):
-        return "3.5"
-    raise ValueError(
-        f"spark-tfrecord has no jar for Spark {spark_version}: it supports Spark 3.5.x "
-        "(Scala 2.12 and 2.13) and Spark 4.x (Scala 2.13)."
-    )
+    line = "4" if match.group(1) == "4" else ".".join(match.groups())
+    if line not in SUPPORTED_SPARK:
+        raise ValueError(
+            f"spark-tfrecord has no jar for Spark {spark_version}: it supports Spark 3.5.x "
+            "(Scala 2.12 and 2.13) and Spark 4.x (Scala 2.13)."
+        )
+    return line
 
 
 def jar_path(spark_version: str | None = None, *, scala_version: ScalaVersion | None = None) -> str:
@@ -113,8 +111,9 @@ def configure(
         raise no_spark("configure")
     jar = jar_path(spark_version, scala_version=scala_version)
     options: dict[str, str] = getattr(builder, "_options", {})
-    remote = _server_elsewhere(builder, options)
-    if remote is not None:
+    url = options.get("spark.remote", os.environ.get("SPARK_REMOTE", ""))
+    if type(builder).__module__.startswith("pyspark.sql.connect") or url.startswith("sc://"):
+        remote = url.split("/;")[0] or "the builder's channel"  # the parameters may hold a token
         raise ValueError(
             f"configure() cannot add the tfrecord jar to the Spark Connect server at {remote}: "
             "spark.jars of a client's builder does not reach a server that runs elsewhere. "
@@ -122,46 +121,21 @@ def configure(
             "spark.jars in its spark-defaults.conf), or create the session without configure() "
             "and call spark_tfrecord.add_jar(spark), which uploads the jar to that session."
         )
-    existing = [j for j in options.get("spark.jars", "").split(",") if j.strip()]
-    if jar not in existing:
-        existing.append(jar)
-    extensions = [e for e in options.get("spark.sql.extensions", "").split(",") if e.strip()]
-    if EXTENSIONS not in extensions:
-        extensions.append(EXTENSIONS)
-    settings = {"spark.jars": ",".join(existing), "spark.sql.extensions": ",".join(extensions)}
-    if _starts_local_server(options):
-        _quiet_reapplied(settings)
+    mode = options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))
+    local_server = url.startswith("local") or mode.lower() == "connect"  # Connect, in-process
     install_exception_handler()
-    for key, value in settings.items():
+    for key, added in (("spark.jars", jar), ("spark.sql.extensions", EXTENSIONS)):
+        values: list[str] = [v for v in options.get(key, "").split(",") if v.strip()]
+        value = ",".join(values if added in values else [*values, added])
+        if local_server:  # pyspark 4 sets it again on the server it starts: hide its warning
+            warnings.filterwarnings(
+                "ignore",
+                message=re.escape(f"Failed to set {key} to Some({value}) due to [CANNOT_MODIFY_"),
+                category=UserWarning,
+                module=r"pyspark\.sql\.connect\.",
+            )
         builder = builder.config(key, value)
     return builder
-
-
-def _starts_local_server(options: dict[str, str]) -> bool:
-    """Whether the builder starts a Connect server in this process, not a classic session."""
-    url = options.get("spark.remote", os.environ.get("SPARK_REMOTE", ""))
-    mode = options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))
-    return url.startswith("local") or mode.lower() == "connect"
-
-
-def _quiet_reapplied(settings: dict[str, str]) -> None:
-    """Hide the warnings of pyspark 4 setting these again on the local Connect server it started."""
-    for key, value in settings.items():
-        warnings.filterwarnings(
-            "ignore",
-            message=re.escape(f"Failed to set {key} to Some({value}) due to [CANNOT_MODIFY_"),
-            category=UserWarning,
-            module=r"pyspark\.sql\.connect\.",
-        )
-
-
-def _server_elsewhere(builder: object, options: dict[str, str]) -> str | None:
-    """The Spark Connect server a builder connects to, unless the builder starts it itself."""
-    connects_only = type(builder).__module__.startswith("pyspark.sql.connect")
-    url = options.get("spark.remote", os.environ.get("SPARK_REMOTE", ""))
-    if not (connects_only or url.startswith("sc://")):
-        return None
-    return url.split("/;")[0] or "the builder's channel"  # the parameters may hold a token
 
 
 def add_jar(

@@ -8,6 +8,7 @@ differ per job). A seed's files are the same bytes from any partitioning of the 
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,15 +48,12 @@ def _murmur3_int(value: int, seed: int = SPARK_HASH_SEED) -> int:
 @functools.lru_cache(maxsize=16)
 def routing_keys(num_shards: int) -> tuple[int, ...]:
     """For each shard ``s``, the smallest ``k >= 0`` with ``pmod(hash(k), num_shards) == s``."""
-    keys: list[int | None] = [None] * num_shards
-    missing, k = num_shards, 0
-    while missing:
-        s = _murmur3_int(k) % num_shards  # Python's % of a positive modulus is pmod
-        if keys[s] is None:
-            keys[s] = k
-            missing -= 1
+    keys: dict[int, int] = {}
+    k = 0
+    while len(keys) < num_shards:
+        keys.setdefault(_murmur3_int(k) % num_shards, k)  # Python's % of a positive modulus: pmod
         k += 1
-    return tuple(k for k in keys if k is not None)
+    return tuple(keys[s] for s in range(num_shards))
 
 
 def _has_map(data_type: DataType) -> bool:
@@ -85,11 +83,7 @@ def _long_array(values: list[int]) -> Column:
 
 
 def _running_sums(counts: list[int]) -> list[int]:
-    sums, total = [], 0
-    for c in counts:
-        sums.append(total)
-        total += c
-    return sums
+    return list(itertools.accumulate(counts, initial=0))[:-1]
 
 
 def arrange(
@@ -117,8 +111,7 @@ def arrange(
         return data_frame
     names = schema.fieldNames()
     data = [df[f"`{n.replace('`', '``')}`"] for n in names]
-    index_name = _free_name(names, "_tfrecord_index")
-    route_name = _free_name(names, "_tfrecord_route")
+    index_name, route_name = (_free_name(names, n) for n in ("_tfrecord_index", "_tfrecord_route"))
 
     if shuffle_seed is not None:
         seed = F.lit(shuffle_seed).cast("long")

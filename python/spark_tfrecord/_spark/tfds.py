@@ -95,24 +95,21 @@ def write_tfds(
     [Row(id=1, text='a'), Row(id=2, text='b')]
     """
     folder = f"{data_dir.rstrip('/')}/{name}/{version}"
+    options = {"tfds": name, "split": split, "tfdsVersion": version, "tfdsMode": mode}
     if num_shards is not None:
         data = arrange(df, num_shards, shuffle_seed)
+        options["numShards"] = str(num_shards)
     elif shuffle_seed is not None:
         raise ValueError("shuffle_seed orders the rows of num_shards files: give num_shards too")
     else:
         merged = _merged_shards(df)  # coalesce never makes more partitions than there are
         data = df.coalesce(merged) if merged > 0 else df
-    writer = data.write.format("tfrecord").mode("append")
-    writer = writer.option("tfds", name).option("split", split)
-    writer = writer.option("tfdsVersion", version).option("tfdsMode", mode)
-    if num_shards is not None:
-        writer = writer.option("numShards", str(num_shards))
     if features is not None:
-        writer = writer.option("tfdsFeatures", _features_json(features))
+        options["tfdsFeatures"] = _features_json(features)
         names = _class_names(features)
         if names:
-            writer = writer.option("tfdsClassNames", json.dumps(names))
-    writer.save(folder)
+            options["tfdsClassNames"] = json.dumps(names)
+    data.write.format("tfrecord").mode("append").options(**options).save(folder)
     return folder
 
 
