@@ -34,19 +34,16 @@ class InferenceOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str] | None) -> InferenceOptions:
         """Parses a read's options (names case-insensitive); a bad value raises ArgumentError."""
-        given = {k.lower(): (k, str(v)) for k, v in (options or {}).items()}
+        given = {k.lower(): str(v) for k, v in (options or {}).items()}
 
         def get(name: str) -> str | None:
-            found = given.get(name.lower())
-            return None if found is None else found[1]
+            return given.get(name.lower())
 
         def boolean(name: str, default: bool) -> bool:
             v = get(name)
-            if v is None:
-                return default
-            if v.strip().lower() in ("true", "false"):
-                return v.strip().lower() == "true"
-            raise errors.invalid_option(name, v, ["true", "false"])
+            if v is not None and v.strip().lower() not in ("true", "false"):
+                raise errors.invalid_option(name, v, ["true", "false"])
+            return default if v is None else v.strip().lower() == "true"
 
         def positive_or_all(name: str, default: int) -> int:
             v = get(name)

@@ -28,11 +28,9 @@ def compression(value: str, option: str = "compression") -> str:
             "(TFRecordDataset reads only GZIP and ZLIB). Use compression gzip or deflate, or "
             "set allowNonTensorFlowCodec=true if the files are only for Spark.",
         )
-    valid = (
-        "none, gzip, deflate, zlib, bzip2 (with allowNonTensorFlowCodec), lz4 (with "
-        "allowNonTensorFlowCodec), snappy (with allowNonTensorFlowCodec), zstd (with "
-        "allowNonTensorFlowCodec), a Hadoop CompressionCodec class name (with "
-        "allowNonTensorFlowCodec)"
+    flagged = ("bzip2", "lz4", "snappy", "zstd", "a Hadoop CompressionCodec class name")
+    valid = "none, gzip, deflate, zlib, " + ", ".join(
+        f"{c} (with allowNonTensorFlowCodec)" for c in flagged
     )
     raise argument_error(
         errors.INVALID_OPTION,
@@ -66,9 +64,8 @@ class RecordFileWriter:
             )
         elif self.codec == "deflate":
             self._deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION)
-        #: Records written, and the uncompressed bytes they took (the next record's offset).
+        #: Records written.
         self.records = 0
-        self.position = 0
 
     def write(self, encoded: Encoded) -> None:
         """Appends a batch's framed records."""
@@ -78,7 +75,6 @@ class RecordFileWriter:
         else:
             self._out.write(data)
         self.records += len(encoded)
-        self.position += len(data)
 
     def close(self) -> None:
         """Ends the compressed stream (the file itself stays open: it is the caller's)."""
