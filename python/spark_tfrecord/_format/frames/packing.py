@@ -68,7 +68,7 @@ def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mas
             )
         sizes = present.astype(np.int64)
         return Ragged(v[present].astype(np.uint8), offsets(sizes)[:-1], sizes)
-    sizes: Ints = np.searchsorted(_VARINT_STEPS, v, side="right") + 1  # 1 to 10 bytes
+    sizes = np.searchsorted(_VARINT_STEPS, v, side="right") + 1  # 1 to 10 bytes
     if present is not None:
         sizes = np.where(present, sizes, 0)
     # Byte k of every varint in column k of a matrix, then the matrix's bytes that are varints'.
