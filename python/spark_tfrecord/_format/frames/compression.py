@@ -16,18 +16,14 @@ CHUNK = 1 << 20
 #: Hadoop codecs' default extensions, as the JVM reader's CompressionCodecFactory knows them.
 _HADOOP_EXTENSIONS = {".bz2": "bzip2", ".snappy": "snappy", ".lz4": "lz4", ".zst": "zstd"}
 _EXTENSIONS = {".gz": "gzip", ".deflate": "deflate", ".zlib": "deflate", **_HADOOP_EXTENSIONS}
+_HADOOP = "org.apache.hadoop.io.compress."
 #: ``compression`` / ``codec`` values TensorFlow reads, lower-cased, with the jar's aliases.
 _OPTION_CODECS = {
-    "none": "none",
-    "uncompressed": "none",
-    "": "none",
-    "gzip": "gzip",
-    "gz": "gzip",
-    "org.apache.hadoop.io.compress.gzipcodec": "gzip",
-    "deflate": "deflate",
-    "zlib": "deflate",
-    "org.apache.hadoop.io.compress.deflatecodec": "deflate",
-    "org.apache.hadoop.io.compress.defaultcodec": "deflate",
+    **dict.fromkeys(("none", "uncompressed", ""), "none"),
+    **dict.fromkeys(("gzip", "gz", _HADOOP + "gzipcodec"), "gzip"),
+    **dict.fromkeys(
+        ("deflate", "zlib", _HADOOP + "deflatecodec", _HADOOP + "defaultcodec"), "deflate"
+    ),
 }
 
 

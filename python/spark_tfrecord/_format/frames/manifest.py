@@ -87,17 +87,6 @@ class DatasetInfo:
         return sum(f.num_bytes for f in self.files)
 
 
-# --- listing --------------------------------------------------------------------------------
-
-
-def _partition_columns(relative_paths: list[str]) -> tuple[str, ...]:
-    """The ``name=value`` folder names of the first file, when every folder of it is one."""
-    folders = relative_paths[0].split("/")[:-1] if relative_paths else []
-    if not all("=" in f for f in folders):
-        return ()
-    return tuple(f.split("=", 1)[0] for f in folders)
-
-
 # --- the manifest ---------------------------------------------------------------------------
 
 
@@ -189,12 +178,15 @@ def count_records(path: str, compression: str | None = None, files: Files = _LOC
     return sum(1 for _ in walk_stream(chunks(path, compression, files), path, file_size))
 
 
-def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
-    relative: list[str] = []
+def _count(path: str, reason: str, fs: Files) -> DatasetInfo:
+    partition_columns: tuple[str, ...] = ()
     if fs.isdir(path):
         listed = fs.list_data(path)
-        relative = [rel for rel, _ in listed]
         files = [(fs.join(path, rel), size) for rel, size in listed]
+        # the ``name=value`` folder names of the first file, when every folder of it is one
+        folders = listed[0][0].split("/")[:-1] if listed else []
+        if all("=" in f for f in folders):
+            partition_columns = tuple(f.split("=", 1)[0] for f in folders)
     elif is_glob(path):
         files = []
         for match in fs.glob(path):
@@ -218,7 +210,7 @@ def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
         files=tuple(infos),
         schema=None,
         record_type=None,
-        partition_columns=_partition_columns(relative),
+        partition_columns=partition_columns,
         source="counted",
         reason=reason,
     )

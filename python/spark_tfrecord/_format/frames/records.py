@@ -190,17 +190,12 @@ class RecordReader:
         for chunk in stream:
             buf = buf[pos:] + chunk
             base += pos
-            pos = 0
-            while True:
-                starts, end = frame_starts(buf, pos, len(buf))
-                bounds = np.array([*starts, end], np.int64)
-                sound = sound_frames(buf, bounds[:-1], bounds[1:], verify_checksums=False)
-                found.append(bounds[: sound + 1] + base)
-                pos = int(bounds[sound])
-                if sound == len(starts):
-                    break
-                header_length(buf, pos, path, base + pos)  # not sound: raises its error
-            if len(buf) - pos >= HEADER:  # the record's end is in a later chunk; or past the end
+            starts, end = frame_starts(buf, 0, len(buf))
+            bounds = np.array([*starts, end], np.int64)
+            sound = sound_frames(buf, bounds[:-1], bounds[1:], verify_checksums=False)
+            found.append(bounds[: sound + 1] + base)
+            pos = int(bounds[sound])
+            if len(buf) - pos >= HEADER:  # unsound: raises its error; else ends in a later chunk
                 header_length(buf, pos, path, base + pos)
         if pos != len(buf):
             raise truncated_error(
