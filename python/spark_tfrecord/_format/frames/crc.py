@@ -22,8 +22,7 @@ def _crc_tables() -> tuple[list[int], ...]:
         t0.append(c)
     tables = [t0]
     for _ in range(7):
-        last = tables[-1]
-        tables.append([(last[i] >> 8) ^ t0[last[i] & 0xFF] for i in range(256)])
+        tables.append([(x >> 8) ^ t0[x & 0xFF] for x in tables[-1]])
     return tuple(tables)
 
 

@@ -57,15 +57,11 @@ def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mas
     v = values.astype(np.int64, copy=False).view(np.uint64)
     if present is not None and present.all():
         present = None
-    if len(v) and int(v.max()) < 0x80:
+    n = len(v)
+    if n and int(v.max()) < 0x80:
         # Every value one byte (lengths of short messages, small labels): the values are the bytes.
         if present is None:
-            return Ragged(
-                v.astype(np.uint8),
-                np.arange(len(v), dtype=np.int64),
-                np.ones(len(v), np.int64),
-                1,
-            )
+            return Ragged(v.astype(np.uint8), np.arange(n, dtype=np.int64), np.ones(n, np.int64), 1)
         sizes = present.astype(np.int64)
         return Ragged(v[present].astype(np.uint8), offsets(sizes)[:-1], sizes)
     sizes = np.searchsorted(_VARINT_STEPS, v, side="right") + 1  # 1 to 10 bytes
@@ -73,7 +69,7 @@ def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mas
         sizes = np.where(present, sizes, 0)
     # Byte k of every varint in column k of a matrix, then the matrix's bytes that are varints'.
     longest = int(sizes.max()) if len(sizes) else 0
-    bytes_ = np.empty((len(v), longest), np.uint8)
+    bytes_ = np.empty((n, longest), np.uint8)
     for k in range(longest):
         byte = (v >> np.uint64(7 * k)).astype(np.uint8) & np.uint8(0x7F)
         bytes_[:, k] = byte | ((sizes > k + 1).astype(np.uint8) << np.uint8(7))

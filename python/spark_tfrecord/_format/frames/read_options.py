@@ -56,13 +56,10 @@ class InferenceOptions:
                 return n
             raise errors.invalid_option(name, v, ["a positive integer", "-1 (no limit)"])
 
-        record_type = "Example"
         v = get("recordType")
-        if v is not None:
-            match = [t for t in RECORD_TYPES if t.lower() == v.strip().lower()]
-            if not match:
-                raise errors.invalid_option("recordType", v, RECORD_TYPES)
-            record_type = match[0]
+        match = [t for t in RECORD_TYPES if v is not None and t.lower() == v.strip().lower()]
+        if v is not None and not match:
+            raise errors.invalid_option("recordType", v, RECORD_TYPES)
         separator = get("pathSeparator")
         if separator is not None and not separator:
             raise errors.invalid_option(
@@ -86,7 +83,7 @@ class InferenceOptions:
                     raise errors.invalid_option(name, v, ["none", "gzip", "deflate", "zlib"])
                 break
         return cls(
-            record_type=record_type,
+            record_type=match[0] if match else "Example",
             max_files=positive_or_all("inferSchemaMaxFiles", 32),
             max_records=positive_or_all("inferSchemaMaxRecords", 1000),
             path_separator=separator or "/",

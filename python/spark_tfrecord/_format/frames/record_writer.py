@@ -70,10 +70,7 @@ class RecordFileWriter:
     def write(self, encoded: Encoded) -> None:
         """Appends a batch's framed records."""
         data = encoded.framed_bytes()
-        if self._deflater is not None:
-            self._file.write(self._deflater.compress(data))
-        else:
-            self._out.write(data)
+        self._out.write(data if self._deflater is None else self._deflater.compress(data))
         self.records += len(encoded)
 
     def close(self) -> None:

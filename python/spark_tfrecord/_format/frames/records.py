@@ -143,8 +143,7 @@ class RecordReader:
             if self._pid != os.getpid():  # a forked worker: its own descriptors and caches
                 self._reset()
             found = self._index(f)
-            if found is None:
-                found = self._scan(f)
+            found = self._scan(f) if found is None else found
             if len(found) != self.files[f].num_records:
                 raise ValueError(
                     f"{self.files[f].path} holds {len(found)} records, but the folder's "
