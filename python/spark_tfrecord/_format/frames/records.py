@@ -358,11 +358,9 @@ class RecordReader:
             tables = [self.offsets(f) for f in range(len(self.files))]
         except (errors.CorruptFileError, ValueError):
             return  # a file whose framing cannot be walked: its batches fail where they read it
-        starts = np.concatenate(
-            [self._bases[f] + t[:, 0] for f, t in enumerate(tables)] or [np.empty(0, np.int64)]
-        )
-        sizes = np.concatenate([t[:, 1] for t in tables] or [np.empty(0, np.int64)])
-        if frames_sound(held, starts, starts + sizes):
+        table = np.concatenate(tables or [np.empty((0, 2), np.int64)])
+        starts = table[:, 0] + np.repeat(self._bases, [len(t) for t in tables])
+        if frames_sound(held, starts, starts + table[:, 1]):
             self._sound = held
 
     def _gather(self, files: Any, offsets: Any, sizes: Any) -> bytes:
