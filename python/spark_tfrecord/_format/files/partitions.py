@@ -97,8 +97,7 @@ def infer(raw: str) -> str:
             return "int"
         if _LONG_RANGE[0] <= v <= _LONG_RANGE[1]:
             return "bigint"
-    found = _decimal_type(raw)
-    if found is not None:
+    if (found := _decimal_type(raw)) is not None:
         return found
     if _DOUBLE.fullmatch(raw):
         return "double"

@@ -207,9 +207,7 @@ def walk_stream(
     crc = crc32c()
     unpack_footer = _FOOTER_FIELD.unpack_from
     stream = iter(chunks)
-    buf = b""
-    pos = 0  # in buf
-    base = 0  # the stream offset of buf[0]
+    buf, pos, base = b"", 0, 0  # base: the stream offset of buf[0]
 
     def more(need: int) -> bool:
         """Makes ``need`` bytes available at ``pos``; False if the stream ends first."""
@@ -342,7 +340,7 @@ class _BatchWalk:
             self.pos = int(ends[sound - 1])
         return sound > 0
 
-    # long: one record's checks in walk_stream's order, each failure's message beside it
+    # one record's checks, in walk_stream's order
     def one(self, batch_bytes: int) -> bool:
         """Adds the next record, checked; False: the batch ends first, the stream ends or fails."""
         buf, pos = self.buf, self.pos

@@ -204,8 +204,7 @@ def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
     total = int(p.size.sum())
     if total == 0:
         return
-    n = len(p.size)
-    if total > _COPY_PER_UNIT * n:
+    if total > _COPY_PER_UNIT * len(p.size):
         buf, start, size = p.buf, p.start, p.size
         for i in np.flatnonzero(size).tolist():
             s, d, k = int(start[i]), int(pos[i]), int(size[i])

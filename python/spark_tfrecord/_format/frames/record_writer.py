@@ -17,8 +17,7 @@ EXTENSIONS = {"none": "", "gzip": ".gz", "deflate": ".deflate"}
 
 def compression(value: str, option: str = "compression") -> str:
     """The codec the ``compression`` option names; refuses codecs TensorFlow cannot read."""
-    codec = tensorflow_codec(value)
-    if codec is not None:
+    if (codec := tensorflow_codec(value)) is not None:
         return codec
     lower = value.strip().lower()
     if lower in ("snappy", "bzip2", "lz4", "zstd") or lower.endswith("codec"):

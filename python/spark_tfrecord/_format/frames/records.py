@@ -397,8 +397,7 @@ class RecordReader:
             if self.compressions[f] != "none":
                 continue
             group_starts, _ = self._groups(f)
-            offset = int(self.offsets(f)[j, 0])
-            g = int(np.searchsorted(group_starts, offset, side="right")) - 1
+            g = int(np.searchsorted(group_starts, self.offsets(f)[j, 0], side="right")) - 1
             wanted.setdefault(f, set()).add(g)
         for f, groups in wanted.items():
             group_starts, group_ends = self._groups(f)
