@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import IO, Any
+from contextlib import AbstractContextManager, contextmanager
+from typing import IO, Any, Protocol
 
 #: Names Spark's listing passes over: ``_SUCCESS``, the manifest, indexes, ``_temporary``...
 HIDDEN_PREFIXES = ("_", ".")
@@ -65,45 +65,33 @@ def index_path(data_file: str) -> str:
     return data_file[: len(data_file) - len(name)] + INDEX_PREFIX + name + INDEX_SUFFIX
 
 
-class Files:
+class Files(Protocol):
     """The few operations the trainer-side readers need, on one file system."""
 
-    def isdir(self, path: str) -> bool:
-        raise NotImplementedError
+    def isdir(self, path: str) -> bool: ...
 
-    def isfile(self, path: str) -> bool:
-        raise NotImplementedError
+    def isfile(self, path: str) -> bool: ...
 
-    def size(self, path: str) -> int:
-        raise NotImplementedError
+    def size(self, path: str) -> int: ...
 
     def join(self, folder: str, relative: str) -> str:
         """The path of ``relative`` (``/``-separated) under ``folder``."""
-        raise NotImplementedError
 
     def list_data(self, folder: str) -> list[tuple[str, int]]:
         """The data files under ``folder`` as (path relative to it with ``/``, size), sorted:
         files and folders not :func:`hidden`, and at the root no TFDS metadata."""
-        raise NotImplementedError
 
-    def glob(self, pattern: str) -> list[str]:
-        raise NotImplementedError
+    def glob(self, pattern: str) -> list[str]: ...
 
-    def read_bytes(self, path: str) -> bytes:
-        raise NotImplementedError
+    def read_bytes(self, path: str) -> bytes: ...
 
     def read_range(self, path: str, start: int, end: int) -> bytes:
         """Bytes ``[start, end)`` of the file (fewer at its end)."""
-        raise NotImplementedError
 
-    @contextmanager
-    def open(self, path: str) -> Iterator[IO[bytes]]:
-        raise NotImplementedError
-        yield  # pragma: no cover
+    def open(self, path: str) -> AbstractContextManager[IO[bytes]]: ...
 
     def write_whole(self, path: str, data: bytes) -> None:
         """Writes ``data`` as ``path``, replacing it; readers see it whole or not at all."""
-        raise NotImplementedError
 
     @property
     def remote(self) -> bool:
@@ -218,12 +206,6 @@ class FsspecFiles(Files):
     def remote(self) -> bool:
         return True
 
-    def _strip(self, path: str) -> str:
-        return str(self.fs._strip_protocol(path))
-
-    def _url(self, stripped: str) -> str:
-        return f"{self.protocol}://{stripped}"
-
     def _kind(self, path: str) -> str | None:
         """The entry's type, None if missing; other errors raise (fsspec's ``isdir`` hides them)."""
         try:
@@ -244,7 +226,7 @@ class FsspecFiles(Files):
         return folder.rstrip("/") + "/" + relative
 
     def list_data(self, folder: str) -> list[tuple[str, int]]:
-        root = self._strip(folder).rstrip("/")
+        root = str(self.fs._strip_protocol(folder)).rstrip("/")
         found: list[tuple[str, int]] = []
         for path, info in self.fs.find(root, detail=True).items():
             # A folder's placeholder object (``t/``), as the GCS connector makes, is no file.
@@ -258,7 +240,7 @@ class FsspecFiles(Files):
         return sorted(found)
 
     def glob(self, pattern: str) -> list[str]:
-        return sorted(self._url(p) for p in self.fs.glob(pattern))
+        return sorted(f"{self.protocol}://{p}" for p in self.fs.glob(pattern))
 
     def read_bytes(self, path: str) -> bytes:
         return bytes(self.fs.cat_file(path))

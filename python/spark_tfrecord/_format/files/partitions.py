@@ -33,6 +33,7 @@ _EPOCH = datetime.date(1970, 1, 1)
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
 _ORDER = {"null": 0, "int": 1, "bigint": 2}
+_INTEGERS = ("int", "bigint", "smallint", "tinyint")
 
 
 def unescape(name: str) -> str:
@@ -96,8 +97,7 @@ def infer(raw: str) -> str:
             return "int"
         if _LONG_RANGE[0] <= v <= _LONG_RANGE[1]:
             return "bigint"
-    found = _decimal_type(raw)
-    if found is not None:
+    if (found := _decimal_type(raw)) is not None:
         return found
     if _DOUBLE.fullmatch(raw):
         return "double"
@@ -144,7 +144,7 @@ def value(raw: str, t: str) -> int | float | str | None:
     """The folder value ``raw`` of a column of type ``t``, in the loaders' dtypes."""
     if raw == NULL_NAME:
         return None
-    if t in ("int", "bigint", "smallint", "tinyint"):
+    if t in _INTEGERS:
         return int(raw)
     if t in ("double", "float"):
         text = raw.strip("".join(chr(c) for c in range(33))).rstrip("fFdD")
@@ -172,9 +172,7 @@ def value(raw: str, t: str) -> int | float | str | None:
 
 def kind(t: str) -> str:
     """The loaders' kind of a partition column of type ``t``: ``int``, ``float`` or ``str``."""
-    if t in ("int", "bigint", "smallint", "tinyint", "boolean", "date", "timestamp"):
-        return "int"
-    if t == "timestamp_ntz":
+    if t in _INTEGERS or t in ("boolean", "date", "timestamp", "timestamp_ntz"):
         return "int"
     if t in ("double", "float") or t.startswith("decimal"):
         return "float"

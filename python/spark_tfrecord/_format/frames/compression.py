@@ -15,18 +15,15 @@ _LOCAL = LocalFiles()
 CHUNK = 1 << 20
 #: Hadoop codecs' default extensions, as the JVM reader's CompressionCodecFactory knows them.
 _HADOOP_EXTENSIONS = {".bz2": "bzip2", ".snappy": "snappy", ".lz4": "lz4", ".zst": "zstd"}
+_EXTENSIONS = {".gz": "gzip", ".deflate": "deflate", ".zlib": "deflate", **_HADOOP_EXTENSIONS}
+_HADOOP = "org.apache.hadoop.io.compress."
 #: ``compression`` / ``codec`` values TensorFlow reads, lower-cased, with the jar's aliases.
 _OPTION_CODECS = {
-    "none": "none",
-    "uncompressed": "none",
-    "": "none",
-    "gzip": "gzip",
-    "gz": "gzip",
-    "org.apache.hadoop.io.compress.gzipcodec": "gzip",
-    "deflate": "deflate",
-    "zlib": "deflate",
-    "org.apache.hadoop.io.compress.deflatecodec": "deflate",
-    "org.apache.hadoop.io.compress.defaultcodec": "deflate",
+    **dict.fromkeys(("none", "uncompressed", ""), "none"),
+    **dict.fromkeys(("gzip", "gz", _HADOOP + "gzipcodec"), "gzip"),
+    **dict.fromkeys(
+        ("deflate", "zlib", _HADOOP + "deflatecodec", _HADOOP + "defaultcodec"), "deflate"
+    ),
 }
 
 
@@ -42,16 +39,7 @@ def tensorflow_codec(value: str) -> str | None:
 def compression_by_name(path: str) -> str | None:
     """What the file's name says (as the JVM reader decides), or None: its first bytes decide."""
     name = os.path.basename(path).lower()
-    if name.endswith(".gz"):
-        return "gzip"
-    if name.endswith((".deflate", ".zlib")):
-        return "deflate"
-    if name.endswith((".tfrecord", ".tfrecords")):
-        return None
-    for extension, codec in _HADOOP_EXTENSIONS.items():
-        if name.endswith(extension):
-            return codec
-    return None
+    return next((codec for ext, codec in _EXTENSIONS.items() if name.endswith(ext)), None)
 
 
 def compression_by_head(head: bytes) -> str:
@@ -73,20 +61,14 @@ def file_compression(path: str, option: str | None, head: bytes) -> str:
 
 def detect_compression(path: str, files: Files = _LOCAL) -> str:
     """``path``'s codec by extension, else by first bytes (TF's GZIP shards have no ``.gz``)."""
-    named = compression_by_name(path)
-    if named is not None:
-        return named
-    return compression_by_head(files.read_range(path, 0, HEADER))
+    return compression_by_name(path) or compression_by_head(files.read_range(path, 0, HEADER))
 
 
 def chunks(path: str, compression: str, files: Files = _LOCAL) -> Iterator[bytes]:
     """The file's record stream (decompressed), in chunks."""
     if compression not in ("none", "gzip", "deflate"):
-        raise errors.CorruptFileError(
-            errors.UNREADABLE,
-            f"compressed with {compression}, which only the data source (Spark) can read",
-            path,
-            0,
+        raise _unreadable(
+            f"compressed with {compression}, which only the data source (Spark) can read", path, 0
         )
     with files.open(path) as f:
         if compression == "none":
@@ -108,27 +90,22 @@ def chunks(path: str, compression: str, files: Files = _LOCAL) -> Iterator[bytes
                     yield out
                     out = d.decompress(d.unconsumed_tail, CHUNK) if d.unconsumed_tail else b""
             except zlib.error as e:
-                raise errors.CorruptFileError(
-                    errors.UNREADABLE, f"cannot decompress {compression} ({e})", path, produced
+                raise _unreadable(
+                    f"cannot decompress {compression} ({e})", path, produced
                 ) from None
             if d.eof:
                 raw = d.unused_data or f.read(CHUNK)
                 if not raw:
                     return
                 if compression == "deflate":
-                    raise errors.CorruptFileError(
-                        errors.UNREADABLE,
-                        "bytes after the end of the ZLIB stream",
-                        path,
-                        produced,
-                    )
+                    raise _unreadable("bytes after the end of the ZLIB stream", path, produced)
                 d = zlib.decompressobj(wbits)
                 continue
             raw = f.read(CHUNK)
             if not raw:
-                raise errors.CorruptFileError(
-                    errors.UNREADABLE,
-                    f"the {compression} stream ends before its end marker",
-                    path,
-                    produced,
-                )
+                message = f"the {compression} stream ends before its end marker"
+                raise _unreadable(message, path, produced)
+
+
+def _unreadable(reason: str, path: str, offset: int) -> errors.CorruptFileError:
+    return errors.CorruptFileError(errors.UNREADABLE, reason, path, offset)

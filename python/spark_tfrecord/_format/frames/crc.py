@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +11,7 @@ from typing import Any
 MASK_DELTA = 0xA282EAD8
 
 
+@functools.cache
 def _crc_tables() -> tuple[list[int], ...]:
     """Slicing-by-8 tables: ``t[k][i]`` is the CRC of byte i followed by k zero bytes."""
     t0 = []
@@ -19,21 +22,16 @@ def _crc_tables() -> tuple[list[int], ...]:
         t0.append(c)
     tables = [t0]
     for _ in range(7):
-        last = tables[-1]
-        tables.append([(last[i] >> 8) ^ t0[last[i] & 0xFF] for i in range(256)])
+        tables.append([(x >> 8) ^ t0[x & 0xFF] for x in tables[-1]])
     return tuple(tables)
 
 
-_tables: tuple[list[int], ...] | None = None
 _WORDS = struct.Struct("<Q").iter_unpack
 
 
 def _crc32c_python(data: bytes | bytearray | memoryview) -> int:
     """CRC32C in pure Python (slicing-by-8), the fallback."""
-    global _tables
-    if _tables is None:
-        _tables = _crc_tables()
-    t0, t1, t2, t3, t4, t5, t6, t7 = _tables
+    t0, t1, t2, t3, t4, t5, t6, t7 = _crc_tables()
     data = bytes(data)
     whole = len(data) & ~7
     crc = 0xFFFFFFFF
@@ -56,20 +54,16 @@ def _crc32c_python(data: bytes | bytearray | memoryview) -> int:
 
 def _fast_crc32c() -> tuple[Callable[[Any], int], str]:
     """The fastest CRC32C importable, and its name."""
-    try:
+    with contextlib.suppress(ImportError):
         import crc32c  # type: ignore[import-not-found, unused-ignore]
 
         return crc32c.crc32c, "crc32c"
-    except ImportError:
-        pass
-    try:
+    with contextlib.suppress(ImportError):
         import google_crc32c  # type: ignore[import-not-found, unused-ignore]
 
         if getattr(google_crc32c, "implementation", "c") == "c":
             value = google_crc32c.value  # takes bytes only, not a memoryview
             return (lambda data: value(bytes(data))), "google-crc32c"
-    except ImportError:
-        pass
     return _crc32c_python, "pure Python"
 
 
@@ -98,19 +92,18 @@ def masked(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + MASK_DELTA) & 0xFFFFFFFF
 
 
-_word_tables: Any = None
+@functools.cache
+def _word_tables() -> Any:
+    import numpy as np
+
+    return np.array(_crc_tables(), np.uint64)
 
 
 def crc32c_words(words: Any) -> Any:
     """The CRC32C of each 8-byte LE word of a uint64 array (length fields), as uint64."""
     import numpy as np
 
-    global _word_tables, _tables
-    if _word_tables is None:
-        if _tables is None:
-            _tables = _crc_tables()
-        _word_tables = np.array(_tables, np.uint64)
-    t = _word_tables
+    t = _word_tables()
     x = words.astype(np.uint64) ^ np.uint64(0xFFFFFFFF)
     crc = t[7][x & np.uint64(0xFF)]
     for k in range(1, 8):

@@ -31,9 +31,8 @@ class EncodeError(ValueError):
         """The condition (``TFRECORD_DATA_MISMATCH``...), as PySpark's exceptions give it."""
         return self.condition
 
-    def getErrorClass(self) -> str:
-        """The condition, under Spark 3.5's name."""
-        return self.condition
+    #: The condition, under Spark 3.5's name.
+    getErrorClass = getCondition
 
     def getMessageParameters(self) -> dict[str, str]:
         """The message parameters (``column``, ``reason``...), as the jar gives them."""

@@ -20,8 +20,7 @@ class Encoded:
     """A batch's framed records in one buffer: record i is ``framed[offsets[i]:offsets[i + 1]]``."""
 
     def __init__(self, framed: Bytes, offsets: Ints) -> None:
-        self.framed = framed
-        self.offsets = offsets
+        self.framed, self.offsets = framed, offsets
 
     def __len__(self) -> int:
         return len(self.offsets) - 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from spark_tfrecord import errors
@@ -33,14 +34,9 @@ def data_checksum_error(path: str, offset: int, note: str = "") -> errors.Corrup
     )
 
 
-def too_large_error(length: int, limit: int, path: str, offset: int) -> errors.CorruptFileError:
-    """The error of a header whose length passes ``limit`` (``maxRecordBytes``)."""
-    return errors.CorruptFileError(
-        errors.RECORD_TOO_LARGE,
-        f"TFRecord of {length} bytes exceeds maxRecordBytes ({limit})",
-        path,
-        offset,
-    )
+def truncated_error(reason: str, path: str, offset: int) -> errors.CorruptFileError:
+    """The error of a stream that ends inside a record (``reason``: where)."""
+    return errors.CorruptFileError(errors.TRUNCATED, "Truncated TFRecord: " + reason, path, offset)
 
 
 def sound_header(head: bytes) -> bool:
@@ -52,17 +48,34 @@ def sound_header(head: bytes) -> bool:
 
 
 def header_length(
-    buf: bytes, pos: int, path: str, offset: int, max_record_bytes: int = MAX_RECORD_BYTES
+    buf: bytes,
+    pos: int,
+    path: str,
+    offset: int,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    file_size: int | None = None,
 ) -> int:
-    """The header's data length at ``buf[pos:]``, CRC and size checked; raises CorruptFileError."""
+    """The header's data length at ``buf[pos:]``, CRC and size checked (against ``file_size``, the
+    stream's, if known); raises CorruptFileError."""
     length, length_crc = _HEADER_FIELDS.unpack_from(buf, pos)
     if masked(crc32c()(buf[pos : pos + 8])) != length_crc:
         raise length_checksum_error(path, offset)
     # A damaged length is refused before its bytes are gathered, as the data source does.
-    if length > MAX_RECORD_BYTES:
-        raise too_large_error(length, MAX_RECORD_BYTES, path, offset)
-    if length > max_record_bytes:
-        raise too_large_error(length, max_record_bytes, path, offset)
+    limit = MAX_RECORD_BYTES if length > MAX_RECORD_BYTES else max_record_bytes
+    if length > limit:
+        raise errors.CorruptFileError(
+            errors.RECORD_TOO_LARGE,
+            f"TFRecord of {length} bytes exceeds maxRecordBytes ({limit})",
+            path,
+            offset,
+        )
+    if file_size is not None and length > file_size - offset - HEADER - FOOTER:
+        raise truncated_error(
+            f"the header claims {length} data bytes, but the file ends "
+            f"{file_size - offset - HEADER} bytes after it",
+            path,
+            offset,
+        )
     return int(length)
 
 
@@ -155,13 +168,10 @@ def find_record_start(
     """
     crc = crc32c()
     unpack_header = _HEADER_FIELDS.unpack_from
-    at = start
-    while at < end:
+    for at in range(start, end, window):
         f.seek(at)
         chunk = f.read(window + HEADER)
-        last = len(chunk) - HEADER
-        i = 0
-        while i <= last and at + i < end:
+        for i in range(min(len(chunk) - HEADER + 1, end - at)):
             length, length_crc = unpack_header(chunk, i)
             offset = at + i
             if (
@@ -177,10 +187,8 @@ def find_record_start(
                             path, offset, " (found while looking for the first record of a split)"
                         )
                 return offset
-            i += 1
         if len(chunk) < window + HEADER:
             return -1
-        at += window
     return -1
 
 
@@ -199,9 +207,7 @@ def walk_stream(
     crc = crc32c()
     unpack_footer = _FOOTER_FIELD.unpack_from
     stream = iter(chunks)
-    buf = b""
-    pos = 0  # in buf
-    base = 0  # the stream offset of buf[0]
+    buf, pos, base = b"", 0, 0  # base: the stream offset of buf[0]
 
     def more(need: int) -> bool:
         """Makes ``need`` bytes available at ``pos``; False if the stream ends first."""
@@ -223,27 +229,11 @@ def walk_stream(
             left = len(buf) - pos
             if left == 0:
                 return
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: {left} of {HEADER} header bytes",
-                path,
-                base + pos,
-            )
-        length = header_length(buf, pos, path, base + pos, max_record_bytes)
-        if file_size is not None and length > file_size - (base + pos) - HEADER - FOOTER:
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: the header claims {length} data bytes, but the file ends "
-                f"{file_size - (base + pos) - HEADER} bytes after it",
-                path,
-                base + pos,
-            )
+            raise truncated_error(f"{left} of {HEADER} header bytes", path, base + pos)
+        length = header_length(buf, pos, path, base + pos, max_record_bytes, file_size)
         if len(buf) - pos < HEADER + length + FOOTER and not more(HEADER + length + FOOTER):
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: stream ends inside a record of {length} data bytes",
-                path,
-                base + pos,
+            raise truncated_error(
+                f"stream ends inside a record of {length} data bytes", path, base + pos
             )
         end = pos + HEADER + length
         data = memoryview(buf)[pos + HEADER : end]
@@ -270,7 +260,10 @@ def walk_batches(
     """
     walk = _BatchWalk(iter(chunks), path, file_size, verify_checksums, max_record_bytes, stop_at)
     while not walk.done and walk.failure is None:
-        walk.fill(batch, batch_bytes)
+        # whole records checked together, else one (until the batch is full, ends or fails)
+        while len(walk.starts) < batch:
+            if not walk.whole(batch - len(walk.starts)) and not walk.one(batch_bytes):
+                break
         if walk.starts:
             yield walk.buf, walk.starts, walk.stops, walk.offsets
             walk.starts, walk.stops, walk.offsets = [], [], []
@@ -278,34 +271,28 @@ def walk_batches(
         raise walk.failure
 
 
+@dataclass
 class _BatchWalk:
     """:func:`walk_batches`' state: the bytes read (``buf``, at stream ``base``), place, batch."""
 
     #: Fewer whole records than this are walked one at a time (cheaper than the NumPy checks).
     FEW = 16
 
-    def __init__(
-        self,
-        stream: Iterator[bytes],
-        path: str,
-        file_size: int | None,
-        verify_checksums: bool,
-        max_record_bytes: int,
-        stop_at: int | None,
-    ) -> None:
-        self.stream, self.path, self.file_size = stream, path, file_size
-        self.verify, self.max_record_bytes, self.stop_at = (
-            verify_checksums,
-            max_record_bytes,
-            stop_at,
-        )
-        self.buf, self.pos, self.base = b"", 0, 0
-        self.starts: list[int] = []
-        self.stops: list[int] = []
-        self.offsets: list[int] = []
-        self.broken: Exception | None = None  # the stream's own error, raised after the batch
-        self.failure: Exception | None = None
-        self.done = False
+    stream: Iterator[bytes]
+    path: str
+    file_size: int | None
+    verify: bool
+    max_record_bytes: int
+    stop_at: int | None
+    buf: bytes = b""
+    pos: int = 0
+    base: int = 0
+    starts: list[int] = field(default_factory=list)
+    stops: list[int] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    broken: Exception | None = None  # the stream's own error, raised after the batch
+    failure: Exception | None = None
+    done: bool = False
 
     def more(self, need: int) -> bool:
         """Gets ``need`` bytes at ``pos``, keeping the batch; False if the stream ends first."""
@@ -328,12 +315,6 @@ class _BatchWalk:
             self.broken = e
         self.buf = b"".join(parts)
         return have >= need
-
-    def fill(self, batch: int, batch_bytes: int) -> None:
-        """Adds records until the batch has ``batch``, ends early, or the stream ends or fails."""
-        while len(self.starts) < batch:
-            if not self.whole(batch - len(self.starts)) and not self.one(batch_bytes):
-                return
 
     def whole(self, most: int) -> bool:
         """Adds up to ``most`` whole records, checked at once; False if under FEW or unsound."""
@@ -359,48 +340,35 @@ class _BatchWalk:
             self.pos = int(ends[sound - 1])
         return sound > 0
 
-    # long: one record's checks in walk_stream's order, each failure's message beside it
+    # one record's checks, in walk_stream's order
     def one(self, batch_bytes: int) -> bool:
         """Adds the next record, checked; False: the batch ends first, the stream ends or fails."""
-        buf, pos, base = self.buf, self.pos, self.base
+        buf, pos = self.buf, self.pos
         if len(buf) - pos < HEADER and self.starts and pos - self.starts[0] >= batch_bytes:
             return False  # the batch first, then more of the stream
         if len(buf) - pos < HEADER and not self.more(HEADER):
             left = len(self.buf) - self.pos
-            if self.broken is not None:
-                self.failure = self.broken
-            elif left:
-                self.failure = errors.CorruptFileError(
-                    errors.TRUNCATED,
-                    f"Truncated TFRecord: {left} of {HEADER} header bytes",
-                    self.path,
-                    self.base + self.pos,
+            self.failure = self.broken
+            if left and self.broken is None:
+                self.failure = truncated_error(
+                    f"{left} of {HEADER} header bytes", self.path, self.base + self.pos
                 )
-            else:
-                self.done = True
+            self.done = self.failure is None  # the stream ends after a record
             return False
-        buf, pos, base = self.buf, self.pos, self.base
+        buf, pos = self.buf, self.pos
         try:
-            length = header_length(buf, pos, self.path, base + pos, self.max_record_bytes)
+            length = header_length(
+                buf, pos, self.path, self.base + pos, self.max_record_bytes, self.file_size
+            )
         except errors.CorruptFileError as e:
             self.failure = e
-            return False
-        if self.file_size is not None and length > self.file_size - (base + pos) - HEADER - FOOTER:
-            self.failure = errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: the header claims {length} data bytes, but the file "
-                f"ends {self.file_size - (base + pos) - HEADER} bytes after it",
-                self.path,
-                base + pos,
-            )
             return False
         need = HEADER + length + FOOTER
         if len(buf) - pos < need and self.starts and pos - self.starts[0] >= batch_bytes:
             return False
         if len(buf) - pos < need and not self.more(need):
-            self.failure = self.broken or errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: stream ends inside a record of {length} data bytes",
+            self.failure = self.broken or truncated_error(
+                f"stream ends inside a record of {length} data bytes",
                 self.path,
                 self.base + self.pos,
             )
@@ -420,11 +388,3 @@ class _BatchWalk:
         self.offsets.append(base + pos)
         self.pos = end + FOOTER
         return True
-
-
-def count_stream(chunks: Iterable[bytes], path: str, file_size: int | None) -> int:
-    """The number of records in the stream ``chunks``, each fully checked (:func:`walk_stream`)."""
-    count = 0
-    for _ in walk_stream(chunks, path, file_size):
-        count += 1
-    return count

@@ -9,7 +9,7 @@ from typing import Any, Literal, NamedTuple
 
 from spark_tfrecord._format.files.files import Files, LocalFiles, hidden, is_glob
 from spark_tfrecord._format.frames.compression import chunks, detect_compression
-from spark_tfrecord._format.frames.framing import count_stream
+from spark_tfrecord._format.frames.framing import walk_stream
 
 _LOCAL = LocalFiles()
 
@@ -87,19 +87,6 @@ class DatasetInfo:
         return sum(f.num_bytes for f in self.files)
 
 
-# --- listing --------------------------------------------------------------------------------
-
-
-def _partition_columns(relative_paths: list[str]) -> tuple[str, ...]:
-    """The ``name=value`` folder names of the first file, when every folder of it is one."""
-    if not relative_paths:
-        return ()
-    folders = relative_paths[0].split("/")[:-1]
-    if not all("=" in f for f in folders):
-        return ()
-    return tuple(f.split("=", 1)[0] for f in folders)
-
-
 # --- the manifest ---------------------------------------------------------------------------
 
 
@@ -138,7 +125,8 @@ def _read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo:
         feature_lists = _min_max(m.get("feature_lists", {}), "feature_lists")
         num_records = int(m["num_records"])
         schema_json = m.get("schema_json")
-        info_fields = (str(m["record_type"]), str(m["schema"]), list(m["partition_columns"]))
+        record_type, schema = str(m["record_type"]), str(m["schema"])
+        partition_columns = tuple(str(c) for c in m["partition_columns"])
     except (KeyError, TypeError, ValueError) as e:
         raise _Stale(f"{manifest_path} is malformed ({type(e).__name__}: {e})") from None
     on_disk = dict(files.list_data(folder))
@@ -148,12 +136,11 @@ def _read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo:
     missing = sorted(listed.keys() - on_disk.keys())
     if missing:
         raise _Stale(f"{MANIFEST_NAME} names {missing[0]}, which is not there")
-    for rel in sorted(listed):
-        if on_disk[rel] != listed[rel][1]:
-            raise _Stale(f"{rel} has {on_disk[rel]} bytes, {MANIFEST_NAME} says {listed[rel][1]}")
+    for rel, (_, size) in sorted(listed.items()):
+        if on_disk[rel] != size:
+            raise _Stale(f"{rel} has {on_disk[rel]} bytes, {MANIFEST_NAME} says {size}")
     if num_records != sum(r for r, _ in listed.values()):
         raise _Stale(f"{MANIFEST_NAME}'s num_records is not the sum of its files' records")
-    record_type, schema, partition_columns = info_fields
     return DatasetInfo(
         path=folder,
         num_records=num_records,
@@ -163,12 +150,10 @@ def _read_manifest(folder: str, files: Files = _LOCAL) -> DatasetInfo:
         ),
         schema=schema,
         record_type=record_type,
-        partition_columns=tuple(str(c) for c in partition_columns),
+        partition_columns=partition_columns,
         features=features,
         feature_lists=feature_lists,
         schema_json=schema_json if isinstance(schema_json, dict) else None,
-        source="manifest",
-        reason=None,
         schema_source="manifest" if isinstance(schema_json, dict) else None,
     )
 
@@ -190,14 +175,18 @@ def count_records(path: str, compression: str | None = None, files: Files = _LOC
         compression = detect_compression(path, files)
     # Uncompressed, the stream is the file: a length running past its end is known at once.
     file_size = files.size(path) if compression == "none" else None
-    return count_stream(chunks(path, compression, files), path, file_size)
+    return sum(1 for _ in walk_stream(chunks(path, compression, files), path, file_size))
 
 
-def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
+def _count(path: str, reason: str, fs: Files) -> DatasetInfo:
+    partition_columns: tuple[str, ...] = ()
     if fs.isdir(path):
         listed = fs.list_data(path)
-        relative = [rel for rel, _ in listed]
         files = [(fs.join(path, rel), size) for rel, size in listed]
+        # the ``name=value`` folder names of the first file, when every folder of it is one
+        folders = listed[0][0].split("/")[:-1] if listed else []
+        if all("=" in f for f in folders):
+            partition_columns = tuple(f.split("=", 1)[0] for f in folders)
     elif is_glob(path):
         files = []
         for match in fs.glob(path):
@@ -207,9 +196,8 @@ def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
                 files.append((match, fs.size(match)))
         if not files:
             raise FileNotFoundError(f"no data files match {path}")
-        relative = []
     elif fs.isfile(path):
-        files, relative = [(path, fs.size(path))], []
+        files = [(path, fs.size(path))]
     else:
         raise FileNotFoundError(f"no such file or directory: {path}")
     infos = []
@@ -222,10 +210,7 @@ def _count(path: str, reason: str, fs: Files = _LOCAL) -> DatasetInfo:
         files=tuple(infos),
         schema=None,
         record_type=None,
-        partition_columns=_partition_columns(relative),
-        features={},
-        feature_lists={},
-        schema_json=None,
+        partition_columns=partition_columns,
         source="counted",
         reason=reason,
     )
@@ -238,6 +223,5 @@ def dataset_info_in(fs: Files, path: str) -> DatasetInfo:
             return _read_manifest(path, fs)
         except _Stale as e:
             return _count(path, f"counted from the records: {e}", fs)
-    if fs.isfile(path):
-        return _count(path, "counted from the records: a file, not a folder with a manifest", fs)
-    return _count(path, "counted from the records: a glob, not a folder with a manifest", fs)
+    kind = "a file" if fs.isfile(path) else "a glob"
+    return _count(path, f"counted from the records: {kind}, not a folder with a manifest", fs)

@@ -42,11 +42,6 @@ def offsets(size: Any, dtype: type[np.signedinteger[Any]] = np.int64) -> Any:
     return out
 
 
-def contiguous(buf: Bytes, off: Ints) -> Ragged:
-    """The units between consecutive ``off`` (n+1 offsets into ``buf``)."""
-    return Ragged(buf, off[:-1], np.diff(off))
-
-
 def const(data: bytes, present: Mask) -> Ragged:
     """``data`` for every present unit, nothing for the others."""
     buf = np.frombuffer(data, np.uint8)
@@ -57,34 +52,24 @@ def const(data: bytes, present: Mask) -> Ragged:
 _VARINT_STEPS = np.array([1 << (7 * k) for k in range(1, 10)], np.uint64)
 
 
-def varint_sizes(values: npt.NDArray[np.uint64]) -> Ints:
-    """The bytes of each value's varint (1 to 10)."""
-    sizes: Ints = np.searchsorted(_VARINT_STEPS, values, side="right") + 1
-    return sizes
-
-
 def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mask | None) -> Ragged:
     """Values as varints end to end (a negative int64: 10 bytes); nothing where not ``present``."""
     v = values.astype(np.int64, copy=False).view(np.uint64)
     if present is not None and present.all():
         present = None
-    if len(v) and int(v.max()) < 0x80:
+    n = len(v)
+    if n and int(v.max()) < 0x80:
         # Every value one byte (lengths of short messages, small labels): the values are the bytes.
         if present is None:
-            return Ragged(
-                v.astype(np.uint8),
-                np.arange(len(v), dtype=np.int64),
-                np.ones(len(v), np.int64),
-                1,
-            )
+            return Ragged(v.astype(np.uint8), np.arange(n, dtype=np.int64), np.ones(n, np.int64), 1)
         sizes = present.astype(np.int64)
         return Ragged(v[present].astype(np.uint8), offsets(sizes)[:-1], sizes)
-    sizes = varint_sizes(v)
+    sizes = np.searchsorted(_VARINT_STEPS, v, side="right") + 1  # 1 to 10 bytes
     if present is not None:
         sizes = np.where(present, sizes, 0)
     # Byte k of every varint in column k of a matrix, then the matrix's bytes that are varints'.
     longest = int(sizes.max()) if len(sizes) else 0
-    bytes_ = np.empty((len(v), longest), np.uint8)
+    bytes_ = np.empty((n, longest), np.uint8)
     for k in range(longest):
         byte = (v >> np.uint64(7 * k)).astype(np.uint8) & np.uint8(0x7F)
         bytes_[:, k] = byte | ((sizes > k + 1).astype(np.uint8) << np.uint8(7))
@@ -140,7 +125,7 @@ def concat(pieces: Sequence[Ragged], n: int) -> tuple[Bytes, Ints]:
     long = sum(s for s in sums if s > _COPY_PER_UNIT * n)
     if sum(widths) * n <= _PADDING * (bytes_ + 32 * n) and long <= _LONG_SHARE * bytes_:
         return _compressed(pieces, widths, sums, n), off
-    out = np.empty(int(off[-1]), np.uint8)
+    out = np.empty(bytes_, np.uint8)
     pos = off[:-1].copy()
     for p in pieces:
         _place(out, pos, p)
@@ -199,7 +184,7 @@ def materialize(parts: Parts, n: int) -> Ragged:
     if len(parts.parts) == 1 and _is_laid_out(parts.parts[0]):
         return parts.parts[0]
     buf, off = concat(parts.parts, n)
-    return contiguous(buf, off)
+    return Ragged(buf, off[:-1], np.diff(off))
 
 
 def group(units: Ragged, unit_offsets: Ints, present: Mask) -> Ragged:
@@ -211,8 +196,7 @@ def group(units: Ragged, unit_offsets: Ints, present: Mask) -> Ragged:
 
 
 def _is_laid_out(r: Ragged) -> bool:
-    n = len(r.size)
-    return n == 0 or bool(np.array_equal(r.start[1:], r.start[:-1] + r.size[:-1]))
+    return len(r.size) == 0 or bool(np.array_equal(r.start[1:], r.start[:-1] + r.size[:-1]))
 
 
 def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
@@ -220,8 +204,7 @@ def _place(out: Bytes, pos: Ints, p: Ragged) -> None:
     total = int(p.size.sum())
     if total == 0:
         return
-    n = len(p.size)
-    if total > _COPY_PER_UNIT * n:
+    if total > _COPY_PER_UNIT * len(p.size):
         buf, start, size = p.buf, p.start, p.size
         for i in np.flatnonzero(size).tolist():
             s, d, k = int(start[i]), int(pos[i]), int(size[i])

@@ -34,19 +34,16 @@ class InferenceOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str] | None) -> InferenceOptions:
         """Parses a read's options (names case-insensitive); a bad value raises ArgumentError."""
-        given = {k.lower(): (k, str(v)) for k, v in (options or {}).items()}
+        given = {k.lower(): str(v) for k, v in (options or {}).items()}
 
         def get(name: str) -> str | None:
-            found = given.get(name.lower())
-            return None if found is None else found[1]
+            return given.get(name.lower())
 
         def boolean(name: str, default: bool) -> bool:
             v = get(name)
-            if v is None:
-                return default
-            if v.strip().lower() in ("true", "false"):
-                return v.strip().lower() == "true"
-            raise errors.invalid_option(name, v, ["true", "false"])
+            if v is not None and v.strip().lower() not in ("true", "false"):
+                raise errors.invalid_option(name, v, ["true", "false"])
+            return default if v is None else v.strip().lower() == "true"
 
         def positive_or_all(name: str, default: int) -> int:
             v = get(name)
@@ -59,13 +56,10 @@ class InferenceOptions:
                 return n
             raise errors.invalid_option(name, v, ["a positive integer", "-1 (no limit)"])
 
-        record_type = "Example"
         v = get("recordType")
-        if v is not None:
-            match = [t for t in RECORD_TYPES if t.lower() == v.strip().lower()]
-            if not match:
-                raise errors.invalid_option("recordType", v, RECORD_TYPES)
-            record_type = match[0]
+        match = [t for t in RECORD_TYPES if v is not None and t.lower() == v.strip().lower()]
+        if v is not None and not match:
+            raise errors.invalid_option("recordType", v, RECORD_TYPES)
         separator = get("pathSeparator")
         if separator is not None and not separator:
             raise errors.invalid_option(
@@ -89,7 +83,7 @@ class InferenceOptions:
                     raise errors.invalid_option(name, v, ["none", "gzip", "deflate", "zlib"])
                 break
         return cls(
-            record_type=record_type,
+            record_type=match[0] if match else "Example",
             max_files=positive_or_all("inferSchemaMaxFiles", 32),
             max_records=positive_or_all("inferSchemaMaxRecords", 1000),
             path_separator=separator or "/",

@@ -17,8 +17,7 @@ EXTENSIONS = {"none": "", "gzip": ".gz", "deflate": ".deflate"}
 
 def compression(value: str, option: str = "compression") -> str:
     """The codec the ``compression`` option names; refuses codecs TensorFlow cannot read."""
-    codec = tensorflow_codec(value)
-    if codec is not None:
+    if (codec := tensorflow_codec(value)) is not None:
         return codec
     lower = value.strip().lower()
     if lower in ("snappy", "bzip2", "lz4", "zstd") or lower.endswith("codec"):
@@ -28,11 +27,9 @@ def compression(value: str, option: str = "compression") -> str:
             "(TFRecordDataset reads only GZIP and ZLIB). Use compression gzip or deflate, or "
             "set allowNonTensorFlowCodec=true if the files are only for Spark.",
         )
-    valid = (
-        "none, gzip, deflate, zlib, bzip2 (with allowNonTensorFlowCodec), lz4 (with "
-        "allowNonTensorFlowCodec), snappy (with allowNonTensorFlowCodec), zstd (with "
-        "allowNonTensorFlowCodec), a Hadoop CompressionCodec class name (with "
-        "allowNonTensorFlowCodec)"
+    flagged = ("bzip2", "lz4", "snappy", "zstd", "a Hadoop CompressionCodec class name")
+    valid = "none, gzip, deflate, zlib, " + ", ".join(
+        f"{c} (with allowNonTensorFlowCodec)" for c in flagged
     )
     raise argument_error(
         errors.INVALID_OPTION,
@@ -66,19 +63,14 @@ class RecordFileWriter:
             )
         elif self.codec == "deflate":
             self._deflater = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION)
-        #: Records written, and the uncompressed bytes they took (the next record's offset).
+        #: Records written.
         self.records = 0
-        self.position = 0
 
     def write(self, encoded: Encoded) -> None:
         """Appends a batch's framed records."""
         data = encoded.framed_bytes()
-        if self._deflater is not None:
-            self._file.write(self._deflater.compress(data))
-        else:
-            self._out.write(data)
+        self._out.write(data if self._deflater is None else self._deflater.compress(data))
         self.records += len(encoded)
-        self.position += len(data)
 
     def close(self) -> None:
         """Ends the compressed stream (the file itself stays open: it is the caller's)."""

@@ -24,6 +24,7 @@ from spark_tfrecord._format.frames.framing import (
     frames_sound,
     header_length,
     sound_frames,
+    truncated_error,
 )
 from spark_tfrecord._format.frames.manifest import DatasetInfo, dataset_info_in
 
@@ -52,9 +53,7 @@ class _Cache:
         return item
 
     def put(self, key: Any, value: bytes) -> None:
-        old = self._items.pop(key, None)
-        if old is not None:
-            self.size -= len(old)
+        self.pop(key)
         self._items[key] = value
         self.size += len(value)
         while self.size > self.capacity and len(self._items) > 1:
@@ -80,8 +79,7 @@ class RecordReader:
         if block_size < 1:
             raise ValueError(f"block_size must be at least 1, not {block_size}")
         # ``files``: the file system and path ``info`` was had on (its listings cached there)
-        found = files if files is not None else file_system(os.fspath(path), storage_options)
-        self.files_system, self.path = found
+        self.files_system, self.path = files or file_system(os.fspath(path), storage_options)
         self.info = info if info is not None else dataset_info_in(self.files_system, self.path)
         self.files = list(self.info.files)
         self.compressions = [f.compression for f in self.files]
@@ -115,18 +113,8 @@ class RecordReader:
         self.requests = 0
 
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        for key in (
-            "_offsets",
-            "_cache",
-            "_fds",
-            "_group_bounds",
-            "_pid",
-            "_sound",
-            "requests",
-        ):
-            state.pop(key)
-        return state
+        dropped = ("_offsets", "_cache", "_fds", "_group_bounds", "_pid", "_sound", "requests")
+        return {k: v for k, v in self.__dict__.items() if k not in dropped}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -155,8 +143,7 @@ class RecordReader:
             if self._pid != os.getpid():  # a forked worker: its own descriptors and caches
                 self._reset()
             found = self._index(f)
-            if found is None:
-                found = self._scan(f)
+            found = self._scan(f) if found is None else found
             if len(found) != self.files[f].num_records:
                 raise ValueError(
                     f"{self.files[f].path} holds {len(found)} records, but the folder's "
@@ -193,8 +180,7 @@ class RecordReader:
         path = self.files[f].path
         found: list[Any] = []  # per run of sound frames: their starts, then the last's end
         if self.compressions[f] != "none":
-            data = self._whole(f)
-            stream: Any = iter([data])
+            stream: Any = iter([self._whole(f)])
         elif self.files_system.remote:
             stream = self._scanned_blocks(f)
         else:
@@ -203,24 +189,16 @@ class RecordReader:
         for chunk in stream:
             buf = buf[pos:] + chunk
             base += pos
-            pos = 0
-            while True:
-                starts, end = frame_starts(buf, pos, len(buf))
-                bounds = np.array([*starts, end], np.int64)
-                sound = sound_frames(buf, bounds[:-1], bounds[1:], verify_checksums=False)
-                found.append(bounds[: sound + 1] + base)
-                pos = int(bounds[sound])
-                if sound == len(starts):
-                    break
-                header_length(buf, pos, path, base + pos)  # not sound: raises its error
-            if len(buf) - pos >= HEADER:  # the record's end is in a later chunk; or past the end
+            starts, end = frame_starts(buf, 0, len(buf))
+            bounds = np.array([*starts, end], np.int64)
+            sound = sound_frames(buf, bounds[:-1], bounds[1:], verify_checksums=False)
+            found.append(bounds[: sound + 1] + base)
+            pos = int(bounds[sound])
+            if len(buf) - pos >= HEADER:  # unsound: raises its error; else ends in a later chunk
                 header_length(buf, pos, path, base + pos)
         if pos != len(buf):
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: the file ends {len(buf) - pos} bytes into a record",
-                path,
-                base + pos,
+            raise truncated_error(
+                f"the file ends {len(buf) - pos} bytes into a record", path, base + pos
             )
         firsts = np.concatenate([b[:-1] for b in found] or [np.empty(0, np.int64)])
         ends = np.concatenate([b[1:] for b in found] or [np.empty(0, np.int64)])
@@ -313,9 +291,8 @@ class RecordReader:
         offset, framed = (int(x) for x in self.offsets(f)[j])
         buf = self._framed(f, offset, framed)
         if len(buf) < framed:
-            raise errors.CorruptFileError(
-                errors.TRUNCATED,
-                f"Truncated TFRecord: the file ends {len(buf)} bytes into a record of {framed}",
+            raise truncated_error(
+                f"the file ends {len(buf)} bytes into a record of {framed}",
                 self.files[f].path,
                 offset,
             )
@@ -346,15 +323,14 @@ class RecordReader:
                 return held, starts + HEADER, starts + sizes - FOOTER
             self._cache.pop(_HELD)  # read from the files again, for the error that names it
         if self.files_system.remote:
-            buf = b"".join(self._pieces(files.tolist(), offsets.tolist(), sizes.tolist()))
-            ends = np.cumsum(sizes)
-            starts = ends - sizes
-            if len(buf) != int(ends[-1] if len(ends) else 0):
-                self._first_bad(indices)  # a record past its file's end
+            pieces = zip(files.tolist(), offsets.tolist(), sizes.tolist())
+            buf = b"".join(self._framed(f, o, n) for f, o, n in pieces)
         else:
-            buf, starts = self._gather(files, offsets, sizes, indices)
-            ends = starts + sizes
-        if not frames_sound(buf, starts, ends):
+            buf = self._gather(files, offsets, sizes)
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        # a record past its file's end, or unsound: the first bad record's error
+        if len(buf) != int(sizes.sum()) or not frames_sound(buf, starts, ends):
             self._first_bad(indices)
         return buf, starts + HEADER, ends - FOOTER
 
@@ -382,19 +358,15 @@ class RecordReader:
             tables = [self.offsets(f) for f in range(len(self.files))]
         except (errors.CorruptFileError, ValueError):
             return  # a file whose framing cannot be walked: its batches fail where they read it
-        starts = np.concatenate(
-            [self._bases[f] + t[:, 0] for f, t in enumerate(tables)] or [np.empty(0, np.int64)]
-        )
-        sizes = np.concatenate([t[:, 1] for t in tables] or [np.empty(0, np.int64)])
-        if frames_sound(held, starts, starts + sizes):
+        table = np.concatenate(tables or [np.empty((0, 2), np.int64)])
+        starts = table[:, 0] + np.repeat(self._bases, [len(t) for t in tables])
+        if frames_sound(held, starts, starts + table[:, 1]):
             self._sound = held
 
-    def _gather(
-        self, files: Any, offsets: Any, sizes: Any, indices: Sequence[int]
-    ) -> tuple[bytes, Any]:
-        """Local files' framed records joined in one buffer, and each one's start: a ``pread`` per
-        run of adjacent records. Not mmap: a file truncated under a map kills the reader (SIGBUS);
-        a short read raises the first bad record's error instead.
+    def _gather(self, files: Any, offsets: Any, sizes: Any) -> bytes:
+        """Local files' framed records joined in one buffer: a ``pread`` per run of adjacent
+        records. Not mmap: a file truncated under a map kills the reader (SIGBUS); a short read
+        raises the first bad record's error instead.
         """
         ends = offsets + sizes
         follows = (files[1:] == files[:-1]) & (offsets[1:] == ends[:-1])
@@ -405,21 +377,9 @@ class RecordReader:
         if all(self.compressions[f] == "none" for f in set(run_files)):
             pread, fds = os.pread, {f: self._fd(f) for f in set(run_files)}
             pieces = [pread(fds[f], n, o) for f, n, o in zip(run_files, run_sizes, run_starts)]
-        else:
-            pieces = [
-                self._whole(f)[o : o + n]
-                if self.compressions[f] != "none"
-                else os.pread(self._fd(f), n, o)
-                for f, n, o in zip(run_files, run_sizes, run_starts)
-            ]
-        buf = b"".join(pieces)
-        if len(buf) != sum(run_sizes):
-            self._first_bad(indices)  # a record past its file's end: its error
-        return buf, np.cumsum(sizes) - sizes
-
-    def _pieces(self, files: list[int], offsets: list[int], sizes: list[int]) -> list[Any]:
-        """The framed records at ``offsets`` of remote ``files``, from the cached groups."""
-        return [self._framed(f, o, n) for f, o, n in zip(files, offsets, sizes)]
+        else:  # GZIP / ZLIB files among them
+            pieces = [self._framed(f, o, n) for f, n, o in zip(run_files, run_sizes, run_starts)]
+        return b"".join(pieces)
 
     def _first_bad(self, indices: Sequence[int]) -> None:
         """Raises the error of the first record of ``indices`` that fails its checks."""
@@ -437,10 +397,8 @@ class RecordReader:
             if self.compressions[f] != "none":
                 continue
             group_starts, _ = self._groups(f)
-            offset = int(self.offsets(f)[j, 0])
-            g = int(np.searchsorted(group_starts, offset, side="right")) - 1
+            g = int(np.searchsorted(group_starts, self.offsets(f)[j, 0], side="right")) - 1
             wanted.setdefault(f, set()).add(g)
-        budget = self.cache_bytes
         for f, groups in wanted.items():
             group_starts, group_ends = self._groups(f)
             missing = sorted(g for g in groups if self._cache.get((f, g)) is None)
@@ -450,7 +408,8 @@ class RecordReader:
                 while (
                     run < len(missing)
                     and missing[run] == missing[run - 1] + 1
-                    and int(group_ends[missing[run]] - group_starts[missing[k]]) <= budget // 2
+                    and int(group_ends[missing[run]] - group_starts[missing[k]])
+                    <= self.cache_bytes // 2
                 ):
                     run += 1
                 self._fetch(f, missing[k], missing[run - 1] + 1)
