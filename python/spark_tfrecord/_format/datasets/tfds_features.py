@@ -3,13 +3,13 @@
 Read as the jar reads them (TFDS not needed); a connector the jar refuses is refused with its
 message (:class:`~spark_tfrecord.errors.ArgumentError`, ``TFRECORD_TFDS_FEATURES``).
 
->>> from spark_tfrecord._format.datasets.tfds_features import features_schema
->>> schema = features_schema('''{"pythonClassName":
+>>> from spark_tfrecord._format.datasets.tfds_features import parse, schema
+>>> found = schema(parse('''{"pythonClassName":
 ...     "tensorflow_datasets.core.features.features_dict.FeaturesDict", "featuresDict":
 ...     {"features": {"label": {"pythonClassName":
 ...     "tensorflow_datasets.core.features.class_label_feature.ClassLabel",
-...     "classLabel": {"numClasses": "10"}}}}}''')
->>> schema["fields"][0]["type"], schema["fields"][0]["metadata"]
+...     "classLabel": {"numClasses": "10"}}}}}'''), {})
+>>> found["fields"][0]["type"], found["fields"][0]["metadata"]
 ('long', {'tfds.feature': 'ClassLabel'})
 """
 
