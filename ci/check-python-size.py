@@ -24,9 +24,9 @@ MAX_FUNCTION = 80
 #: What was over the limits when the check came (path in the package, or path:function), and
 #: the size it may not grow past.
 DEBT = {
-    "_format/columns/feature_paths.py:leaves": 134,
-    "_format/columns/layout.py:_plain_reader": 122,
-    "_format/columns/schema.py:columns": 174,
+    "_format/columns/feature_paths.py:leaves": 100,
+    "_format/columns/layout.py:_plain_reader": 116,
+    "_format/columns/schema.py:columns": 99,
 }
 
 
