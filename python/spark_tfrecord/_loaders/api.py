@@ -37,8 +37,8 @@ def torch_dataset(
     >>> folder = tempfile.mkdtemp() + "/train"
     >>> write(df.coalesce(1), folder)
     >>> ds = torch_dataset(folder)
-    >>> len(ds), ds[3]["id"], ds[3]["x"].tolist()
-    (6, np.int64(3), [1.5, -1.0])
+    >>> len(ds), ds[3]["id"].dtype, int(ds[3]["id"]), ds[3]["x"].tolist()
+    (6, dtype('int64'), 3, [1.5, -1.0])
     >>> import torch
     >>> batch = next(iter(torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=ds.collate)))
     >>> batch["id"].tolist(), batch["x"].shape
@@ -75,8 +75,8 @@ def grain_source(
     >>> folder = tempfile.mkdtemp() + "/train"
     >>> write(spark.range(5).coalesce(1), folder)
     >>> src = grain_source(folder)
-    >>> len(src), src[4]
-    (5, {'id': np.int64(4)})
+    >>> len(src), list(src[4]), int(src[4]["id"])
+    (5, ['id'], 4)
     """
     from spark_tfrecord._loaders.grain import GrainSource
 
