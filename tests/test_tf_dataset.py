@@ -390,7 +390,7 @@ def test_shuffle_buffer_keeps_every_record(spark, tf, tmp_path: Path) -> None:
 
 
 def test_the_autotuner_is_off_and_a_user_can_turn_it_on(spark, tf, tmp_path: Path) -> None:
-    # Off, it fed the loop 1.3x to 1.6x as fast on 2 cores (_fixed_parallelism); on or off, the
+    # Off, it fed the loop 1.3x to 1.6x as fast on 2 cores (tf.py's fixed options); on or off, the
     # same records in the same order.
     path = tmp_path / "t"
     uneven_files(spark, path)

@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
+
+from spark_tfrecord._format.columns.conversions import DECIMAL, TIME
 
 #: The key pyspark keeps a field's Spark metadata under, in an Arrow field's metadata.
 METADATA_KEY = b"SPARK::metadata::json"
@@ -36,8 +37,6 @@ _ATOMIC = {
         ]
     ),
 }
-_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
-_TIME = re.compile(r"time\(\d\)")
 
 
 def arrow_schema(schema: Mapping[str, Any]) -> pa.Schema:
@@ -52,9 +51,9 @@ def arrow_type(data_type: Any, column: str = "") -> pa.DataType:
             return _ATOMIC[data_type]
         if data_type.startswith("string collate "):
             return pa.string()
-        if m := _DECIMAL.fullmatch(data_type):
+        if m := DECIMAL.fullmatch(data_type):
             return pa.decimal128(int(m.group(1)), int(m.group(2)))
-        if _TIME.fullmatch(data_type):
+        if TIME.fullmatch(data_type):
             return pa.time64("ns")
         raise ValueError(f"Column {column!r}: Arrow holds no Spark type {data_type!r}")
     name = data_type.get("type")

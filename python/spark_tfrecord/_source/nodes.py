@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -10,6 +9,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from spark_tfrecord import errors
+from spark_tfrecord._format.columns.conversions import DECIMAL, TIME
 from spark_tfrecord._format.columns.schema import Column, depth, innermost, is_struct, is_vector
 
 #: Each Spark leaf type (JSON name) the route reads, and the Arrow type of its decoded values.
@@ -23,9 +23,6 @@ VALUES = {
     "string": pa.string(),
     "binary": pa.binary(),
 }
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
-#: Spark 4.1's ``TIME(p)``: int64 nanoseconds since midnight, cast to Arrow's time64[ns].
-_TIME = re.compile(r"time\(\d\)")
 
 
 @dataclass
@@ -97,11 +94,11 @@ def leaf_values(t: Any, column: str) -> pa.DataType:
     """The Arrow type of the decoded values of Spark type ``t`` (JSON): a leaf's, or elements'."""
     if isinstance(t, str) and t in VALUES:
         return VALUES[t]
-    if isinstance(t, str) and (_TIME.fullmatch(t) or t.startswith("string collate ")):
+    if isinstance(t, str) and (TIME.fullmatch(t) or t.startswith("string collate ")):
         return pa.int64() if t.startswith("time") else pa.string()  # then the column's type
     if isinstance(t, dict) and t.get("type") == "struct":
         return pa.struct([pa.field(f["name"], leaf_values(f["type"], column)) for f in t["fields"]])
-    found = _DECIMAL.fullmatch(t) if isinstance(t, str) else None
+    found = DECIMAL.fullmatch(t) if isinstance(t, str) else None
     if found:
         return pa.decimal128(int(found.group(1)), int(found.group(2)))
     if isinstance(t, dict) and t.get("type") == "array":

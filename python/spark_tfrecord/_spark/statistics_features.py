@@ -119,7 +119,7 @@ def flat_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[str, s
     from spark_tfrecord._format.columns.feature_paths import EXAMPLE, leaves
 
     schema = df.schema.jsonValue()
-    found = leaves(schema, EXAMPLE, separator, split_ragged=True)
+    found = leaves(schema, EXAMPLE, separator)
     for leaf in found:
         if leaf.tensor_part:
             raise ValueError(

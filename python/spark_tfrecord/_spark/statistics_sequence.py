@@ -42,7 +42,7 @@ def sequence_features(df: DataFrame, separator: str) -> tuple[DataFrame, dict[st
 
     schema = df.schema.jsonValue()
     selected, of, lists = [], {}, []
-    for leaf in leaves(schema, SEQUENCE_EXAMPLE, separator, split_ragged=True):
+    for leaf in leaves(schema, SEQUENCE_EXAMPLE, separator):
         x, levels = leaf_sql(schema, leaf), depth(leaf.data_type)
         if is_steps(leaf.name):
             raise ValueError(f"statistics: feature {leaf.name!r}: {STEPS!r} names its own columns")

@@ -21,7 +21,8 @@ Convert = Callable[[Any], Any]
 
 #: Spark 4.1's ``TIME(p)``: nanoseconds since midnight, below this.
 NANOS_PER_DAY = 86_400 * 10**9
-_TIME = re.compile(r"time\(\d\)")
+#: A ``time(p)`` type name.
+TIME = re.compile(r"time\(\d\)")
 _ONE = decimal.Decimal(1)
 #: A ``decimal(p,s)`` type name: its precision and scale.
 DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
@@ -170,7 +171,7 @@ def conversion(name: str, *, vector: bool = False) -> Conversion:
         return Conversion(name, "float", {FLOAT: _same, INT64: lambda v: v.astype(np.float32)})
     if name in _INTEGRAL:
         return Conversion(name, "int", {INT64: _INTEGRAL[name]})
-    if _TIME.fullmatch(name):
+    if TIME.fullmatch(name):
         return Conversion(name, "int", {INT64: _NANOS_OF_DAY})
     if name == "string" or name.startswith("string collate "):  # a collation only orders
         codecs.register_error(JAVA_REPLACE, _java_replace)

@@ -62,7 +62,6 @@ def leaves(
     record_type: str,
     separator: str,
     sparse_vectors: bool = False,
-    split_ragged: bool = True,
 ) -> list[Leaf]:
     """The features of ``schema``, its fields depth first (the jar's ``FeaturePaths.leaves``)."""
     sequence = record_type == SEQUENCE_EXAMPLE
@@ -75,7 +74,7 @@ def leaves(
 
     def add(leaf: Leaf) -> None:
         d = depth(leaf.data_type)
-        if split_ragged and record_type == EXAMPLE and d >= 2:
+        if record_type == EXAMPLE and d >= 2:
             names = [f"{leaf.name}{separator}ragged_row_lengths_{k}" for k in range(d - 1)]
             names.append(leaf.name + separator + "ragged_flat_values")
             out.extend(replace(leaf, name=n, ragged_level=k) for k, n in enumerate(names))
@@ -139,11 +138,8 @@ def leaves(
             elif TENSOR_ENCODING_KEY in metadata:
                 _check_tensor(column, t, metadata, nested=bool(structs) or sequence)
                 leaf = replace(leaf, tensor=metadata)
-                if split_ragged:
-                    out.append(replace(leaf, name=leaf_name + separator + "value", tensor_part=1))
-                    out.append(replace(leaf, name=leaf_name + separator + "shape", tensor_part=2))
-                else:
-                    out.append(leaf)
+                out.append(replace(leaf, name=leaf_name + separator + "value", tensor_part=1))
+                out.append(replace(leaf, name=leaf_name + separator + "shape", tensor_part=2))
             elif sparse_vectors and is_vector(t):
                 out.extend(
                     replace(leaf, name=leaf_name + separator + suffix, vector_part=part)

@@ -109,12 +109,11 @@ class Layout:
         # values: a ragged column's k 0, a vector's k 0 (dense) or 2 (sparse); else int lists
         values = (c.shape == "ragged" and k == 0) or (c.shape == "vector" and k in (0, 2))
         column = c if values else Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
-        name = c.features[k]
-        single, read_values = self._single, self._values
+        single, read_values = self._single, self.feature_values
 
         def part(feature: tuple[int, Any]) -> None:
             single(c, feature)
-            read_values(column, feature, name)
+            read_values(column, feature)
 
         return part
 
@@ -152,7 +151,7 @@ class Layout:
 
     def _steps_reader(self, c: Column) -> Any:
         """A feature list's reader: a two-level Ragged, or a non-list field's one value per step."""
-        values = self._values
+        values = self.feature_values
         (slot,) = c.slots
         name = c.features[0]
         one_per_step = c.shape == "list"
@@ -170,7 +169,7 @@ class Layout:
                     "feature of that name (context or Example feature): read it as "
                     f"array<{c.spark}>",
                 )
-            got = [values(c, step, name) for step in found[1]]
+            got = [values(c, step) for step in found[1]]
             lengths = np.array([len(g) for g in got], np.int64)
             if one_per_step and len(lengths) and (lengths != 1).any():
                 if self.step_nulls and not (lengths > 1).any():
@@ -197,7 +196,7 @@ class Layout:
         return steps
 
     @staticmethod
-    def _values(column: Column, feature: tuple[int, Any], name: str) -> Any:
+    def feature_values(column: Column, feature: tuple[int, Any]) -> Any:
         """The feature's values as the column's kind: an ndarray, or a list of bytes / str."""
         kind, values = feature
         if kind == UNSET or not len(values):  # no values: of any kind, as the jar reads them
@@ -232,9 +231,9 @@ class Layout:
         return context
 
     def _plain_reader(self, c: Column) -> Any:
-        values = self._values
+        values = self.feature_values
         slots, names = c.slots, c.features
-        slot, name = slots[0], names[0]  # a scalar's or list's feature
+        slot = slots[0]  # a scalar's or list's feature
         ints = Column(c.key, "int", "list", path=c.path, type_name=c.type_name)
         if c.shape == "scalar":
             dtype = DTYPES.get(c.value)
@@ -248,13 +247,13 @@ class Layout:
                     if len(vs) == 0:
                         return None
                     if not conversion_of(c).accepts(feature[0]):
-                        values(c, feature, name)  # the kind's error: the jar checks it first
+                        values(c, feature)  # the kind's error: the jar checks it first
                     raise ColumnError.of(
                         c,
                         f"is a scalar but the feature holds {len(vs)} values; read it as "
                         f"array<{c.spark}> to get them all",
                     )
-                got = values(c, feature, name)
+                got = values(c, feature)
                 return got[0] if dtype is None else dtype(got[0])
 
             return scalar
@@ -265,7 +264,7 @@ class Layout:
                 feature = features[slot]
                 if feature is None:
                     return None
-                got = values(c, feature, name)
+                got = values(c, feature)
                 if length and not len(got) % length:  # else the array's check (_check_arrays)
                     got = (
                         np.asarray(got).reshape(-1, length)
@@ -284,7 +283,7 @@ class Layout:
                 if all(features[s] is None for s in slots):
                     return None
                 got = [
-                    values(c if k == 0 else ints, features[s] or (UNSET, None), names[k])
+                    values(c if k == 0 else ints, features[s] or (UNSET, None))
                     for k, s in enumerate(slots)
                 ]
                 for k in range(len(slots)):
@@ -321,14 +320,14 @@ class Layout:
             if features[index_slot] is None and features[value_slot] is None:
                 if dense is None:
                     return None
-                got = values(c, dense, names[0])
+                got = values(c, dense)
                 if not c.sparse:
                     return got
                 (nonzero,) = np.nonzero(got.view(np.uint32))  # by bits: -0.0 and NaN are entries
                 return Sparse(nonzero.astype(np.int64), got[nonzero], len(got))
-            indices = values(ints, features[index_slot] or (UNSET, None), names[1])
-            entries = values(c, features[value_slot] or (UNSET, None), names[2])
-            size = values(ints, features[size_slot] or (UNSET, None), names[3])
+            indices = values(ints, features[index_slot] or (UNSET, None))
+            entries = values(c, features[value_slot] or (UNSET, None))
+            size = values(ints, features[size_slot] or (UNSET, None))
             if len(size) != 1:
                 raise ColumnError(c.path, f"feature {names[3]!r} must hold the vector's size")
             n = int(size[0])

@@ -114,7 +114,7 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
     ints.conversion = conversion("bigint")
     floats = Column(c.key, "double", "list", path=c.path, type_name=c.type_name)
     floats.conversion = float_values()
-    values = Layout._values
+    values = Layout.feature_values
     kind_names = {INT64: "int64", FLOAT: "float", BYTES: "bytes"}
     fail = partial(ColumnError.of, c)
 
@@ -124,7 +124,7 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
         if all(p is None for p in parts):
             if dense is None:
                 return None
-            return {"type": 1, "size": None, "indices": None, "values": values(c, dense, names[0])}
+            return {"type": 1, "size": None, "indices": None, "values": values(c, dense)}
         for p, kind, name in zip(parts, SPARSE_KINDS, names[1:]):
             if p is not None and p[0] not in (UNSET, kind) and len(p[1]):
                 raise fail(
@@ -144,9 +144,9 @@ def _vector_reader(c: Column) -> Callable[[list[Any]], Any]:
                     f"'{names[3]}', but the record has no '{name}' ({what}written with "
                     "vectorLayout sparse)"
                 )
-        indices = values(ints, parts[0], names[1])
-        entries = values(floats, parts[1], names[2])
-        size = values(ints, parts[2], names[3])
+        indices = values(ints, parts[0])
+        entries = values(floats, parts[1])
+        size = values(ints, parts[2])
         if len(size) != 1:
             raise fail(
                 f"needs one value in '{names[3]}', the vector's size, but it holds {len(size)}"

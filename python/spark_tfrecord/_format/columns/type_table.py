@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NamedTuple, Union
@@ -11,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spark_tfrecord._format.columns import arrow
+from spark_tfrecord._format.columns.conversions import DECIMAL, TIME
 from spark_tfrecord._format.columns.schema import SIMPLE_NAMES, is_vector
 from spark_tfrecord._format.columns.schema import type_name as name
 from spark_tfrecord._format.entries.wire import BYTES, FLOAT, INT64
@@ -20,10 +20,6 @@ Int64s = npt.NDArray[np.int64]
 Float32s = npt.NDArray[np.float32]
 #: What an entry reads from an Arrow array: int64s, float32s, or bytes with n+1 offsets.
 Values = Union[Int64s, Float32s, tuple[Bytes, Ints]]
-
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
-#: Spark 4.1's ``TIME(p)``, written as its nanoseconds since midnight (Spark's own long).
-_TIME = re.compile(r"time\(\d\)")
 
 
 #: The largest Java int: a vector's largest size.
@@ -66,9 +62,9 @@ def entry(t: Any) -> Entry | None:
         return _ENTRIES[t]
     if t.startswith("string collate "):  # a collation orders values; their bytes are UTF-8
         return _ENTRIES["string"]
-    if _TIME.fullmatch(t):
+    if TIME.fullmatch(t):
         return Entry(t, INT64, arrow.nanos_of_day, f"{t} (nanoseconds since midnight)")
-    m = _DECIMAL.fullmatch(t)
+    m = DECIMAL.fullmatch(t)
     if m is None:
         return None
     precision, scale = int(m.group(1)), int(m.group(2))
