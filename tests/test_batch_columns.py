@@ -1,6 +1,6 @@
 """The jar-less read's batch path (``_source/batch_arrays.py``) on the column types it came to read
 last (issue 57): decimals (scalars, lists, lists of lists, in a struct and in an array of
-structs, from floats and from int64s).
+structs, from floats and from int64s, at negative scales too).
 
 On random records with their edge cases (missing features, empty lists, values at the ends of
 the precision, halves that round up, -0.0, the largest int64s), the file is read three ways:
@@ -214,11 +214,14 @@ def test_decimals_take_the_batch_path_as_the_jar(
     _check(path, DECIMAL_DDL, bool(odd), odd in ("range", "nan", "inf"), monkeypatch)
 
 
-@pytest.mark.parametrize(("precision", "scale"), [(38, 18), (10, 2), (38, 0), (5, 3), (20, 10)])
+@pytest.mark.parametrize(
+    ("precision", "scale"),
+    [(38, 18), (10, 2), (38, 0), (5, 3), (20, 10), (10, -2), (20, -5), (38, -10)],
+)
 def test_decimal_arrays_round_as_the_record_path(precision: int, scale: int) -> None:
     """On random float32s of every exponent (their bits) and int64s, ``decimal_array`` gives
-    each value the record path's decimal (Java's shortest text, rounded half up) and gives None
-    when any of them is out of range."""
+    each value the record path's decimal (Java's shortest text, rounded half up; at a negative
+    scale, an int64 rounded half up too) and gives None when any of them is out of range."""
     import decimal
 
     rng = np.random.default_rng(precision * 100 + scale)
@@ -236,11 +239,62 @@ def test_decimal_arrays_round_as_the_record_path(precision: int, scale: int) -> 
     assert (decimal_array(FLOAT, floats, target) is None) == (not held.all())
     ints = rng.integers(-(2**63), 2**63 - 1, 5000, dtype=np.int64)
     ints = np.concatenate([ints, [0, -1, 2**63 - 1, -(2**63)]]).astype(np.int64)
-    fits = np.array([abs(int(v)) < limit for v in ints])
+    rounded = [decimal.Decimal(int(v)).quantize(quantum, context=context) for v in ints]
+    fits = np.array([abs(r) < limit for r in rounded])
     made = decimal_array(INT64, ints[fits], target)
     assert made is not None
-    assert made.to_pylist() == [decimal.Decimal(int(v)) for v in ints[fits]]
+    assert made.to_pylist() == [r for r, f in zip(rounded, fits) if f]
     assert (decimal_array(INT64, ints, target) is None) == (not fits.all())
+
+
+def test_negative_scales_take_the_batch_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decimals of a negative scale (Spark's ``spark.sql.legacy.allowNegativeScaleOfDecimal``)
+    are read a batch at once too: int64s and floats rounded half up to tens, hundreds and
+    thousands, as the record path reads them, value for value."""
+    import decimal
+
+    rng = random.Random(58)
+    ints = [rng.choice([0, 50, -50, 149, -150, 2**63 - 1, -(2**63)]) for _ in range(50)]
+    ints += [rng.randrange(-(10**9), 10**9) for _ in range(RECORDS - 50)]
+    floats = [_decimal_float(rng) * 10 ** rng.randrange(0, 5) for _ in range(RECORDS)]
+    records = [
+        example(
+            entry(b"id", _ints([i])),
+            entry(b"i", _ints([ints[i]])),
+            entry(b"f", _floats([floats[i]])),
+            entry(b"fs", _floats(floats[i : i + i % 4])),
+        )
+        for i in range(RECORDS)
+    ]
+    path = str(write_records(tmp_path / "part-0.tfrecord", records))
+    leaf = {"nullable": True, "metadata": {}}
+    schema = {
+        "type": "struct",
+        "fields": [
+            {"name": "id", "type": "long", **leaf},
+            {"name": "i", "type": "decimal(38,-2)", **leaf},
+            {"name": "f", "type": "decimal(20,-3)", **leaf},
+            {"name": "fs", "type": {"type": "array", "elementType": "decimal(12,-1)",
+                                    "containsNull": True}, **leaf},
+        ],
+    }  # fmt: skip
+    table, decoded = _read(path, schema, monkeypatch)
+    assert decoded == []
+    assert table.equals(_record_path(path, schema, monkeypatch, "FAILFAST"))
+    context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
+
+    def at(value: decimal.Decimal, scale: int) -> decimal.Decimal:
+        return value.quantize(decimal.Decimal(1).scaleb(-scale), context=context)
+
+    def shortest(f: float) -> decimal.Decimal:
+        return decimal.Decimal(java_float(f))
+
+    assert table.column("i").to_pylist() == [at(decimal.Decimal(v), -2) for v in ints]
+    assert table.column("f").to_pylist() == [at(shortest(f), -3) for f in floats]
+    want = [[at(shortest(f), -1) for f in floats[i : i + i % 4]] for i in range(RECORDS)]
+    assert table.column("fs").to_pylist() == want
 
 
 # --- ML vectors --------------------------------------------------------------------------------

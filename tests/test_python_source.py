@@ -409,6 +409,61 @@ def test_ignore_corrupt_files_keeps_the_records_before_the_damage(
     assert [r.a for r in kept] == [1]
 
 
+def test_negative_scales_are_read_or_refused_by_name(spark: Any, tmp_path: Path) -> None:
+    """Decimals of a negative scale (``spark.sql.legacy.allowNegativeScaleOfDecimal``): PySpark
+    4.0's workers hand them over, and they read as the jar reads them (rounded half up); PySpark
+    4.1's and later fail on them before the first batch (SPARK-53938's rescaling), so the read
+    is refused when planned, naming the column."""
+    import decimal
+
+    from pyspark.sql.types import ArrayType, DecimalType, LongType, StructField, StructType
+
+    from spark_tfrecord._source.reader import _handed_over
+
+    path = write_records(
+        tmp_path / "part-0.tfrecord",
+        [
+            example(
+                entry(b"id", feature("int64", int64_list_packed([i]))),
+                entry(b"i", feature("int64", int64_list_packed([i * 37 - 150]))),
+                entry(b"f", feature("float", float_list_packed([i * 1370.5 - 7500.0, 49.5]))),
+            )
+            for i in range(5)
+        ],
+    )
+    schema = StructType(
+        [
+            StructField("id", LongType()),
+            StructField("i", DecimalType(10, -2)),
+            StructField("f", ArrayType(DecimalType(12, -1))),
+        ]
+    )
+    version = tuple(int(p) for p in pyspark.__version__.split(".")[:2])
+    assert _handed_over(DecimalType(10, -2)) == (version < (4, 1))
+    spark.conf.set("spark.sql.legacy.allowNegativeScaleOfDecimal", "true")
+    try:
+        df = spark.read.format("tfrecord").schema(schema).load(str(path))
+        if version >= (4, 1):
+            with pytest.raises(Exception) as raised:
+                df.collect()
+            assert errors.condition(raised.value) == errors.UNSUPPORTED_TYPE
+            assert "Column 'i' has type decimal(10,-2), of a negative scale" in str(raised.value)
+            return
+        rows = sorted(df.collect())
+    finally:
+        spark.conf.unset("spark.sql.legacy.allowNegativeScaleOfDecimal")
+    context = decimal.Context(prec=50, rounding=decimal.ROUND_HALF_UP)
+
+    def at(value: float, scale: int) -> decimal.Decimal:
+        return decimal.Decimal(repr(value)).quantize(
+            decimal.Decimal(1).scaleb(-scale), context=context
+        )
+
+    assert [(r.id, r.i, r.f) for r in rows] == [
+        (i, at(i * 37 - 150, -2), [at(i * 1370.5 - 7500.0, -1), at(49.5, -1)]) for i in range(5)
+    ]
+
+
 def test_register_needs_the_python_data_source_api(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where pyspark has no pyspark.sql.datasource (open-source Spark 3.5), register says so."""
     monkeypatch.setitem(sys.modules, "pyspark.sql.datasource", None)

@@ -148,12 +148,11 @@ def _fast(node: nodes.Node) -> _Node | None:
 
 
 def _leaf_type(leaf: Any, key: str) -> pa.DataType | None:
-    """The Arrow type of leaf type ``leaf``'s values; None unless plain or a decimal, scale >= 0."""
+    """The Arrow type of leaf type ``leaf``'s values; None unless plain or a decimal."""
     if isinstance(leaf, str) and leaf in VALUES:
         return VALUES[leaf]
     if isinstance(leaf, str) and leaf.startswith("decimal("):
-        found = leaf_values(leaf, key)
-        return found if found.scale >= 0 else None
+        return leaf_values(leaf, key)
     return None
 
 
@@ -197,10 +196,8 @@ class BatchArrays:
         made = [_fast(node) for node in columns]
         if any(m is None for m in made):
             return None
-        sequences = {s for c in layout.columns if c.sequence for s in c.slots}
-        listed = [k in sequences for k in range(len(layout.decoder_keys))]
         kept = [m for m in made if m is not None]
-        return cls(layout.decoder_keys, kept, listed if layout.sequence else None)
+        return cls(layout.decoder_keys, kept, layout.listed)
 
     def arrays(self, buf: bytes, starts: Any, stops: Any) -> list[pa.Array] | None:
         """The data columns of records ``buf[starts[r]:stops[r]]``; None: use the record path."""

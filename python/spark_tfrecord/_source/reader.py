@@ -4,6 +4,7 @@ The API gives no projection: a schema given with ``.schema(...)`` is it (only it
 
 from __future__ import annotations
 
+import decimal
 import inspect
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -11,8 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
-from pyspark.sql.types import StructType
+from pyspark.sql.types import ArrayType, DataType, DecimalType, StructType
 
+from spark_tfrecord import errors
 from spark_tfrecord._source.arrow_read import ArrowRead, read_files, table_schema
 from spark_tfrecord._source.options import ReadOptions
 from spark_tfrecord._source.planning import Task
@@ -66,6 +68,9 @@ class TFRecordReader(DataSourceReader):
         parsed = ReadOptions.parse(options)
         fs, path = read_files(options, parsed)
         # made here, on the driver, so that a bad schema fails the query before any task
+        for column, t in _decimals(schema, ""):
+            if t.scale < 0 and not _handed_over(t):
+                raise _negative_scale(column, t)
         self.read_plan = ArrowRead(
             schema.jsonValue(), parsed, fs, path, lambda _: arrow_schema(schema)
         )
@@ -78,3 +83,41 @@ class TFRecordReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _TaskPartition)
         return self.read_plan.read(partition.task)
+
+
+def _decimals(t: DataType, column: str) -> Iterator[tuple[str, DecimalType]]:
+    """The decimal types in ``t``, with the column (or struct field) each is in."""
+    if isinstance(t, DecimalType):
+        yield column, t
+    elif isinstance(t, ArrayType):
+        yield from _decimals(t.elementType, column)
+    elif isinstance(t, StructType):
+        for f in t.fields:
+            yield from _decimals(f.dataType, f"{column}.{f.name}" if column else f.name)
+
+
+def _handed_over(t: DecimalType) -> bool:
+    """Whether this PySpark's Python workers hand a data source's column of type ``t`` to Spark.
+    Not a negative scale from PySpark 4.1 (SPARK-53938): each column's converter, made before
+    the first batch, rescales with ``Decimal(f"1E-{scale}")``, which fails for one."""
+    try:
+        from pyspark.sql.conversion import (  # type: ignore[import-not-found, unused-ignore]
+            LocalDataToArrowConversion,
+        )
+
+        LocalDataToArrowConversion._create_converter(t)
+    except decimal.InvalidOperation:
+        return False
+    except Exception:  # another PySpark's converters: the read tells
+        return True
+    return True
+
+
+def _negative_scale(column: str, t: DecimalType) -> errors.ArgumentError:
+    return errors.ArgumentError(
+        errors.UNSUPPORTED_TYPE,
+        f"Column '{column}' has type {t.simpleString()}, of a negative scale, which this "
+        "PySpark's Python data sources cannot hand to Spark (its workers fail on it, "
+        "SPARK-53938): read it with the jar, or as a decimal of scale 0",
+        column=column,
+    )
