@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
-from pyspark.sql.types import ArrayType, DataType, DecimalType, StructType
+from pyspark.sql.types import DataType, StructType
 
 from spark_tfrecord import errors
 from spark_tfrecord._source.arrow_read import ArrowRead, read_files, table_schema
@@ -68,9 +68,9 @@ class TFRecordReader(DataSourceReader):
         parsed = ReadOptions.parse(options)
         fs, path = read_files(options, parsed)
         # made here, on the driver, so that a bad schema fails the query before any task
-        for column, t in _decimals(schema, ""):
-            if t.scale < 0 and not _handed_over(t):
-                raise _negative_scale(column, t)
+        for f in schema.fields:
+            if not _handed_over(f.dataType):
+                raise _negative_scale(f.name, f.dataType)
         self.read_plan = ArrowRead(
             schema.jsonValue(), parsed, fs, path, lambda _: arrow_schema(schema)
         )
@@ -85,21 +85,10 @@ class TFRecordReader(DataSourceReader):
         return self.read_plan.read(partition.task)
 
 
-def _decimals(t: DataType, column: str) -> Iterator[tuple[str, DecimalType]]:
-    """The decimal types in ``t``, with the column (or struct field) each is in."""
-    if isinstance(t, DecimalType):
-        yield column, t
-    elif isinstance(t, ArrayType):
-        yield from _decimals(t.elementType, column)
-    elif isinstance(t, StructType):
-        for f in t.fields:
-            yield from _decimals(f.dataType, f"{column}.{f.name}" if column else f.name)
-
-
-def _handed_over(t: DecimalType) -> bool:
-    """Whether this PySpark's Python workers hand a data source's column of type ``t`` to Spark.
-    Not a negative scale from PySpark 4.1 (SPARK-53938): each column's converter, made before
-    the first batch, rescales with ``Decimal(f"1E-{scale}")``, which fails for one."""
+def _handed_over(t: DataType) -> bool:
+    """Whether this PySpark's Python workers hand a data source's column of type ``t`` to Spark:
+    its converter made as theirs is, before the first batch. From PySpark 4.1 (SPARK-53938) a
+    decimal's rescales with ``Decimal(f"1E-{scale}")``, which fails at a negative scale."""
     try:
         from pyspark.sql.conversion import (  # type: ignore[import-not-found, unused-ignore]
             LocalDataToArrowConversion,
@@ -113,7 +102,7 @@ def _handed_over(t: DecimalType) -> bool:
     return True
 
 
-def _negative_scale(column: str, t: DecimalType) -> errors.ArgumentError:
+def _negative_scale(column: str, t: DataType) -> errors.ArgumentError:
     return errors.ArgumentError(
         errors.UNSUPPORTED_TYPE,
         f"Column '{column}' has type {t.simpleString()}, of a negative scale, which this "
