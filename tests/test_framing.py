@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.frames.crc import crc32c, masked
+from spark_tfrecord._format.frames.crc import RESIDUE, RESTART_WORD, crc32c, masked
 from spark_tfrecord._format.frames.framing import walk_batches, walk_stream
 
 SEED = 57
@@ -142,3 +142,60 @@ def test_the_loaders_scan_finds_the_one_record_walks_frames_and_error(tmp_path: 
             assert got[1] is not None and got[1][:2] == expected[1][:2], (lengths, expected[1])
             errored += 1
     assert scanned > 1000 and errored > 20
+
+
+def test_the_crc_restart_takes_the_register_back_to_its_start() -> None:
+    # What the batch check of short records' data rests on: any bytes followed by their CRC
+    # leave RESIDUE, and 8 zero bytes then RESTART_WORD after that read as nothing at all.
+    crc = crc32c()
+    restart = bytes(8) + struct.pack("<I", RESTART_WORD)
+    rng = random.Random(SEED)
+    for n in (0, 1, 3, 4, 17, 200, 5000):
+        a, b = rng.randbytes(n), rng.randbytes(rng.randrange(300))
+        sealed = a + struct.pack("<I", crc(a))
+        assert crc(sealed) == RESIDUE
+        assert crc(sealed + restart + b) == crc(b)
+
+
+@pytest.mark.parametrize("where", ["data", "footer", "two"])
+def test_every_short_records_data_crc_is_checked_in_one_call(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 4,096 short records checked together (the batch walk's path for records under 1 KiB on
+    # average): one CRC call for the batch when all are sound; a damaged record anywhere,
+    # its data or its CRC, still gives the records before it and its own offset, as walk_stream.
+    from spark_tfrecord._format.frames import framing
+
+    calls = 0
+    real = framing.crc32c()
+
+    def counted(data: object) -> int:
+        nonlocal calls
+        calls += 1
+        return real(data)
+
+    monkeypatch.setattr(framing, "crc32c", lambda: counted)
+    rng = random.Random(SEED)
+    records = [rng.randbytes(rng.randrange(0, 300)) for _ in range(4096)]
+    stream = b"".join(frame(r) for r in records)
+    expected = one_at_a_time(stream, [stream], None, True, 2**31 - 1 - 64)
+    calls = 0
+    sound = in_batches(stream, [stream], None, True, 2**31 - 1 - 64, 4096)
+    assert sound == expected and len(sound[0]) == 4096 and sound[1] is None
+    # the first record walked alone (its length's CRC and its data's), one for the 4,095 others
+    assert calls == 3
+    offsets = [o for o, _ in sound[0]]
+    for k in (0, 1, 2047, 4095):
+        at = offsets[k] + 12 + len(records[k]) if where == "footer" else offsets[k] + 12
+        if where != "footer" and not records[k]:
+            continue  # no data to damage
+        bad = bytearray(stream)
+        bad[at] ^= 0x10
+        if where == "two":
+            bad[offsets[3000] + 12 + len(records[3000])] ^= 0x01  # another record's CRC too
+        damaged = bytes(bad)
+        got = in_batches(damaged, [damaged], None, True, 2**31 - 1 - 64, 4096)
+        assert got == one_at_a_time(damaged, [damaged], None, True, 2**31 - 1 - 64)
+        first = min(k, 3000) if where == "two" else k
+        assert got[1] is not None and got[1][:2] == (errors.DATA_CHECKSUM, offsets[first])
+        assert [o for o, _ in got[0]] == offsets[:first]

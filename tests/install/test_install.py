@@ -44,6 +44,8 @@ def test_the_wheel_depends_on_no_spark_and_names_it_in_extras(wheel: Path) -> No
     assert extras["local"] == {"pyspark", "jpype1"}
     for trainer in ("torch", "grain"):
         assert not SPARK & extras[trainer], extras[trainer]
+    # Ray's workers check every record's CRC32C as the loaders do: with its C code
+    assert extras["ray"] == {"ray", "pyarrow", "google-crc32c"}
 
 
 # pyspark-client and pyspark-connect are Spark Connect's own clients; databricks-connect ships a

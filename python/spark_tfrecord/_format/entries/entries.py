@@ -8,6 +8,7 @@ import numpy as np
 
 from spark_tfrecord._format.entries.record_layout import windows
 from spark_tfrecord._format.entries.wire import varints_at
+from spark_tfrecord._format.frames.packing import leading
 
 
 def bytes_entries(buf: bytes, start: Any, stop: Any) -> tuple[Any, Any, Any] | None:
@@ -56,6 +57,6 @@ def gather(buf: bytes, start: Any, stop: Any) -> Any:
         rows = windows(buf, widest)[start]
         if widest * len(lengths) == total:
             return rows.reshape(-1)
-        return rows[np.arange(widest) < lengths[:, None]]
+        return rows[leading(lengths, widest)]
     shift = np.repeat(start - (np.cumsum(lengths) - lengths), lengths)
     return u8[shift + np.arange(total)]

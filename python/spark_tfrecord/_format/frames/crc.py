@@ -111,6 +111,21 @@ def crc32c_words(words: Any) -> Any:
     return crc ^ np.uint64(0xFFFFFFFF)
 
 
+def unmasked_all(masks: Any) -> Any:
+    """The CRCs (uint32) whose :func:`masked` values are ``masks`` (a NumPy array)."""
+    import numpy as np
+
+    x = (masks.astype(np.uint64) - np.uint64(MASK_DELTA)) & np.uint64(0xFFFFFFFF)
+    return (((x << np.uint64(15)) | (x >> np.uint64(17))) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+#: The CRC32C of any bytes followed by their own CRC32C (little-endian).
+RESIDUE = 0x48674BC7
+#: 8 zero bytes, then this word (little-endian): 12 bytes that take the CRC32C's register from
+#: :data:`RESIDUE` back to where it starts, as if nothing had been read (tests/test_crc.py).
+RESTART_WORD = 0xB0802EF6
+
+
 def masked_all(crcs: Any) -> Any:
     """:func:`masked` of a NumPy array of CRCs (uint64), as uint32."""
     import numpy as np

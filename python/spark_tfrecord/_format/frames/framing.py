@@ -8,12 +8,23 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from spark_tfrecord import errors
-from spark_tfrecord._format.frames.crc import crc32c, crc32c_words, masked, masked_all
+from spark_tfrecord._format.frames.crc import (
+    RESIDUE,
+    RESTART_WORD,
+    crc32c,
+    crc32c_words,
+    masked,
+    masked_all,
+    unmasked_all,
+)
 
 #: A record's header (length, its CRC) and footer (the data's CRC), in bytes.
 HEADER, FOOTER = 12, 4
 #: The largest record the data source reads (``TFRecordFraming.MaxRecordBytes``).
 MAX_RECORD_BYTES = 2**31 - 1 - 64
+
+#: Frames whose data CRCs :func:`_data_sound` checks in one call (short ones: some MB copied).
+_CHECKED_AT_ONCE = 4096
 
 _HEADER_FIELDS = struct.Struct("<QI")
 _FOOTER_FIELD = struct.Struct("<I")
@@ -114,17 +125,18 @@ def sound_frames(
     """How many frames, from the first, are sound (lengths, size limit, CRCs; data's if asked)."""
     import numpy as np  # not at import time: ``import spark_tfrecord`` loads no NumPy
 
-    if not len(starts):
-        return 0
-    u8 = np.frombuffer(buf, np.uint8)
-    header = u8[starts[:, None] + np.arange(HEADER)]
-    words = header[:, :8].copy().view("<u8")[:, 0]  # each record's length field
-    length_crc = header[:, 8:].copy().view("<u4")[:, 0]
+    if not len(starts) or len(buf) < HEADER + FOOTER:
+        return 0  # (no frame fits)
+    # each frame's fields read as words where they lie
+    words = np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))[starts]  # the length fields
+    fields = np.ndarray((len(buf) - 3,), "<u4", buf, 0, (1,))
     lengths = words.view(np.int64)
     bad = (lengths != ends - starts - HEADER - FOOTER) | (lengths > max_record_bytes)
-    bad |= masked_all(crc32c_words(words)) != length_crc
+    bad |= masked_all(crc32c_words(words)) != fields[starts + 8]
+    if verify_checksums and not bad.any() and _data_sound(buf, starts, ends, fields):
+        return len(starts)
     if verify_checksums:
-        footer = u8[(ends - FOOTER)[:, None] + np.arange(FOOTER)].copy().view("<u4")[:, 0]
+        footer = fields[ends - FOOTER]
         # short records copied out (cheaper than a memoryview's slice), long ones viewed
         data: Any = buf if int((ends - starts).sum()) < 1024 * len(starts) else memoryview(buf)
         # each slice checked as made, so a freed slice's memory serves the next
@@ -135,19 +147,52 @@ def sound_frames(
     return int(bad.argmax()) if bad.any() else len(starts)
 
 
+def _data_sound(buf: bytes, starts: Any, ends: Any, fields: Any) -> bool:
+    """Whether short frames, one after another, all hold their data's CRC, checked a block of
+    them per CRC32C call: over a copy of the block, each footer its CRC unmasked, each header
+    between :data:`RESTART_WORD`'s 12 bytes. Each record's data and CRC leave :data:`RESIDUE`,
+    which the restart takes back to the start for the next. A damaged record leaves another
+    value, which every later byte carries to the end (the CRC's steps are invertible): the
+    block's CRC differs from RESIDUE unless two damaged records cancel, one chance in 2^32, as a
+    damaged record passes its own CRC. False: a record may be damaged (the caller checks each).
+    """
+    import numpy as np
+
+    size = int(ends[-1] - starts[0])
+    if len(starts) < 2 or size >= 1024 * len(starts) or not (starts[1:] == ends[:-1]).all():
+        return False  # long records: a C call each costs less than the copy
+    crc = crc32c()
+    for at in range(0, len(starts), _CHECKED_AT_ONCE):
+        first = int(starts[at]) + HEADER
+        stops = ends[at : at + _CHECKED_AT_ONCE]
+        copy = np.frombuffer(buf, np.uint8, int(stops[-1]) - first, first).copy()
+        words = np.ndarray((len(copy) - 3,), "<u4", copy, 0, (1,))
+        words[stops - FOOTER - first] = unmasked_all(fields[stops - FOOTER])
+        gaps = stops[:-1] - first
+        np.ndarray((len(copy) - 7,), "<u8", copy, 0, (1,))[gaps] = 0
+        words[gaps + 8] = RESTART_WORD
+        if crc(copy) != RESIDUE:
+            return False
+    return True
+
+
 def frame_starts(
     buf: bytes, pos: int, most: int, stop_at: int | None = None
 ) -> tuple[list[int], int]:
     """Starts of up to ``most`` frames from ``pos`` by length fields alone, and the last's end."""
     found: list[int] = []
+    append = found.append
     size = len(buf)
-    stop = size if stop_at is None else min(size, stop_at)
+    # a header starts before ``stop_at`` and fits in ``buf``
+    stop = min(size if stop_at is None else stop_at, size - HEADER + 1)
     unpack = _LENGTH_FIELD.unpack_from
-    while len(found) < most and pos < stop and size - pos >= HEADER:
+    for _ in range(most):
+        if pos >= stop:
+            break
         end = pos + HEADER + FOOTER + unpack(buf, pos)[0]
         if end > size:
             break
-        found.append(pos)
+        append(pos)
         pos = end
     return found, pos
 
