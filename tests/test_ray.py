@@ -211,6 +211,17 @@ def test_a_large_file_reads_in_byte_ranges(spark: Any, tmp_path: Path) -> None:
     assert ds.count() == 120_000
 
 
+def test_a_read_task_yields_tables_of_block_records(spark: Any, tmp_path: Path) -> None:
+    # Twice the batch of the other reads: Ray's tasks spend less per row on bigger tables.
+    path = str(tmp_path / "t")
+    spark.range(20_000).coalesce(1).write.format("tfrecord").save(path)
+    (task,) = tfr_ray.TFRecordDatasource(path).get_read_tasks(1)
+    tables = list(task())
+    assert [t.num_rows for t in tables] == [8192, 8192, 20_000 - 2 * 8192]
+    assert tfr_ray.datasource.BLOCK_RECORDS == 8192
+    assert pa.concat_tables(tables).column("id").to_pylist() == list(range(20_000))
+
+
 def _count_by_reading(spark: Any, path: Path, case: str) -> tuple[dict[str, str], str, int]:
     """A folder of 1,000 rows in 4 files whose valid manifest counts records that ``case``'s
     read does not give as rows (or whose manifest is stale): its options, its columns, and the

@@ -209,11 +209,12 @@ class ArrowRead:
         """One task reading every file whole: files by path, records in file order."""
         return Task([Slice(f.path, 0, f.size, f.size, i) for i, f in enumerate(self.files)])
 
-    def read(self, task: Task) -> Iterator[pa.RecordBatch]:
-        """The batches of the task's slices, in order, of :data:`BATCH_RECORDS` records at most."""
+    def read(self, task: Task, batch: int | None = None) -> Iterator[pa.RecordBatch]:
+        """The batches of the task's slices, in order, of ``batch`` (:data:`BATCH_RECORDS`)
+        records at most."""
         found, columns, data, fast = self.columns()
         for s in task.slices:
-            for chunk in self.chunks(s):
+            for chunk in self.chunks(s, batch):
                 buf, starts, stops, _ = chunk
                 made = None
                 if found is None:  # ByteArray: the records as they are
@@ -248,13 +249,13 @@ class ArrowRead:
         if records:
             yield self._batch(columns.arrays(records), len(records), bad, s.file, data)
 
-    def chunks(self, s: Slice) -> Iterator[Chunk]:
+    def chunks(self, s: Slice, batch: int | None = None) -> Iterator[Chunk]:
         """The slice's records in batches; ``ignoreMissingFiles``/``ignoreCorruptFiles`` as Spark's.
         Damaged framing is raised after the batch before it, so a FAILFAST record there wins.
         """
         options = self.parsed.inference
         try:
-            yield from slice_batches(s, options, self.fs, BATCH_RECORDS)
+            yield from slice_batches(s, options, self.fs, batch or BATCH_RECORDS)
         except FileNotFoundError:
             if not options.ignore_missing_files:
                 raise
