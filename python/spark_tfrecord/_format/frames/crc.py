@@ -122,7 +122,7 @@ def unmasked_all(masks: Any) -> Any:
 #: The CRC32C of any bytes followed by their own CRC32C (little-endian).
 RESIDUE = 0x48674BC7
 #: 8 zero bytes, then this word (little-endian): 12 bytes that take the CRC32C's register from
-#: :data:`RESIDUE` back to where it starts, as if nothing had been read (tests/test_crc.py).
+#: :data:`RESIDUE` back to where it starts, as if nothing had been read (tests/test_framing.py).
 RESTART_WORD = 0xB0802EF6
 
 
