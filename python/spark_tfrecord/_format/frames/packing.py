@@ -42,13 +42,6 @@ def offsets(size: Any, dtype: type[np.signedinteger[Any]] = np.int64) -> Any:
     return out
 
 
-def leading(sizes: Any, width: int) -> Mask:
-    """``(len(sizes), width)``: True in the first ``sizes[i]`` columns of row i (each size at most
-    ``width``), compared as the narrowest integers that hold them."""
-    small = np.int16 if width < 2**15 else np.int64
-    return np.arange(width, dtype=small) < sizes.astype(small)[:, None]  # type: ignore[no-any-return]
-
-
 def const(data: bytes, present: Mask) -> Ragged:
     """``data`` for every present unit, nothing for the others."""
     buf = np.frombuffer(data, np.uint8)
@@ -80,7 +73,7 @@ def varints(values: npt.NDArray[np.int64] | npt.NDArray[np.uint64], present: Mas
     for k in range(longest):
         byte = (v >> np.uint64(7 * k)).astype(np.uint8) & np.uint8(0x7F)
         bytes_[:, k] = byte | ((sizes > k + 1).astype(np.uint8) << np.uint8(7))
-    buf = bytes_[leading(sizes, longest)]
+    buf = bytes_[np.arange(longest, dtype=np.int64) < sizes[:, None]]
     return Ragged(buf, offsets(sizes)[:-1], sizes, None)
 
 
