@@ -129,7 +129,7 @@ def sound_frames(
         return 0  # (no frame fits)
     # each frame's fields read as words where they lie
     words = np.ndarray((len(buf) - 7,), "<u8", buf, 0, (1,))[starts]  # the length fields
-    fields = np.ndarray((len(buf) - 3,), "<u4", buf, 0, (1,))
+    fields: Any = np.ndarray((len(buf) - 3,), "<u4", buf, 0, (1,))
     lengths = words.view(np.int64)
     bad = (lengths != ends - starts - HEADER - FOOTER) | (lengths > max_record_bytes)
     bad |= masked_all(crc32c_words(words)) != fields[starts + 8]
@@ -166,7 +166,7 @@ def _data_sound(buf: bytes, starts: Any, ends: Any, fields: Any) -> bool:
         first = int(starts[at]) + HEADER
         stops = ends[at : at + _CHECKED_AT_ONCE]
         copy = np.frombuffer(buf, np.uint8, int(stops[-1]) - first, first).copy()
-        words = np.ndarray((len(copy) - 3,), "<u4", copy, 0, (1,))
+        words: Any = np.ndarray((len(copy) - 3,), "<u4", copy, 0, (1,))
         words[stops - FOOTER - first] = unmasked_all(fields[stops - FOOTER])
         gaps = stops[:-1] - first
         np.ndarray((len(copy) - 7,), "<u8", copy, 0, (1,))[gaps] = 0
