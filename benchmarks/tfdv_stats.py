@@ -13,7 +13,8 @@ rounds of, in turn: ``count`` (``read(...).count()``: the records framed, not de
 ``read`` (every column decoded, into Spark's ``noop`` sink), ``uniques`` (the exact number of
 unique values of the string column alone: a bound of the statistics' time), ``statistics``
 (``spark_tfrecord.statistics(read(...))``: the read and the statistics' query), and ``arrow``
-(the same with ``engine="arrow"``, its workers this python). The file is
+(the same with ``engine="arrow"``, its workers this python), and ``jar`` (with
+``engine="jar"``: aggregated in the JVM). The file is
 not named ``statistics.py``: run as a script, it would be the standard library's
 ``statistics`` for every module that imports that. Last, TFDV
 in its own environment (``--tfdv-python``, default ``$SPARK_TFRECORD_TFDV_PYTHON``) computes
@@ -99,6 +100,7 @@ def rounds(spark: Any, path: str, repeat: int) -> dict[str, list[float]]:
         "arrow": lambda: spark_tfrecord.statistics(
             spark_tfrecord.read(spark, path), engine="arrow"
         ),
+        "jar": lambda: spark_tfrecord.statistics(spark_tfrecord.read(spark, path), engine="jar"),
     }
     seconds: dict[str, list[float]] = {name: [] for name in runs}
     for k in range(repeat + 1):
@@ -154,7 +156,7 @@ def main() -> None:
         f"{tfdv_speed:,.0f} rows/s"
     )
     print(f"uniques (a bound): time against count(): {speed['count'] / speed['uniques']:.2f}x")
-    for name in ("statistics", "arrow"):
+    for name in ("statistics", "arrow", "jar"):
         print(f"{name}: speed against TFDV's: {speed[name] / tfdv_speed:.1f}x")
         print(f"{name}: time against count(): {speed['count'] / speed[name]:.2f}x")
         print(f"{name}: time against a full read: {speed['read'] / speed[name]:.2f}x")

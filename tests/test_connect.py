@@ -185,7 +185,8 @@ def test_statistics_of_a_connect_dataframe(
 ) -> None:
     """spark_tfrecord.statistics takes a Connect DataFrame as it takes a classic one: the same
     rows (one partition, so that every sum is taken in the same order) give the same bytes,
-    with either engine, and the same schema."""
+    with either engine of Spark's, and the same schema; the jar engine, which runs in the
+    session's JVM, is refused with the engines a client has."""
     from support.connect_client import STATS_EXPRS
 
     # mapInArrow's workers need pyarrow and spark_tfrecord: this environment's python.
@@ -200,6 +201,7 @@ def test_statistics_of_a_connect_dataframe(
     assert split and all(n.startswith("data_tfrecord-") and n.endswith(".gz") for n in split)
     assert client["stats_schema"] == spark_tfrecord.infer_schema(sql)
     assert 'name: "v"' in client["stats_schema"]
+    assert client["stats_jar"] is not None and 'use engine="sql"' in client["stats_jar"]
 
 
 def test_permissive_keeps_the_corrupt_record(client: dict[str, Any]) -> None:

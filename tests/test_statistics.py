@@ -105,20 +105,21 @@ def _frame(spark, planted: bool = False):
 
 
 def _engine(spark, monkeypatch, engine: str) -> list[int]:
-    """Readies ``engine``; the list it gives grows when the partitions' partials are merged
-    (the arrow engine ran)."""
+    """Readies ``engine``; the list it gives grows when the partitions' partials are merged in
+    Python (the arrow engine ran) or the jar's figures are read (the jar engine ran)."""
     from spark_tfrecord._spark import statistics as module
 
     if engine == "arrow":
         # mapInArrow's workers need pyarrow and spark_tfrecord: this environment's python.
         monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
     merges: list[int] = []
-    merged = module.merged
+    merged, figures = module.merged, module.jar.figures
     monkeypatch.setattr(module, "merged", lambda *a: merges.append(1) or merged(*a))
+    monkeypatch.setattr(module.jar, "figures", lambda *a: merges.append(2) or figures(*a))
     return merges
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow"])
+@pytest.mark.parametrize("engine", ["sql", "arrow", "jar"])
 def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
     python = _tfdv_python()
     merges = _engine(spark, monkeypatch, engine)
@@ -129,7 +130,7 @@ def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: 
         df, str(artifact), tfx_split="train", name="train", engine=engine
     )
     assert (artifact / "Split-train" / "FeatureStats.pb").read_bytes() == ours
-    assert bool(merges) == (engine == "arrow")
+    assert set(merges) == {"sql": set(), "arrow": {1}, "jar": {2}}[engine]
     schema = tmp_path / "schema.pbtxt"
     schema.write_text(spark_tfrecord.infer_schema(ours))
     planted_df = _frame(spark, planted=True)
@@ -160,8 +161,10 @@ def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: 
     assert returncode == 0
 
 
-def test_one_query_whatever_the_number_of_columns(spark) -> None:
-    """A DataFrame of 60 columns starts as many Spark jobs as one of 3: one query."""
+@pytest.mark.parametrize("engine", ["sql", "jar"])
+def test_one_query_whatever_the_number_of_columns(spark, engine: str) -> None:
+    """A DataFrame of 60 columns starts as many Spark jobs as one of 3: one query (with the jar
+    engine, one job)."""
     from pyspark.sql import functions as F
 
     def jobs(width: int) -> int:
@@ -170,10 +173,10 @@ def test_one_query_whatever_the_number_of_columns(spark) -> None:
             *[F.array(F.col("id") % 7, F.lit(k)).alias(f"a{k}") for k in range(width // 3)],
             *[(F.col("id") % (k + 2)).cast("string").alias(f"s{k}") for k in range(width // 3)],
         )
-        group = f"statistics-{width}"
+        group = f"statistics-{engine}-{width}"
         spark.sparkContext.setJobGroup(group, group)
         try:
-            data = spark_tfrecord.statistics(df)
+            data = spark_tfrecord.statistics(df, engine=engine)
         finally:
             spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
         assert len(spark_tfrecord.infer_schema(data).split("feature {")) == width + 1
@@ -181,6 +184,8 @@ def test_one_query_whatever_the_number_of_columns(spark) -> None:
 
     narrow, wide = jobs(3), jobs(60)
     assert wide == narrow, (narrow, wide)
+    if engine == "jar":
+        assert narrow == 1
 
 
 def test_a_column_the_records_cannot_hold_flat_is_refused(spark) -> None:
@@ -211,6 +216,26 @@ def test_docstring_examples_run(spark, module: str) -> None:
     assert results.failed == 0 and results.attempted >= 2, results
 
 
+def _rank_error(got: dict, every, grid: list[float]) -> float:
+    """Checks a column's exact figures against its values ``every`` (1 NaN, 1 +inf, 1 -inf
+    among them); the largest distance of a quantile from its rank, a fraction of the values."""
+    import numpy as np
+
+    numbers = np.sort(every[~np.isnan(every)])
+    n = len(numbers)
+    assert (got["values"], got["nan"], got["pos_inf"]) == (len(every), 1, 1)
+    assert (got["d_min"], got["d_max"]) == (-np.inf, np.inf)
+    assert got["zeros"] == int((numbers == 0).sum())
+    finite = numbers[np.isfinite(numbers)]
+    assert (got["finite_min"], got["finite_max"]) == (finite[0], finite[-1])
+    worst = 0.0
+    for q, value in zip(grid, got["d_q"]):
+        below = np.searchsorted(numbers, value, side="left")
+        upto = np.searchsorted(numbers, value, side="right")
+        worst = max(worst, max(0.0, below - q * n, q * n - upto) / n)
+    return worst
+
+
 def test_the_arrow_engines_quantiles_keep_their_bound() -> None:
     """Partitions' summaries merged (statistics_partials): each quantile within 1/SUMMARY of
     the values of its rank, on 300,000 values in partitions of unequal sizes with runs of equal
@@ -225,19 +250,7 @@ def test_the_arrow_engines_quantiles_keep_their_bound() -> None:
     payloads = [pickle.dumps(p._partial(v)) for v in parts]
     grid = [k / 1000 for k in range(1001)]
     got = p.merged(payloads, grid)
-    every = np.concatenate(parts)
-    numbers = np.sort(every[~np.isnan(every)])
-    n = len(numbers)
-    assert (got["values"], got["nan"], got["pos_inf"]) == (300_000, 1, 1)
-    assert (got["d_min"], got["d_max"]) == (-np.inf, np.inf)
-    assert got["zeros"] == int((numbers == 0).sum())
-    finite = numbers[np.isfinite(numbers)]
-    assert (got["finite_min"], got["finite_max"]) == (finite[0], finite[-1])
-    worst = 0.0
-    for q, value in zip(grid, got["d_q"]):
-        below = np.searchsorted(numbers, value, side="left")
-        upto = np.searchsorted(numbers, value, side="right")
-        worst = max(worst, max(0.0, below - q * n, q * n - upto) / n)
+    worst = _rank_error(got, np.concatenate(parts), grid)
     assert worst <= 1 / p.SUMMARY, worst
     # Means and variances of partitions combined: those of all the values.
     finite_parts = p.merged([pickle.dumps(p._partial(v)) for v in parts[:2]], grid)
@@ -314,6 +327,54 @@ def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) ->
     assert (tmp_path / "s.pb").read_bytes() == spark_tfrecord.statistics(df.select("a"))
 
 
+def test_the_jar_engines_figures_keep_their_bound(spark) -> None:
+    """The jar's figures (statistics_jar.figures) of 400,000 numbers in two tasks of more than
+    a chunk (65,536) each, spread, in runs of equal values, ±inf and NaN: the exact figures
+    exact, each quantile within (2 + L)/4096 of the values of its rank (L = 2: four chunks a
+    task); a list column's numbers of values and a string column's counts and top exact."""
+    import numpy as np
+    from pyspark.sql import types as t
+
+    from spark_tfrecord._spark.statistics_features import feature_column
+    from spark_tfrecord._spark.statistics_jar import figures
+
+    x = """CASE WHEN id < 200000 THEN (pmod(xxhash64(id), 2000001) - 1000000) / 1000.0
+        WHEN id < 300000 THEN CAST(pmod(xxhash64(id, 1), 50) AS DOUBLE)
+        WHEN id = 300000 THEN CAST('Infinity' AS DOUBLE)
+        WHEN id = 300001 THEN CAST('-Infinity' AS DOUBLE)
+        WHEN id = 300002 THEN CAST('NaN' AS DOUBLE) ELSE id / 7.0 END"""
+    df = spark.range(0, 400_000, 1, 2).selectExpr(
+        f"{x} AS x",
+        "slice(array(id % 5, id % 7, id % 11), 1, CAST(id % 4 AS INT)) AS l",
+        "IF(id % 3 = 0, NULL, hex(pmod(xxhash64(id, 3), 20000))) AS s",
+    )
+    columns = [
+        feature_column("x", t.DoubleType()),
+        feature_column("l", t.ArrayType(t.LongType())),
+        feature_column("s", t.StringType()),
+    ]
+    grid = [k / 1000 for k in range(1001)]
+    got, tops = figures(df, columns, 1000, grid, [k / 10 for k in range(11)])
+    rows = df.collect()
+    every = np.array([r.x for r in rows]).astype(np.float32).astype(np.float64)  # as written
+    assert got[-1] == {"present": 400_000}
+    worst = _rank_error(got[0], every, grid)
+    assert worst <= (2 + 2) / 4096, worst
+    sizes = np.bincount([len(r.l) for r in rows])
+    assert (got[1]["present"], got[1]["n_tot"]) == (400_000, int((np.arange(4) * sizes).sum()))
+    assert got[1]["values"] == got[1]["n_tot"] and got[1]["d_max"] == 10.0
+    strings = [r.s.encode() for r in rows if r.s is not None]
+    counts: dict[bytes, int] = {}
+    for v in strings:
+        counts[v] = counts.get(v, 0) + 1
+    assert got[2]["present"] == len(strings) and got[2]["unique"] == len(counts)
+    assert got[2]["length"] == sum(map(len, strings)) and got[2]["invalid"] == 0
+    want = sorted(counts.items(), key=lambda p: (p[1], p[0]), reverse=True)[:1000]
+    assert [(r["s"], r["c"], r["rank"]) for r in tops[2]] == [
+        (s, c, k + 1) for k, (s, c) in enumerate(want)
+    ]
+
+
 def test_the_arrow_engines_top_values_are_exact() -> None:
     """Partitions' string figures merged (statistics_partials.top_strings, merged_strings): for
     two columns whose 5,000 values each are counted in one of three partitions, with runs of
@@ -355,9 +416,9 @@ def test_the_arrow_engines_top_values_are_exact() -> None:
         assert [r["rank"] for r in top] == list(range(1, 1001))
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow"])
+@pytest.mark.parametrize("engine", ["sql", "arrow", "jar"])
 def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
-    """statistics(weight="w") by either engine against TFDV's StatsOptions(weight_feature="w")
+    """statistics(weight="w") by each engine against TFDV's StatsOptions(weight_feature="w")
     on the files the jar wrote: the weighted presence and numbers of values of every feature
     (the weight's own too), the weighted mean, standard deviation, median and histograms of
     every feature of numbers with some, and the weighted top values and rank histograms of the
@@ -373,7 +434,7 @@ def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engin
     spark_tfrecord.statistics(df, str(ours), engine=engine, weight="w")
     job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
     report, returncode = _tfdv_check(python, job, tmp_path)
-    assert bool(merges) == (engine == "arrow")
+    assert set(merges) == {"sql": set(), "arrow": {1}, "jar": {2}}[engine]
     assert report["problems"] == []
     # every feature but the one null in every row, the weight among them
     assert len(report["weighted"]) == len(df.columns) - 1 and "w" in report["weighted"]

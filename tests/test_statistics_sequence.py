@@ -74,11 +74,12 @@ def _frame(spark):
     return spark.createDataFrame([_row(i) for i in range(ROWS)], SCHEMA).repartition(3)
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow"])
+@pytest.mark.parametrize("engine", ["sql", "arrow", "jar"])
 def test_sequence_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
     """Every figure of every feature of the SequenceExample records against TFDV's, written by
     write(record_type="SequenceExample", statistics=...) (the default engine) or computed by
-    the arrow engine; the schema our infer_schema infers from ours is TFDV's from its own."""
+    the arrow or the jar engine; the schema our infer_schema infers from ours is TFDV's from its
+    own."""
     python = _tfdv_python()
     merges = _engine(spark, monkeypatch, engine)
     df = _frame(spark)
@@ -91,7 +92,7 @@ def test_sequence_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engin
     else:
         spark_tfrecord.write(df, examples, record_type="SequenceExample")
         ours.write_bytes(stats)
-    assert bool(merges) == (engine == "arrow")
+    assert set(merges) == {"sql": set(), "arrow": {1}, "jar": {2}}[engine]
     schema = tmp_path / "schema.pbtxt"
     schema.write_text(spark_tfrecord.infer_schema(stats))
     job = {
@@ -150,7 +151,7 @@ def test_what_a_sequence_example_cannot_hold_is_refused(spark, tmp_path: Path) -
 
 def test_feature_lists_int64_values_are_whole(spark, monkeypatch) -> None:
     """A feature list's int64 values (and a timestamp's microseconds) beyond 32 bits: the
-    statistics are of the values the records hold, by either engine (tfx_bsl 1.16.1 keeps
+    statistics are of the values the records hold, by every engine (tfx_bsl 1.16.1 keeps
     their low 32 bits: docs/statistics.md)."""
     from spark_tfrecord._format.datasets.statistics_proto import decode
 
@@ -167,7 +168,7 @@ def test_feature_lists_int64_values_are_whole(spark, monkeypatch) -> None:
     ]
     when = [m for k in range(6) for m in micros[: k % 4 + 1]]
     tokens = big * 6
-    for engine in ("sql", "arrow"):
+    for engine in ("sql", "arrow", "jar"):
         _engine(spark, monkeypatch, engine)
         stats = decode(spark_tfrecord.statistics(df, engine=engine, record_type="SequenceExample"))
         features = {"/".join(f.path): f for f in stats[0].features}

@@ -159,6 +159,12 @@ def main(url: str, out: str, malformed: str, truncated: str) -> dict[str, Any]:
         engine: spark_tfrecord.statistics(stats, engine=engine).hex() for engine in ("sql", "arrow")
     }
     result["stats_schema"] = spark_tfrecord.infer_schema(bytes.fromhex(result["statistics"]["sql"]))
+    # The jar engine aggregates in the server's JVM, which a client cannot call: refused.
+    try:
+        spark_tfrecord.statistics(stats, engine="jar")
+        result["stats_jar"] = None
+    except ValueError as e:
+        result["stats_jar"] = str(e)
     # ... and written beside a TFX Examples artifact's split by the write itself.
     spark_tfrecord.write(stats, out + "/tfx", tfx_split="train", statistics=out + "/tfx-stats")
     with open(out + "/tfx-stats/Split-train/FeatureStats.pb", "rb") as f:

@@ -128,10 +128,19 @@ def partials(places: list[int], kinds: list[str]) -> Any:
 def merged(
     payloads: list[bytes], grid: list[float], sizes_grid: list[float] | None = None
 ) -> dict[str, Any]:
-    """A column's aggregates from its partials, named as the SQL path; place -1: ``present``."""
+    """A column's aggregates from its pickled partials (:func:`merged_parts`)."""
+    return merged_parts([pickle.loads(p) for p in payloads], grid, sizes_grid)
+
+
+def merged_parts(
+    parts: list[dict[str, Any]], grid: list[float], sizes_grid: list[float] | None = None
+) -> dict[str, Any]:
+    """A column's aggregates from its partials, named as the SQL path; place -1: ``present``.
+
+    A partial is :func:`partials`' (the arrow engine's) or the jar's (``statistics_jar``).
+    """
     import numpy as np
 
-    parts = [pickle.loads(p) for p in payloads]
     if "rows" in parts[0]:
         return {"present": sum(int(p["rows"]) for p in parts)}
     out: dict[str, Any] = {}

@@ -12,8 +12,8 @@ from spark_tfrecord._spark.statistics_partials import PRESENCE, partials, top_st
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-#: Aggregate by Spark SQL alone, or in NumPy and Arrow in Spark's Python workers.
-Engine = Literal["sql", "arrow"]
+#: Aggregate by Spark SQL alone, in NumPy and Arrow in Spark's Python workers, or in the jar.
+Engine = Literal["sql", "arrow", "jar"]
 #: TFDV's default ``StatsOptions``: histogram buckets, top values, rank histogram buckets.
 NUM_VALUES_BUCKETS = 10
 HISTOGRAM_BUCKETS = 10
@@ -128,11 +128,14 @@ def _split(
 
 
 def query(df: DataFrame, columns: list[Column], engine: Engine, w: str | None) -> DataFrame:
-    """The one query: rows of each column's aggregates, and of its top string values."""
-    parts = _arrow_parts(df, columns) if engine == "arrow" else _sql_parts(df, columns)
-    strings = [_zipped(i, c) for i, c in enumerate(columns) if c.kind == STRING]
-    if strings:
-        parts += _top_strings(df, strings, engine)
+    """The one query: rows of each column's aggregates, and of its top string values (for
+    ``engine="jar"``, which aggregates in the JVM, only the weighted rows, ``w`` given)."""
+    parts: list[DataFrame] = []
+    if engine != "jar":
+        parts = _arrow_parts(df, columns) if engine == "arrow" else _sql_parts(df, columns)
+        strings = [_zipped(i, c) for i, c in enumerate(columns) if c.kind == STRING]
+        if strings:
+            parts += _top_strings(df, strings, engine)
     if w is not None:
         parts += weighted.weighted_parts(df, columns, w, FINE, max(TOP_VALUES, RANK_BUCKETS))
     query = parts[0]

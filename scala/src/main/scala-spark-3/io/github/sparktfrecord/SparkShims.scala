@@ -4,7 +4,9 @@ import scala.annotation.nowarn
 
 import org.apache.hadoop.conf.Configuration
 
+import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Dataset, Encoders, Row, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 /** What differs between Spark 3.5 and Spark 4.x, for the Spark 3.5 jars. */
@@ -30,4 +32,7 @@ private[sparktfrecord] object SparkShims {
   /** A DataFrame of an (analyzed) plan, as Spark's private `Dataset.ofRows` makes it. */
   def ofRows(session: SparkSession, plan: LogicalPlan): DataFrame =
     new Dataset[Row](session, plan, Encoders.row(plan.schema))
+
+  /** The rows of `df`'s plan, as Spark's operators hand them on. */
+  def internalRows(df: DataFrame): RDD[InternalRow] = df.queryExecution.toRdd
 }

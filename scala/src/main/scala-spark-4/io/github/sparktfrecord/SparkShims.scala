@@ -2,7 +2,9 @@ package io.github.sparktfrecord
 
 import org.apache.hadoop.conf.Configuration
 
+import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic
 
@@ -33,4 +35,8 @@ private[sparktfrecord] object SparkShims {
   def ofRows(session: SparkSession, plan: LogicalPlan): DataFrame =
     new classic.Dataset[Row](session.asInstanceOf[classic.SparkSession], plan,
       Encoders.row(plan.schema))
+
+  /** The rows of `df`'s plan, as Spark's operators hand them on (a classic session's only). */
+  def internalRows(df: DataFrame): RDD[InternalRow] =
+    df.asInstanceOf[classic.Dataset[_]].queryExecution.toRdd
 }

@@ -1,0 +1,226 @@
+package io.github.sparktfrecord.sql
+
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
+
+import io.github.sparktfrecord.codec.UnsafeSlot
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{SpecializedGetters, UnsafeArrayData, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+
+/**
+ * One partition's figures of TFDV's statistics, for every column at once: how many rows, and per
+ * column how many rows hold how many values, and its numbers ([[NumberSummary]]) or its byte
+ * strings ([[StringCounts]]). The columns are numbers, binary or strings, or arrays of them: the
+ * features as the records hold them, which the Python side selects (`spark_tfrecord.statistics`);
+ * a double column marked 'f' in `rounded` is rounded to float32 first, as the jar writes it.
+ */
+private[sparktfrecord] final class StatisticsAggregator(schema: StructType, rounded: String) {
+  import StatisticsAggregator._
+
+  private val kinds = kindsOf(schema)
+  private val elements = elementsOf(schema, rounded)
+  private val chunk = NumberSummary.chunkSize(kinds.count(k => k == Number || k == Numbers))
+  private val work = new NumberSummary.Work(chunk)
+  private val numbers =
+    kinds.map(k => if (k == Number || k == Numbers) new NumberSummary(chunk, work) else null)
+  private val strings = kinds.map(k => if (k == Bytes || k == ByteLists) new StringCounts else null)
+  private val sizes = kinds.map(_ => new Array[Long](2))
+  private val array = new UnsafeArrayData // reused to read an UnsafeRow's arrays in place
+  private var rows = 0L
+
+  def add(row: InternalRow): Unit = {
+    rows += 1
+    var j = 0
+    while (j < kinds.length) {
+      if (!row.isNullAt(j)) kinds(j) match {
+        case Number =>
+          sizes(j)(1) += 1
+          numbers(j).add(number(row, j, elements(j)))
+        case Bytes =>
+          sizes(j)(1) += 1
+          addBytes(strings(j), row, j)
+        case kind =>
+          val values = arrayAt(row, j)
+          val n = values.numElements()
+          if (n >= sizes(j).length) sizes(j) = java.util.Arrays.copyOf(sizes(j), n * 2)
+          sizes(j)(n) += 1
+          if (kind == Numbers && (values eq array)) addNumbers(numbers(j), array, elements(j))
+          else {
+            var i = 0
+            while (i < n) {
+              if (!values.isNullAt(i)) {
+                if (kind == Numbers) numbers(j).add(number(values, i, elements(j)))
+                else addBytes(strings(j), values, i)
+              }
+              i += 1
+            }
+          }
+      }
+      j += 1
+    }
+  }
+
+  @inline private def number(from: SpecializedGetters, i: Int, element: Int): Double =
+    element match {
+      case Doubles => from.getDouble(i)
+      case Floats => from.getFloat(i).toDouble
+      case Longs => from.getLong(i).toDouble
+      case Ints => from.getInt(i).toDouble
+      case Shorts => from.getShort(i).toDouble
+      case Bytes8 => from.getByte(i).toDouble
+      case _ => from.getDouble(i).toFloat.toDouble // FloatRounded
+    }
+
+  // An unsafe array's numbers read in place: one class, whose reads the JIT compiles inline.
+  private def addNumbers(summary: NumberSummary, values: UnsafeArrayData, element: Int): Unit = {
+    val n = values.numElements()
+    val base = values.getBaseObject
+    val at = values.getBaseOffset + UnsafeArrayData.calculateHeaderPortionInBytes(n)
+    var i = 0
+    while (i < n) {
+      if (!values.isNullAt(i)) summary.add(element match {
+        case Doubles => Platform.getDouble(base, at + 8L * i)
+        case Floats => Platform.getFloat(base, at + 4L * i).toDouble
+        case Longs => Platform.getLong(base, at + 8L * i).toDouble
+        case Ints => Platform.getInt(base, at + 4L * i).toDouble
+        case Shorts => Platform.getShort(base, at + 2L * i).toDouble
+        case Bytes8 => Platform.getByte(base, at + i).toDouble
+        case _ => Platform.getDouble(base, at + 8L * i).toFloat.toDouble // FloatRounded
+      })
+      i += 1
+    }
+  }
+
+  private def arrayAt(row: InternalRow, j: Int): ArrayData = row match {
+    case unsafe: UnsafeRow =>
+      val slot = unsafe.getLong(j)
+      array.pointTo(unsafe.getBaseObject, UnsafeSlot.offset(unsafe.getBaseOffset, slot),
+        UnsafeSlot.size(slot))
+      array
+    case _ => row.getArray(j)
+  }
+
+  // The bytes at `j` of a row or an array, counted: read in place where they are unsafe.
+  private def addBytes(counts: StringCounts, from: SpecializedGetters, j: Int): Unit =
+    from match {
+      case unsafe: UnsafeRow =>
+        val slot = unsafe.getLong(j)
+        counts.add(unsafe.getBaseObject, UnsafeSlot.offset(unsafe.getBaseOffset, slot),
+          UnsafeSlot.size(slot), 1)
+      case unsafe: UnsafeArrayData =>
+        val slot = unsafe.getLong(j)
+        counts.add(unsafe.getBaseObject, UnsafeSlot.offset(unsafe.getBaseOffset, slot),
+          UnsafeSlot.size(slot), 1)
+      case other =>
+        val b = other.getBinary(j)
+        counts.add(b, Platform.BYTE_ARRAY_OFFSET, b.length, 1)
+    }
+
+  /** The partition's figures: rows, then per column its sizes and its numbers or strings. */
+  def result(): Array[Byte] = {
+    val bytes = new ByteArrayOutputStream()
+    val out = new DataOutputStream(bytes)
+    out.writeLong(rows)
+    for (j <- kinds.indices) {
+      val held = sizes(j).lastIndexWhere(_ != 0) + 1
+      out.writeInt(held)
+      for (k <- 0 until held) out.writeLong(sizes(j)(k))
+      if (numbers(j) != null) numbers(j).write(out) else strings(j).write(out)
+    }
+    out.flush()
+    bytes.toByteArray
+  }
+}
+
+private[sparktfrecord] object StatisticsAggregator {
+  private final val Number = 0
+  private final val Numbers = 1
+  private final val Bytes = 2
+  private final val ByteLists = 3
+
+  /** How a column's numbers are read: as doubles, floats, ..., or doubles rounded to float32. */
+  private final val Doubles = 0
+  private final val Floats = 1
+  private final val Longs = 2
+  private final val Ints = 3
+  private final val Shorts = 4
+  private final val Bytes8 = 5
+  private final val FloatRounded = 6
+
+  private def elementType(t: DataType): DataType = t match {
+    case ArrayType(e, _) => e
+    case other => other
+  }
+
+  /** Each column's kind, decided once; an error naming the column that is none of them. */
+  private def kindsOf(schema: StructType): Array[Int] = schema.fields.map { f =>
+    val list = f.dataType.isInstanceOf[ArrayType]
+    elementType(f.dataType) match {
+      case DoubleType | FloatType | LongType | IntegerType | ShortType | ByteType =>
+        if (list) Numbers else Number
+      case BinaryType | StringType => if (list) ByteLists else Bytes
+      case other => throw new IllegalArgumentException(
+          s"statistics: column '${f.name}' is ${other.simpleString}: each column must be of " +
+            "numbers (double, float or integral), binary or strings, or an array of them")
+    }
+  }
+
+  private def elementsOf(schema: StructType, rounded: String): Array[Int] =
+    schema.fields.zipWithIndex.map { case (f, j) =>
+      elementType(f.dataType) match {
+        case DoubleType => if (j < rounded.length && rounded(j) == 'f') FloatRounded else Doubles
+        case FloatType => Floats
+        case LongType => Longs
+        case IntegerType => Ints
+        case ShortType => Shorts
+        case ByteType => Bytes8
+        case _ => -1
+      }
+    }
+
+  /**
+   * Every column's figures in one Spark job: the partitions' figures of rows and numbers as they
+   * are (merged by the caller: quantile summaries merge without loss there), and the byte strings'
+   * counts merged here, each column's reduced to [[StringCounts.writeFigures]] with `top` values.
+   * Written as: the number of partitions; per partition its rows and, per column, its sizes and
+   * numbers ([[NumberSummary.write]]); then per string column its figures.
+   */
+  def figures(rows: RDD[InternalRow], schema: StructType, rounded: String, top: Int)
+      : Array[Byte] = {
+    val parts = rows.mapPartitions { it =>
+      val aggregator = new StatisticsAggregator(schema, rounded)
+      while (it.hasNext) aggregator.add(it.next())
+      Iterator.single(aggregator.result())
+    }.collect()
+    val kinds = kindsOf(schema)
+    val merged = kinds.map(k => if (k == Bytes || k == ByteLists) new StringCounts else null)
+    val bytes = new ByteArrayOutputStream()
+    val out = new DataOutputStream(bytes)
+    out.writeInt(parts.length)
+    for (part <- parts) {
+      val in = new DataInputStream(new ByteArrayInputStream(part))
+      out.writeLong(in.readLong())
+      for (j <- kinds.indices) {
+        val held = in.readInt()
+        out.writeInt(held)
+        for (_ <- 0 until held) out.writeLong(in.readLong())
+        if (merged(j) != null) merged(j).addWritten(in)
+        else {
+          for (_ <- 0 until 5) out.writeLong(in.readLong())
+          for (_ <- 0 until 6) out.writeDouble(in.readDouble())
+          val points = in.readInt()
+          out.writeInt(points)
+          for (_ <- 0 until points) out.writeDouble(in.readDouble())
+          for (_ <- 0 until points) out.writeLong(in.readLong())
+        }
+      }
+    }
+    for (counts <- merged if counts != null) counts.writeFigures(out, top)
+    out.flush()
+    bytes.toByteArray
+  }
+}
