@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from support.connect_server import Server, jar_server
+from support.tfdv_worker import TFDVWorker
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # The JVM options of every Spark the tests start: tests/spark-conf/spark-defaults.conf says why.
@@ -283,6 +284,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         started = stack.enter_context(jar_server(tmp_path_factory.mktemp("connect-server")))
         _SERVER["stop"] = stack.close  # closing twice closes once
         yield started
+
+
+@pytest.fixture(scope="session")
+def tfdv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TFDVWorker]:
+    """The suite's one TFDV process (support.tfdv_worker), for the comparisons with TFDV of
+    test_statistics and test_statistics_sequence: started by the first, stopped when the suite
+    ends (it waits for a job without using the CPU)."""
+    worker = TFDVWorker(tmp_path_factory.mktemp("tfdv"))
+    try:
+        yield worker
+    finally:
+        worker.close()
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:

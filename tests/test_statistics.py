@@ -3,57 +3,27 @@ Validation itself: Spark computes the statistics of a DataFrame, the jar writes 
 DataFrame as TFRecord files, and support/tfdv_check.py, in TFDV's own environment (TFDV pins
 TensorFlow 2.16, pyarrow < 11 and Beam: ci/test makes it, .cache/venv/tfdv, and names its python
 in SPARK_TFRECORD_TFDV_PYTHON), reads ours with ``tfdv.load_stats_binary``, computes TFDV's of
-the files, and compares every figure, the inferred schemas, and what validation finds."""
+the files, and compares every figure, the inferred schemas, and what validation finds. One TFDV
+process checks them all (support/tfdv_worker.py, the ``tfdv`` fixture), and each engine's
+statistics of a DataFrame are held against one computation of TFDV's."""
 
 from __future__ import annotations
 
 import doctest
 import importlib
-import json
 import math
-import os
 import pickle
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 import spark_tfrecord
-from support import TESTS
+from support.tfdv_worker import TFDVWorker
 
-TFDV_PYTHON = "SPARK_TFRECORD_TFDV_PYTHON"
 ROWS = 3000
-
-
-def _tfdv_python() -> str:
-    python = os.environ.get(TFDV_PYTHON)
-    if not python:
-        pytest.fail(
-            f"{TFDV_PYTHON} is not set: these tests compare with TensorFlow Data Validation in an "
-            "environment of its own. ci/test makes it (.cache/venv/tfdv) and sets it; by hand: "
-            "python3.11 -m venv .cache/venv/tfdv && .cache/venv/tfdv/bin/pip install "
-            "tensorflow-data-validation==1.16.1 tfx-bsl==1.16.1 tensorflow-metadata==1.16.1 "
-            'tensorflow==2.16.2 pyarrow==10.0.1 "pandas<2" "numpy<2" "apache-beam[gcp]==2.61.0", '
-            f"then {TFDV_PYTHON}=.cache/venv/tfdv/bin/python"
-        )
-    return python
-
-
-def _tfdv_check(python: str, job: dict, tmp_path: Path) -> tuple[dict, int]:
-    """support/tfdv_check.py's report on ``job``, run in TFDV's environment, and its status."""
-    (tmp_path / "job.json").write_text(json.dumps(job))
-    done = subprocess.run(
-        [python, str(TESTS / "support" / "tfdv_check.py"), str(tmp_path / "job.json")],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
-    )
-    assert done.returncode in (0, 1), done.stderr[-5000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    print(json.dumps(report, indent=1))
-    return report, done.returncode
+#: The engines of spark_tfrecord.statistics, each held against TFDV.
+ENGINES = ("sql", "arrow", "jar")
 
 
 SCHEMA = (
@@ -119,29 +89,46 @@ def _engine(spark, monkeypatch, engine: str) -> list[int]:
     return merges
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow", "jar"])
-def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
-    python = _tfdv_python()
-    merges = _engine(spark, monkeypatch, engine)
+def _engines(spark, monkeypatch, compute) -> dict[str, object]:
+    """``compute(engine)`` by each engine, checking that the engine ran (_engine's merges)."""
+    merges = _engine(spark, monkeypatch, "arrow")  # readies the arrow engine's workers
+    results = {}
+    for engine in ENGINES:
+        merges.clear()
+        results[engine] = compute(engine)
+        assert set(merges) == {"sql": set(), "arrow": {1}, "jar": {2}}[engine], engine
+    return results
+
+
+def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, tfdv: TFDVWorker) -> None:
+    """Every engine's statistics of the DataFrame, written as a TFX artifact, against TFDV's of
+    the files the jar wrote; the schema our infer_schema infers from each is TFDV's; TFDV's
+    validation finds none in them and the planted anomalies in each engine's statistics of a
+    changed DataFrame."""
     df = _frame(spark)
     spark_tfrecord.write(df, str(tmp_path / "examples"), tfx_split="train")
-    artifact = tmp_path / "statistics"
-    ours = spark_tfrecord.statistics(
-        df, str(artifact), tfx_split="train", name="train", engine=engine
-    )
-    assert (artifact / "Split-train" / "FeatureStats.pb").read_bytes() == ours
-    assert set(merges) == {"sql": set(), "arrow": {1}, "jar": {2}}[engine]
-    schema = tmp_path / "schema.pbtxt"
-    schema.write_text(spark_tfrecord.infer_schema(ours))
     planted_df = _frame(spark, planted=True)
-    planted = spark_tfrecord.statistics(planted_df, str(tmp_path / "planted.pb"), engine=engine)
-    assert (tmp_path / "planted.pb").read_bytes() == planted
+
+    def compute(engine: str) -> dict[str, str]:
+        artifact = tmp_path / engine / "statistics"
+        ours = spark_tfrecord.statistics(
+            df, str(artifact), tfx_split="train", name="train", engine=engine
+        )
+        assert (artifact / "Split-train" / "FeatureStats.pb").read_bytes() == ours
+        schema = tmp_path / engine / "schema.pbtxt"
+        schema.write_text(spark_tfrecord.infer_schema(ours))
+        planted = tmp_path / engine / "planted.pb"
+        assert spark_tfrecord.statistics(planted_df, str(planted), engine=engine) == (
+            planted.read_bytes()
+        )
+        paths = (artifact / "Split-train" / "FeatureStats.pb", schema, planted)
+        return dict(zip(("ours", "schema", "planted"), map(str, paths)))
+
+    runs = _engines(spark, monkeypatch, compute)
     job = {
-        "ours": str(artifact / "Split-train" / "FeatureStats.pb"),
+        **{key: {engine: run[key] for engine, run in runs.items()} for key in runs["sql"]},
         "data": str(tmp_path / "examples" / "Split-train" / "*"),
-        "schema": str(schema),
-        "planted": str(tmp_path / "planted.pb"),
-        "wrong": str(tmp_path / "planted.pb"),
+        "wrong": {engine: run["planted"] for engine, run in runs.items()},
         "drift": {"drift": 0.1},
         "expected_anomalies": {
             "d": ["SCHEMA_MISSING_COLUMN"],
@@ -149,15 +136,17 @@ def test_tfdv_reads_ours_and_agrees(spark, tmp_path: Path, monkeypatch, engine: 
             "drift": ["COMPARATOR_L_INFTY_HIGH"],
         },
     }
-    report, returncode = _tfdv_check(python, job, tmp_path)
+    report, returncode = tfdv.check(job)
     assert report["problems"] == []
-    # The same comparison of other statistics (the planted ones) finds what differs.
-    wrong = "\n".join(report["wrong"])
-    for difference in ("features:", "s top_values:", "drift top_values:", "s unique:"):
-        assert difference in wrong, wrong
     # Every column but the one null in every row (the jar writes no feature of it).
     columns = [c for c in df.columns if c != "nothing"]
-    assert sorted(report["features"]) == sorted([c] for c in columns)
+    for engine in ENGINES:
+        run = report["runs"][engine]
+        # The same comparison of other statistics (the planted ones) finds what differs.
+        wrong = "\n".join(run["wrong"])
+        for difference in ("features:", "s top_values:", "drift top_values:", "s unique:"):
+            assert difference in wrong, (engine, wrong)
+        assert sorted(run["features"]) == sorted([c] for c in columns), engine
     assert returncode == 0
 
 
@@ -281,11 +270,12 @@ def _nested_row(i: int) -> tuple:
     return (i, point, boxes, grid)
 
 
-def test_struct_leaves_by_their_path_as_tfdv_finds_them(spark, tmp_path: Path) -> None:
+def test_struct_leaves_by_their_path_as_tfdv_finds_them(
+    spark, tmp_path: Path, tfdv: TFDVWorker
+) -> None:
     """A struct's leaves (nested, null structs, a null leaf), an array of structs' leaves
     (parallel lists, a list leaf written ragged) and a list of lists (ragged): our statistics,
     written by write(statistics=...), are TFDV's of the files the same write made."""
-    python = _tfdv_python()
     df = spark.createDataFrame([_nested_row(i) for i in range(600)], NESTED).repartition(3)
     artifact = tmp_path / "statistics"
     spark_tfrecord.write(
@@ -295,7 +285,7 @@ def test_struct_leaves_by_their_path_as_tfdv_finds_them(spark, tmp_path: Path) -
     assert written.read_bytes() == spark_tfrecord.statistics(df)
     assert not [p for p in (tmp_path / "examples" / "Split-train").iterdir() if "Feature" in p.name]
     job = {"ours": str(written), "data": str(tmp_path / "examples" / "Split-train" / "*")}
-    report, returncode = _tfdv_check(python, job, tmp_path)
+    report, returncode = tfdv.check(job)
     assert report["problems"] == []
     assert sorted(report["features"]) == sorted(
         [name]
@@ -416,8 +406,9 @@ def test_the_arrow_engines_top_values_are_exact() -> None:
         assert [r["rank"] for r in top] == list(range(1, 1001))
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow", "jar"])
-def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
+def test_weighted_statistics_are_tfdvs(
+    spark, tmp_path: Path, monkeypatch, tfdv: TFDVWorker
+) -> None:
     """statistics(weight="w") by each engine against TFDV's StatsOptions(weight_feature="w")
     on the files the jar wrote: the weighted presence and numbers of values of every feature
     (the weight's own too), the weighted mean, standard deviation, median and histograms of
@@ -425,29 +416,37 @@ def test_weighted_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engin
     strings; weights of 0 included."""
     from pyspark.sql import functions as F
 
-    python = _tfdv_python()
-    merges = _engine(spark, monkeypatch, engine)
     weights = F.expr("CAST((id % 5) * 0.5 + IF(id % 97 = 0, 30, 0) AS FLOAT)")
     df = _frame(spark).withColumn("w", weights)
     spark_tfrecord.write(df, str(tmp_path / "examples"))
-    ours = tmp_path / "weighted.pb"
-    spark_tfrecord.statistics(df, str(ours), engine=engine, weight="w")
-    job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
-    report, returncode = _tfdv_check(python, job, tmp_path)
-    assert set(merges) == {"sql": set(), "arrow": {1}, "jar": {2}}[engine]
+
+    def compute(engine: str) -> str:
+        ours = tmp_path / f"weighted-{engine}.pb"
+        spark_tfrecord.statistics(df, str(ours), engine=engine, weight="w")
+        return str(ours)
+
+    ours = _engines(spark, monkeypatch, compute)
+    job = {"ours": ours, "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
+    report, returncode = tfdv.check(job)
     assert report["problems"] == []
-    # every feature but the one null in every row, the weight among them
-    assert len(report["weighted"]) == len(df.columns) - 1 and "w" in report["weighted"]
+    for engine in ENGINES:
+        # every feature but the one null in every row, the weight among them
+        weighted = report["runs"][engine]["weighted"]
+        assert len(weighted) == len(df.columns) - 1 and "w" in weighted, engine
     assert returncode == 0
     with pytest.raises(ValueError, match="weight 'v' is none of the features"):
         spark_tfrecord.statistics(df, weight="v")
     with pytest.raises(ValueError, match="weight column 'ints' holds lists"):
         spark_tfrecord.statistics(df, weight="ints")
+    # (the refusals that take a pass over the data, on two of the columns: the same checks)
+    some_null = df.select("id", F.expr("IF(id = 3, NULL, 1.0)").alias("s"))
     with pytest.raises(ValueError, match="weight column 's' is null in some rows"):
-        spark_tfrecord.statistics(df.withColumn("s", F.expr("IF(id = 3, NULL, 1.0)")), weight="s")
+        spark_tfrecord.statistics(some_null, weight="s")
 
 
-def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(spark, tmp_path: Path) -> None:
+def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(
+    spark, tmp_path: Path, tfdv: TFDVWorker
+) -> None:
     """Negative weights against TFDV's: they count in the weighted presence, numbers of values,
     means and top values' weights (string features whose values all weigh less than 0, or 0,
     among them), while the weighted median and histograms take the values weighing more than 0
@@ -455,7 +454,6 @@ def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(spark, tmp_
     0) first, is refused by its name: TFDV 1.16.1 fails on it."""
     from pyspark.sql import functions as F
 
-    python = _tfdv_python()
     weights = "CASE WHEN id % 7 = 0 THEN -2.5 WHEN id % 11 = 0 THEN 0 ELSE (id % 5) * 0.5 END"
     df = (
         _frame(spark)
@@ -467,12 +465,13 @@ def test_negative_weights_are_tfdvs_and_no_weight_above_0_is_refused(spark, tmp_
     ours = tmp_path / "weighted.pb"
     spark_tfrecord.statistics(df, str(ours), weight="w")
     job = {"ours": str(ours), "data": str(tmp_path / "examples" / "*.tfrecord"), "weight": "w"}
-    report, returncode = _tfdv_check(python, job, tmp_path)
+    report, returncode = tfdv.check(job)
     assert report["problems"] == []
     assert {"w", "negative", "weightless"} <= set(report["weighted"])
     assert returncode == 0
+    # (on a few of the columns: each refusal takes a pass over the data)
     with pytest.raises(ValueError, match="weight column 'w' is 0 or less in every row"):
-        spark_tfrecord.statistics(df.withColumn("w", F.lit(0.0)), weight="w")
-    zero = df.withColumn("z", F.expr("IF(id % 11 = 0, 1.5, NULL)"))
+        spark_tfrecord.statistics(df.select("id", "f", F.lit(0.0).alias("w")), weight="w")
+    zero = df.select("id", "f", "w", F.expr("IF(id % 11 = 0, 1.5, NULL)").alias("z"))
     with pytest.raises(ValueError, match="no value of column 'z' weighs more than 0"):
         spark_tfrecord.statistics(zero, weight="w")

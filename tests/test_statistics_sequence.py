@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import spark_tfrecord
-from test_statistics import _engine, _tfdv_check, _tfdv_python
+from support.tfdv_worker import TFDVWorker
+from test_statistics import ENGINES, _engine, _engines
 
 ROWS = 1500
 SCHEMA = (
@@ -74,45 +75,50 @@ def _frame(spark):
     return spark.createDataFrame([_row(i) for i in range(ROWS)], SCHEMA).repartition(3)
 
 
-@pytest.mark.parametrize("engine", ["sql", "arrow", "jar"])
-def test_sequence_statistics_are_tfdvs(spark, tmp_path: Path, monkeypatch, engine: str) -> None:
-    """Every figure of every feature of the SequenceExample records against TFDV's, written by
-    write(record_type="SequenceExample", statistics=...) (the default engine) or computed by
-    the arrow or the jar engine; the schema our infer_schema infers from ours is TFDV's from its
-    own."""
-    python = _tfdv_python()
-    merges = _engine(spark, monkeypatch, engine)
+def test_sequence_statistics_are_tfdvs(
+    spark, tmp_path: Path, monkeypatch, tfdv: TFDVWorker
+) -> None:
+    """Every figure of every feature of the SequenceExample records against TFDV's, by each
+    engine: the default's (sql) written by write(record_type="SequenceExample",
+    statistics=...), the arrow and the jar engines' computed; the schema our infer_schema infers
+    from each is TFDV's from its own."""
     df = _frame(spark)
-    ours = tmp_path / "statistics.pb"
     examples = str(tmp_path / "examples")
-    stats = spark_tfrecord.statistics(df, engine=engine, record_type="SequenceExample")
-    if engine == "sql":
-        spark_tfrecord.write(df, examples, record_type="SequenceExample", statistics=str(ours))
-        assert ours.read_bytes() == stats
-    else:
-        spark_tfrecord.write(df, examples, record_type="SequenceExample")
-        ours.write_bytes(stats)
-    assert set(merges) == {"sql": set(), "arrow": {1}, "jar": {2}}[engine]
-    schema = tmp_path / "schema.pbtxt"
-    schema.write_text(spark_tfrecord.infer_schema(stats))
+    ours = tmp_path / "sql.pb"
+    spark_tfrecord.write(df, examples, record_type="SequenceExample", statistics=str(ours))
+
+    def compute(engine: str) -> dict[str, str]:
+        stats = spark_tfrecord.statistics(df, engine=engine, record_type="SequenceExample")
+        if engine == "sql":
+            assert ours.read_bytes() == stats
+        else:
+            (tmp_path / f"{engine}.pb").write_bytes(stats)
+        schema = tmp_path / f"{engine}-schema.pbtxt"
+        schema.write_text(spark_tfrecord.infer_schema(stats))
+        return {"ours": str(tmp_path / f"{engine}.pb"), "schema": str(schema)}
+
+    runs = _engines(spark, monkeypatch, compute)
     job = {
-        "ours": str(ours),
+        "ours": {engine: run["ours"] for engine, run in runs.items()},
         "data": examples + "/*.tfrecord",
         "record_type": "SequenceExample",
-        "schema": str(schema),  # our infer_schema's: tfdv.infer_schema's of TFDV's statistics
+        # our infer_schema's: tfdv.infer_schema's of TFDV's statistics
+        "schema": {engine: run["schema"] for engine, run in runs.items()},
     }
-    report, returncode = _tfdv_check(python, job, tmp_path)
+    report, returncode = tfdv.check(job)
     assert report["problems"] == []
-    assert sorted(report["features"]) == FEATURES
-    # The levels (and custom histograms, but of nosteps, which has no step) of every feature list.
-    assert sorted(report["levels"]) == sorted(f"##SEQUENCE##/{n}" for n in FEATURE_LISTS)
+    for engine in ENGINES:
+        run = report["runs"][engine]
+        assert sorted(run["features"]) == FEATURES, engine
+        # The levels (and custom histograms, but of nosteps, which has no step) of every
+        # feature list.
+        assert sorted(run["levels"]) == sorted(f"##SEQUENCE##/{n}" for n in FEATURE_LISTS)
     assert returncode == 0
 
 
-def test_weighted_sequence_statistics_are_tfdvs(spark, tmp_path: Path) -> None:
+def test_weighted_sequence_statistics_are_tfdvs(spark, tmp_path: Path, tfdv: TFDVWorker) -> None:
     """StatsOptions(weight_feature="w") on the SequenceExample files: the weighted figures of
     the context features and of the feature lists, with their weighted levels."""
-    python = _tfdv_python()
     df = _frame(spark)
     spark_tfrecord.write(df, str(tmp_path / "examples"), record_type="SequenceExample")
     ours = tmp_path / "weighted.pb"
@@ -123,7 +129,7 @@ def test_weighted_sequence_statistics_are_tfdvs(spark, tmp_path: Path) -> None:
         "record_type": "SequenceExample",
         "weight": "w",
     }
-    report, returncode = _tfdv_check(python, job, tmp_path)
+    report, returncode = tfdv.check(job)
     assert report["problems"] == []
     assert sorted(report["weighted"]) == sorted("/".join(f) for f in FEATURES)
     assert returncode == 0

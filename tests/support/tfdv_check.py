@@ -2,22 +2,26 @@
 test_statistics.py with SPARK_TFRECORD_TFDV_PYTHON: TFDV pins TensorFlow 2.16, pyarrow < 11 and
 Beam, which the Spark environments cannot hold).
 
-    python tfdv_check.py JOB.json
+    python tfdv_check.py JOB.json      one job: its report printed, exit 1 on a disagreement
+    python tfdv_check.py --serve       a job path per line of standard input (serve): what the
+                                       tests run, importing TensorFlow, TFDV and Beam once
 
-JOB.json: ``ours`` (our FeatureStats.pb), ``data`` (the glob of the TFRecord files the jar wrote
-from the same DataFrame), optionally ``weight`` (TFDV's ``StatsOptions(weight_feature=...)``)
-and ``record_type`` (``SequenceExample``: TFDV's statistics as TFX's of such files, by
-tfdv_sequence, the feature lists' levels compared too), ``schema`` (our infer_schema's
-schema.pbtxt, compared with TFDV's), and for the whole check (else the figures and the inferred
-schemas alone) ``planted`` (our statistics of data with a drifted feature, a
-missing one and a new string value, which must also differ from TFDV's of the files, as
-``wrong`` (the report's ``wrong``: the differences found)).
+JOB.json: ``ours`` (our FeatureStats.pb; or a dict of them by run, such as each engine's of the
+same DataFrame, all held against one computation of TFDV's), ``data`` (the glob of the TFRecord
+files the jar wrote from the same DataFrame), optionally ``weight`` (TFDV's
+``StatsOptions(weight_feature=...)``) and ``record_type`` (``SequenceExample``: TFDV's
+statistics as TFX's of such files, by tfdv_sequence, the feature lists' levels compared too),
+``schema`` (our infer_schema's schema.pbtxt, compared with TFDV's), and ``planted`` (our
+statistics of data with a drifted feature, a missing one and a new string value: TFDV's
+validation must find them, with the ``drift`` thresholds and ``expected_anomalies``) and
+``wrong`` (statistics that must differ from TFDV's of the files: the report's ``wrong``, the
+differences found); each of these a path, or a dict by run as ``ours``.
 TFDV computes its statistics of the files (``generate_statistics_from_tfrecord``, the
 DirectRunner); the exact figures must be equal (to the float tolerances of TOLERANCE), the
 approximate ones within TFDV's bound: a quantile of rank p within ``EPSILON`` of the values'
-count of p, checked against the values themselves (read from the files). Prints a JSON report:
-the features and figures compared and the largest difference of each kind. Exits 1 naming
-each disagreement.
+count of p, checked against the values themselves (read from the files). The report (JSON):
+the features and figures compared, the largest difference of each kind, and each disagreement
+(``problems``).
 """
 
 from __future__ import annotations
@@ -222,6 +226,25 @@ def check_weighted(what: str, f: Any, g: Any, records: list[Any], weights: np.nd
         check_histogram(f"{what} weighted histogram {i}", x, y, values, cum)
 
 
+#: The values of the files read so far, by their names: a job's runs compare with the same.
+_READ: dict[tuple[tuple[str, ...], bool], tuple[Any, Any, Any]] = {}
+
+
+def read(files: list[str], sequence: bool) -> tuple[Any, Any, Any]:
+    """``values_of`` the files (``tfdv_sequence.values_of`` of SequenceExample files, with their
+    steps): their values, holders and steps, read once for the job (the worker forgets the
+    files of the job before)."""
+    key = (tuple(files), sequence)
+    if key not in _READ:
+        _READ.clear()
+        if sequence:
+            _, lists, holders, steps = tfdv_sequence.values_of(files)
+        else:
+            (_, lists, holders), steps = values_of(files), {}
+        _READ[key] = (lists, holders, steps)
+    return _READ[key]
+
+
 def compare(
     ours: Any, theirs: Any, files: list[str], weight: str | None = None, sequence: bool = False
 ) -> list[str]:
@@ -231,11 +254,7 @@ def compare(
     mine = {tuple(f.path.step): f for f in a.features}
     tfdvs = {tuple(f.path.step): f for f in b.features}
     equal("features", sorted(mine), sorted(tfdvs))
-    steps: dict[str, list[list[int]]] = {}
-    if sequence:
-        _, lists, holders, steps = tfdv_sequence.values_of(files)
-    else:
-        _, lists, holders = values_of(files)
+    lists, holders, steps = read(files, sequence)
     if weight is not None:
         close("weighted_num_examples", a.weighted_num_examples, b.weighted_num_examples, "double")
         by_record = np.array([v[0] for v in lists[weight]], dtype=np.float64)
@@ -294,54 +313,99 @@ def ordered(schema: Any) -> str:
     return str(copy)
 
 
-def main(job_path: str) -> int:
-    job = json.loads(Path(job_path).read_text())
-    ours = tfdv.load_stats_binary(job["ours"])
-    files = sorted(glob.glob(job["data"]))
-    options = tfdv.StatsOptions(weight_feature=job.get("weight"))
+def _reset() -> None:
+    """Empties the findings of the last check (a worker checks one job after another)."""
+    problems.clear()
+    largest.clear()
+    weighed.clear()
+    custom.clear()
+
+
+def _of(job: dict[str, Any], key: str, label: str) -> Any:
+    """The job's ``key`` for the run ``label``: a dict gives one per run, a string all of them."""
+    value = job[key]
+    return value[label] if isinstance(value, dict) else value
+
+
+def _run(job: dict[str, Any], label: str, theirs: Any, files: list[str]) -> dict[str, Any]:
+    """One run's report: the statistics ``_of(job, "ours", label)`` against TFDV's ``theirs``."""
+    _reset()
+    ours = tfdv.load_stats_binary(_of(job, "ours", label))
     sequence = job.get("record_type") == "SequenceExample"
-    if sequence:
-        theirs = tfdv_sequence.statistics(job["data"], options)
-    else:
-        theirs = tfdv.generate_statistics_from_tfrecord(job["data"], stats_options=options)
     features = compare(ours, theirs, files, job.get("weight"), sequence)
     schema_ours, schema_theirs = tfdv.infer_schema(ours), tfdv.infer_schema(theirs)
     equal("tfdv.infer_schema", ordered(schema_ours), ordered(schema_theirs))
-    if "schema" not in job:  # the figures and the schema alone
-        report = {"features": features, "largest": largest, "problems": problems}
-        print(json.dumps({**report, "weighted": sorted(set(weighed)), "levels": custom}))
-        return 1 if problems else 0
-    given = text_format.Parse(Path(job["schema"]).read_text(), schema_pb2.Schema())
-    equal("our infer_schema", ordered(given), ordered(schema_ours))
-    if "planted" not in job:  # the figures and the schemas alone
-        report = {"features": features, "largest": largest, "problems": problems}
-        print(json.dumps({**report, "levels": custom}))
-        return 1 if problems else 0
-    # Validation: none on the data; the planted ones on the other data.
-    equal("anomalies of the data", anomalies(ours, schema_theirs), {})
-    planted = tfdv.load_stats_binary(job["planted"])
-    for name, threshold in job["drift"].items():
-        tfdv.get_feature(schema_theirs, name).drift_comparator.infinity_norm.threshold = threshold
-    found = anomalies(planted, schema_theirs, previous=ours)
-    print(json.dumps({"anomalies": found}), file=sys.stderr)
-    for name, kinds in job["expected_anomalies"].items():
-        missing = set(kinds) - set(found.get(name, []))
-        equal(f"planted anomalies of {name} not found", sorted(missing), [])
-    # What tfdv.visualize_statistics shows (Facets Overview): the page of ours renders them.
-    html = display_util.get_statistics_html(ours)
-    equal("Facets' page", "facets-overview" in html and len(html) > 1000, True)
-    # The comparison finds differences where there are some: other statistics against TFDV's.
-    kept, kept_largest = list(problems), dict(largest)
-    problems.clear()
-    compare(tfdv.load_stats_binary(job["wrong"]), theirs, files)
-    wrong = list(problems)
-    problems[:] = kept
-    largest.clear()
-    largest.update(kept_largest)
-    report = {"features": features, "largest": largest, "problems": problems, "wrong": wrong}
+    report = {"features": features, "weighted": sorted(set(weighed)), "levels": list(custom)}
+    if "schema" in job:
+        given = text_format.Parse(Path(_of(job, "schema", label)).read_text(), schema_pb2.Schema())
+        equal("our infer_schema", ordered(given), ordered(schema_ours))
+    if "planted" in job:
+        # Validation: none on the data; the planted ones on the other data.
+        equal("anomalies of the data", anomalies(ours, schema_theirs), {})
+        planted = tfdv.load_stats_binary(_of(job, "planted", label))
+        for name, threshold in job["drift"].items():
+            feature = tfdv.get_feature(schema_theirs, name)
+            feature.drift_comparator.infinity_norm.threshold = threshold
+        found = anomalies(planted, schema_theirs, previous=ours)
+        print(json.dumps({"anomalies": found}), file=sys.stderr)
+        for name, kinds in job["expected_anomalies"].items():
+            missing = set(kinds) - set(found.get(name, []))
+            equal(f"planted anomalies of {name} not found", sorted(missing), [])
+        # What tfdv.visualize_statistics shows (Facets Overview): the page of ours renders them.
+        html = display_util.get_statistics_html(ours)
+        equal("Facets' page", "facets-overview" in html and len(html) > 1000, True)
+        # The comparison finds differences where there are some: other statistics against
+        # TFDV's (the findings of that comparison are the report's ``wrong``).
+        kept, kept_largest = list(problems), dict(largest)
+        problems.clear()
+        compare(tfdv.load_stats_binary(_of(job, "wrong", label)), theirs, files)
+        report["wrong"] = list(problems)
+        problems[:] = kept
+        largest.clear()
+        largest.update(kept_largest)
+    return {**report, "largest": dict(largest), "problems": list(problems)}
+
+
+def check(job: dict[str, Any]) -> dict[str, Any]:
+    """The report on ``job``: TFDV's statistics of the files computed once, and each run's
+    statistics (``ours``: a path, or a dict of paths by run, ``schema``, ``planted`` and
+    ``wrong`` alike) held against them. With one path, that run's report; with a dict, the
+    runs' reports by label (``runs``) and their problems, each named by its run."""
+    files = sorted(glob.glob(job["data"]))
+    options = tfdv.StatsOptions(weight_feature=job.get("weight"))
+    if job.get("record_type") == "SequenceExample":
+        theirs = tfdv_sequence.statistics(job["data"], options)
+    else:
+        theirs = tfdv.generate_statistics_from_tfrecord(job["data"], stats_options=options)
+    if not isinstance(job["ours"], dict):
+        return _run(job, "", theirs, files)
+    runs = {label: _run(job, label, theirs, files) for label in job["ours"]}
+    named = [f"{label}: {p}" for label, run in runs.items() for p in run["problems"]]
+    return {"runs": runs, "problems": named}
+
+
+def serve() -> int:
+    """Checks the job of each path read from standard input, one at a time, in this one process
+    (TensorFlow, TFDV and Beam imported once): each report printed on a line of its own after
+    REPORT, with ``status`` (1: problems found); a job that raised reports its error."""
+    for line in sys.stdin:
+        try:
+            report = check(json.loads(Path(line.strip()).read_text()))
+            report["status"] = 1 if report["problems"] else 0
+        except Exception as e:  # the test that sent the job fails with it
+            import traceback
+
+            report = {"status": 2, "problems": [f"{type(e).__name__}: {e}"],
+                      "error": traceback.format_exc()}  # fmt: skip
+        print("REPORT " + json.dumps(report), flush=True)
+    return 0
+
+
+def main(job_path: str) -> int:
+    report = check(json.loads(Path(job_path).read_text()))
     print(json.dumps(report))
-    return 1 if problems else 0
+    return 1 if report["problems"] else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(serve() if sys.argv[1:] == ["--serve"] else main(sys.argv[1]))
