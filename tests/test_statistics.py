@@ -20,6 +20,7 @@ import pytest
 
 import spark_tfrecord
 from support.tfdv_worker import TFDVWorker
+from support.tfrecord_bytes import entry, example, feature, frame, int64_list_packed
 
 ROWS = 3000
 #: The engines of spark_tfrecord.statistics, each held against TFDV.
@@ -363,6 +364,28 @@ def test_the_jar_engines_figures_keep_their_bound(spark) -> None:
     assert [(r["s"], r["c"], r["rank"]) for r in tops[2]] == [
         (s, c, k + 1) for k, (s, c) in enumerate(want)
     ]
+
+
+def test_a_failing_task_fails_the_jar_engine_naming_the_file(spark, tmp_path: Path) -> None:
+    """The jar engine merges each task's figures as it arrives, while the others run: a task
+    that fails (a damaged record, in the second of three files) fails the call with Spark's
+    error, naming the file and the byte offset, rather than waiting for figures that never
+    come; and the good files alone give their figures."""
+    good = frame(example(entry(b"x", feature("int64", int64_list_packed([7])))))
+    bad = bytearray(good)
+    bad[-1] ^= 0x01
+    for name, data in (("a", good * 50), ("b", good * 3 + bytes(bad)), ("c", good * 50)):
+        (tmp_path / f"{name}.tfrecord").write_bytes(data)
+    df = spark_tfrecord.read(spark, str(tmp_path), schema="x long")
+    damaged = rf"data checksum mismatch at byte offset {3 * len(good)} of \S*b\.tfrecord"
+    with pytest.raises(Exception, match=damaged):
+        spark_tfrecord.statistics(df, engine="jar")
+    (tmp_path / "b.tfrecord").unlink()
+    from spark_tfrecord._format.datasets.statistics_proto import decode
+
+    again = spark_tfrecord.read(spark, str(tmp_path), schema="x long")
+    (stats,) = decode(spark_tfrecord.statistics(again, engine="jar"))
+    assert stats.num_examples == 100
 
 
 def test_the_arrow_engines_top_values_are_exact() -> None:

@@ -10,6 +10,7 @@ driver's JVM: unique values, bytes, invalid UTF-8 and the top values.
 
 from __future__ import annotations
 
+import base64
 import struct
 from typing import TYPE_CHECKING, Any
 
@@ -121,7 +122,9 @@ def figures(
         sql, mark = _read_as(c, df.schema[c.name].dataType)
         picked.append(F.expr(sql).alias(f"c{i}"))
         rounded += mark
-    reader = _Reader(bytes(entry.figures(df.select(*picked)._jdf, rounded, top)))
+    # base64: Py4J decodes a byte[] one byte at a time in Python (a third of the engine's time)
+    figures_text = entry.figuresBase64(df.select(*picked)._jdf, rounded, top)
+    reader = _Reader(base64.b64decode(figures_text))
     parts: list[list[dict[str, Any]]] = [[] for _ in columns]
     rows = 0
     for _ in range(reader.count()):

@@ -19,4 +19,11 @@ object TFRecordStatistics {
    */
   def figures(df: DataFrame, rounded: String, top: Int): Array[Byte] =
     StatisticsAggregator.figures(SparkShims.internalRows(df), df.schema, rounded, top)
+
+  /**
+   * [[figures]] in base64, for Python: Py4J hands a `byte[]` over one byte at a time in Python
+   * (4.1 s of a 12.5 s run for 3.7 MB of figures), a string whole.
+   */
+  def figuresBase64(df: DataFrame, rounded: String, top: Int): String =
+    java.util.Base64.getEncoder.encodeToString(figures(df, rounded, top))
 }

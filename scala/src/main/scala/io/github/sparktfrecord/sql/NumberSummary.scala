@@ -369,7 +369,12 @@ private[sparktfrecord] object NumberSummary {
     }
 
     private def compressed(): Summary = {
-      val total = weights.sum
+      var total = 0L // (not weights.sum, which boxes every weight)
+      var w = 0
+      while (w < weights.length) {
+        total += weights(w)
+        w += 1
+      }
       val out = new Summary(new Array[Double](Points), new Array[Long](Points))
       var before = 0L
       var cumulative = weights(0)

@@ -28,8 +28,11 @@ private[sparktfrecord] final class StringCounts {
   def distinct: Int = size
 
   /** Counts `times` more of the `length` bytes at `offset` in `base` (Spark's unsafe address). */
-  def add(base: AnyRef, offset: Long, length: Int, times: Long): Unit = {
-    val hash = XXH64.hashUnsafeBytes(base, offset, length, 42L)
+  def add(base: AnyRef, offset: Long, length: Int, times: Long): Unit =
+    add(base, offset, length, times, XXH64.hashUnsafeBytes(base, offset, length, 42L))
+
+  // The same, with the bytes' hash known (another table's: merged without hashing again).
+  private def add(base: AnyRef, offset: Long, length: Int, times: Long, hash: Long): Unit = {
     val mask = slots.length - 1
     var at = (hash ^ (hash >>> 32)).toInt & mask
     while (slots(at) != 0) {
@@ -56,16 +59,19 @@ private[sparktfrecord] final class StringCounts {
     if (size * 2 > slots.length) rehash()
   }
 
-  private def grow(): Unit = {
-    val more = starts.length * 2
+  private def grow(): Unit = grow(starts.length * 2)
+
+  private def grow(more: Int): Unit = {
     starts = java.util.Arrays.copyOf(starts, more)
     lengths = java.util.Arrays.copyOf(lengths, more)
     hashes = java.util.Arrays.copyOf(hashes, more)
     counts = java.util.Arrays.copyOf(counts, more)
   }
 
-  private def rehash(): Unit = {
-    slots = new Array[Int](slots.length * 2)
+  private def rehash(): Unit = rehash(slots.length * 2)
+
+  private def rehash(to: Int): Unit = {
+    slots = new Array[Int](to)
     val mask = slots.length - 1
     var e = 0
     while (e < size) {
@@ -76,35 +82,53 @@ private[sparktfrecord] final class StringCounts {
     }
   }
 
-  /** Every value and its count: how many, their lengths, their counts, then their bytes. */
+  /**
+   * Every value and its count: how many, their lengths, their counts, their hashes, then their
+   * bytes.
+   */
   def write(out: DataOutputStream): Unit = {
-    val block = ByteBuffer.allocate(8 + 12 * size)
+    val block = ByteBuffer.allocate(8 + 20 * size)
     block.putInt(size).putInt(used)
     block.asIntBuffer().put(lengths, 0, size)
     block.position(8 + 4 * size)
     block.asLongBuffer().put(counts, 0, size)
+    block.position(8 + 12 * size)
+    block.asLongBuffer().put(hashes, 0, size)
     out.write(block.array())
     out.write(arena, 0, used)
   }
 
-  /** Adds what [[write]] wrote (another partition's counts). */
+  /** Adds what [[write]] wrote (another partition's counts), room made for all of it first. */
   def addWritten(in: DataInputStream): Unit = {
     val head = ByteBuffer.allocate(8)
     in.readFully(head.array())
     val (entries, bytes) = (head.getInt(0), head.getInt(4))
-    val block = ByteBuffer.allocate(12 * entries + bytes)
+    val block = ByteBuffer.allocate(20 * entries + bytes)
     in.readFully(block.array())
+    reserve(entries, bytes)
     val lengthsIn = block.asIntBuffer()
     block.position(4 * entries)
     val countsIn = block.asLongBuffer()
-    var at = Platform.BYTE_ARRAY_OFFSET + 12L * entries
+    block.position(12 * entries)
+    val hashesIn = block.asLongBuffer()
+    var at = Platform.BYTE_ARRAY_OFFSET + 20L * entries
     var e = 0
     while (e < entries) {
       val length = lengthsIn.get(e)
-      add(block.array(), at, length, countsIn.get(e))
+      add(block.array(), at, length, countsIn.get(e), hashesIn.get(e))
       at += length
       e += 1
     }
+  }
+
+  // Room for `entries` more distinct values of `bytes` bytes in all, made at once.
+  private def reserve(entries: Int, bytes: Int): Unit = {
+    val needed = size + entries
+    if (needed > starts.length) grow(Integer.highestOneBit(needed) * 2)
+    if (used + bytes > arena.length) {
+      arena = java.util.Arrays.copyOf(arena, math.max(arena.length * 2, used + bytes))
+    }
+    if (needed * 2 > slots.length) rehash(Integer.highestOneBit(needed) * 4)
   }
 
   /**
