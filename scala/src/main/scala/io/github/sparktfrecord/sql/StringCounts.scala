@@ -45,9 +45,7 @@ private[sparktfrecord] final class StringCounts {
       at = (at + 1) & mask
     }
     if (size == starts.length) grow()
-    if (used + length > arena.length) {
-      arena = java.util.Arrays.copyOf(arena, math.max(arena.length * 2, used + length))
-    }
+    roomFor(length)
     Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + used, length)
     starts(size) = used
     lengths(size) = length
@@ -58,6 +56,12 @@ private[sparktfrecord] final class StringCounts {
     slots(at) = size
     if (size * 2 > slots.length) rehash()
   }
+
+  // The arena made to hold `bytes` more bytes, doubled at least.
+  private def roomFor(bytes: Int): Unit =
+    if (used + bytes > arena.length) {
+      arena = java.util.Arrays.copyOf(arena, math.max(arena.length * 2, used + bytes))
+    }
 
   private def grow(): Unit = grow(starts.length * 2)
 
@@ -125,9 +129,7 @@ private[sparktfrecord] final class StringCounts {
   private def reserve(entries: Int, bytes: Int): Unit = {
     val needed = size + entries
     if (needed > starts.length) grow(Integer.highestOneBit(needed) * 2)
-    if (used + bytes > arena.length) {
-      arena = java.util.Arrays.copyOf(arena, math.max(arena.length * 2, used + bytes))
-    }
+    roomFor(bytes)
     if (needed * 2 > slots.length) rehash(Integer.highestOneBit(needed) * 4)
   }
 
