@@ -5,7 +5,9 @@ each Spark's environment, and pyarrow, pandas, grpc, moto beside it. Linked, the
 less of a CI machine's disk (12 GB before), whose free space a run once used up. A
 link is safe where pip and Python write: pip deletes a file before it writes one in its place
 (an upgrade in one environment leaves the others' copy whole), and Python writes its bytecode
-to a new file that it renames into place.
+to a new file that it renames into place. A pip may run in one of the folders meanwhile (ci/test
+installs the wheel into an environment while the background links the others): a file it
+removes between the walk and the link is left out.
 
 Only regular files of MIN_BYTES or more, with the same size, mode and contents, are linked; a
 file is replaced by a link through a rename, so that a run cut short leaves each path either
@@ -23,6 +25,7 @@ Usage: python3 ci/link-duplicates.py FOLDER [FOLDER ...]. Prints what it saved.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -42,7 +45,10 @@ def files(folders: list[str]) -> dict[tuple[int, int, int], list[str]]:
         for parent, _, names in os.walk(folder):
             for name in names:
                 path = os.path.join(parent, name)
-                st = os.lstat(path)
+                try:
+                    st = os.lstat(path)
+                except FileNotFoundError:  # removed since the walk listed it
+                    continue
                 if not stat.S_ISREG(st.st_mode) or st.st_size < MIN_BYTES or name.endswith(".py"):
                     continue
                 if (st.st_dev, st.st_ino) not in inodes:
@@ -77,7 +83,10 @@ def stale(source: str) -> bool:
         return False
     if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
         return False
-    st = os.stat(source)
+    try:
+        st = os.stat(source)
+    except FileNotFoundError:
+        return False
     mtime = int.from_bytes(header[8:12], "little")
     size = int.from_bytes(header[12:16], "little")
     return (mtime, size) != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)
@@ -101,15 +110,20 @@ def main(folders: list[str]) -> None:
             continue
         first: dict[bytes, str] = {}
         for path in paths:
-            original = first.setdefault(digest(path), path)
+            try:
+                original = first.setdefault(digest(path), path)
+                if original != path:
+                    link(original, path)
+            except FileNotFoundError:  # a pip beside this one removed it (or the original)
+                continue
             if original != path:
-                link(original, path)
                 saved += size
                 linked += 1
     print(f"link-duplicates: {linked} files linked, {saved / 2**30:.1f} GiB saved")
     outdated = stale_bytecode(folders)
     for source in outdated:
-        py_compile.compile(source, invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+        with contextlib.suppress(FileNotFoundError):  # removed meanwhile, as above
+            py_compile.compile(source, invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
     if outdated:
         print(
             f"link-duplicates: {len(outdated)} stale bytecode files compiled again "

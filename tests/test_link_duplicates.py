@@ -6,11 +6,14 @@ again."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import py_compile
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from support import ROOT
 
@@ -69,3 +72,27 @@ def test_stale_bytecode_is_compiled_again(tmp_path: Path) -> None:
     said = loaded(site)
     assert f"code object from '{site / '__pycache__'}" in said, said[-2000:]
     assert "bytecode is stale" not in said
+
+
+def test_a_file_a_pip_beside_it_removes_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ci/test's background links the environments while a suite's pip installs the wheel into
+    # one of them: a file gone between the walk and its digest once ended the whole background.
+    sites = [environment(tmp_path, name, 1_700_000_000 + k) for k, name in enumerate("abc")]
+    spec = importlib.util.spec_from_file_location("link_duplicates", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    digest = module.digest
+
+    def removed_meanwhile(path: str) -> bytes:
+        if path == str(sites[1] / "lib.so"):
+            os.remove(path)
+        return digest(path)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(module, "digest", removed_meanwhile)
+    module.main([str(tmp_path)])
+    assert "1 files linked" in capsys.readouterr().out
+    assert os.stat(sites[2] / "lib.so").st_ino == os.stat(sites[0] / "lib.so").st_ino
+    assert not (sites[1] / "lib.so").exists()
