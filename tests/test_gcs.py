@@ -13,6 +13,10 @@ connector, hadoop-gcp, which has no endpoint setting: it reaches the same server
 host, through a proxy and a front (`support.gcs_front`); the tests that take `connector` check
 both runs.
 
+The trainer's tests that read what this process put on the server (gcsfs's requests by block,
+the loaders, `tf_dataset`, a stopped server) check the package's code, not Spark's: marked
+``once``, they run in one of ci/test's suites that collect this file (tests/conftest.py).
+
 `tf_dataset`'s test needs no Spark: it starts a server of its own that also answers HTTPS as
 Google's hosts, behind a local proxy (`support.google_hosts`), and reads in one child Python
 with TensorFlow (`support.tf_gcs_reader`), whose GCS file system only the environment points.
@@ -305,6 +309,7 @@ def test_a_failed_append_leaves_the_folder_as_it_was(
     assert (info.source, info.num_records, len(info.files)) == ("manifest", 100, 2)
 
 
+@pytest.mark.once
 def test_the_trainer_names_a_missing_bucket_and_object(emulator: str) -> None:
     for url in (f"gs://no-such-{BUCKET}/t", f"gs://{BUCKET}/no-such-folder"):
         with pytest.raises(FileNotFoundError, match=url):
@@ -495,6 +500,7 @@ def show(requests: list[Request]) -> str:
     return "\n".join(f"{r.method} {r.target} {r.status}" for r in requests)
 
 
+@pytest.mark.once
 def test_reading_in_order_costs_one_request_per_block(gcs: GCS, uploaded: Folder) -> None:
     """With a cache of only four blocks, an in-order epoch fetches each block once."""
     runs = [{"shuffle": False}]
@@ -507,6 +513,7 @@ def test_reading_in_order_costs_one_request_per_block(gcs: GCS, uploaded: Folder
     assert len(every) <= bound, f"{len(every)} requests > {bound}:\n{show(every)}"
 
 
+@pytest.mark.once
 def test_shuffled_epochs_fetch_each_block_once(gcs: GCS, uploaded: Folder) -> None:
     """The folder fits in the cache: a shuffled first epoch fetches each block at most once,
     and a second epoch in the same process asks for nothing."""
@@ -522,6 +529,7 @@ def test_shuffled_epochs_fetch_each_block_once(gcs: GCS, uploaded: Folder) -> No
     assert of_folder(phases["epoch1"], uploaded) == [], show(phases["epoch1"])
 
 
+@pytest.mark.once
 def test_block_sampler_reads_each_block_once_an_epoch(gcs: GCS, uploaded: Folder) -> None:
     """A cache of eight blocks, a folder of more: ``block_sampler`` reads a block at a time,
     each once per epoch, in another order each epoch."""
@@ -539,6 +547,7 @@ def test_block_sampler_reads_each_block_once_an_epoch(gcs: GCS, uploaded: Folder
         assert len(requests) <= uploaded.total_blocks + len(uploaded.sizes), show(requests)
 
 
+@pytest.mark.once
 def test_feature_spec_and_values_of_a_gs_folder_equal_the_local_ones(
     gcs: GCS, uploaded: Folder, emulator: str
 ) -> None:
@@ -562,6 +571,7 @@ gcsfs.retry.asyncio = types.SimpleNamespace(**{**vars(asyncio), "sleep": _at_onc
 """
 
 
+@pytest.mark.once
 def test_a_stopped_server_gives_a_clear_error_not_a_hang(tmp_path: Path) -> None:
     """gcsfs retries a refused connection a few times (NO_BACKOFF), then the loaders raise its
     error, which names the host; the test's timeout is the hang's bound."""
@@ -621,6 +631,7 @@ def write_folder(folder: Path, counts: dict[str, int]) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.once
 def test_tf_dataset_reads_gs_through_tensorflows_own_file_system(tmp_path: Path) -> None:
     """tf_dataset on gs:// reads the files through TensorFlow's own GCS file system, which has
     no endpoint setting: it reaches storage.googleapis.com (objects) and www.googleapis.com

@@ -29,15 +29,16 @@ from typing import Any
 
 import pyspark
 
-from support import child_env
+from support import QUICK_JVM, child_env
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 START_DEADLINE = 240.0  # seconds: the machine is small and shared, JVMs start slowly
 STOP_DEADLINE = 60.0
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
-# The client compiler and the serial collector: the JVMs here are short-lived and share two
-# cores, and this halves the CPU time they spend (measured: 107 s -> 47 s for test_cluster).
-JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# The client compiler and the serial collector (QUICK_JVM): the JVMs here are short-lived and
+# share two cores, and this halves the CPU time they spend (measured: 107 s -> 47 s for
+# test_cluster).
+JAVA_OPTIONS = QUICK_JVM
 
 
 def free_ports(count: int) -> list[int]:
