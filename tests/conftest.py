@@ -165,12 +165,12 @@ def _unit(item: pytest.Item) -> str:
 #: jar on the one oldest Hadoop that Spark 4 can run on (3.0.0). So do the files of the Spark
 #: side whose code paths in the jar are the same on every Spark 4 (the second part: plans,
 #: inference, commits and manifests, splits, reads and writes by type, tasks' errors, executors
-#: in other JVMs, an S3 server): on a slow CI machine (a third of the speed) three suites of
-#: them ran past CI's 90 minutes. What is left runs in every suite: what changes with Spark's
-#: minor versions or what the package does differently by one (Spark Connect's server and
-#: clients, the Python data source and its Arrow conversion, streaming, Spark's error conditions
-#: and their texts, the typed helpers and configure() on the builders, a jar added to a running
-#: session, spark-shell, the round trip through Spark's writers).
+#: in other JVMs, an S3 server, a streaming query, spark-shell): on a slow CI machine (a third
+#: of the speed) three suites of them ran past CI's 90 minutes. What is left runs in every
+#: suite: what changes with Spark's minor versions or what the package does differently by one
+#: (Spark Connect's server and clients, the Python data source and its Arrow conversion,
+#: Spark's error conditions and their texts, the typed helpers and configure() on the
+#: builders, a jar added to a running session).
 PER_JAR = {
     "test_fuzz.py": 162,
     "test_old_hadoop.py": 58,
@@ -193,6 +193,9 @@ PER_JAR = {
     "test_sequence_example.py": 2,
     # the Spark side whose code paths in the jar are the same on every Spark 4
     "test_s3.py": 150,
+    "test_spark_shell.py": 109,
+    "test_streaming.py": 55,
+    "test_roundtrip.py": 15,
     "test_shards.py": 131,
     "test_cluster.py": 92,
     "test_errors.py": 52,
