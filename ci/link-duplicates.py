@@ -112,13 +112,13 @@ def main(folders: list[str]) -> None:
         for path in paths:
             try:
                 original = first.setdefault(digest(path), path)
-                if original != path:
-                    link(original, path)
+                if original == path:
+                    continue
+                link(original, path)
             except FileNotFoundError:  # a pip beside this one removed it (or the original)
                 continue
-            if original != path:
-                saved += size
-                linked += 1
+            saved += size
+            linked += 1
     print(f"link-duplicates: {linked} files linked, {saved / 2**30:.1f} GiB saved")
     outdated = stale_bytecode(folders)
     for source in outdated:

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from support.standalone import JAVA_OPTIONS, serve, wait_for
+from support import QUICK_JVM
+from support.standalone import serve, wait_for
 
 BIG_ROWS = 50_000  # about 5 MB in one file
 SPLIT_BYTES = 256 * 1024
@@ -250,8 +251,8 @@ def main(master: str) -> None:
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.executor.memory", "512m")
-        .config("spark.driver.extraJavaOptions", JAVA_OPTIONS)
-        .config("spark.executor.extraJavaOptions", JAVA_OPTIONS)
+        .config("spark.driver.extraJavaOptions", QUICK_JVM)
+        .config("spark.executor.extraJavaOptions", QUICK_JVM)
         .config("spark.sql.session.timeZone", "UTC")
     )
     spark = spark_tfrecord.configure(builder).getOrCreate()
