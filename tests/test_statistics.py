@@ -178,6 +178,28 @@ def test_one_query_whatever_the_number_of_columns(spark, engine: str) -> None:
         assert narrow == 1
 
 
+def test_the_default_engine_is_the_jars_where_the_session_can_call_it(spark, monkeypatch) -> None:
+    """engine="auto", the default: the jar's one job and bytes in a classic session with the
+    jar; Spark SQL's where there is no jar to call (as on a Connect client: test_connect)."""
+    from spark_tfrecord._spark import statistics_jar
+
+    df = spark.range(0, 3000, 1, 1).selectExpr(
+        "id % 17 AS x", "CAST(id % 5 AS STRING) AS s", "array(id, 1.5) AS l"
+    )
+    group = "statistics-auto"
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        default = spark_tfrecord.statistics(df)
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    assert len(spark.sparkContext.statusTracker().getJobIdsForGroup(group)) == 1
+    assert default == spark_tfrecord.statistics(df, engine="jar")
+    monkeypatch.setattr(statistics_jar, "available", lambda df: False)
+    assert spark_tfrecord.statistics(df) == spark_tfrecord.statistics(df, engine="sql")
+    with pytest.raises(ValueError, match="engine is 'auto', 'sql', 'arrow' or 'jar', not 'java'"):
+        spark_tfrecord.statistics(df, engine="java")  # type: ignore[arg-type]
+
+
 def test_a_column_the_records_cannot_hold_flat_is_refused(spark) -> None:
     df = spark.createDataFrame([(1, {"a": 1})], "id long, m map<string,int>")
     with pytest.raises(ValueError, match="column 'm' has type map<string,int>"):

@@ -133,7 +133,7 @@ def _sorted(rows: list[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], dict
 def dataset_statistics(
     df: DataFrame,
     name: str = "",
-    engine: Engine = "sql",
+    engine: Engine = "auto",
     separator: str = "/",
     weight: str | None = None,
     record_type: StatisticsRecordType = "Example",
@@ -146,6 +146,8 @@ def dataset_statistics(
         df, of = flat_features(df, separator)
     columns = [feature_column(f.name, f.dataType, of[f.name]) for f in df.schema.fields]
     w = None if weight is None else weighted.weight_sql(columns, weight)
+    if engine == "auto":
+        engine = "jar" if jar.available(df) else "sql"
     if engine == "jar":
         by_column, tops = jar.figures(df, columns, max(TOP_VALUES, RANK_BUCKETS), *_grids())
         many: dict[str, dict[int, list[dict[str, Any]]]] = {k: {} for k in MANY}
@@ -233,7 +235,7 @@ def statistics(
     *,
     tfx_split: str | None = None,
     name: str = "",
-    engine: Engine = "sql",
+    engine: Engine = "auto",
     path_separator: str = "/",
     weight: str | None = None,
     record_type: StatisticsRecordType = "Example",
@@ -247,7 +249,9 @@ def statistics(
     ``weight``: a numeric column, null in no row, for TFDV's weighted statistics (with
     ``engine="jar"``, by Spark SQL in a second job). ``engine="arrow"`` aggregates in Spark's
     Python workers: they need pyarrow and NumPy. ``engine="jar"`` aggregates in the session's
-    JVM (a classic session with the jar; the fastest).
+    JVM (a classic session with the jar; the fastest). ``engine="sql"``: Spark SQL alone, which
+    any session runs. The default, ``"auto"``, is the jar where the session can call it (a
+    classic session with the jar), else Spark SQL.
 
     >>> import spark_tfrecord
     >>> df = spark.createDataFrame([(1, "a"), (2, "b"), (3, "a")], "id long, s string")
@@ -255,8 +259,8 @@ def statistics(
     >>> print(spark_tfrecord.infer_schema(stats).splitlines()[:2])
     ['feature {', '  name: "id"']
     """
-    if engine not in ("sql", "arrow", "jar"):
-        raise ValueError(f"engine is 'sql', 'arrow' or 'jar', not {engine!r}")
+    if engine not in ("auto", "sql", "arrow", "jar"):
+        raise ValueError(f"engine is 'auto', 'sql', 'arrow' or 'jar', not {engine!r}")
     if record_type not in ("Example", "SequenceExample"):
         raise ValueError(f"record_type is 'Example' or 'SequenceExample', not {record_type!r}")
     if path is None and tfx_split is not None:

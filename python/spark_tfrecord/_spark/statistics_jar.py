@@ -71,11 +71,11 @@ def _numbers(reader: _Reader) -> dict[str, Any]:
     return part
 
 
-def _jar(df: DataFrame) -> Any:
-    """The jar's ``TFRecordStatistics``; ValueError where there is none to call."""
+def _entry(df: DataFrame) -> tuple[Any, str]:
+    """The jar's ``TFRecordStatistics``, or None and why there is none to call."""
     jvm = getattr(df.sparkSession, "_jvm", None)
     if getattr(df, "_jdf", None) is None or jvm is None:
-        raise ValueError(
+        return None, (
             'statistics: engine="jar" aggregates in the session\'s JVM, which a Spark Connect '
             'client cannot call: use engine="sql" or engine="arrow" there'
         )
@@ -83,10 +83,23 @@ def _jar(df: DataFrame) -> Any:
     from py4j.java_gateway import JavaClass
 
     if not isinstance(entry, JavaClass):
-        raise ValueError(
+        return None, (
             'statistics: engine="jar" needs the spark-tfrecord jar on the session\'s class '
             'path (spark_tfrecord.configure(builder)); engine="sql" needs none'
         )
+    return entry, ""
+
+
+def available(df: DataFrame) -> bool:
+    """Whether ``df``'s session can run this engine: a classic one, with the jar."""
+    return _entry(df)[0] is not None
+
+
+def _jar(df: DataFrame) -> Any:
+    """The jar's ``TFRecordStatistics``; ValueError where there is none to call."""
+    entry, why = _entry(df)
+    if entry is None:
+        raise ValueError(why)
     return entry
 
 
@@ -120,20 +133,27 @@ def figures(
     picked, rounded = [], ""
     for i, c in enumerate(columns):
         sql, mark = _read_as(c, df.schema[c.name].dataType)
-        picked.append(F.expr(sql).alias(f"c{i}"))
+        # a column read as it is keeps its name: a select of the scan's own columns copies no row
+        picked.append(F.expr(sql) if sql == quote(c.name) else F.expr(sql).alias(f"c{i}"))
         rounded += mark
     # base64: Py4J decodes a byte[] one byte at a time in Python (a third of the engine's time)
     figures_text = entry.figuresBase64(df.select(*picked)._jdf, rounded, top)
     reader = _Reader(base64.b64decode(figures_text))
-    parts: list[list[dict[str, Any]]] = [[] for _ in columns]
+    arrived: list[tuple[int, list[dict[str, Any]]]] = []
     rows = 0
     for _ in range(reader.count()):
+        index = reader.count()
         rows += int(reader.longs(1)[0])
-        for i, c in enumerate(columns):
+        mine = []
+        for c in columns:
             part = {"sizes": reader.longs(reader.count())}
             if c.kind != STRING:
                 part.update(_numbers(reader))
-            parts[i].append(part)
+            mine.append(part)
+        arrived.append((index, mine))
+    # merged in the partitions' order, not the order their tasks ended: the same sums every run
+    arrived.sort(key=lambda p: p[0])
+    parts = [[mine[i] for _, mine in arrived] for i in range(len(columns))]
     by_column: dict[int, dict[str, Any]] = {-1: {"present": rows}}
     for i, found in enumerate(parts):
         by_column[i] = merged_parts(found, grid, sizes_grid) if found else {"present": 0}

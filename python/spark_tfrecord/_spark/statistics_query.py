@@ -12,8 +12,9 @@ from spark_tfrecord._spark.statistics_partials import PRESENCE, partials, top_st
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-#: Aggregate by Spark SQL alone, in NumPy and Arrow in Spark's Python workers, or in the jar.
-Engine = Literal["sql", "arrow", "jar"]
+#: Aggregate by Spark SQL alone, in NumPy and Arrow in Spark's Python workers, or in the jar;
+#: "auto": the jar where the session can call it, else Spark SQL.
+Engine = Literal["auto", "sql", "arrow", "jar"]
 #: TFDV's default ``StatsOptions``: histogram buckets, top values, rank histogram buckets.
 NUM_VALUES_BUCKETS = 10
 HISTOGRAM_BUCKETS = 10

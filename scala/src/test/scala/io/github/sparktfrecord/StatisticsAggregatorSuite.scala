@@ -1,12 +1,14 @@
 package io.github.sparktfrecord
 
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
+import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.Random
 
 import io.github.sparktfrecord.sql.{NumberSummary, StringCounts}
 
+import org.apache.spark.sql.catalyst.expressions.XXH64
 import org.apache.spark.unsafe.Platform
 
 /**
@@ -46,12 +48,14 @@ class StatisticsAggregatorSuite extends UnitSuite {
     "magnitudes" ->
       (_ => math.pow(10, random.nextDouble() * 600 - 300) * (random.nextInt(2) * 2 - 1)),
     "subnormal" -> (_ => java.lang.Double.MIN_VALUE * random.nextInt(100)),
+    // every chunk starts with NaN, the last one of an odd count (300,001 numbers)
+    "NaN first" -> (i => if (i % NumberSummary.Points == 0) Double.NaN else (i % 1000).toDouble),
     "sorted" -> (i => i.toDouble),
     "descending" -> (i => -i.toDouble))
 
   for ((name, make) <- shapes; chunk <- Seq(NumberSummary.Points, 1 << 16)) {
     test(s"numbers $name, chunks of $chunk: exact figures, ranks within the bound") {
-      val numbers = Array.tabulate(300000)(make)
+      val numbers = Array.tabulate(300001)(make)
       val got = summarized(numbers, chunk)
       val kept = numbers.filterNot(_.isNaN).sorted
       val n = kept.length
@@ -137,5 +141,65 @@ class StatisticsAggregatorSuite extends UnitSuite {
       .sortWith { case ((a, ca), (b, cb)) => if (ca != cb) ca > cb else larger(a, b) }
       .take(1000)
     assertEquals(top, want)
+  }
+
+  private def written(counts: StringCounts): Array[Byte] = {
+    val bytes = new ByteArrayOutputStream()
+    counts.write(new DataOutputStream(bytes))
+    bytes.toByteArray
+  }
+
+  private def merged(into: StringCounts, parts: Array[Byte]*): StringCounts = {
+    parts.foreach(p => into.addWritten(new DataInputStream(new ByteArrayInputStream(p))))
+    into
+  }
+
+  // Every value with its count, from writeFigures with all of them on top.
+  private def allCounts(counts: StringCounts): Map[Seq[Byte], Long] = {
+    val figures = new ByteArrayOutputStream()
+    counts.writeFigures(new DataOutputStream(figures), counts.distinct)
+    val in = new DataInputStream(new ByteArrayInputStream(figures.toByteArray))
+    Seq.fill(3)(in.readLong())
+    Seq.fill(in.readInt()) {
+      val b = new Array[Byte](in.readInt())
+      in.readFully(b)
+      (b.toSeq, in.readLong())
+    }.toMap
+  }
+
+  test("strings: values whose hashes share the bits a slot keeps, apart through growth and merge") {
+    // Pairs of 8-byte values with the same high 32 bits of their hash (found among 2^19 values,
+    // 32 such pairs expected), so each pair starts in one slot and is told apart by its bytes.
+    val value = (i: Int) => ByteBuffer.allocate(8).putLong(i.toLong).array()
+    val high = (b: Array[Byte]) =>
+      XXH64.hashUnsafeBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length, 42L) >>> 32
+    val byHigh = Array.tabulate(1 << 19)(i => high(value(i)) << 32 | i).sorted
+    val pairs = byHigh.indices.drop(1)
+      .filter(k => byHigh(k) >>> 32 == byHigh(k - 1) >>> 32)
+      .map(k => (value(byHigh(k - 1).toInt), value(byHigh(k).toInt)))
+      .take(8)
+    assertEquals(pairs.length, 8)
+    val fillers = (0 until 30000).map(i => ByteBuffer.allocate(4).putInt(i).array())
+    def counts(values: Seq[(Array[Byte], Long)]): StringCounts = {
+      val c = new StringCounts
+      values.foreach { case (b, n) => c.add(b, Platform.BYTE_ARRAY_OFFSET, b.length, n) }
+      c
+    }
+    val paired = pairs.flatMap { case (a, b) => Seq(a, b) }.zipWithIndex
+      .map { case (b, k) => (b, 1000L + k) }
+    // The pairs counted, then thousands more (the table grown and rehashed), then the pairs again.
+    val left = paired.take(12) ++ fillers.take(20000).map((_, 1L)) ++ paired.take(12)
+    val right = paired.drop(8) ++ fillers.drop(10000).map((_, 1L)) ++ paired.drop(8)
+    val expected = (left ++ right).groupBy(_._1.toSeq).map { case (k, v) => k -> v.map(_._2).sum }
+
+    assertEquals(allCounts(counts(left)),
+      left.groupBy(_._1.toSeq).map { case (k, v) =>
+        k -> v.map(_._2).sum
+      })
+    val (l, r) = (written(counts(left)), written(counts(right)))
+    for (m <- Seq(merged(counts(left), r), merged(new StringCounts, l, r))) {
+      assertEquals(m.distinct, expected.size)
+      assertEquals(allCounts(m), expected)
+    }
   }
 }

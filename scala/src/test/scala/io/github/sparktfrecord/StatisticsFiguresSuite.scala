@@ -20,7 +20,9 @@ class StatisticsFiguresSuite extends LocalSparkSuite {
     val partitions = in.readInt()
     assert(partitions == 5)
     var rows = 0L
+    val indices = Seq.newBuilder[Int]
     for (_ <- 0 until partitions) {
+      indices += in.readInt()
       rows += in.readLong()
       for (column <- 0 until 3) {
         val sizes = Seq.fill(in.readInt())(in.readLong())
@@ -35,6 +37,7 @@ class StatisticsFiguresSuite extends LocalSparkSuite {
       }
     }
     assert(rows == 10000)
+    assertEquals(indices.result().sorted, 0 until 5) // each partition once, by its index
     assert((in.readLong(), in.readLong(), in.readLong()) == ((100L, 19000L, 0L)))
     val top = Seq.fill(in.readInt()) {
       val bytes = new Array[Byte](in.readInt())
@@ -43,6 +46,48 @@ class StatisticsFiguresSuite extends LocalSparkSuite {
     }
     // 100 of each; ties: the larger bytes first
     assert(top == (90 to 99).reverse.map(k => (k.toString, 100L)))
+    assert(in.available() == 0)
+  }
+
+  test("lists' numbers, copied a run at a time or one by one where a null is among them") {
+    // per 5 rows: [NaN or null, id], [id, null, 0], then three of [id, -id]
+    val df = spark.range(0, 20000, 1, 2).selectExpr(
+      Seq("FLOAT", "DOUBLE", "BIGINT").map { t =>
+        val first = if (t == "BIGINT") "NULL" else s"CAST('NaN' AS $t)"
+        s"CASE id % 5 WHEN 0 THEN array($first, CAST(id AS $t)) " +
+          s"WHEN 1 THEN array(CAST(id AS $t), NULL, CAST(0 AS $t)) " +
+          s"ELSE array(CAST(id AS $t), CAST(-id AS $t)) END AS $t"
+      }: _*)
+    val in = new DataInputStream(
+      new ByteArrayInputStream(TFRecordStatistics.figures(df, "-f-", 10)))
+    val partitions = in.readInt()
+    val counts = Array.fill(3)(new Array[Long](5))
+    val sums = new Array[Double](3)
+    val extremes = Array.fill(3)(Array(Double.PositiveInfinity, Double.NegativeInfinity))
+    for (_ <- 0 until partitions) {
+      in.readInt()
+      in.readLong()
+      for (column <- 0 until 3) {
+        Seq.fill(in.readInt())(in.readLong())
+        val got = Seq.fill(5)(in.readLong())
+        for (k <- 0 until 5) counts(column)(k) += got(k)
+        val Seq(mean, _, low, high, _, _) = Seq.fill(6)(in.readDouble())
+        sums(column) += mean * got(4)
+        extremes(column)(0) = math.min(extremes(column)(0), low)
+        extremes(column)(1) = math.max(extremes(column)(1), high)
+        val points = in.readInt()
+        Seq.fill(points * 2)(in.readLong())
+      }
+    }
+    // values, NaN, +inf, zeros, numbers; the sum: the ids of rows 0 and 1 of every 5
+    val (nans, sum) = (4000L, (0L until 20000L).filter(_ % 5 <= 1).sum.toDouble)
+    for ((column, t) <- Seq(0 -> "float", 1 -> "double", 2 -> "bigint")) {
+      val nan = if (t == "bigint") 0L else nans
+      val expected = Seq(36000L + nan, nan, 0L, 4001L, 36000L)
+      assertEquals(counts(column).toSeq, expected, t)
+      assertEqualsDouble(sums(column), sum, 1e-6 * sum, t)
+      assertEquals(extremes(column).toSeq, Seq(-19999.0, 19999.0), t)
+    }
     assert(in.available() == 0)
   }
 

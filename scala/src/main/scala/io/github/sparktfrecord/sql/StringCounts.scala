@@ -3,6 +3,7 @@ package io.github.sparktfrecord.sql
 import java.io.{DataInputStream, DataOutputStream}
 import java.nio.ByteBuffer
 
+import io.github.sparktfrecord.sql.StringCounts.{Group, HighBits}
 import io.github.sparktfrecord.wire.Utf8
 
 import org.apache.spark.sql.catalyst.expressions.XXH64
@@ -22,7 +23,10 @@ private[sparktfrecord] final class StringCounts {
   private var hashes = new Array[Long](1 << 10)
   private var counts = new Array[Long](1 << 10)
   private var size = 0
-  private var slots = new Array[Int](1 << 11) // an entry's index + 1; 0: empty
+  // Per slot: the high 32 bits of its entry's hash, then the entry's index + 1; 0: empty. A probe
+  // compares those hash bits in the slot itself, reading the entry only when they match; they
+  // also choose the first slot tried, so a rehash needs nothing but the slots.
+  private var slots = new Array[Long](1 << 11)
 
   /** The distinct values counted. */
   def distinct: Int = size
@@ -33,17 +37,38 @@ private[sparktfrecord] final class StringCounts {
 
   // The same, with the bytes' hash known (another table's: merged without hashing again).
   private def add(base: AnyRef, offset: Long, length: Int, times: Long, hash: Long): Unit = {
+    val found = find(base, offset, length, hash)
+    if (found >= 0) counts(found) += times
+    else {
+      append(base, offset, length, times, hash)
+      slots(-1 - found) = (hash & HighBits) | size
+      if (size * 2 > slots.length) rehash()
+    }
+  }
+
+  // The entry of the `length` bytes at `offset` in `base`, or if none -1 - the empty slot where
+  // they would go. Only a slot with the same high hash bits leads to the entry's own arrays.
+  private def find(base: AnyRef, offset: Long, length: Int, hash: Long): Int = {
     val mask = slots.length - 1
-    var at = (hash ^ (hash >>> 32)).toInt & mask
-    while (slots(at) != 0) {
-      val e = slots(at) - 1
-      if (hashes(e) == hash && lengths(e) == length && ByteArrayMethods.arrayEquals(
-          arena, Platform.BYTE_ARRAY_OFFSET + starts(e), base, offset, length)) {
-        counts(e) += times
-        return
+    val high = hash & HighBits
+    var at = (hash >>> 32).toInt & mask
+    var slot = slots(at)
+    while (slot != 0) {
+      if ((slot & HighBits) == high) {
+        val e = slot.toInt - 1
+        if (lengths(e) == length && ByteArrayMethods.arrayEquals(
+            arena, Platform.BYTE_ARRAY_OFFSET + starts(e), base, offset, length)) {
+          return e
+        }
       }
       at = (at + 1) & mask
+      slot = slots(at)
     }
+    -1 - at
+  }
+
+  // A new entry, not yet in any slot.
+  private def append(base: AnyRef, offset: Long, length: Int, times: Long, hash: Long): Unit = {
     if (size == starts.length) grow()
     roomFor(length)
     Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + used, length)
@@ -53,8 +78,6 @@ private[sparktfrecord] final class StringCounts {
     counts(size) = times
     used += length
     size += 1
-    slots(at) = size
-    if (size * 2 > slots.length) rehash()
   }
 
   // The arena made to hold `bytes` more bytes, doubled at least.
@@ -74,15 +97,20 @@ private[sparktfrecord] final class StringCounts {
 
   private def rehash(): Unit = rehash(slots.length * 2)
 
+  // The slots moved in their order: a read straight through, writes in a few runs.
   private def rehash(to: Int): Unit = {
-    slots = new Array[Int](to)
-    val mask = slots.length - 1
-    var e = 0
-    while (e < size) {
-      var at = (hashes(e) ^ (hashes(e) >>> 32)).toInt & mask
-      while (slots(at) != 0) at = (at + 1) & mask
-      slots(at) = e + 1
-      e += 1
+    val old = slots
+    slots = new Array[Long](to)
+    val mask = to - 1
+    var i = 0
+    while (i < old.length) {
+      val slot = old(i)
+      if (slot != 0) {
+        var at = (slot >>> 32).toInt & mask
+        while (slots(at) != 0) at = (at + 1) & mask
+        slots(at) = slot
+      }
+      i += 1
     }
   }
 
@@ -102,7 +130,13 @@ private[sparktfrecord] final class StringCounts {
     out.write(arena, 0, used)
   }
 
-  /** Adds what [[write]] wrote (another partition's counts), room made for all of it first. */
+  /**
+   * Adds what [[write]] wrote (another partition's counts, each value once), room made for all of
+   * it first, in three passes: the values already counted are found, the new are appended in
+   * their order (the entries as if added one by one), then the new are given slots. Apart, each
+   * pass is small enough that the processor runs many values ahead and their cache misses
+   * overlap, where one `add` per value waited for each of its misses in turn.
+   */
   def addWritten(in: DataInputStream): Unit = {
     val head = ByteBuffer.allocate(8)
     in.readFully(head.array())
@@ -115,12 +149,42 @@ private[sparktfrecord] final class StringCounts {
     val countsIn = block.asLongBuffer()
     block.position(12 * entries)
     val hashesIn = block.asLongBuffer()
+    val found = if (size == 0) null else new Array[Int](entries) // null: none counted yet
     var at = Platform.BYTE_ARRAY_OFFSET + 20L * entries
+    val mask = slots.length - 1 // reserve made room: no rehash below
+    // A group's first slots read together, so their misses overlap; `find` then finds them cached
+    // (a probe's loop waits for its first slot before it can go on to the next value).
+    val firsts = new Array[Long](Group)
     var e = 0
+    while (found != null && e < entries) {
+      val end = math.min(e + Group, entries)
+      var g = e
+      while (g < end) {
+        firsts(g - e) = slots((hashesIn.get(g) >>> 32).toInt & mask)
+        g += 1
+      }
+      while (e < end) {
+        val length = lengthsIn.get(e)
+        found(e) = find(block.array(), at, length, hashesIn.get(e))
+        at += length
+        e += 1
+      }
+    }
+    val first = size
+    at = Platform.BYTE_ARRAY_OFFSET + 20L * entries
+    e = 0
     while (e < entries) {
       val length = lengthsIn.get(e)
-      add(block.array(), at, length, countsIn.get(e), hashesIn.get(e))
+      if (found != null && found(e) >= 0) counts(found(e)) += countsIn.get(e)
+      else append(block.array(), at, length, countsIn.get(e), hashesIn.get(e))
       at += length
+      e += 1
+    }
+    e = first
+    while (e < size) {
+      var slot = (hashes(e) >>> 32).toInt & mask
+      while (slots(slot) != 0) slot = (slot + 1) & mask
+      slots(slot) = (hashes(e) & HighBits) | (e + 1)
       e += 1
     }
   }
@@ -202,4 +266,12 @@ private[sparktfrecord] final class StringCounts {
       if (i < la && i < lb) (arena(starts(a) + i) & 0xff) > (arena(starts(b) + i) & 0xff)
       else la > lb
     }
+}
+
+private[sql] object StringCounts {
+  /** The hash bits a slot holds, beside its entry's index. */
+  private final val HighBits = 0xffffffff00000000L
+
+  /** How many values' first slots `addWritten` reads at once, ahead of finding them. */
+  private final val Group = 64
 }
