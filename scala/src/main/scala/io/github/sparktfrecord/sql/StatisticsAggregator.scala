@@ -96,7 +96,8 @@ private[sparktfrecord] final class StatisticsAggregator(schema: StructType, roun
     } else {
       var i = 0
       while (i < n) {
-        val (to, from) = (summary.buffer, summary.filledUpTo)
+        val to = summary.buffer // (two vals, not a pair: nothing made per row)
+        val from = summary.filledUpTo
         val run = math.min(n - i, to.length - from)
         copy(base, at, i, to, from, run, element)
         summary.took(run)
