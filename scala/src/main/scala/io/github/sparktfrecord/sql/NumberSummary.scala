@@ -62,33 +62,20 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     var m = filled
     filled = 0
     if (m == 0) return
-    var (sum, odd) = (0.0, 0.0) // two sums, the even and odd numbers': half the chain to wait on
+    var sum = 0.0
     var lo = Double.PositiveInfinity
     var hi = Double.NegativeInfinity
     var (nans, zero) = (0, 0)
-    var i = m & 1
-    if (i == 1) { // (not math.min and max: NaN is no extreme)
-      sum = chunk(0)
-      if (sum < lo) lo = sum
-      if (sum > hi) hi = sum
-      if (sum == 0.0) zero = 1
-      if (sum != sum) nans = 1
-    }
+    var i = 0
     while (i < m) {
       val x = chunk(i)
-      val y = chunk(i + 1)
       sum += x
-      odd += y
       if (x < lo) lo = x
       if (x > hi) hi = x
-      if (y < lo) lo = y
-      if (y > hi) hi = y
       if (x == 0.0) zero += 1
-      if (y == 0.0) zero += 1
-      if (x != x || y != y) nans += (if (x != x) 1 else 0) + (if (y != y) 1 else 0)
-      i += 2
+      if (x != x) nans += 1
+      i += 1
     }
-    sum += odd
     zeros += zero
     if (nans > 0) { // rare: the NaN left out, the sum taken again
       nan += nans
@@ -122,7 +109,7 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     finiteLow = math.min(finiteLow, fLo)
     finiteHigh = math.max(finiteHigh, fHi)
     val chunkMean = sum / m
-    val chunkM2 = bucketed(m, fLo, fHi, chunkMean, fLo == lo && fHi == hi)
+    val chunkM2 = bucketed(m, fLo, fHi, chunkMean)
     if (n == 0) {
       mean = chunkMean
       m2 = chunkM2
@@ -157,28 +144,14 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
    * -inf in the first, +inf in the last) in `work.index`, for [[summarized]]; in the same pass,
    * the sum of squares about `mean` (returned): one pass over the chunk for both.
    */
-  private def bucketed(m: Int, lo: Double, hi: Double, mean: Double, finite: Boolean): Double = {
+  private def bucketed(m: Int, lo: Double, hi: Double, mean: Double): Double = {
     val buckets = bucketsOf(m)
     val index = work.index
     val half = hi * 0.5 - lo * 0.5 // halves: hi - lo may overflow
     val scale = if (half > 0) (buckets - 3) / half else 0.0
     val base = lo * 0.5
-    var (m2, odd) = (0.0, 0.0) // the even and odd numbers' sums, as in fold
+    var m2 = 0.0
     var i = 0
-    if (finite) { // no infinity (most chunks): no test for one
-      val last = buckets - 2
-      while (i + 1 < m) {
-        val x = chunk(i)
-        val y = chunk(i + 1)
-        val d = x - mean
-        val e = y - mean
-        m2 += d * d
-        odd += e * e
-        index(i) = math.min(last, (1 + (x * 0.5 - base) * scale).toInt).toChar
-        index(i + 1) = math.min(last, (1 + (y * 0.5 - base) * scale).toInt).toChar
-        i += 2
-      }
-    }
     while (i < m) {
       val x = chunk(i)
       val d = x - mean
@@ -186,7 +159,7 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
       index(i) = bucket(x, base, scale, buckets).toChar
       i += 1
     }
-    m2 + odd
+    m2
   }
 
   /**
@@ -446,10 +419,7 @@ private[sparktfrecord] object NumberSummary {
   @inline private def bucket(x: Double, base: Double, scale: Double, buckets: Int): Int =
     if (x == Double.PositiveInfinity) buckets - 1
     else if (x == Double.NegativeInfinity) 0
-    else {
-      val at = 1 + (x * 0.5 - base) * scale // from 1, as x is at least the finite low
-      if (at >= buckets - 2) buckets - 2 else at.toInt
-    }
+    else math.min(buckets - 2, (1 + (x * 0.5 - base) * scale).toInt) // from 1: x >= finite low
 
   /** Numbers in order with their weights: each stands for `weight` numbers ranked up to it. */
   final class Summary(val values: Array[Double], val weights: Array[Long]) {
