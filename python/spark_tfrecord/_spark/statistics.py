@@ -244,7 +244,8 @@ def statistics(
 
     A ``DatasetFeatureStatisticsList`` as ``generate_statistics_from_tfrecord`` computes it with
     default options; quantiles within 1/1000 of the ranks (1/4000 with ``engine="arrow"``; with
-    ``engine="jar"``, (2 + L)/4096 for tasks of 2^L chunks of 65,536 numbers), the rest exact.
+    ``engine="jar"``, (2 + L + D)/4096 for 2^D tasks of 2^L chunks of 65,536 numbers), the rest
+    exact.
     ``path``: also write them there (with ``tfx_split``, into an ExampleStatistics folder).
     ``weight``: a numeric column, null in no row, for TFDV's weighted statistics (with
     ``engine="jar"``, by Spark SQL in a second job). ``engine="arrow"`` aggregates in Spark's

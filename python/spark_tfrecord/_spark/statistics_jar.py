@@ -2,10 +2,11 @@
 
 The features go to the jar's ``TFRecordStatistics.figures`` as they are where they are numbers,
 strings or binary (or arrays of them), else as doubles (their SQL of :mod:`statistics_features`).
-It gives, per partition, the rows and per column how many rows hold how many values and the
-numbers' partials (as the arrow engine's workers make them, merged here by
-:func:`statistics_partials.merged_parts`), and per string column its exact counts merged in the
-driver's JVM: unique values, bytes, invalid UTF-8 and the top values.
+It gives the partitions' figures merged in the driver's JVM: the rows, per column how many rows
+hold how many values and the numbers' partial (as one of the arrow engine's workers makes it,
+its quantile summary a few thousand points whatever the partitions: read here by
+:func:`statistics_partials.merged_parts`), and per string column its exact counts: unique
+values, bytes, invalid UTF-8 and the top values.
 """
 
 from __future__ import annotations
@@ -139,24 +140,12 @@ def figures(
     # base64: Py4J decodes a byte[] one byte at a time in Python (a third of the engine's time)
     figures_text = entry.figuresBase64(df.select(*picked)._jdf, rounded, top)
     reader = _Reader(base64.b64decode(figures_text))
-    arrived: list[tuple[int, list[dict[str, Any]]]] = []
-    rows = 0
-    for _ in range(reader.count()):
-        index = reader.count()
-        rows += int(reader.longs(1)[0])
-        mine = []
-        for c in columns:
-            part = {"sizes": reader.longs(reader.count())}
-            if c.kind != STRING:
-                part.update(_numbers(reader))
-            mine.append(part)
-        arrived.append((index, mine))
-    # merged in the partitions' order, not the order their tasks ended: the same sums every run
-    arrived.sort(key=lambda p: p[0])
-    parts = [[mine[i] for _, mine in arrived] for i in range(len(columns))]
-    by_column: dict[int, dict[str, Any]] = {-1: {"present": rows}}
-    for i, found in enumerate(parts):
-        by_column[i] = merged_parts(found, grid, sizes_grid) if found else {"present": 0}
+    by_column: dict[int, dict[str, Any]] = {-1: {"present": int(reader.longs(1)[0])}}
+    for i, c in enumerate(columns):
+        part = {"sizes": reader.longs(reader.count())}
+        if c.kind != STRING:
+            part.update(_numbers(reader))
+        by_column[i] = merged_parts([part], grid, sizes_grid)
     top_rows: dict[int, list[dict[str, Any]]] = {}
     for i, c in enumerate(columns):
         if c.kind != STRING:

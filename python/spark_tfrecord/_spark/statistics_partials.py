@@ -160,6 +160,9 @@ def merged_parts(
         out[key] = pick(present) if present else None
     n, mean, m2 = 0, 0.0, 0.0
     for p in full:  # Chan's parallel combination of means and squared deviations
+        if not n:  # the first as it is (the jar's, whole: its mean to the last bit)
+            n, mean, m2 = p["n"], p["mean"], p["m2"]
+            continue
         total = n + p["n"]
         delta = p["mean"] - mean
         mean = mean + delta * p["n"] / total if math.isfinite(delta) else mean + delta

@@ -21,12 +21,19 @@ class StatisticsAggregatorSuite extends UnitSuite {
 
   private case class Figures(counts: Seq[Long], doubles: Seq[Double], points: Seq[(Double, Long)])
 
-  private def summarized(numbers: Array[Double], chunk: Int): Figures = {
+  private def summarized(numbers: Array[Double], chunk: Int): Figures =
+    figuresOf(written(numbers, chunk))
+
+  private def written(numbers: Array[Double], chunk: Int): Array[Byte] = {
     val summary = new NumberSummary(chunk, new NumberSummary.Work(chunk))
     numbers.foreach(summary.add)
     val bytes = new ByteArrayOutputStream()
     summary.write(new DataOutputStream(bytes))
-    val in = new DataInputStream(new ByteArrayInputStream(bytes.toByteArray))
+    bytes.toByteArray
+  }
+
+  private def figuresOf(bytes: Array[Byte]): Figures = {
+    val in = new DataInputStream(new ByteArrayInputStream(bytes))
     val counts = Seq.fill(5)(in.readLong())
     val doubles = Seq.fill(6)(in.readDouble())
     val k = in.readInt()
@@ -56,39 +63,64 @@ class StatisticsAggregatorSuite extends UnitSuite {
   for ((name, make) <- shapes; chunk <- Seq(NumberSummary.Points, 1 << 16)) {
     test(s"numbers $name, chunks of $chunk: exact figures, ranks within the bound") {
       val numbers = Array.tabulate(300001)(make)
-      val got = summarized(numbers, chunk)
-      val kept = numbers.filterNot(_.isNaN).sorted
-      val n = kept.length
-      assertEquals(got.counts,
-        Seq(numbers.length.toLong, (numbers.length - n).toLong,
-          kept.count(_ == Double.PositiveInfinity).toLong, kept.count(_ == 0.0).toLong, n.toLong))
-      assertEquals(got.doubles(2), kept.head)
-      assertEquals(got.doubles(3), kept.last)
-      val finite = kept.filter(x => !x.isInfinite)
-      assertEquals(got.doubles(4), finite.head)
-      assertEquals(got.doubles(5), finite.last)
-      val mean = kept.sum / n
-      if (mean.isInfinite || mean.isNaN) assert(got.doubles(0).isNaN || got.doubles(0).isInfinite)
-      else {
-        assertEqualsDouble(got.doubles(0), mean, 1e-9 * math.max(1, math.abs(mean)))
-        val m2 = kept.map(x => (x - mean) * (x - mean)).sum
-        assertEqualsDouble(got.doubles(1), m2, 1e-9 * math.max(1, m2))
+      val levels = 32 - Integer.numberOfLeadingZeros((numbers.length + chunk - 1) / chunk)
+      // the class's bound, (2 + levels) / Points, with one to spare
+      assertFigures(name, numbers, summarized(numbers, chunk), 3 + levels)
+    }
+  }
+
+  for ((name, make) <- shapes) {
+    test(s"numbers $name in 37 partitions, merged in the driver: exact figures, ranks bound") {
+      val numbers = Array.tabulate(300001)(make)
+      val ends = (0 to 37).map(k => (numbers.length.toLong * k * k / (37 * 37)).toInt) // uneven
+      val merged = new NumberSummary(1, new NumberSummary.Work(1))
+      for (k <- 0 until 37) {
+        val part = written(numbers.slice(ends(k), ends(k + 1)), NumberSummary.Points)
+        merged.addWritten(new DataInputStream(new ByteArrayInputStream(part)))
       }
-      // Each point stands at its cumulative weight; the numbers' ranks of its value must reach
-      // within (3 + levels) / Points of that (the class's bound, with one to spare).
-      val levels = 32 - Integer.numberOfLeadingZeros((n + chunk - 1) / chunk)
-      val bound = (3 + levels).toDouble * n / NumberSummary.Points
-      val sortedPoints = got.points.sortBy(_._1)
-      assertEquals(sortedPoints.map(_._2).sum, n.toLong)
-      var cumulative = 0L
-      for ((v, w) <- sortedPoints) {
-        cumulative += w
-        val below = lowerBound(kept, v)
-        val upTo = upperBound(kept, v)
-        val off = if (cumulative < below) below - cumulative
-        else if (cumulative > upTo) cumulative - upTo else 0L
-        assert(off <= bound, s"$name: the point $v at rank $cumulative is $off off (> $bound)")
-      }
+      val bytes = new ByteArrayOutputStream()
+      merged.write(new DataOutputStream(bytes))
+      val got = figuresOf(bytes.toByteArray)
+      assert(got.points.map(_._1) == got.points.map(_._1).sorted, "one run by value")
+      // the largest partition's levels, and 6 levels of 37 partitions (2 + L + D, one to spare)
+      val levels = 32 - Integer.numberOfLeadingZeros(
+        (ends.zip(ends.tail).map { case (a, b) => b - a }.max + 4095) / 4096)
+      assertFigures(name, numbers, got, 3 + levels + 6)
+    }
+  }
+
+  private def assertFigures(name: String, numbers: Array[Double], got: Figures, levels: Int)
+      : Unit = {
+    val kept = numbers.filterNot(_.isNaN).sorted
+    val n = kept.length
+    assertEquals(got.counts,
+      Seq(numbers.length.toLong, (numbers.length - n).toLong,
+        kept.count(_ == Double.PositiveInfinity).toLong, kept.count(_ == 0.0).toLong, n.toLong))
+    assertEquals(got.doubles(2), kept.head)
+    assertEquals(got.doubles(3), kept.last)
+    val finite = kept.filter(x => !x.isInfinite)
+    assertEquals(got.doubles(4), finite.head)
+    assertEquals(got.doubles(5), finite.last)
+    val mean = kept.sum / n
+    if (mean.isInfinite || mean.isNaN) assert(got.doubles(0).isNaN || got.doubles(0).isInfinite)
+    else {
+      assertEqualsDouble(got.doubles(0), mean, 1e-9 * math.max(1, math.abs(mean)))
+      val m2 = kept.map(x => (x - mean) * (x - mean)).sum
+      assertEqualsDouble(got.doubles(1), m2, 1e-9 * math.max(1, m2))
+    }
+    // Each point stands at its cumulative weight; the numbers' ranks of its value must reach
+    // within levels / Points of that.
+    val bound = levels.toDouble * n / NumberSummary.Points
+    val sortedPoints = got.points.sortBy(_._1)
+    assertEquals(sortedPoints.map(_._2).sum, n.toLong)
+    var cumulative = 0L
+    for ((v, w) <- sortedPoints) {
+      cumulative += w
+      val below = lowerBound(kept, v)
+      val upTo = upperBound(kept, v)
+      val off = if (cumulative < below) below - cumulative
+      else if (cumulative > upTo) cumulative - upTo else 0L
+      assert(off <= bound, s"$name: the point $v at rank $cumulative is $off off (> $bound)")
     }
   }
 

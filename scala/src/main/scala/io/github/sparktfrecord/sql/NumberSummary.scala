@@ -1,6 +1,6 @@
 package io.github.sparktfrecord.sql
 
-import java.io.DataOutputStream
+import java.io.{DataInputStream, DataOutputStream}
 
 /**
  * One column's numbers in one partition, for TFDV's numeric statistics: exact counts, extremes and
@@ -109,19 +109,23 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     finiteLow = math.min(finiteLow, fLo)
     finiteHigh = math.max(finiteHigh, fHi)
     val chunkMean = sum / m
-    val chunkM2 = bucketed(m, fLo, fHi, chunkMean)
+    combine(m, chunkMean, bucketed(m, fLo, fHi, chunkMean))
+    carry(summarized(m), 0)
+  }
+
+  // The moments of m more numbers (their mean and m2) combined with these (Chan et al.).
+  private def combine(m: Long, partMean: Double, partM2: Double): Unit = {
     if (n == 0) {
-      mean = chunkMean
-      m2 = chunkM2
+      mean = partMean
+      m2 = partM2
     } else {
       val total = n + m
-      val delta = chunkMean - mean
+      val delta = partMean - mean
       // an infinity in either part: the mean is that infinity (or NaN), as a plain sum gives it
       mean = if (java.lang.Double.isFinite(delta)) mean + delta * m / total else mean + delta
-      m2 = m2 + chunkM2 + delta * delta * n * m / total
+      m2 = m2 + partM2 + delta * delta * n * m / total
     }
     n += m
-    carry(summarized(m), 0)
   }
 
   // The chunk's first m numbers without its NaN, in order; how many are left.
@@ -375,10 +379,44 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     val extremes = if (n == 0) Array(none, none) else Array(low, high)
     val finite = if (finiteLow > finiteHigh) Array(none, none) else Array(finiteLow, finiteHigh)
     for (x <- Array(mean, m2) ++ extremes ++ finite) out.writeDouble(x)
+    // the levels' points in one run by value, all of them (no loss: a merge's leaf, for the driver)
     val held = (0 until levels.size).map(levels.get).filter(_ != null)
-    out.writeInt(held.map(_.values.length).sum)
-    for (s <- held; x <- s.values) out.writeDouble(x)
-    for (s <- held; w <- s.weights) out.writeLong(w)
+    val all = held.reduceOption(_ union _).getOrElse(new Summary(Array.empty, Array.empty))
+    out.writeInt(all.values.length)
+    all.values.foreach(out.writeDouble)
+    all.weights.foreach(out.writeLong)
+  }
+
+  /**
+   * Adds another summary's figures as [[write]] wrote them: the driver's merge of its partitions'
+   * figures, in the partitions' order (the same sums to the last bit, whichever task ends first).
+   * Counts add, extremes and moments combine as a chunk's do, and the summary joins the levels
+   * as one more leaf: merged pairwise as the chunks' are, the driver holds at most Points per
+   * level of log2(partitions), and its ranks are within (2 + L + D) / Points, for partitions of
+   * at most 2^L chunks and D levels of them.
+   */
+  def addWritten(in: DataInputStream): Unit = {
+    in.readLong() // its values: its numbers and NaN
+    nan += in.readLong()
+    posInf += in.readLong()
+    zeros += in.readLong()
+    val m = in.readLong()
+    val (partMean, partM2) = (in.readDouble(), in.readDouble())
+    val (lo, hi, fLo, fHi) = (in.readDouble(), in.readDouble(), in.readDouble(), in.readDouble())
+    val points = in.readInt()
+    val summary = new Summary(new Array[Double](points), new Array[Long](points))
+    for (k <- 0 until points) summary.values(k) = in.readDouble()
+    for (k <- 0 until points) summary.weights(k) = in.readLong()
+    if (m > 0) {
+      low = math.min(low, lo)
+      high = math.max(high, hi)
+      if (fLo <= fHi) { // (NaN where it has no finite number)
+        finiteLow = math.min(finiteLow, fLo)
+        finiteHigh = math.max(finiteHigh, fHi)
+      }
+      combine(m, partMean, partM2)
+      carry(summary, 0)
+    }
   }
 }
 
@@ -444,6 +482,12 @@ private[sparktfrecord] object NumberSummary {
 
     /** Both summaries in one of at most Points, picked at evenly spaced cumulative weights. */
     def mergedWith(other: Summary): Summary = {
+      val all = union(other)
+      if (all.values.length <= Points) all else all.compressed()
+    }
+
+    /** Both summaries' points in one, in order by value: none lost. */
+    def union(other: Summary): Summary = {
       val size = values.length + other.values.length
       val all = new Summary(new Array[Double](size), new Array[Long](size))
       var i = 0
@@ -463,7 +507,7 @@ private[sparktfrecord] object NumberSummary {
         }
         k += 1
       }
-      if (size <= Points) all else all.compressed()
+      all
     }
 
     private def compressed(): Summary = {

@@ -234,15 +234,15 @@ private[sparktfrecord] object StatisticsAggregator {
     }
 
   /**
-   * Every column's figures in one Spark job: the partitions' figures of rows and numbers as they
-   * are (merged by the caller: quantile summaries merge without loss there), and the byte strings'
-   * counts merged here, each column's reduced to [[StringCounts.writeFigures]] with `top` values.
-   * Each partition's figures are merged as they arrive, while the job's other tasks still run
-   * (the merge in the driver took a third of the time when it waited for the last task).
-   * Written as: the number of partitions; per partition (in the order they came) its index, its
-   * rows and, per column, its sizes and numbers ([[NumberSummary.write]]); then per string column
-   * its figures. (The caller merges the numbers in the partitions' order: the same figures, to the
-   * last bit, whatever order the tasks end in.)
+   * Every column's figures in one Spark job, merged in the driver: the partitions' figures are
+   * merged in the partitions' order as they arrive, while the job's other tasks still run (the
+   * merge took a third of the time when it waited for the last task), a partition that ends
+   * before an earlier one kept until that one comes. In order, the sums are the same to the last
+   * bit whichever task ends first, and the quantile summaries merge as a binary counter carries
+   * ([[NumberSummary.addWritten]]): the driver holds and writes a few summaries per column, not
+   * one per partition. Written as: the rows; per column, how many rows hold 0, 1, 2, ... values,
+   * then its numbers ([[NumberSummary.write]]); then per string column its figures
+   * ([[StringCounts.writeFigures]], with `top` values).
    */
   def figures(rows: RDD[InternalRow], schema: StructType, rounded: String, top: Int)
       : Array[Byte] = {
@@ -255,47 +255,59 @@ private[sparktfrecord] object StatisticsAggregator {
     val arrived = new LinkedBlockingQueue[(Int, Array[Byte])]()
     val job = rows.sparkContext.submitJob[InternalRow, Array[Byte], Unit](
       rows, aggregate, 0 until partitions, (index, part) => arrived.put((index, part)), ())
-    val kinds = kindsOf(schema)
-    val merged = kinds.map(k => if (k == Bytes || k == ByteLists) new StringCounts else null)
-    val bytes = new ByteArrayOutputStream()
-    val out = new DataOutputStream(bytes)
-    out.writeInt(partitions)
+    val merged = new Merged(kindsOf(schema))
+    val early = new Array[Array[Byte]](partitions) // parts come before an earlier one's
     var done = 0
     while (done < partitions) {
       val part = arrived.poll(50, TimeUnit.MILLISECONDS)
       if (part != null) {
-        out.writeInt(part._1)
-        mergePart(part._2, kinds, merged, out)
-        done += 1
+        early(part._1) = part._2
+        while (done < partitions && early(done) != null) {
+          merged.add(early(done))
+          early(done) = null
+          done += 1
+        }
       } else if (job.isCompleted && arrived.isEmpty) {
         Await.result(job, Duration.Inf) // the job's failure, as collect() would throw it
         throw new IllegalStateException(s"statistics: $done of $partitions partitions came")
       }
     }
-    for (counts <- merged if counts != null) counts.writeFigures(out, top)
-    out.flush()
-    bytes.toByteArray
+    merged.written(top)
   }
 
-  // One partition's figures: its rows, sizes and numbers copied to `out`, its strings counted.
-  private def mergePart(
-      part: Array[Byte], kinds: Array[Int], merged: Array[StringCounts], out: DataOutputStream)
-      : Unit = {
-    val in = new DataInputStream(new ByteArrayInputStream(part))
-    out.writeLong(in.readLong())
-    for (j <- kinds.indices) {
-      val held = in.readInt()
-      out.writeInt(held)
-      for (_ <- 0 until held) out.writeLong(in.readLong())
-      if (merged(j) != null) merged(j).addWritten(in)
-      else {
-        for (_ <- 0 until 5) out.writeLong(in.readLong())
-        for (_ <- 0 until 6) out.writeDouble(in.readDouble())
-        val points = in.readInt()
-        out.writeInt(points)
-        for (_ <- 0 until points) out.writeDouble(in.readDouble())
-        for (_ <- 0 until points) out.writeLong(in.readLong())
+  /** The figures of the partitions [[add]]ed so far: rows, sizes, numbers and strings. */
+  private final class Merged(kinds: Array[Int]) {
+    private val work = new NumberSummary.Work(1) // a merge folds no chunk: none to share but this
+    private val strings =
+      kinds.map(k => if (k == Bytes || k == ByteLists) new StringCounts else null)
+    private val numbers =
+      kinds.map(k => if (k == Number || k == Numbers) new NumberSummary(1, work) else null)
+    private val sizes = kinds.map(_ => new Array[Long](0))
+    private var rows = 0L
+
+    def add(part: Array[Byte]): Unit = {
+      val in = new DataInputStream(new ByteArrayInputStream(part))
+      rows += in.readLong()
+      for (j <- kinds.indices) {
+        val held = in.readInt()
+        if (held > sizes(j).length) sizes(j) = java.util.Arrays.copyOf(sizes(j), held)
+        for (k <- 0 until held) sizes(j)(k) += in.readLong()
+        if (strings(j) != null) strings(j).addWritten(in) else numbers(j).addWritten(in)
       }
+    }
+
+    def written(top: Int): Array[Byte] = {
+      val bytes = new ByteArrayOutputStream()
+      val out = new DataOutputStream(bytes)
+      out.writeLong(rows)
+      for (j <- kinds.indices) {
+        out.writeInt(sizes(j).length)
+        sizes(j).foreach(out.writeLong)
+        if (numbers(j) != null) numbers(j).write(out)
+      }
+      for (counts <- strings if counts != null) counts.writeFigures(out, top)
+      out.flush()
+      bytes.toByteArray
     }
   }
 }
