@@ -200,6 +200,36 @@ def test_the_default_engine_is_the_jars_where_the_session_can_call_it(spark, mon
         spark_tfrecord.statistics(df, engine="java")  # type: ignore[arg-type]
 
 
+def test_scalas_statistics_are_pythons_byte_for_byte(spark) -> None:
+    """TFRecordStatistics.statistics, what a Scala user calls, builds from the jar's figures the
+    DatasetFeatureStatisticsList the Python side builds from them: the same bytes, on the
+    awkward frame (NaN, ±inf, -0.0, int64 extremes, invalid UTF-8, empty lists, a column null in
+    every row, one all NaN, dates, timestamps) with decimals, bytes and shorts, and lists of
+    booleans and decimals; and refusals naming a column no Example holds flat, and an encoded
+    tensor."""
+    df = _frame(spark).selectExpr(
+        "*",
+        "CAST(id AS DECIMAL(12, 2)) / 3 AS dec",
+        "CAST(id % 200 - 100 AS TINYINT) AS tiny",
+        "CAST(id * 7 AS SMALLINT) AS small",
+        "IF(id % 4 = 0, NULL, array(flag, NOT flag, flag)) AS flags",
+        "array(CAST(id AS DECIMAL(8, 1)), CAST(-id AS DECIMAL(8, 1))) AS decs",
+    )
+    scala = spark._jvm.io.github.sparktfrecord.TFRecordStatistics
+    ours = bytes(scala.statistics(df._jdf, "train"))
+    assert ours == spark_tfrecord.statistics(df, name="train", engine="jar")
+    assert b"__BYTES_VALUE__" in ours and b"train" in ours  # (the frame's awkward values there)
+    with pytest.raises(Exception, match="column 'm' has type map<string,int>"):
+        scala.statistics(spark.range(1).selectExpr("map('a', 1) AS m")._jdf, "")
+    from pyspark.sql import functions as F
+
+    tensor = {"tfrecord.tensorEncoding": "bytes", "tfrecord.tensorDtype": "float32"}
+    encoded = spark.range(1).selectExpr("array(array(1.0F)) AS t")
+    encoded = encoded.select(F.col("t").alias("t", metadata=tensor))
+    with pytest.raises(Exception, match="column 't' holds an encoded tensor"):
+        scala.statistics(encoded._jdf, "")
+
+
 def test_a_column_the_records_cannot_hold_flat_is_refused(spark) -> None:
     df = spark.createDataFrame([(1, {"a": 1})], "id long, m map<string,int>")
     with pytest.raises(ValueError, match="column 'm' has type map<string,int>"):
