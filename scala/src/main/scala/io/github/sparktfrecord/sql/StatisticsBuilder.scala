@@ -25,7 +25,7 @@ private[sparktfrecord] object StatisticsBuilder {
   /** A feature: its name and TFDV type ([[StatisticsProto.IntType]], ...). */
   final case class Column(name: String, kind: Int)
 
-  /** The dataset named `name` of `columns`' figures, with `top` values of each string column. */
+  /** The dataset named `name` from `columns`' figures (a string column's with its top values). */
   def dataset(figures: Array[Byte], columns: Seq[Column], name: String): Dataset = {
     val in = new DataInputStream(new ByteArrayInputStream(figures))
     val examples = in.readLong()
