@@ -11,6 +11,7 @@ scenario's values, read back by Spark and listed with boto3.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
@@ -36,7 +37,7 @@ pytestmark = pytest.mark.timeout(3600)  # the first test also waits for the down
 BUCKET = "tfrecord-test"
 COMMITTERS = ["file", "magic"]
 COMMITS = ["partitioned", "append", "overwrite", "failure", "tfds"]  # run with every committer
-READS = ["split", "gzip", "inference"]  # run with the default one
+READS = ["split", "gzip", "inference", "statistics"]  # run with the default one
 SPLIT_BYTES = 256 * 1024
 
 
@@ -224,6 +225,17 @@ def test_failed_write_leaves_nothing_visible(s3: S3, runs: dict[str, Any], commi
     pending = s3.client.list_multipart_uploads(Bucket=BUCKET, Prefix=f"{committer}/failure/")
     assert pending.get("Uploads", []) == []
     assert result.get("rows") == [], result  # the destination exists, empty
+
+
+def test_statistics_artifact(s3: S3, runs: dict[str, Any]) -> None:
+    """TFRecordStatistics.write to s3a://: StatisticsGen's layout, the Python side's bytes, and
+    no temporary object left behind."""
+    result = outcome(runs, "file", "statistics")
+    assert result["written"] == f"s3a://{BUCKET}/file/statistics/Split-train/FeatureStats.pb"
+    objects = s3.objects("file/statistics")
+    assert sorted(objects) == ["Split-train/FeatureStats.pb"]
+    assert objects["Split-train/FeatureStats.pb"] == base64.b64decode(result["expected"])
+    assert b"p/x" in objects["Split-train/FeatureStats.pb"]
 
 
 @pytest.mark.parametrize("committer", COMMITTERS)

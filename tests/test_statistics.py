@@ -200,13 +200,23 @@ def test_the_default_engine_is_the_jars_where_the_session_can_call_it(spark, mon
         spark_tfrecord.statistics(df, engine="java")  # type: ignore[arg-type]
 
 
-def test_scalas_statistics_are_pythons_byte_for_byte(spark) -> None:
+def scala_statistics(spark, df, name: str = "", **options: str) -> bytes:
+    """TFRecordStatistics.statistics, as a Scala user calls it, with ``options`` (a Map)."""
+    scala = spark._jvm.io.github.sparktfrecord.TFRecordStatistics
+    return bytes(scala.statistics(df._jdf, name, options))
+
+
+def test_scalas_statistics_are_pythons_byte_for_byte(spark, tmp_path: Path) -> None:
     """TFRecordStatistics.statistics, what a Scala user calls, builds from the jar's figures the
     DatasetFeatureStatisticsList the Python side builds from them: the same bytes, on the
     awkward frame (NaN, ±inf, -0.0, int64 extremes, invalid UTF-8, empty lists, a column null in
     every row, one all NaN, dates, timestamps) with decimals, bytes and shorts, and lists of
-    booleans and decimals; and refusals naming a column no Example holds flat, and an encoded
-    tensor."""
+    booleans and decimals, unweighted and weighted (weights of 0, and negative ones); on nested
+    columns (struct leaves, an array of structs' leaves, lists of lists) with either separator;
+    and refusals naming a column no record holds, an encoded tensor, a weight that is no
+    feature, holds lists or is null in a row, an option that is none and a record type."""
+    from pyspark.sql import functions as F
+
     df = _frame(spark).selectExpr(
         "*",
         "CAST(id AS DECIMAL(12, 2)) / 3 AS dec",
@@ -215,19 +225,50 @@ def test_scalas_statistics_are_pythons_byte_for_byte(spark) -> None:
         "IF(id % 4 = 0, NULL, array(flag, NOT flag, flag)) AS flags",
         "array(CAST(id AS DECIMAL(8, 1)), CAST(-id AS DECIMAL(8, 1))) AS decs",
     )
-    scala = spark._jvm.io.github.sparktfrecord.TFRecordStatistics
-    ours = bytes(scala.statistics(df._jdf, "train"))
+    ours = scala_statistics(spark, df, "train")
     assert ours == spark_tfrecord.statistics(df, name="train", engine="jar")
+    # TFRecordStatistics.write: StatisticsGen's layout, the same bytes, no other file left
+    scala = spark._jvm.io.github.sparktfrecord.TFRecordStatistics
+    written = scala.write(df._jdf, str(tmp_path / "artifact"), "train", "train", {})
+    assert written == (tmp_path / "artifact/Split-train/FeatureStats.pb").as_uri().replace(
+        "file:///", "file:/"
+    )
+    assert [p.name for p in (tmp_path / "artifact").rglob("*")] == ["Split-train", "FeatureStats.pb"]
+    assert (tmp_path / "artifact/Split-train/FeatureStats.pb").read_bytes() == ours
     assert b"__BYTES_VALUE__" in ours and b"train" in ours  # (the frame's awkward values there)
+    weights = "CASE WHEN id % 7 = 0 THEN -2.5 WHEN id % 11 = 0 THEN 0 ELSE (id % 5) * 0.5 END"
+    weighted = df.withColumn("w", F.expr(f"CAST({weights} AS FLOAT)"))
+    ours = scala_statistics(spark, weighted, "w", WEIGHT="w")  # (option names in any case)
+    assert ours == spark_tfrecord.statistics(weighted, name="w", engine="jar", weight="w")
+    assert ours != scala_statistics(spark, weighted, "w")  # (the weighted figures there)
+    nested = spark.createDataFrame([_nested_row(i) for i in range(300)], NESTED)
+    for separator in ("/", "."):
+        ours = scala_statistics(spark, nested, pathSeparator=separator)
+        assert ours == spark_tfrecord.statistics(nested, engine="jar", path_separator=separator)
+        assert f"boxes{separator}tokens{separator}ragged_row_lengths_0".encode() in ours
     with pytest.raises(Exception, match="column 'm' has type map<string,int>"):
-        scala.statistics(spark.range(1).selectExpr("map('a', 1) AS m")._jdf, "")
-    from pyspark.sql import functions as F
-
+        scala_statistics(spark, spark.range(1).selectExpr("map('a', 1) AS m"))
+    with pytest.raises(Exception, match=r"column 'p\.m' has type map<string,int>"):
+        scala_statistics(spark, spark.range(1).selectExpr("named_struct('m', map('a', 1)) AS p"))
     tensor = {"tfrecord.tensorEncoding": "bytes", "tfrecord.tensorDtype": "float32"}
     encoded = spark.range(1).selectExpr("array(array(1.0F)) AS t")
     encoded = encoded.select(F.col("t").alias("t", metadata=tensor))
     with pytest.raises(Exception, match="column 't' holds an encoded tensor"):
-        scala.statistics(encoded._jdf, "")
+        scala_statistics(spark, encoded)
+    with pytest.raises(Exception, match="weight 'v' is none of the features: 'id', 'f'"):
+        scala_statistics(spark, df.select("id", "f"), weight="v")
+    with pytest.raises(Exception, match="weight column 'ints' holds lists"):
+        scala_statistics(spark, df, weight="ints")
+    some_null = df.select("id", F.expr("IF(id = 3, NULL, 1.0)").alias("s"))
+    with pytest.raises(Exception, match="weight column 's' is null in some rows"):
+        scala_statistics(spark, some_null, weight="s")
+    zero = weighted.select("id", "w", F.expr("IF(id % 11 = 0, 1.5, NULL)").alias("z"))
+    with pytest.raises(Exception, match="no value of column 'z' weighs more than 0"):
+        scala_statistics(spark, zero, weight="w")
+    with pytest.raises(Exception, match="no option 'weights'; the options are recordType, "):
+        scala_statistics(spark, df, weights="w")
+    with pytest.raises(Exception, match=r"'ByteArray' for TFRecord option 'recordType'.*Example"):
+        scala_statistics(spark, df, recordType="ByteArray")
 
 
 def test_a_column_the_records_cannot_hold_flat_is_refused(spark) -> None:

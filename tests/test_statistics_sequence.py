@@ -16,7 +16,7 @@ import pytest
 
 import spark_tfrecord
 from support.tfdv_worker import TFDVWorker
-from test_statistics import ENGINES, _engine, _engines
+from test_statistics import ENGINES, _engine, _engines, scala_statistics
 
 ROWS = 1500
 SCHEMA = (
@@ -135,6 +135,26 @@ def test_weighted_sequence_statistics_are_tfdvs(spark, tmp_path: Path, tfdv: TFD
     assert returncode == 0
     with pytest.raises(ValueError, match="weight column 'frames' holds lists"):
         spark_tfrecord.statistics(df, weight="frames", record_type="SequenceExample")
+
+
+def test_scalas_sequence_statistics_are_pythons_byte_for_byte(spark) -> None:
+    """TFRecordStatistics.statistics with recordType SequenceExample, as a Scala user calls it:
+    the Python side's bytes from the same figures, unweighted and weighted (the feature lists
+    under ##SEQUENCE##, their levels and level-2 histograms, the context's features); refused,
+    naming the column, a list too deep for a feature list and a weight that is one."""
+    df = _frame(spark)
+    for weight in ({}, {"weight": "w"}):
+        ours = scala_statistics(spark, df, "s", recordType="sequenceexample", **weight)
+        python = spark_tfrecord.statistics(
+            df, name="s", engine="jar", record_type="SequenceExample", **weight
+        )
+        assert ours == python and b"level_2_value_list_length_standard" in ours
+    deep = spark.createDataFrame([(1, [[[1]]])], "id long, d array<array<array<int>>>")
+    with pytest.raises(Exception, match="column 'd' has type array<array<array<int>>>"):
+        scala_statistics(spark, deep, recordType="SequenceExample")
+    assert b"d/ragged_flat_values" in scala_statistics(spark, deep)
+    with pytest.raises(Exception, match="weight column 'frames' holds lists"):
+        scala_statistics(spark, df, recordType="SequenceExample", weight="frames")
 
 
 def test_what_a_sequence_example_cannot_hold_is_refused(spark, tmp_path: Path) -> None:

@@ -112,8 +112,25 @@ def tfds(spark: Any, root: str, config: dict[str, Any]) -> dict[str, Any]:
     return {"folder": folder, "rows": sorted([r.id, r.t] for r in back.collect())}
 
 
+def statistics(spark: Any, root: str, config: dict[str, Any]) -> dict[str, Any]:
+    """TFRecordStatistics.write, as a Scala job calls it, into an ExampleStatistics artifact on
+    S3; the bytes the Python side computes of the same DataFrame, to compare."""
+    import base64
+
+    import spark_tfrecord
+
+    df = spark.range(0, 2000, 1, 3).selectExpr(
+        "id", "concat('t', id % 7) AS t", "named_struct('x', id / 3) AS p"
+    )
+    scala = spark._jvm.io.github.sparktfrecord.TFRecordStatistics
+    written = scala.write(df._jdf, root, "train", "", {})
+    expected = spark_tfrecord.statistics(df, engine="jar")
+    return {"written": written, "expected": base64.b64encode(expected).decode()}
+
+
 SCENARIOS: dict[str, Callable[[Any, str, dict[str, Any]], dict[str, Any]]] = {
-    f.__name__: f for f in (partitioned, append, overwrite, split, gzip, inference, failure, tfds)
+    f.__name__: f
+    for f in (partitioned, append, overwrite, split, gzip, inference, failure, tfds, statistics)
 }
 
 

@@ -167,7 +167,7 @@ def dataset_statistics(
                 f"statistics: weight column {weight!r} is null in some rows; TFDV's weight "
                 "feature holds exactly one number in every example"
             )
-        dataset.weighted_num_examples = float(by_column[-1]["w_present"])
+        dataset.weighted_num_examples = float(by_column[-1].get("w_present") or 0.0)
         _refuse_unweighable(columns, by_column, many["wq"], weight)
     for i, column in enumerate(columns):
         row = by_column[i]

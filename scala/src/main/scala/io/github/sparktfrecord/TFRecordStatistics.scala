@@ -1,11 +1,14 @@
 package io.github.sparktfrecord
 
-import io.github.sparktfrecord.codec.FeaturePaths
-import io.github.sparktfrecord.sql.{StatisticsAggregator, StatisticsBuilder, StatisticsProto}
+import io.github.sparktfrecord.codec.{FeaturePaths, RecordType}
+import io.github.sparktfrecord.framing.AtomicWrite
+import io.github.sparktfrecord.sql.{StatisticsAggregator, StatisticsBuilder, StatisticsFeatures}
+import io.github.sparktfrecord.sql.{StatisticsProto, StatisticsWeighted}
 
-import org.apache.spark.sql.{Column, DataFrame, SparkSession}
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.functions.expr
-import org.apache.spark.sql.types._
 
 /**
  * TFDV's statistics of a DataFrame, in one Spark job, aggregated in the JVM: [[statistics]], the
@@ -22,64 +25,95 @@ import org.apache.spark.sql.types._
 object TFRecordStatistics {
 
   /**
-   * The binary `DatasetFeatureStatisticsList` of the Examples the jar writes from `df`, one
-   * dataset named `name`: counts, min, max, mean, standard deviation, unique counts and top values
-   * exact; quantiles (median, histograms) within (2 + L + D) / 4096 of the ranks, for 2^D tasks
-   * of 2^L chunks of 65,536 numbers. Every column is a feature of its name: numbers, booleans,
-   * decimals, dates, timestamps, strings or binary, or arrays of them.
+   * The binary `DatasetFeatureStatisticsList` of the records the jar writes from `df`, one dataset
+   * named `name`: counts, min, max, mean, standard deviation, unique counts and top values exact;
+   * quantiles (median, histograms) within (2 + L + D) / 4096 of the ranks, for 2^D tasks of 2^L
+   * chunks of 65,536 numbers (weighted ones exact). Every feature the jar writes is one: numbers,
+   * booleans, decimals, dates, timestamps, strings or binary, lists and lists of lists of them, a
+   * struct's leaves by their paths. `options` (names in any case):
+   *
+   *  - `recordType`: `Example` (default) or `SequenceExample`, whose feature lists are features
+   *    under `##SEQUENCE##` as TFX computes them;
+   *  - `pathSeparator`: what joins a struct leaf's path (default `/`), as the write option;
+   *  - `weight`: a numeric feature, one number in every row: TFDV's weighted statistics too (by
+   *    Spark SQL, a second job).
    */
-  def statistics(df: DataFrame, name: String = ""): Array[Byte] = {
-    val read = df.schema.fields.toSeq.map(readOf(df, _))
-    val rounded = read.map(_._3).mkString
-    val figures = this.figures(df.select(read.map(_._2): _*), rounded, Top)
-    val columns = df.schema.fields.toSeq.zip(read).map { case (f, r) =>
-      StatisticsBuilder.Column(f.name, r._1)
+  def statistics(df: DataFrame, name: String = "", options: Map[String, String] = Map.empty)
+      : Array[Byte] = {
+    val set = CaseInsensitiveMap(options)
+    set.keys.find(k => !StatisticsOptions.exists(_.equalsIgnoreCase(k))).foreach { k =>
+      throw new IllegalArgumentException(s"statistics: no option '$k'; the options are " +
+        StatisticsOptions.mkString(", "))
     }
-    StatisticsProto.encode(Seq(StatisticsBuilder.dataset(figures, columns, name)))
+    val recordType = set.get("recordType").map { v =>
+      RecordTypes.find(_.name.equalsIgnoreCase(v)).getOrElse(
+        throw TFRecordError.invalidOption("recordType", v, RecordTypes.map(_.name)))
+    }.getOrElse(RecordType.Example)
+    val separator = set.get("pathSeparator") match {
+      case Some("") => throw TFRecordError.invalidOption("pathSeparator", "",
+          Seq("a non-empty string (default /)"))
+      case other => other.getOrElse(FeaturePaths.DefaultSeparator)
+    }
+    val selected = StatisticsFeatures.select(df, recordType, separator)
+    val fields = selected.df.schema.fields.toSeq
+    val columns =
+      fields.map(f => StatisticsFeatures.column(f.name, f.dataType, selected.of(f.name)))
+    val weight = set.get("weight")
+    val w = weight.map(StatisticsWeighted.weightSql(columns, _))
+    val read = columns.zip(fields).map { case (c, f) => StatisticsFeatures.readAs(c, f.dataType) }
+    val picked = read.zip(columns).zipWithIndex.map { case (((sql, _), c), i) =>
+      // a column read as it is keeps its name: a select of the scan's own columns copies no row
+      if (sql == StatisticsFeatures.quote(c.name)) expr(sql) else expr(sql).as(s"c$i")
+    }
+    val figures = this.figures(selected.df.select(picked: _*), read.map(_._2).mkString, Top)
+    val weighed = w.map { sql =>
+      (weight.get,
+        StatisticsWeighted.weighed(selected.df, columns, sql, StatisticsBuilder.Fine,
+          Top))
+    }
+    StatisticsProto.encode(Seq(
+      StatisticsBuilder.dataset(figures, columns, name, selected.lists, weighed)))
   }
+
+  /** [[statistics]] with `options` from Java or Python (Py4J hands a dict over as a Map). */
+  def statistics(df: DataFrame, name: String, options: java.util.Map[String, String])
+      : Array[Byte] = {
+    import SparkShims.Converters._
+    statistics(df, name, options.asScala.toMap)
+  }
+
+  /**
+   * [[statistics]] (a dataset named `name`) written to `path`, any file system Hadoop reaches
+   * (local, HDFS, S3A, ...): with `tfxSplit`, to `path/Split-<tfxSplit>/FeatureStats.pb`, the
+   * ExampleStatistics artifact's layout StatisticsGen writes; without (""), to `path` itself.
+   * The file appears whole or not at all. Returns the file written.
+   */
+  def write(
+      df: DataFrame,
+      path: String,
+      tfxSplit: String = "",
+      name: String = "",
+      options: Map[String, String] = Map.empty): String = {
+    val stats = statistics(df, name, options)
+    val file =
+      if (tfxSplit.isEmpty) new Path(path) else new Path(path, s"Split-$tfxSplit/FeatureStats.pb")
+    val fs = file.getFileSystem(SparkShims.hadoopConf(df.sparkSession, Map.empty))
+    AtomicWrite(fs, file)(_.write(stats))
+    fs.makeQualified(file).toString
+  }
+
+  /** [[write]] with `options` from Java or Python (Py4J hands a dict over as a Map). */
+  def write(df: DataFrame, path: String, tfxSplit: String, name: String,
+      options: java.util.Map[String, String]): String = {
+    import SparkShims.Converters._
+    write(df, path, tfxSplit, name, options.asScala.toMap)
+  }
+
+  private val StatisticsOptions = Seq("recordType", "pathSeparator", "weight")
+  private val RecordTypes = Seq(RecordType.Example, RecordType.SequenceExample)
 
   /** The string values each column's figures keep: TFDV's top values and its rank buckets. */
   private val Top = math.max(StatisticsBuilder.TopValues, StatisticsBuilder.RankBuckets)
-
-  /**
-   * A column's TFDV type, what the figures read of it, and 'f' where its doubles are rounded to
-   * float32 (as the jar writes them; else '-'): numbers, strings and binary as they are, others
-   * as doubles (booleans as 0 and 1, decimals rounded to float32, dates as days and timestamps
-   * as microseconds since 1970).
-   */
-  private def readOf(df: DataFrame, field: StructField): (Int, Column, Char) = {
-    val x = "`" + field.name.replace("`", "``") + "`"
-    val (list, element) = field.dataType match {
-      case ArrayType(e, _) => (true, e)
-      case other => (false, other)
-    }
-    if (FeaturePaths.isEncodedTensor(field)) throw new IllegalArgumentException(
-      s"statistics: column '${field.name}' holds an encoded tensor (its bytes and shape), which " +
-        "the statistics do not take. Select it out.")
-    def as(kind: Int, value: String, values: String) =
-      (kind, expr(if (list) values.replace("{x}", x) else value.replace("{x}", x)).as(field.name),
-        '-')
-    element match {
-      case ByteType | ShortType | IntegerType | LongType =>
-        (StatisticsProto.IntType, df.col(x), '-')
-      case FloatType => (StatisticsProto.FloatType, df.col(x), '-')
-      case DoubleType => (StatisticsProto.FloatType, df.col(x), 'f')
-      case StringType | BinaryType => (StatisticsProto.StringType, df.col(x), '-')
-      case BooleanType => as(StatisticsProto.IntType, "CAST(CAST({x} AS INT) AS DOUBLE)",
-          "CAST(CAST({x} AS array<int>) AS array<double>)")
-      case _: DecimalType => as(StatisticsProto.FloatType, "CAST(CAST({x} AS FLOAT) AS DOUBLE)",
-          "CAST(CAST({x} AS array<float>) AS array<double>)")
-      case DateType => as(StatisticsProto.IntType, "CAST(unix_date({x}) AS DOUBLE)",
-          "transform({x}, v -> CAST(unix_date(v) AS DOUBLE))")
-      case TimestampType => as(StatisticsProto.IntType, "CAST(unix_micros({x}) AS DOUBLE)",
-          "transform({x}, v -> CAST(unix_micros(v) AS DOUBLE))")
-      case _ => throw new IllegalArgumentException(
-          s"statistics: column '${field.name}' has type ${field.dataType.simpleString}; the " +
-            "statistics take the features the jar writes in an Example from flat columns " +
-            "(numbers, booleans, dates, timestamps, strings, binary, and arrays of them). " +
-            "Select the others out.")
-    }
-  }
 
   /**
    * `df`'s figures (the layout of [[StatisticsAggregator.figures]]), with the `top` most frequent

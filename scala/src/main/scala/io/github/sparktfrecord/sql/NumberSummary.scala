@@ -396,31 +396,44 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
    * at most 2^L chunks and D levels of them.
    */
   def addWritten(in: DataInputStream): Unit = {
-    in.readLong() // its values: its numbers and NaN
-    nan += in.readLong()
-    posInf += in.readLong()
-    zeros += in.readLong()
-    val m = in.readLong()
-    val (partMean, partM2) = (in.readDouble(), in.readDouble())
-    val (lo, hi, fLo, fHi) = (in.readDouble(), in.readDouble(), in.readDouble(), in.readDouble())
-    val points = in.readInt()
-    val summary = new Summary(new Array[Double](points), new Array[Long](points))
-    for (k <- 0 until points) summary.values(k) = in.readDouble()
-    for (k <- 0 until points) summary.weights(k) = in.readLong()
-    if (m > 0) {
-      low = math.min(low, lo)
-      high = math.max(high, hi)
-      if (fLo <= fHi) { // (NaN where it has no finite number)
-        finiteLow = math.min(finiteLow, fLo)
-        finiteHigh = math.max(finiteHigh, fHi)
+    val part = readWritten(in)
+    nan += part.nan
+    posInf += part.posInf
+    zeros += part.zeros
+    if (part.n > 0) {
+      low = math.min(low, part.min)
+      high = math.max(high, part.max)
+      if (part.finiteMin <= part.finiteMax) { // (NaN where it has no finite number)
+        finiteLow = math.min(finiteLow, part.finiteMin)
+        finiteHigh = math.max(finiteHigh, part.finiteMax)
       }
-      combine(m, partMean, partM2)
-      carry(summary, 0)
+      combine(part.n, part.mean, part.m2)
+      carry(new Summary(part.points, part.weights), 0)
     }
   }
 }
 
 private[sparktfrecord] object NumberSummary {
+
+  /**
+   * A summary as [[NumberSummary.write]] wrote it: its values (numbers and NaN), NaN, +inf,
+   * zeros, numbers, mean, m2, extremes (NaN where there is no number) and finite extremes (NaN
+   * where none is finite), and its points by value with their weights.
+   */
+  final case class Written(
+      values: Long, nan: Long, posInf: Long, zeros: Long, n: Long, mean: Double, m2: Double,
+      min: Double, max: Double, finiteMin: Double, finiteMax: Double, points: Array[Double],
+      weights: Array[Long])
+
+  /** Reads what [[NumberSummary.write]] wrote: the one reader of its layout in the JVM. */
+  def readWritten(in: DataInputStream): Written = {
+    val counts = Array.fill(5)(in.readLong())
+    val doubles = Array.fill(6)(in.readDouble())
+    val k = in.readInt()
+    val points = Array.fill(k)(in.readDouble())
+    Written(counts(0), counts(1), counts(2), counts(3), counts(4), doubles(0), doubles(1),
+      doubles(2), doubles(3), doubles(4), doubles(5), points, Array.fill(k)(in.readLong()))
+  }
 
   /** The points a summary keeps. */
   val Points: Int = 4096

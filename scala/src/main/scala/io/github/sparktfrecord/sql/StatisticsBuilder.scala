@@ -3,6 +3,7 @@ package io.github.sparktfrecord.sql
 import java.io.{ByteArrayInputStream, DataInputStream}
 import java.nio.charset.StandardCharsets.UTF_8
 
+import io.github.sparktfrecord.sql.StatisticsFeatures.Column
 import io.github.sparktfrecord.sql.StatisticsProto._
 import io.github.sparktfrecord.wire.Utf8
 
@@ -22,39 +23,150 @@ private[sparktfrecord] object StatisticsBuilder {
   /** TFDV takes the standard histogram and the median from 100 times finer quantiles. */
   final val Fine = 100 * HistogramBuckets
 
-  /** A feature: its name and TFDV type ([[StatisticsProto.IntType]], ...). */
-  final case class Column(name: String, kind: Int)
-
-  /** The dataset named `name` from `columns`' figures (a string column's with its top values). */
-  def dataset(figures: Array[Byte], columns: Seq[Column], name: String): Dataset = {
+  /**
+   * The dataset named `name` from `columns`' figures (a string column's with its top values):
+   * with `weighed` (the weight column's name and [[StatisticsWeighted.weighed]] by it), its
+   * weighted figures too; each of `lists` (SequenceExample's feature lists, a column of values and
+   * one of the steps' lengths) made one feature under [[StatisticsFeatures.Sequence]].
+   */
+  def dataset(
+      figures: Array[Byte],
+      columns: Seq[Column],
+      name: String,
+      lists: Seq[String] = Nil,
+      weighed: Option[(String, StatisticsWeighted.Weighed)] = None): Dataset = {
     val in = new DataInputStream(new ByteArrayInputStream(figures))
     val examples = in.readLong()
     val read = columns.map { c =>
       val sizes = Array.fill(in.readInt())(in.readLong())
-      (c, sizes, if (c.kind == StringType) None else Some(numbers(in)))
+      (c, sizes, if (c.kind == StringType) None else Some(NumberSummary.readWritten(in)))
     }
-    val features = read.flatMap { case (c, sizes, numbers) =>
-      val common = this.common(sizes, examples)
-      val strings = if (c.kind == StringType) Some(this.strings(in, common.totNumValues)) else None
-      if (common.numNonMissing == 0) None // the jar writes no feature null in every row
-      else Some(Feature(Seq(c.name), c.kind, common, numbers.map(numeric), strings))
+    val commons = read.map { case (_, sizes, _) => common(sizes, examples) }
+    val strings = read.zip(commons).map { case ((c, _, _), common) =>
+      if (c.kind == StringType) Some(this.strings(in, common.totNumValues)) else None
     }
-    Dataset(examples, features, name)
+    val totalWeight = weighed.map { case (weight, w) =>
+      if (w.figure(-1, "w_count") != examples) throw new IllegalArgumentException(
+        s"statistics: weight column '$weight' is null in some rows; TFDV's weight feature " +
+          "holds exactly one number in every example")
+      refuseUnweighable(columns, read.map(_._3), w, weight)
+      w.figure(-1, "w_present")
+    }
+    val features = read.indices.flatMap { i =>
+      val (c, _, numbers) = read(i)
+      if (commons(i).numNonMissing == 0) None // the jar writes no feature null in every row
+      else {
+        val feature = Feature(Seq(c.name), c.kind, commons(i), numbers.map(numeric), strings(i))
+        Some(weighed.fold(feature) { case (_, w) =>
+          weigh(feature, i, numbers, w, totalWeight.get)
+        })
+      }
+    }
+    val dataset = Dataset(examples, features, name, totalWeight)
+    if (lists.isEmpty) dataset
+    else
+      nest(dataset, lists, read.collect { case (c, _, Some(numbers)) => c.name -> numbers }.toMap)
   }
 
-  /** A column's numbers as [[NumberSummary.write]] wrote them. */
-  private final case class Numbers(
-      values: Long, nan: Long, posInf: Long, zeros: Long, n: Long, mean: Double, m2: Double,
-      min: Double, max: Double, finiteMin: Double, finiteMax: Double, points: Array[Double],
-      weights: Array[Long])
+  /** Refuses a numeric column with no value weighing more than 0: TFDV 1.16.1 fails on it. */
+  private def refuseUnweighable(
+      columns: Seq[Column], numbers: Seq[Option[NumberSummary.Written]],
+      weighed: StatisticsWeighted.Weighed, weight: String): Unit =
+    for (i <- columns.indices.sortBy(columns(_).name != weight)) {
+      val name = columns(i).name
+      val some = numbers(i).exists(x => x.values > x.nan)
+      val weighs = weighed.quantiles.get(i).exists(_.nonEmpty)
+      // (a feature list's steps' lengths: no feature of TFDV's)
+      if (some && !weighs && !name.startsWith(StatisticsFeatures.Steps)) {
+        if (name == weight) throw new IllegalArgumentException(
+          s"statistics: weight column '$weight' is 0 or less in every row; TFDV's weighted " +
+            "median and histograms are undefined then (TFDV 1.16.1 fails)")
+        throw new IllegalArgumentException(
+          s"statistics: no value of column '$name' weighs more than 0 (weight column " +
+            s"'$weight'); TFDV's weighted median and histograms of it are undefined " +
+            "(TFDV 1.16.1 fails)")
+      }
+    }
 
-  private def numbers(in: DataInputStream): Numbers = {
-    val counts = Array.fill(5)(in.readLong())
-    val doubles = Array.fill(6)(in.readDouble())
-    val k = in.readInt()
-    val points = Array.fill(k)(in.readDouble())
-    Numbers(counts(0), counts(1), counts(2), counts(3), counts(4), doubles(0), doubles(1),
-      doubles(2), doubles(3), doubles(4), doubles(5), points, Array.fill(k)(in.readLong()))
+  /** `feature` (column `i`) with its weighted figures. */
+  private def weigh(
+      feature: Feature, i: Int, numbers: Option[NumberSummary.Written],
+      weighed: StatisticsWeighted.Weighed, totalWeight: Double): Feature = {
+    val common = feature.common.copy(
+      weighted = Some(StatisticsWeighted.common(weighed, i, totalWeight)))
+    val strings = feature.strings.map(_.copy(
+      weighted = Some(StatisticsWeighted.top(weighed, i, label, TopValues, RankBuckets))))
+    // TFDV weighs the numbers of a feature that has some besides NaN
+    val numeric = feature.numeric.map { n =>
+      numbers.filter(x => x.values > x.nan).fold(n) { x =>
+        n.copy(weighted = Some(StatisticsWeighted.numeric(weighed, i, x, HistogramBuckets, Fine)))
+      }
+    }
+    feature.copy(common = common, numeric = numeric, strings = strings)
+  }
+
+  /** TFDV's custom histograms of a feature list's second level (values per step). */
+  private final val Level2 = "level_2_value_list_length_"
+
+  /**
+   * Each feature list's two columns (`numbers`: the numeric columns' figures by name, its steps'
+   * lengths among them) made one TFDV feature under [[StatisticsFeatures.Sequence]], as TFX
+   * computes a SequenceExample's.
+   */
+  private def nest(dataset: Dataset, lists: Seq[String],
+      numbers: Map[String, NumberSummary.Written]): Dataset = {
+    import StatisticsFeatures.{Sequence, Steps}
+    val byName = dataset.features.map(f => f.path.head -> f).toMap
+    val named = lists.toSet
+    val kept = dataset.features.filter(f => !named(f.path.head) && !f.path.head.startsWith(Steps))
+    val nested = lists.filter(byName.contains).map { n => // (a list null in every row: in none)
+      featureList(byName(n), byName(Steps + n), numbers(Steps + n))
+    }
+    if (nested.isEmpty) dataset.copy(features = kept)
+    else {
+      val n = dataset.numExamples
+      val ones = IndexedSeq.fill(NumValuesBuckets + 1)(1.0)
+      val histogram = StatisticsHistograms.quantilesHistogram(ones,
+        StatisticsHistograms.cumulative(ones, n.toDouble))
+      val struct = Feature(Seq(Sequence), StructType,
+        Common(n, 0, 1, 1, 1.0, n, Some(histogram),
+          dataset.weightedNumExamples.map(w => WeightedCommon(w, 0.0, 1.0, w))))
+      dataset.copy(features = (kept :+ struct) ++ nested)
+    }
+  }
+
+  /** TFDV's feature of a feature list from its values' and its steps' features. */
+  private def featureList(values: Feature, steps: Feature, lengths: NumberSummary.Written)
+      : Feature = {
+    val s = steps.common
+    val present = s.numNonMissing != 0
+    val outer = Presence(s.numNonMissing, s.numMissing, if (present) s.minNumValues else 0,
+      if (present) s.maxNumValues else 0, s.totNumValues)
+    val total = s.totNumValues
+    val inner =
+      if (total == 0) Presence(0, 0, 0, 0, 0)
+      else Presence(total, 0, lengths.min.toLong, lengths.max.toLong, values.common.totNumValues)
+    val weightedPresence = (s.weighted, values.common.weighted) match {
+      case (Some(o), Some(tot)) =>
+        val avg = if (o.totNumValues != 0) tot.totNumValues / o.totNumValues else 0.0
+        Seq(o, WeightedCommon(o.totNumValues, 0.0, avg, tot.totNumValues))
+      case _ => Nil
+    }
+    val feature = values.copy(path = Seq(StatisticsFeatures.Sequence, values.path.head),
+      common = values.common.copy(presence = Seq(outer, inner),
+        weightedPresence = weightedPresence))
+    // No step anywhere: TFDV gives a STRING feature with no values nor level-2 histograms.
+    if (total == 0)
+      return feature.copy(kind = StringType, numeric = None, strings = Some(Strings()))
+    // Lengths repeat: TFDV's histograms take the counts up to each quantile, from finer ones.
+    val fine = fineQuantiles(lengths)
+    val (q, counts) = StatisticsHistograms.rebin(fine,
+      StatisticsHistograms.cumulative(fine, total.toDouble), Fine / HistogramBuckets)
+    feature.copy(custom = Seq(
+      (Level2 + "quantiles", StatisticsHistograms.quantilesHistogram(q, counts)),
+      (Level2 + "standard",
+        StatisticsHistograms.equiWidthHistogram(q, counts,
+          inner.minNumValues.toDouble, inner.maxNumValues.toDouble, HistogramBuckets, 0))))
   }
 
   /** Presence and numbers of values, from how many rows hold 0, 1, 2, ... values. */
@@ -84,7 +196,7 @@ private[sparktfrecord] object StatisticsBuilder {
   }
 
   /** The numbers' figures and histograms, as TFDV's. */
-  private def numeric(x: Numbers): Numeric = {
+  private def numeric(x: NumberSummary.Written): Numeric = {
     val total = x.values - x.nan // (a list column of empty lists has no number)
     if (total == 0) {
       val onlyNaN =
@@ -93,13 +205,7 @@ private[sparktfrecord] object StatisticsBuilder {
       return Numeric(histograms = onlyNaN)
     }
     val variance = x.m2 / x.n
-    // the quantiles at the fine grid's ranks: the first number whose cumulative weight reaches
-    val cumulative = x.weights.scanLeft(0L)(_ + _).tail
-    val q = (0 to Fine).map { k =>
-      if (k == 0) x.min
-      else if (k == Fine) x.max
-      else x.points(math.min(reaching(cumulative, k.toDouble / Fine * x.n), x.points.length - 1))
-    }
+    val q = fineQuantiles(x)
     val finiteMin = if (x.finiteMin.isNaN) Double.PositiveInfinity else x.finiteMin
     val finiteMax = if (x.finiteMax.isNaN) Double.NegativeInfinity else x.finiteMax
     val (median, histograms) = StatisticsHistograms.numericHistograms(
@@ -113,6 +219,16 @@ private[sparktfrecord] object StatisticsBuilder {
       median = median,
       max = x.max,
       histograms = histograms)
+  }
+
+  /** The quantiles at the fine grid's ranks: the first number whose cumulative weight reaches. */
+  private def fineQuantiles(x: NumberSummary.Written): IndexedSeq[Double] = {
+    val cumulative = x.weights.scanLeft(0L)(_ + _).tail
+    (0 to Fine).map { k =>
+      if (k == 0) x.min
+      else if (k == Fine) x.max
+      else x.points(math.min(reaching(cumulative, k.toDouble / Fine * x.n), x.points.length - 1))
+    }
   }
 
   /** A string column's figures ([[StringCounts.writeFigures]]): unique, lengths, top values. */
