@@ -107,6 +107,7 @@ def test_sequence_statistics_are_tfdvs(
     }
     report, returncode = tfdv.check(job)
     assert report["problems"] == []
+    print("largest differences:", {e: report["runs"][e]["largest"] for e in ENGINES})
     for engine in ENGINES:
         run = report["runs"][engine]
         assert sorted(run["features"]) == FEATURES, engine
