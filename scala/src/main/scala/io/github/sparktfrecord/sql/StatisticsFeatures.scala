@@ -25,7 +25,7 @@ private[sparktfrecord] object StatisticsFeatures {
   /** The STRUCT feature TFDV puts the feature lists under (tfx_bsl's sequence feature column). */
   final val Sequence = "##SEQUENCE##"
 
-  /** The prefix of the column of a feature list's steps' lengths (a feature named so is refused). */
+  /** The prefix of a feature list's steps' lengths' column (a feature named so is refused). */
   final val Steps = "##STEPS##/"
 
   /** Per family of Spark types: the TFDV type, the SQL of a value and of a list's values. */
