@@ -1,9 +1,9 @@
 package io.github.sparktfrecord
 
-import io.github.sparktfrecord.codec.{FeaturePaths, RecordType}
+import io.github.sparktfrecord.codec.RecordType
 import io.github.sparktfrecord.framing.AtomicWrite
 import io.github.sparktfrecord.sql.{StatisticsAggregator, StatisticsBuilder, StatisticsFeatures}
-import io.github.sparktfrecord.sql.{StatisticsProto, StatisticsWeighted}
+import io.github.sparktfrecord.sql.{StatisticsProto, StatisticsWeighted, TFRecordOptions}
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
@@ -45,31 +45,25 @@ object TFRecordStatistics {
       throw new IllegalArgumentException(s"statistics: no option '$k'; the options are " +
         StatisticsOptions.mkString(", "))
     }
-    val recordType = set.get("recordType").map { v =>
-      RecordTypes.find(_.name.equalsIgnoreCase(v)).getOrElse(
-        throw TFRecordError.invalidOption("recordType", v, RecordTypes.map(_.name)))
-    }.getOrElse(RecordType.Example)
-    val separator = set.get("pathSeparator") match {
-      case Some("") => throw TFRecordError.invalidOption("pathSeparator", "",
-          Seq("a non-empty string (default /)"))
-      case other => other.getOrElse(FeaturePaths.DefaultSeparator)
-    }
-    val selected = StatisticsFeatures.select(df, recordType, separator)
+    // recordType and pathSeparator as the data source reads them, its errors theirs
+    val parsed = new TFRecordOptions(set.filter { case (k, _) => !k.equalsIgnoreCase("weight") })
+    if (parsed.recordType == RecordType.ByteArray) throw TFRecordError.invalidOption(
+      "recordType", set("recordType"),
+      Seq(RecordType.Example.name, RecordType.SequenceExample.name))
+    val selected = StatisticsFeatures.select(df, parsed.recordType, parsed.pathSeparator)
     val fields = selected.df.schema.fields.toSeq
     val columns =
       fields.map(f => StatisticsFeatures.column(f.name, f.dataType, selected.of(f.name)))
-    val weight = set.get("weight")
-    val w = weight.map(StatisticsWeighted.weightSql(columns, _))
+    // (a weight the records cannot hold fails here, before any job)
+    val weight = set.get("weight").map(w => (w, StatisticsWeighted.weightSql(columns, w)))
     val read = columns.zip(fields).map { case (c, f) => StatisticsFeatures.readAs(c, f.dataType) }
     val picked = read.zip(columns).zipWithIndex.map { case (((sql, _), c), i) =>
       // a column read as it is keeps its name: a select of the scan's own columns copies no row
       if (sql == StatisticsFeatures.quote(c.name)) expr(sql) else expr(sql).as(s"c$i")
     }
     val figures = this.figures(selected.df.select(picked: _*), read.map(_._2).mkString, Top)
-    val weighed = w.map { sql =>
-      (weight.get,
-        StatisticsWeighted.weighed(selected.df, columns, sql, StatisticsBuilder.Fine,
-          Top))
+    val weighed = weight.map { case (w, sql) =>
+      (w, StatisticsWeighted.weighed(selected.df, columns, sql, StatisticsBuilder.Fine, Top))
     }
     StatisticsProto.encode(Seq(
       StatisticsBuilder.dataset(figures, columns, name, selected.lists, weighed)))
@@ -110,7 +104,6 @@ object TFRecordStatistics {
   }
 
   private val StatisticsOptions = Seq("recordType", "pathSeparator", "weight")
-  private val RecordTypes = Seq(RecordType.Example, RecordType.SequenceExample)
 
   /** The string values each column's figures keep: TFDV's top values and its rank buckets. */
   private val Top = math.max(StatisticsBuilder.TopValues, StatisticsBuilder.RankBuckets)

@@ -423,7 +423,16 @@ private[sparktfrecord] object NumberSummary {
   final case class Written(
       values: Long, nan: Long, posInf: Long, zeros: Long, n: Long, mean: Double, m2: Double,
       min: Double, max: Double, finiteMin: Double, finiteMax: Double, points: Array[Double],
-      weights: Array[Long])
+      weights: Array[Long]) {
+
+    /** Whether it holds a number besides NaN. */
+    def anyNumber: Boolean = values > nan
+
+    /** The finite extremes, +inf and -inf where none is finite (TFDV's standard histogram). */
+    def finiteRange: (Double, Double) = (
+      if (finiteMin.isNaN) Double.PositiveInfinity else finiteMin,
+      if (finiteMax.isNaN) Double.NegativeInfinity else finiteMax)
+  }
 
   /** Reads what [[NumberSummary.write]] wrote: the one reader of its layout in the JVM. */
   def readWritten(in: DataInputStream): Written = {

@@ -74,10 +74,9 @@ private[sparktfrecord] object StatisticsBuilder {
       weighed: StatisticsWeighted.Weighed, weight: String): Unit =
     for (i <- columns.indices.sortBy(columns(_).name != weight)) {
       val name = columns(i).name
-      val some = numbers(i).exists(x => x.values > x.nan)
       val weighs = weighed.quantiles.get(i).exists(_.nonEmpty)
       // (a feature list's steps' lengths: no feature of TFDV's)
-      if (some && !weighs && !name.startsWith(StatisticsFeatures.Steps)) {
+      if (numbers(i).exists(_.anyNumber) && !weighs && !name.startsWith(StatisticsFeatures.Steps)) {
         if (name == weight) throw new IllegalArgumentException(
           s"statistics: weight column '$weight' is 0 or less in every row; TFDV's weighted " +
             "median and histograms are undefined then (TFDV 1.16.1 fails)")
@@ -98,7 +97,7 @@ private[sparktfrecord] object StatisticsBuilder {
       weighted = Some(StatisticsWeighted.top(weighed, i, label, TopValues, RankBuckets))))
     // TFDV weighs the numbers of a feature that has some besides NaN
     val numeric = feature.numeric.map { n =>
-      numbers.filter(x => x.values > x.nan).fold(n) { x =>
+      numbers.filter(_.anyNumber).fold(n) { x =>
         n.copy(weighted = Some(StatisticsWeighted.numeric(weighed, i, x, HistogramBuckets, Fine)))
       }
     }
@@ -206,8 +205,7 @@ private[sparktfrecord] object StatisticsBuilder {
     }
     val variance = x.m2 / x.n
     val q = fineQuantiles(x)
-    val finiteMin = if (x.finiteMin.isNaN) Double.PositiveInfinity else x.finiteMin
-    val finiteMax = if (x.finiteMax.isNaN) Double.NegativeInfinity else x.finiteMax
+    val (finiteMin, finiteMax) = x.finiteRange
     val (median, histograms) = StatisticsHistograms.numericHistograms(
       q, total.toDouble, finiteMin, finiteMax, x.posInf.toDouble, x.nan, HistogramBuckets)
     Numeric(

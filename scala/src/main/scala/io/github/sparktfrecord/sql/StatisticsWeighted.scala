@@ -131,6 +131,7 @@ private[sparktfrecord] object StatisticsWeighted {
   def weighed(df: DataFrame, columns: Seq[Column], w: String, fine: Int, top: Int): Weighed = {
     val rows = parts(df, columns, w, fine, top)
       .reduce((a, b) => a.unionByName(b, allowMissingColumns = true)).collect()
+    // (a part's column is in the union's rows if the part is: "wq" only with numeric columns)
     def has(r: Row, name: String) = r.schema.fieldNames.contains(name) && !r.isNullAt(
       r.fieldIndex(name))
     val f = (r: Row) => r.getAs[Number]("f").intValue
@@ -178,8 +179,7 @@ private[sparktfrecord] object StatisticsWeighted {
     weighed.quantiles.get(i) match {
       case Some(found) if found.nonEmpty =>
         val (q, total) = quantiles(found, fine)
-        val finiteMin = if (numbers.finiteMin.isNaN) Double.PositiveInfinity else numbers.finiteMin
-        val finiteMax = if (numbers.finiteMax.isNaN) Double.NegativeInfinity else numbers.finiteMax
+        val (finiteMin, finiteMax) = numbers.finiteRange
         val (median, histograms) = StatisticsHistograms.numericHistograms(q, total, finiteMin,
           finiteMax, weighed.figure(i, "w_pos_inf"), numbers.nan, buckets)
         numeric.copy(median = median, histograms = histograms)
