@@ -3,21 +3,20 @@
 against our own read of the same files, in one run (issue 59).
 
     .cache/venv/spark-4/bin/python benchmarks/tfdv_stats.py [--data DIR] [--rows N]
-        [--tfdv-python PATH] [--tfdv-rows N] [--repeat K]
+        [--tfdv-python PATH] [--tfdv-rows N] [--repeat K] [--warmup W]
 
 Spark (``local[2]``, the jar) writes ``run.py``'s narrow rows (``NARROW_DDL``: two integers,
 four floats, a list of floats, a list of integers, a string; ``--rows`` rows) once under
 ``--data``, in ``--files`` files, and a slice of the first ``--tfdv-rows`` rows in one folder
-of its own (a later run with the same sizes reuses them). Then, on ``local[2]``, ``--repeat``
-rounds of, in turn: ``count`` (``read(...).count()``: the records framed, not decoded),
-``read`` (every column decoded, into Spark's ``noop`` sink), ``uniques`` (the exact number of
-unique values of the string column alone: a bound of the statistics' time), ``sql``
-(``spark_tfrecord.statistics(read(...), engine="sql")``: the read and the statistics' query
-in Spark SQL alone), ``arrow`` (the same with ``engine="arrow"``, its workers this python), and
-``jar`` (with ``engine="jar"``, the default in a classic session with the jar: aggregated in
-the JVM). The file is
-not named ``statistics.py``: run as a script, it would be the standard library's
-``statistics`` for every module that imports that. Last, TFDV
+of its own (a later run with the same sizes reuses them). Then, on ``local[2]``, ``--warmup``
+untimed rounds and ``--repeat`` timed ones of, in turn: ``count`` (``read(...).count()``: the
+records framed, not decoded), ``read`` (every column decoded, into Spark's ``noop`` sink),
+``uniques`` (the exact number of unique values of the string column alone: a bound of the
+statistics' time), ``sql`` (``spark_tfrecord.statistics(read(...), engine="sql")``: the read and
+the statistics' query in Spark SQL alone), ``arrow`` (the same with ``engine="arrow"``, its
+workers this python), and ``jar`` (with ``engine="jar"``, the default in a classic session with
+the jar: aggregated in the JVM). The file is not named ``statistics.py``: run as a script, it
+would be the standard library's ``statistics`` for every module that imports that. Last, TFDV
 in its own environment (``--tfdv-python``, default ``$SPARK_TFRECORD_TFDV_PYTHON``) computes
 the statistics of the slice once, timed in its process (imports excluded).
 
@@ -83,8 +82,15 @@ def write(spark: Any, args: argparse.Namespace) -> tuple[str, str]:
     return str(whole), str(part)
 
 
-def rounds(spark: Any, path: str, repeat: int) -> dict[str, list[float]]:
-    """Seconds of each measurement, ``repeat`` rounds in turn after an untimed one."""
+def rounds(spark: Any, path: str, repeat: int, warmup: int) -> dict[str, list[float]]:
+    """Seconds of each measurement, ``repeat`` rounds in turn after ``warmup`` untimed ones.
+
+    Every measurement but ``jar`` reads the files through the same scan, so a round warms the
+    read's code five times and the jar engine's once: its first runs are still the JIT's (JFR,
+    Spark 4.3.0: the compilers' threads took 4.0 and 1.4 CPU seconds during the first two
+    ``jar`` runs, 0.2 to 0.5 by the tenth; the 2 cores are shared). Two untimed rounds time
+    each nearer its own pace.
+    """
     from pyspark.sql.functions import count_distinct
 
     import spark_tfrecord
@@ -105,11 +111,11 @@ def rounds(spark: Any, path: str, repeat: int) -> dict[str, list[float]]:
         "jar": lambda: spark_tfrecord.statistics(spark_tfrecord.read(spark, path), engine="jar"),
     }
     seconds: dict[str, list[float]] = {name: [] for name in runs}
-    for k in range(repeat + 1):
+    for k in range(warmup + repeat):
         for name, run in runs.items():
             start = time.perf_counter()
             run()
-            if k:
+            if k >= warmup:
                 seconds[name].append(time.perf_counter() - start)
     return seconds
 
@@ -135,12 +141,13 @@ def main() -> None:
     parser.add_argument("--tfdv-rows", type=int, default=100_000)
     parser.add_argument("--tfdv-python", default=os.environ.get("SPARK_TFRECORD_TFDV_PYTHON"))
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
     if not args.tfdv_python:
         sys.exit("give --tfdv-python (or SPARK_TFRECORD_TFDV_PYTHON): TFDV's environment")
     spark = _spark()
     whole, part = write(spark, args)
-    seconds = rounds(spark, whole, args.repeat)
+    seconds = rounds(spark, whole, args.repeat, args.warmup)
     spark.stop()
     theirs = tfdv(args.tfdv_python, part)
     if theirs["rows"] != args.tfdv_rows:

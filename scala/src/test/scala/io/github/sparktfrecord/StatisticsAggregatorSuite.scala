@@ -199,6 +199,24 @@ class StatisticsAggregatorSuite extends UnitSuite {
     }.toMap
   }
 
+  test("strings: values longer than the waiting room, among short ones, each counted") {
+    // Lengths about the 4,096 bytes of values a table keeps aside before looking them up: a
+    // value that fills the room, one that overflows it, one longer than it (looked up at once).
+    val lengths = Seq(0, 1, 7, 4095, 4096, 4097, 9000, 3, 2048, 2049)
+    val values = (0 until 3000).map { i =>
+      val n = lengths(i % lengths.length)
+      Array.tabulate[Byte](n)(k => ((k * 31 + i % 97) & 0xff).toByte)
+    }
+    val expected = values.groupBy(_.toSeq).map { case (k, v) => k -> v.length.toLong }
+    val (left, right) = values.splitAt(1234)
+    assertEquals(allCounts(counted(values)), expected)
+    for (m <- Seq(merged(counted(left), written(counted(right))),
+        merged(new StringCounts, written(counted(left)), written(counted(right))))) {
+      assertEquals(m.distinct, expected.size)
+      assertEquals(allCounts(m), expected)
+    }
+  }
+
   test("strings: values whose hashes share the bits a slot keeps, apart through growth and merge") {
     // Pairs of 8-byte values with the same high 32 bits of their hash (found among 2^19 values,
     // 32 such pairs expected), so each pair starts in one slot and is told apart by its bytes.

@@ -173,17 +173,24 @@ private[sparktfrecord] final class StatisticsAggregator(schema: StructType, roun
 
   /** The partition's figures: rows, then per column its sizes and its numbers or strings. */
   def result(): Array[Byte] = {
-    val bytes = new ByteArrayOutputStream()
+    val held = sizes.map(_.lastIndexWhere(_ != 0) + 1)
+    var size = 8L
+    for (j <- kinds.indices) {
+      size += 4 + 8L * held(j)
+      size += (if (numbers(j) != null) numbers(j).writtenSize else strings(j).writtenSize)
+    }
+    // written into an array of its size, handed on as it is: no growing, no copy (a table of
+    // strings makes megabytes)
+    val bytes = new Sized(math.min(size, Int.MaxValue - 8).toInt)
     val out = new DataOutputStream(bytes)
     out.writeLong(rows)
     for (j <- kinds.indices) {
-      val held = sizes(j).lastIndexWhere(_ != 0) + 1
-      out.writeInt(held)
-      for (k <- 0 until held) out.writeLong(sizes(j)(k))
+      out.writeInt(held(j))
+      for (k <- 0 until held(j)) out.writeLong(sizes(j)(k))
       if (numbers(j) != null) numbers(j).write(out) else strings(j).write(out)
     }
     out.flush()
-    bytes.toByteArray
+    bytes.written
   }
 }
 
@@ -255,7 +262,7 @@ private[sparktfrecord] object StatisticsAggregator {
     val arrived = new LinkedBlockingQueue[(Int, Array[Byte])]()
     val job = rows.sparkContext.submitJob[InternalRow, Array[Byte], Unit](
       rows, aggregate, 0 until partitions, (index, part) => arrived.put((index, part)), ())
-    val merged = new Merged(kindsOf(schema))
+    val merged = new Merged(schema)
     val early = new Array[Array[Byte]](partitions) // parts come before an earlier one's
     var done = 0
     while (done < partitions) {
@@ -275,8 +282,14 @@ private[sparktfrecord] object StatisticsAggregator {
     merged.written(top)
   }
 
+  /** A stream into an array of `size` bytes, its [[written]] bytes that array when it is full. */
+  private final class Sized(size: Int) extends ByteArrayOutputStream(size) {
+    def written: Array[Byte] = if (count == buf.length) buf else toByteArray
+  }
+
   /** The figures of the partitions [[add]]ed so far: rows, sizes, numbers and strings. */
-  private final class Merged(kinds: Array[Int]) {
+  private[sparktfrecord] final class Merged(schema: StructType) {
+    private val kinds = kindsOf(schema)
     private val work = new NumberSummary.Work(1) // a merge folds no chunk: none to share but this
     private val strings =
       kinds.map(k => if (k == Bytes || k == ByteLists) new StringCounts else null)

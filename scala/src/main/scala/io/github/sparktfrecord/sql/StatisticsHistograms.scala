@@ -15,28 +15,50 @@ private[sparktfrecord] object StatisticsHistograms {
     if (n % 2 == 0) (quantiles(n / 2 - 1) + quantiles(n / 2)) / 2.0 else quantiles(n / 2)
   }
 
-  /** Buckets between consecutive boundaries with their counts; runs of one bound evened out. */
+  /**
+   * Buckets between consecutive boundaries with their counts; runs of one bound evened out. On
+   * arrays of doubles: on the sequences, boxed, the JIT compiled this again on every call in
+   * turn (its loops' predicates failed), two CPU seconds in four calls.
+   */
   private def binWeights(bounds: IndexedSeq[Double], cumulative: IndexedSeq[Double])
       : IndexedSeq[Bucket] = {
-    val low = bounds.init
-    val high = bounds.tail
-    val counts = Array.tabulate(low.length)(k => cumulative(k + 1) - cumulative(k))
+    val b = bounds.toArray
+    val c = cumulative.toArray
+    val n = b.length - 1 // buckets: bucket k from b(k) to b(k + 1)
+    val counts = new Array[Double](math.max(0, n))
+    var k = 0
+    while (k < n) {
+      counts(k) = c(k + 1) - c(k)
+      k += 1
+    }
     var i = 0
-    while (i < low.length) {
+    while (i < n) {
       var j = i + 1
-      while (j < low.length && high(i) == high(j)) j += 1
+      while (j < n && b(i + 1) == b(j + 1)) j += 1
       if (j > i + 1) {
         var sum = 0.0
-        for (k <- i until j) sum += counts(k)
+        k = i
+        while (k < j) {
+          sum += counts(k)
+          k += 1
+        }
         val spread = sum / (j - i)
-        for (k <- i until j) counts(k) = spread
+        k = i
+        while (k < j) {
+          counts(k) = spread
+          k += 1
+        }
       }
       i = j
     }
     i = 0
-    while (i < low.length && low(0) == low(i) && high(0) == high(i)) i += 1
-    if (i > 0) for (k <- 0 until i) counts(k) += cumulative(0) / i
-    low.indices.map(k => Bucket(low(k), high(k), counts(k)))
+    while (i < n && b(0) == b(i) && b(1) == b(i + 1)) i += 1
+    k = 0
+    while (k < i) {
+      counts(k) += c(0) / i
+      k += 1
+    }
+    (0 until n).map(k => Bucket(b(k), b(k + 1), counts(k)))
   }
 
   /** The QUANTILES histogram of these boundaries and cumulative counts. */
