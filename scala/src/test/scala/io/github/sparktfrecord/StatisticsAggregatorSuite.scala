@@ -69,6 +69,16 @@ class StatisticsAggregatorSuite extends UnitSuite {
     }
   }
 
+  test("numbers whose sums of every fourth overflow apart: the sum of them all, one by one") {
+    // every fourth from the first sums to +infinity, from the second to -infinity (NaN together);
+    // all of them in order to 0, as the numbers' largest and smallest alternate
+    val m = Double.MaxValue
+    val numbers = Array.tabulate(4 * 1000)(i => if (i % 2 == 0) m else -m)
+    val figures = summarized(numbers, NumberSummary.Points)
+    assertEquals(figures.counts, Seq(4000L, 0L, 0L, 0L, 4000L))
+    assertEquals(figures.doubles.head, 0.0) // the mean
+  }
+
   for ((name, make) <- shapes) {
     test(s"numbers $name in 37 partitions, merged in the driver: exact figures, ranks bound") {
       val numbers = Array.tabulate(300001)(make)

@@ -65,7 +65,9 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     var lo = Double.PositiveInfinity
     var hi = Double.NegativeInfinity
     var zero = 0
-    // the sum in four, as [[sumOf]] takes it; NaN in it if the chunk has NaN (or both infinities)
+    // The sum in four sums of every fourth number, added at the end: each addition waits for the
+    // one before it in its own sum only, so four run at once (one sum took as long as the chunk's
+    // other passes together). NaN if the chunk holds NaN, or if two of the sums overflow apart.
     var s0, s1, s2, s3 = 0.0
     var i = 0
     while (i + 3 < m) {
@@ -101,12 +103,17 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     }
     zeros += zero
     var sum = (s0 + s1) + (s2 + s3)
-    if (sum != sum) { // rare: NaN, left out (or +inf and -inf, whose sum NaN is)
+    if (sum != sum) { // rare: the NaN left out, the rest summed one by one, in order
       val kept = withoutNaN(m)
       nan += m - kept
       m = kept
       if (m == 0) return
-      sum = sumOf(m)
+      sum = 0.0
+      i = 0
+      while (i < m) {
+        sum += chunk(i)
+        i += 1
+      }
     }
     low = math.min(low, lo)
     high = math.max(high, hi)
@@ -131,28 +138,6 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     val chunkMean = sum / m
     combine(m, chunkMean, bucketed(m, fLo, fHi, chunkMean))
     carry(summarized(m), 0)
-  }
-
-  /**
-   * The sum of the chunk's first m numbers, in four sums of every fourth number added at the end:
-   * each addition waits for the one before it in its own sum only, so four run at once (one sum
-   * took as long as the chunk's other passes together).
-   */
-  private def sumOf(m: Int): Double = {
-    var s0, s1, s2, s3 = 0.0
-    var i = 0
-    while (i + 3 < m) {
-      s0 += chunk(i)
-      s1 += chunk(i + 1)
-      s2 += chunk(i + 2)
-      s3 += chunk(i + 3)
-      i += 4
-    }
-    while (i < m) {
-      s0 += chunk(i)
-      i += 1
-    }
-    (s0 + s1) + (s2 + s3)
   }
 
   // The moments of m more numbers (their mean and m2) combined with these (Chan et al.).
@@ -196,7 +181,7 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     val half = hi * 0.5 - lo * 0.5 // halves: hi - lo may overflow
     val scale = if (half > 0) (buckets - 3) / half else 0.0
     val base = lo * 0.5
-    // four sums of squares, as [[sumOf]] has
+    // four sums of squares, as the chunk's sum is taken in [[fold]]
     var m0, m1, m2, m3 = 0.0
     var i = 0
     while (i + 3 < m) {
