@@ -27,7 +27,7 @@ private[sparktfrecord] final class StringCounts {
   // also choose the first slot tried, so a rehash needs nothing but the slots.
   private var slots = new Array[Long](1 << 11)
   // Values added but not yet looked up, a [[Group]] at most: their bytes, lengths, times and
-  // hashes. [[settle]] reads their first slots together, so that their cache misses overlap.
+  // hashes, looked up together by [[settle]].
   private val waiting = new Array[Byte](WaitingBytes)
   private var waitingUsed = 0
   private val waitingLengths = new Array[Int](Group)
@@ -65,14 +65,9 @@ private[sparktfrecord] final class StringCounts {
 
   /** The values waiting, counted: their first slots read together, then each looked up. */
   private def settle(): Unit = {
-    val mask = slots.length - 1
-    var g = 0
-    while (g < waitingCount) {
-      firsts(g) = slots((waitingHashes(g) >>> 32).toInt & mask)
-      g += 1
-    }
+    readAhead(waitingHashes, 0, waitingCount)
     var at = Platform.BYTE_ARRAY_OFFSET.toLong
-    g = 0
+    var g = 0
     while (g < waitingCount) {
       add(waiting, at, waitingLengths(g), waitingTimes(g), waitingHashes(g))
       at += waitingLengths(g)
@@ -80,6 +75,20 @@ private[sparktfrecord] final class StringCounts {
     }
     waitingCount = 0
     waitingUsed = 0
+  }
+
+  /**
+   * The first slots of the values of `hashes` from `from` until `until` (a [[Group]] at most),
+   * read together into [[firsts]]: their cache misses overlap, and each lookup after finds its
+   * slot cached (a probe's loop waits for its first slot before it can go on to the next value).
+   */
+  private def readAhead(hashes: Array[Long], from: Int, until: Int): Unit = {
+    val mask = slots.length - 1
+    var g = from
+    while (g < until) {
+      firsts(g - from) = slots((hashes(g) >>> 32).toInt & mask)
+      g += 1
+    }
   }
 
   // A value counted now, its hash known.
@@ -228,17 +237,10 @@ private[sparktfrecord] final class StringCounts {
   // Each of a written part's values' entry here, or a negative number where it has none.
   private def foundIn(block: Array[Byte], part: Part): Array[Int] = {
     val found = new Array[Int](part.entries)
-    val mask = slots.length - 1 // reserve made room: no rehash below
-    // A group's first slots read together, so their misses overlap; `find` then finds them cached
-    // (a probe's loop waits for its first slot before it can go on to the next value).
     var e = 0
     while (e < part.entries) {
       val end = math.min(e + Group, part.entries)
-      var g = e
-      while (g < end) {
-        firsts(g - e) = slots((part.hashes(g) >>> 32).toInt & mask)
-        g += 1
-      }
+      readAhead(part.hashes, e, end)
       while (e < end) {
         found(e) = find(block, part.offsets(e), part.lengths(e), part.hashes(e))
         e += 1
