@@ -88,8 +88,10 @@ def rounds(spark: Any, path: str, repeat: int, warmup: int) -> dict[str, list[fl
     Every measurement but ``jar`` reads the files through the same scan, so a round warms the
     read's code five times and the jar engine's once: its first runs are still the JIT's (JFR,
     Spark 4.3.0: the compilers' threads took 4.0 and 1.4 CPU seconds during the first two
-    ``jar`` runs, 0.2 to 0.5 by the tenth; the 2 cores are shared). Two untimed rounds time
-    each nearer its own pace.
+    ``jar`` runs; through its eighth, C2 still compiled methods it reaches, such as Java
+    serialization's ``writeClassDesc``, 0.5 s at once, and its histograms' loop, by OSR; the
+    2 cores are shared). Five untimed rounds (the default) time each at its own pace, as a
+    session that computes statistics more than once runs them.
     """
     from pyspark.sql.functions import count_distinct
 
@@ -141,7 +143,7 @@ def main() -> None:
     parser.add_argument("--tfdv-rows", type=int, default=100_000)
     parser.add_argument("--tfdv-python", default=os.environ.get("SPARK_TFRECORD_TFDV_PYTHON"))
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=5)
     args = parser.parse_args()
     if not args.tfdv_python:
         sys.exit("give --tfdv-python (or SPARK_TFRECORD_TFDV_PYTHON): TFDV's environment")

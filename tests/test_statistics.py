@@ -77,16 +77,16 @@ def _frame(spark, planted: bool = False):
 
 def _engine(spark, monkeypatch, engine: str) -> list[int]:
     """Readies ``engine``; the list it gives grows when the partitions' partials are merged in
-    Python (the arrow engine ran) or the jar's figures are read (the jar engine ran)."""
+    Python (the arrow engine ran) or the jar builds the message (the jar engine ran)."""
     from spark_tfrecord._spark import statistics as module
 
     if engine == "arrow":
         # mapInArrow's workers need pyarrow and spark_tfrecord: this environment's python.
         monkeypatch.setattr(spark.sparkContext, "pythonExec", sys.executable)
     merges: list[int] = []
-    merged, figures = module.merged, module.jar.figures
+    merged, built = module.merged, module.jar.statistics
     monkeypatch.setattr(module, "merged", lambda *a: merges.append(1) or merged(*a))
-    monkeypatch.setattr(module.jar, "figures", lambda *a: merges.append(2) or figures(*a))
+    monkeypatch.setattr(module.jar, "statistics", lambda *a: merges.append(2) or built(*a))
     return merges
 
 
@@ -415,36 +415,44 @@ def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) ->
 
 
 def test_the_jar_engines_figures_keep_their_bound(spark) -> None:
-    """The jar's figures (statistics_jar.figures) of 400,000 numbers in two tasks of more than
-    a chunk (65,536) each, spread, in runs of equal values, ±inf and NaN: the exact figures
-    exact, each quantile within (2 + L + D)/4096 of the values of its rank (L = 2: four chunks a
-    task; D = 1: two tasks' summaries merged in the driver); a list column's numbers of values
-    and a string column's counts and top exact."""
+    """The jar's figures (TFRecordStatistics.figuresBase64, under its messages) of 1,600,000
+    numbers (four a row) in two tasks of more than three chunks (262,144: two numeric columns)
+    each, spread, in runs of equal values, ±inf and NaN: the exact figures exact, each quantile
+    within (2 + L + D)/4096 of the values of its rank (L = 2: four chunks a task; D = 1: two
+    tasks' summaries merged in the driver); a list column's numbers of values and a string
+    column's counts and top exact."""
     import numpy as np
     from pyspark.sql import types as t
 
     from spark_tfrecord._spark.statistics_features import feature_column
-    from spark_tfrecord._spark.statistics_jar import figures
+    from support.jar_figures import figures
 
-    x = """CASE WHEN id < 200000 THEN (pmod(xxhash64(id), 2000001) - 1000000) / 1000.0
-        WHEN id < 300000 THEN CAST(pmod(xxhash64(id, 1), 50) AS DOUBLE)
-        WHEN id = 300000 THEN CAST('Infinity' AS DOUBLE)
-        WHEN id = 300001 THEN CAST('-Infinity' AS DOUBLE)
-        WHEN id = 300002 THEN CAST('NaN' AS DOUBLE) ELSE id / 7.0 END"""
-    df = spark.range(0, 400_000, 1, 2).selectExpr(
-        f"{x} AS x",
-        "slice(array(id % 5, id % 7, id % 11), 1, CAST(id % 4 AS INT)) AS l",
-        "IF(id % 3 = 0, NULL, hex(pmod(xxhash64(id, 3), 20000))) AS s",
+    x = """CASE WHEN n < 800000 THEN (pmod(xxhash64(n), 2000001) - 1000000) / 1000.0
+        WHEN n < 1200000 THEN CAST(pmod(xxhash64(n, 1), 50) AS DOUBLE)
+        WHEN n = 1200000 THEN CAST('Infinity' AS DOUBLE)
+        WHEN n = 1200001 THEN CAST('-Infinity' AS DOUBLE)
+        WHEN n = 1200002 THEN CAST('NaN' AS DOUBLE) ELSE n / 7.0 END"""
+    df = (
+        spark.range(0, 400_000, 1, 2)
+        .selectExpr(
+            "transform(sequence(0, 3), k -> CAST(k AS LONG) * 400000 + id) AS ns",
+            "id",
+        )
+        .selectExpr(
+            f"transform(ns, n -> {x}) AS x",
+            "slice(array(id % 5, id % 7, id % 11), 1, CAST(id % 4 AS INT)) AS l",
+            "IF(id % 3 = 0, NULL, hex(pmod(xxhash64(id, 3), 20000))) AS s",
+        )
     )
     columns = [
-        feature_column("x", t.DoubleType()),
+        feature_column("x", t.ArrayType(t.DoubleType())),
         feature_column("l", t.ArrayType(t.LongType())),
         feature_column("s", t.StringType()),
     ]
     grid = [k / 1000 for k in range(1001)]
     got, tops = figures(df, columns, 1000, grid, [k / 10 for k in range(11)])
     rows = df.collect()
-    every = np.array([r.x for r in rows]).astype(np.float32).astype(np.float64)  # as written
+    every = np.array([v for r in rows for v in r.x]).astype(np.float32).astype(np.float64)
     assert got[-1] == {"present": 400_000}
     worst = _rank_error(got[0], every, grid)
     assert worst <= (2 + 2 + 1) / 4096, worst

@@ -130,15 +130,11 @@ def _sorted(rows: list[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], dict
     return by_column, many
 
 
-def dataset_statistics(
-    df: DataFrame,
-    name: str = "",
-    engine: Engine = "auto",
-    separator: str = "/",
-    weight: str | None = None,
-    record_type: StatisticsRecordType = "Example",
-) -> DatasetStatistics:
-    """The statistics of ``df`` (one Spark action), weighted by the column ``weight`` too."""
+def _features(
+    df: DataFrame, separator: str, weight: str | None, record_type: StatisticsRecordType
+) -> tuple[DataFrame, list[Column], list[str], str | None]:
+    """The features of ``df`` as the records hold them, their columns, the feature lists'
+    names and the weight's SQL: a ValueError naming a column no record holds, before any job."""
     lists: list[str] = []
     if record_type == "SequenceExample":
         df, of, lists = sequence.sequence_features(df, separator)
@@ -146,19 +142,20 @@ def dataset_statistics(
         df, of = flat_features(df, separator)
     columns = [feature_column(f.name, f.dataType, of[f.name]) for f in df.schema.fields]
     w = None if weight is None else weighted.weight_sql(columns, weight)
-    if engine == "auto":
-        engine = "jar" if jar.available(df) else "sql"
-    if engine == "jar":
-        by_column, tops = jar.figures(df, columns, max(TOP_VALUES, RANK_BUCKETS), *_grids())
-        many: dict[str, dict[int, list[dict[str, Any]]]] = {k: {} for k in MANY}
-        many["s"] = tops
-        if w is not None:  # the weighted figures: Spark SQL's, a second job
-            weighed, found = _sorted([r.asDict() for r in query(df, columns, engine, w).collect()])
-            for i, figures in weighed.items():
-                by_column.setdefault(i, {}).update(figures)
-            many["wq"], many["wtop"] = found["wq"], found["wtop"]
-    else:
-        by_column, many = _sorted([r.asDict() for r in query(df, columns, engine, w).collect()])
+    return df, columns, lists, w
+
+
+def dataset_statistics(
+    df: DataFrame,
+    name: str = "",
+    engine: Literal["sql", "arrow"] = "sql",
+    separator: str = "/",
+    weight: str | None = None,
+    record_type: StatisticsRecordType = "Example",
+) -> DatasetStatistics:
+    """The statistics of ``df`` (one Spark action), weighted by the column ``weight`` too."""
+    df, columns, lists, w = _features(df, separator, weight, record_type)
+    by_column, many = _sorted([r.asDict() for r in query(df, columns, engine, w).collect()])
     num_examples = int(by_column[-1]["present"])
     dataset = DatasetStatistics(num_examples, [], name)
     if weight is not None:
@@ -244,7 +241,7 @@ def statistics(
 
     A ``DatasetFeatureStatisticsList`` as ``generate_statistics_from_tfrecord`` computes it with
     default options; quantiles within 1/1000 of the ranks (1/4000 with ``engine="arrow"``; with
-    ``engine="jar"``, (2 + L + D)/4096 for 2^D tasks of 2^L chunks of 65,536 numbers), the rest
+    ``engine="jar"``, (2 + L + D)/4096 for 2^D tasks of 2^L chunks of 262,144 numbers), the rest
     exact.
     ``path``: also write them there (with ``tfx_split``, into an ExampleStatistics folder).
     ``weight``: a numeric column, null in no row, for TFDV's weighted statistics (with
@@ -268,8 +265,14 @@ def statistics(
         raise ValueError("tfx_split names the split of an artifact written to path: give path")
     # A Connect DataFrame has the API the query uses; pyspark 3.5's types do not relate them.
     classic: DataFrame = cast(Any, df)
-    dataset = dataset_statistics(classic, name, engine, path_separator, weight, record_type)
-    data = encode([dataset])
+    if engine == "auto":
+        engine = "jar" if jar.available(classic) else "sql"
+    if engine == "jar":
+        _features(classic, path_separator, weight, record_type)  # its refusals, as the others'
+        data = jar.statistics(classic, name, path_separator, weight, record_type)
+    else:
+        dataset = dataset_statistics(classic, name, engine, path_separator, weight, record_type)
+        data = encode([dataset])
     if path is not None:
         write_statistics(data, path, tfx_split)
     return data

@@ -137,7 +137,7 @@ def merged_parts(
 ) -> dict[str, Any]:
     """A column's aggregates from its partials, named as the SQL path; place -1: ``present``.
 
-    A partial is :func:`partials`' (the arrow engine's) or the jar's (``statistics_jar``).
+    A partial is :func:`partials`' (the arrow engine's) or the jar's figures' (its tests read them).
     """
     import numpy as np
 

@@ -60,7 +60,8 @@ class StatisticsAggregatorSuite extends UnitSuite {
     "sorted" -> (i => i.toDouble),
     "descending" -> (i => -i.toDouble))
 
-  for ((name, make) <- shapes; chunk <- Seq(NumberSummary.Points, 1 << 16)) {
+  for ((name, make) <- shapes;
+    chunk <- Seq(NumberSummary.Points, 1 << 16, NumberSummary.MostChunk)) {
     test(s"numbers $name, chunks of $chunk: exact figures, ranks within the bound") {
       val numbers = Array.tabulate(300001)(make)
       val levels = 32 - Integer.numberOfLeadingZeros((numbers.length + chunk - 1) / chunk)
