@@ -415,7 +415,7 @@ def test_write_statistics_refuses_what_it_cannot_write(spark, tmp_path: Path) ->
 
 
 def test_the_jar_engines_figures_keep_their_bound(spark) -> None:
-    """The jar's figures (TFRecordStatistics.figuresBase64, under its messages) of 1,600,000
+    """The jar's figures (TFRecordStatistics.figures, under its messages) of 1,600,000
     numbers (four a row) in two tasks of more than three chunks (262,144: two numeric columns)
     each, spread, in runs of equal values, ±inf and NaN: the exact figures exact, each quantile
     within (2 + L + D)/4096 of the values of its rank (L = 2: four chunks a task; D = 1: two

@@ -145,11 +145,4 @@ object TFRecordStatistics {
       finally session.conf.unset(key)
     }
   }
-
-  /**
-   * [[figures]] in base64, for Python (the test of the quantiles' bound reads them): Py4J hands a
-   * `byte[]` over one byte at a time in Python (4.1 s of a 12.5 s run for 3.7 MB), a string whole.
-   */
-  def figuresBase64(df: DataFrame, rounded: String, top: Int): String =
-    java.util.Base64.getEncoder.encodeToString(figures(df, rounded, top))
 }

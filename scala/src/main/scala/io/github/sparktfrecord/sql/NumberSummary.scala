@@ -232,16 +232,10 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
     counted(m, buckets)
     val heavy = heavyStarts(buckets, most)
     val picked = picks(m, math.min(m, Points))
-    val values = picked.values
-    val at = work.pickAt
-    var k = 0
-    while (k < values.length) { // the light buckets' picks, before the heavy are gathered
-      if (at(k) < 0) values(k) = chunk(-1 - at(k))
-      k += 1
-    }
     if (heavy > 0) {
       gatherHeavy(m, buckets, heavy, most)
-      k = 0
+      val (values, at) = (picked.values, work.pickAt)
+      var k = 0
       while (k < values.length) {
         if (at(k) >= 0) values(k) = chunk(at(k))
         k += 1
@@ -283,11 +277,8 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
   }
 
   /**
-   * The `size` picks at ranks ceil(k m / size), their weights, and in `work.pickAt` where each
-   * one's number is: -1 - the place of a light bucket's last number; the place a heavy bucket's
-   * number will have once gathered and ordered. Only places here: the numbers are read after, in
-   * a loop of their own, whose reads of the chunk (its numbers' places spread over it) overlap
-   * rather than wait each behind this loop's walk of the buckets.
+   * The `size` picks at ranks ceil(k m / size): a light bucket's by its last number; a heavy
+   * one's by the place (in `work.pickAt`, else -1) its number will have once gathered and ordered.
    */
   private def picks(m: Int, size: Int): Summary = {
     val (count, lastAt, heavyAt, at) = (counts(0), work.lastAt, work.heavyAt, work.pickAt)
@@ -311,7 +302,10 @@ private[sparktfrecord] final class NumberSummary(chunkSize: Int, work: NumberSum
         below += count(b)
         b += 1
       }
-      at(k) = if (heavyAt(b) < 0) -1 - lastAt(b) else heavyAt(b) + rank - below - 1
+      if (heavyAt(b) < 0) {
+        picked.values(k) = chunk(lastAt(b))
+        at(k) = -1
+      } else at(k) = heavyAt(b) + rank - below - 1
       picked.weights(k) = rank - before
       k += 1
     }
